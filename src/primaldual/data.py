@@ -1,0 +1,171 @@
+"""Input validation and one row-access path for dense and CSR data.
+
+Kernels read rows through four plain arrays ``(data, indices, indptr, iptr)``:
+row ``i`` holds the values ``data[indptr[i]:indptr[i+1]]`` and their column
+indices ``indices[iptr[i] + k - indptr[i]]``.  For CSR ``iptr is indptr``
+(the same array, no copy); for a C-contiguous dense matrix ``data`` is the
+flattened matrix (a view), ``indices = arange(d)`` and ``iptr`` is all zeros,
+so a dense row is presented as a CSR-shaped view without copying the data
+(the approach of lightning's row datasets).  Every kernel therefore has one
+code path for both kinds of input.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["Rows", "as_rows", "check_Xy", "check_sample_weight", "check_binary_labels"]
+
+
+@dataclass
+class Rows:
+    """Row access for the kernels, plus the original matrix for BLAS products."""
+
+    X: object                    # the validated matrix (ndarray or csr_matrix)
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    iptr: np.ndarray
+    n: int
+    d: int
+    sqnorm: np.ndarray = field(repr=False)   # ||x_i||^2 (float64)
+    row_nnz: np.ndarray = field(repr=False)  # stored entries per row (int64)
+    is_sparse: bool = False
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indptr[-1])
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    def matvec(self, w):
+        """X @ w as float64."""
+        return np.asarray(self.X @ w, dtype=np.float64).ravel()
+
+    def rmatvec(self, u):
+        """X.T @ u as float64."""
+        return np.asarray(self.X.T @ u, dtype=np.float64).ravel()
+
+    @property
+    def n_zero_rows(self) -> int:
+        return int(np.count_nonzero(self.sqnorm == 0.0))
+
+
+def _check_finite(arr, name):
+    if arr.size and not np.isfinite(arr).all():
+        bad = np.flatnonzero(~np.isfinite(arr.ravel()))
+        kind = "NaN" if np.isnan(arr.ravel()[bad[0]]) else "inf"
+        raise ValueError(f"{name} contains {kind} values ({bad.size} non-finite entries); "
+                         f"remove or impute them before fitting")
+
+
+def check_X(X, name="X"):
+    """Validate X without densifying or copying more than needed.
+
+    Dense input is kept as is when already C-contiguous float32/float64;
+    sparse input is converted to CSR (CSR input is not copied unless it has
+    duplicate entries, which are summed on a copy so that row norms are exact).
+    """
+    if sp.issparse(X):
+        if X.ndim != 2:
+            raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        X = X.tocsr() if X.format != "csr" else X
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        if not X.has_canonical_format:
+            # sum duplicate entries (on a copy: the caller's matrix is untouched)
+            X = X.copy()
+            X.sum_duplicates()
+        _check_finite(X.data, name)
+        if not isinstance(X, sp.csr_matrix):
+            X = sp.csr_matrix(X)
+        return X
+    X = np.asarray(X)
+    if X.dtype == object:
+        raise ValueError(f"{name} must be numeric, got dtype=object")
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array (n_samples, n_features), got "
+                         f"shape {X.shape}; reshape a single sample with X.reshape(1, -1)")
+    if X.dtype not in (np.float32, np.float64):
+        if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
+            raise ValueError(f"{name} must be numeric, got dtype={X.dtype}")
+        X = X.astype(np.float64)
+    _check_finite(X, name)
+    return np.ascontiguousarray(X)
+
+
+def check_Xy(X, y, *, name_X="X", name_y="y"):
+    """Validate X and y together: shapes, emptiness, finiteness."""
+    X = check_X(X, name_X)
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        raise ValueError(f"{name_y} must be 1-D, got shape {y.shape}; use y.ravel()")
+    if y.ndim != 1:
+        raise ValueError(f"{name_y} must be 1-D, got shape {y.shape}")
+    n, d = X.shape
+    if n == 0:
+        raise ValueError(f"{name_X} is empty: it has 0 samples; at least 1 is required")
+    if d == 0:
+        raise ValueError(f"{name_X} has 0 features; at least 1 is required")
+    if y.shape[0] != n:
+        raise ValueError(f"{name_X} and {name_y} have mismatched shapes: {name_X} has {n} "
+                         f"rows but {name_y} has {y.shape[0]} entries")
+    if not np.issubdtype(y.dtype, np.number) and y.dtype != np.bool_:
+        raise ValueError(f"{name_y} must be numeric, got dtype={y.dtype}")
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    _check_finite(y, name_y)
+    return X, y
+
+
+def check_binary_labels(y, loss_name):
+    """Classification losses need y in {-1, +1}; nothing is remapped silently."""
+    bad = (y != 1.0) & (y != -1.0)
+    if bad.any():
+        vals = np.unique(y[bad])[:5]
+        raise ValueError(
+            f"loss={loss_name!r} is a binary classification loss and needs labels y in "
+            f"{{-1, +1}}; found other values such as {vals.tolist()}. Map your labels "
+            f"to -1/+1 (LinearClassifier does this for you, one-vs-rest for more classes)")
+
+
+def check_sample_weight(sample_weight, n):
+    """Return float64 weights c_i > 0 (ones when None)."""
+    if sample_weight is None:
+        return np.ones(n)
+    c = np.asarray(sample_weight, dtype=np.float64)
+    if c.ndim == 0:
+        c = np.full(n, float(c))
+    if c.shape != (n,):
+        raise ValueError(f"sample_weight has shape {c.shape} but X has {n} rows; "
+                         f"pass one weight per sample")
+    _check_finite(c, "sample_weight")
+    if (c < 0).any():
+        raise ValueError(f"sample_weight has {int((c < 0).sum())} negative values; "
+                         f"weights must be > 0")
+    if (c == 0).any():
+        raise ValueError(f"sample_weight has {int((c == 0).sum())} zero weights; weights "
+                         f"must be > 0 (drop those rows instead)")
+    return c
+
+
+def as_rows(X) -> Rows:
+    """Build the kernel row view of a validated X (see module docstring)."""
+    n, d = X.shape
+    if sp.issparse(X):
+        indptr = X.indptr
+        data = X.data
+        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        return Rows(X=X, data=data, indices=X.indices, indptr=indptr, iptr=indptr,
+                    n=n, d=d, sqnorm=sq, row_nnz=np.diff(indptr).astype(np.int64),
+                    is_sparse=True)
+    data = X.reshape(-1)
+    indices = np.arange(d, dtype=np.int64)
+    indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
+    iptr = np.zeros(n + 1, dtype=np.int64)
+    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    return Rows(X=X, data=data, indices=indices, indptr=indptr, iptr=iptr, n=n, d=d,
+                sqnorm=sq, row_nnz=np.full(n, d, dtype=np.int64), is_sparse=False)

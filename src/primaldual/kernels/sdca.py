@@ -1,0 +1,150 @@
+"""SDCA epoch kernels (Shalev-Shwartz & Zhang, JMLR 2013).
+
+The kernels are pure: plain arrays in, counters and a status code out, no
+allocation and no Python objects.  The sample order is produced by the Python
+driver (so that the RNG state is explicit and a plain-Python reference fed
+the same order can reproduce every iterate) and passed in as ``order``.
+
+The kernels maintain the dual image ``v = (1/W) sum_i c_i alpha_i x_i``; with
+the L2 penalty the primal point is ``w = v / lam`` (GUIDE §1).
+
+Status codes
+------------
+``STATUS_OK``          the slice ``order[start:stop]`` was processed
+``STATUS_SNAPSHOT``    stopped right after step ``snap_step`` (random output):
+                       ``alpha`` is the iterate to snapshot; resume at ``pos``
+``STATUS_NONFINITE``   a non-finite margin or dual value appeared at ``pos``
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .loss_kernels import dual_slopes, dual_step
+
+STATUS_OK = 0
+STATUS_SNAPSHOT = 1
+STATUS_NONFINITE = 2
+
+
+@njit(cache=True, nogil=True)
+def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
+               alpha, v, kind, p, lam, inv_W,
+               shrinking, shrink_M, shrunk,
+               averaging, avg_sum, avg_last, avg_T0, step0, snap_step):
+    """Run SDCA coordinate steps for ``i in order[start:stop]``.
+
+    Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
+    ``s = c_i ||x_i||^2 / (lam W)`` and replaces ``alpha_i`` by the exact
+    maximizer of ``-phi*(-beta) - a (beta - alpha_i) - (s/2)(beta - alpha_i)^2``
+    (:func:`dual_step`), then ``v += (c_i / W) (beta - alpha_i) x_i``.
+
+    Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
+    its dual domain whose one-sided slopes satisfy ``g_plus < -M`` and
+    ``g_minus > M`` (``M = shrink_M``, the largest violation of the previous
+    pass, as in LIBLINEAR) is marked in ``shrunk`` and not updated.
+
+    Averaging (``averaging=True``): ``avg_sum[i]`` accumulates
+    ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily (``avg_last[i]`` is the step
+    from which the current value has been held).
+
+    Returns ``(status, pos, t, feature_accesses, max_violation)`` where ``pos``
+    is the index in ``order`` where processing stopped and ``t`` the step count.
+    """
+    accesses = 0
+    max_viol = 0.0
+    inv_lam = 1.0 / lam
+    t = step0
+    for pos in range(start, stop):
+        i = order[pos]
+        if shrinking and shrunk[i]:
+            continue
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        dot = 0.0
+        for k in range(rs, re):
+            dot += data[k] * v[indices[k + off]]
+        a = dot * inv_lam
+        accesses += re - rs
+        ai = alpha[i]
+        yi = y[i]
+        if shrinking:
+            gp, gm = dual_slopes(kind, p, ai, yi, a)
+            viol = (gp if gp > 0.0 else 0.0) + (-gm if gm < 0.0 else 0.0)
+            if viol > max_viol:
+                max_viol = viol
+            if gp < -shrink_M and gm > shrink_M:
+                shrunk[i] = 1
+                t += 1
+                if t == snap_step:
+                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
+                continue
+        s = cw[i] * sqnorm[i] * inv_W * inv_lam
+        new = dual_step(kind, p, ai, yi, a, s)
+        if not (math.isfinite(new) and math.isfinite(a)):
+            return STATUS_NONFINITE, pos, t, accesses, max_viol
+        t += 1
+        delta = new - ai
+        if delta != 0.0:
+            if averaging:
+                lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
+                if t - 1 >= lo:
+                    avg_sum[i] += ai * (t - lo)
+                avg_last[i] = t
+            alpha[i] = new
+            coef = cw[i] * delta * inv_W
+            for k in range(rs, re):
+                v[indices[k + off]] += coef * data[k]
+        if t == snap_step:
+            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
+    return STATUS_OK, stop, t, accesses, max_viol
+
+
+@njit(cache=True, nogil=True)
+def flush_average(alpha, avg_sum, avg_last, avg_T0, t):
+    """Bring the lazy averages up to step ``t`` (exclusive upper end T = t)."""
+    for i in range(alpha.shape[0]):
+        lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
+        if t > lo:
+            avg_sum[i] += alpha[i] * (t - lo)
+        avg_last[i] = t
+
+
+@njit(cache=True, nogil=True)
+def modified_sgd_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, alpha, u,
+                       kind, p, lam):
+    """Procedure Modified-SGD (SDCA paper, Section 4), one pass over ``order``.
+
+    For t = 1..n with ``W_t = sum_{k<=t} c_k``: ``a = x_t . w^{(t-1)}`` with
+    ``w^{(t-1)} = u / (lam W_{t-1})`` (zero at t = 1), ``alpha_t`` maximizes
+    ``-phi*(-alpha) - a alpha - (c_t ||x_t||^2 / (2 lam W_t)) alpha^2`` and
+    ``u += c_t alpha_t x_t``.  On return ``u = sum_i c_i alpha_i x_i``.
+    """
+    W_prev = 0.0
+    accesses = 0
+    for pos in range(order.shape[0]):
+        i = order[pos]
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        a = 0.0
+        if W_prev > 0.0:
+            dot = 0.0
+            for k in range(rs, re):
+                dot += data[k] * u[indices[k + off]]
+            a = dot / (lam * W_prev)
+        W_t = W_prev + cw[i]
+        s = cw[i] * sqnorm[i] / (lam * W_t)
+        new = dual_step(kind, p, 0.0, y[i], a, s)
+        if not (math.isfinite(new) and math.isfinite(a)):
+            return STATUS_NONFINITE, pos, accesses
+        alpha[i] = new
+        accesses += re - rs
+        coef = cw[i] * new
+        if coef != 0.0:
+            for k in range(rs, re):
+                u[indices[k + off]] += coef * data[k]
+        W_prev = W_t
+    return STATUS_OK, order.shape[0], accesses

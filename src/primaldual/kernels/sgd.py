@@ -1,0 +1,88 @@
+"""SGD epoch kernel: the baseline of Section 8.6 of the SDCA paper.
+
+    w^{(t+1)} = (1 - 1/t) w^{(t)} - (1 / (lam t)) g_i phi'(x_i . w^{(t)}) x_i
+
+with ``i`` drawn by the driver and ``g_i = n c_i / W`` (1 without sample
+weights), so that the step is an unbiased estimate of the gradient of the
+weighted objective.  ``w = scale * u`` keeps each step O(nnz(x_i)).
+
+With ``project=True`` (Pegasos, Shalev-Shwartz et al. 2011) ``w`` is then
+projected onto the ball of radius ``1/sqrt(lam)``; the squared norm is tracked
+incrementally so the projection is O(1) per step.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .loss_kernels import loss_derivative
+from .sdca import STATUS_NONFINITE, STATUS_OK
+
+_RESCALE_BELOW = 1e-8
+
+
+@njit(cache=True, nogil=True)
+def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, scale_arr,
+              kind, p, lam, t0, project, sqnorm_arr):
+    """Run SGD steps ``t0 + 1, ...`` for ``i in order[start:stop]``.
+
+    ``scale_arr[0]`` holds the scale of ``w = scale * u``; ``sqnorm_arr[0]``
+    holds ``||u||^2`` (maintained only when ``project``).  Returns
+    ``(status, pos, feature_accesses)``.
+    """
+    scale = scale_arr[0]
+    unorm2 = sqnorm_arr[0]
+    accesses = 0
+    t = t0
+    d = u.shape[0]
+    for pos in range(start, stop):
+        i = order[pos]
+        t += 1
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        dot = 0.0
+        for k in range(rs, re):
+            dot += data[k] * u[indices[k + off]]
+        a = dot * scale
+        accesses += re - rs
+        g = loss_derivative(kind, p, a, y[i])
+        if not math.isfinite(a):
+            scale_arr[0] = scale
+            sqnorm_arr[0] = unorm2
+            return STATUS_NONFINITE, pos, accesses
+        # shrink: w <- (1 - 1/t) w
+        shrink = 1.0 - 1.0 / t
+        if shrink <= 0.0:
+            for j in range(d):
+                u[j] = 0.0
+            scale = 1.0
+            unorm2 = 0.0
+        else:
+            scale *= shrink
+        step = grad_w[i] * g / (lam * t)
+        if step != 0.0:
+            c = -step / scale
+            for k in range(rs, re):
+                j = indices[k + off]
+                if project:
+                    old = u[j]
+                    new = old + c * data[k]
+                    unorm2 += new * new - old * old
+                    u[j] = new
+                else:
+                    u[j] += c * data[k]
+        if project:
+            wn2 = unorm2 * scale * scale
+            if wn2 * lam > 1.0:
+                scale *= 1.0 / math.sqrt(wn2 * lam)
+        if scale < _RESCALE_BELOW:
+            unorm2 = 0.0
+            for j in range(d):
+                u[j] *= scale
+                unorm2 += u[j] * u[j]
+            scale = 1.0
+    scale_arr[0] = scale
+    sqnorm_arr[0] = unorm2
+    return STATUS_OK, stop, accesses

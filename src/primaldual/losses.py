@@ -1,0 +1,251 @@
+"""Loss objects: one object per loss (GUIDE §1 table).
+
+Each :class:`Loss` gives the value, a (sub)derivative, ``-phi*(-alpha)`` with
+its domain, the exact SDCA coordinate step (with ``||x_i||^2`` or a
+per-coordinate curvature ``v_i``), its smoothness or Lipschitz constant and
+capability flags.  The numerical work is done by the compiled scalar
+functions in :mod:`primaldual.kernels.loss_kernels`; the epoch kernels use
+``loss.code`` and ``loss.param`` to call the very same functions.
+
+Solvers declare what they need (``Solver.requires``) and
+:func:`check_capabilities` refuses an impossible loss/solver combination
+before any work starts.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .kernels import loss_kernels as K
+
+__all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
+
+
+@njit(cache=True, nogil=True)
+def _vec_value(kind, p, a, y, out):
+    for i in range(a.shape[0]):
+        out[i] = K.loss_value(kind, p, a[i], y[i])
+
+
+@njit(cache=True, nogil=True)
+def _vec_derivative(kind, p, a, y, out):
+    for i in range(a.shape[0]):
+        out[i] = K.loss_derivative(kind, p, a[i], y[i])
+
+
+@njit(cache=True, nogil=True)
+def _vec_neg_conjugate(kind, p, alpha, y, out):
+    for i in range(alpha.shape[0]):
+        out[i] = K.neg_conjugate(kind, p, alpha[i], y[i])
+
+
+@njit(cache=True, nogil=True)
+def _vec_in_domain(kind, p, alpha, y, out):
+    for i in range(alpha.shape[0]):
+        out[i] = K.dual_in_domain(kind, p, alpha[i], y[i])
+
+
+@njit(cache=True, nogil=True)
+def _vec_dual_step(kind, p, alpha, y, a, s, out):
+    for i in range(alpha.shape[0]):
+        out[i] = K.dual_step(kind, p, alpha[i], y[i], a[i], s[i])
+
+
+def _arr(x):
+    return np.ascontiguousarray(np.atleast_1d(np.asarray(x, dtype=np.float64)))
+
+
+class Loss:
+    """A loss phi(a; y) with everything the solvers need.
+
+    Attributes
+    ----------
+    name : str
+    code : int           integer code used by the compiled kernels
+    param : float        gamma (smooth_hinge), epsilon (epsilon_insensitive), else 0
+    classification : bool    labels must be -1/+1
+    smooth : bool        phi has a Lipschitz derivative
+    smoothness : float or None   Lipschitz constant of phi' (1/gamma in SDCA's notation)
+    lipschitz : float or None    Lipschitz constant of phi itself
+    box_dual : bool      dual domain is a bounded box (shrinking applies)
+    closed_form_step : bool  the SDCA coordinate step is closed form
+    """
+
+    def __init__(self, name, code, param, *, classification, smoothness,
+                 lipschitz, box_dual, closed_form_step):
+        self.name = name
+        self.code = int(code)
+        self.param = float(param)
+        self.classification = classification
+        self.smoothness = smoothness
+        self.lipschitz = lipschitz
+        self.smooth = smoothness is not None
+        self.box_dual = box_dual
+        self.closed_form_step = closed_form_step
+
+    # --------------------------------------------------------------- params
+    @property
+    def params(self) -> dict:
+        if self.code == K.SMOOTH_HINGE:
+            return {"gamma": self.param}
+        if self.code == K.EPSILON_INSENSITIVE:
+            return {"epsilon": self.param}
+        return {}
+
+    def __repr__(self):
+        ps = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        return f"Loss({self.name!r}{', ' if ps else ''}{ps})"
+
+    def __eq__(self, other):
+        return (isinstance(other, Loss) and other.code == self.code
+                and other.param == self.param)
+
+    def __hash__(self):
+        return hash((self.code, self.param))
+
+    # ----------------------------------------------------------- functions
+    def value(self, a, y):
+        """phi(a; y), elementwise."""
+        a, y = np.broadcast_arrays(_arr(a), _arr(y))
+        out = np.empty(a.shape[0])
+        _vec_value(self.code, self.param, np.ascontiguousarray(a),
+                   np.ascontiguousarray(y), out)
+        return out
+
+    def derivative(self, a, y):
+        """A subgradient phi'(a; y) with -phi' in the dual domain."""
+        a, y = np.broadcast_arrays(_arr(a), _arr(y))
+        out = np.empty(a.shape[0])
+        _vec_derivative(self.code, self.param, np.ascontiguousarray(a),
+                        np.ascontiguousarray(y), out)
+        return out
+
+    def neg_conjugate(self, alpha, y):
+        """-phi*(-alpha; y), elementwise; -inf outside the dual domain."""
+        alpha, y = np.broadcast_arrays(_arr(alpha), _arr(y))
+        out = np.empty(alpha.shape[0])
+        _vec_neg_conjugate(self.code, self.param, np.ascontiguousarray(alpha),
+                           np.ascontiguousarray(y), out)
+        return out
+
+    def conjugate(self, u, y):
+        """phi*(u; y) = -neg_conjugate(-u); +inf outside the domain."""
+        return -self.neg_conjugate(-_arr(u), y)
+
+    def in_dual_domain(self, alpha, y):
+        alpha, y = np.broadcast_arrays(_arr(alpha), _arr(y))
+        out = np.empty(alpha.shape[0], dtype=np.bool_)
+        _vec_in_domain(self.code, self.param, np.ascontiguousarray(alpha),
+                       np.ascontiguousarray(y), out)
+        return out
+
+    def dual_domain(self, y):
+        """Bounds (lo, hi) of alpha for label y (may be infinite)."""
+        y = float(y)
+        if self.code in (K.HINGE, K.SMOOTH_HINGE, K.LOGISTIC):
+            return (0.0, 1.0) if y > 0 else (-1.0, 0.0)
+        if self.code == K.SQUARED_HINGE:
+            return (0.0, np.inf) if y > 0 else (-np.inf, 0.0)
+        if self.code == K.SQUARED:
+            return (-np.inf, np.inf)
+        return (-1.0, 1.0)
+
+    def dual_step(self, alpha, y, a, sqnorm, lam_n, *, curvature=None):
+        """Exact SDCA coordinate maximizer (new alpha_i).
+
+        Maximizes ``-phi*(-(alpha + delta)) - (lam n / 2) ||w + delta x_i/(lam n)||^2``
+        where ``a = x_i . w`` and ``sqnorm = ||x_i||^2``; with ``curvature``
+        (mini-batch SDCA update (2)) ``v_i`` replaces ``||x_i||^2``.  With
+        sample weights pass ``lam_n = lam W / c_i``.
+        """
+        q = _arr(sqnorm if curvature is None else curvature)
+        alpha, y, a, q, ln = np.broadcast_arrays(_arr(alpha), _arr(y), _arr(a),
+                                                 q, _arr(lam_n))
+        s = np.ascontiguousarray(q / ln)
+        out = np.empty(alpha.shape[0])
+        _vec_dual_step(self.code, self.param, np.ascontiguousarray(alpha),
+                       np.ascontiguousarray(y), np.ascontiguousarray(a), s, out)
+        return out
+
+    def sdca_dual_step_s(self, alpha, y, a, s):
+        """Same as :meth:`dual_step` with the curvature ``s`` given directly."""
+        alpha, y, a, s = np.broadcast_arrays(_arr(alpha), _arr(y), _arr(a), _arr(s))
+        out = np.empty(alpha.shape[0])
+        _vec_dual_step(self.code, self.param, *(np.ascontiguousarray(t) for t in
+                                                (alpha, y, a, s)), out)
+        return out
+
+
+def _positive_param(loss, key, params, default, allow_zero):
+    val = params.get(key, default)
+    try:
+        val = float(val)
+    except (TypeError, ValueError):
+        raise ValueError(f"loss_params[{key!r}] for loss={loss!r} must be a number, "
+                         f"got {val!r}") from None
+    if not np.isfinite(val) or val < 0 or (val == 0 and not allow_zero):
+        need = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"loss_params[{key!r}] for loss={loss!r} must be finite and "
+                         f"{need}, got {val!r}")
+    return val
+
+
+LOSS_NAMES = ("hinge", "smooth_hinge", "squared_hinge", "logistic", "squared",
+              "absolute", "epsilon_insensitive")
+
+_ALLOWED_PARAMS = {"smooth_hinge": {"gamma"}, "epsilon_insensitive": {"epsilon"}}
+
+
+def make_loss(loss, loss_params=None) -> Loss:
+    """Build a :class:`Loss` from a name (and ``loss_params``) or pass one through."""
+    if isinstance(loss, Loss):
+        if loss_params:
+            raise ValueError("loss_params given together with a Loss object; put the "
+                             "parameters in the object")
+        return loss
+    if not isinstance(loss, str) or loss not in LOSS_NAMES:
+        raise ValueError(f"unknown loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    params = dict(loss_params or {})
+    unknown = set(params) - _ALLOWED_PARAMS.get(loss, set())
+    if unknown:
+        allowed = sorted(_ALLOWED_PARAMS.get(loss, set()))
+        raise ValueError(f"unknown loss_params {sorted(unknown)} for loss={loss!r}; "
+                         f"allowed: {allowed or 'none'}")
+    if loss == "hinge":
+        return Loss(loss, K.HINGE, 0.0, classification=True, smoothness=None,
+                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+    if loss == "smooth_hinge":
+        g = _positive_param(loss, "gamma", params, 1.0, allow_zero=False)
+        return Loss(loss, K.SMOOTH_HINGE, g, classification=True, smoothness=1.0 / g,
+                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+    if loss == "squared_hinge":
+        return Loss(loss, K.SQUARED_HINGE, 0.0, classification=True, smoothness=2.0,
+                    lipschitz=None, box_dual=True, closed_form_step=True)
+    if loss == "logistic":
+        return Loss(loss, K.LOGISTIC, 0.0, classification=True, smoothness=0.25,
+                    lipschitz=1.0, box_dual=False, closed_form_step=False)
+    if loss == "squared":
+        return Loss(loss, K.SQUARED, 0.0, classification=False, smoothness=1.0,
+                    lipschitz=None, box_dual=False, closed_form_step=True)
+    if loss == "absolute":
+        return Loss(loss, K.ABSOLUTE, 0.0, classification=False, smoothness=None,
+                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+    e = _positive_param(loss, "epsilon", params, 0.1, allow_zero=True)
+    return Loss(loss, K.EPSILON_INSENSITIVE, e, classification=False, smoothness=None,
+                lipschitz=1.0, box_dual=True, closed_form_step=True)
+
+
+_CAPABILITY_TEXT = {
+    "smooth": "a smooth loss (hinge, absolute and epsilon_insensitive are not smooth)",
+    "lipschitz": "a Lipschitz loss",
+    "classification": "a classification loss with labels -1/+1",
+}
+
+
+def check_capabilities(loss: Loss, solver_name: str, requires) -> None:
+    """Raise ValueError, before any work, when ``loss`` lacks what the solver needs."""
+    for cap in requires:
+        if not getattr(loss, cap):
+            raise ValueError(
+                f"solver={solver_name!r} does not support loss={loss.name!r}: it needs "
+                f"{_CAPABILITY_TEXT.get(cap, cap)}")

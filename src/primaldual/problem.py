@@ -1,0 +1,203 @@
+"""The regularized problem of GUIDE §1 and its exact certificate.
+
+Primal::
+
+    P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1
+
+Dual (SDCA convention)::
+
+    D(alpha) = (1/W) sum_i c_i (-phi*(-alpha_i; y_i)) - g*(v),
+    v = (1/W) sum_i c_i alpha_i x_i,    w(alpha) = grad g*(v)
+
+with ``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)`` and
+``w(alpha) = soft_threshold(v, l1) / lam``.  Weak duality
+``P(w) >= D(alpha)`` holds for every ``w`` and every dual-feasible ``alpha``;
+the duality gap ``P(w) - D(alpha)`` therefore certifies how far ``w`` is from
+optimal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .data import as_rows, check_binary_labels, check_sample_weight, check_Xy
+from .kernels.objective import certificate_pass
+from .losses import Loss, make_loss
+from .penalties import ElasticNet, make_penalty
+
+__all__ = ["Problem", "Certificate", "relative_gap"]
+
+
+def relative_gap(primal, dual):
+    """(P - D) / max(|P|, 1e-12): the quantity ``tol`` is compared with."""
+    return (primal - dual) / max(abs(primal), 1e-12)
+
+
+@dataclass
+class Certificate:
+    """An exact (primal, dual) evaluation of a pair (w, alpha)."""
+
+    w: np.ndarray
+    alpha: np.ndarray
+    primal: float
+    dual: float
+    v: np.ndarray          # (1/W) sum_i c_i alpha_i x_i, freshly computed
+    margins: np.ndarray    # X @ w
+
+    @property
+    def gap(self) -> float:
+        return self.primal - self.dual
+
+    @property
+    def rel_gap(self) -> float:
+        return relative_gap(self.primal, self.dual)
+
+
+class Problem:
+    """A regularized linear problem: data, loss, penalty and sample weights.
+
+    Parameters
+    ----------
+    X : array (n, d) or sparse matrix
+        Rows ``x_i``.  Dense float32/float64 C-ordered arrays and CSR matrices
+        are used without copying.
+    y : array (n,)
+        Labels; -1/+1 for classification losses.
+    loss : str or Loss
+    lam : float
+        L2 strength (> 0 unless ``allow_pure_l1``).
+    l1 : float
+        L1 strength (>= 0).
+    sample_weight : array (n,), optional
+        Weights ``c_i > 0``; the losses are averaged with weights ``c_i / W``.
+    loss_params : dict, optional
+        ``{"gamma": ...}`` for smooth_hinge, ``{"epsilon": ...}`` for
+        epsilon_insensitive.
+    """
+
+    def __init__(self, X, y, loss="hinge", lam=1e-4, *, l1=0.0, sample_weight=None,
+                 loss_params=None, allow_pure_l1=True):
+        self.loss: Loss = make_loss(loss, loss_params)
+        self.penalty: ElasticNet = make_penalty(lam, l1, allow_pure_l1=allow_pure_l1)
+        X, y = check_Xy(X, y)
+        if self.loss.classification:
+            check_binary_labels(y, self.loss.name)
+        self.rows = as_rows(X)
+        self.X = self.rows.X
+        self.y = y
+        self.sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        self.W = float(self.sample_weight.sum())
+
+    # ------------------------------------------------------------ basics
+    @property
+    def n(self) -> int:
+        return self.rows.n
+
+    @property
+    def d(self) -> int:
+        return self.rows.d
+
+    @property
+    def nnz(self) -> int:
+        return self.rows.nnz
+
+    @property
+    def lam(self) -> float:
+        return self.penalty.lam
+
+    @property
+    def l1(self) -> float:
+        return self.penalty.l1
+
+    def _w(self, w):
+        w = np.asarray(w, dtype=np.float64).ravel()
+        if w.shape != (self.d,):
+            raise ValueError(f"w has shape {w.shape} but the problem has {self.d} features")
+        return w
+
+    def _alpha(self, alpha):
+        alpha = np.asarray(alpha, dtype=np.float64).ravel()
+        if alpha.shape != (self.n,):
+            raise ValueError(f"alpha has shape {alpha.shape} but the problem has "
+                             f"{self.n} samples")
+        return alpha
+
+    # -------------------------------------------------------- objectives
+    def primal(self, w) -> float:
+        """P(w)."""
+        w = self._w(w)
+        a = self.rows.matvec(w)
+        losses = self.loss.value(a, self.y)
+        return float(self.sample_weight @ losses) / self.W + self.penalty.value(w)
+
+    def dual_image(self, alpha):
+        """v = (1/W) sum_i c_i alpha_i x_i."""
+        alpha = self._alpha(alpha)
+        return self.rows.rmatvec(self.sample_weight * alpha) / self.W
+
+    def w_of(self, alpha):
+        """The primal point w(alpha) = soft_threshold(v, l1) / lam."""
+        return self.penalty.grad_conjugate(self.dual_image(alpha))
+
+    def dual(self, alpha) -> float:
+        """D(alpha); -inf when alpha is not dual feasible."""
+        alpha = self._alpha(alpha)
+        conj = self.loss.neg_conjugate(alpha, self.y)
+        if not np.isfinite(conj).all():
+            return -np.inf
+        return (float(self.sample_weight @ conj) / self.W
+                - self.penalty.conjugate(self.dual_image(alpha)))
+
+    def gap(self, w, alpha) -> float:
+        """P(w) - D(alpha) (>= 0 by weak duality)."""
+        return self.primal(w) - self.dual(alpha)
+
+    def is_dual_feasible(self, alpha) -> bool:
+        return bool(self.loss.in_dual_domain(self._alpha(alpha), self.y).all())
+
+    def dual_from_primal(self, w):
+        """The dual point alpha_i = -phi'(x_i . w) used by primal methods (GUIDE §1)."""
+        return -self.loss.derivative(self.rows.matvec(self._w(w)), self.y)
+
+    # ------------------------------------------------------- certificate
+    def certificate(self, w, alpha) -> Certificate:
+        """Exact P(w), D(alpha), the fresh dual image v(alpha) and X @ w, in one pass."""
+        r = self.rows
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        v = np.empty(self.d)
+        margins = np.empty(self.n)
+        loss_sum, conj_sum = certificate_pass(
+            r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
+            self.loss.code, self.loss.param, v, margins)
+        v /= self.W
+        primal = loss_sum / self.W + self.penalty.value(w)
+        dual = conj_sum / self.W - self.penalty.conjugate(v) if np.isfinite(conj_sum) \
+            else -np.inf
+        return Certificate(w=w, alpha=alpha, primal=float(primal), dual=float(dual),
+                           v=v, margins=margins)
+
+    def coordinate_gaps(self, margins, alpha, idx=None):
+        """c_i (phi(a_i) + phi*(-alpha_i) + alpha_i a_i) / W >= 0 (Fenchel-Young).
+
+        With ``l1 = 0`` and ``w = w(alpha)`` these sum to the duality gap.
+        ``idx`` restricts the computation to some coordinates.
+        """
+        c, y = self.sample_weight, self.y
+        if idx is not None:
+            margins, alpha, c, y = margins[idx], alpha[idx], c[idx], y[idx]
+        g = self.loss.value(margins, y) - self.loss.neg_conjugate(alpha, y) + alpha * margins
+        return c * np.maximum(g, 0.0) / self.W
+
+    def fingerprint(self) -> dict:
+        """A cheap identity of the data, stored in checkpoints to refuse a mismatch."""
+        import hashlib
+        h = hashlib.sha256()
+        h.update(np.ascontiguousarray(self.y).tobytes())
+        h.update(np.ascontiguousarray(self.rows.indptr).tobytes())
+        h.update(np.ascontiguousarray(self.rows.data[:4096]).tobytes())
+        h.update(np.ascontiguousarray(self.sample_weight).tobytes())
+        return {"n": self.n, "d": self.d, "nnz": self.nnz, "sha256": h.hexdigest(),
+                "loss": self.loss.name, "loss_params": self.loss.params,
+                "lam": self.lam, "l1": self.l1}

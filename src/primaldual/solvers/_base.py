@@ -1,0 +1,477 @@
+"""What every solver shares: the registry, options, the check loop, the
+result, the explicit solver state, checkpoints and callbacks.
+
+A solver subclasses :class:`Solver` and implements four hooks:
+
+``init_state(warm_start)``   allocate its iterates (from zero or a warm start)
+``advance(n_epochs, deadline)``   run about ``n_epochs`` passes of updates
+``certificate()``            an exact :class:`~primaldual.problem.Certificate`
+``get_state()/set_state()``  the arrays and scalars that make resuming exact
+
+The loop in :meth:`Solver.run` alternates ``advance`` and ``certificate``
+every ``check_every`` epochs, records the trace, calls the callback, writes
+checkpoints and stops on the exact relative duality gap, ``max_epochs`` or
+``time_limit``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..losses import check_capabilities
+from ..problem import Certificate, Problem, relative_gap
+
+__all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
+           "save_state", "load_state", "COMMON_OPTIONS"]
+
+STATE_FORMAT_VERSION = 1
+
+SOLVERS: dict = {}
+
+
+def register(cls):
+    """Class decorator adding a solver to the registry under ``cls.name``."""
+    SOLVERS[cls.name] = cls
+    return cls
+
+
+#: options every solver accepts (handled by the shared loop)
+COMMON_OPTIONS = {
+    "time_limit": None,       # seconds of wall time; checked at each check
+    "check_every": 1.0,       # epochs between exact gap checks (may be fractional)
+    "warm_start": None,       # SolveResult or an initial point (see each solver)
+    "resume": None,           # SolverState, SolveResult, or a checkpoint path
+    "checkpoint": None,       # directory: write the state there atomically
+    "checkpoint_every": 1.0,  # epochs between checkpoints
+    "progress": False,        # tqdm progress bar on stderr
+}
+
+
+# ---------------------------------------------------------------- results
+@dataclass
+class SolverState:
+    """Everything needed to continue a run exactly where it stopped.
+
+    ``meta`` holds JSON-serializable scalars (counters, the RNG state, the
+    trace, the options); ``arrays`` holds the iterates (alpha, w, sample
+    order, ...).  It is stored without pickle (:func:`save_state`).
+    """
+
+    solver: str
+    meta: dict
+    arrays: dict
+
+    @property
+    def epoch(self) -> float:
+        return float(self.meta.get("epochs", 0.0))
+
+
+@dataclass
+class SolveResult:
+    """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef)."""
+
+    coef: np.ndarray
+    dual_coef: np.ndarray
+    primal: float
+    dual: float
+    gap: float
+    solver: str
+    options: dict
+    converged: bool
+    n_epochs: float
+    time: float
+    trace: list
+    loss: str = ""
+    lam: float = 0.0
+    l1: float = 0.0
+    tol: float = 0.0
+    feature_accesses: int = 0
+    stop_reason: str = ""
+    state: SolverState | None = field(default=None, repr=False)
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def rel_gap(self) -> float:
+        return relative_gap(self.primal, self.dual)
+
+    def summary(self) -> dict:
+        return {"solver": self.solver, "loss": self.loss, "lam": self.lam, "l1": self.l1,
+                "epochs": self.n_epochs, "time_s": self.time, "primal": self.primal,
+                "dual": self.dual, "gap": self.gap, "rel_gap": self.rel_gap,
+                "converged": self.converged, "stop_reason": self.stop_reason}
+
+
+# ------------------------------------------------------------ state files
+def _json_default(o):
+    if isinstance(o, (np.integer,)):
+        return int(o)
+    if isinstance(o, (np.floating,)):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, np.bool_):
+        return bool(o)
+    raise TypeError(f"cannot store {type(o).__name__} in a state file")
+
+
+def save_state(state: SolverState, path) -> Path:
+    """Write ``state`` to ``path`` (a ``.npz`` file, or a directory that gets
+    ``state.npz``) atomically: a temporary file in the same directory is
+    fsynced and renamed over the old one, so a crash mid-write leaves the
+    previous checkpoint intact.  No pickle is involved."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        path.mkdir(parents=True, exist_ok=True)
+        path = path / "state.npz"
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(state.meta)
+    meta["solver"] = state.solver
+    meta["format_version"] = STATE_FORMAT_VERSION
+    payload = {"__meta__": np.array(json.dumps(meta, default=_json_default))}
+    for k, v in state.arrays.items():
+        arr = np.asarray(v)
+        if arr.dtype == object:
+            raise TypeError(f"state array {k!r} has dtype=object; refusing to pickle")
+        payload[k] = arr
+    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, **payload)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def load_state(path) -> SolverState:
+    """Read a state written by :func:`save_state` (``allow_pickle=False``)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / "state.npz"
+    if not path.exists():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["__meta__"]))
+            arrays = {k: z[k] for k in z.files if k != "__meta__"}
+    except ValueError as e:
+        raise ValueError(f"checkpoint {path} is not a valid primaldual state file "
+                         f"(object arrays are refused): {e}") from None
+    except (OSError, KeyError, json.JSONDecodeError) as e:
+        raise ValueError(f"checkpoint {path} is unreadable or corrupt: {e}") from None
+    if meta.get("format_version") != STATE_FORMAT_VERSION:
+        raise ValueError(f"checkpoint {path} has format_version "
+                         f"{meta.get('format_version')!r}; this primaldual reads "
+                         f"version {STATE_FORMAT_VERSION}")
+    return SolverState(solver=meta["solver"], meta=meta, arrays=arrays)
+
+
+# ---------------------------------------------------------------- helpers
+def make_rng(random_state) -> np.random.Generator:
+    """A PCG64 generator from ``random_state`` (int, None, Generator or RandomState)."""
+    if isinstance(random_state, np.random.Generator):
+        return np.random.Generator(np.random.PCG64(random_state.integers(2 ** 63)))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.Generator(np.random.PCG64(random_state.randint(2 ** 31 - 1)))
+    if random_state is None:
+        return np.random.Generator(np.random.PCG64())
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be >= 0, got {random_state}")
+        return np.random.Generator(np.random.PCG64(int(random_state)))
+    raise ValueError(f"random_state must be None, an int, a numpy Generator or "
+                     f"RandomState, got {random_state!r}")
+
+
+def _check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not valid; choose one of "
+                         f"{', '.join(repr(c) for c in choices)}")
+    return value
+
+
+def _positive(name, value, *, allow_none=False, integer=False, allow_zero=False):
+    if value is None and allow_none:
+        return None
+    try:
+        fv = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(fv) or fv < 0 or (fv == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'} and finite, "
+                         f"got {value!r}")
+    if integer:
+        if fv != int(fv):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        return int(fv)
+    return fv
+
+
+# ------------------------------------------------------------------ solver
+class Solver:
+    """Base class: see the module docstring for the hooks."""
+
+    name = "base"
+    #: capability flags the loss must have (see losses.check_capabilities)
+    requires: tuple = ()
+    #: solver-specific options and their defaults
+    options: dict = {}
+    #: accepts l1 > 0
+    supports_l1 = False
+    #: accepts lam == 0 with l1 > 0
+    supports_pure_l1 = False
+    #: dual method: its certificate alpha is its own iterate
+    dual_method = True
+
+    def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
+                 eval_set=None, **opts):
+        self.problem = problem
+        check_capabilities(problem.loss, self.name, self.requires)
+        if problem.l1 > 0 and not self.supports_l1:
+            raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
+                             f"l1={problem.l1}); use a solver with elastic-net support "
+                             f"or set l1=0")
+        if problem.lam == 0 and not self.supports_pure_l1:
+            raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
+                             f"L1 is supported only by solvers that document it (spdc, dso)")
+        unknown = set(opts) - set(self.options) - set(COMMON_OPTIONS)
+        if unknown:
+            valid = sorted(set(self.options) | set(COMMON_OPTIONS))
+            raise ValueError(f"unknown option(s) {sorted(unknown)} for solver="
+                             f"{self.name!r}; valid options: {', '.join(valid)}")
+        common = {k: opts.pop(k, v) for k, v in COMMON_OPTIONS.items()}
+        self.opts = {k: opts.get(k, v) for k, v in self.options.items()}
+        self.tol = _positive("tol", tol, allow_zero=True)
+        self.max_epochs = _positive("max_epochs", max_epochs)
+        self.time_limit = _positive("time_limit", common["time_limit"], allow_none=True)
+        self.check_every = _positive("check_every", common["check_every"])
+        self.checkpoint = common["checkpoint"]
+        self.checkpoint_every = _positive("checkpoint_every", common["checkpoint_every"])
+        self.progress = bool(common["progress"])
+        self.warm_start = common["warm_start"]
+        self.resume_from = common["resume"]
+        self.callback = callback
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be callable, got {callback!r}")
+        self.random_state = random_state
+        self.rng = make_rng(random_state)
+        self.eval_set = self._check_eval_set(eval_set)
+        # counters shared by every solver
+        self.steps = 0                 # elementary updates done
+        self.feature_accesses = 0
+        self.validate_options()
+
+    # ------------------------------------------------------------- hooks
+    def validate_options(self):
+        """Check ``self.opts``; raise ValueError naming the bad option."""
+
+    def init_state(self, warm_start):
+        raise NotImplementedError
+
+    def advance(self, n_epochs, deadline):
+        raise NotImplementedError
+
+    def certificate(self) -> Certificate:
+        raise NotImplementedError
+
+    def get_state(self) -> tuple[dict, dict]:
+        """(meta, arrays) beyond the shared counters."""
+        raise NotImplementedError
+
+    def set_state(self, meta, arrays):
+        raise NotImplementedError
+
+    def trace_extras(self) -> dict:
+        return {}
+
+    # ----------------------------------------------------------- helpers
+    @property
+    def epochs(self) -> float:
+        """Passes over the data: updates / n for row methods."""
+        return self.steps / self.problem.n
+
+    def _check_eval_set(self, eval_set):
+        if eval_set is None:
+            return None
+        from ..data import check_Xy
+        try:
+            Xt, yt = eval_set
+        except (TypeError, ValueError):
+            raise ValueError("eval_set must be a pair (X_test, y_test)") from None
+        Xt, yt = check_Xy(Xt, yt, name_X="eval_set X", name_y="eval_set y")
+        if Xt.shape[1] != self.problem.d:
+            raise ValueError(f"eval_set X has {Xt.shape[1]} features but the training "
+                             f"data has {self.problem.d}")
+        return Xt, yt
+
+    def _evaluate(self, w) -> dict:
+        if self.eval_set is None:
+            return {}
+        Xt, yt = self.eval_set
+        score = np.asarray(Xt @ w, dtype=np.float64).ravel()
+        if self.problem.loss.classification:
+            pred = np.where(score > 0, 1.0, -1.0)
+            return {"test_error": float(np.mean(pred != yt))}
+        return {"test_rmse": float(np.sqrt(np.mean((score - yt) ** 2)))}
+
+    def warm_start_alpha(self):
+        """The alpha to start from, validated (dual methods)."""
+        ws = self.warm_start
+        if ws is None:
+            return None
+        alpha = ws.dual_coef if isinstance(ws, SolveResult) else ws
+        alpha = np.array(alpha, dtype=np.float64).ravel()
+        n = self.problem.n
+        if alpha.shape != (n,):
+            raise ValueError(f"warm_start alpha has shape {alpha.shape}, expected ({n},)")
+        if not np.isfinite(alpha).all():
+            raise ValueError("warm_start alpha contains NaN or inf")
+        feas = self.problem.loss.in_dual_domain(alpha, self.problem.y)
+        if not feas.all():
+            i = int(np.flatnonzero(~feas)[0])
+            raise ValueError(
+                f"warm_start alpha is not dual feasible for loss="
+                f"{self.problem.loss.name!r}: alpha[{i}]={alpha[i]!r} with y={self.problem.y[i]!r} "
+                f"({int((~feas).sum())} infeasible entries); nothing was changed, fix the "
+                f"starting point (e.g. rescale it into the domain)")
+        return alpha
+
+    # ------------------------------------------------------------- state
+    def export_state(self, trace, elapsed) -> SolverState:
+        meta, arrays = self.get_state()
+        meta = dict(meta)
+        meta.update({
+            "steps": int(self.steps), "epochs": self.epochs,
+            "feature_accesses": int(self.feature_accesses),
+            "rng_state": self.rng.bit_generator.state, "elapsed": float(elapsed),
+            "trace": trace, "options": _jsonable_options(self.opts),
+            "problem": self.problem.fingerprint(),
+        })
+        return SolverState(solver=self.name, meta=meta, arrays=dict(arrays))
+
+    def import_state(self, state: SolverState):
+        if state.solver != self.name:
+            raise ValueError(f"cannot resume solver={self.name!r} from a state of "
+                             f"solver={state.solver!r}")
+        fp = self.problem.fingerprint()
+        old = state.meta.get("problem", {})
+        diff = [k for k in ("n", "d", "nnz", "sha256", "loss", "lam", "l1")
+                if old.get(k) != fp[k]]
+        if diff:
+            raise ValueError(f"the checkpoint was written for a different problem "
+                             f"(differs in {', '.join(diff)}); resume with the same data, "
+                             f"loss, lam and l1")
+        self.steps = int(state.meta["steps"])
+        self.feature_accesses = int(state.meta["feature_accesses"])
+        self.rng.bit_generator.state = state.meta["rng_state"]
+        self.set_state(state.meta, state.arrays)
+        return list(state.meta.get("trace", [])), float(state.meta.get("elapsed", 0.0))
+
+    # -------------------------------------------------------------- loop
+    def _stop_reason(self, rec, elapsed):
+        if rec["rel_gap"] <= self.tol:
+            return "converged"
+        if self.epochs >= self.max_epochs - 1e-9:
+            return "max_epochs"
+        if self.time_limit is not None and elapsed >= self.time_limit:
+            return "time_limit"
+        return ""
+
+    def run(self) -> SolveResult:
+        resume = self.resume_from
+        if resume is not None:
+            if isinstance(resume, SolveResult):
+                resume = resume.state
+            elif isinstance(resume, (str, os.PathLike)):
+                resume = load_state(resume)
+            if not isinstance(resume, SolverState):
+                raise ValueError("resume must be a SolverState, a SolveResult or a "
+                                 "checkpoint path")
+            trace, elapsed0 = self.import_state(resume)
+        else:
+            self.init_state(self.warm_start)
+            trace, elapsed0 = [], 0.0
+        t_start = time.perf_counter() - elapsed0
+        deadline = None if self.time_limit is None else t_start + self.time_limit
+        last_ckpt = self.epochs
+        bar = _progress_bar(self.progress, self.max_epochs, self.name)
+        skip_check = resume is not None and len(trace) > 0
+        stop = ""
+        cert = None
+        while True:
+            if skip_check:
+                rec = trace[-1]
+                stop = self._stop_reason(rec, time.perf_counter() - t_start)
+                skip_check = False
+                if not stop:
+                    self.advance(min(self.check_every, self.max_epochs - self.epochs),
+                                 deadline)
+                    continue
+                cert = self.certificate()
+                break
+            cert = self.certificate()
+            elapsed = time.perf_counter() - t_start
+            rec = {"epoch": self.epochs, "time": elapsed, "primal": cert.primal,
+                   "dual": cert.dual, "gap": cert.gap, "rel_gap": cert.rel_gap,
+                   "feature_accesses": int(self.feature_accesses)}
+            rec.update(self.trace_extras())
+            rec.update(self._evaluate(cert.w))
+            trace.append(rec)
+            if bar is not None:
+                bar.update(self.epochs - bar.n)
+                bar.set_postfix(gap=f"{cert.rel_gap:.2e}")
+            stop = self._stop_reason(rec, elapsed)
+            if not stop and self.callback is not None:
+                snap = dict(rec)
+                snap["coef"] = cert.w
+                snap["dual_coef"] = cert.alpha
+                if self.callback(snap):
+                    stop = "callback"
+            if self.checkpoint is not None and (
+                    stop or self.epochs - last_ckpt >= self.checkpoint_every - 1e-9):
+                save_state(self.export_state(trace, elapsed), self.checkpoint)
+                last_ckpt = self.epochs
+            if stop:
+                break
+            self.advance(min(self.check_every, self.max_epochs - self.epochs), deadline)
+        if bar is not None:
+            bar.close()
+        elapsed = time.perf_counter() - t_start
+        state = self.export_state(trace, elapsed)
+        rec = trace[-1]
+        p = self.problem
+        return SolveResult(
+            coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
+            dual=cert.dual, gap=cert.gap, solver=self.name,
+            options=_jsonable_options(self.opts), converged=rec["rel_gap"] <= self.tol,
+            n_epochs=self.epochs, time=elapsed, trace=trace, loss=p.loss.name,
+            lam=p.lam, l1=p.l1, tol=self.tol, feature_accesses=int(self.feature_accesses),
+            stop_reason=stop, state=state)
+
+
+def _jsonable_options(opts):
+    out = {}
+    for k, v in opts.items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            out[k] = v
+        elif isinstance(v, np.generic):
+            out[k] = v.item()
+        else:
+            out[k] = repr(v)
+    return out
+
+
+def _progress_bar(enabled, total, name):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=float(total), desc=name, unit="epoch", file=sys.stderr,
+                bar_format="{desc}: {n:.1f}/{total:.0f} epochs {postfix} [{elapsed}]",
+                leave=False)

@@ -1,0 +1,271 @@
+"""SDCA: stochastic dual coordinate ascent (Shalev-Shwartz & Zhang, JMLR 14, 2013).
+
+Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+
+    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
+    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
+            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+
+Update (Procedure SDCA, eq. in Section 3; closed forms of Section 6): pick
+``i``, then choose ``Delta alpha_i`` to maximize::
+
+    -phi_i*(-(alpha_i + Delta)) - (lam W / (2 c_i)) ||w + (c_i/(lam W)) Delta x_i||^2
+
+and set ``alpha_i += Delta``, ``w += (c_i/(lam W)) Delta x_i``.  With unit
+weights this is exactly the paper's step with ``lam n``.  The maximizer is
+closed form for every loss but logistic, which uses a safeguarded Newton
+iteration to 1e-12 (:func:`primaldual.kernels.loss_kernels.dual_step`).
+
+Options
+-------
+sampling : "uniform" | "permutation" | "cyclic", default "permutation"
+    "uniform" is Procedure SDCA (i drawn with replacement); "permutation" is
+    SDCA-Perm (a fresh random permutation every epoch, Section 6);
+    "cyclic" draws one order at random and keeps it (Section 8.5, Fig. 5).
+output : "last" | "average" | "random", default "last"
+    The Procedure's output options: the last iterate, the average of
+    ``alpha^{(t-1)}`` for ``t = T0+1..T`` (with ``w_bar = w(alpha_bar)``), or an
+    iterate drawn uniformly from ``T0+1..T`` (kept by reservoir sampling, so
+    the draw stays uniform whenever the run stops).  Before ``T0`` steps the
+    output is the last iterate.
+T0 : float or None
+    Start of averaging / random output, in epochs.  None means
+    ``max_epochs / 2`` (the paper's "a good choice of T0 is T/2").
+init : "zero" | "sgd", default "zero"
+    "sgd" runs Procedure Modified-SGD (Section 4) as the first epoch, over
+    a random permutation, then continues SDCA from its alpha.
+shrinking : "auto" | True | False, default "auto"
+    LIBLINEAR-style active set for losses whose dual domain is a box (hinge,
+    smooth_hinge, squared_hinge, absolute, epsilon_insensitive): a
+    coordinate at a bound (or the kink at 0 of epsilon-insensitive) whose
+    slopes push outward by more than the largest violation of the previous
+    pass is removed from the passes.  At every check, shrunk coordinates
+    whose share of the exact duality gap exceeds ``tol * |P| / n`` are
+    re-activated; convergence is always declared on the exact gap over all
+    ``n`` coordinates.  "auto" turns it on for box losses with
+    ``output="last"``.  ``shrinking=False`` is the paper's SDCA exactly.
+
+Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
+                            modified_sgd_epoch, sdca_epoch)
+from ._base import Solver, _check_choice, _positive, register
+
+
+def _raise_nonfinite(problem, i):
+    raise FloatingPointError(
+        f"non-finite value in the dual step at sample {int(i)} (lam={problem.lam!r}); "
+        f"the data or lam is too extreme for double precision: scale the rows "
+        f"(e.g. --normalize) or increase lam")
+
+
+@register
+class SDCASolver(Solver):
+    __doc__ = __doc__
+    name = "sdca"
+    requires = ()
+    options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
+               "shrinking": "auto"}
+    supports_l1 = False
+
+    def validate_options(self):
+        o = self.opts
+        _check_choice("sampling", o["sampling"], ("uniform", "permutation", "cyclic"))
+        _check_choice("output", o["output"], ("last", "average", "random"))
+        _check_choice("init", o["init"], ("zero", "sgd"))
+        _check_choice("shrinking", o["shrinking"], ("auto", True, False))
+        if o["T0"] is not None:
+            _positive("T0", o["T0"], allow_zero=True)
+        box = self.problem.loss.box_dual
+        if o["shrinking"] is True and not box:
+            raise ValueError(f"shrinking=True needs a loss with a box dual domain "
+                             f"(hinge, smooth_hinge, squared_hinge, absolute, "
+                             f"epsilon_insensitive); loss={self.problem.loss.name!r} has none")
+        if o["shrinking"] is True and o["output"] != "last":
+            raise ValueError("shrinking=True works with output='last' only")
+        self.shrinking = (o["shrinking"] is True
+                          or (o["shrinking"] == "auto" and box and o["output"] == "last"))
+        if o["init"] == "sgd" and self.warm_start is not None:
+            raise ValueError("init='sgd' and warm_start both set the starting alpha; "
+                             "choose one")
+        T0 = o["T0"] if o["T0"] is not None else self.max_epochs / 2.0
+        self.T0_steps = int(round(T0 * self.problem.n))
+
+    # ------------------------------------------------------------ state
+    def init_state(self, warm_start):
+        p = self.problem
+        n, d = p.n, p.d
+        alpha = self.warm_start_alpha()
+        self.alpha = np.zeros(n) if alpha is None else alpha
+        self.v = p.dual_image(self.alpha) if alpha is not None else np.zeros(d)
+        self.pending_sgd_init = self.opts["init"] == "sgd"
+        self.cyclic_order = (self.rng.permutation(n).astype(np.int64)
+                             if self.opts["sampling"] == "cyclic" else np.zeros(0, np.int64))
+        self.order = np.zeros(0, dtype=np.int64)
+        self.pos = 0
+        self.shrunk = np.zeros(n, dtype=np.uint8)
+        self.shrink_M = np.inf
+        self.pass_viol = 0.0
+        out = self.opts["output"]
+        self.avg_sum = np.zeros(n if out == "average" else 0)
+        self.avg_last = np.zeros(n if out == "average" else 0, dtype=np.int64)
+        self.snapshot = np.zeros(n if out == "random" else 0)
+        self.snap_k = 0          # reservoir: index of the kept candidate
+        self.snap_step = -1      # next step whose iterate is a candidate to keep
+
+    def get_state(self):
+        meta = {"pos": int(self.pos), "shrink_M": _f(self.shrink_M),
+                "pass_viol": float(self.pass_viol),
+                "pending_sgd_init": bool(self.pending_sgd_init),
+                "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
+        arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
+                  "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
+                  "avg_sum": self.avg_sum, "avg_last": self.avg_last,
+                  "snapshot": self.snapshot}
+        return meta, {k: np.array(a) for k, a in arrays.items()}
+
+    def set_state(self, meta, arrays):
+        for k in ("alpha", "v", "order", "cyclic_order", "shrunk", "avg_sum",
+                  "avg_last", "snapshot"):
+            setattr(self, k, np.array(arrays[k]))
+        self.pos = int(meta["pos"])
+        self.shrink_M = float(meta["shrink_M"]) if meta["shrink_M"] is not None else np.inf
+        self.pass_viol = float(meta["pass_viol"])
+        self.pending_sgd_init = bool(meta["pending_sgd_init"])
+        self.snap_k = int(meta["snap_k"])
+        self.snap_step = int(meta["snap_step"])
+
+    # -------------------------------------------------------- sampling
+    def _new_pass(self):
+        """Draw the order of the next pass over the (active) coordinates."""
+        n = self.problem.n
+        if self.shrinking:
+            active = np.flatnonzero(self.shrunk == 0).astype(np.int64)
+            # the largest violation of the finished pass becomes the threshold
+            self.shrink_M = self.pass_viol if self.pass_viol > 0 else np.inf
+            self.pass_viol = 0.0
+        else:
+            active = None
+        s = self.opts["sampling"]
+        if s == "uniform":
+            if active is None:
+                self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
+            else:
+                self.order = active[self.rng.integers(0, active.size, size=active.size)]
+        elif s == "permutation":
+            self.order = (self.rng.permutation(n).astype(np.int64) if active is None
+                          else self.rng.permutation(active))
+        else:
+            self.order = (self.cyclic_order if active is None
+                          else self.cyclic_order[self.shrunk[self.cyclic_order] == 0])
+        self.pos = 0
+
+    def _next_snapshot(self):
+        """Reservoir sampling with skips: keep candidate k with probability 1/k."""
+        if self.snap_k == 0:
+            k_next = 1
+        else:
+            u = 1.0 - self.rng.random()            # in (0, 1]
+            k_next = int(np.floor(self.snap_k / u)) + 1
+        self.snap_step = self.T0_steps + k_next
+
+    # ---------------------------------------------------------- advance
+    def advance(self, n_epochs, deadline):
+        p = self.problem
+        r = p.rows
+        n = p.n
+        target = self.steps + max(1, int(round(n_epochs * n)))
+        if self.pending_sgd_init:
+            perm = self.rng.permutation(n).astype(np.int64)
+            u = np.zeros(p.d)
+            status, pos, acc = modified_sgd_epoch(
+                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                perm, self.alpha, u, p.loss.code, p.loss.param, p.lam)
+            self.feature_accesses += acc
+            if status == STATUS_NONFINITE:
+                _raise_nonfinite(p, perm[pos])
+            self.v = u / p.W
+            self.steps += n
+            self.pending_sgd_init = False
+        out = self.opts["output"]
+        averaging = out == "average"
+        if out == "random" and self.snap_step < 0:
+            self._next_snapshot()
+        inv_W = 1.0 / p.W
+        while self.steps < target:
+            if self.pos >= self.order.shape[0]:
+                self._new_pass()
+                if self.order.shape[0] == 0:      # everything shrunk
+                    self.steps = target
+                    break
+            stop = min(self.order.shape[0], self.pos + (target - self.steps))
+            snap = self.snap_step if out == "random" else -1
+            status, pos, t, acc, viol = sdca_epoch(
+                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                self.order, self.pos, stop, self.alpha, self.v, p.loss.code, p.loss.param,
+                p.lam, inv_W, self.shrinking, self.shrink_M, self.shrunk, averaging,
+                self.avg_sum, self.avg_last, self.T0_steps, self.steps, snap)
+            self.feature_accesses += acc
+            self.pass_viol = max(self.pass_viol, viol)
+            if status == STATUS_NONFINITE:
+                _raise_nonfinite(p, self.order[pos])
+            self.pos = pos
+            self.steps = t
+            if status == STATUS_SNAPSHOT:
+                self.snapshot[:] = self.alpha
+                self.snap_k = self.snap_step - self.T0_steps
+                self._next_snapshot()
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    # ------------------------------------------------------ certificate
+    def _output_alpha(self):
+        out = self.opts["output"]
+        if out == "last" or self.steps <= self.T0_steps:
+            return None
+        if out == "average":
+            flush_average(self.alpha, self.avg_sum, self.avg_last, self.T0_steps,
+                          self.steps)
+            return self.avg_sum / (self.steps - self.T0_steps)
+        return self.snapshot.copy()
+
+    def certificate(self):
+        p = self.problem
+        alpha_out = self._output_alpha()
+        if alpha_out is None:
+            cert = p.certificate(self.v / p.lam, self.alpha)
+            self.v = cert.v        # re-synchronize the incremental v (no drift)
+        else:
+            cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out)
+        if self.shrinking and cert.rel_gap > self.tol:
+            self._reactivate(cert)
+        return cert
+
+    def _reactivate(self, cert):
+        """Bring back shrunk coordinates whose share of the exact gap is too big."""
+        shrunk = np.flatnonzero(self.shrunk)
+        if shrunk.size == 0:
+            return
+        p = self.problem
+        gi = p.coordinate_gaps(cert.margins, cert.alpha, idx=shrunk)
+        allowed = self.tol * max(abs(cert.primal), 1e-12) / p.n
+        back = shrunk[gi > allowed]
+        if back.size:
+            self.shrunk[back] = 0
+            self.shrink_M = np.inf
+            self.pos = self.order.shape[0]     # start a fresh pass with them
+
+    def trace_extras(self):
+        if self.shrinking:
+            return {"active": int(self.problem.n - int(self.shrunk.sum()))}
+        return {}
+
+
+def _f(x):
+    return None if not np.isfinite(x) else float(x)

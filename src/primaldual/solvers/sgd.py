@@ -1,0 +1,128 @@
+"""SGD baseline (SDCA paper, Section 8.6; Pegasos with ``project=True``).
+
+Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
+
+Update, with ``i`` drawn uniformly (or by a per-epoch permutation)::
+
+    w^{(t+1)} = (1 - 1/t) w^{(t)} - (1/(lam t)) g_i phi_i'(x_i . w^{(t)}) x_i,
+    g_i = n c_i / W   (1 without sample weights)
+
+``project=True`` adds Pegasos' projection onto the ball of radius
+``1/sqrt(lam)`` (Shalev-Shwartz, Singer & Srebro 2007), which contains the
+optimum for losses bounded by 1 at 0.
+
+Certificate: SGD is a primal method, so its dual point is
+``alpha_i = -phi_i'(x_i . w)`` (a subgradient chosen inside the dual domain,
+GUIDE §1); primal, dual and gap are exact for that pair.
+
+Options
+-------
+sampling : "uniform" | "permutation", default "uniform"
+project : bool, default False
+t0 : int, default 1
+    Index of the first step (``w`` is scaled by ``1 - 1/t``, so with
+    ``t0 = 1`` the first step discards the starting point).
+Warm start: a SolveResult of this solver (continues its step counter) or a
+coefficient vector (d,) together with ``t0 > 1``.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..kernels.sdca import STATUS_NONFINITE
+from ..kernels.sgd import sgd_epoch
+from ._base import Solver, SolveResult, _check_choice, _positive, register
+
+
+@register
+class SGDSolver(Solver):
+    __doc__ = __doc__
+    name = "sgd"
+    options = {"sampling": "uniform", "project": False, "t0": 1}
+    dual_method = False
+
+    def validate_options(self):
+        _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))
+        _check_choice("project", self.opts["project"], (True, False))
+        self.t0 = _positive("t0", self.opts["t0"], integer=True)
+
+    def init_state(self, warm_start):
+        p = self.problem
+        self.u = np.zeros(p.d)
+        self.scale = np.ones(1)
+        self.unorm2 = np.zeros(1)
+        self.t = self.t0 - 1
+        self.order = np.zeros(0, dtype=np.int64)
+        self.pos = 0
+        if warm_start is not None:
+            if isinstance(warm_start, SolveResult):
+                w = warm_start.coef
+                if warm_start.solver == self.name and warm_start.state is not None:
+                    self.t = max(self.t, int(warm_start.state.meta.get("t", 0)))
+            else:
+                w = warm_start
+            w = np.array(w, dtype=np.float64).ravel()
+            if w.shape != (p.d,) or not np.isfinite(w).all():
+                raise ValueError(f"warm_start for sgd must be a finite coefficient vector "
+                                 f"of shape ({p.d},), got shape {w.shape}")
+            if self.t < 1:
+                raise ValueError("warm_start coef with t0=1 would be erased by the first "
+                                 "step (w is scaled by 1 - 1/t = 0); pass t0 > 1")
+            self.u[:] = w
+            self.unorm2[0] = float(w @ w)
+        gw = p.n * p.sample_weight / p.W
+        self.grad_w = gw
+
+    def get_state(self):
+        meta = {"t": int(self.t), "pos": int(self.pos), "scale": float(self.scale[0]),
+                "unorm2": float(self.unorm2[0])}
+        return meta, {"u": self.u.copy(), "order": self.order.copy()}
+
+    def set_state(self, meta, arrays):
+        p = self.problem
+        self.u = np.array(arrays["u"], dtype=np.float64)
+        self.order = np.array(arrays["order"], dtype=np.int64)
+        self.t = int(meta["t"])
+        self.pos = int(meta["pos"])
+        self.scale = np.array([meta["scale"]])
+        self.unorm2 = np.array([meta["unorm2"]])
+        self.grad_w = p.n * p.sample_weight / p.W
+
+    def _new_pass(self):
+        n = self.problem.n
+        if self.opts["sampling"] == "uniform":
+            self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
+        else:
+            self.order = self.rng.permutation(n).astype(np.int64)
+        self.pos = 0
+
+    def advance(self, n_epochs, deadline):
+        p = self.problem
+        r = p.rows
+        target = self.steps + max(1, int(round(n_epochs * p.n)))
+        while self.steps < target:
+            if self.pos >= self.order.shape[0]:
+                self._new_pass()
+            stop = min(self.order.shape[0], self.pos + (target - self.steps))
+            status, pos, acc = sgd_epoch(
+                r.data, r.indices, r.indptr, r.iptr, p.y, self.grad_w, self.order,
+                self.pos, stop, self.u, self.scale, p.loss.code, p.loss.param, p.lam,
+                self.t, bool(self.opts["project"]), self.unorm2)
+            self.feature_accesses += acc
+            self.steps += pos - self.pos
+            self.t += pos - self.pos
+            self.pos = pos
+            if status == STATUS_NONFINITE:
+                raise FloatingPointError(
+                    f"SGD diverged (non-finite margin at sample {int(self.order[pos])}); "
+                    f"lam={p.lam!r} may be too small for plain SGD steps 1/(lam t)")
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    def certificate(self):
+        p = self.problem
+        w = self.u * self.scale[0]
+        alpha = p.dual_from_primal(w)
+        return p.certificate(w, alpha)
