@@ -1,10 +1,17 @@
 """Solvers and the :func:`solve` entry point (GUIDE §2)."""
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from ..problem import Problem
-from . import sdca as _sdca  # noqa: F401  (registers "sdca")
-from . import sgd as _sgd  # noqa: F401  (registers "sgd")
 from ._base import SOLVERS, SolveResult, Solver, SolverState, load_state, save_state
+
+# Every module of this package registers its solvers with @register on import;
+# importing them all here keeps the registry complete without a hand-kept list.
+for _mod in pkgutil.iter_modules(__path__):
+    if not _mod.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_mod.name}")
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "load_state", "save_state"]

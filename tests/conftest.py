@@ -1,0 +1,76 @@
+"""Shared fixtures: the real data folder (skipped cleanly when absent) and small problems."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("PRIMALDUAL_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_file(name: str) -> Path:
+    """Path of a file in ../shared/data, or skip the test when it is absent."""
+    p = SHARED_DATA / name
+    if not p.exists():
+        pytest.skip(f"real data file {name} not found in {SHARED_DATA}")
+    return p
+
+
+def load_binary(name: str, n_features=None, max_rows=None):
+    """Load a LIBSVM binary set from ../shared/data with labels mapped to -1/+1
+    (larger raw label -> +1) and int32 CSR indices (for LIBLINEAR peers)."""
+    from sklearn.datasets import load_svmlight_file
+    X, y = load_svmlight_file(str(shared_file(name)), n_features=n_features)
+    if max_rows is not None:
+        X, y = X[:max_rows], y[:max_rows]
+    hi = np.max(y)
+    y = np.where(y == hi, 1.0, -1.0)
+    X = sp.csr_matrix(X)
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X, y
+
+
+@pytest.fixture
+def a9a_small():
+    """First 2000 rows of a9a (real, sparse)."""
+    return load_binary("a9a", n_features=123, max_rows=2000)
+
+
+@pytest.fixture
+def mushrooms():
+    return load_binary("mushrooms")
+
+
+def make_classification_data(n=200, d=30, density=0.3, seed=0, zero_rows=0, dense=False):
+    """Small synthetic sparse classification problem with unit-ish rows."""
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=rng, format="csr")
+    X.data = rng.standard_normal(X.data.size)
+    if zero_rows:
+        X = X.tolil()
+        for i in range(zero_rows):
+            X.rows[i] = []
+            X.data[i] = []
+        X = X.tocsr()
+    w = rng.standard_normal(d)
+    y = np.sign(X @ w + 0.3 * rng.standard_normal(n))
+    y[y == 0] = 1.0
+    if dense:
+        X = X.toarray()
+    return X, y
+
+
+def make_regression_data(n=200, d=20, seed=0, dense=False):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.4, random_state=rng, format="csr")
+    X.data = rng.standard_normal(X.data.size)
+    w = rng.standard_normal(d)
+    y = X @ w + 0.1 * rng.standard_normal(n)
+    if dense:
+        X = X.toarray()
+    return X, y
