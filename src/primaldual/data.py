@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .kernels.objective import row_sqnorms
+
 __all__ = ["Rows", "as_rows", "check_Xy", "check_sample_weight", "check_binary_labels"]
 
 
@@ -158,7 +160,8 @@ def as_rows(X) -> Rows:
     if sp.issparse(X):
         indptr = X.indptr
         data = X.data
-        sq = np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel()
+        sq = np.empty(n)
+        row_sqnorms(data, indptr, sq)
         return Rows(X=X, data=data, indices=X.indices, indptr=indptr, iptr=indptr,
                     n=n, d=d, sqnorm=sq, row_nnz=np.diff(indptr).astype(np.int64),
                     is_sparse=True)
@@ -166,6 +169,7 @@ def as_rows(X) -> Rows:
     indices = np.arange(d, dtype=np.int64)
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
     iptr = np.zeros(n + 1, dtype=np.int64)
-    sq = np.einsum("ij,ij->i", X, X, dtype=np.float64)
+    sq = np.empty(n)
+    row_sqnorms(data, indptr, sq)
     return Rows(X=X, data=data, indices=indices, indptr=indptr, iptr=iptr, n=n, d=d,
                 sqnorm=sq, row_nnz=np.full(n, d, dtype=np.int64), is_sparse=False)

@@ -63,6 +63,7 @@ __all__ = [
     "SYNTHETIC_SHAPES",
     "SyntheticShape",
     "UnverifiedDownloadError",
+    "ZIPF_EXPONENT",
     "available",
     "available_real",
     "cache_dir",
@@ -479,7 +480,9 @@ def _get(name):
     except (KeyError, TypeError):
         pass
     names = sorted(REGISTRY)
-    close = difflib.get_close_matches(str(name), names, n=3)
+    key = str(name).lower()
+    close = [n for n in names if key and n.lower().startswith(key)]
+    close += [n for n in difflib.get_close_matches(key, names, n=3) if n not in close]
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     raise ValueError(
         f"unknown dataset {name!r}.{hint} Known datasets: {', '.join(names)}. "
@@ -671,17 +674,20 @@ def _fetch(ds, df, dest_dir, allow_unverified, timeout):
     dest = Path(dest_dir) / df.filename
     errors = []
     last = None
+    checksum = None
     for url in df.sources:
         try:
             return download(url, dest, sha256=df.sha256, allow_unverified=allow_unverified,
-                            timeout=timeout, expected_size=df.size,
-                            progress=None)
-        except (DownloadError, OSError) as exc:   # URLError is an OSError
+                            timeout=timeout, expected_size=df.size, progress=None)
+        except OSError as exc:   # DownloadError, urllib.error.URLError, socket errors
             errors.append(f"{url}: {exc}")
             last = exc
+            if isinstance(exc, ChecksumError):
+                checksum = exc
     msg = f"could not download {df.filename!r} of dataset {ds.name!r}: " + "; ".join(errors)
-    if any(isinstance(e, ChecksumError) for e in [last]):
-        raise ChecksumError(msg, url=last.url, expected=last.expected, got=last.got) from last
+    if checksum is not None:
+        raise ChecksumError(msg, url=checksum.url, expected=checksum.expected,
+                            got=checksum.got) from last
     raise DownloadError(msg) from last
 
 
@@ -1277,8 +1283,14 @@ def _row_offsets(counts):
     return np.arange(total, dtype=np.int64) - starts
 
 
-def _sample_columns(rng, k, cdf, d, calib, m0):
-    """Sample k[i] distinct Zipf-ranked columns for every row; returns sorted CSR parts."""
+def _sample_columns(rng, k, cdf, d, calib, m0, perm):
+    """Sample k[i] distinct Zipf-distributed columns for every row.
+
+    Returns the column indices in CSR order (rows in order, columns sorted within each
+    row) and the popularity rank of each one.
+    """
+    invperm = np.empty(d, dtype=np.int64)
+    invperm[perm] = np.arange(d)
     n = k.size
     cum = np.cumsum(m0)
     # block boundaries so that each block draws about _BLOCK_DRAWS candidates
@@ -1299,7 +1311,8 @@ def _sample_columns(rng, k, cdf, d, calib, m0):
                 break
             idx = np.flatnonzero(deficient)
             sel = deficient[r]
-            r_old, c_old = r[sel], c[sel]
+            o = np.argsort(r[sel], kind="stable")
+            r_old, c_old = r[sel][o], c[sel][o]
             pos_old = _row_offsets(cnt[idx])
             extra = (np.ceil(1.5 * (calib.draws_for(kb[idx]) - calib.draws_for(cnt[idx])))
                      .astype(np.int64))
@@ -1316,10 +1329,38 @@ def _sample_columns(rng, k, cdf, d, calib, m0):
             cnt[idx] = cnt2[idx]
         else:  # pragma: no cover - needs k close to d with a vanishing tail probability
             raise RuntimeError("synthetic sampler did not reach the requested row sizes")
-        pieces.append((r + a, c))
-    rows = np.concatenate([p[0] for p in pieces])
-    ranks = np.concatenate([p[1] for p in pieces])
-    return rows, ranks
+        key = r * d + perm[c]
+        key.sort()
+        pieces.append(key % d)
+    cols = np.concatenate(pieces)
+    return cols, invperm[cols]
+
+
+def _sample_columns_dense(rng, k, p, d, perm):
+    """Dense-regime twin of :func:`_sample_columns` (rows hold a large share of d).
+
+    Every column of a row gets an exponential arrival time with rate ``p[rank]``; the
+    ``k[i]`` earliest arrive are kept, which is the same weighted sampling without
+    replacement, at a cost of ``n * d`` instead of the many repeated draws of the head.
+    """
+    invperm = np.empty(d, dtype=np.int64)
+    invperm[perm] = np.arange(d)
+    n = k.size
+    step = max(1, _BLOCK_DRAWS // d)
+    pieces = []
+    for a in range(0, n, step):
+        kb = k[a:a + step]
+        nb = kb.size
+        arrival = rng.standard_exponential((nb, d)) / p
+        order = np.argsort(arrival, axis=1)
+        keep = np.arange(d) < kb[:, None]
+        ranks = order[keep].astype(np.int64)
+        rows = np.repeat(np.arange(nb, dtype=np.int64), kb)
+        key = rows * d + perm[ranks]
+        key.sort()
+        pieces.append(key % d)
+    cols = np.concatenate(pieces)
+    return cols, invperm[cols]
 
 
 def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.float64):
@@ -1334,7 +1375,8 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
        (sigma 0.6; 0.35 for webspam), rescaled so that the mean is exactly
        ``density * d``, clipped to ``[1, 0.75 d]``.
     3. The ``k_i`` columns are drawn from the Zipf law without replacement (i.i.d.
-       draws, keeping the first ``k_i`` distinct ones).
+       draws, keeping the first ``k_i`` distinct ones; for dense rows such as
+       webspam's, the equivalent race of exponential arrival times over all columns).
     4. Values are TF-IDF-like: ``(1 + log tf) * idf_j`` with ``tf`` geometric on
        {1, 2, ...} and ``idf_j = 1 + log(1 / P(column j in a row))``; each row is then
        scaled to unit L2 norm.
@@ -1402,13 +1444,10 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     calib = _DistinctCalibration(p, float(k.max()))
     m0 = np.ceil(1.05 * calib.draws_for(k)).astype(np.int64) + 2
     m0 = np.maximum(m0, k)
-    rows, ranks = _sample_columns(rng, k, cdf, d, calib, m0)
-
-    # CSR with sorted column indices
-    cols = perm[ranks]
-    order = np.argsort(rows * d + cols)
-    cols = cols[order]
-    ranks = ranks[order]
+    if m0.mean() >= 0.5 * d:     # dense rows: racing all d columns is cheaper
+        cols, ranks = _sample_columns_dense(rng, k, p, d, perm)
+    else:
+        cols, ranks = _sample_columns(rng, k, cdf, d, calib, m0, perm)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(k, out=indptr[1:])
 

@@ -45,6 +45,16 @@ shrinking : "auto" | True | False, default "auto"
     ``n`` coordinates.  "auto" turns it on for box losses with
     ``output="last"``.  ``shrinking=False`` is the paper's SDCA exactly.
 
+Elastic net (``l1 > 0``): Prox-SDCA (Shalev-Shwartz & Zhang, "Accelerated
+proximal stochastic dual coordinate ascent", 2014/2016) with the exact
+coordinate step: ``Delta`` maximizes
+``-phi_i*(-(alpha_i + Delta)) - (W/c_i) g*(v + (c_i/W) Delta x_i)`` with
+``g*(v) = sum_j max(|v_j| - l1, 0)^2/(2 lam)``, piecewise quadratic along the
+line; the breakpoints are walked in order
+(:mod:`primaldual.kernels.prox_sdca`).  The primal point is
+``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
+with ``l1 > 0``.
+
 Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
@@ -53,6 +63,7 @@ import time
 
 import numpy as np
 
+from ..kernels.prox_sdca import prox_sdca_epoch
 from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
                             modified_sgd_epoch, sdca_epoch)
 from ._base import Solver, _check_choice, _positive, register
@@ -72,7 +83,7 @@ class SDCASolver(Solver):
     requires = ()
     options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
                "shrinking": "auto"}
-    supports_l1 = False
+    supports_l1 = True
 
     def validate_options(self):
         o = self.opts
@@ -94,6 +105,9 @@ class SDCASolver(Solver):
         if o["init"] == "sgd" and self.warm_start is not None:
             raise ValueError("init='sgd' and warm_start both set the starting alpha; "
                              "choose one")
+        if o["init"] == "sgd" and self.problem.l1 > 0:
+            raise ValueError("init='sgd' (Modified-SGD) is defined for the L2 penalty "
+                             "only; with l1 > 0 use init='zero'")
         T0 = o["T0"] if o["T0"] is not None else self.max_epochs / 2.0
         self.T0_steps = int(round(T0 * self.problem.n))
 
@@ -118,6 +132,14 @@ class SDCASolver(Solver):
         self.snapshot = np.zeros(n if out == "random" else 0)
         self.snap_k = 0          # reservoir: index of the kept candidate
         self.snap_step = -1      # next step whose iterate is a candidate to keep
+        self._prox_scratch()
+
+    def _prox_scratch(self):
+        """Work arrays of the elastic-net step (2 breakpoints per nonzero)."""
+        p = self.problem
+        size = 2 * int(p.rows.row_nnz.max(initial=0)) if p.l1 > 0 else 0
+        self.prox_work = (np.empty(size), np.empty(size), np.empty(size),
+                          np.empty(size, dtype=np.int64))
 
     def get_state(self):
         meta = {"pos": int(self.pos), "shrink_M": _f(self.shrink_M),
@@ -140,6 +162,7 @@ class SDCASolver(Solver):
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
         self.snap_step = int(meta["snap_step"])
+        self._prox_scratch()
 
     # -------------------------------------------------------- sampling
     def _new_pass(self):
@@ -206,11 +229,20 @@ class SDCASolver(Solver):
                     break
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            status, pos, t, acc, viol = sdca_epoch(
-                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                self.order, self.pos, stop, self.alpha, self.v, p.loss.code, p.loss.param,
-                p.lam, inv_W, self.shrinking, self.shrink_M, self.shrunk, averaging,
-                self.avg_sum, self.avg_last, self.T0_steps, self.steps, snap)
+            if p.l1 > 0:
+                status, pos, t, acc, viol = prox_sdca_epoch(
+                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight,
+                    self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
+                    p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_M,
+                    self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
+                    self.steps, snap, *self.prox_work)
+            else:
+                status, pos, t, acc, viol = sdca_epoch(
+                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                    self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
+                    p.loss.param, p.lam, inv_W, self.shrinking, self.shrink_M,
+                    self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
+                    self.steps, snap)
             self.feature_accesses += acc
             self.pass_viol = max(self.pass_viol, viol)
             if status == STATUS_NONFINITE:
@@ -238,7 +270,15 @@ class SDCASolver(Solver):
     def certificate(self):
         p = self.problem
         alpha_out = self._output_alpha()
-        if alpha_out is None:
+        if p.l1 > 0:
+            # elastic net: w(alpha) = soft_threshold(v, l1) / lam
+            if alpha_out is None:
+                cert = p.certificate(p.penalty.grad_conjugate(self.v), self.alpha)
+                self.v = cert.v
+            else:
+                cert = p.certificate(p.penalty.grad_conjugate(p.dual_image(alpha_out)),
+                                     alpha_out)
+        elif alpha_out is None:
             cert = p.certificate(self.v / p.lam, self.alpha)
             self.v = cert.v        # re-synchronize the incremental v (no drift)
         else:

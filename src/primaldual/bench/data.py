@@ -1,0 +1,314 @@
+"""Loading, cutting and scaling the benchmark data sets (:class:`~.config.DatasetSpec`).
+
+- registry sets come from :mod:`primaldual.datasets` (its lookup order); with
+  ``subsample="head"`` only the first ``n`` lines of the file are parsed, so a
+  subset of a large file costs little; otherwise the whole file is parsed
+  once and kept as ``.npz`` in ``<cache>/parsed/`` (keyed by the file's size
+  and modification time), then ``n`` rows are drawn with ``seed``;
+- synthetic sets are generated with :func:`primaldual.datasets.make_synthetic`
+  as ``n + n_test`` rows from one planted model, the first ``n`` for training;
+- ``sklearn:NAME`` reads a set bundled inside scikit-learn (no download);
+  multi-class sets become "first class vs rest";
+- when a set has no test split, ``test_fraction`` (or ``n_test`` rows) is held
+  out at random with ``seed``.
+
+Scaling is fitted on the training rows only and applied to both splits.
+"""
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from .config import DatasetSpec
+
+__all__ = ["BenchData", "load_data", "clear_memory_cache"]
+
+
+@dataclass
+class BenchData:
+    """A training set, an optional test set, and a note on how they were made."""
+
+    spec: DatasetSpec
+    X: sp.csr_matrix
+    y: np.ndarray
+    X_test: sp.csr_matrix | None
+    y_test: np.ndarray | None
+    note: str
+
+    @property
+    def eval_set(self):
+        return None if self.X_test is None else (self.X_test, self.y_test)
+
+    def describe(self) -> dict:
+        return {"dataset": self.spec.display, "n": int(self.X.shape[0]),
+                "d": int(self.X.shape[1]), "nnz": int(self.X.nnz),
+                "n_test": None if self.X_test is None else int(self.X_test.shape[0]),
+                "note": self.note}
+
+
+_MEMORY: dict = {}
+
+
+def clear_memory_cache():
+    """Forget data sets loaded in this process."""
+    _MEMORY.clear()
+
+
+def load_data(spec: DatasetSpec) -> BenchData:
+    """Load (or reuse) the data of ``spec``; see the module docstring."""
+    key = spec.key()
+    if key not in _MEMORY:
+        _MEMORY[key] = _load(spec)
+    return _MEMORY[key]
+
+
+# ------------------------------------------------------------------ helpers
+def _csr(X):
+    X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
+    X.sort_indices()
+    X.indices = X.indices.astype(np.int32, copy=False)
+    X.indptr = X.indptr.astype(np.int32, copy=False)
+    return X
+
+
+def _open(path: Path):
+    name = path.name
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    return open(path, "rb")
+
+
+def _read_head(path: Path, n_rows, n_features):
+    """Parse the first ``n_rows`` lines (all when None) of a LIBSVM file."""
+    from sklearn.datasets import load_svmlight_file
+    lines = []
+    with _open(path) as fh:
+        for line in fh:
+            if not line.strip():
+                continue
+            lines.append(line)
+            if n_rows is not None and len(lines) >= n_rows:
+                break
+    X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=n_features)
+    return X, y
+
+
+def _map_labels(y, label_map, where):
+    out = np.empty(y.shape[0])
+    seen = np.unique(y)
+    for raw in seen:
+        if float(raw) not in label_map:
+            raise ValueError(f"{where} holds label {raw!r}; the registry expects "
+                             f"{sorted(label_map)}")
+        out[y == raw] = label_map[float(raw)]
+    return out
+
+
+def _parsed_cache_path(name, paths):
+    from .. import datasets
+    stamp = "-".join(f"{p.stat().st_size}-{int(p.stat().st_mtime)}" for p in paths)
+    return datasets.cache_dir() / "parsed" / f"{name}-{stamp}.npz"
+
+
+def _load_full_registry(name):
+    """The whole registered set, parsed once and cached as .npz."""
+    from .. import datasets
+    ds = datasets.REGISTRY[name]
+    subset = "both" if ds.test is not None else "train"
+    found = datasets.find(name, subset=subset)
+    paths = list(found) if subset == "both" else [found]
+    cache = _parsed_cache_path(name, paths)
+    if cache.exists():
+        with np.load(cache, allow_pickle=False) as z:
+            parts = [sp.csr_matrix((z[f"{p}_data"], z[f"{p}_indices"], z[f"{p}_indptr"]),
+                                   shape=tuple(z[f"{p}_shape"])) for p in ("train", "test")
+                     if f"{p}_data" in z]
+            ys = [z[f"{p}_y"] for p in ("train", "test") if f"{p}_y" in z]
+        return parts[0], ys[0], (parts[1] if len(parts) > 1 else None), \
+            (ys[1] if len(ys) > 1 else None)
+    out = datasets.load(name, subset=subset, download=False)
+    X, y = _csr(out[0]), np.asarray(out[1], dtype=np.float64)
+    Xt, yt = (_csr(out[2]), np.asarray(out[3], dtype=np.float64)) if subset == "both" \
+        else (None, None)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"train_data": X.data, "train_indices": X.indices,
+                   "train_indptr": X.indptr, "train_shape": np.array(X.shape),
+                   "train_y": y}
+        if Xt is not None:
+            payload.update({"test_data": Xt.data, "test_indices": Xt.indices,
+                            "test_indptr": Xt.indptr, "test_shape": np.array(Xt.shape),
+                            "test_y": yt})
+        tmp = cache.with_name(cache.name + f".tmp-{os.getpid()}.npz")
+        np.savez(tmp, **payload)
+        os.replace(tmp, cache)
+    except OSError:
+        pass                     # a read-only cache only costs a re-parse next time
+    return X, y, Xt, yt
+
+
+def _subsample(X, y, n, rng):
+    if n is None or n >= X.shape[0]:
+        return X, y
+    idx = np.sort(rng.choice(X.shape[0], size=n, replace=False))
+    return X[idx], y[idx]
+
+
+def _holdout(X, y, spec, rng):
+    """Split off a test part when the set has none."""
+    n_total = X.shape[0]
+    if spec.n_test is not None:
+        n_test = min(spec.n_test, n_total - 1)
+    elif spec.test_fraction is not None:
+        n_test = int(round(spec.test_fraction * n_total))
+    else:
+        return X, y, None, None
+    if n_test <= 0:
+        return X, y, None, None
+    perm = rng.permutation(n_total)
+    te, tr = np.sort(perm[:n_test]), np.sort(perm[n_test:])
+    return X[tr], y[tr], X[te], y[te]
+
+
+def _load_registry(spec, rng):
+    from .. import datasets
+    ds = datasets.REGISTRY.get(spec.name)
+    if ds is None:
+        datasets.info(spec.name)           # raises a ValueError listing the names
+    notes = []
+    if spec.subsample == "head" and spec.n is not None:
+        path = datasets.find(spec.name, subset="train")
+        n_read = spec.n
+        if ds.test is None and spec.test_fraction is not None:
+            n_read = int(math.ceil(spec.n / (1.0 - spec.test_fraction)))
+        elif ds.test is None and spec.n_test is not None:
+            n_read = spec.n + spec.n_test
+        X, y = _read_head(path, n_read, ds.n_features)
+        y = _map_labels(y, ds.label_map, path)
+        notes.append(f"first {X.shape[0]} rows of {path.name}")
+        Xt = yt = None
+        if ds.test is not None:
+            tpath = datasets.find(spec.name, subset="test")
+            Xt, yt = _read_head(tpath, spec.n_test, ds.n_features)
+            yt = _map_labels(yt, ds.label_map, tpath)
+            notes.append(f"test: {'first ' if spec.n_test else ''}{Xt.shape[0]} rows of "
+                         f"{tpath.name}")
+        X = _csr(X)
+        Xt = None if Xt is None else _csr(Xt)
+    else:
+        X, y, Xt, yt = _load_full_registry(spec.name)
+        if ds.test is not None and spec.n_test is not None:
+            Xt, yt = _subsample(Xt, yt, spec.n_test, rng)
+        if ds.test is None:
+            X, y, Xt, yt = _holdout(X, y, spec, rng)
+            if Xt is not None:
+                notes.append(f"{Xt.shape[0]} rows held out at random (seed {spec.seed}) "
+                             f"as the test set")
+        if spec.n is not None and spec.n < X.shape[0]:
+            notes.append(f"{spec.n} of {X.shape[0]} training rows drawn at random "
+                         f"(seed {spec.seed})")
+        X, y = _subsample(X, y, spec.n, rng)
+        return X, y, Xt, yt, notes
+    if Xt is None:
+        X, y, Xt, yt = _holdout(X, y, spec, rng)
+        if Xt is not None:
+            notes.append(f"{Xt.shape[0]} of those rows held out at random as the test set")
+    return X, y, Xt, yt, notes
+
+
+def _load_synthetic(spec):
+    from .. import datasets
+    shape = datasets.SYNTHETIC_SHAPES[spec.name]
+    n = spec.n or shape.n
+    n_test = spec.n_test or 0
+    X, y, _ = datasets.make_synthetic(spec.name, n_samples=n + n_test,
+                                      random_state=spec.seed)
+    X = _csr(X)
+    note = (f"synthetic {spec.name} shape (seed {spec.seed}): {n} training rows"
+            + (f" + {n_test} test rows from the same planted model" if n_test else ""))
+    if n_test:
+        return X[:n], y[:n], X[n:], y[n:], [note]
+    return X, y, None, None, [note]
+
+
+def _load_sklearn(spec, rng):
+    import sklearn.datasets as skd
+    X, y = getattr(skd, f"load_{spec.name}")(return_X_y=True)
+    first = np.unique(y)[-1] if spec.name == "breast_cancer" else np.unique(y)[0]
+    y = np.where(y == first, 1.0, -1.0)
+    note = (f"scikit-learn's bundled {spec.name} ({'benign' if spec.name == 'breast_cancer' else f'class {first}'}"
+            f" = +1)")
+    X = _csr(X)
+    if spec.n_test is None and spec.test_fraction is None:
+        spec_h = DatasetSpec(name=spec.name, source="sklearn", test_fraction=0.25,
+                             seed=spec.seed)
+    else:
+        spec_h = spec
+    X, y, Xt, yt = _holdout(X, y, spec_h, rng)
+    X, y = _subsample(X, y, spec.n, rng)
+    return X, y, Xt, yt, [note, f"{Xt.shape[0]} rows held out at random (seed {spec.seed})"]
+
+
+def _load_file(spec, rng):
+    from sklearn.datasets import load_svmlight_file
+    path = Path(spec.name)
+    if not path.exists():
+        raise ValueError(f"data file {path} does not exist")
+    X, y = load_svmlight_file(str(path))
+    labels = np.unique(y)
+    if labels.size != 2:
+        raise ValueError(f"{path} has {labels.size} distinct labels; the benchmark needs "
+                         f"a binary set")
+    y = np.where(y == labels[1], 1.0, -1.0)
+    X = _csr(X)
+    X, y, Xt, yt = _holdout(X, y, spec, rng)
+    X, y = _subsample(X, y, spec.n, rng)
+    return X, y, Xt, yt, [f"{path.name} (label {labels[1]:g} = +1)"]
+
+
+def _scale(X, Xt, how):
+    from sklearn.preprocessing import MaxAbsScaler, normalize
+    if how == "none":
+        return X, Xt, "no scaling"
+    note = "rows scaled to unit L2 norm"
+    if how == "maxabs+unit":
+        sc = MaxAbsScaler().fit(X)
+        X = sc.transform(X)
+        Xt = None if Xt is None else sc.transform(Xt)
+        note = "features divided by their largest absolute training value, then " + note
+    X = _csr(normalize(X))
+    Xt = None if Xt is None else _csr(normalize(Xt))
+    return X, Xt, note
+
+
+def _load(spec: DatasetSpec) -> BenchData:
+    rng = np.random.default_rng(spec.seed)
+    if spec.source == "registry":
+        X, y, Xt, yt, notes = _load_registry(spec, rng)
+    elif spec.source == "synthetic":
+        X, y, Xt, yt, notes = _load_synthetic(spec)
+    elif spec.source == "sklearn":
+        X, y, Xt, yt, notes = _load_sklearn(spec, rng)
+    else:
+        X, y, Xt, yt, notes = _load_file(spec, rng)
+    X, Xt, scale_note = _scale(_csr(X), None if Xt is None else _csr(Xt), spec.scale)
+    if np.unique(y).size < 2:
+        raise ValueError(f"data set {spec.display} has a single class in its training "
+                         f"rows; take more rows (n) or subsample='random'")
+    return BenchData(spec=spec, X=X, y=np.ascontiguousarray(y, dtype=np.float64), X_test=Xt,
+                     y_test=None if yt is None else np.ascontiguousarray(yt, np.float64),
+                     note="; ".join(notes + [scale_note]))

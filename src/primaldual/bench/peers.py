@@ -1,0 +1,339 @@
+"""Adapters to other libraries' solvers ("peers"), evaluated with OUR objective.
+
+Every peer solves the same problem as ``primaldual.Problem`` (GUIDE §1,
+no bias term, no sample weights)::
+
+    P(w) = (1/n) sum_i phi(x_i . w; y_i) + lam/2 ||w||^2
+
+after mapping ``lam`` to the library's parameter:
+
+=====================  ==========================================  ==========================
+peer                   losses (library setting)                    regularization parameter
+=====================  ==========================================  ==========================
+``liblinear``          hinge ``-s 3``, squared_hinge ``-s 1``,     ``C = 1/(lam n)``
+                       logistic ``-s 7``, epsilon_insensitive and  (squared: ``1/(2 lam n)``,
+                       absolute ``-s 13 -p eps``, squared          LIBLINEAR's L2-loss SVR
+                       ``-s 12 -p 0``; always ``-B -1``            has no factor 1/2)
+``sklearn-sag``        logistic (LogisticRegression sag),          ``C = 1/(lam n)``;
+                       squared (Ridge sag)                         Ridge ``alpha = lam n``
+``sklearn-saga``       same with ``solver="saga"``                 same
+``sklearn-sgd``        hinge, squared_hinge, logistic              ``alpha = lam``
+                       (SGDClassifier), squared, absolute,
+                       epsilon_insensitive (SGDRegressor),
+                       ``learning_rate="optimal"``
+``sklearn-linearsvc``  hinge, squared_hinge (LinearSVC),           ``C = 1/(lam n)``
+                       absolute, epsilon_insensitive, squared      (squared: ``1/(2 lam n)``)
+                       (LinearSVR), ``dual=True``
+``sklearn-logreg``     logistic (LogisticRegression lbfgs)         ``C = 1/(lam n)``
+``lightning-sdca``     hinge, squared_hinge, smooth_hinge          ``alpha = lam``,
+                       (lightning SDCAClassifier)                  ``l1_ratio = 0``
+=====================  ==========================================  ==========================
+
+None of them exposes its iterates during a fit, so a peer is traced by
+refitting from scratch with a growing budget: ``max_iter`` in
+``1, 2, 3, 4, 6, 8, 12, 16, ...`` epochs (each fit with the same seed is the
+prefix of the longer one), or for LIBLINEAR, whose iteration cap is fixed
+in C, a decreasing stopping tolerance ``-e 1, 10^-0.5, 10^-1, ...``.  The
+time of a point is the wall time of the fit that produced it (the data
+conversion is done once, outside the timing); its epochs are the library's
+own count (``n_iter_``, LIBLINEAR's ``#iter``: passes of coordinate descent
+over the active set; for ``LogisticRegression`` L-BFGS iterations, each
+about one gradient pass).
+
+LIBLINEAR draws its coordinate order with C's ``rand()``; the adapter calls
+``srand(seed)`` before every fit so that repeated runs are identical.
+"""
+from __future__ import annotations
+
+import ctypes
+import importlib
+import importlib.util
+import re
+import time
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Peer", "PeerPoint", "PEERS", "peer_status", "budget_schedule"]
+
+
+@dataclass
+class PeerPoint:
+    """One traced point of a peer: its coefficients after ``epochs`` passes."""
+
+    epochs: float
+    time: float
+    coef: np.ndarray
+    stopped: bool = False      # the library stopped on its own criterion before the budget
+    extra: dict | None = None
+
+
+def budget_schedule(max_epochs):
+    """1, 2, 3, 4, 6, 8, 12, 16, 24, ... up to ``max_epochs`` (always included)."""
+    top = int(np.ceil(max_epochs))
+    seq = [1, 2, 3]
+    while seq[-1] < top:
+        seq.append(2 * seq[-2])
+    return sorted({b for b in seq if b < top} | {top})
+
+
+class Peer:
+    """Base adapter.  Subclasses set ``name``, ``label``, ``module`` and
+    ``losses`` and implement :meth:`_fit` (one fit with a budget)."""
+
+    name = "peer"
+    label = "peer"
+    module = ""                 # import name of the library
+    losses: tuple = ()
+
+    def status(self):
+        """None when usable, else a reason such as ``"not installed"``."""
+        if importlib.util.find_spec(self.module) is None:
+            return "not installed"
+        return None
+
+    def unsupported(self, loss):
+        """None when the loss is supported, else the reason."""
+        if loss.name not in self.losses:
+            return (f"{self.name} does not support loss={loss.name!r} "
+                    f"(supports {', '.join(self.losses)})")
+        return None
+
+    distribution = ""           # distribution name, for the recorded version
+
+    def version(self):
+        """Installed version of the library, or None."""
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version(self.distribution)
+        except PackageNotFoundError:
+            return None
+
+    def trace(self, X, y, loss, lam, seed, max_epochs):
+        """Yield :class:`PeerPoint` s for growing budgets (the caller may stop early)."""
+        state = self._prepare(X, y, loss, lam)
+        for b in budget_schedule(max_epochs):
+            t0 = time.perf_counter()
+            coef, epochs = self._fit(state, X, y, loss, lam, seed, b)
+            elapsed = time.perf_counter() - t0
+            stopped = epochs < b
+            yield PeerPoint(epochs=float(epochs), time=elapsed, coef=coef, stopped=stopped)
+            if stopped:
+                return
+
+    def _prepare(self, X, y, loss, lam):
+        return None
+
+    def _fit(self, state, X, y, loss, lam, seed, budget):
+        raise NotImplementedError(f"{type(self).__name__} must implement _fit")
+
+
+# ------------------------------------------------------------------ LIBLINEAR
+_LIBLINEAR_TYPES = {"hinge": 3, "squared_hinge": 1, "logistic": 7, "squared": 12,
+                    "absolute": 13, "epsilon_insensitive": 13}
+_ITER_RE = re.compile(r"#iter\s*=\s*(\d+)")
+
+
+def _srand(seed):
+    """Seed C's rand(), which LIBLINEAR uses for its coordinate order."""
+    try:
+        ctypes.CDLL(None).srand(ctypes.c_uint(int(seed) & 0xFFFFFFFF))
+    except (OSError, AttributeError):       # no libc symbol lookup on this platform
+        pass
+
+
+def liblinear_options(loss, lam, n, eps):
+    """The LIBLINEAR option string for our (loss, lam) on ``n`` rows."""
+    s = _LIBLINEAR_TYPES[loss.name]
+    C = 1.0 / (lam * n) if loss.name != "squared" else 1.0 / (2.0 * lam * n)
+    opts = f"-s {s} -c {C!r} -B -1 -e {eps!r}"
+    if s in (12, 13):
+        p = loss.param if loss.name == "epsilon_insensitive" else 0.0
+        opts += f" -p {p!r}"
+    return opts
+
+
+class LiblinearPeer(Peer):
+    name = "liblinear"
+    label = "LIBLINEAR"
+    module = "liblinear"
+    distribution = "liblinear-official"
+    losses = tuple(_LIBLINEAR_TYPES)
+    #: tolerances tried, loosest first
+    eps_schedule = tuple(10.0 ** (-k / 2.0) for k in range(0, 21))
+    #: LIBLINEAR's hard-coded cap on outer iterations of its dual solvers
+    max_iter = 1000
+
+    def train(self, X, y, loss, lam, eps, seed, prob=None):
+        """One LIBLINEAR fit; returns (coef, outer iterations, seconds)."""
+        from liblinear import liblinear as ll
+        from liblinear import liblinearutil as lu
+        if prob is None:
+            prob = lu.problem(np.asarray(y, dtype=np.float64), X)
+        param = lu.parameter(liblinear_options(loss, lam, X.shape[0], eps))
+        lines = []
+        cb = ll.PRINT_STRING_FUN(lambda s: lines.append(s.decode(errors="replace")))
+        param.print_func = cb
+        _srand(seed)
+        t0 = time.perf_counter()
+        model = lu.train(prob, param)
+        elapsed = time.perf_counter() - t0
+        ll.liblinear.set_print_string_function(ll.PRINT_STRING_FUN(lambda s: None))
+        coef = np.ctypeslib.as_array(model.w, shape=(X.shape[1],)).astype(np.float64,
+                                                                          copy=True)
+        if loss.classification and model.get_labels()[0] != 1:
+            coef = -coef                 # LIBLINEAR's first label is its positive class
+        its = [int(m) for m in _ITER_RE.findall("".join(lines))]
+        return coef, (its[-1] if its else 0), elapsed
+
+    def trace(self, X, y, loss, lam, seed, max_epochs):
+        from liblinear import liblinearutil as lu
+        prob = lu.problem(np.asarray(y, dtype=np.float64), X)
+        for eps in self.eps_schedule:
+            coef, its, elapsed = self.train(X, y, loss, lam, eps, seed, prob=prob)
+            capped = its >= self.max_iter or its >= max_epochs
+            yield PeerPoint(epochs=float(its), time=elapsed, coef=coef, stopped=capped,
+                            extra={"eps": eps})
+            if capped:
+                return
+
+
+# ------------------------------------------------------------- scikit-learn
+def _quiet_fit(est, X, y):
+    from sklearn.exceptions import ConvergenceWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        est.fit(X, y)
+    return est
+
+
+def _n_iter(est, budget):
+    n = getattr(est, "n_iter_", None)
+    if n is None:
+        return budget
+    return int(np.max(np.atleast_1d(n)))
+
+
+def _coef(est):
+    return np.asarray(est.coef_, dtype=np.float64).ravel().copy()
+
+
+class SklearnPeer(Peer):
+    module = "sklearn"
+    distribution = "scikit-learn"
+
+    def _fit(self, state, X, y, loss, lam, seed, budget):
+        est = self.make(loss, lam, X.shape[0], seed, budget)
+        _quiet_fit(est, X, y)
+        return _coef(est), _n_iter(est, budget)
+
+
+class SagPeer(SklearnPeer):
+    name = "sklearn-sag"
+    label = "sklearn SAG"
+    losses = ("logistic", "squared")
+    solver = "sag"
+
+    def make(self, loss, lam, n, seed, budget):
+        from sklearn.linear_model import LogisticRegression, Ridge
+        if loss.name == "logistic":
+            return LogisticRegression(solver=self.solver, C=1.0 / (lam * n),
+                                      fit_intercept=False, tol=0.0, max_iter=budget,
+                                      random_state=seed)
+        return Ridge(alpha=lam * n, solver=self.solver, fit_intercept=False, tol=0.0,
+                     max_iter=budget, random_state=seed)
+
+
+class SagaPeer(SagPeer):
+    name = "sklearn-saga"
+    label = "sklearn SAGA"
+    solver = "saga"
+
+
+class SgdPeer(SklearnPeer):
+    name = "sklearn-sgd"
+    label = "sklearn SGD"
+    losses = ("hinge", "squared_hinge", "logistic", "squared", "absolute",
+              "epsilon_insensitive")
+
+    def make(self, loss, lam, n, seed, budget):
+        from sklearn.linear_model import SGDClassifier, SGDRegressor
+        common = dict(alpha=lam, penalty="l2", fit_intercept=False, max_iter=budget,
+                      tol=None, random_state=seed, learning_rate="optimal", shuffle=True)
+        if loss.classification:
+            name = {"logistic": "log_loss"}.get(loss.name, loss.name)
+            return SGDClassifier(loss=name, **common)
+        if loss.name == "squared":
+            return SGDRegressor(loss="squared_error", **common)
+        eps = loss.param if loss.name == "epsilon_insensitive" else 0.0
+        return SGDRegressor(loss="epsilon_insensitive", epsilon=eps, **common)
+
+
+class LinearSvcPeer(SklearnPeer):
+    name = "sklearn-linearsvc"
+    label = "sklearn LinearSVC"
+    losses = ("hinge", "squared_hinge", "absolute", "epsilon_insensitive", "squared")
+
+    def make(self, loss, lam, n, seed, budget):
+        from sklearn.svm import LinearSVC, LinearSVR
+        C = 1.0 / (lam * n)
+        if loss.classification:
+            return LinearSVC(loss=loss.name, C=C, fit_intercept=False, dual=True,
+                             tol=1e-15, max_iter=budget, random_state=seed)
+        if loss.name == "squared":
+            return LinearSVR(loss="squared_epsilon_insensitive", epsilon=0.0, C=C / 2.0,
+                             fit_intercept=False, dual=True, tol=1e-15, max_iter=budget,
+                             random_state=seed)
+        eps = loss.param if loss.name == "epsilon_insensitive" else 0.0
+        return LinearSVR(loss="epsilon_insensitive", epsilon=eps, C=C, fit_intercept=False,
+                         dual=True, tol=1e-15, max_iter=budget, random_state=seed)
+
+
+class LogRegPeer(SklearnPeer):
+    name = "sklearn-logreg"
+    label = "sklearn LogisticRegression"
+    losses = ("logistic",)
+
+    def make(self, loss, lam, n, seed, budget):
+        from sklearn.linear_model import LogisticRegression
+        return LogisticRegression(solver="lbfgs", C=1.0 / (lam * n), fit_intercept=False,
+                                  tol=1e-15, max_iter=budget)
+
+
+# ---------------------------------------------------------------- lightning
+class LightningSdcaPeer(Peer):
+    name = "lightning-sdca"
+    label = "lightning SDCA"
+    module = "lightning"
+    distribution = "sklearn-contrib-lightning"
+    losses = ("hinge", "squared_hinge", "smooth_hinge")
+
+    def status(self):
+        if importlib.util.find_spec("lightning") is None:
+            return "not installed"
+        try:
+            importlib.import_module("lightning.classification")
+        except Exception as e:            # a broken build: record it, don't fail the bench
+            return f"not importable ({type(e).__name__}: {e})"
+        return None
+
+    def _fit(self, state, X, y, loss, lam, seed, budget):
+        from lightning.classification import SDCAClassifier
+        gamma = loss.param if loss.name == "smooth_hinge" else 1.0
+        est = SDCAClassifier(alpha=lam, l1_ratio=0.0, loss=loss.name, gamma=gamma,
+                             max_iter=budget, tol=1e-15, random_state=seed)
+        _quiet_fit(est, X, y)
+        return _coef(est), _n_iter(est, budget)
+
+
+#: every adapter, by name
+PEERS: dict = {p.name: p for p in (LiblinearPeer(), SagPeer(), SagaPeer(), SgdPeer(),
+                                   LinearSvcPeer(), LogRegPeer(), LightningSdcaPeer())}
+
+
+def peer_status() -> dict:
+    """{peer name: "ok" or the reason it cannot run, e.g. "not installed"}."""
+    return {name: (p.status() or "ok") for name, p in PEERS.items()}

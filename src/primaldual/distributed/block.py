@@ -1,0 +1,194 @@
+"""One or more contiguous data partitions and the work done on them.
+
+A :class:`PartitionBlock` owns rows, labels, weights, the dual block
+``alpha`` and a copy of the dual image ``v`` for one or several contiguous
+partitions, plus one random stream per partition.  It is the unit of work of
+both engines:
+
+* :class:`~primaldual.distributed.local.LocalEngine` holds one block with
+  all ``K`` partitions (simulated distribution on one machine);
+* :class:`~primaldual.distributed.dask_engine.DaskEngine` holds one block
+  per partition inside a Dask actor on a worker.
+
+Both call the same compiled kernels in the same order, so with the same
+partitioning and streams they produce the same numbers.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data import Rows, as_rows
+from ..kernels.minibatch import (STATUS_OK, column_counts, normalized_gram_matvec,
+                                 omega_ratio_max, partition_rounds)
+from ..kernels.objective import certificate_pass
+
+__all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
+
+
+def contiguous_partition(n: int, n_parts: int) -> np.ndarray:
+    """Boundaries ``part_ptr`` (K+1,) of ``n`` rows split into ``n_parts``
+    contiguous blocks whose sizes differ by at most one (``numpy.array_split``)."""
+    if not isinstance(n_parts, (int, np.integer)) or isinstance(n_parts, bool) or n_parts < 1:
+        raise ValueError(f"n_partitions must be a positive integer, got {n_parts!r}")
+    if n_parts > n:
+        raise ValueError(f"n_partitions={n_parts} is larger than the number of samples "
+                         f"n={n}; use at most n partitions")
+    sizes = np.array([len(a) for a in np.array_split(np.arange(n), n_parts)], np.int64)
+    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def stream_entropy(random_state, rng) -> int:
+    """The root entropy of the partition streams: ``random_state`` itself
+    when it is an int, otherwise one draw from the solver's generator."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(rng.integers(2 ** 63))
+
+
+def spawn_streams(entropy: int, n_parts: int) -> list:
+    """One PCG64 generator per partition: ``SeedSequence(entropy).spawn(K)``."""
+    return [np.random.Generator(np.random.PCG64(s))
+            for s in np.random.SeedSequence(entropy).spawn(n_parts)]
+
+
+class PartitionBlock:
+    """Rows ``part_ptr[0]..part_ptr[-1]`` split into partitions ``part_ptr``.
+
+    Parameters
+    ----------
+    rows : Rows
+        Row view of this block's data (local row numbering from 0).
+    y, cw : arrays (n_local,)
+        Labels and sample weights.
+    part_ptr : int64 array (K+1,)
+        Local partition boundaries, ``part_ptr[0] == 0``.
+    loss_code, loss_param, lam, W : the problem constants (``W`` global).
+    """
+
+    def __init__(self, rows: Rows, y, cw, part_ptr, loss_code, loss_param, lam, W):
+        self.rows = rows
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.cw = np.ascontiguousarray(cw, dtype=np.float64)
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.K = self.part_ptr.shape[0] - 1
+        self.n = rows.n
+        self.d = rows.d
+        self.kind = int(loss_code)
+        self.p = float(loss_param)
+        self.lam = float(lam)
+        self.W = float(W)
+        self.sqnorm = rows.sqnorm
+        self.curv = self.sqnorm.copy()
+        self.alpha = np.zeros(self.n)
+        self.v = np.zeros(self.d)
+        self.rngs = [np.random.Generator(np.random.PCG64(0)) for _ in range(self.K)]
+        # scratch (allocated once; the kernels never allocate)
+        self.dalpha = np.zeros(self.n)
+        self.dv = np.zeros(self.d)
+        self.colmark = np.zeros(self.d, dtype=np.uint8)
+        self.rowmark = np.zeros(self.n, dtype=np.uint8)
+        self.perm = np.arange(self.n, dtype=np.int64)
+        self.out_ptr = np.zeros(self.K + 1, dtype=np.int64)
+        self._cap_m = -1
+        self.row_nnz = rows.row_nnz
+        self.part_nnz = np.array([int(self.rows.indptr[self.part_ptr[k + 1]]
+                                      - self.rows.indptr[self.part_ptr[k]])
+                                  for k in range(self.K)], dtype=np.int64)
+        self.part_maxrow = np.array([int(self.row_nnz[a:b].max(initial=0)) for a, b in
+                                     zip(self.part_ptr[:-1], self.part_ptr[1:])], np.int64)
+
+    # ------------------------------------------------------------ setup
+    @classmethod
+    def from_arrays(cls, X, y, cw, part_ptr, loss_code, loss_param, lam, W):
+        from ..data import check_X
+        return cls(as_rows(check_X(X)), y, cw, part_ptr, loss_code, loss_param, lam, W)
+
+    def set_curvature(self, beta: float):
+        """ESO weights ``v_i = beta ||x_i||^2`` (every distributed formula of Section 4.3)."""
+        self.curv = float(beta) * self.sqnorm
+
+    def set_state(self, alpha, v, rng_states):
+        self.alpha[:] = alpha
+        self.v[:] = v
+        for g, st in zip(self.rngs, rng_states):
+            g.bit_generator.state = st
+
+    def rng_states(self) -> list:
+        return [g.bit_generator.state for g in self.rngs]
+
+    def _ensure_capacity(self, m):
+        if m == self._cap_m:
+            return
+        cap = int(sum(min(self.d, int(nnz), int(m) * int(mr))
+                      for nnz, mr in zip(self.part_nnz, self.part_maxrow)))
+        self.out_cols = np.zeros(max(cap, 1), dtype=np.int64)
+        self.out_vals = np.zeros(max(cap, 1))
+        sizes = np.diff(self.part_ptr)
+        self.swaps = np.zeros(max(int(m), 1), dtype=np.int64)
+        self.rows_buf = np.zeros(max(int(min(m, sizes.max(initial=1))), 1), dtype=np.int64)
+        self._cap_m = m
+
+    # ------------------------------------------------------------ rounds
+    def run(self, mode, m, sigma_dot, gamma, n_rounds, apply_v):
+        """``n_rounds`` rounds (see :func:`partition_rounds`); the uniforms of
+        partition k come from its own stream, ``m`` per round.
+
+        Returns ``(status, rounds_done, feature_accesses, bad_local_row)``.
+        """
+        self._ensure_capacity(m)
+        u = np.empty((self.K, n_rounds * m))
+        for k, g in enumerate(self.rngs):
+            u[k] = g.random(n_rounds * m)
+        r = self.rows
+        return partition_rounds(
+            r.data, r.indices, r.indptr, r.iptr, self.y, self.cw, self.curv, self.kind,
+            self.p, 1.0 / self.lam, 1.0 / self.W, self.part_ptr, int(mode), int(m),
+            float(sigma_dot), float(gamma), u, int(n_rounds), bool(apply_v), self.alpha,
+            self.v, self.dalpha, self.dv, self.colmark, self.rowmark, self.perm,
+            self.swaps, self.rows_buf, self.out_cols, self.out_vals, self.out_ptr)
+
+    def last_changes(self) -> list:
+        """Sparse ``Delta v_k`` of the last round: one (cols, vals) per partition."""
+        return [(self.out_cols[a:b].copy(), self.out_vals[a:b].copy())
+                for a, b in zip(self.out_ptr[:-1], self.out_ptr[1:])]
+
+    # -------------------------------------------------------- certificate
+    def certificate_parts(self, w):
+        """Per partition: ``(loss_sum, conj_sum, sum_i c_i alpha_i x_i, X_k w)``."""
+        r = self.rows
+        out = []
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            vs = np.empty(self.d)
+            margins = np.empty(b - a)
+            ls, cs = certificate_pass(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
+                                      self.y[a:b], self.cw[a:b], self.alpha[a:b], w,
+                                      self.kind, self.p, vs, margins)
+            out.append((float(ls), float(cs), vs, margins))
+        return out
+
+    # ------------------------------------------------------- ESO support
+    def gram_matvec(self, z):
+        out = np.zeros(self.d)
+        r = self.rows
+        normalized_gram_matvec(r.data, r.indices, r.indptr, r.iptr, self.sqnorm,
+                               np.ascontiguousarray(z, dtype=np.float64), out)
+        return out
+
+    def column_counts(self):
+        out = np.zeros(self.d)
+        r = self.rows
+        column_counts(r.indices, r.indptr, r.iptr, self.d, out)
+        return out
+
+    def omega_ratio(self, omega):
+        r = self.rows
+        return float(omega_ratio_max(r.data, r.indices, r.indptr, r.iptr,
+                                     np.ascontiguousarray(omega, dtype=np.float64)))
+
+    def stats(self) -> dict:
+        return {"n": int(self.n), "nnz": int(self.rows.nnz), "W": float(self.cw.sum()),
+                "sqnorm_max": float(self.sqnorm.max(initial=0.0))}
+
+
+STATUS_OK = STATUS_OK

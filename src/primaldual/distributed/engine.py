@@ -1,0 +1,131 @@
+"""The engine interface shared by every partitioned (distributed) solver, and
+its in-process implementation.
+
+A solver that works in rounds over ``K`` data partitions (distributed
+mini-batch SDCA, CoCoA+, later DSO) talks to an engine only:
+
+``set_curvature(beta)``           ESO weights ``v_i = beta ||x_i||^2``
+``set_state(alpha, v, rng_states)`` / ``get_state()``   the explicit state
+``run(mode, m, sigma_dot, gamma, n_rounds)``   rounds; returns feature accesses
+``certificate(w)``                exact primal/dual pieces, summed over partitions
+``gram_matvec(z)``, ``column_counts()``, ``omega_ratio(omega)``   ESO quantities
+
+:class:`LocalEngine` runs all partitions in this process (one
+:class:`~primaldual.distributed.block.PartitionBlock`);
+:class:`~primaldual.distributed.dask_engine.DaskEngine` runs one block per
+partition on Dask workers.  They call the same kernels in the same order, so
+for the same partitioning and seed they give the same iterates.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..problem import Certificate
+from .block import PartitionBlock, spawn_streams
+
+__all__ = ["Engine", "LocalEngine", "assemble_certificate", "raise_nonfinite"]
+
+
+def raise_nonfinite(lam, row):
+    raise FloatingPointError(
+        f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
+        f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
+        f"or increase lam")
+
+
+def assemble_certificate(parts, w, alpha, penalty, W) -> Certificate:
+    """Sum per-partition pieces (in partition order) into an exact certificate.
+
+    ``parts`` is a list of ``(loss_sum, conj_sum, sum_i c_i alpha_i x_i, margins)``.
+    """
+    loss_sum = 0.0
+    conj_sum = 0.0
+    vsum = np.zeros_like(parts[0][2])
+    for ls, cs, vs, _ in parts:
+        loss_sum += ls
+        conj_sum += cs
+        vsum += vs
+    v = vsum / W
+    margins = np.concatenate([m for *_, m in parts])
+    primal = loss_sum / W + penalty.value(w)
+    dual = conj_sum / W - penalty.conjugate(v) if np.isfinite(conj_sum) else -np.inf
+    return Certificate(w=w, alpha=alpha, primal=float(primal), dual=float(dual), v=v,
+                       margins=margins)
+
+
+class Engine:
+    """Interface (see the module docstring)."""
+
+    part_ptr: np.ndarray
+    n: int
+    d: int
+
+    @property
+    def K(self) -> int:
+        return self.part_ptr.shape[0] - 1
+
+    def init_streams(self, entropy: int):
+        """Per-partition streams spawned from ``entropy`` (``SeedSequence.spawn``)."""
+        return [g.bit_generator.state for g in spawn_streams(entropy, self.K)]
+
+    def close(self):
+        pass
+
+    def info(self) -> dict:
+        return {}
+
+
+class LocalEngine(Engine):
+    """All partitions in this process: the reference the Dask engine must match.
+
+    Parameters
+    ----------
+    problem : Problem
+    part_ptr : int64 array (K+1,)   contiguous partition boundaries
+    """
+
+    backend = "local"
+
+    def __init__(self, problem, part_ptr):
+        self.problem = problem
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.n, self.d = problem.n, problem.d
+        self.block = PartitionBlock(problem.rows, problem.y, problem.sample_weight,
+                                    self.part_ptr, problem.loss.code, problem.loss.param,
+                                    problem.lam, problem.W)
+
+    def set_curvature(self, beta):
+        self.block.set_curvature(beta)
+
+    def set_state(self, alpha, v, rng_states):
+        self.block.set_state(alpha, v, rng_states)
+
+    def get_state(self):
+        b = self.block
+        return b.alpha.copy(), b.v.copy(), b.rng_states()
+
+    @property
+    def v(self):
+        return self.block.v
+
+    def run(self, mode, m, sigma_dot, gamma, n_rounds):
+        st, done, acc, bad = self.block.run(mode, m, sigma_dot, gamma, n_rounds, True)
+        if st != 0:
+            raise_nonfinite(self.problem.lam, bad)
+        return int(acc)
+
+    def certificate(self, w):
+        parts = self.block.certificate_parts(w)
+        cert = assemble_certificate(parts, w, self.block.alpha.copy(),
+                                    self.problem.penalty, self.problem.W)
+        self.block.v[:] = cert.v          # re-synchronize the incremental v
+        return cert
+
+    def gram_matvec(self, z):
+        return self.block.gram_matvec(z)
+
+    def column_counts(self):
+        return self.block.column_counts()
+
+    def omega_ratio(self, omega):
+        return self.block.omega_ratio(omega)

@@ -1,0 +1,3 @@
+"""Placeholder replaced below."""
+class PartitionedProblem:  # noqa
+    pass

@@ -1,0 +1,148 @@
+"""The solver side of partitioned (round-based) dual methods.
+
+:class:`RoundsMixin` gives a :class:`~primaldual.solvers._base.Solver` the
+state handling, rounds, certificate and engine selection that distributed
+mini-batch SDCA and CoCoA+ share (and that DSO can reuse).  The solver
+provides
+
+``round_spec()``      ``(mode, m, sigma_dot, gamma)`` of one round
+``steps_per_round``   elementary coordinate updates per round
+``eso_beta()``        the ESO factor ``beta`` of ``v_i = beta ||x_i||^2``
+
+and the mixin provides ``init_state``, ``advance``, ``certificate``,
+``get_state`` and ``set_state`` for the engine path.  The explicit state is
+``alpha``, the incremental ``v`` and the per-partition stream states; ``w``
+is ``v / lam``.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .block import contiguous_partition, stream_entropy
+from .engine import LocalEngine
+
+__all__ = ["RoundsMixin", "ENGINE_OPTIONS"]
+
+#: options of every round-based solver (engine, placement, fault handling)
+ENGINE_OPTIONS = {
+    "n_partitions": 4,         # K (C in the mini-batch paper)
+    "client": None,            # dask.distributed.Client: run the partitions on it
+    "round_timeout": 120.0,    # seconds a Dask round may take before a clear error
+    "recovery_every": None,    # rounds between in-memory/disk recovery snapshots (Dask)
+    "recovery_dir": None,      # directory for recovery snapshots (Dask); None: client memory
+    "max_recoveries": 3,       # worker losses tolerated in one fit (Dask)
+}
+
+
+class RoundsMixin:
+    """See the module docstring."""
+
+    engine = None
+
+    # --------------------------------------------------------- helpers
+    def _validate_engine_options(self):
+        from ..solvers._base import _positive
+        o = self.opts
+        K = o["n_partitions"]
+        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
+            raise ValueError(f"n_partitions must be a positive integer, got {K!r}")
+        _positive("round_timeout", o["round_timeout"])
+        if o["recovery_every"] is not None:
+            _positive("recovery_every", o["recovery_every"], integer=True)
+        _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
+        from .problem import PartitionedProblem
+        self.distributed_input = isinstance(self.problem, PartitionedProblem)
+        if self.distributed_input:
+            if o["client"] is None:
+                o["client"] = self.problem.client
+            if K != self.problem.n_parts:
+                raise ValueError(f"n_partitions={K} but the partitioned input has "
+                                 f"{self.problem.n_parts} partitions (one per part file "
+                                 f"or chunk); set n_partitions={self.problem.n_parts}")
+        if o["client"] is not None:
+            self._check_client(o["client"])
+
+    @staticmethod
+    def _check_client(client):
+        try:
+            from distributed import Client
+        except ImportError:                       # pragma: no cover - dask is a dependency
+            raise ValueError("client= needs dask.distributed installed") from None
+        if not isinstance(client, Client):
+            raise ValueError(f"client must be a dask.distributed.Client, got "
+                             f"{type(client).__name__}")
+
+    def _make_engine(self):
+        o = self.opts
+        if self.distributed_input:
+            from .dask_engine import DaskEngine
+            return DaskEngine.from_partitioned(self.problem, o)
+        part_ptr = contiguous_partition(self.problem.n, int(o["n_partitions"]))
+        if o["client"] is not None:
+            from .dask_engine import DaskEngine
+            return DaskEngine.from_problem(self.problem, part_ptr, o)
+        return LocalEngine(self.problem, part_ptr)
+
+    # ----------------------------------------------------------- hooks
+    def engine_init_state(self, alpha0):
+        p = self.problem
+        self.engine = self._make_engine()
+        self.engine.set_curvature(self.eso_beta())
+        entropy = stream_entropy(self.random_state, self.rng)
+        states = self.engine.init_streams(entropy)
+        if alpha0 is None:
+            alpha = np.zeros(p.n)
+            v = np.zeros(p.d)
+        else:
+            alpha = alpha0
+            v = p.dual_image(alpha)
+        self.engine.set_state(alpha, v, states)
+        self.rounds = 0
+
+    def engine_advance(self, n_epochs, deadline):
+        p = self.problem
+        spr = self.steps_per_round
+        total = max(1, int(round(n_epochs * p.n / spr)))
+        mode, m, sigma_dot, gamma = self.round_spec()
+        chunk = total if deadline is None else max(1, math.ceil(total / 10))
+        done = 0
+        while done < total:
+            r = min(chunk, total - done)
+            self.feature_accesses += self.engine.run(mode, m, sigma_dot, gamma, r)
+            done += r
+            self.rounds += r
+            self.steps += r * spr
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    def engine_certificate(self):
+        v = self.engine.v
+        w = v / self.problem.lam
+        return self.engine.certificate(w)
+
+    def engine_get_state(self):
+        alpha, v, states = self.engine.get_state()
+        meta = {"rounds": int(self.rounds), "stream_states": states,
+                "backend": self.engine.backend}
+        return meta, {"alpha": alpha, "v": v}
+
+    def engine_set_state(self, meta, arrays):
+        if self.engine is None:
+            self.engine = self._make_engine()
+            self.engine.set_curvature(self.eso_beta())
+        states = meta["stream_states"]
+        if len(states) != self.engine.K:
+            raise ValueError(f"the checkpoint has {len(states)} partition streams but "
+                             f"n_partitions={self.engine.K}; resume with the same "
+                             f"n_partitions")
+        self.engine.set_state(np.asarray(arrays["alpha"], dtype=np.float64),
+                              np.asarray(arrays["v"], dtype=np.float64), states)
+        self.rounds = int(meta["rounds"])
+
+    def engine_trace_extras(self):
+        out = {"rounds": int(self.rounds)}
+        out.update(self.engine.info() if self.engine is not None else {})
+        return out

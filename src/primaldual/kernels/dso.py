@@ -1,0 +1,194 @@
+"""DSO block kernel: stochastic saddle-point updates (8) over the nonzeros of
+one block Omega^(q, r) of the p x p partition (Matsushima, Yun, Zhang &
+Vishwanathan, "Distributed Stochastic Optimization of the Regularized Risk",
+Section 2.1 and Algorithm 1, line 8).
+
+The saddle function (6), written for GUIDE §1's weighted objective
+(``m`` -> ``W = sum_i c_i``, ``1/m`` -> ``c_i/W``; ``r_j`` is the
+per-coordinate regularizer ``lam/2 w_j^2 + l1 |w_j|``, the paper's
+``lam phi_j``)::
+
+    f(w, alpha) = sum_{(i,j) in Omega} f_ij(w_j, alpha_i)
+    f_ij = r_j(w_j) / |Omega-bar_j| + (c_i/W) H_i(alpha_i) / |Omega_i|
+           - (c_i/W) alpha_i w_j x_ij,
+    H_i(alpha) = -phi*(-alpha; y_i)     (SDCA convention, GUIDE §1)
+
+Update (8) for one nonzero ``(i, j)``, both partial (sub)gradients taken at the
+current ``(w_j, alpha_i)``::
+
+    g_w = r_j'(w_j) / |Omega-bar_j| - (c_i/W) alpha_i x_ij
+    g_a = (c_i/W) (H_i'(alpha_i) / |Omega_i| - w_j x_ij)
+    w_j     <- Proj_[-R, R](w_j - eta_w g_w)
+    alpha_i <- Proj_dom_i(alpha_i + eta_a g_a)
+
+Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
+constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
+Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate.
+
+SVRG (``svrg=True``): the component gradient is replaced by the
+variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
+(6), as in Palaniappan & Bach (2016) for saddle problems::
+
+    g_w <- g_w(w_j, alpha_i) - g_w(wbar_j, abar_i) + Fw_j / |Omega-bar_j|
+    g_a <- g_a(w_j, alpha_i) - g_a(wbar_j, abar_i) + Fa_i / |Omega_i|
+
+where ``(wbar, abar)`` is the snapshot and ``(Fw, Fa)`` the full gradient of
+``f`` there (``Fw = r'(wbar) - v(abar)``, ``Fa_i = (c_i/W)(H_i'(abar_i) -
+x_i . wbar)``).  The correction only touches ``w_j`` and ``alpha_i``, so the
+update stays local to the block and DSO stays serializable (Lemma 2).
+
+All arrays are *local*: ``alpha, a_lo, a_hi, y, cw, row_cnt, Ga, a_snap,
+Fa`` are indexed by the row position inside partition ``q``; ``w, col_cnt,
+Gw, w_snap, Fw`` by the column position inside block ``r``.  The block is
+given as coordinates ``(rows, cols, vals)`` and the processing order ``perm``
+(positions into them), drawn by the driver from partition ``q``'s stream.
+The kernel is pure: no allocation, status code out.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .loss_kernels import (ABSOLUTE, EPSILON_INSENSITIVE, HINGE, LOGISTIC, SMOOTH_HINGE,
+                           SQUARED, SQUARED_HINGE)
+
+STATUS_OK = 0
+STATUS_NONFINITE = 2
+
+STEP_SCALAR = 0     # eta given (eta0/sqrt(t) or constant)
+STEP_ADAGRAD = 1
+
+
+@njit(cache=True, nogil=True)
+def neg_conjugate_grad(kind, p, alpha, y):
+    """d/d alpha of H(alpha) = -phi*(-alpha; y), a supergradient at kinks.
+
+    hinge, absolute: ``y``; smooth_hinge: ``y - gamma alpha``; squared_hinge:
+    ``y - alpha/2``; squared: ``y - alpha``; logistic (``b = alpha y`` in
+    (0, 1)): ``y log((1 - b)/b)``; epsilon_insensitive: ``y - eps sign(alpha)``
+    (``y`` at ``alpha = 0``).
+    """
+    if kind == HINGE or kind == ABSOLUTE:
+        return y
+    if kind == SMOOTH_HINGE:
+        return y - p * alpha
+    if kind == SQUARED_HINGE:
+        return y - 0.5 * alpha
+    if kind == SQUARED:
+        return y - alpha
+    if kind == LOGISTIC:
+        b = alpha * y
+        return y * (math.log1p(-b) - math.log(b))
+    # EPSILON_INSENSITIVE
+    if alpha > 0.0:
+        return y - p
+    if alpha < 0.0:
+        return y + p
+    return y
+
+
+@njit(cache=True, nogil=True)
+def reg_subgrad(lam, l1, w):
+    """r'(w) = lam w + l1 sign(w), with sign(0) = 0."""
+    g = lam * w
+    if l1 != 0.0:
+        if w > 0.0:
+            g += l1
+        elif w < 0.0:
+            g -= l1
+    return g
+
+
+@njit(cache=True, nogil=True)
+def dso_block_kernel(rows, cols, vals, perm, start, stop,
+                     alpha, a_lo, a_hi, y, cw, row_cnt,
+                     w, col_cnt, R,
+                     kind, p, lam, l1, l1_prox, step_mode, eta, eta0, Ga, Gw,
+                     svrg, a_snap, w_snap, Fa, Fw):
+    """Apply update (8) to the nonzeros ``perm[start:stop]`` of one block.
+
+    ``cw[i]`` is ``c_i / W``; ``row_cnt[i] = |Omega_i|``, ``col_cnt[j] =
+    |Omega-bar_j|``; ``[a_lo[i], a_hi[i]]`` is the (projected) dual domain of
+    ``alpha_i``; ``R`` the radius of the box on ``w``.  Returns
+    ``(status, pos)``: ``pos`` is where processing stopped (``stop`` on success,
+    the offending position on a non-finite value).
+    """
+    for pos in range(start, stop):
+        e = perm[pos]
+        i = rows[e]
+        j = cols[e]
+        x = vals[e]
+        wj = w[j]
+        ai = alpha[i]
+        ci = cw[i]
+        yi = y[i]
+        inv_cc = 1.0 / col_cnt[j]
+        inv_rc = 1.0 / row_cnt[i]
+        l1g = 0.0 if l1_prox else l1
+        gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
+        ga = ci * (neg_conjugate_grad(kind, p, ai, yi) * inv_rc - wj * x)
+        if svrg:
+            ws = w_snap[j]
+            as_ = a_snap[i]
+            gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
+            gw += Fw[j] * inv_cc
+            ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
+            ga += Fa[i] * inv_rc
+        if step_mode == STEP_ADAGRAD:
+            Gw[j] += gw * gw
+            Ga[i] += ga * ga
+            eta_w = eta0 / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
+            eta_a = eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
+        else:
+            eta_w = eta
+            eta_a = eta
+        nw = wj - eta_w * gw
+        if l1_prox:
+            thr = eta_w * l1 * inv_cc
+            if nw > thr:
+                nw -= thr
+            elif nw < -thr:
+                nw += thr
+            else:
+                nw = 0.0
+        na = ai + eta_a * ga
+        if not (math.isfinite(nw) and math.isfinite(na)):
+            return STATUS_NONFINITE, pos
+        if nw > R:
+            nw = R
+        elif nw < -R:
+            nw = -R
+        if na < a_lo[i]:
+            na = a_lo[i]
+        elif na > a_hi[i]:
+            na = a_hi[i]
+        w[j] = nw
+        alpha[i] = na
+    return STATUS_OK, stop
+
+
+@njit(cache=True, nogil=True)
+def svrg_full_gradient(alpha_s, w_s, y, cw, row_cnt, col_cnt, margins, v, kind, p,
+                       lam, l1, Fa, Fw):
+    """Full gradient of (6) at the snapshot: ``Fw_j = r'(wbar_j) - v_j`` for the
+    columns with nonzeros (0 elsewhere) and ``Fa_i = (c_i/W)(H_i'(abar_i) -
+    x_i . wbar)`` for the rows with nonzeros (0 elsewhere).  ``margins = X wbar``
+    and ``v = (1/W) sum_i c_i abar_i x_i`` are computed by the caller."""
+    for i in range(alpha_s.shape[0]):
+        if row_cnt[i] > 0:
+            Fa[i] = cw[i] * (neg_conjugate_grad(kind, p, alpha_s[i], y[i]) - margins[i])
+        else:
+            Fa[i] = 0.0
+    for j in range(w_s.shape[0]):
+        if col_cnt[j] > 0:
+            Fw[j] = reg_subgrad(lam, l1, w_s[j]) - v[j]
+        else:
+            Fw[j] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def fill_identity(out):
+    """out[k] = k (the canonical order a block is shuffled from)."""
+    for k in range(out.shape[0]):
+        out[k] = k

@@ -1,0 +1,393 @@
+"""Compiled kernels of mini-batch SDCA (Takac, Richtarik & Srebro, Algorithm 1)
+and of CoCoA+ with local SDCA (Ma et al. 2015, Algorithm 1 with LocalSDCA).
+
+All kernels are pure: plain arrays in, a status code and counters out, no
+allocation inside the iterations (every scratch array is passed in).  Rows
+are read through the one access path of :mod:`primaldual.data`: row ``i``
+holds ``data[indptr[i]:indptr[i+1]]`` at columns
+``indices[k + iptr[i] - indptr[i]]``; column indices of a row are sorted
+(CSR in canonical format, or ``arange(d)`` for dense rows), which the
+column-chunked parallel update relies on.
+
+Notation: ``v = (1/W) sum_i c_i alpha_i x_i`` is the dual image (``w = v /
+lam``), ``curv[i]`` the ESO weight ``v_i`` of the paper (update (2)), and the
+coordinate step is the shared :func:`dual_step` with
+``s = c_i curv_i / (lam W)``.
+
+Random subsets are drawn from a stream of uniforms ``u`` in [0, 1) produced by
+the Python driver (so that the generator state is explicit): a subset of size
+``tau`` of ``{0..m-1}`` is the first ``tau`` entries of a partial
+Fisher-Yates shuffle of a scratch permutation that is at rest the identity;
+the swaps are undone afterwards, so each draw costs O(tau) and consumes
+exactly ``tau`` uniforms.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .loss_kernels import dual_step
+
+STATUS_OK = 0
+STATUS_NONFINITE = 2
+
+MODE_MSDCA = 0
+MODE_COCOA = 1
+
+
+# ------------------------------------------------------------- sampling
+@njit(cache=True, nogil=True)
+def draw_subset(u, u_off, m, tau, perm, p_off, swaps, out, out_off):
+    """Uniform random subset of size ``tau`` of ``{0..m-1}`` (no replacement).
+
+    ``perm[p_off:p_off+m]`` must hold ``p_off..p_off+m-1`` (identity) and is
+    restored on return; ``out[out_off:out_off+tau]`` receives the subset as
+    global indices ``p_off + j``.  Uses ``u[u_off:u_off+tau]``.
+    """
+    for j in range(tau):
+        q = j + int(u[u_off + j] * (m - j))
+        if q >= m:                      # u rounds to 1 - 2^-53 * m: stay in range
+            q = m - 1
+        swaps[j] = q
+        tmp = perm[p_off + j]
+        perm[p_off + j] = perm[p_off + q]
+        perm[p_off + q] = tmp
+        out[out_off + j] = perm[p_off + j]
+    for j in range(tau - 1, -1, -1):
+        q = swaps[j]
+        tmp = perm[p_off + j]
+        perm[p_off + j] = perm[p_off + q]
+        perm[p_off + q] = tmp
+
+
+# ------------------------------------------------- one coordinate step
+@njit(cache=True, nogil=True)
+def _row_dot(data, indices, indptr, iptr, i, v):
+    rs = indptr[i]
+    re = indptr[i + 1]
+    off = iptr[i] - rs
+    dot = 0.0
+    for k in range(rs, re):
+        dot += data[k] * v[indices[k + off]]
+    return dot
+
+
+@njit(cache=True, nogil=True)
+def _first_at_least(indices, lo_k, hi_k, off, col):
+    """Smallest k in [lo_k, hi_k) with indices[k + off] >= col (binary search)."""
+    lo = lo_k
+    hi = hi_k
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid + off] < col:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, nogil=True)
+def _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+                 alpha, v, i):
+    """Update (2) for coordinate ``i`` with ``w = v / lam`` held fixed: the new
+    value minus the old one (NaN when a non-finite value appears)."""
+    a = _row_dot(data, indices, indptr, iptr, i, v) * inv_lam
+    s = cw[i] * curv[i] * inv_W * inv_lam
+    new = dual_step(kind, p, alpha[i], y[i], a, s)
+    if not (math.isfinite(new) and math.isfinite(a)):
+        return np.nan
+    return new - alpha[i]
+
+
+@njit(cache=True, nogil=True)
+def _scatter_columns(data, indices, indptr, iptr, batch, coefs, b, col_lo, col_hi, v):
+    """v[j] += coefs[q] x_{batch[q], j} for the columns j in [col_lo, col_hi),
+    rows taken in batch order (so the sum for each j is formed in the same
+    order whatever the column chunking)."""
+    for q in range(b):
+        c = coefs[q]
+        if c == 0.0:
+            continue
+        i = batch[q]
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        k = _first_at_least(indices, rs, re, off, col_lo)
+        while k < re:
+            col = indices[k + off]
+            if col >= col_hi:
+                break
+            v[col] += c * data[k]
+            k += 1
+
+
+# ------------------------------------------- mSDCA, one shared memory
+@njit(cache=True, nogil=True)
+def _msdca_prepare(u, t, b, n, perm, swaps, batch):
+    draw_subset(u, t * b, n, b, perm, 0, swaps, batch, 0)
+
+
+@njit(cache=True, nogil=True)
+def _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b):
+    """alpha_i += scale * delta_i and the scatter coefficients; -1 or the
+    batch position of a non-finite delta."""
+    acc = 0
+    for q in range(b):
+        dlt = deltas[q]
+        if not math.isfinite(dlt):
+            return -1 - q, acc
+    for q in range(b):
+        i = batch[q]
+        step = scale * deltas[q]
+        alpha[i] += step
+        coefs[q] = cw[i] * step * inv_W
+        acc += indptr[i + 1] - indptr[i]
+    return 0, acc
+
+
+@njit(cache=True, nogil=True)
+def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+                 scale, u, n_iter, b, alpha, v, perm, swaps, batch, deltas, coefs):
+    """``n_iter`` iterations of Algorithm 1 (mSDCA) with a uniform b-subset
+    per iteration (standard sampling; b = 1 is serial SDCA), one thread.
+
+    Iteration t: draw ``S_t`` from ``u[t*b:(t+1)*b]``, compute every
+    ``Delta_i`` of update (2) with ``w = v / lam`` fixed, then set
+    ``alpha_i += scale Delta_i`` and ``v += sum_i (c_i scale Delta_i / W) x_i``
+    (``scale`` is 1 for the safe and naive steps, ``1/b`` for averaging).
+    Returns ``(status, iterations done, feature accesses, bad index)``.
+    """
+    n = alpha.shape[0]
+    d = v.shape[0]
+    acc = 0
+    for t in range(n_iter):
+        _msdca_prepare(u, t, b, n, perm, swaps, batch)
+        for q in range(b):
+            deltas[q] = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                     inv_lam, inv_W, alpha, v, batch[q])
+        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b)
+        if st < 0:
+            return STATUS_NONFINITE, t, acc, batch[-1 - st]
+        acc += a
+        _scatter_columns(data, indices, indptr, iptr, batch, coefs, b, 0, d, v)
+    return STATUS_OK, n_iter, acc, -1
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def msdca_parallel(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+                   scale, u, n_iter, b, alpha, v, perm, swaps, batch, deltas, coefs,
+                   col_bounds):
+    """Multi-core :func:`msdca_serial`, with identical results.
+
+    The ``b`` deltas of an iteration are independent (Algorithm 1, line 6:
+    "for i in S_t in parallel") and are computed with ``prange``; the update
+    of ``v`` is split by column ranges ``col_bounds`` (one range per task), so
+    every ``v[j]`` is written by one thread, adding the rows in batch order:
+    no races and bit-for-bit the serial result for any number of threads.
+    """
+    n = alpha.shape[0]
+    G = col_bounds.shape[0] - 1
+    acc = 0
+    for t in range(n_iter):
+        _msdca_prepare(u, t, b, n, perm, swaps, batch)
+        for q in prange(b):
+            deltas[q] = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                     inv_lam, inv_W, alpha, v, batch[q])
+        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b)
+        if st < 0:
+            return STATUS_NONFINITE, t, acc, batch[-1 - st]
+        acc += a
+        for g in prange(G):
+            _scatter_columns(data, indices, indptr, iptr, batch, coefs, b,
+                             col_bounds[g], col_bounds[g + 1], v)
+    return STATUS_OK, n_iter, acc, -1
+
+
+# ------------------------------------------------ partitioned rounds
+@njit(cache=True, nogil=True)
+def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+                     part_ptr, mode, m, sigma_dot, gamma, u, n_rounds, apply_v,
+                     alpha, v, dalpha, dv, colmark, rowmark, perm, swaps, rows,
+                     out_cols, out_vals, out_ptr):
+    """Rounds of distributed mSDCA or CoCoA+ over the partitions ``part_ptr``.
+
+    In a round every partition ``k`` (rows ``part_ptr[k]..part_ptr[k+1]-1``)
+    works against the same ``v`` and produces a local change ``Delta alpha_[k]``
+    and ``Delta v_k = (1/W) sum_{i in P_k} c_i Delta alpha_i x_i``; then
+    ``alpha_[k] += gamma Delta alpha_[k]`` and (``apply_v``)
+    ``v += gamma sum_k Delta v_k``, added partition by partition.
+
+    ``mode == MODE_MSDCA`` ((C,b)-distributed sampling, Algorithm 1): a
+    uniform ``m``-subset of ``P_k`` (``m = b / C``), every ``Delta alpha_i`` from
+    update (2) with ``w = v / lam`` fixed.
+
+    ``mode == MODE_COCOA`` (CoCoA+ LocalSDCA, Ma et al. 2015): ``m = H``
+    steps, each on ``i`` uniform in ``P_k`` (with replacement), maximizing the
+    local subproblem ``G_k^{sigma'}``: the margin is
+    ``x_i . (v + sigma' Delta v_k) / lam`` (``sigma_dot = sigma'``) and the
+    curvature ``s = c_i curv_i / (lam W)`` with ``curv = sigma' ||x_i||^2``.
+
+    Partition k uses ``u[k, r*m:(r+1)*m]`` in round r.  On return
+    ``out_cols/out_vals[out_ptr[k]:out_ptr[k+1]]`` hold the sparse
+    ``Delta v_k`` of the last round (columns in first-touch order).
+    ``perm`` must be the identity on entry (it is restored).
+    Returns ``(status, rounds done, feature accesses, bad row)``.
+    """
+    K = part_ptr.shape[0] - 1
+    acc = 0
+    for r in range(n_rounds):
+        nout = 0
+        for k in range(K):
+            s0 = part_ptr[k]
+            nk = part_ptr[k + 1] - s0
+            out_ptr[k] = nout
+            if nk == 0:
+                continue
+            nrows = 0
+            ncols = 0
+            if mode == MODE_MSDCA:
+                tau = m if m < nk else nk
+                draw_subset(u[k], r * m, nk, tau, perm, s0, swaps, rows, 0)
+                nrows = tau
+                for q in range(tau):
+                    i = rows[q]
+                    dlt = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                       inv_lam, inv_W, alpha, v, i)
+                    if not math.isfinite(dlt):
+                        return STATUS_NONFINITE, r, acc, i
+                    dalpha[i] = dlt
+                    acc += indptr[i + 1] - indptr[i]
+                for q in range(tau):
+                    i = rows[q]
+                    coef = cw[i] * dalpha[i] * inv_W
+                    rs = indptr[i]
+                    off = iptr[i] - rs
+                    for kk in range(rs, indptr[i + 1]):
+                        col = indices[kk + off]
+                        if colmark[col] == 0:
+                            colmark[col] = 1
+                            out_cols[nout + ncols] = col
+                            ncols += 1
+                        dv[col] += coef * data[kk]
+            else:
+                for h in range(m):
+                    j = int(u[k, r * m + h] * nk)
+                    if j >= nk:
+                        j = nk - 1
+                    i = s0 + j
+                    rs = indptr[i]
+                    re = indptr[i + 1]
+                    off = iptr[i] - rs
+                    dot_v = 0.0
+                    dot_dv = 0.0
+                    for kk in range(rs, re):
+                        col = indices[kk + off]
+                        dot_v += data[kk] * v[col]
+                        dot_dv += data[kk] * dv[col]
+                    a = (dot_v + sigma_dot * dot_dv) * inv_lam
+                    cur = alpha[i] + dalpha[i]
+                    s = cw[i] * curv[i] * inv_W * inv_lam
+                    new = dual_step(kind, p, cur, y[i], a, s)
+                    if not (math.isfinite(new) and math.isfinite(a)):
+                        return STATUS_NONFINITE, r, acc, i
+                    acc += re - rs
+                    delta = new - cur
+                    if rowmark[i] == 0:
+                        rowmark[i] = 1
+                        rows[nrows] = i
+                        nrows += 1
+                    dalpha[i] += delta
+                    coef = cw[i] * delta * inv_W
+                    if coef != 0.0:
+                        for kk in range(rs, re):
+                            col = indices[kk + off]
+                            if colmark[col] == 0:
+                                colmark[col] = 1
+                                out_cols[nout + ncols] = col
+                                ncols += 1
+                            dv[col] += coef * data[kk]
+            for q in range(nrows):
+                i = rows[q]
+                alpha[i] += gamma * dalpha[i]
+                dalpha[i] = 0.0
+                rowmark[i] = 0
+            for q in range(ncols):
+                col = out_cols[nout + q]
+                out_vals[nout + q] = dv[col]
+                dv[col] = 0.0
+                colmark[col] = 0
+            nout += ncols
+        out_ptr[K] = nout
+        if apply_v:
+            for q in range(nout):
+                v[out_cols[q]] += gamma * out_vals[q]
+    return STATUS_OK, n_rounds, acc, -1
+
+
+# --------------------------------------------------------- ESO helpers
+@njit(cache=True, nogil=True)
+def column_counts(indices, indptr, iptr, d, out):
+    """out[j] += number of rows with a stored entry in column j (omega_j)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        for k in range(rs, indptr[i + 1]):
+            out[indices[k + off]] += 1
+
+
+@njit(cache=True, nogil=True)
+def sparse_eso_weights(data, indices, indptr, iptr, omega, b, n, out):
+    """out[i] = sum_j x_ij^2 (1 + (b-1)(omega_j - 1)/max(1, n-1)): the ESO of a
+    uniform b-subset for f(alpha) = ||X^T alpha||^2 (Richtarik & Takac 2012,
+    partially separable f; omega_j = rows using column j)."""
+    rows = indptr.shape[0] - 1
+    den = float(max(1, n - 1))
+    for i in range(rows):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        s = 0.0
+        for k in range(rs, indptr[i + 1]):
+            x = float(data[k])
+            s += x * x * (1.0 + (b - 1.0) * (omega[indices[k + off]] - 1.0) / den)
+        out[i] = s
+
+
+@njit(cache=True, nogil=True)
+def omega_ratio_max(data, indices, indptr, iptr, omega):
+    """max_i sum_j omega_j x_ij^2 / ||x_i||^2 over non-zero rows (Fercoq et al.
+    2014, Lemma 5.4: an upper bound on lambda_max(D^-1/2 X X^T D^-1/2))."""
+    rows = indptr.shape[0] - 1
+    best = 0.0
+    for i in range(rows):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        num = 0.0
+        den = 0.0
+        for k in range(rs, indptr[i + 1]):
+            x = float(data[k])
+            num += omega[indices[k + off]] * x * x
+            den += x * x
+        if den > 0.0 and num / den > best:
+            best = num / den
+    return best
+
+
+@njit(cache=True, nogil=True)
+def normalized_gram_matvec(data, indices, indptr, iptr, sqnorm, z, out):
+    """out += X^T D^-1 X z with D = diag(||x_i||^2) (zero rows skipped): the
+    d x d matrix with the same non-zero spectrum as D^-1/2 X X^T D^-1/2."""
+    rows = indptr.shape[0] - 1
+    for i in range(rows):
+        if sqnorm[i] == 0.0:
+            continue
+        rs = indptr[i]
+        off = iptr[i] - rs
+        dot = 0.0
+        for k in range(rs, indptr[i + 1]):
+            dot += data[k] * z[indices[k + off]]
+        c = dot / sqnorm[i]
+        for k in range(rs, indptr[i + 1]):
+            out[indices[k + off]] += c * data[k]

@@ -1,0 +1,241 @@
+"""Prox-SDCA kernels for the elastic net (Shalev-Shwartz & Zhang, "Accelerated
+proximal stochastic dual coordinate ascent for regularized loss minimization",
+Math. Programming 2016 / ICML 2014; Prox-SDCA, Option I: exact maximization).
+
+With ``g(w) = lam/2 ||w||^2 + l1 ||w||_1`` the dual is
+``D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v)`` with
+``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)`` and ``w(v) = S(v, l1)/lam``.
+The exact coordinate step maximizes over ``delta`` (divided by ``c_i/W``)::
+
+    H(delta) = -phi_i*(-(alpha_i + delta)) - G(delta),
+    G(delta) = (W/c_i) g*(v + kappa delta x_i),       kappa = c_i / W.
+
+``G`` is convex, C^1 and piecewise quadratic along the line: coordinate ``j``
+contributes ``max(|v_j + kappa x_ij delta| - l1, 0)^2 / (2 lam kappa)`` whose
+breakpoints are ``delta = (+-l1 - v_j)/(kappa x_ij)``.  Its derivative is
+``G'(delta) = x_i . w(v + kappa delta x_i)`` (the margin at the moved point),
+piecewise linear: on a segment where coordinate ``j`` has state
+``s_j in {-1, 0, +1}`` (``v_j(delta)`` below ``-l1``, inside, above ``l1``)::
+
+    G'(delta) = A + B delta,  A = sum_{s_j != 0} x_ij (v_j - s_j l1)/lam,
+                              B = sum_{s_j != 0} kappa x_ij^2 / lam.
+
+On such a segment ``H`` equals ``-phi*(-(alpha + delta)) - A delta - B delta^2/2``
+(+ const), whose maximizer is the SDCA closed form / Newton step
+``dual_step(alpha, a=A, s=B)``.  ``H`` is concave, so the global maximizer is
+found by walking the segments from ``delta = 0`` in the direction of ascent,
+taking breakpoints in order (a binary heap: O(nnz) to build, O(log nnz) per
+crossing, so at worst O(nnz log nnz) per step) until the segment's maximizer
+falls inside the segment.  Because ``G'`` is continuous, a maximizer at a
+breakpoint is detected whichever side's (A, B) is used.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .loss_kernels import dual_slopes, dual_step
+from .sdca import STATUS_NONFINITE, STATUS_OK, STATUS_SNAPSHOT
+
+
+@njit(cache=True, nogil=True)
+def _sift_down(keys, heap, start, size):
+    pos = start
+    while True:
+        left = 2 * pos + 1
+        if left >= size:
+            return
+        small = left
+        right = left + 1
+        if right < size and keys[heap[right]] < keys[heap[left]]:
+            small = right
+        if keys[heap[small]] < keys[heap[pos]]:
+            tmp = heap[pos]
+            heap[pos] = heap[small]
+            heap[small] = tmp
+            pos = small
+        else:
+            return
+
+
+@njit(cache=True, nogil=True)
+def _contrib(x, vj, s, l1, lam):
+    return x * (vj - s * l1) / lam
+
+
+@njit(cache=True, nogil=True)
+def _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1, dirn,
+          keys, dA, dB, heap):
+    """Maximize H along direction ``dirn`` (+1 right, -1 left) from delta = 0.
+
+    Returns the new alpha (or ``alpha`` itself with a flag when the first
+    segment's maximizer points the other way).
+    """
+    A = 0.0
+    B = 0.0
+    ne = 0
+    for k in range(rs, re):
+        x = data[k]
+        if x == 0.0:
+            continue
+        vj = v[indices[k + off]]
+        b1 = (-l1 - vj) / (kappa * x)
+        b2 = (l1 - vj) / (kappa * x)
+        e1 = b1 if b1 < b2 else b2
+        e2 = b2 if b1 < b2 else b1
+        sb = -1.0 if x > 0.0 else 1.0          # state before e1
+        sa = -sb                               # state after e2
+        slope = kappa * x * x / lam
+        if dirn > 0:
+            if e2 <= 0.0:
+                st = sa
+            elif e1 <= 0.0:
+                st = 0.0
+            else:
+                st = sb
+            if e1 > 0.0:   # leave sb at e1
+                keys[ne] = e1
+                dA[ne] = -_contrib(x, vj, sb, l1, lam)
+                dB[ne] = -slope
+                ne += 1
+            if e2 > 0.0:   # enter sa at e2
+                keys[ne] = e2
+                dA[ne] = _contrib(x, vj, sa, l1, lam)
+                dB[ne] = slope
+                ne += 1
+        else:
+            if e1 >= 0.0:
+                st = sb
+            elif e2 >= 0.0:
+                st = 0.0
+            else:
+                st = sa
+            if e2 < 0.0:   # leave sa at e2 (moving left)
+                keys[ne] = -e2
+                dA[ne] = -_contrib(x, vj, sa, l1, lam)
+                dB[ne] = -slope
+                ne += 1
+            if e1 < 0.0:   # enter sb at e1
+                keys[ne] = -e1
+                dA[ne] = _contrib(x, vj, sb, l1, lam)
+                dB[ne] = slope
+                ne += 1
+        if st != 0.0:
+            A += _contrib(x, vj, st, l1, lam)
+            B += slope
+    for q in range(ne):
+        heap[q] = q
+    for q in range(ne // 2 - 1, -1, -1):
+        _sift_down(keys, heap, q, ne)
+    lo = 0.0
+    size = ne
+    first = True
+    while True:
+        hi = keys[heap[0]] if size > 0 else math.inf
+        new = dual_step(kind, p, alpha, y, A, B)
+        step = (new - alpha) * dirn
+        if first:
+            first = False
+            if step <= 0.0:
+                return alpha, False
+        if step <= hi:
+            if step < lo:
+                return alpha + dirn * lo, True
+            return new, True
+        # cross the next breakpoint
+        q = heap[0]
+        A += dA[q]
+        B += dB[q]
+        if B < 0.0:
+            B = 0.0
+        lo = hi
+        size -= 1
+        heap[0] = heap[size]
+        _sift_down(keys, heap, 0, size)
+
+
+@njit(cache=True, nogil=True)
+def prox_dual_step(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1,
+                   keys, dA, dB, heap):
+    """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem.
+
+    ``keys, dA, dB`` (float64) and ``heap`` (int64) are work arrays of length
+    at least ``2 * nnz(x_i)``.
+    """
+    new, moved = _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
+                       l1, 1, keys, dA, dB, heap)
+    if moved:
+        return new
+    new, moved = _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
+                       l1, -1, keys, dA, dB, heap)
+    if moved:
+        return new
+    return alpha
+
+
+@njit(cache=True, nogil=True)
+def prox_sdca_epoch(data, indices, indptr, iptr, y, cw, order, start, stop,
+                    alpha, v, kind, p, lam, l1, inv_W,
+                    shrinking, shrink_M, shrunk,
+                    averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
+                    keys, dA, dB, heap):
+    """Prox-SDCA steps for ``i in order[start:stop]`` (elastic net, ``l1 > 0``).
+
+    Same contract as :func:`primaldual.kernels.sdca.sdca_epoch` (shrinking,
+    lazy averaging, random-output snapshot, status codes), with the margin
+    ``a = x_i . S(v, l1)/lam`` and the exact step :func:`prox_dual_step`.
+    """
+    accesses = 0
+    max_viol = 0.0
+    inv_lam = 1.0 / lam
+    t = step0
+    for pos in range(start, stop):
+        i = order[pos]
+        if shrinking and shrunk[i]:
+            continue
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        a = 0.0
+        for k in range(rs, re):
+            vj = v[indices[k + off]]
+            if vj > l1:
+                a += data[k] * (vj - l1)
+            elif vj < -l1:
+                a += data[k] * (vj + l1)
+        a *= inv_lam
+        accesses += re - rs
+        ai = alpha[i]
+        yi = y[i]
+        if shrinking:
+            gp, gm = dual_slopes(kind, p, ai, yi, a)
+            viol = (gp if gp > 0.0 else 0.0) + (-gm if gm < 0.0 else 0.0)
+            if viol > max_viol:
+                max_viol = viol
+            if gp < -shrink_M and gm > shrink_M:
+                shrunk[i] = 1
+                t += 1
+                if t == snap_step:
+                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
+                continue
+        kappa = cw[i] * inv_W
+        new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v, kappa, lam,
+                             l1, keys, dA, dB, heap)
+        if not (math.isfinite(new) and math.isfinite(a)):
+            return STATUS_NONFINITE, pos, t, accesses, max_viol
+        t += 1
+        delta = new - ai
+        if delta != 0.0:
+            if averaging:
+                lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
+                if t - 1 >= lo:
+                    avg_sum[i] += ai * (t - lo)
+                avg_last[i] = t
+            alpha[i] = new
+            coef = kappa * delta
+            for k in range(rs, re):
+                v[indices[k + off]] += coef * data[k]
+        if t == snap_step:
+            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
+    return STATUS_OK, stop, t, accesses, max_viol

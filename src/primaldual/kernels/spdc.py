@@ -1,0 +1,318 @@
+"""SPDC kernels (Zhang & Xiao, ICML 2015): Algorithms 1 and 2 with the lazy
+sparse updates of Section 4.
+
+Variables (paper -> ours).  The paper's saddle function (4) is written for
+``psi_i = rho_i phi_i`` with ``rho_i = n c_i / W`` (so that GUIDE's weighted
+objective ``(1/W) sum_i c_i phi_i`` equals the paper's ``(1/n) sum_i psi_i``);
+the paper's dual variable of ``psi_i`` is ``rho_i ytilde_i`` and
+``ytilde_i = -alpha_i`` (our SDCA-convention dual, GUIDE §1).  The paper's
+``u = (1/n) sum_i y_i a_i = sum_i (c_i/W) ytilde_i a_i = -v``.  ``x`` is our
+``w``.  With unit weights ``rho_i = 1`` and everything is the paper verbatim.
+
+Dual step (5) / (12).  With ``A = <a_k, xbar>`` and ``beta = -alpha_new``::
+
+    argmax_b { b A - phi*(b) - (rho_k / (2 sigma_k)) (b - ytilde_k)^2 }
+  = -argmax_beta { -phi*(-beta) - A beta - (s/2) (beta - alpha_k)^2 },
+
+``s = rho_k / sigma`` (Algorithm 1) or ``s = rho_k p_k n / sigma``
+(Algorithm 2).  Up to the constant ``A alpha_k`` this is exactly the SDCA
+coordinate objective of :func:`loss_kernels.dual_step`, whose closed forms
+(hinge, smoothed hinge, squared hinge, squared, absolute,
+epsilon-insensitive) and safeguarded logit-space Newton (logistic) therefore
+give (5) for every loss.  For the squared loss, for example,
+``beta = (y - A + s alpha)/(1 + s)``.  The delta-perturbation of Section 3.1
+adds ``delta rho_k b^2 / 2`` to ``phi*``; completing the square,
+``-(delta_k/2) beta^2 - (s/2)(beta - alpha)^2 = -((s + delta_k)/2)(beta - s
+alpha/(s + delta_k))^2 + const``, so the step is ``dual_step`` with curvature
+``s + delta_k`` centred at ``s alpha / (s + delta_k)`` (a convex combination
+of ``alpha`` and 0, hence inside the dual domain).
+
+Primal step (6) / (13) for ``g(x) = l1 ||x||_1 + (l2/2) ||x||^2`` is
+coordinate-wise (Section 4.2, eq. (16))::
+
+    x_j <- F(x_j; z_j) = S(x_j - tau z_j, tau l1) / (1 + tau l2),
+    z = u + Delta u,   S(a, t) = sign(a) max(|a| - t, 0),
+
+``Delta u = (1/m) sum_{k in K} rho_k (ytilde_k' - ytilde_k) a_k`` (Algorithm 1)
+or ``rho_k (ytilde_k' - ytilde_k) a_k / (p_k n)`` (Algorithm 2).
+
+Lazy updates (Section 4).  A coordinate ``j`` outside the sampled rows sees
+``Delta u_j = 0`` and a constant ``u_j``, so between touches it follows the
+autonomous recursion ``x <- F(x; u_j)``.  :func:`prox_recursion` applies ``k``
+steps of it in O(1):
+
+* ``l1 = 0`` (after (15)): ``F`` is affine with fixed point ``x* = -u/l2`` and
+  ``F^k(x) = x* + c^k (x - x*)``, ``c = 1/(1 + tau l2)``; we evaluate it as
+  ``x + expm1(k log c) (x - x*)`` (no cancellation when ``|x*| >> |x|``).
+* ``l1 > 0`` (our derivation; the paper's Appendix C is not in our copy).
+  With ``b+ = tau (u + l1)`` and ``b- = tau (u - l1)`` (``b- < b+``)::
+
+      F(x) = c (x - b+)  if x > b+,    0  if b- <= x <= b+,    c (x - b-)  if x < b-.
+
+  ``F`` is continuous, nondecreasing and a contraction (factor ``c < 1``).  On
+  the right branch it is affine with fixed point ``x+ = -(u + l1)/l2``, on the
+  left branch with ``x- = -(u - l1)/l2``.  Exactly one of three cases holds:
+  ``|u| <= l1`` (fixed point 0, ``b- <= 0 <= b+``), ``u < -l1`` (fixed point
+  ``x+ > 0 > b+``) or ``u > l1`` (fixed point ``x- < 0 < b-``).  Starting in a
+  branch, the iterates follow that branch's affine map
+  ``x_i = x_branch + c^i (x - x_branch)`` monotonically towards its fixed point;
+  if that fixed point lies inside the branch they never leave it, otherwise
+  they leave it at the first ``i`` with ``c^i <= r``, where
+  ``r = (b+ - x+)/(x - x+)`` (right branch) or ``r = (x- - b-)/(x- - x)``
+  (left branch), i.e. ``i = ceil(log r / log c)``.  A point in the middle
+  zone maps to 0, and 0 stays at 0 when ``|u| <= l1``.  Since an image of the
+  right branch is positive and an image of the left branch is negative, a
+  trajectory visits at most three phases (left branch, at most one middle
+  step, right branch - or the mirror image, or a branch followed by the
+  zero fixed point), so the loop below runs at most four times: O(1).
+  ``F`` is continuous, so an off-by-one ``i`` caused by rounding at a branch
+  boundary changes the result only by rounding error.
+
+The kernel stores, per coordinate, ``x_j`` and ``x_prev_j`` at time
+``last_j`` (``x^{(last)}`` and ``x^{(last-1)}``).  Catching up to iteration
+``t`` computes ``x^{(t-1)} = F^{t-1-last}(x^{(last)})`` and
+``x^{(t)} = F(x^{(t-1)})``, which gives ``xbar^{(t)} = x^{(t)} + theta (x^{(t)} -
+x^{(t-1)})`` (8) for the inner product in (5).  Each iteration therefore
+costs O(nnz of the sampled rows).
+
+Sampling.  The driver draws uniforms from its numpy Generator; the kernel
+turns them into indices: Algorithm 1 draws the subset ``K`` (size ``m``,
+uniformly among subsets, so ``P(i in K) = m/n``) with Floyd's algorithm;
+Algorithm 2 draws ``k`` from an alias table (Walker/Vose) with one uniform.
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+from .loss_kernels import dual_step
+
+STATUS_OK = 0
+STATUS_NONFINITE = 2
+
+
+@njit(cache=True, nogil=True)
+def prox_step(x, z, tau, l1, c):
+    """One primal step F(x; z) = S(x - tau z, tau l1) * c, c = 1/(1 + tau l2)."""
+    a = x - tau * z
+    t = tau * l1
+    if a > t:
+        return (a - t) * c
+    if a < -t:
+        return (a + t) * c
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def prox_recursion(x, k, u, tau, l1, l2, c, logc):
+    """Apply ``x <- F(x; u)`` ``k`` times in O(1) (see the module docstring).
+
+    ``c = 1/(1 + tau l2)`` and ``logc = log c`` (precomputed); ``l2 > 0``.
+    """
+    if k <= 0:
+        return x
+    if l1 == 0.0:
+        xs = -u / l2
+        return x + math.expm1(k * logc) * (x - xs)
+    bp = tau * (u + l1)
+    bm = tau * (u - l1)
+    zero_fixed = bm <= 0.0 and bp >= 0.0
+    for _ in range(8):
+        if k <= 0:
+            return x
+        if x > bp:
+            xs = -(u + l1) / l2
+            if xs > bp or x - xs <= 0.0:
+                return x + math.expm1(k * logc) * (x - xs)
+            r = (bp - xs) / (x - xs)
+            if r <= 0.0:
+                return x + math.expm1(k * logc) * (x - xs)
+            i = math.ceil(math.log(r) / logc)
+            if i < 1.0:
+                i = 1.0
+            if i >= k:
+                return x + math.expm1(k * logc) * (x - xs)
+            x = x + math.expm1(i * logc) * (x - xs)
+            k -= int(i)
+        elif x < bm:
+            xs = -(u - l1) / l2
+            if xs < bm or xs - x <= 0.0:
+                return x + math.expm1(k * logc) * (x - xs)
+            r = (xs - bm) / (xs - x)
+            if r <= 0.0:
+                return x + math.expm1(k * logc) * (x - xs)
+            i = math.ceil(math.log(r) / logc)
+            if i < 1.0:
+                i = 1.0
+            if i >= k:
+                return x + math.expm1(k * logc) * (x - xs)
+            x = x + math.expm1(i * logc) * (x - xs)
+            k -= int(i)
+        else:
+            x = 0.0
+            k -= 1
+            if zero_fixed:
+                return 0.0
+    # not reached for valid inputs (at most four phases); finish step by step
+    while k > 0:
+        x = prox_step(x, u, tau, l1, c)
+        k -= 1
+    return x
+
+
+@njit(cache=True, nogil=True)
+def build_alias(prob, alias_prob, alias_idx, small, large):
+    """Vose's alias method: O(n) table for O(1) draws from ``prob`` (sums to 1).
+
+    ``small`` and ``large`` are int64 work arrays of length n.
+    """
+    n = prob.shape[0]
+    ns = 0
+    nl = 0
+    for i in range(n):
+        alias_prob[i] = prob[i] * n
+        alias_idx[i] = i
+        if alias_prob[i] < 1.0:
+            small[ns] = i
+            ns += 1
+        else:
+            large[nl] = i
+            nl += 1
+    while ns > 0 and nl > 0:
+        ns -= 1
+        s = small[ns]
+        g = large[nl - 1]
+        alias_idx[s] = g
+        alias_prob[g] = (alias_prob[g] + alias_prob[s]) - 1.0
+        if alias_prob[g] < 1.0:
+            nl -= 1
+            small[ns] = g
+            ns += 1
+    for q in range(nl):
+        alias_prob[large[q]] = 1.0
+    for q in range(ns):
+        alias_prob[small[q]] = 1.0
+
+
+@njit(cache=True, nogil=True)
+def alias_draw(uval, alias_prob, alias_idx):
+    """Index drawn from the alias table with one uniform ``uval`` in [0, 1)."""
+    n = alias_prob.shape[0]
+    z = uval * n
+    i = int(z)
+    if i >= n:
+        i = n - 1
+    if z - i < alias_prob[i]:
+        return i
+    return alias_idx[i]
+
+
+@njit(cache=True, nogil=True)
+def _catch_up(j, t, x, x_prev, last, u, tau, l1, l2, c, logc):
+    """Bring x[j], x_prev[j] from time last[j] to time t (t > last[j])."""
+    k = t - last[j]
+    if k <= 0:
+        return
+    xp = prox_recursion(x[j], k - 1, u[j], tau, l1, l2, c, logc)
+    x_prev[j] = xp
+    x[j] = prox_step(xp, u[j], tau, l1, c)
+    last[j] = t
+
+
+@njit(cache=True, nogil=True)
+def catch_up_all(t, x, x_prev, last, u, tau, l1, l2, c, logc, x_out):
+    """x_out = x^{(t)} for every coordinate, without touching the state."""
+    for j in range(x.shape[0]):
+        k = t - last[j]
+        if k <= 0:
+            x_out[j] = x[j]
+        else:
+            x_out[j] = prox_recursion(x[j], k, u[j], tau, l1, l2, c, logc)
+
+
+@njit(cache=True, nogil=True)
+def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob,
+             alias_idx, pn, alpha, u, x, x_prev, last, du, mark, batch, t0, kind, p,
+             tau, sigma, theta, l1, l2, delta_dual, n_iter):
+    """Run ``n_iter`` SPDC iterations starting at iteration counter ``t0``.
+
+    ``uniforms`` has shape (n_iter, m): row ``it`` drives the sample of
+    iteration ``t0 + it``.  ``weighted`` selects Algorithm 2 (m = 1, ``pn[k]
+    = p_k n``, alias table) over Algorithm 1 (Floyd subset of size m).
+    ``du`` (d) must be all zeros on entry and is left all zeros; ``mark`` (n)
+    holds stamps ``< t0 + 1``.  Returns ``(status, iterations_done,
+    feature_accesses)``.
+    """
+    n = indptr.shape[0] - 1
+    m = uniforms.shape[1]
+    c = 1.0 / (1.0 + tau * l2)
+    logc = -math.log1p(tau * l2)
+    accesses = 0
+    for it in range(n_iter):
+        t = t0 + it
+        # ---- sample K
+        if weighted:
+            batch[0] = alias_draw(uniforms[it, 0], alias_prob, alias_idx)
+            ufac_w = pn[batch[0]] / n      # p_k: (7) adds (1/n) rho dy a_k = p_k du
+        else:
+            stamp = t + 1
+            cnt = 0
+            for jj in range(n - m, n):
+                r = int(uniforms[it, jj - (n - m)] * (jj + 1))
+                if r > jj:
+                    r = jj
+                if mark[r] == stamp:
+                    r = jj
+                mark[r] = stamp
+                batch[cnt] = r
+                cnt += 1
+            ufac_w = m / n
+        # ---- dual steps (5)/(12), at xbar^{(t)}
+        for q in range(m):
+            k = batch[q]
+            rs = indptr[k]
+            re = indptr[k + 1]
+            off = iptr[k] - rs
+            A = 0.0
+            for kk in range(rs, re):
+                j = indices[kk + off]
+                if last[j] < t:
+                    _catch_up(j, t, x, x_prev, last, u, tau, l1, l2, c, logc)
+                A += data[kk] * (x[j] + theta * (x[j] - x_prev[j]))
+            accesses += re - rs
+            ak = alpha[k]
+            if weighted:
+                s = rho[k] * pn[k] / sigma
+                coef_primal = rho[k] / pn[k]
+            else:
+                s = rho[k] / sigma
+                coef_primal = rho[k] / m
+            if delta_dual > 0.0:
+                sd = s + delta_dual * rho[k]
+                new = dual_step(kind, p, s * ak / sd, y[k], A, sd)
+            else:
+                new = dual_step(kind, p, ak, y[k], A, s)
+            if not (math.isfinite(new) and math.isfinite(A)):
+                return STATUS_NONFINITE, it, accesses
+            dy = -(new - ak)            # change of ytilde_k
+            alpha[k] = new
+            if dy != 0.0:
+                cf = coef_primal * dy
+                for kk in range(rs, re):
+                    du[indices[kk + off]] += cf * data[kk]
+        # ---- primal step (6)/(13) on J, then (7)
+        for q in range(m):
+            k = batch[q]
+            rs = indptr[k]
+            re = indptr[k + 1]
+            off = iptr[k] - rs
+            for kk in range(rs, re):
+                j = indices[kk + off]
+                if last[j] == t:
+                    x_prev[j] = x[j]
+                    x[j] = prox_step(x[j], u[j] + du[j], tau, l1, c)
+                    u[j] += ufac_w * du[j]
+                    du[j] = 0.0
+                    last[j] = t + 1
+    return STATUS_OK, n_iter, accesses

@@ -1,0 +1,386 @@
+"""Regularization paths and cross-validated estimators.
+
+``lam_max``
+    Where a path starts.  Let ``alpha0_i = -phi'(0; y_i)`` be the dual point
+    of ``w = 0`` (GUIDE §1: a primal method's certificate at the origin) and
+
+        g = v(alpha0) = (1/W) sum_i c_i alpha0_i x_i.
+
+    * ``penalty="l1"``: ``lam_max = ||g||_inf``.  This is exact: ``w = 0`` is
+      optimal for ``l1 >= ||g||_inf`` whatever the L2 strength, since then
+      ``g*(g) = 0`` and ``D(alpha0) = (1/W) sum_i c_i phi(0; y_i) = P(0)``.
+    * ``penalty="l2"`` (the path over ``lam``): the L2 solution is never
+      exactly 0; for large ``lam`` it is ``w = g / lam + O(1/lam^2)`` (the
+      primal point of ``alpha0``).  We define
+
+          lam_max = max_i |x_i . g| / s,   s = 1 (classification), max_i |y_i| (regression),
+
+      the smallest ``lam`` at which that first-order model has every margin
+      ``|x_i . w| <= 1`` (classification) or every prediction no larger than
+      the largest target (regression): no sample is yet fitted beyond the
+      loss's unit scale.  For the hinge loss this is exact in the same sense
+      as the L1 breakpoint: for every ``lam >= lam_max`` the optimum *is*
+      ``w = g / lam`` with every ``alpha_i`` at its bound (Fenchel-Young holds
+      with equality because ``y_i x_i . w <= 1``); it is the L2 analogue of
+      LIBLINEAR's ``C_min`` (Chu et al., KDD 2015) computed from the data
+      instead of the bound ``max_i ||x_i||^2``.
+
+``path``
+    Fits on the geometric grid ``lam_max * eps**(k/(n_lams-1))``, ``k = 0..n_lams-1``
+    (largest first), each fit warm-started from the previous ``dual_coef``.  The
+    dual point is reused as it is: its constraint ``-alpha_i in dom phi*`` does
+    not depend on ``lam`` (see :mod:`primaldual.estimators`).
+
+``LinearClassifierCV`` / ``LinearRegressorCV``
+    Run that path on every training fold of ``sklearn.model_selection.check_cv``
+    (warm-started from one ``alpha`` to the next), score every ``alpha`` on the held
+    out fold, pick the best mean score (ties go to the larger ``alpha``) and refit
+    on all the data.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, validate_data
+
+from .estimators import (LinearClassifier, LinearRegressor, _check_number,
+                         add_intercept_column)
+from .problem import Problem
+from .solvers import solve
+
+__all__ = ["lam_max", "lam_grid", "path", "PathResult", "LinearClassifierCV",
+           "LinearRegressorCV"]
+
+
+def lam_max(X, y, loss="hinge", *, penalty="l2", sample_weight=None, loss_params=None,
+            fit_intercept=False, intercept_scaling=1.0):
+    """Largest useful regularization strength (module docstring gives the definition).
+
+    Parameters
+    ----------
+    X, y : training data; ``y`` in {-1, +1} for classification losses
+    loss : str or Loss
+    penalty : {"l2", "l1"}
+        "l2": start of a path over ``lam``; "l1": the exact ``l1`` above which ``w = 0``.
+    sample_weight : array (n,), optional, > 0
+    loss_params : dict, optional
+    fit_intercept, intercept_scaling
+        Include the constant column the estimators append.
+
+    Returns
+    -------
+    float > 0
+    """
+    if penalty not in ("l2", "l1"):
+        raise ValueError(f"penalty must be 'l2' or 'l1', got {penalty!r}")
+    if fit_intercept:
+        _check_number("intercept_scaling", intercept_scaling)
+        X = add_intercept_column(X, float(intercept_scaling)) if hasattr(X, "shape") \
+            else add_intercept_column(np.asarray(X, dtype=np.float64), float(intercept_scaling))
+    prob = Problem(X, y, loss=loss, lam=1.0, sample_weight=sample_weight,
+                   loss_params=loss_params)
+    alpha0 = prob.dual_from_primal(np.zeros(prob.d))
+    g = prob.dual_image(alpha0)
+    if penalty == "l1":
+        value = float(np.abs(g).max())
+    else:
+        scale = 1.0 if prob.loss.classification else float(np.abs(prob.y).max())
+        value = float(np.abs(prob.rows.matvec(g)).max()) / scale if scale > 0 else 0.0
+    if not value > 0:
+        raise ValueError(
+            f"lam_max is 0 for this data and loss={prob.loss.name!r}: w = 0 is already "
+            f"optimal (the loss gradient at w = 0, X^T (c * phi'(0)), vanishes, e.g. y is "
+            f"all zeros or inside the epsilon tube); there is no path to compute")
+    return value
+
+
+def lam_grid(lmax, n_lams=20, eps=1e-3):
+    """``n_lams`` values from ``lmax`` down to ``eps * lmax``, geometric, decreasing."""
+    _check_number("n_lams", n_lams, integer=True)
+    _check_number("eps", eps)
+    if eps >= 1:
+        raise ValueError(f"eps must be in (0, 1), got {eps!r}")
+    if int(n_lams) == 1:
+        return np.array([float(lmax)])
+    return float(lmax) * np.geomspace(1.0, float(eps), int(n_lams))
+
+
+@dataclass
+class PathResult:
+    """The fits along a path, in the order of ``lams``.
+
+    ``coefs`` (n_lams, d), ``intercepts`` (n_lams,), ``dual_coefs``
+    (n_lams, n) and per point ``primal``, ``dual``, ``gap``, ``rel_gap``,
+    ``epochs``, ``converged``, ``time``; ``results`` keeps every
+    :class:`~primaldual.SolveResult` (without its solver state).
+    """
+
+    lams: np.ndarray
+    coefs: np.ndarray
+    intercepts: np.ndarray
+    dual_coefs: np.ndarray
+    primal: np.ndarray
+    dual: np.ndarray
+    gap: np.ndarray
+    rel_gap: np.ndarray
+    epochs: np.ndarray
+    converged: np.ndarray
+    time: np.ndarray
+    warm_start: bool
+    results: list = field(default_factory=list, repr=False)
+
+    @property
+    def total_epochs(self) -> float:
+        return float(self.epochs.sum())
+
+
+def path(X, y, lams=None, n_lams=20, eps=1e-3, *, loss="hinge", l1=0.0, loss_params=None,
+         sample_weight=None, fit_intercept=False, intercept_scaling=1.0, solver="auto",
+         tol=1e-6, max_epochs=100, random_state=0, warm_start=True, **solver_options):
+    """Solve the problem of GUIDE §1 for a decreasing sequence of ``lam``.
+
+    Parameters
+    ----------
+    X, y : training data (``y`` in {-1, +1} for classification losses)
+    lams : array, optional
+        The values of ``lam``, used in the given order (decreasing is what
+        warm starts are made for).  Default: :func:`lam_grid` from
+        :func:`lam_max` with ``n_lams`` and ``eps``.
+    n_lams : int, default 20
+    eps : float, default 1e-3
+        ``lams[-1] = eps * lam_max``.
+    loss, l1, loss_params, sample_weight, solver, tol, max_epochs, random_state,
+    **solver_options
+        As in :func:`primaldual.solve` (every point uses the same ``random_state``).
+    fit_intercept, intercept_scaling
+        Append the constant column (regularized intercept) the estimators use.
+    warm_start : bool, default True
+        Start each fit from the previous point's ``dual_coef``; False solves every
+        point from ``alpha = 0`` (for comparison).
+
+    Returns
+    -------
+    PathResult
+    """
+    if "warm_start" in solver_options or "resume" in solver_options:
+        raise ValueError("path() manages warm starts itself; pass warm_start=True/False "
+                         "and no 'resume'")
+    if fit_intercept:
+        _check_number("intercept_scaling", intercept_scaling)
+        X = add_intercept_column(X if hasattr(X, "tocsr") else
+                                 np.asarray(X, dtype=np.float64), float(intercept_scaling))
+    if lams is None:
+        lams = lam_grid(lam_max(X, y, loss, sample_weight=sample_weight,
+                                loss_params=loss_params), n_lams, eps)
+    else:
+        lams = np.asarray(lams, dtype=np.float64).ravel()
+        if lams.size == 0 or not np.all(np.isfinite(lams)) or np.any(lams <= 0):
+            raise ValueError(f"lams must be a non-empty array of finite values > 0, "
+                             f"got {lams!r}")
+    results = []
+    prev = None
+    for lam in lams:
+        opts = dict(solver_options)
+        if warm_start and prev is not None:
+            opts["warm_start"] = prev.dual_coef
+        res = solve(X, y, loss=loss, lam=float(lam), solver=solver, tol=tol,
+                    max_epochs=max_epochs, random_state=random_state,
+                    sample_weight=sample_weight, l1=l1, loss_params=loss_params, **opts)
+        res.state = None
+        results.append(res)
+        prev = res
+    coefs = np.vstack([r.coef for r in results])
+    if fit_intercept:
+        intercepts = float(intercept_scaling) * coefs[:, -1]
+        coefs = coefs[:, :-1]
+    else:
+        intercepts = np.zeros(len(results))
+
+    def arr(attr, dtype=np.float64):
+        return np.array([getattr(r, attr) for r in results], dtype=dtype)
+
+    return PathResult(lams=lams, coefs=coefs, intercepts=intercepts,
+                      dual_coefs=np.vstack([r.dual_coef for r in results]),
+                      primal=arr("primal"), dual=arr("dual"), gap=arr("gap"),
+                      rel_gap=np.array([r.rel_gap for r in results]),
+                      epochs=arr("n_epochs"), converged=arr("converged", bool),
+                      time=arr("time"), warm_start=bool(warm_start), results=results)
+
+
+# ------------------------------------------------------- cross-validation
+class _CVMixin:
+    """``fit`` of the CV estimators (the base estimator supplies everything else)."""
+
+    _base = None          # LinearClassifier or LinearRegressor
+    _is_classifier = False
+
+    def _base_params(self):
+        names = self._base._get_param_names()
+        return {k: getattr(self, k) for k in names if k not in ("alpha", "warm_start")}
+
+    def _alpha_grid(self, X, y, sw):
+        if self.alphas is not None:
+            alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
+            if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
+                raise ValueError(f"alphas must be a non-empty array of finite values > 0, "
+                                 f"got {self.alphas!r}")
+            return np.sort(alphas)[::-1]
+        keep = sw > 0
+        X, y, c = X[keep], y[keep], sw[keep]
+        kw = dict(sample_weight=None if np.all(c == 1) else c, loss_params=self.loss_params,
+                  fit_intercept=self.fit_intercept,
+                  intercept_scaling=self.intercept_scaling)
+        if self._is_classifier:
+            classes = np.unique(y)
+            pos = classes[1:] if classes.size == 2 else classes
+            lmax = max(lam_max(X, np.where(y == k, 1.0, -1.0), self.loss, **kw) for k in pos)
+        else:
+            lmax = lam_max(X, y, self.loss, **kw)
+        return lam_grid(lmax, self.n_alphas, self.eps)
+
+    def fit(self, X, y, sample_weight=None):
+        """Choose ``alpha`` by k-fold CV along a warm-started path, then refit on all data."""
+        X, y = validate_data(self, X, y, accept_sparse="csr",
+                             dtype=[np.float64, np.float32], order="C",
+                             y_numeric=not self._is_classifier)
+        if self._is_classifier:
+            check_classification_targets(y)
+            if np.unique(y).size < 2:
+                raise ValueError(f"{type(self).__name__} needs samples of at least 2 "
+                                 f"classes; y has only one class: {y[0]!r}")
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                  ensure_non_negative=True, allow_all_zero_weights=True)
+        base = self._base(**self._base_params())
+        base._validate_params_values()
+        _check_number("n_alphas", self.n_alphas, integer=True)
+        alphas = self._alpha_grid(X, y, sw)
+        cv = check_cv(self.cv, y, classifier=self._is_classifier)
+        scorer = check_scoring(base, scoring=self.scoring)
+        scores = []
+        n_unconverged = 0
+        n_fits = 0
+        for train, test in cv.split(X, y):
+            est = clone(base).set_params(warm_start=True)
+            row = []
+            for a in alphas:
+                est.set_params(alpha=float(a))
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", ConvergenceWarning)
+                    est.fit(X[train], y[train], sample_weight=sw[train])
+                for w in caught:
+                    if issubclass(w.category, ConvergenceWarning):
+                        n_unconverged += 1
+                    else:
+                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+                n_fits += 1
+                row.append(scorer(est, X[test], y[test]))
+            scores.append(row)
+        if n_unconverged:
+            warnings.warn(f"{type(self).__name__}: {n_unconverged} of {n_fits} fits along "
+                          f"the cross-validation path did not reach tol={self.tol:g} "
+                          f"within max_iter={self.max_iter} epochs; increase max_iter",
+                          ConvergenceWarning, stacklevel=2)
+        self.alphas_ = alphas
+        self.cv_scores_ = np.array(scores, dtype=np.float64)
+        mean = self.cv_scores_.mean(axis=0)
+        self.best_index_ = int(np.argmax(mean))     # first maximum: largest alpha
+        self.alpha_ = float(alphas[self.best_index_])
+        final = clone(base).set_params(alpha=self.alpha_).fit(X, y, sample_weight=sample_weight)
+        for k, v in vars(final).items():
+            if k.endswith("_") and not k.startswith("_"):
+                setattr(self, k, v)
+        return self
+
+
+_CV_DOC = """Cross-validated {base}: chooses ``alpha`` on a warm-started path.
+
+    The grid is ``alphas`` if given (sorted decreasingly), else ``n_alphas``
+    geometric values from :func:`lam_max` (computed on the whole training
+    set, intercept column included; for one-vs-rest the largest over the
+    classes) down to ``eps`` times it.  On every fold of ``check_cv(cv)`` a
+    ``{base}(warm_start=True)`` is fitted along the grid from the largest
+    ``alpha`` down and scored on the held-out fold with ``scoring`` (default:
+    the estimator's ``score``).  The ``alpha`` with the best mean score (ties:
+    the larger) is refitted on all the data.
+
+    Parameters
+    ----------
+    alphas : array, optional
+    n_alphas : int, default 20
+    eps : float, default 1e-3
+    cv : int, splitter or iterable, default None (5-fold{strat})
+    scoring : str or callable, optional
+    Other parameters: as {base} (without ``alpha`` and ``warm_start``).
+
+    Attributes
+    ----------
+    alpha_ : float          the chosen alpha
+    alphas_ : ndarray       the grid, decreasing
+    cv_scores_ : ndarray (n_folds, n_alphas)
+    best_index_ : int
+    and every fitted attribute of {base} (from the final refit).
+    """
+
+
+class LinearClassifierCV(_CVMixin, LinearClassifier):
+    __doc__ = _CV_DOC.format(base="LinearClassifier", strat=", stratified")
+    _base = LinearClassifier
+    _is_classifier = True
+
+    def __init__(self, loss="hinge", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
+                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=100,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None,
+                 random_state=None, solver="auto", solver_options=None, n_jobs=None,
+                 verbose=0):
+        self.loss = loss
+        self.alphas = alphas
+        self.n_alphas = n_alphas
+        self.eps = eps
+        self.cv = cv
+        self.scoring = scoring
+        self.l1 = l1
+        self.loss_params = loss_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
+        self.solver_options = solver_options
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+
+
+class LinearRegressorCV(_CVMixin, LinearRegressor):
+    __doc__ = _CV_DOC.format(base="LinearRegressor", strat="")
+    _base = LinearRegressor
+    _is_classifier = False
+
+    def __init__(self, loss="squared", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
+                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=100,
+                 fit_intercept=True, intercept_scaling=1.0, random_state=None,
+                 solver="auto", solver_options=None, verbose=0):
+        self.loss = loss
+        self.alphas = alphas
+        self.n_alphas = n_alphas
+        self.eps = eps
+        self.cv = cv
+        self.scoring = scoring
+        self.l1 = l1
+        self.loss_params = loss_params
+        self.tol = tol
+        self.max_iter = max_iter
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.random_state = random_state
+        self.solver = solver
+        self.solver_options = solver_options
+        self.verbose = verbose

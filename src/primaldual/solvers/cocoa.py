@@ -1,0 +1,120 @@
+"""CoCoA+ with local SDCA: Ma, Smith, Jaggi, Jordan, Richtarik & Takac, "Adding
+vs. Averaging in Distributed Primal-Dual Optimization" (ICML 2015),
+Algorithm 1 with LocalSDCA (their Algorithm 2).
+
+Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+
+    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
+    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
+            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+
+The rows are split into ``K = n_partitions`` contiguous blocks ``P_k``.
+Round t: every block k, independently and against the same ``w``, runs
+``H = local_iters`` SDCA steps on its local subproblem (Ma et al., eq. (10))::
+
+    G_k^{sigma'}(Dalpha_[k]) = -(1/W) sum_{i in P_k} c_i phi_i*(-(alpha_i + Dalpha_i))
+                               - (1/K) lam/2 ||w||^2 - (1/W) w . sum_{i in P_k} c_i Dalpha_i x_i
+                               - (lam/2) sigma' ||(1/(lam W)) sum_{i in P_k} c_i Dalpha_i x_i||^2
+
+A LocalSDCA step picks ``i`` uniformly in ``P_k`` and maximizes ``G_k`` over
+``Dalpha_i``: with ``u = w + (sigma'/(lam W)) sum_{P_k} c_j Dalpha_j x_j`` it is the
+shared :func:`dual_step` with margin ``x_i . u`` and curvature
+``s = sigma' c_i ||x_i||^2 / (lam W)``.  Then (Algorithm 1, lines 6-8)::
+
+    alpha_[k] += gamma Dalpha_[k],     w += gamma sum_k (1/(lam W)) sum_{P_k} c_i Dalpha_i x_i
+
+``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
+``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
+(CoCoA).  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
+
+Reduction to mini-batch SDCA (Takac, Richtarik & Srebro, Section 7: "Setting
+b = C and H = 1 we exactly recover mini-batch SDCA").  With ``H = 1`` each
+block makes one step on a uniform ``i in P_k`` with ``Dalpha = 0``, i.e. the
+margin ``x_i . w``; this is one iteration of mSDCA with ``(C, b = C)``-distributed
+sampling, and the iterates coincide (bit for bit, same seed and blocks) with
+
+* ``aggregation="adding"``  <->  ``minibatch_sdca(sampling="distributed",
+  batch_size=K, step="safe", eso="cauchy_schwarz")`` (ESO ``v_i = K ||x_i||^2``);
+* ``aggregation="averaging"``  <->  ``minibatch_sdca(sampling="distributed",
+  batch_size=K, step="average")``.
+
+With the paper's ESO for ``b = C``, ``v_i = (1 + b sigma^2) ||x_i||^2``, the two
+methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
+
+Options
+-------
+n_partitions : int or None    ``K`` (default: number of Dask workers with a client, else 4)
+local_iters : int or None     ``H`` (default: the size of the largest block, one
+                              local pass per round)
+aggregation : "adding" | "averaging", default "adding"
+client, round_timeout, recovery_every, recovery_dir, max_recoveries :
+    Dask engine options, see ``docs/distributed.md``.
+
+Warm start: a feasible ``alpha`` (n,) or a SolveResult.
+"""
+from __future__ import annotations
+
+from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin
+from ..kernels.minibatch import MODE_COCOA
+from ._base import Solver, _check_choice, _positive, register
+from .minibatch import _default_partitions
+
+__all__ = ["CoCoASolver"]
+
+
+@register
+class CoCoASolver(RoundsMixin, Solver):
+    __doc__ = __doc__
+    name = "cocoa"
+    options = {**ENGINE_OPTIONS, "n_partitions": None, "local_iters": None,
+               "aggregation": "adding"}
+    supports_l1 = False
+    supports_client = True
+
+    def validate_options(self):
+        o = self.opts
+        _check_choice("aggregation", o["aggregation"], ("adding", "averaging"))
+        if o["n_partitions"] is None:
+            o["n_partitions"] = _default_partitions(o["client"], self.problem)
+        self._validate_engine_options()
+        K = int(o["n_partitions"])
+        if K > self.problem.n:
+            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
+        if o["local_iters"] is None:
+            self.H = int(-(-self.problem.n // K))
+        else:
+            self.H = _positive("local_iters", o["local_iters"], integer=True)
+        self.K = K
+        if o["aggregation"] == "adding":
+            self.gamma, self.sigma_prime = 1.0, float(K)
+        else:
+            self.gamma, self.sigma_prime = 1.0 / K, 1.0
+
+    @property
+    def steps_per_round(self):
+        return self.K * self.H
+
+    def round_spec(self):
+        return MODE_COCOA, self.H, self.sigma_prime, self.gamma
+
+    def eso_beta(self):
+        return self.sigma_prime
+
+    def init_state(self, warm_start):
+        self.engine_init_state(self.warm_start_alpha())
+
+    def advance(self, n_epochs, deadline):
+        self.engine_advance(n_epochs, deadline)
+
+    def certificate(self):
+        return self.engine_certificate()
+
+    def get_state(self):
+        return self.engine_get_state()
+
+    def set_state(self, meta, arrays):
+        self.engine_set_state(meta, arrays)
+
+    def trace_extras(self):
+        return self.engine_trace_extras()
+

@@ -1,0 +1,662 @@
+"""DSO: distributed stochastic saddle-point optimization over the nonzeros
+(Matsushima, Yun, Zhang & Vishwanathan, "Distributed Stochastic Optimization of
+the Regularized Risk", 2014), run serially with the exact block schedule of
+the distributed algorithm.
+
+Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``; ``lam = 0`` allowed when
+``l1 > 0``)::
+
+    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
+    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
+            v = (1/W) sum_i c_i alpha_i x_i
+
+Saddle-point form (paper eq. 6), over ``Omega = {(i, j): x_ij != 0}`` with
+``|Omega_i|`` nonzeros in row ``i`` and ``|Omega-bar_j|`` in column ``j``::
+
+    min_{w in B} max_{alpha in A} f(w, alpha) = sum_{(i,j) in Omega} f_ij(w_j, alpha_i)
+    f_ij = r_j(w_j)/|Omega-bar_j| + (c_i/W) H_i(alpha_i)/|Omega_i| - (c_i/W) alpha_i w_j x_ij
+    r_j(u) = lam/2 u^2 + l1 |u|,    H_i(a) = -phi*(-a; y_i)
+
+``max_alpha f(w, .) = P(w)`` and ``min_w f(., alpha) = D(alpha)``.
+
+Update (paper eq. 8, Algorithm 1 line 8), for each nonzero ``(i, j)`` of the
+active block, with both partial (sub)gradients taken at the current pair::
+
+    w_j     <- Proj_[-R,R]( w_j - eta (r_j'(w_j)/|Omega-bar_j| - (c_i/W) alpha_i x_ij) )
+    alpha_i <- Proj_A_i ( alpha_i + eta (c_i/W)(H_i'(alpha_i)/|Omega_i| - w_j x_ij) )
+
+Schedule (Section 3, Algorithm 1): rows are split into ``p = n_workers``
+contiguous parts ``I_1..I_p`` (equal counts) and columns into ``p``
+contiguous parts ``J_1..J_p`` (equal nonzero counts), inducing blocks
+``Omega^(q,r)``.  Epoch ``t`` has ``p`` inner iterations; in inner iteration
+``r`` partition ``q`` processes block ``(q, sigma_r(q))``, ``sigma_r(q) =
+(q + r) mod p`` (0-based form of the paper's ``((q + r - 2) mod p) + 1``), in an
+order drawn uniformly at random by partition ``q``'s own stream
+(``np.random.SeedSequence(random_state).spawn(p)``).  Blocks of one inner
+iteration share no row and no column, so running them one after the other is
+exactly what ``p`` parallel workers compute (Lemma 2); the Dask version calls
+the same :func:`dso_block` per worker.
+
+Projections (Appendix A): ``alpha_i y_i`` in ``[0, 1]`` for hinge and in
+``[1e-14, 1 - 1e-14]`` for logistic (the dual domain for the other losses);
+``w`` in the box ``|w_j| <= R`` with ``R = sqrt(P(0)/lam)`` (= ``1/sqrt(lam)`` for
+hinge, ``sqrt(log 2/lam)`` for logistic) and, when ``l1 > 0``, ``R <=
+P(0)/l1``.  Both bounds hold for every minimizer: at a saddle point
+``lam ||w*||^2 + l1 ||w*||_1 = (1/W) sum_i c_i H_i(alpha*_i) - L(w*) <= P(0)``
+(with ``H_i <= phi_i(0)`` and ``L >= 0``), so the box never cuts off the
+optimum; with ``lam = 0`` the bound ``P(0)/l1`` is the one that makes the box
+finite.
+
+Certificate: ``coef`` is the w iterate (last or averaged, option ``output``);
+``dual_coef`` is whichever of two dual-feasible points has the larger exact
+``D``: DSO's own alpha (last or averaged) or ``-phi'(X coef)`` (GUIDE §1).
+With ``lam = 0`` the dual needs ``||v||_inf <= l1``; each candidate is then
+scaled by ``min(1, l1/||v||_inf)`` (the dual domain is star-shaped around 0 for
+hinge and logistic... and every box domain containing 0), which keeps it
+feasible.  ``primal``, ``dual`` and ``gap`` come from
+:meth:`Problem.certificate`.  The trace also reports ``saddle_gap``, Theorem
+1's ``eps(w~, alpha~) = max_{alpha in A} f(w~, alpha) - min_{w in B} f(w,
+alpha~)`` for the averaged iterates, in closed form::
+
+    eps = P(w~) - (1/W) sum_i c_i H_i(alpha~_i) - sum_j m_j(v_j(alpha~)),
+    m_j(v) = min_{|u| <= R} lam/2 u^2 + l1 |u| - v u
+           = value at u = clip(soft(v, l1)/lam, -R, R)      (lam > 0)
+           = -R max(|v| - l1, 0)                            (lam = 0)
+
+Since ``w* in B``, ``eps >= P(w~) - P*``.
+
+Options
+-------
+n_workers : int, default 1
+    ``p``: the number of row partitions and column blocks; fixes the block
+    schedule (the Dask version with ``p`` workers gives the same iterates).
+step : "adagrad" | "sqrt" | "constant", default "adagrad"
+    "adagrad": diagonal AdaGrad per coordinate of ``w`` and ``alpha``,
+    ``eta = eta0 / sqrt(sum of squared past (sub)gradients)`` (Appendix A).
+    "sqrt": Algorithm 1's ``eta_t = eta0/sqrt(t)``, ``t`` the epoch.
+    "constant": ``eta = eta0`` (the usual choice with SVRG).
+eta0 : float or None
+    None gives ``0.5`` for AdaGrad (a step of at most 0.5 on ``alpha_i y_i``,
+    whose domain has width 1) and ``W / max(1, lam W)``... see
+    :func:`default_eta0` for "sqrt"/"constant" (the scale at which ``alpha``
+    moves O(1) per epoch while ``eta lam <= 1``, the condition of Theorem 1).
+output : "average" | "last", default "average"
+    The iterate returned: Theorem 1's averages ``(1/T) sum_{s<=T} (w^s,
+    alpha^s)`` of the end-of-epoch iterates, or the last iterate.
+init : "zero" | "dcd", default "zero"
+    "zero": ``w = 0``, ``alpha_i = -phi'(0)`` (projected).  "dcd" (Appendix A):
+    ``init_passes`` passes of dual coordinate ascent (SDCA/DCD) on each row
+    partition's local problem, then ``w`` is the ``W_q/W``-weighted average of
+    the local ``w``'s (which equals ``w(alpha)``); L2 only (``l1 = 0``).
+init_passes : int, default 20
+    The paper's "twenty iterations" of local DCD; counted in ``n_epochs``.
+variance_reduction : None | "svrg", default None
+    SVRG: snapshot and full gradient of ``f`` at the start of every epoch
+    (one extra pass), estimator in :mod:`primaldual.kernels.dso`.
+
+Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
+coefficient vector.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels.dso import (STATUS_NONFINITE, STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel,
+                           fill_identity, svrg_full_gradient)
+from ..kernels import loss_kernels as LK
+from ..kernels.sdca import STATUS_NONFINITE as SDCA_NONFINITE
+from ..kernels.sdca import sdca_epoch
+from ._base import Solver, SolveResult, _check_choice, _positive, register
+
+__all__ = ["DSOSolver", "BlockLayout", "RowPartition", "WBlock", "DSOParams",
+           "build_layout", "sigma", "dso_block", "partition_streams", "row_bounds",
+           "col_bounds", "dual_bounds", "box_radius", "saddle_gap", "default_eta0"]
+
+#: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
+LOGISTIC_MARGIN = 1e-14
+
+
+# ------------------------------------------------------------------ layout
+def sigma(q, r, p):
+    """Column block owned by partition ``q`` in inner iteration ``r`` (0-based)."""
+    return (q + r) % p
+
+
+def row_bounds(n, p):
+    """Contiguous row parts of (almost) equal size: ``I_q = [b[q], b[q+1])``."""
+    return np.array([(k * n) // p for k in range(p + 1)], dtype=np.int64)
+
+
+def col_bounds(col_cnt, p):
+    """Contiguous column parts with (almost) equal numbers of nonzeros.
+
+    Bounds are placed at the quantiles ``k |Omega| / p`` of the cumulative column
+    counts, then made strictly increasing so that every part is non-empty.
+    """
+    d = col_cnt.shape[0]
+    cum = np.cumsum(col_cnt)
+    total = cum[-1] if d else 0
+    b = np.zeros(p + 1, dtype=np.int64)
+    b[p] = d
+    for k in range(1, p):
+        b[k] = int(np.searchsorted(cum, k * total / p, side="left")) + 1
+    for k in range(1, p):                      # strictly increasing, room left for the rest
+        b[k] = min(max(b[k], b[k - 1] + 1), d - (p - k))
+    return b
+
+
+@dataclass
+class BlockLayout:
+    """The p x p partition of Omega, stored block by block (memory O(nnz)).
+
+    Entries are sorted by (row part q, column block r) and, inside a block, by
+    row.  ``rows`` are local to the row part (``i - row_bounds[q]``), ``cols``
+    local to the column block (``j - col_bounds[r]``).  Block ``(q, r)`` is
+    ``slice(block_ptr[q*p + r], block_ptr[q*p + r + 1])``; the blocks of row part
+    ``q`` are contiguous, which is what worker ``q`` holds.
+    """
+
+    p: int
+    n: int
+    d: int
+    row_bounds: np.ndarray
+    col_bounds: np.ndarray
+    block_ptr: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    row_cnt: np.ndarray      # |Omega_i| (float64)
+    col_cnt: np.ndarray      # |Omega-bar_j| (float64)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.block_ptr[-1])
+
+    def block(self, q, r):
+        k = q * self.p + r
+        return slice(int(self.block_ptr[k]), int(self.block_ptr[k + 1]))
+
+    def block_sizes(self):
+        return np.diff(self.block_ptr).reshape(self.p, self.p)
+
+
+def build_layout(rows, p) -> BlockLayout:
+    """Build the block partition from the row view of the data (dense or CSR).
+
+    ``Omega`` holds the entries with ``x_ij != 0`` (explicit stored zeros are not
+    part of it).  The column structure is computed once with bincount, the
+    block order with one stable argsort: O(nnz log nnz) time, O(nnz) memory.
+    """
+    n, d = rows.n, rows.d
+    nnz_stored = int(rows.indptr[-1])
+    entry_row = np.repeat(np.arange(n, dtype=np.int64), np.diff(rows.indptr))
+    k = np.arange(nnz_stored, dtype=np.int64)
+    entry_col = np.asarray(rows.indices)[k - rows.indptr[entry_row] + rows.iptr[entry_row]]
+    vals = np.asarray(rows.data, dtype=np.float64)
+    keep = vals != 0.0
+    if not keep.all():
+        entry_row, entry_col, vals = entry_row[keep], entry_col[keep], vals[keep]
+    row_cnt = np.bincount(entry_row, minlength=n).astype(np.float64)
+    col_cnt = np.bincount(entry_col, minlength=d).astype(np.float64)
+    rb = row_bounds(n, p)
+    cb = col_bounds(col_cnt, p)
+    q_of = np.searchsorted(rb, entry_row, side="right") - 1
+    r_of = np.searchsorted(cb, entry_col, side="right") - 1
+    key = q_of * p + r_of
+    order = np.argsort(key, kind="stable")
+    idx_t = np.int32 if max(n, d) < 2 ** 31 - 1 else np.int64
+    block_ptr = np.zeros(p * p + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=p * p), out=block_ptr[1:])
+    return BlockLayout(
+        p=p, n=n, d=d, row_bounds=rb, col_bounds=cb, block_ptr=block_ptr,
+        rows=(entry_row - rb[q_of])[order].astype(idx_t),
+        cols=(entry_col - cb[r_of])[order].astype(idx_t),
+        vals=np.ascontiguousarray(vals[order]), row_cnt=row_cnt, col_cnt=col_cnt)
+
+
+# ------------------------------------------------------- worker-side pieces
+@dataclass
+class DSOParams:
+    """Scalars every block update needs (picklable, sent once to workers)."""
+
+    kind: int
+    loss_param: float
+    lam: float
+    l1: float
+    l1_prox: bool
+    R: float
+    step_mode: int
+    eta0: float
+    svrg: bool
+
+
+@dataclass
+class RowPartition:
+    """What partition (worker) ``q`` owns: its rows' nonzeros grouped by column
+    block, its part of alpha and the per-row constants.  Never moves."""
+
+    q: int
+    p: int
+    row_start: int
+    block_ptr: np.ndarray    # (p+1,) local offsets of blocks (q, 0..p-1)
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    perm: np.ndarray         # work buffer for the processing order
+    y: np.ndarray
+    cw: np.ndarray           # c_i / W
+    row_cnt: np.ndarray
+    a_lo: np.ndarray
+    a_hi: np.ndarray
+    alpha: np.ndarray
+    Ga: np.ndarray           # AdaGrad accumulators (size 0 unless adagrad)
+    a_snap: np.ndarray       # SVRG snapshot and full gradient (size 0 unless svrg)
+    Fa: np.ndarray
+
+
+@dataclass
+class WBlock:
+    """Column block ``r`` of w and what travels with it around the ring."""
+
+    r: int
+    col_start: int
+    w: np.ndarray
+    col_cnt: np.ndarray
+    Gw: np.ndarray
+    w_snap: np.ndarray
+    Fw: np.ndarray
+
+
+def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
+              params: DSOParams, eta: float):
+    """Inner iteration ``r`` of partition ``q``: process block ``(q, sigma_r(q))``.
+
+    The order is a uniform random permutation of the block's nonzeros drawn
+    from ``rng`` (partition ``q``'s stream); the updates are
+    :func:`~primaldual.kernels.dso.dso_block_kernel`.  Only ``part.alpha`` (and
+    its accumulators) and ``wblk.w`` (and its accumulators) change.  Returns
+    ``(status, n_processed)``.
+    """
+    s = sigma(q, r, part.p)
+    if part.q != q or wblk.r != s:
+        raise ValueError(f"partition {part.q} / w block {wblk.r} do not match the schedule "
+                         f"(q={q}, r={r}, sigma_r(q)={s})")
+    lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
+    seg = part.perm[lo:hi]
+    fill_identity(seg)
+    rng.shuffle(seg)
+    status, pos = dso_block_kernel(
+        part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo,
+        part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
+        wblk.w, wblk.col_cnt, params.R,
+        params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
+        params.step_mode, eta,
+        params.eta0, part.Ga, wblk.Gw, params.svrg, part.a_snap, wblk.w_snap, part.Fa,
+        wblk.Fw)
+    return status, pos
+
+
+def partition_streams(random_state, fallback_rng, p):
+    """``p`` independent generators: ``SeedSequence(random_state).spawn(p)``.
+
+    An int ``random_state`` seeds the SeedSequence directly (so the Dask version
+    reproduces the streams from the same seed); otherwise an entropy value is
+    drawn from ``fallback_rng`` (the solver's generator).
+    """
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        ss = np.random.SeedSequence(int(random_state))
+    else:
+        ss = np.random.SeedSequence(int(fallback_rng.integers(2 ** 63)))
+    return [np.random.Generator(np.random.PCG64(s)) for s in ss.spawn(p)]
+
+
+# --------------------------------------------------------------- maths
+def dual_bounds(loss, y):
+    """Per-sample bounds ``[a_lo, a_hi]`` of alpha (Appendix A projections)."""
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[0]
+    code = loss.code
+    if code in (LK.HINGE, LK.SMOOTH_HINGE, LK.LOGISTIC, LK.SQUARED_HINGE):
+        blo, bhi = 0.0, 1.0
+        if code == LK.LOGISTIC:
+            blo, bhi = LOGISTIC_MARGIN, 1.0 - LOGISTIC_MARGIN
+        elif code == LK.SQUARED_HINGE:
+            bhi = np.inf
+        lo = np.where(y > 0, blo, -bhi)
+        hi = np.where(y > 0, bhi, -blo)
+        return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+    if code == LK.SQUARED:
+        return np.full(n, -np.inf), np.full(n, np.inf)
+    return np.full(n, -1.0), np.full(n, 1.0)
+
+
+def box_radius(problem):
+    """R with ``|w*_j| <= R`` for every minimizer (see the module docstring)."""
+    p0 = problem.primal(np.zeros(problem.d))
+    bounds = []
+    if problem.lam > 0:
+        bounds.append(math.sqrt(p0 / problem.lam))
+    if problem.l1 > 0:
+        bounds.append(p0 / problem.l1)
+    return max(min(bounds), 1e-300)
+
+
+def box_min_linear(v, lam, l1, R):
+    """sum_j min_{|u|<=R} lam/2 u^2 + l1|u| - v_j u (closed form)."""
+    v = np.asarray(v, dtype=np.float64)
+    if lam == 0.0:
+        return float(-R * np.maximum(np.abs(v) - l1, 0.0).sum())
+    u = np.clip(np.sign(v) * np.maximum(np.abs(v) - l1, 0.0) / lam, -R, R)
+    return float((0.5 * lam * u * u + l1 * np.abs(u) - v * u).sum())
+
+
+def saddle_gap(problem, w, alpha, R):
+    """Theorem 1's eps(w, alpha) = max_{alpha' in A} f(w, alpha') - min_{w' in B} f(w', alpha)."""
+    primal = problem.primal(w)
+    conj = problem.loss.neg_conjugate(alpha, problem.y)
+    hbar = float(problem.sample_weight @ conj) / problem.W
+    return primal - hbar - box_min_linear(problem.dual_image(alpha), problem.lam,
+                                          problem.l1, R)
+
+
+def default_eta0(step, problem):
+    """Default ``eta0``: 0.5 for AdaGrad; ``min(W, 1/lam)`` for "sqrt"/"constant".
+
+    With the scalar step, ``alpha_i`` moves by ``eta (c_i/W) O(1)`` per epoch, so
+    ``eta ~ W`` lets it cross its domain in O(1) epochs; Theorem 1 asks
+    ``eta < 1/lam`` for the L2 case, hence the minimum (``W`` alone for
+    ``lam = 0``).
+    """
+    if step == "adagrad":
+        return 0.5
+    W = problem.W
+    return W if problem.lam == 0 else min(W, 1.0 / problem.lam)
+
+
+# ------------------------------------------------------------------ solver
+@register
+class DSOSolver(Solver):
+    __doc__ = __doc__
+    name = "dso"
+    options = {"n_workers": 1, "step": "adagrad", "eta0": None, "output": "average",
+               "init": "zero", "init_passes": 20, "variance_reduction": "svrg",
+               "l1_update": "prox"}
+    supports_l1 = True
+    supports_pure_l1 = True
+    dual_method = True
+
+    def validate_options(self):
+        o = self.opts
+        p = self.problem
+        self.p = _positive("n_workers", o["n_workers"], integer=True)
+        _check_choice("step", o["step"], ("adagrad", "sqrt", "constant"))
+        _check_choice("output", o["output"], ("average", "last"))
+        _check_choice("init", o["init"], ("zero", "dcd"))
+        _check_choice("variance_reduction", o["variance_reduction"], (None, "svrg"))
+        _check_choice("l1_update", o["l1_update"], ("prox", "subgradient"))
+        self.init_passes = _positive("init_passes", o["init_passes"], integer=True)
+        self.eta0 = (default_eta0(o["step"], p) if o["eta0"] is None
+                     else _positive("eta0", o["eta0"]))
+        if self.p > min(p.n, p.d):
+            raise ValueError(f"n_workers={self.p} exceeds min(n_samples, n_features) = "
+                             f"{min(p.n, p.d)}; DSO needs p <= min(n, d) (every row part "
+                             f"and column block non-empty)")
+        if o["init"] == "dcd" and (p.l1 > 0 or p.lam == 0):
+            raise ValueError("init='dcd' runs local SDCA/DCD, which needs the plain L2 "
+                             "penalty (l1=0, lam>0); use init='zero' with l1 > 0")
+        if o["init"] == "dcd" and self.warm_start is not None:
+            raise ValueError("init='dcd' and warm_start both set the starting point; "
+                             "choose one")
+        self.layout = build_layout(p.rows, self.p)
+        if self.layout.nnz == 0:
+            raise ValueError("X has no nonzero entries; DSO updates run over the "
+                             "nonzeros, so there is nothing to fit")
+        self.R = box_radius(p)
+        self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
+        self.params = DSOParams(
+            kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
+            l1_prox=o["l1_update"] == "prox", R=self.R,
+            step_mode=STEP_ADAGRAD if o["step"] == "adagrad" else STEP_SCALAR,
+            eta0=self.eta0, svrg=o["variance_reduction"] == "svrg")
+        self.cwW = p.sample_weight / p.W
+        self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
+        self._saddle = None
+        self._dual_source = ""
+
+    # ----------------------------------------------------------- state
+    @property
+    def epochs(self) -> float:
+        return self.updates / self.layout.nnz
+
+    def init_state(self, warm_start):
+        p = self.problem
+        self.updates = 0
+        self.t = 1                  # current DSO epoch (eta_t uses it)
+        self.r = 0                  # next inner iteration in the epoch
+        self.n_avg = 0
+        self.snap_epoch = 0
+        self.streams = partition_streams(self.random_state, self.rng, self.p)
+        self.w = np.zeros(p.d)
+        self.alpha = np.clip(-p.loss.derivative(np.zeros(p.n), p.y), self.a_lo, self.a_hi)
+        if warm_start is not None:
+            self._apply_warm_start(warm_start)
+        self._allocate()
+        if self.opts["init"] == "dcd":
+            self._dcd_init()
+
+    def _apply_warm_start(self, ws):
+        p = self.problem
+        if isinstance(ws, SolveResult):
+            w, alpha = ws.coef, ws.dual_coef
+        else:
+            w, alpha = ws, None
+        w = np.array(w, dtype=np.float64).ravel()
+        if w.shape != (p.d,) or not np.isfinite(w).all():
+            raise ValueError(f"warm_start coef must be finite with shape ({p.d},), got "
+                             f"shape {w.shape}")
+        self.w = np.clip(w, -self.R, self.R)
+        if alpha is not None:
+            alpha = np.array(alpha, dtype=np.float64).ravel()
+            if alpha.shape != (p.n,) or not np.isfinite(alpha).all():
+                raise ValueError(f"warm_start dual_coef must be finite with shape ({p.n},)")
+            self.alpha = np.clip(alpha, self.a_lo, self.a_hi)
+
+    def _allocate(self):
+        p = self.problem
+        ada = self.params.step_mode == STEP_ADAGRAD
+        svrg = self.params.svrg
+        self.Gw = np.zeros(p.d if ada else 0)
+        self.Ga = np.zeros(p.n if ada else 0)
+        self.w_sum = np.zeros(p.d)
+        self.a_sum = np.zeros(p.n)
+        self.w_snap = np.zeros(p.d if svrg else 0)
+        self.a_snap = np.zeros(p.n if svrg else 0)
+        self.Fw = np.zeros(p.d if svrg else 0)
+        self.Fa = np.zeros(p.n if svrg else 0)
+
+    def get_state(self):
+        meta = {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
+                "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
+                "streams": [g.bit_generator.state for g in self.streams]}
+        arrays = {k: np.array(getattr(self, k)) for k in
+                  ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
+                   "Fa")}
+        return meta, arrays
+
+    def set_state(self, meta, arrays):
+        for k in ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
+                  "Fa"):
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        self.updates = int(meta["updates"])
+        self.t = int(meta["t"])
+        self.r = int(meta["r"])
+        self.n_avg = int(meta["n_avg"])
+        self.snap_epoch = int(meta["snap_epoch"])
+        self.streams = []
+        for st in meta["streams"]:
+            g = np.random.Generator(np.random.PCG64())
+            g.bit_generator.state = st
+            self.streams.append(g)
+        if len(self.streams) != self.p:
+            raise ValueError(f"the checkpoint was written with n_workers="
+                             f"{len(self.streams)}; resume with the same n_workers")
+
+    # ------------------------------------------------------ partitions
+    def partitions(self):
+        """The p :class:`RowPartition` views of the current state (no copies)."""
+        L = self.layout
+        p = self.problem
+        out = []
+        for q in range(self.p):
+            i0, i1 = int(L.row_bounds[q]), int(L.row_bounds[q + 1])
+            b0 = int(L.block_ptr[q * self.p])
+            b1 = int(L.block_ptr[(q + 1) * self.p])
+            sl = slice(i0, i1)
+            out.append(RowPartition(
+                q=q, p=self.p, row_start=i0,
+                block_ptr=L.block_ptr[q * self.p:(q + 1) * self.p + 1] - b0,
+                rows=L.rows[b0:b1], cols=L.cols[b0:b1], vals=L.vals[b0:b1],
+                perm=self.perm_buf[b0:b1], y=p.y[sl], cw=self.cwW[sl],
+                row_cnt=L.row_cnt[sl], a_lo=self.a_lo[sl], a_hi=self.a_hi[sl],
+                alpha=self.alpha[sl], Ga=self.Ga[sl] if self.Ga.size else self.Ga,
+                a_snap=self.a_snap[sl] if self.a_snap.size else self.a_snap,
+                Fa=self.Fa[sl] if self.Fa.size else self.Fa))
+        return out
+
+    def wblocks(self):
+        """The p :class:`WBlock` views of w (no copies)."""
+        L = self.layout
+        out = []
+        for r in range(self.p):
+            j0, j1 = int(L.col_bounds[r]), int(L.col_bounds[r + 1])
+            sl = slice(j0, j1)
+            out.append(WBlock(
+                r=r, col_start=j0, w=self.w[sl], col_cnt=L.col_cnt[sl],
+                Gw=self.Gw[sl] if self.Gw.size else self.Gw,
+                w_snap=self.w_snap[sl] if self.w_snap.size else self.w_snap,
+                Fw=self.Fw[sl] if self.Fw.size else self.Fw))
+        return out
+
+    # --------------------------------------------------------- helpers
+    def step_size(self):
+        step = self.opts["step"]
+        if step == "sqrt":
+            return self.eta0 / math.sqrt(self.t)
+        return self.eta0
+
+    def _svrg_snapshot(self):
+        p = self.problem
+        self.w_snap[:] = self.w
+        self.a_snap[:] = self.alpha
+        margins = p.rows.matvec(self.w_snap)
+        v = p.dual_image(self.a_snap)
+        svrg_full_gradient(self.a_snap, self.w_snap, p.y, self.cwW, self.layout.row_cnt,
+                           self.layout.col_cnt, margins, v, p.loss.code, p.loss.param,
+                           p.lam, p.l1, self.Fa, self.Fw)
+        self.feature_accesses += 2 * self.layout.nnz
+        self.snap_epoch = self.t
+
+    def _dcd_init(self):
+        """Local DCD (SDCA) passes on each row part, then w = sum_q (W_q/W) w_q."""
+        p = self.problem
+        r = p.rows
+        L = self.layout
+        shrunk = np.zeros(p.n, dtype=np.uint8)
+        empty = np.zeros(0)
+        empty_i = np.zeros(0, dtype=np.int64)
+        alpha = np.zeros(p.n)
+        w = np.zeros(p.d)
+        for q in range(self.p):
+            i0, i1 = int(L.row_bounds[q]), int(L.row_bounds[q + 1])
+            Wq = float(p.sample_weight[i0:i1].sum())
+            vq = np.zeros(p.d)
+            rng = self.streams[q]
+            for _ in range(self.init_passes):
+                order = (i0 + rng.permutation(i1 - i0)).astype(np.int64)
+                status, pos, _, acc, _ = sdca_epoch(
+                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                    order, 0, order.shape[0], alpha, vq, p.loss.code, p.loss.param,
+                    p.lam, 1.0 / Wq, False, np.inf, shrunk, False, empty, empty_i, 0, 0,
+                    -1)
+                self.feature_accesses += acc
+                if status == SDCA_NONFINITE:
+                    raise FloatingPointError(
+                        f"non-finite value in the DCD initialization at sample "
+                        f"{int(order[pos])}; scale the rows or increase lam")
+            w += (Wq / p.W) * vq / p.lam
+        self.alpha[:] = np.clip(alpha, self.a_lo, self.a_hi)
+        self.w[:] = np.clip(w, -self.R, self.R)
+        self.updates += self.init_passes * L.nnz
+
+    # --------------------------------------------------------- advance
+    def advance(self, n_epochs, deadline):
+        n_inner = max(1, int(round(n_epochs * self.p)))
+        parts = self.partitions()
+        blocks = self.wblocks()
+        sizes = self.layout.block_sizes()
+        for _ in range(n_inner):
+            if self.r == 0 and self.params.svrg and self.snap_epoch != self.t:
+                self._svrg_snapshot()
+            eta = self.step_size()
+            for q in range(self.p):
+                s = sigma(q, self.r, self.p)
+                status, pos = dso_block(q, self.r, parts[q], blocks[s], self.streams[q],
+                                        self.params, eta)
+                if status == STATUS_NONFINITE:
+                    raise FloatingPointError(
+                        f"DSO produced a non-finite iterate (epoch {self.t}, block "
+                        f"({q}, {s})); lower eta0 or use step='adagrad'")
+                self.updates += int(sizes[q, s])
+                self.feature_accesses += int(sizes[q, s])
+            self.r += 1
+            if self.r == self.p:              # end of epoch t
+                self.r = 0
+                self.w_sum += self.w
+                self.a_sum += self.alpha
+                self.n_avg += 1
+                self.t += 1
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    # ----------------------------------------------------- certificate
+    def averaged(self):
+        """Theorem 1's averaged iterates (w~, alpha~), or None before epoch 1 ends."""
+        if self.n_avg == 0:
+            return None
+        return self.w_sum / self.n_avg, self.a_sum / self.n_avg
+
+    def _feasible(self, alpha):
+        """alpha itself, or scaled into ||v||_inf <= l1 when lam = 0."""
+        p = self.problem
+        if p.lam > 0:
+            return alpha
+        vmax = float(np.abs(p.dual_image(alpha)).max(initial=0.0))
+        limit = p.l1 * (1.0 - 1e-12)
+        return alpha if vmax <= limit else alpha * (limit / vmax)
+
+    def certificate(self):
+        p = self.problem
+        avg = self.averaged()
+        if self.opts["output"] == "average" and avg is not None:
+            w_out, a_out = avg
+        else:
+            w_out, a_out = self.w, self.alpha
+        best = None
+        for source, alpha in (("iterate", a_out), ("primal", p.dual_from_primal(w_out))):
+            cert = p.certificate(w_out, self._feasible(alpha))
+            if best is None or cert.dual > best.dual:
+                best = cert
+                self._dual_source = source
+        self._saddle = None if avg is None else saddle_gap(p, avg[0], avg[1], self.R)
+        return best
+
+    def trace_extras(self):
+        out = {"dso_epoch": int(self.t - 1) + self.r / self.p,
+               "dual_source": self._dual_source}
+        if self._saddle is not None:
+            out["saddle_gap"] = float(self._saddle)
+        return out

@@ -1,0 +1,446 @@
+"""Mini-batch SDCA (mSDCA): Takac, Richtarik & Srebro, "Distributed Mini-Batch
+SDCA" (2015), Algorithm 1 with the ESO weights of Section 4.3.
+
+Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``; the paper has ``c_i = 1``,
+``W = n``)::
+
+    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
+    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
+            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+
+Update (Algorithm 1, update (2)): at iteration t draw a set ``S_t`` from the
+sampling, hold ``w = w(alpha^(t))`` fixed and, for every ``i in S_t`` in
+parallel,
+
+    Delta_i = argmax_delta  -phi_i*(-(alpha_i + delta)) - delta x_i . w
+                            - (c_i v_i / (2 lam W)) delta^2
+
+then ``alpha_i += Delta_i`` and ``w += (1/(lam W)) sum_{i in S_t} c_i Delta_i x_i``.
+The coordinate maximizer is the shared :func:`dual_step` with
+``s = c_i v_i / (lam W)``; ``v_i`` are the ESO weights (Definition 1): for
+row-weighted data the ESO of ``f(alpha) = ||sum_i c_i alpha_i x_i||^2`` is
+``c_i^2`` times the unweighted one, because ``D^-1/2 X X^T D^-1/2`` does not
+change when rows are rescaled.
+
+Samplings (Section 3)
+---------------------
+``sampling="serial"``       one coordinate per iteration (``batch_size=1``): SDCA.
+``sampling="standard"``     a uniform subset of size ``b`` (the whole data set).
+``sampling="distributed"``  ``(C, b)``-distributed: the rows are split into
+                            ``C = n_partitions`` contiguous blocks and each block
+                            contributes a uniform subset of size ``b / C``; each
+                            block draws from its own stream
+                            ``SeedSequence(seed).spawn(C)``.  Runs on a Dask
+                            ``client`` when one is given.
+
+ESO weights ``v_i`` (Section 4.3), with ``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n``
+--------------------------------------------------------------------------------------
+``eso="dense"`` standard:   ``(1 + (b-1)(n sigma^2 - 1) / max(1, n-1)) ||x_i||^2``
+``eso="sparse"`` standard:  ``sum_j x_ij^2 (1 + (b-1)(omega_j - 1) / max(1, n-1))``
+``eso="dense"`` distributed, ``b >= 2C``:
+    ``b/(b-C) (1 + (b-C)(n sigma^2 - 1) / max(C, n-C)) ||x_i||^2``
+``eso="dense"`` distributed, ``b = C``:  ``(1 + b sigma^2) ||x_i||^2``
+``eso="safe"`` distributed, any ``b``:  ``2 (1 + b sigma^2) ||x_i||^2``
+``eso="cauchy_schwarz"`` any sampling:  ``b ||x_i||^2`` (from
+    ``||sum_{i in S} t_i x_i||^2 <= |S| sum ||t_i x_i||^2``; CoCoA+'s
+    ``sigma' = K`` choice, see :mod:`primaldual.solvers.cocoa`)
+``eso="auto"``: serial ``||x_i||^2``; standard ``dense``; distributed ``dense``
+    when ``b = C`` or ``b >= 2C``, else ``safe``.
+
+The paper prints the sparse formula and the ``omega`` bound with ``||x_i||_0``
+(non-zeros of example i) where its sources (Richtarik & Takac 2012, Thm. on
+partially separable functions; Fercoq et al. 2014, Lemma 5.4) have
+``omega_j``, the number of examples that use feature ``j``.  The printed
+version is not an ESO: two identical one-feature examples with ``b = 2`` get
+``v_i = ||x_i||^2``, the naive step of Section 3, which never converges.  We
+implement ``omega_j`` (tests check both facts).
+
+``sigma="power"``: power iteration on ``X^T D^-1 X`` (same non-zero spectrum as
+``D^-1/2 X X^T D^-1/2``, never densified), stopped when the residual
+``||M z - rho z|| <= 1e-4 rho``; the estimate is ``rho + ||M z - rho z||``
+(an upper estimate of the top eigenvalue) capped by the ``omega`` bound.  The
+start vector is a fixed pseudo-random vector (seed 0), so ``sigma^2`` does not
+depend on ``random_state``.  ``sigma="bound"``:
+``sigma^2 <= omega = (1/n) max_i sum_j omega_j x_ij^2 / ||x_i||^2``.
+A float is taken as ``sigma^2`` itself.
+
+Step rules (Section 3)
+----------------------
+``step="safe"``     update (2) with the ESO weights above.
+``step="naive"``    ``v_i = ||x_i||^2`` and the summed update: each ``Delta_i``
+                    is the serial SDCA step (1); may diverge or oscillate.
+``step="average"``  the serial steps averaged, ``alpha += (1/|S|) sum Delta_i``:
+                    safe but no faster than one coordinate per iteration.
+
+Multi-core (``n_threads``): the ``b`` deltas of an iteration are computed in
+parallel (``numba.prange``) and ``w`` is updated by column ranges, one thread
+per range, rows added in batch order: results are bit-for-bit identical for
+any number of threads (standard and serial sampling).
+
+Options
+-------
+batch_size : int, default 64          ``b``
+sampling : "serial" | "standard" | "distributed", default "standard"
+step : "safe" | "naive" | "average", default "safe"
+eso : "auto" | "dense" | "sparse" | "safe" | "cauchy_schwarz", default "auto"
+sigma : "power" | "bound" | float, default "power"
+n_threads : int or None, default None (all Numba threads)
+n_partitions : int or None        ``C`` for ``sampling="distributed"`` (default
+    the number of Dask workers with a client, else 4)
+client, round_timeout, recovery_every, recovery_dir, max_recoveries :
+    Dask engine options, see ``docs/distributed.md``.
+
+Warm start: a feasible ``alpha`` (n,) or a SolveResult.  Unequal partition
+sizes (``n`` not a multiple of ``C``) are accepted; the paper's formulas assume
+equal sizes, so ``C`` should divide ``n`` for the guarantees to apply exactly.
+"""
+from __future__ import annotations
+
+import time
+
+import numba
+import numpy as np
+
+from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin
+from ..kernels.minibatch import (MODE_MSDCA, STATUS_NONFINITE, column_counts,
+                                 msdca_parallel, msdca_serial, normalized_gram_matvec,
+                                 omega_ratio_max, sparse_eso_weights)
+from ._base import Solver, _check_choice, _positive, register
+
+__all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared",
+           "RowsOps"]
+
+_POWER_RTOL = 1e-4
+_POWER_MAXITER = 500
+
+
+# ------------------------------------------------------------------ ESO
+class RowsOps:
+    """The three data passes the ESO needs, on in-memory rows."""
+
+    def __init__(self, rows):
+        self.rows = rows
+        self.n, self.d = rows.n, rows.d
+
+    def gram_matvec(self, z):
+        out = np.zeros(self.d)
+        r = self.rows
+        normalized_gram_matvec(r.data, r.indices, r.indptr, r.iptr, r.sqnorm,
+                               np.ascontiguousarray(z, dtype=np.float64), out)
+        return out
+
+    def column_counts(self):
+        out = np.zeros(self.d)
+        r = self.rows
+        column_counts(r.indices, r.indptr, r.iptr, self.d, out)
+        return out
+
+    def omega_ratio(self, omega):
+        r = self.rows
+        return float(omega_ratio_max(r.data, r.indices, r.indptr, r.iptr, omega))
+
+
+def sigma_squared(ops, n, method="power"):
+    """``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n`` (Section 4.3).
+
+    ``ops`` provides ``gram_matvec(z) = X^T D^-1 X z``, ``column_counts()`` and
+    ``omega_ratio(omega)`` (in memory: :class:`RowsOps`; distributed: an
+    engine).  Returns ``(sigma2, info)``.
+    """
+    omega = ops.column_counts()
+    bound = ops.omega_ratio(omega)           # >= lambda_max (Lemma 5.4, omega_j form)
+    if method == "bound":
+        return bound / n, {"sigma_method": "bound", "omega_bound": bound / n}
+    d = omega.shape[0]
+    z = np.random.Generator(np.random.PCG64(0)).standard_normal(d)
+    z /= np.linalg.norm(z)
+    rho, res, it = 0.0, np.inf, 0
+    for it in range(1, _POWER_MAXITER + 1):
+        mz = ops.gram_matvec(z)
+        rho = float(z @ mz)
+        res = float(np.linalg.norm(mz - rho * z))
+        nm = float(np.linalg.norm(mz))
+        if nm == 0.0:                        # X == 0
+            rho, res = 0.0, 0.0
+            break
+        if res <= _POWER_RTOL * rho:
+            break
+        z = mz / nm
+    lam_max = min(rho + res, bound)
+    return lam_max / n, {"sigma_method": "power", "power_iters": it,
+                         "power_rayleigh": rho / n, "omega_bound": bound / n}
+
+
+def eso_factor(sampling, eso, b, n, C, sigma2):
+    """The factor ``beta`` of ``v_i = beta ||x_i||^2`` (every dense formula)."""
+    ns2 = n * sigma2
+    if sampling == "serial":
+        return 1.0
+    if eso == "cauchy_schwarz":
+        return float(b)
+    if sampling == "standard":
+        return 1.0 + (b - 1.0) * (ns2 - 1.0) / max(1.0, n - 1.0)
+    if eso == "safe":
+        return 2.0 * (1.0 + b * sigma2)
+    if b == C:
+        return 1.0 + b * sigma2
+    if b >= 2 * C:
+        return b / (b - C) * (1.0 + (b - C) * (ns2 - 1.0) / max(C, n - C))
+    raise ValueError(f"eso='dense' with distributed sampling needs batch_size == "
+                     f"n_partitions or batch_size >= 2 n_partitions (Section 4.3), got "
+                     f"b={b}, C={C}; use eso='safe'")
+
+
+def sparse_eso(rows, b, omega=None):
+    """``v_i = sum_j x_ij^2 (1 + (b-1)(omega_j - 1)/max(1, n-1))`` (standard sampling)."""
+    if omega is None:
+        omega = RowsOps(rows).column_counts()
+    out = np.empty(rows.n)
+    sparse_eso_weights(rows.data, rows.indices, rows.indptr, rows.iptr, omega,
+                       float(b), rows.n, out)
+    return out
+
+
+def _column_bounds(rows, n_chunks):
+    """Column ranges with about equal stored entries (balanced parallel scatter)."""
+    counts = RowsOps(rows).column_counts()
+    cum = np.cumsum(counts)
+    total = cum[-1] if cum.size else 0.0
+    if total == 0 or n_chunks <= 1:
+        return np.array([0, rows.d], dtype=np.int64)
+    targets = total * np.arange(1, n_chunks) / n_chunks
+    inner = np.searchsorted(cum, targets, side="right")
+    bounds = np.unique(np.concatenate([[0], inner, [rows.d]])).astype(np.int64)
+    return bounds
+
+
+# --------------------------------------------------------------- solver
+@register
+class MinibatchSDCASolver(RoundsMixin, Solver):
+    __doc__ = __doc__
+    name = "minibatch_sdca"
+    options = {"batch_size": 64, "sampling": "standard", "step": "safe", "eso": "auto",
+               "sigma": "power", "n_threads": None, **ENGINE_OPTIONS,
+               "n_partitions": None}
+    supports_l1 = False
+    supports_client = True
+
+    def validate_options(self):
+        o = self.opts
+        p = self.problem
+        _check_choice("sampling", o["sampling"], ("serial", "standard", "distributed"))
+        _check_choice("step", o["step"], ("safe", "naive", "average"))
+        _check_choice("eso", o["eso"], ("auto", "dense", "sparse", "safe", "cauchy_schwarz"))
+        if not isinstance(o["sigma"], str):
+            sig = _positive("sigma", o["sigma"], allow_zero=True)
+            if sig > 1.0:
+                raise ValueError(f"sigma (as sigma^2) must lie in [0, 1], got {sig}")
+        else:
+            _check_choice("sigma", o["sigma"], ("power", "bound"))
+        b = _positive("batch_size", o["batch_size"], integer=True)
+        if b > p.n:
+            raise ValueError(f"batch_size={b} is larger than n={p.n}")
+        self.b = b
+        s = o["sampling"]
+        if o["n_threads"] is not None:
+            self.n_threads = _positive("n_threads", o["n_threads"], integer=True)
+        else:
+            self.n_threads = numba.config.NUMBA_NUM_THREADS
+        if s == "serial" and b != 1:
+            raise ValueError(f"sampling='serial' updates one coordinate per iteration; "
+                             f"batch_size must be 1, got {b}")
+        if o["step"] != "safe" and o["eso"] != "auto":
+            raise ValueError(f"eso={o['eso']!r} sets the weights of step='safe'; "
+                             f"step={o['step']!r} uses ||x_i||^2, leave eso='auto'")
+        eso = o["eso"]
+        if s == "serial" and eso not in ("auto",):
+            raise ValueError("sampling='serial' has the single ESO v_i = ||x_i||^2; "
+                             "leave eso='auto'")
+        if s == "standard" and eso == "safe":
+            raise ValueError("eso='safe' is the distributed-sampling bound; with "
+                             "sampling='standard' use 'dense', 'sparse' or "
+                             "'cauchy_schwarz'")
+        if s == "distributed" and eso == "sparse":
+            raise ValueError("eso='sparse' is the standard-sampling formula; with "
+                             "sampling='distributed' use 'dense', 'safe' or "
+                             "'cauchy_schwarz'")
+        if s != "distributed":
+            for key in ("n_partitions", "client", "recovery_dir", "recovery_every"):
+                if o[key] is not None:
+                    raise ValueError(f"{key} applies to sampling='distributed' only "
+                                     f"(got sampling={s!r})")
+            self.distributed_input = False
+            if p.__class__.__name__ == "PartitionedProblem":
+                raise ValueError("partitioned input needs sampling='distributed'")
+        else:
+            if o["n_partitions"] is None:
+                o["n_partitions"] = _default_partitions(o["client"], p)
+            self._validate_engine_options()
+            C = int(o["n_partitions"])
+            if b % C:
+                raise ValueError(f"(C,b)-distributed sampling draws b/C rows per "
+                                 f"partition; batch_size={b} is not a multiple of "
+                                 f"n_partitions={C}")
+            if eso in ("auto", "dense") and not (b == C or b >= 2 * C):
+                if eso == "dense":
+                    eso_factor("distributed", "dense", b, p.n, C, 0.0)
+        self.eso = self._resolve_eso()
+
+    def _resolve_eso(self):
+        o = self.opts
+        s = o["sampling"]
+        if o["step"] != "safe":
+            return "none"
+        if s == "serial":
+            return "serial"
+        if o["eso"] != "auto":
+            return o["eso"]
+        if s == "standard":
+            return "dense"
+        C = int(o["n_partitions"])
+        return "dense" if (self.b == C or self.b >= 2 * C) else "safe"
+
+    # --------------------------------------------------------------- ESO
+    def _sigma2(self, ops):
+        sig = self.opts["sigma"]
+        if not isinstance(sig, str):
+            self.eso_info = {"sigma_method": "given"}
+            return float(sig)
+        s2, self.eso_info = sigma_squared(ops, self.problem.n, sig)
+        return s2
+
+    def eso_beta(self):
+        """ESO factor for the engine path (distributed sampling)."""
+        o = self.opts
+        self.eso_info = {}
+        if self.eso == "none":
+            return 1.0
+        if self.eso == "cauchy_schwarz":
+            return float(self.b)
+        self.sigma2 = self._sigma2(self.engine)
+        return eso_factor("distributed", self.eso, self.b, self.problem.n,
+                          int(o["n_partitions"]), self.sigma2)
+
+    def _local_curvature(self):
+        """ESO weights v_i for serial/standard sampling (in memory)."""
+        p = self.problem
+        r = p.rows
+        self.eso_info = {}
+        if self.eso in ("none", "serial"):
+            return r.sqnorm.copy()
+        if self.eso == "cauchy_schwarz":
+            return self.b * r.sqnorm
+        if self.eso == "sparse":
+            return sparse_eso(r, self.b)
+        self.sigma2 = self._sigma2(RowsOps(r))
+        return eso_factor("standard", "dense", self.b, p.n, 1, self.sigma2) * r.sqnorm
+
+    # ------------------------------------------------------------ rounds
+    @property
+    def steps_per_round(self):
+        return self.b
+
+    def round_spec(self):
+        gamma = 1.0 / self.b if self.opts["step"] == "average" else 1.0
+        return MODE_MSDCA, self.b // int(self.opts["n_partitions"]), 0.0, gamma
+
+    # ------------------------------------------------------------- state
+    @property
+    def engine_path(self):
+        return self.opts["sampling"] == "distributed"
+
+    def init_state(self, warm_start):
+        alpha0 = self.warm_start_alpha()
+        if self.engine_path:
+            self.engine_init_state(alpha0)
+            return
+        p = self.problem
+        self.alpha = np.zeros(p.n) if alpha0 is None else alpha0
+        self.v = np.zeros(p.d) if alpha0 is None else p.dual_image(self.alpha)
+        self._setup_local()
+
+    def _setup_local(self):
+        p = self.problem
+        self.curv = self._local_curvature()
+        b = self.b
+        self.perm = np.arange(p.n, dtype=np.int64)
+        self.swaps = np.zeros(b, dtype=np.int64)
+        self.batch = np.zeros(b, dtype=np.int64)
+        self.deltas = np.zeros(b)
+        self.coefs = np.zeros(b)
+        self.parallel = self.n_threads > 1 and b >= 16
+        self.col_bounds = (_column_bounds(p.rows, 4 * self.n_threads) if self.parallel
+                           else np.array([0, p.d], dtype=np.int64))
+
+    def get_state(self):
+        if self.engine_path:
+            return self.engine_get_state()
+        return {}, {"alpha": self.alpha.copy(), "v": self.v.copy()}
+
+    def set_state(self, meta, arrays):
+        if self.engine_path:
+            self.engine_set_state(meta, arrays)
+            return
+        self.alpha = np.array(arrays["alpha"], dtype=np.float64)
+        self.v = np.array(arrays["v"], dtype=np.float64)
+        self._setup_local()
+
+    # ----------------------------------------------------------- advance
+    def advance(self, n_epochs, deadline):
+        if self.engine_path:
+            return self.engine_advance(n_epochs, deadline)
+        p = self.problem
+        r = p.rows
+        b = self.b
+        total = max(1, int(round(n_epochs * p.n / b)))
+        chunk = total if deadline is None else max(1, -(-total // 10))
+        scale = 1.0 / b if self.opts["step"] == "average" else 1.0
+        done = 0
+        prev = numba.get_num_threads()
+        try:
+            if self.parallel:
+                numba.set_num_threads(min(self.n_threads, numba.config.NUMBA_NUM_THREADS))
+            while done < total:
+                it = min(chunk, total - done)
+                u = self.rng.random(it * b)
+                args = (r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight,
+                        self.curv, p.loss.code, p.loss.param, 1.0 / p.lam, 1.0 / p.W,
+                        scale, u, it, b, self.alpha, self.v, self.perm, self.swaps,
+                        self.batch, self.deltas, self.coefs)
+                if self.parallel:
+                    st, k, acc, bad = msdca_parallel(*args, self.col_bounds)
+                else:
+                    st, k, acc, bad = msdca_serial(*args)
+                self.feature_accesses += acc
+                self.steps += k * b
+                if st == STATUS_NONFINITE:
+                    from ..distributed.engine import raise_nonfinite
+                    raise_nonfinite(p.lam, bad)
+                done += it
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+        finally:
+            numba.set_num_threads(prev)
+
+    # ------------------------------------------------------- certificate
+    def certificate(self):
+        if self.engine_path:
+            return self.engine_certificate()
+        p = self.problem
+        cert = p.certificate(self.v / p.lam, self.alpha)
+        self.v = cert.v
+        return cert
+
+    def trace_extras(self):
+        out = {"iterations": int(self.steps // self.b)}
+        if self.engine_path:
+            out.update(self.engine_trace_extras())
+        return out
+
+
+def _default_partitions(client, problem):
+    if problem.__class__.__name__ == "PartitionedProblem":
+        return problem.n_parts
+    if client is not None:
+        return max(1, len(client.scheduler_info().get("workers", {})))
+    return 4

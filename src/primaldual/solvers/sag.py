@@ -1,0 +1,117 @@
+"""SAG: stochastic average gradient (Le Roux, Schmidt & Bach, NIPS 2012).
+
+Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``
+(smooth losses, ``l1 = 0``).
+
+Update (iteration t, ``i`` uniform with replacement)::
+
+    g_i <- phi_i'(x_i . w),   d = (1/W) sum_k c_k g_k x_k   (kept incrementally)
+    w   <- (1 - eta lam) w - eta d
+
+with lazy (just-in-time) updates of the coordinates outside ``x_i``
+(:mod:`primaldual.kernels.sag`), so a step costs O(nnz(x_i)).  The stored
+derivatives start at 0 (the paper's initialization ``y_i = 0``).
+
+Step size ``eta``: ``1/L`` with ``L = max_i (n c_i/W) ||x_i||^2 * smoothness
++ lam``, the constant step of the paper's experiments (Le Roux et al. 2012,
+Section 5; Schmidt et al. 2017 recommend it in practice), or
+``step="theory"``: ``1/(16 L)`` of Schmidt, Le Roux & Bach (2017), Theorem 1.
+
+Certificate: a primal method, ``alpha_i = -phi'(x_i . w)`` (GUIDE §1).
+One pass = n iterations.
+
+Options
+-------
+step : "1/L" | "theory" | float, default "1/L"
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..kernels.sag import STATUS_NONFINITE, sag_current_w, sag_run
+from ._base import Solver, _positive, register
+
+
+@register
+class SAGSolver(Solver):
+    __doc__ = __doc__
+    name = "sag"
+    requires = ("smooth",)
+    options = {"step": "1/L"}
+    dual_method = False
+
+    def validate_options(self):
+        p = self.problem
+        L = (p.loss.smoothness * float((p.n * p.sample_weight / p.W * p.rows.sqnorm).max())
+             + p.lam)
+        s = self.opts["step"]
+        if s == "1/L":
+            self.eta = 1.0 / L
+        elif s == "theory":
+            self.eta = 1.0 / (16.0 * L)
+        elif isinstance(s, str):
+            raise ValueError(f"step={s!r} is not valid; choose '1/L', 'theory' or a "
+                             f"positive number")
+        else:
+            self.eta = _positive("step", s)
+        if self.eta * p.lam >= 1.0:
+            raise ValueError(f"step={self.eta!r} is too large: step * lam must be < 1")
+        self.L = L
+
+    def init_state(self, warm_start):
+        p = self.problem
+        self.w = np.zeros(p.d)
+        if warm_start is not None:
+            w = getattr(warm_start, "coef", warm_start)
+            self.w = np.array(w, dtype=np.float64).ravel()
+            if self.w.shape != (p.d,) or not np.isfinite(self.w).all():
+                raise ValueError(f"warm_start for sag must be a finite vector of shape "
+                                 f"({p.d},) or a SolveResult")
+        self.grad = np.zeros(p.n)
+        self.d = np.zeros(p.d)
+        self.last = np.zeros(p.d, dtype=np.int64)
+        self.t = 0
+
+    def get_state(self):
+        return {"t": int(self.t)}, {"w": self.w.copy(), "grad": self.grad.copy(),
+                                   "d": self.d.copy(), "last": self.last.copy()}
+
+    def set_state(self, meta, arrays):
+        for k in ("w", "grad", "d"):
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        self.last = np.array(arrays["last"], dtype=np.int64)
+        self.t = int(meta["t"])
+
+    def advance(self, n_epochs, deadline):
+        p = self.problem
+        r = p.rows
+        total = max(1, int(round(n_epochs * p.n)))
+        done = 0
+        while done < total:
+            k = min(p.n, total - done)
+            order = self.rng.integers(0, p.n, size=k, dtype=np.int64)
+            status, it, acc = sag_run(r.data, r.indices, r.indptr, r.iptr, p.y,
+                                      p.sample_weight, order, self.grad, self.w, self.d,
+                                      self.last, self.t, p.loss.code, p.loss.param,
+                                      p.lam, self.eta, 1.0 / p.W)
+            self.t += it
+            self.steps += it
+            self.feature_accesses += acc
+            done += it
+            if status == STATUS_NONFINITE:
+                raise FloatingPointError(f"SAG diverged at iteration {self.t}; use a "
+                                         f"smaller step (step='theory')")
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    def current_w(self):
+        out = np.empty(self.problem.d)
+        sag_current_w(self.w, self.d, self.last, self.t, self.eta, self.problem.lam, out)
+        return out
+
+    def certificate(self):
+        p = self.problem
+        w = self.current_w()
+        return p.certificate(w, p.dual_from_primal(w))

@@ -1,0 +1,283 @@
+"""SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, ICML 2015).
+
+Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+
+    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
+    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
+            v = (1/W) sum_i c_i alpha_i x_i
+
+solved through the saddle function (4) of the paper,
+``f(w, y) = (1/n) sum_i (y_i <x_i, w> - psi_i*(y_i)) + g(w)`` with
+``psi_i = (n c_i / W) phi_i`` and ``y_i = -(n c_i/W) alpha_i``.
+
+Updates (Algorithm 1, mini-batch ``m = batch_size``): draw ``K``, ``|K| = m``,
+``P(i in K) = m/n``; for ``k in K``
+
+    (5) ytilde_k <- argmax_b b <x_k, wbar> - phi_k*(b) - rho_k (b - ytilde_k)^2/(2 sigma)
+    (6) w <- argmin_w g(w) + <u + (1/m) sum_K rho_k dytilde_k x_k, w> + ||w - w_old||^2/(2 tau)
+    (7) u <- u + (1/n) sum_K rho_k dytilde_k x_k
+    (8) wbar <- w + theta (w - w_old)
+
+with ``ytilde = -alpha``, ``u = -v`` and ``rho_k = n c_k / W`` (1 without
+weights).  Algorithm 2 (``sampling="weighted"``, m = 1) draws ``k`` with
+``p_k = 1/(2n) + ||x_k|| / (2 sum_i ||x_i||)`` (alias table, O(1) per draw),
+uses ``p_k n rho_k / (2 sigma)`` in (12) and ``rho_k dytilde_k x_k/(p_k n)`` in
+(13).  Closed forms of (5) for every loss, the coordinate-wise primal step
+(14)/(16) and the O(1) lazy catch-up of Section 4 (L2: after (15); L1+L2:
+derived in :mod:`primaldual.kernels.spdc` and docs/reproducing-spdc.md) make
+each iteration cost O(nnz of the sampled rows).
+
+Parameters (defaults).  ``gamma = 1/smoothness`` of the loss divided by
+``max_i rho_i``, ``lam`` the L2 strength, ``R = max_i ||x_i||``:
+Theorem 1 (10) ``tau = sqrt(m gamma/(n lam))/(2R)``,
+``sigma = sqrt(n lam/(m gamma))/(2R)``,
+``theta = 1 - 1/(n/m + R sqrt((n/m)/(lam gamma)))``; Theorem 2 with
+``Rbar = mean ||x_i||``: ``tau = sqrt(gamma/(n lam))/(4 Rbar)``,
+``sigma = sqrt(n lam/gamma)/(4 Rbar)``,
+``theta = 1 - 1/(2n + 2 Rbar sqrt(n/(lam gamma)))``.
+
+Non-smooth or non-strongly-convex problems (Section 3.1, Table 1): hinge,
+absolute and epsilon-insensitive losses, and pure L1 (``lam = 0``,
+``l1 > 0``), are solved on the perturbed saddle function ``f_delta``: ``delta
+y^2/2`` is added to ``psi*`` when the loss is not smooth and ``delta/2 ||w||^2``
+to ``g`` when ``lam = 0``; gamma and lam above become ``delta`` (plus
+``gamma`` / ``lam`` when present).  ``perturbation="auto"`` chooses
+``delta = eps / C1`` (Corollary 2) with ``eps = target_accuracy`` (default
+``tol * P(0)``) and ``C1 = G_phi^2`` (non-smooth loss) ``+ (P(0)/l1)^2``
+(pure L1, a bound on ``||w*||^2``).  The certificate is exact for the
+ORIGINAL problem: ``w`` is SPDC's primal iterate, ``alpha`` its dual iterate;
+for pure L1 (``g*`` the indicator of ``||v||_inf <= l1``) alpha is scaled by
+``min(1, l1/||v(alpha)||_inf)``, which keeps it in the dual domain.
+
+Options
+-------
+batch_size : int, default 1
+    The mini-batch size m of Algorithm 1 (the paper's experiments use 1).
+sampling : "uniform" | "weighted", default "uniform"
+    Algorithm 1 or Algorithm 2 (weighted needs batch_size=1).
+tau, sigma, theta : float or None
+    Override the theorem's values.
+perturbation : "auto" or float >= 0, default "auto"
+    delta of Section 3.1.  "auto" gives 0 when Assumption A holds (smooth
+    loss and lam > 0) and ``eps/C1`` otherwise.  A positive delta on a
+    problem that needs none is an error.
+target_accuracy : float or None
+    eps for ``perturbation="auto"`` (default ``tol * P(0)``).
+
+Warm start: a SolveResult (``coef`` and ``dual_coef``) or a dual point alpha.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..kernels.spdc import (STATUS_NONFINITE, build_alias, catch_up_all, spdc_run)
+from ._base import Solver, SolveResult, _check_choice, _positive, register
+
+
+@register
+class SPDCSolver(Solver):
+    __doc__ = __doc__
+    name = "spdc"
+    requires = ()
+    options = {"batch_size": 1, "sampling": "uniform", "tau": None, "sigma": None,
+               "theta": None, "perturbation": "auto", "target_accuracy": None}
+    supports_l1 = True
+    supports_pure_l1 = True
+    dual_method = True
+
+    # ------------------------------------------------------------ options
+    def validate_options(self):
+        o = self.opts
+        p = self.problem
+        n = p.n
+        _check_choice("sampling", o["sampling"], ("uniform", "weighted"))
+        self.m = _positive("batch_size", o["batch_size"], integer=True)
+        if self.m > n:
+            raise ValueError(f"batch_size={self.m} exceeds the number of samples n={n}")
+        if o["sampling"] == "weighted" and self.m != 1:
+            raise ValueError("sampling='weighted' is Algorithm 2 of Zhang & Xiao, stated "
+                             "for batch_size=1; use batch_size=1 or sampling='uniform'")
+        for k in ("tau", "sigma", "theta"):
+            if o[k] is not None:
+                _positive(k, o[k])
+        if o["theta"] is not None and not 0 < float(o["theta"]) <= 1:
+            raise ValueError(f"theta must be in (0, 1], got {o['theta']!r}")
+        if o["target_accuracy"] is not None:
+            _positive("target_accuracy", o["target_accuracy"])
+        loss = p.loss
+        needs_dual = not loss.smooth
+        needs_primal = p.lam == 0.0
+        if needs_dual and loss.lipschitz is None:
+            raise ValueError(f"solver='spdc' needs a smooth or Lipschitz loss; "
+                             f"loss={loss.name!r} is neither")
+        pert = o["perturbation"]
+        if isinstance(pert, str):
+            _check_choice("perturbation", pert, ("auto",))
+            delta = self._auto_delta(needs_dual, needs_primal) \
+                if (needs_dual or needs_primal) else 0.0
+        else:
+            delta = _positive("perturbation", pert, allow_zero=True)
+            if delta > 0 and not (needs_dual or needs_primal):
+                raise ValueError(
+                    f"perturbation={pert!r} given but loss={loss.name!r} is smooth and "
+                    f"lam={p.lam} > 0 (Assumption A holds): nothing to perturb; leave "
+                    f"perturbation='auto'")
+            if delta == 0 and (needs_dual or needs_primal):
+                what = (f"loss={loss.name!r} is not smooth" if needs_dual
+                        else "lam=0 (pure L1) is not strongly convex")
+                raise ValueError(f"perturbation=0 is not allowed: {what}; SPDC needs the "
+                                 f"delta-perturbation of Section 3.1 (give delta > 0 or "
+                                 f"'auto')")
+        self.delta = float(delta)
+        self.delta_dual = self.delta if needs_dual else 0.0
+        self.l2 = p.lam + (self.delta if needs_primal else 0.0)
+        # ---- constants of Theorems 1 / 2
+        r = p.rows
+        norms = np.sqrt(r.sqnorm)
+        self.rho = n * p.sample_weight / p.W
+        R = float(norms.max())
+        if R == 0.0:
+            raise ValueError("every row of X is zero; SPDC needs at least one nonzero row")
+        gamma = (1.0 / loss.smoothness if loss.smooth else 0.0) / float(self.rho.max())
+        gamma += self.delta_dual
+        lam = self.l2
+        m = self.m
+        if o["sampling"] == "uniform":
+            tau = math.sqrt(m * gamma / (n * lam)) / (2 * R)
+            sigma = math.sqrt(n * lam / (m * gamma)) / (2 * R)
+            theta = 1.0 - 1.0 / (n / m + R * math.sqrt((n / m) / (lam * gamma)))
+            self.pn = np.ones(0)
+        else:
+            Rbar = float(norms.mean())
+            tau = math.sqrt(gamma / (n * lam)) / (4 * Rbar)
+            sigma = math.sqrt(n * lam / gamma) / (4 * Rbar)
+            theta = 1.0 - 1.0 / (2 * n + 2 * Rbar * math.sqrt(n / (lam * gamma)))
+            prob = 1.0 / (2 * n) + norms / (2 * norms.sum())
+            self.pn = prob * n
+        self.tau = float(o["tau"]) if o["tau"] is not None else tau
+        self.sigma = float(o["sigma"]) if o["sigma"] is not None else sigma
+        self.theta = float(o["theta"]) if o["theta"] is not None else theta
+        self.params = {"tau": self.tau, "sigma": self.sigma, "theta": self.theta,
+                       "delta": self.delta, "R": R, "gamma": gamma, "lam_eff": lam}
+        if o["sampling"] == "weighted":
+            self.alias_prob = np.empty(n)
+            self.alias_idx = np.empty(n, dtype=np.int64)
+            build_alias(prob, self.alias_prob, self.alias_idx, np.empty(n, np.int64),
+                        np.empty(n, np.int64))
+        else:
+            self.alias_prob = np.ones(0)
+            self.alias_idx = np.zeros(0, dtype=np.int64)
+
+    def _auto_delta(self, needs_dual, needs_primal):
+        p = self.problem
+        P0 = float(p.sample_weight @ p.loss.value(np.zeros(p.n), p.y)) / p.W
+        eps = self.opts["target_accuracy"]
+        if eps is None:
+            eps = self.tol * max(P0, 1e-12)
+            if eps <= 0:
+                raise ValueError("perturbation='auto' chooses delta from the target "
+                                 "accuracy tol * P(0), which is 0 here; pass "
+                                 "target_accuracy or an explicit perturbation")
+        C1 = 0.0
+        if needs_dual:
+            C1 += p.loss.lipschitz ** 2
+        if needs_primal:
+            C1 += (P0 / p.l1) ** 2
+        return float(eps) / C1
+
+    # ------------------------------------------------------------ state
+    def init_state(self, warm_start):
+        p = self.problem
+        n, d = p.n, p.d
+        self.alpha = np.zeros(n)
+        self.x = np.zeros(d)
+        ws = warm_start
+        if ws is not None:
+            self.alpha = self.warm_start_alpha()
+            if isinstance(ws, SolveResult):
+                x0 = np.array(ws.coef, dtype=np.float64).ravel()
+                if x0.shape != (d,) or not np.isfinite(x0).all():
+                    raise ValueError(f"warm_start coef must be finite with shape ({d},)")
+                self.x = x0
+            elif p.lam > 0:
+                self.x = p.w_of(self.alpha)
+        self.u = -p.dual_image(self.alpha)
+        self.x_prev = self.x.copy()
+        self.last = np.zeros(d, dtype=np.int64)
+        self.t = 0
+        self._scratch()
+
+    def _scratch(self):
+        p = self.problem
+        self.du = np.zeros(p.d)
+        self.mark = np.zeros(p.n, dtype=np.int64)
+        self.batch = np.zeros(self.m, dtype=np.int64)
+
+    def get_state(self):
+        meta = {"t": int(self.t), "params": self.params}
+        arrays = {"alpha": self.alpha, "x": self.x, "x_prev": self.x_prev,
+                  "last": self.last, "u": self.u}
+        return meta, {k: np.array(a) for k, a in arrays.items()}
+
+    def set_state(self, meta, arrays):
+        for k in ("alpha", "x", "x_prev", "u"):
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        self.last = np.array(arrays["last"], dtype=np.int64)
+        self.t = int(meta["t"])
+        self._scratch()
+
+    # ---------------------------------------------------------- advance
+    def advance(self, n_epochs, deadline):
+        p = self.problem
+        r = p.rows
+        n, m = p.n, self.m
+        total = max(1, int(round(n_epochs * n / m)))
+        chunk = max(1, n // m)
+        weighted = self.opts["sampling"] == "weighted"
+        done = 0
+        while done < total:
+            k = min(chunk, total - done)
+            U = self.rng.random((k, m))
+            status, it, acc = spdc_run(
+                r.data, r.indices, r.indptr, r.iptr, p.y, self.rho, U, weighted,
+                self.alias_prob, self.alias_idx, self.pn, self.alpha, self.u, self.x,
+                self.x_prev, self.last, self.du, self.mark, self.batch, self.t,
+                p.loss.code, p.loss.param, self.tau, self.sigma, self.theta, p.l1,
+                self.l2, self.delta_dual, k)
+            self.feature_accesses += acc
+            self.t += it
+            self.steps += it * m
+            done += it
+            if status == STATUS_NONFINITE:
+                raise FloatingPointError(
+                    f"non-finite value in SPDC at iteration {self.t} (lam={p.lam!r}, "
+                    f"tau={self.tau:.3g}, sigma={self.sigma:.3g}); scale the rows "
+                    f"(e.g. --normalize) or use the default step parameters")
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    # ------------------------------------------------------ certificate
+    def current_w(self):
+        """x^{(t)} for every coordinate (the lazy ones brought up to date)."""
+        p = self.problem
+        out = np.empty(p.d)
+        c = 1.0 / (1.0 + self.tau * self.l2)
+        catch_up_all(self.t, self.x, self.x_prev, self.last, self.u, self.tau, p.l1,
+                     self.l2, c, -math.log1p(self.tau * self.l2), out)
+        return out
+
+    def certificate(self):
+        p = self.problem
+        w = self.current_w()
+        alpha = self.alpha
+        if p.lam == 0.0:
+            vmax = float(np.abs(p.dual_image(alpha)).max(initial=0.0))
+            if vmax > p.l1:
+                alpha = alpha * (p.l1 / vmax) * (1.0 - 1e-15)
+        return p.certificate(w, alpha)
+
+    def trace_extras(self):
+        return {"iterations": int(self.t)}
