@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -75,7 +74,8 @@ def test_options_reach_the_solver(monkeypatch, capsys):
         return real(*a, **kw)
 
     monkeypatch.setattr(primaldual, "solve", spy)
-    code, out, err = run_main(capsys, "fit", path, "--option", "sampling=uniform",
+    code, out, err = run_main(capsys, "fit", path, "--solver", "sdca",
+                              "--option", "sampling=uniform",
                               "--option", "output=average", "--option", "T0=2",
                               "--loss", "smooth_hinge", "--loss-param", "gamma=0.5",
                               "--max-epochs", "4", "--time-limit", "100", "--json")

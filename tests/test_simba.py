@@ -212,9 +212,11 @@ def _kernel_p(res):
     return p / p.sum()
 
 
-@pytest.mark.parametrize("impl", ["dense", "sparse"])
-@pytest.mark.parametrize("schedule,bias", [("constant", False), ("adaptive_sqrt", True),
-                                           ("adaptive", True)])
+@pytest.mark.parametrize("impl,schedule,bias", [
+    ("dense", "constant", False), ("dense", "constant", True),
+    ("dense", "adaptive", True), ("dense", "adaptive_sqrt", False),
+    ("sparse", "constant", False), ("sparse", "constant", True),
+    ("sparse", "adaptive_sqrt", True)])
 def test_mw_update_matches_reference(impl, schedule, bias):
     X, y = _unit_rows(n=30, d=8, density=0.5, seed=4)
     T = 60
@@ -241,25 +243,29 @@ def test_mw_update_matches_reference(impl, schedule, bias):
 
 # ----------------------------------------------------------- whole solver
 def test_simba_on_real_data_close_to_sdca():
-    Xtr, ytr = load_binary("a9a", n_features=123, max_rows=3000)
-    Xte, yte = load_binary("a9a.t", n_features=123, max_rows=5000)
+    """Real sparse text (cocoa-small, 2000 x 9947): SIMBA with nu from the lam
+    solution reaches SDCA's test error within one point in 20 passes."""
+    Xtr, ytr = load_binary("cocoa-small", n_features=9947)
+    Xte, yte = load_binary("cocoa-small.t", n_features=9947)
     Xtr, Xte = normalize(Xtr), normalize(Xte)
     lam = 1e-3
     ref = primaldual.solve(Xtr, ytr, loss="hinge", lam=lam, solver="sdca", tol=1e-6)
     err_sdca = np.mean(np.where(Xte @ ref.coef > 0, 1, -1) != yte)
     nu = nu_from_lam_solution(ref.coef, Xtr, ytr)
     res = primaldual.solve(Xtr, ytr, loss="hinge", lam=lam, solver="simba", nu=nu,
-                           schedule="adaptive_sqrt", max_epochs=10, check_every=2.5,
+                           schedule="adaptive_sqrt", max_epochs=20, check_every=2.5,
                            eval_set=(Xte, yte), random_state=0)
     err = res.trace[-1]["test_error"]
-    assert len(res.trace) == 5 and all("test_error" in r for r in res.trace)
-    assert err <= err_sdca + 0.02, (err, err_sdca)
-    # the lam objective of the rescaled output is certified and near the optimum
-    assert res.gap >= -1e-12
-    assert res.primal <= 1.1 * ref.primal
+    assert len(res.trace) == 9 and all("test_error" in r for r in res.trace)
+    assert err <= err_sdca + 0.01, (err, err_sdca)
+    # the certificate is exact for the rescaled output in the lam problem
+    prob = primaldual.Problem(Xtr, ytr, loss="hinge", lam=lam)
+    assert res.primal == pytest.approx(prob.primal(res.coef), rel=1e-12)
+    assert res.extras["rescaled"] and res.extras["gamma"] > 0
+    assert res.gap >= 0 and res.primal >= ref.dual
     # epochs are feature accesses over nnz
     assert res.n_epochs == pytest.approx(res.feature_accesses / Xtr.nnz)
-    assert res.n_epochs >= 10
+    assert res.n_epochs >= 20
 
 
 def test_nu_from_lam_solution_lemma_2_1():

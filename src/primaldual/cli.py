@@ -166,12 +166,12 @@ def read_libsvm(paths, n_features=None):
                              f"LIBSVM file with at least one 'label index:value ...' line")
         if not np.isfinite(y).all():
             i = int(np.flatnonzero(~np.isfinite(y))[0])
-            raise ValueError(f"{path}: the label of sample {i + 1} is {y[i]!r}; labels "
+            raise ValueError(f"{path}: the label of sample {i + 1} is {float(y[i])!r}; labels "
                              f"must be finite numbers, fix that line of the file")
         if not np.isfinite(X.data).all():
             k = int(np.flatnonzero(~np.isfinite(X.data))[0])
             i = int(np.searchsorted(X.indptr, k, side="right") - 1)
-            raise ValueError(f"{path}: sample {i + 1} has the value {X.data[k]!r} at "
+            raise ValueError(f"{path}: sample {i + 1} has the value {float(X.data[k])!r} at "
                              f"feature {int(X.indices[k]) + 1}; feature values must be "
                              f"finite, fix or remove that entry")
         out.append((X, y))
@@ -283,9 +283,16 @@ def _note(args, msg):
 def cmd_fit(args) -> int:
     import primaldual
     from .losses import make_loss
+    from .penalties import make_penalty
+    from .solvers import KNOWN_SOLVERS, SOLVERS
 
     loss_params = _pairs(args.loss_param, "--loss-param")
-    loss = make_loss(args.loss, loss_params or None)      # validate before reading data
+    # validate what needs no data before reading it
+    loss = make_loss(args.loss, loss_params or None)
+    make_penalty(args.lam, args.l1, allow_pure_l1=True)
+    if args.solver not in KNOWN_SOLVERS and args.solver not in SOLVERS:
+        raise ValueError(f"unknown solver {args.solver!r}; choose one of "
+                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
     options = _pairs(args.option, "--option")
     for key, flag in _FLAG_OPTIONS.items():
         if key in options:

@@ -43,7 +43,6 @@ import lzma
 import os
 import sys
 import tempfile
-import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path

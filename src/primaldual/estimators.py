@@ -130,6 +130,30 @@ def _solve_options(solver_options):
     return dict(solver_options)
 
 
+def combined_weights(y, classes, sample_weight, class_weight):
+    """``c_i = sample_weight_i * class_weight[y_i]`` (``classes`` sorted, as np.unique).
+
+    "balanced" is ``W / (K W_k)`` computed over the samples of positive
+    ``sample_weight`` (``W_k`` their weighted count in class k, K the number
+    of classes among them), so that zero weights mean "absent".
+    """
+    if class_weight is None:
+        return sample_weight
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        pos = sample_weight > 0
+        present = np.unique(y[pos])
+        cw = np.zeros(classes.size)
+        cw[np.searchsorted(classes, present)] = compute_class_weight(
+            "balanced", classes=present, y=y[pos], sample_weight=sample_weight[pos])
+    else:
+        cw = compute_class_weight(class_weight, classes=classes, y=y)
+    cw = np.asarray(cw, dtype=np.float64)
+    if np.any(cw < 0) or not np.all(np.isfinite(cw)):
+        raise ValueError(f"class_weight values must be finite and >= 0, got "
+                         f"{cw.tolist()} for classes {classes.tolist()}")
+    return sample_weight * cw[np.searchsorted(classes, y)]
+
+
 class _LinearBase(BaseEstimator):
     """Shared fitting machinery; subclasses define ``_loss_family``."""
 
@@ -329,24 +353,18 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
                              f"y has only one class: {classes[0]!r}")
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True, allow_all_zero_weights=True)
-        c = sw
-        if self.class_weight is not None:
-            cw = compute_class_weight(self.class_weight, classes=classes, y=y,
-                                      sample_weight=sw)
-            if np.any(cw < 0) or not np.all(np.isfinite(cw)):
-                raise ValueError(f"class_weight must be finite and >= 0, got {cw.tolist()}")
-            c = sw * cw[np.searchsorted(classes, y)]
+        positive = sw > 0
+        if not positive.any():
+            raise ValueError("every sample weight is zero; give positive weight to "
+                             "samples of at least 2 classes")
+        self._check_two_classes(y[positive])
+        c = combined_weights(y, classes, sw, self.class_weight)
         keep = c > 0
         if not keep.any():
             raise ValueError("every sample weight is zero (sample_weight times "
                              "class_weight); give positive weight to samples of at least "
                              "2 classes")
-        kept_classes = np.unique(y[keep])
-        if kept_classes.size < 2:
-            raise ValueError(
-                f"after removing the samples of weight 0 only one class remains "
-                f"({kept_classes[0]!r}); {type(self).__name__} needs positive weight on "
-                f"samples of at least 2 classes")
+        self._check_two_classes(y[keep])
         self.classes_ = classes
         n = X.shape[0]
         Xa = self._prepare(X)
@@ -383,6 +401,14 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self.solver_ = results[0].solver
         self._warn_convergence(results, labels)
         return self
+
+    def _check_two_classes(self, y_kept):
+        kept_classes = np.unique(y_kept)
+        if kept_classes.size < 2:
+            raise ValueError(
+                f"after removing the samples of weight 0 only one class remains "
+                f"({kept_classes[0]!r}); {type(self).__name__} needs positive weight on "
+                f"samples of at least 2 classes")
 
     def decision_function(self, X):
         """Scores ``X @ coef_.T + intercept_``; shape (n,) for two classes, else (n, K)."""

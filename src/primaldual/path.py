@@ -51,7 +51,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from .estimators import (LinearClassifier, LinearRegressor, _check_number,
-                         add_intercept_column)
+                         add_intercept_column, combined_weights)
 from .problem import Problem
 from .solvers import solve
 
@@ -245,6 +245,12 @@ class _CVMixin:
             lmax = lam_max(X, y, self.loss, **kw)
         return lam_grid(lmax, self.n_alphas, self.eps)
 
+    def _objective_weights(self, y, sw):
+        """The weights of the objective: ``sample_weight`` times ``class_weight``."""
+        if self._is_classifier:
+            return combined_weights(y, np.unique(y), sw, self.class_weight)
+        return sw
+
     def fit(self, X, y, sample_weight=None):
         """Choose ``alpha`` by k-fold CV along a warm-started path, then refit on all data."""
         X, y = validate_data(self, X, y, accept_sparse="csr",
@@ -257,12 +263,18 @@ class _CVMixin:
                                  f"classes; y has only one class: {y[0]!r}")
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True, allow_all_zero_weights=True)
+        if not np.any(sw > 0):
+            raise ValueError("every sample weight is zero; give at least one sample a "
+                             "positive weight")
         base = self._base(**self._base_params())
         base._validate_params_values()
         _check_number("n_alphas", self.n_alphas, integer=True)
-        alphas = self._alpha_grid(X, y, sw)
+        c = self._objective_weights(y, sw)
+        alphas = self._alpha_grid(X, y, c)
         cv = check_cv(self.cv, y, classifier=self._is_classifier)
         scorer = check_scoring(base, scoring=self.scoring)
+        # held-out folds are scored with the objective's weights (None when all 1)
+        score_w = None if np.all(c == 1.0) else c
         scores = []
         n_unconverged = 0
         n_fits = 0
@@ -280,7 +292,10 @@ class _CVMixin:
                     else:
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 n_fits += 1
-                row.append(scorer(est, X[test], y[test]))
+                if score_w is None:
+                    row.append(scorer(est, X[test], y[test]))
+                else:
+                    row.append(scorer(est, X[test], y[test], sample_weight=score_w[test]))
             scores.append(row)
         if n_unconverged:
             warnings.warn(f"{type(self).__name__}: {n_unconverged} of {n_fits} fits along "

@@ -58,6 +58,9 @@ class RoundsMixin:
         if self.distributed_input:
             if o["client"] is None:
                 o["client"] = self.problem.client
+            if self.warm_start is not None:
+                raise ValueError("warm_start is not supported for partitioned input (the "
+                                 "rows are on the workers)")
             if K != self.problem.n_parts:
                 raise ValueError(f"n_partitions={K} but the partitioned input has "
                                  f"{self.problem.n_parts} partitions (one per part file "
@@ -105,7 +108,9 @@ class RoundsMixin:
     def engine_advance(self, n_epochs, deadline):
         p = self.problem
         spr = self.steps_per_round
-        total = max(1, int(round(n_epochs * p.n / spr)))
+        # round targets in absolute terms (checks re-sync v at the same rounds
+        # whatever the run was split into: resume == uninterrupted)
+        total = max(1, int(round((self.epochs + n_epochs) * p.n / spr)) - self.rounds)
         mode, m, sigma_dot, gamma = self.round_spec()
         chunk = total if deadline is None else max(1, math.ceil(total / 10))
         done = 0

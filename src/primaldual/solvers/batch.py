@@ -49,7 +49,7 @@ class AFGSolver(Solver):
     composite functions" (Math. Program. 140, 2013), the accelerated method
     A(x0, L0, mu).  With ``psi_0(x) = ||x - x0||^2/2``, ``A_0 = 0``, at
     iteration k and trial constant L: ``a`` solves
-    ``a^2/(A_k + a) = 2 (1 + mu A_k)/L``, ``y = (A_k v_k + a x_k)/(A_k + a)``,
+    ``a^2/(A_k + a) = 2 (1 + mu A_k)/L``, ``y = (A_k x_k + a v_k)/(A_k + a)``,
     ``T = T_L(y) = prox_{Psi/L}(y - grad f(y)/L)``; the trial is accepted when
     ``<phi'(T), y - T> >= ||phi'(T)||^2 / L`` with
     ``phi'(T) = grad f(T) - grad f(y) + L (y - T)`` (a subgradient of
@@ -131,9 +131,9 @@ class AFGSolver(Solver):
         while self.evals < target - 1e-9:
             L = self.L
             while True:
-                q = (1.0 + mu * self.A) / L
-                a = q + math.sqrt(q * q + 2.0 * q * self.A)
-                y = (self.A * self.v + a * self.x) / (self.A + a)
+                q = 2.0 * (1.0 + mu * self.A) / L      # a^2 = q (A + a)
+                a = 0.5 * (q + math.sqrt(q * q + 4.0 * q * self.A))
+                y = (self.A * self.x + a * self.v) / (self.A + a)
                 _, gy = fg.value_grad(y)
                 T = p.penalty.prox(y - gy / L, 1.0 / L)
                 _, gT = fg.value_grad(T)

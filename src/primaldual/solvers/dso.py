@@ -556,7 +556,7 @@ class DSOSolver(Solver):
         v = p.dual_image(self.a_snap)
         svrg_full_gradient(self.a_snap, self.w_snap, p.y, self.cwW, self.layout.row_cnt,
                            self.layout.col_cnt, margins, v, p.loss.code, p.loss.param,
-                           p.lam, p.l1, self.Fa, self.Fw)
+                           p.lam, 0.0 if self.params.l1_prox else p.l1, self.Fa, self.Fw)
         self.feature_accesses += 2 * self.layout.nnz
         self.snap_epoch = self.t
 

@@ -392,7 +392,9 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
         p = self.problem
         r = p.rows
         b = self.b
-        total = max(1, int(round(n_epochs * p.n / b)))
+        # iteration targets in absolute terms, so that checks (which re-sync v)
+        # fall on the same iterations whatever the run was split into
+        total = max(1, int(round((self.epochs + n_epochs) * p.n / b)) - self.steps // b)
         chunk = total if deadline is None else max(1, -(-total // 10))
         scale = 1.0 / b if self.opts["step"] == "average" else 1.0
         done = 0
@@ -425,10 +427,18 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
     # ------------------------------------------------------- certificate
     def certificate(self):
         if self.engine_path:
-            return self.engine_certificate()
-        p = self.problem
-        cert = p.certificate(self.v / p.lam, self.alpha)
-        self.v = cert.v
+            cert = self.engine_certificate()
+        else:
+            p = self.problem
+            with np.errstate(over="ignore", invalid="ignore"):
+                cert = p.certificate(self.v / p.lam, self.alpha)
+            self.v = cert.v
+        if not (np.isfinite(cert.primal) and np.isfinite(cert.v).all()):
+            raise FloatingPointError(
+                f"mini-batch SDCA diverged after {self.epochs:g} epochs (the primal "
+                f"objective is no longer finite) with step={self.opts['step']!r}, "
+                f"batch_size={self.b}: the summed serial steps overshoot on correlated "
+                f"rows (Section 3); use step='safe' (ESO weights) or a smaller batch_size")
         return cert
 
     def trace_extras(self):

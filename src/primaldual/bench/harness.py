@@ -1,0 +1,335 @@
+"""Run a benchmark grid: references, our solvers and peers, traces on disk.
+
+For every (dataset, loss, lam) of an experiment that wants one, a reference
+optimum ``P*`` is computed once (:func:`compute_reference`) and shared by
+every solver and peer of every experiment.  Each run's trace is a list of
+records ``{epoch, time, primal, dual, gap, rel_gap, subopt, rel_subopt,
+dual_subopt, rel_dual_subopt, test_error}``, all evaluated with OUR
+objective (:class:`primaldual.Problem`) on the same data:
+
+- our solvers record their exact certificate at every check (``time`` is the
+  solver's wall time, exact gap checks included);
+- peers are refitted with growing budgets (:mod:`.peers`); their certificate
+  uses ``alpha_i = -phi'(x_i . w)`` like every primal method (GUIDE §1), and
+  ``time`` is the wall time of the fit that produced the point.
+
+A run stops at ``max_epochs``, at ``time_limit``, or when its relative gap
+or relative primal sub-optimality falls below the experiment's ``tol``.
+
+Identical runs requested by several experiments are computed once.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .config import BenchConfig, Experiment, LossSpec, ReferenceSettings, SolverSpec
+from .data import BenchData, load_data
+from .peers import PEERS
+from . import report
+
+__all__ = ["Reference", "RunResult", "BenchResult", "compute_reference", "run_bench",
+           "run_id_for"]
+
+
+@dataclass
+class Reference:
+    """The reference optimum of one (dataset, loss, lam).
+
+    ``primal`` is the lowest primal value found (an upper bound on ``P*``),
+    ``dual`` the certified lower bound from the SDCA run, ``method`` which
+    solver produced ``primal`` and ``rel_gap`` the certified relative width
+    ``(primal - dual) / |primal|``: sub-optimalities below it are not
+    resolved.
+    """
+
+    dataset: str
+    loss: str
+    lam: float
+    primal: float
+    dual: float
+    method: str
+    rel_gap: float
+    epochs: float
+    time: float
+    candidates: dict = field(default_factory=dict)
+
+    def to_dict(self):
+        return {k: getattr(self, k) for k in ("dataset", "loss", "lam", "primal", "dual",
+                                              "method", "rel_gap", "epochs", "time",
+                                              "candidates")}
+
+
+@dataclass
+class RunResult:
+    """One run: its identity, status and trace."""
+
+    run_id: str
+    experiment: str
+    dataset: str
+    loss: str
+    loss_name: str
+    loss_params: dict
+    lam: float
+    solver: str
+    solver_name: str
+    kind: str
+    options: dict
+    seed: int
+    status: str              # "ok", "skipped" (unsupported / not installed) or "error"
+    reason: str
+    trace: list
+    data: dict
+    reference: Reference | None
+
+    def summary(self, targets) -> dict:
+        return report.summarize_run(self, targets)
+
+
+@dataclass
+class BenchResult:
+    """Everything a benchmark produced (also written to ``out_dir``)."""
+
+    config: BenchConfig
+    runs: list
+    references: dict
+    meta: dict
+    out_dir: Path
+    summaries: list = field(default_factory=list)
+    plots: list = field(default_factory=list)
+
+    def runs_of(self, experiment):
+        return [r for r in self.runs if r.experiment == experiment]
+
+
+def run_id_for(exp, dspec, lspec, lam, sspec, seed):
+    from .config import _label_safe
+    return _label_safe(f"{exp}__{dspec.display}__{lspec.display}__lam{lam:g}__"
+                       f"{sspec.display}__s{seed}")
+
+
+# --------------------------------------------------------------- reference
+def compute_reference(data: BenchData, loss: LossSpec, lam: float,
+                      settings: ReferenceSettings) -> Reference:
+    """A tight SDCA run (certified) and, when possible, LIBLINEAR; keep the lower primal."""
+    import primaldual
+    t0 = time.perf_counter()
+    res = primaldual.solve(data.X, data.y, loss=loss.name, loss_params=loss.params_dict or None,
+                           lam=lam, solver="sdca", tol=settings.tol,
+                           max_epochs=settings.max_epochs, random_state=0)
+    cands = {"sdca": {"primal": res.primal, "dual": res.dual,
+                      "rel_gap": res.gap / max(abs(res.primal), 1e-12),
+                      "epochs": res.n_epochs, "time": res.time}}
+    primal, method = res.primal, "sdca"
+    lib = PEERS["liblinear"]
+    prob = primaldual.Problem(data.X, data.y, loss=loss.name,
+                              loss_params=loss.params_dict or None, lam=lam)
+    if (settings.liblinear and lib.status() is None and lib.unsupported(prob.loss) is None
+            and cands["sdca"]["rel_gap"] > settings.tol):
+        coef, its, secs = lib.train(data.X, data.y, prob.loss, lam, settings.liblinear_eps, 0)
+        p_ll = prob.primal(coef)
+        cands["liblinear"] = {"primal": p_ll, "eps": settings.liblinear_eps, "iter": its,
+                              "time": secs}
+        if p_ll < primal:
+            primal, method = p_ll, "liblinear"
+    rel = (primal - res.dual) / max(abs(primal), 1e-12)
+    return Reference(dataset=data.spec.display, loss=loss.display, lam=lam, primal=primal,
+                     dual=res.dual, method=method, rel_gap=max(rel, 0.0),
+                     epochs=res.n_epochs, time=time.perf_counter() - t0, candidates=cands)
+
+
+# -------------------------------------------------------------------- runs
+def _enrich(rec, ref):
+    if ref is None:
+        return rec
+    scale = max(abs(ref.primal), 1e-12)
+    rec["subopt"] = rec["primal"] - ref.primal
+    rec["rel_subopt"] = rec["subopt"] / scale
+    rec["dual_subopt"] = ref.primal - rec["dual"]
+    rec["rel_dual_subopt"] = rec["dual_subopt"] / scale
+    return rec
+
+
+def _done(rec, tol):
+    return rec["rel_gap"] <= tol or rec.get("rel_subopt", np.inf) <= tol
+
+
+def _run_ours(data, lspec, lam, sspec, seed, exp, ref):
+    import primaldual
+
+    def cb(snap):
+        return _done(_enrich(dict(snap), ref), exp.tol)
+
+    res = primaldual.solve(
+        data.X, data.y, loss=lspec.name, loss_params=lspec.params_dict or None, lam=lam,
+        solver=sspec.name, tol=exp.tol, max_epochs=exp.max_epochs, random_state=seed,
+        eval_set=data.eval_set, callback=cb, check_every=exp.check_every,
+        time_limit=exp.time_limit, **sspec.options_dict)
+    trace = []
+    for rec in res.trace:
+        r = {k: (float(v) if isinstance(v, (int, float, np.floating, np.integer))
+                 and not isinstance(v, bool) else v) for k, v in rec.items()}
+        trace.append(_enrich(r, ref))
+    return trace, {"stop_reason": getattr(res, "stop_reason", ""),
+                   "options_used": res.options}
+
+
+def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
+    import primaldual
+    peer = PEERS[sspec.name]
+    prob = primaldual.Problem(data.X, data.y, loss=lspec.name,
+                              loss_params=lspec.params_dict or None, lam=lam)
+    trace = []
+    for pt in peer.trace(data.X, data.y, prob.loss, lam, seed, exp.max_epochs):
+        cert = prob.certificate(pt.coef, prob.dual_from_primal(pt.coef))
+        rec = {"epoch": pt.epochs, "time": pt.time, "primal": cert.primal, "dual": cert.dual,
+               "gap": cert.gap, "rel_gap": cert.rel_gap}
+        if pt.extra:
+            rec.update(pt.extra)
+        if data.X_test is not None:
+            score = np.asarray(data.X_test @ cert.w).ravel()
+            if prob.loss.classification:
+                rec["test_error"] = float(np.mean(np.where(score > 0, 1.0, -1.0)
+                                                  != data.y_test))
+            else:
+                rec["test_rmse"] = float(np.sqrt(np.mean((score - data.y_test) ** 2)))
+        trace.append(_enrich(rec, ref))
+        if _done(rec, exp.tol) or pt.epochs >= exp.max_epochs:
+            break
+        if exp.time_limit is not None and pt.time >= exp.time_limit:
+            break
+    return trace, {"peer_version": peer.version()}
+
+
+def _execute(data, lspec, lam, sspec, seed, exp, ref):
+    """(status, reason, trace, extra) of one run; unsupported combinations are skipped."""
+    import primaldual
+    if sspec.kind == "peer":
+        peer = PEERS[sspec.name]
+        why = peer.status()
+        if why:
+            return "skipped", why, [], {}
+        prob_loss = primaldual.make_loss(lspec.name, lspec.params_dict or None)
+        why = peer.unsupported(prob_loss)
+        if why:
+            return "skipped", why, [], {}
+        runner = _run_peer
+    else:
+        if sspec.name not in primaldual.SOLVERS:
+            return "skipped", f"solver {sspec.name!r} is not in this version of primaldual", \
+                [], {}
+        runner = _run_ours
+    try:
+        trace, extra = runner(data, lspec, lam, sspec, seed, exp, ref)
+    except ValueError as e:          # unsupported loss / option / needs a client
+        return "skipped", str(e).splitlines()[0], [], {}
+    except FloatingPointError as e:
+        return "error", str(e).splitlines()[0], [], {}
+    return "ok", "", trace, extra
+
+
+def _signature(dspec, lspec, lam, sspec, seed, exp):
+    return (dspec.key(), lspec.name, lspec.params, lam, sspec.kind, sspec.name,
+            sspec.options, seed, exp.max_epochs, exp.tol, exp.check_every, exp.time_limit,
+            exp.reference)
+
+
+def _progress(total, quiet):
+    from tqdm.auto import tqdm
+    disable = quiet or not sys.stderr.isatty()
+    return tqdm(total=total, desc="bench", unit="run", file=sys.stderr, disable=disable,
+                dynamic_ncols=True, leave=False)
+
+
+def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=None,
+              figures=None) -> BenchResult:
+    """Run every experiment of ``config``, write results to ``out_dir`` and return them.
+
+    Parameters
+    ----------
+    config : BenchConfig
+    out_dir : path
+        Receives ``meta.json``, ``config.json``, ``references.json``,
+        ``traces/<run_id>.jsonl`` (one JSON record per line, with its
+        ``run_id``), ``runs.jsonl``, ``summary.json``, ``summary.md`` and
+        ``plots/*.png``.
+    quiet : bool
+        No progress bar (it is also off when stderr is not a terminal).
+    plots : bool
+        Draw the experiments' plots (and ``figures``).
+    argv : list, optional
+        The command line, recorded in ``meta.json``.
+    figures : callable, optional
+        ``figures(result, out_dir) -> list of paths``: a preset's own figures.
+    """
+    out_dir = Path(out_dir)
+    (out_dir / "traces").mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    meta = report.environment(config, argv)
+    grid = []
+    for exp in config.experiments:
+        for dspec in exp.datasets:
+            for lspec in exp.losses:
+                for lam in exp.lams:
+                    for sspec in exp.solvers:
+                        for seed in config.seeds:
+                            grid.append((exp, dspec, lspec, lam, sspec, seed))
+    references: dict = {}
+    cache: dict = {}
+    runs = []
+    bar = _progress(len(grid), quiet)
+    try:
+        for exp, dspec, lspec, lam, sspec, seed in grid:
+            bar.set_postfix_str(f"{exp.name} {dspec.display} {lspec.display} "
+                                f"lam={lam:g} {sspec.display}", refresh=False)
+            data = load_data(dspec)
+            ref = None
+            if exp.reference:
+                rkey = (dspec.key(), lspec.name, lspec.params, lam)
+                if rkey not in references:
+                    references[rkey] = compute_reference(data, lspec, lam, config.reference)
+                ref = references[rkey]
+            sig = _signature(dspec, lspec, lam, sspec, seed, exp)
+            if sig not in cache:
+                cache[sig] = _execute(data, lspec, lam, sspec, seed, exp, ref)
+            status, reason, trace, extra = cache[sig]
+            rid = run_id_for(exp.name, dspec, lspec, lam, sspec, seed)
+            run = RunResult(
+                run_id=rid, experiment=exp.name, dataset=dspec.display, loss=lspec.display,
+                loss_name=lspec.name, loss_params=lspec.params_dict, lam=lam,
+                solver=sspec.display, solver_name=sspec.name, kind=sspec.kind,
+                options=dict(sspec.options_dict, **({"_": extra} if extra else {})),
+                seed=seed, status=status, reason=reason, trace=[dict(r) for r in trace],
+                data=data.describe(), reference=ref)
+            runs.append(run)
+            with open(out_dir / "traces" / f"{rid}.jsonl", "w") as fh:
+                for rec in run.trace:
+                    fh.write(json.dumps(dict(rec, run_id=rid), default=_json_default) + "\n")
+            bar.update(1)
+    finally:
+        bar.close()
+    meta["finished_unix"] = time.time()
+    meta["wall_seconds"] = meta["finished_unix"] - started
+    result = BenchResult(config=config, runs=runs, references=references, meta=meta,
+                         out_dir=out_dir)
+    result.summaries = [r.summary(config.targets) for r in runs]
+    report.write_outputs(result)
+    if plots:
+        from .plots import plot_experiments
+        result.plots = plot_experiments(result)
+        if figures is not None:
+            result.plots += list(figures(result, out_dir) or [])
+    return result
+
+
+def _json_default(o):
+    if isinstance(o, (np.floating, np.integer)):
+        return o.item()
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    return str(o)

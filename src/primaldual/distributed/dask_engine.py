@@ -1,0 +1,394 @@
+"""The Dask engine: one pinned actor per partition, rounds, recovery snapshots,
+worker-loss recovery and round timeouts.
+
+Placement: partition ``k`` goes to the ``k mod #workers``-th worker (sorted
+addresses) with ``workers=[addr], allow_other_workers=False``; the actor
+loads its rows there (part file or arrays sent once) and keeps ``alpha_[k]``,
+its stream and a copy of ``v``.
+
+A round: the client sends each actor the last change of ``v`` (the new
+values on the columns that changed) and the round parameters; each actor
+runs the shared kernel on its block and returns its sparse ``Delta v_k``; the
+client adds ``gamma Delta v_k`` partition by partition (the order the local
+engine uses) and keeps the new values for the next round.
+
+Fault handling: the state is ``(alpha, v, streams)``.  A snapshot of it is
+taken at every certificate (``alpha`` is gathered then anyway) and every
+``recovery_every`` rounds, in client memory or in ``recovery_dir``.  When an
+actor call fails because its worker died, the engine waits for a live worker,
+re-creates the lost actors there (reloading their part files, re-sending
+their arrays or recomputing their Dask chunks), rolls every partition back to
+the snapshot and replays the rounds since: the replay uses the same streams,
+so the fit ends exactly where an uninterrupted fit would.  A round that does
+not finish within ``round_timeout`` seconds on live workers raises
+:class:`RoundTimeoutError`; nothing waits forever.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .engine import Engine, assemble_certificate, raise_nonfinite
+
+__all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
+
+
+class RoundTimeoutError(TimeoutError):
+    """A round (or setup call) did not finish within ``round_timeout``."""
+
+
+class WorkerLostError(RuntimeError):
+    """Workers were lost more often than ``max_recoveries`` allows, or none is left."""
+
+
+class _Lost(Exception):
+    def __init__(self, parts):
+        super().__init__(f"partitions {parts} lost")
+        self.parts = parts
+
+
+def _workers(client):
+    return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _takes_n(client) \
+        else sorted(client.scheduler_info()["workers"])
+
+
+def _takes_n(client):
+    import inspect
+    try:
+        return "n_workers" in inspect.signature(client.scheduler_info).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class PartitionSet:
+    """The placed actors of ``K`` partitions and how to re-create each one.
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+    sources : list of K callables returning a partition source (see
+        :func:`primaldual.distributed.worker.load_source`); called again on
+        recovery, so a source can re-scatter arrays or resubmit a Dask chunk.
+    timeout : float   seconds allowed for any call
+    """
+
+    def __init__(self, client, sources, timeout):
+        from .worker import PartitionActor
+        self._actor_cls = PartitionActor
+        self.client = client
+        self.sources = list(sources)
+        self.timeout = float(timeout)
+        self.K = len(self.sources)
+        self.config = None
+        self.beta = None
+        workers = _workers(client)
+        if not workers:
+            raise WorkerLostError("the Dask client has no workers; start some or wait "
+                                  "for them (client.wait_for_workers)")
+        self.addresses = [workers[k % len(workers)] for k in range(self.K)]
+        self.actors = [None] * self.K
+        for k in range(self.K):
+            self.actors[k] = self._create(k, self.addresses[k])
+        self.stats = self.call_all("describe")
+
+    # ------------------------------------------------------------ actors
+    def _create(self, k, address):
+        src = self.sources[k](self.client, address)
+        fut = self.client.submit(self._actor_cls, src, actor=True, workers=[address],
+                                 allow_other_workers=False, pure=False,
+                                 key=f"primaldual-partition-{k}-{time.monotonic_ns()}")
+        try:
+            return fut.result(timeout=self.timeout)
+        except TimeoutError:
+            raise RoundTimeoutError(f"partition {k} could not be loaded on worker "
+                                    f"{address} within round_timeout={self.timeout}s") from None
+
+    def call(self, k, method, *args):
+        return getattr(self.actors[k], method)(*args)
+
+    def wait(self, futures, what="round"):
+        """Results of one future per partition; raises _Lost or RoundTimeoutError."""
+        out = [None] * len(futures)
+        lost = []
+        deadline = time.monotonic() + self.timeout
+        for k, f in enumerate(futures):
+            try:
+                out[k] = f.result(timeout=max(deadline - time.monotonic(), 1e-3))
+            except TimeoutError:
+                dead = self.dead_partitions()
+                if dead:
+                    raise _Lost(dead) from None
+                raise RoundTimeoutError(
+                    f"{what} did not finish within round_timeout={self.timeout}s: "
+                    f"partition {k} on worker {self.addresses[k]} has not answered (the "
+                    f"worker is alive but busy or stuck); raise round_timeout for slower "
+                    f"rounds") from None
+            except (OSError, RuntimeError) as e:
+                if isinstance(e, (FloatingPointError,)):
+                    raise
+                lost.append(k)
+        if lost:
+            raise _Lost(sorted(set(lost) | set(self.dead_partitions())))
+        return out
+
+    def call_all(self, method, *args, what=None):
+        futs = [getattr(a, method)(*args) for a in self.actors]
+        return self.wait(futs, what or method)
+
+    def dead_partitions(self):
+        alive = set(_workers(self.client))
+        dead = [k for k in range(self.K) if self.addresses[k] not in alive]
+        for k in range(self.K):
+            if k in dead:
+                continue
+            try:
+                self.actors[k].ping().result(timeout=min(self.timeout, 10.0))
+            except Exception:      # any failure to answer a ping means lost
+                dead.append(k)
+        return sorted(dead)
+
+    def replace(self, parts):
+        """Re-create the actors of ``parts`` on live workers (least loaded first)."""
+        try:
+            self.client.wait_for_workers(1, timeout=self.timeout)
+        except TimeoutError:
+            raise WorkerLostError(f"no Dask worker came back within "
+                                  f"round_timeout={self.timeout}s after a worker was "
+                                  f"lost") from None
+        alive = _workers(self.client)
+        for k in parts:
+            load = {a: sum(1 for j, b in enumerate(self.addresses)
+                           if b == a and j not in parts) for a in alive}
+            address = min(alive, key=lambda a: (load[a], a))
+            self.addresses[k] = address
+            self.actors[k] = self._create(k, address)
+            if self.config is not None:
+                self.wait([self.actors[k].configure(*self.config)], "configure")
+            if self.beta is not None:
+                self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature")
+
+    def configure(self, *config):
+        self.config = config
+        self.call_all("configure", *config)
+
+    def set_curvature(self, beta):
+        self.beta = float(beta)
+        self.call_all("set_curvature", self.beta)
+
+
+class DaskEngine(Engine):
+    """Partitions on Dask workers (see the module docstring)."""
+
+    backend = "dask"
+
+    def __init__(self, pset: PartitionSet, part_ptr, d, problem_consts, opts):
+        self.pset = pset
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.n = int(self.part_ptr[-1])
+        self.d = int(d)
+        self.lam = float(problem_consts["lam"])
+        self.W = float(problem_consts["W"])
+        self.penalty = problem_consts["penalty"]
+        self.recovery_every = opts.get("recovery_every")
+        self.recovery_dir = opts.get("recovery_dir")
+        self.max_recoveries = int(opts.get("max_recoveries", 3))
+        self.v = np.zeros(self.d)
+        self.sync = None
+        self.round = 0
+        self.recoveries = 0
+        self.time_rounds = 0.0
+        self.time_compute = 0.0
+        self.n_rounds_timed = 0
+        self._snap = None
+        self._snap_round = 0
+
+    # ------------------------------------------------------ constructors
+    @classmethod
+    def from_problem(cls, problem, part_ptr, opts):
+        """Place an in-memory :class:`~primaldual.problem.Problem` on the workers:
+        each partition's rows are sent once, straight to its worker."""
+        X, y, c = problem.X, problem.y, problem.sample_weight
+
+        def source(k):
+            a, b = int(part_ptr[k]), int(part_ptr[k + 1])
+
+            def make(client, address):
+                parts = client.scatter([X[a:b], y[a:b], c[a:b]], workers=[address],
+                                       direct=True, hash=False)
+                return ("arrays", *parts)
+            return make
+
+        pset = PartitionSet(opts["client"], [source(k) for k in range(len(part_ptr) - 1)],
+                            opts["round_timeout"])
+        loss = problem.loss
+        pset.configure(problem.d, None, loss.code, loss.param, problem.lam, problem.W)
+        consts = {"lam": problem.lam, "W": problem.W, "penalty": problem.penalty}
+        return cls(pset, part_ptr, problem.d, consts, opts)
+
+    @classmethod
+    def from_partitioned(cls, pproblem, opts):
+        pset = pproblem.pset
+        pset.timeout = float(opts["round_timeout"])
+        consts = {"lam": pproblem.lam, "W": pproblem.W, "penalty": pproblem.penalty}
+        return cls(pset, pproblem.part_ptr, pproblem.d, consts, opts)
+
+    # ------------------------------------------------------------- state
+    def set_curvature(self, beta):
+        self.pset.set_curvature(beta)
+
+    def _push_state(self, alpha_blocks, v, rng_states):
+        futs = [self.pset.actors[k].set_state(alpha_blocks[k], v, rng_states[k])
+                for k in range(self.K)]
+        self.pset.wait(futs, "set_state")
+        self.v = np.array(v, dtype=np.float64)
+        self.sync = None
+
+    def set_state(self, alpha, v, rng_states):
+        blocks = [np.array(alpha[a:b]) for a, b in zip(self.part_ptr[:-1], self.part_ptr[1:])]
+        self._with_recovery(lambda: self._push_state(blocks, v, rng_states))
+        self._take_snapshot(blocks, rng_states)
+
+    def get_state(self):
+        snap = self._current_state()
+        return np.concatenate(snap["alpha"]), self.v.copy(), snap["rng"]
+
+    def _current_state(self):
+        res = self._with_recovery(lambda: self.pset.call_all("get_state", what="get_state"))
+        return {"alpha": [r[0] for r in res], "rng": [r[1] for r in res]}
+
+    # --------------------------------------------------------- snapshots
+    def _take_snapshot(self, alpha_blocks, rng_states):
+        self._snap_round = self.round
+        snap = {"round": self.round, "alpha": [np.array(a) for a in alpha_blocks],
+                "rng": list(rng_states), "v": self.v.copy()}
+        if self.recovery_dir is not None:
+            path = Path(self.recovery_dir)
+            path.mkdir(parents=True, exist_ok=True)
+            tmp = path / f"recovery.npz.tmp-{os.getpid()}"
+            with open(tmp, "wb") as fh:
+                np.savez(fh, round=np.array(self.round), v=snap["v"],
+                         rng=np.array(json.dumps(snap["rng"])),
+                         **{f"alpha_{k}": a for k, a in enumerate(snap["alpha"])})
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path / "recovery.npz")
+            self._snap = {"path": path / "recovery.npz"}
+        else:
+            self._snap = snap
+
+    def _load_snapshot(self):
+        if self._snap is None:
+            raise WorkerLostError("a worker was lost before the first snapshot")
+        if "path" not in self._snap:
+            return self._snap
+        with np.load(self._snap["path"], allow_pickle=False) as z:
+            return {"round": int(z["round"]), "v": z["v"],
+                    "rng": json.loads(str(z["rng"])),
+                    "alpha": [z[f"alpha_{k}"] for k in range(self.K)]}
+
+    def _recover(self, lost):
+        self.recoveries += 1
+        if self.recoveries > self.max_recoveries:
+            raise WorkerLostError(f"lost the workers of partitions {lost.parts}; that is "
+                                  f"recovery {self.recoveries}, more than "
+                                  f"max_recoveries={self.max_recoveries}")
+        self.pset.replace(lost.parts)
+        snap = self._load_snapshot()
+        self._push_state(snap["alpha"], snap["v"], snap["rng"])
+        self.round = snap["round"]
+
+    def _recover_until_done(self, lost):
+        while True:
+            try:
+                self._recover(lost)
+                return
+            except _Lost as again:         # another loss while recovering
+                lost = _Lost(sorted(set(lost.parts) | set(again.parts)))
+
+    def _with_recovery(self, fn):
+        while True:
+            try:
+                return fn()
+            except _Lost as e:
+                self._recover_until_done(e)
+
+    # ------------------------------------------------------------ rounds
+    def _one_round(self, mode, m, sigma_dot, gamma):
+        t0 = time.perf_counter()
+        futs = [a.round(self.sync, mode, m, sigma_dot, gamma) for a in self.pset.actors]
+        res = self.pset.wait(futs, f"round {self.round}")
+        acc = 0
+        compute = 0.0
+        all_cols = []
+        for k, (cols, vals, a, st, bad, tc) in enumerate(res):
+            if st != 0:
+                raise_nonfinite(self.lam, int(self.part_ptr[k]) + bad)
+            self.v[cols] += gamma * vals
+            all_cols.append(cols)
+            acc += a
+            compute = max(compute, tc)
+        union = np.unique(np.concatenate(all_cols)) if all_cols else np.zeros(0, np.int64)
+        self.sync = ("cols", union, self.v[union].copy())
+        self.round += 1
+        self.time_rounds += time.perf_counter() - t0
+        self.time_compute += compute
+        self.n_rounds_timed += 1
+        return acc
+
+    def run(self, mode, m, sigma_dot, gamma, n_rounds):
+        target = self.round + n_rounds
+        acc = 0
+        while self.round < target:
+            try:
+                acc += self._one_round(mode, m, sigma_dot, gamma)
+            except _Lost as e:
+                self._recover_until_done(e)
+                continue
+            if (self.recovery_every is not None and self._snap is not None
+                    and self.round - self._snap_round >= self.recovery_every):
+                snap = self._current_state()
+                self._take_snapshot(snap["alpha"], snap["rng"])
+        return acc
+
+    # ------------------------------------------------------- certificate
+    def certificate(self, w):
+        def fetch():
+            return self.pset.call_all("certificate", self.sync, what="certificate")
+        res = self._with_recovery(fetch)
+        parts = [(ls, cs, vs, mg) for ls, cs, vs, mg, _, _ in res]
+        alpha_blocks = [r[4] for r in res]
+        cert = assemble_certificate(parts, w, np.concatenate(alpha_blocks), self.penalty,
+                                    self.W)
+        self.v = cert.v.copy()
+        self.sync = ("full", self.v.copy(), None)
+        self._take_snapshot(alpha_blocks, [r[5] for r in res])
+        return cert
+
+    # ------------------------------------------------------- ESO passes
+    def gram_matvec(self, z):
+        res = self._with_recovery(lambda: self.pset.call_all("gram_matvec", z))
+        out = np.zeros(self.d)
+        for r in res:
+            out += r
+        return out
+
+    def column_counts(self):
+        res = self._with_recovery(lambda: self.pset.call_all("column_counts"))
+        out = np.zeros(self.d)
+        for r in res:
+            out += r
+        return out
+
+    def omega_ratio(self, omega):
+        return max(self._with_recovery(lambda: self.pset.call_all("omega_ratio", omega)))
+
+    def info(self):
+        out = {"recoveries": int(self.recoveries)}
+        if self.n_rounds_timed:
+            out["round_ms"] = 1e3 * self.time_rounds / self.n_rounds_timed
+            out["round_compute_ms"] = 1e3 * self.time_compute / self.n_rounds_timed
+        return out

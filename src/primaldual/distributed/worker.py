@@ -1,0 +1,138 @@
+"""The worker side: a Dask actor that owns one partition.
+
+A :class:`PartitionActor` lives on one worker for the whole fit.  It loads its
+rows itself (from a LIBSVM part file, or from arrays handed to it once), keeps
+its labels, weights, ``alpha`` block, random stream and a copy of ``v``, and
+answers the engine's calls; only ``v`` updates, changes of ``v`` and
+certificate pieces travel.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+from .block import PartitionBlock
+
+__all__ = ["PartitionActor", "load_source"]
+
+
+def load_source(source):
+    """Materialize a partition source on the worker: ``(X, y_raw, c)``.
+
+    ``("arrays", X, y, c)``  arrays (possibly produced by a Dask computation);
+    ``("svmlight", path, zero_based, dtype)``  a LIBSVM/svmlight part file read
+    with :func:`sklearn.datasets.load_svmlight_file` (compressed files included);
+    the weights are ones.
+    """
+    kind = source[0]
+    if kind == "arrays":
+        _, X, y, c = source
+        X = sp.csr_matrix(X) if sp.issparse(X) else np.ascontiguousarray(X)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        c = np.ones(X.shape[0]) if c is None else np.asarray(c, dtype=np.float64).ravel()
+        return X, y, c
+    if kind == "svmlight":
+        from sklearn.datasets import load_svmlight_file
+        _, path, zero_based, dtype = source
+        try:
+            X, y = load_svmlight_file(str(path), zero_based=zero_based, dtype=dtype)
+        except (ValueError, OSError) as e:
+            raise ValueError(f"cannot read LIBSVM part file {path}: {e}") from None
+        return sp.csr_matrix(X), np.asarray(y, dtype=np.float64), np.ones(X.shape[0])
+    raise ValueError(f"unknown partition source kind {kind!r}")
+
+
+class PartitionActor:
+    """One partition on one worker (create with ``client.submit(..., actor=True)``)."""
+
+    def __init__(self, source):
+        t = time.perf_counter()
+        self.X, self.y_raw, self.c = load_source(source)
+        self.block = None
+        self.load_time = time.perf_counter() - t
+
+    # ------------------------------------------------------------ setup
+    def describe(self) -> dict:
+        X = self.X
+        if sp.issparse(X):
+            max_col = int(X.indices.max()) if X.nnz else -1
+            nnz = int(X.nnz)
+        else:
+            max_col = X.shape[1] - 1
+            nnz = int(X.size)
+        labels = np.unique(self.y_raw)
+        return {"n": int(X.shape[0]), "d": int(X.shape[1]), "max_col": max_col,
+                "nnz": nnz, "W": float(self.c.sum()), "labels": labels[:3].tolist(),
+                "n_labels": int(labels.size), "finite": bool(np.isfinite(self.y_raw).all()),
+                "load_time": self.load_time}
+
+    def configure(self, d, label_map, loss_code, loss_param, lam, W):
+        """Fix the global feature count, map labels and build the block."""
+        X = self.X
+        if sp.issparse(X):
+            if X.shape[1] != d:
+                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        elif X.shape[1] != d:
+            raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+        y = self.y_raw
+        if label_map is not None:
+            lo, hi = label_map
+            y = np.where(y == hi, 1.0, np.where(y == lo, -1.0, np.nan))
+        part_ptr = np.array([0, X.shape[0]], dtype=np.int64)
+        self.block = PartitionBlock.from_arrays(X, y, self.c, part_ptr, loss_code,
+                                                loss_param, lam, W)
+        self.X = None           # the block holds the validated rows
+        return True
+
+    def ping(self):
+        return True
+
+    def set_curvature(self, beta):
+        self.block.set_curvature(beta)
+        return True
+
+    def set_state(self, alpha, v, rng_state):
+        self.block.set_state(alpha, v, [rng_state])
+        return True
+
+    def get_state(self):
+        return self.block.alpha.copy(), self.block.rng_states()[0]
+
+    # ------------------------------------------------------------ rounds
+    def _sync(self, sync):
+        if sync is None:
+            return
+        kind, a, b = sync
+        if kind == "full":
+            self.block.v[:] = a
+        else:
+            self.block.v[a] = b
+
+    def round(self, sync, mode, m, sigma_dot, gamma):
+        """Apply the last ``v`` update, run one round on this partition and
+        return ``(cols, vals, accesses, status, bad_row, compute_seconds)``."""
+        self._sync(sync)
+        t = time.perf_counter()
+        st, _, acc, bad = self.block.run(mode, m, sigma_dot, gamma, 1, False)
+        (cols, vals), = self.block.last_changes()
+        return cols, vals, int(acc), int(st), int(bad), time.perf_counter() - t
+
+    def certificate(self, sync):
+        """Pieces of the exact certificate with ``w = v / lam`` (this copy of
+        ``v``), plus the block state for the recovery snapshot."""
+        self._sync(sync)
+        w = self.block.v / self.block.lam
+        (ls, cs, vs, margins), = self.block.certificate_parts(w)
+        return ls, cs, vs, margins, self.block.alpha.copy(), self.block.rng_states()[0]
+
+    # ------------------------------------------------------- ESO passes
+    def gram_matvec(self, z):
+        return self.block.gram_matvec(z)
+
+    def column_counts(self):
+        return self.block.column_counts()
+
+    def omega_ratio(self, omega):
+        return self.block.omega_ratio(omega)

@@ -1,0 +1,262 @@
+"""LinearClassifier / LinearRegressor: parity with LIBLINEAR (scikit-learn) on
+the same objective, weights, warm starts, one-vs-rest and warnings.
+
+Parity: our objective is ``(1/n) sum loss + alpha/2 ||w||^2`` with the
+intercept a regularized constant feature; LIBLINEAR minimizes
+``1/2 ||w||^2 + C sum loss`` with the same intercept handling, so
+``C = 1/(alpha n)``.  Both coefficient vectors are evaluated on OUR objective
+with ``primaldual.Problem`` on the augmented data; LIBLINEAR runs with a tiny
+tol and a large max_iter.
+"""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.multiclass import OneVsRestClassifier
+from sklearn.svm import LinearSVC, LinearSVR
+
+from conftest import load_binary, make_classification_data, make_regression_data
+from primaldual import LinearClassifier, LinearRegressor, Problem
+from primaldual.estimators import add_intercept_column
+
+TIGHT = dict(tol=1e-12, max_iter=100000, random_state=0)
+
+
+def _objective(X, y, loss, alpha, coef, intercept, scaling=1.0, loss_params=None):
+    Xa = add_intercept_column(X, scaling)
+    w = np.r_[np.ravel(coef), np.ravel(intercept) / scaling]
+    return Problem(Xa, y, loss=loss, lam=alpha, loss_params=loss_params).primal(w)
+
+
+def _liblinear(make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)   # LIBLINEAR at tol=1e-12
+        return make()
+
+
+DATASETS = [("heart_scale", None, None, 1e-2), ("a9a", 123, 1000, 1e-3),
+            ("mushrooms", None, 600, 1e-3)]
+
+
+@pytest.mark.parametrize("name,nf,rows,alpha", DATASETS)
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+def test_classifier_parity_with_liblinear(name, nf, rows, alpha, loss):
+    X, y = load_binary(name, n_features=nf, max_rows=rows)
+    n = X.shape[0]
+    C = 1.0 / (alpha * n)
+    scaling = 2.0 if name == "heart_scale" else 1.0
+    if loss == "logistic":
+        ref = LogisticRegression(solver="liblinear", C=C, tol=1e-12, max_iter=100000,
+                                 intercept_scaling=scaling)
+    else:
+        ref = LinearSVC(loss=loss, dual=True, C=C, tol=1e-12, max_iter=1000000,
+                        intercept_scaling=scaling)
+    ref = _liblinear(lambda: ref.fit(X, y))
+    ours = LinearClassifier(loss=loss, alpha=alpha, intercept_scaling=scaling,
+                            **TIGHT).fit(X, y)
+    assert ours.converged_.all() and ours.rel_gap_[0] <= 1e-12
+    assert ours.coef_.shape == (1, X.shape[1]) and ours.intercept_.shape == (1,)
+    p_ours = _objective(X, y, loss, alpha, ours.coef_, ours.intercept_, scaling)
+    p_ref = _objective(X, y, loss, alpha, ref.coef_, ref.intercept_, scaling)
+    assert abs(p_ours - p_ref) <= 1e-7 * p_ref
+    # our certificate: the dual value bounds both from below
+    assert p_ref >= p_ours - ours.gap_[0] - 1e-12
+    np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
+
+
+def _regression_data():
+    """heart_scale: predict the first (scaled age) column from the other 12."""
+    X, _ = load_binary("heart_scale")
+    X = X.toarray()
+    return np.ascontiguousarray(X[:, 1:]), X[:, 0].copy()
+
+
+def test_ridge_parity():
+    X, y = _regression_data()
+    n, alpha = X.shape[0], 1e-2
+    ours = LinearRegressor(loss="squared", alpha=alpha, **TIGHT).fit(X, y)
+    # Ridge does not penalize its intercept: give it our regularized constant column
+    Xa = add_intercept_column(X, 1.0)
+    ref = Ridge(alpha=alpha * n, fit_intercept=False, solver="cholesky").fit(Xa, y)
+    p_ours = _objective(X, y, "squared", alpha, ours.coef_, ours.intercept_)
+    p_ref = _objective(X, y, "squared", alpha, ref.coef_[:-1], ref.coef_[-1])
+    assert abs(p_ours - p_ref) <= 1e-7 * p_ref
+    np.testing.assert_allclose(np.r_[ours.coef_, ours.intercept_], ref.coef_, atol=1e-5)
+    # without intercept it is exactly Ridge(alpha * n)
+    ours0 = LinearRegressor(loss="squared", alpha=alpha, fit_intercept=False,
+                            **TIGHT).fit(X, y)
+    ref0 = Ridge(alpha=alpha * n, fit_intercept=False, solver="cholesky").fit(X, y)
+    assert ours0.intercept_ == 0.0
+    p0 = Problem(X, y, loss="squared", lam=alpha)
+    assert abs(p0.primal(ours0.coef_) - p0.primal(ref0.coef_)) <= 1e-7 * p0.primal(ref0.coef_)
+    np.testing.assert_allclose(ours0.predict(X), ref0.predict(X), rtol=0, atol=1e-5)
+
+
+def test_linear_svr_parity():
+    X, y = _regression_data()
+    n, alpha, eps = X.shape[0], 1e-2, 0.1
+    ours = LinearRegressor(loss="epsilon_insensitive", loss_params={"epsilon": eps},
+                           alpha=alpha, **TIGHT).fit(X, y)
+    ref = _liblinear(lambda: LinearSVR(loss="epsilon_insensitive", epsilon=eps, dual=True,
+                                       C=1.0 / (alpha * n), tol=1e-12,
+                                       max_iter=1000000).fit(X, y))
+    lp = {"epsilon": eps}
+    p_ours = _objective(X, y, "epsilon_insensitive", alpha, ours.coef_, ours.intercept_,
+                        loss_params=lp)
+    p_ref = _objective(X, y, "epsilon_insensitive", alpha, ref.coef_, ref.intercept_,
+                       loss_params=lp)
+    assert abs(p_ours - p_ref) <= 1e-7 * p_ref
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=0, atol=1e-4)
+
+
+def test_multiclass_ovr_matches_liblinear_and_is_thread_deterministic():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    alpha, n = 1e-2, X.shape[0]
+    one = LinearClassifier(loss="squared_hinge", alpha=alpha, n_jobs=1, **TIGHT).fit(X, labels)
+    par = LinearClassifier(loss="squared_hinge", alpha=alpha, n_jobs=3, **TIGHT).fit(X, labels)
+    np.testing.assert_array_equal(one.coef_, par.coef_)     # threads change nothing
+    assert one.coef_.shape == (3, 4) and one.dual_coef_.shape == (3, n)
+    ref = _liblinear(lambda: LinearSVC(C=1 / (alpha * n), tol=1e-12, max_iter=1000000,
+                                       dual=True).fit(X, labels))
+    for k, cls in enumerate(one.classes_):
+        yk = np.where(labels == cls, 1.0, -1.0)
+        pk = _objective(X, yk, "squared_hinge", alpha, one.coef_[k], one.intercept_[k])
+        rk = _objective(X, yk, "squared_hinge", alpha, ref.coef_[k], ref.intercept_[k])
+        assert abs(pk - rk) <= 1e-7 * rk
+    np.testing.assert_array_equal(one.predict(X), ref.predict(X))
+
+
+def test_binary_label_mapping_and_strings():
+    X, y = make_classification_data(n=120, d=10, seed=3)
+    labels = np.where(y > 0, "spam", "ham")          # classes_ = [ham, spam]
+    clf = LinearClassifier(alpha=1e-2, **TIGHT).fit(X, labels)
+    assert list(clf.classes_) == ["ham", "spam"]
+    s = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), np.where(s > 0, "spam", "ham"))
+    # identical to fitting the -1/+1 problem directly (larger label is +1)
+    clf_pm = LinearClassifier(alpha=1e-2, **TIGHT).fit(X, y)
+    np.testing.assert_array_equal(clf.coef_, clf_pm.coef_)
+
+
+def test_predict_proba_logistic_only():
+    from sklearn.datasets import load_iris
+    X, y = load_iris(return_X_y=True)
+    alpha, n = 1e-2, X.shape[0]
+    clf = LinearClassifier(loss="logistic", alpha=alpha, **TIGHT).fit(X, y)
+    ref = _liblinear(lambda: OneVsRestClassifier(LogisticRegression(
+        solver="liblinear", C=1 / (alpha * n), tol=1e-12, max_iter=100000)).fit(X, y))
+    np.testing.assert_allclose(clf.predict_proba(X), ref.predict_proba(X), atol=1e-6)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    np.testing.assert_allclose(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
+    hinge = LinearClassifier(loss="hinge", alpha=alpha).fit(X, y)
+    assert not hasattr(hinge, "predict_proba")
+    with pytest.raises(AttributeError, match="loss='logistic' only"):
+        hinge.predict_proba(X)
+
+
+def test_integer_weights_equal_repeated_rows_and_zero_weights_drop_rows():
+    X, y = make_classification_data(n=80, d=12, seed=5)
+    rng = np.random.default_rng(0)
+    sw = rng.integers(0, 4, size=80).astype(float)
+    weighted = LinearClassifier(loss="logistic", alpha=1e-2, **TIGHT).fit(X, y, sample_weight=sw)
+    rep = np.repeat(np.arange(80), sw.astype(int))
+    repeated = LinearClassifier(loss="logistic", alpha=1e-2, **TIGHT).fit(X[rep], y[rep])
+    # same objective: both certified optima agree to the certified gaps
+    Xa, keep = add_intercept_column(X, 1.0), sw > 0
+    prob = Problem(Xa[keep], y[keep], loss="logistic", lam=1e-2, sample_weight=sw[keep])
+    pw = prob.primal(np.r_[weighted.coef_[0], weighted.intercept_])
+    pr = prob.primal(np.r_[repeated.coef_[0], repeated.intercept_])
+    assert abs(pw - pr) <= 2e-12 * pw
+    assert np.all(weighted.dual_coef_[0][~keep] == 0.0)
+    # zero weights are the same as removing the rows: identical runs
+    dropped = LinearClassifier(loss="logistic", alpha=1e-2, **TIGHT).fit(
+        X[keep], y[keep], sample_weight=sw[keep])
+    np.testing.assert_array_equal(weighted.coef_, dropped.coef_)
+
+
+def test_class_weight_balanced_equals_sample_weights():
+    X, y = make_classification_data(n=150, d=10, seed=7)
+    y[:40] = -1.0                                      # unbalanced
+    a = LinearClassifier(alpha=1e-2, class_weight="balanced", **TIGHT).fit(X, y)
+    n_pos, n_neg = (y > 0).sum(), (y < 0).sum()
+    cw = {1.0: len(y) / (2 * n_pos), -1.0: len(y) / (2 * n_neg)}
+    b = LinearClassifier(alpha=1e-2, class_weight=cw, **TIGHT).fit(X, y)
+    c = LinearClassifier(alpha=1e-2, **TIGHT).fit(X, y, sample_weight=np.vectorize(cw.get)(y))
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-12)
+    np.testing.assert_allclose(a.coef_, c.coef_, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_warm_start_fewer_epochs_same_optimum(loss):
+    X, y = load_binary("a9a", n_features=123, max_rows=2000)
+    Est = LinearRegressor if loss == "squared" else LinearClassifier
+    kw = dict(loss=loss, tol=1e-8, max_iter=5000, random_state=0)
+    warm = Est(alpha=1e-3, warm_start=True, **kw).fit(X, y)
+    warm.set_params(alpha=5e-4).fit(X, y)
+    cold = Est(alpha=5e-4, **kw).fit(X, y)
+    assert np.all(warm.n_iter_ < cold.n_iter_), (warm.n_iter_, cold.n_iter_)
+    assert np.all(warm.converged_) and np.all(cold.converged_)
+    Xa = add_intercept_column(X, 1.0)
+    prob = Problem(Xa, y, loss=loss, lam=5e-4)
+    pw = prob.primal(np.r_[np.ravel(warm.coef_), warm.intercept_])
+    pc = prob.primal(np.r_[np.ravel(cold.coef_), cold.intercept_])
+    assert abs(pw - pc) <= 2e-8 * pc
+
+
+def test_warm_start_with_new_sample_weights_is_feasible():
+    X, y = make_classification_data(n=100, d=8, seed=2)
+    clf = LinearClassifier(loss="hinge", alpha=1e-2, warm_start=True, **TIGHT).fit(X, y)
+    sw = np.linspace(0.5, 2.0, 100)
+    clf.fit(X, y, sample_weight=sw)           # previous alpha reused as is
+    cold = LinearClassifier(loss="hinge", alpha=1e-2, **TIGHT).fit(X, y, sample_weight=sw)
+    prob = Problem(add_intercept_column(X, 1.0), y, loss="hinge", lam=1e-2, sample_weight=sw)
+    pw = prob.primal(np.r_[clf.coef_[0], clf.intercept_])
+    pc = prob.primal(np.r_[cold.coef_[0], cold.intercept_])
+    assert clf.converged_[0] and abs(pw - pc) <= 2e-12 * pc
+    with pytest.raises(ValueError, match="same training rows"):
+        clf.fit(X[:50], y[:50])
+
+
+def test_convergence_warning_states_gap_and_tol():
+    X, y = load_binary("a9a", n_features=123, max_rows=2000)
+    with pytest.warns(ConvergenceWarning, match=r"relative duality gap \d\.\d+e[-+]\d+ > "
+                                                r"target tol=1e-12 after 2 epochs"):
+        clf = LinearClassifier(alpha=1e-5, tol=1e-12, max_iter=2, random_state=0).fit(X, y)
+    assert not clf.converged_[0] and clf.n_iter_[0] == 2
+    assert clf.rel_gap_[0] > 1e-12 and clf.gap_[0] > 0
+
+
+def test_sparse_intercept_column_stays_sparse_and_dense_agrees():
+    X, y = make_regression_data(n=120, d=15, seed=1)
+    Xa = add_intercept_column(X, 3.0)
+    assert sp.issparse(Xa) and Xa.format == "csr" and Xa.nnz == X.nnz + X.shape[0]
+    np.testing.assert_array_equal(Xa.toarray()[:, -1], 3.0)
+    s = LinearRegressor(alpha=1e-2, intercept_scaling=3.0, **TIGHT).fit(X, y)
+    d = LinearRegressor(alpha=1e-2, intercept_scaling=3.0, **TIGHT).fit(X.toarray(), y)
+    np.testing.assert_allclose(s.coef_, d.coef_, rtol=1e-9, atol=1e-12)
+    # intercept_ = intercept_scaling * w_last
+    np.testing.assert_allclose(s.intercept_, 3.0 * s.dual_coef_ @ (np.full(120, 3.0))
+                               / (1e-2 * 120), rtol=1e-9)
+
+
+def test_bad_parameters_are_clear_errors():
+    X, y = make_classification_data(n=40, d=5)
+    with pytest.raises(ValueError, match="needs loss in hinge"):
+        LinearClassifier(loss="squared").fit(X, y)
+    with pytest.raises(ValueError, match="needs loss in squared"):
+        LinearRegressor(loss="hinge").fit(X, y)
+    with pytest.raises(ValueError, match="only one class"):
+        LinearClassifier().fit(X, np.ones(40))
+    with pytest.raises(ValueError, match="solver_options must not contain"):
+        LinearClassifier(solver_options={"tol": 1}).fit(X, y)
+    with pytest.raises(ValueError, match="unknown option"):
+        LinearClassifier(solver_options={"bogus": 1}).fit(X, y)
+    with pytest.raises(ValueError, match="intercept_scaling must be"):
+        LinearClassifier(intercept_scaling=0).fit(X, y)
+    with pytest.raises(ValueError, match="only one class remains"):
+        LinearClassifier().fit(X, y, sample_weight=(y > 0).astype(float))
