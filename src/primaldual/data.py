@@ -115,7 +115,7 @@ def check_Xy(X, y, *, name_X="X", name_y="y"):
         raise ValueError(f"{name_X} has 0 features; at least 1 is required")
     if y.shape[0] != n:
         raise ValueError(f"{name_X} and {name_y} have mismatched shapes: {name_X} has {n} "
-                         f"rows but {name_y} has {y.shape[0]} entries")
+                         f"rows but {name_y} has {y.shape[0]} entries; pass one label per row")
     if not np.issubdtype(y.dtype, np.number) and y.dtype != np.bool_:
         raise ValueError(f"{name_y} must be numeric, got dtype={y.dtype}")
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -147,7 +147,8 @@ def check_sample_weight(sample_weight, n):
     _check_finite(c, "sample_weight")
     if (c < 0).any():
         raise ValueError(f"sample_weight has {int((c < 0).sum())} negative values; "
-                         f"weights must be > 0")
+                         f"weights must be > 0: pass positive weights (drop the rows "
+                         f"you want to ignore)")
     if (c == 0).any():
         raise ValueError(f"sample_weight has {int((c == 0).sum())} zero weights; weights "
                          f"must be > 0 (drop those rows instead)")

@@ -90,11 +90,12 @@ def make_penalty(lam, l1=0.0, *, allow_pure_l1=False) -> ElasticNet:
         except (TypeError, ValueError):
             raise ValueError(f"{name} must be a real number, got {val!r}") from None
         if not np.isfinite(fv):
-            raise ValueError(f"{name} must be finite, got {val!r}")
+            raise ValueError(f"{name} must be finite, got {val!r}; pass a finite "
+                             f"number such as {'1e-4' if name == 'lam' else '0'}")
     lam = float(lam)
     l1 = float(l1)
     if l1 < 0:
-        raise ValueError(f"l1 must be >= 0, got l1={l1!r}")
+        raise ValueError(f"l1 must be >= 0, got l1={l1!r}; use l1=0 for no L1 term")
     if lam < 0:
         raise ValueError(f"lam must be > 0, got lam={lam!r}; use a positive "
                          "L2 strength such as 1e-4")

@@ -202,8 +202,9 @@ def _logistic_step(alpha, y, a, s):
     ``H(b) - a y b - (s/2)(b - b0)^2`` is ``h(z) = -z - a y - s (sigmoid(z) - b0) = 0``.
     ``h`` is strictly decreasing with ``h' <= -1``, and its root lies in the
     bracket ``[-a y - s (1 - b0), -a y + s b0]``.  Newton steps that leave the
-    current bracket are replaced by bisection; iteration stops when the step
-    is below 1e-12 (relative), so ``b`` never leaves the open interval (0, 1).
+    current bracket are replaced by bisection; iteration stops when the Newton
+    step (tested before the bracket safeguard) or the bracket is below 1e-12
+    (relative).  ``b = sigmoid(z)`` never leaves the open interval (0, 1).
     """
     b0 = alpha * y
     ay = a * y
@@ -226,12 +227,16 @@ def _logistic_step(alpha, y, a, s):
                 lo = z
             else:
                 hi = z
-            dh = -1.0 - s * sg * (1.0 - sg)
-            step = -h / dh
+            step = h / (1.0 + s * sg * (1.0 - sg))      # = -h / h'
+            if abs(step) <= _NEWTON_TOL * (1.0 + abs(z)):
+                # converged: take the last (tiny) Newton step and stop, before the
+                # bracket test (at the root, rounding can put it on the bracket edge)
+                z += step
+                break
             zn = z + step
             if not (zn > lo and zn < hi):
                 zn = 0.5 * (lo + hi)
-            if abs(zn - z) <= _NEWTON_TOL * (1.0 + abs(z)):
+            if hi - lo <= _NEWTON_TOL * (1.0 + abs(zn)):
                 z = zn
                 break
             z = zn

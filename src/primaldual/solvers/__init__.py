@@ -81,7 +81,8 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="sdca", tol=1e-6, max_epochs=100,
         ``checkpoint``, ``checkpoint_every``, ``progress``.  Unknown options
         are an error.
     """
-    if not isinstance(solver, str) or solver not in KNOWN_SOLVERS:
+    if not isinstance(solver, str) or (solver not in KNOWN_SOLVERS
+                                       and solver not in SOLVERS):
         raise ValueError(f"unknown solver {solver!r}; choose one of "
                          f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,

@@ -308,7 +308,8 @@ class Solver:
         Xt, yt = check_Xy(Xt, yt, name_X="eval_set X", name_y="eval_set y")
         if Xt.shape[1] != self.problem.d:
             raise ValueError(f"eval_set X has {Xt.shape[1]} features but the training "
-                             f"data has {self.problem.d}")
+                             f"data has {self.problem.d}; load both with the same "
+                             f"n_features")
         return Xt, yt
 
     def _evaluate(self, w) -> dict:
