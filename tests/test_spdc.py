@@ -11,8 +11,8 @@ from scipy.optimize import minimize_scalar
 
 import primaldual as pd
 from primaldual.kernels.loss_kernels import dual_step
-from primaldual.kernels.spdc import (alias_draw, build_alias, catch_up_all, prox_recursion,
-                                     prox_step, spdc_run)
+from primaldual.kernels.spdc import (alias_draw, build_alias, catch_up_all, expm1_table,
+                                     prox_recursion, prox_step, spdc_run)
 from primaldual.losses import make_loss
 from conftest import load_binary, make_classification_data, make_regression_data
 
@@ -72,7 +72,7 @@ def test_prox_recursion_crosses_all_three_phases():
     tau, l1, l2, u = 0.5, 0.1, 0.05, 0.3
     c = 1 / (1 + tau * l2)
     x, ref, signs = 3.0, 3.0, set()
-    for k in range(1, 200):
+    for k in range(1, 700):
         ref = prox_step(ref, u, tau, l1, c)
         signs.add(np.sign(ref))
         got = prox_recursion(x, k, u, tau, l1, l2, c, -math.log1p(tau * l2))
@@ -162,22 +162,23 @@ def test_lazy_equals_dense(case):
     a_ref, x_ref, _ = _dense_reference(X.toarray(), y, loss, rho, U, weighted, pn, ap, ai,
                                        tau, sigma, theta, l1, l2, delta_dual)
     alpha = np.zeros(n)
-    u, x, x_prev = np.zeros(d), np.zeros(d), np.zeros(d)
-    last = np.zeros(d, np.int64)
+    st = np.zeros((d, 4))
     du, mark, batch = np.zeros(d), np.zeros(n, np.int64), np.zeros(m, np.int64)
     # run in two chunks to exercise resumption of the counter
     t = 0
+    em1 = np.empty(30)
+    expm1_table(30, -math.log1p(tau * l2), em1)
     for chunk in (U[:250], U[250:]):
-        st, it, _ = spdc_run(X.data, X.indices, X.indptr, X.indptr, y, rho, chunk, weighted,
-                             ap, ai, pn if weighted else np.ones(0), alpha, u, x, x_prev,
-                             last, du, mark, batch, t, loss.code, loss.param, tau, sigma,
-                             theta, l1, l2, delta_dual, chunk.shape[0])
-        assert st == 0
+        status, it, _ = spdc_run(X.data, X.indices, X.indptr, X.indptr, y, rho, chunk, weighted,
+                             ap, ai, pn if weighted else np.ones(0), alpha, st,
+                             du, mark, batch, t, loss.code, loss.param, tau, sigma,
+                             theta, l1, l2, delta_dual, chunk.shape[0], em1)
+        assert status == 0
         t += it
-    assert last.min() < t - 5        # some coordinates really were lazy
+    assert st[:, 3].min() < t - 5        # some coordinates really were lazy
     x_now = np.empty(d)
     c = 1 / (1 + tau * l2)
-    catch_up_all(t, x, x_prev, last, u, tau, l1, l2, c, -math.log1p(tau * l2), x_now)
+    catch_up_all(t, st, tau, l1, l2, c, -math.log1p(tau * l2), x_now)
     np.testing.assert_allclose(alpha, a_ref, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(x_now, x_ref, rtol=1e-9, atol=1e-12)
     assert np.any(x_ref == 0.0) == (l1 > 0)
@@ -220,12 +221,13 @@ def test_weighted_sampling_beats_uniform_on_unnormalized_rows():
     rng = np.random.default_rng(4)
     scale = np.exp(rng.normal(scale=1.5, size=X.shape[0]))    # row norms over ~2 decades
     X = sp.diags(scale) @ X
-    kw = dict(loss="smooth_hinge", lam=1e-3, tol=1e-6, max_epochs=400)
+    kw = dict(loss="smooth_hinge", lam=1e-1, tol=1e-6, max_epochs=400)
     uni = [pd.solve(X, y, solver="spdc", random_state=s, **kw).n_epochs for s in (0, 1)]
     wei = [pd.solve(X, y, solver="spdc", sampling="weighted", random_state=s, **kw)
            for s in (0, 1)]
     assert all(r.converged for r in wei)
-    assert max(r.n_epochs for r in wei) < 0.5 * min(uni), (uni, [r.n_epochs for r in wei])
+    # measured: uniform ~355 passes, weighted ~52 passes
+    assert max(r.n_epochs for r in wei) < 0.3 * min(uni), (uni, [r.n_epochs for r in wei])
 
 
 def test_elastic_net_matches_sdca():
@@ -242,8 +244,9 @@ def test_elastic_net_matches_sdca():
 def test_hinge_with_perturbation_certificate_exact_and_decreasing():
     X, y = make_classification_data(n=300, d=30, seed=6)
     res = pd.solve(X, y, loss="hinge", lam=1e-2, solver="spdc", perturbation=1e-3,
-                   tol=1e-4, max_epochs=300)
+                   tol=1e-3, max_epochs=300)
     prob = pd.Problem(X, y, loss="hinge", lam=1e-2)
+    assert res.trace[-1]["rel_gap"] < 1e-3 * res.trace[0]["rel_gap"]
     assert math.isclose(res.primal, prob.primal(res.coef), rel_tol=1e-12)
     assert math.isclose(res.dual, prob.dual(res.dual_coef), rel_tol=1e-12)
     assert res.gap >= 0 and res.converged

@@ -96,6 +96,8 @@ STATUS_NONFINITE = 2
 def prox_step(x, z, tau, l1, c):
     """One primal step F(x; z) = S(x - tau z, tau l1) * c, c = 1/(1 + tau l2)."""
     a = x - tau * z
+    if l1 == 0.0:          # (14): no branch on the sign of a
+        return a * c
     t = tau * l1
     if a > t:
         return (a - t) * c
@@ -105,10 +107,19 @@ def prox_step(x, z, tau, l1, c):
 
 
 @njit(cache=True, nogil=True)
+def expm1_table(size, logc, out):
+    """out[k] = expm1(k log c) for k < size (exact per entry, no accumulation)."""
+    for k in range(size):
+        out[k] = math.expm1(k * logc)
+
+
+@njit(cache=True, nogil=True)
 def prox_recursion(x, k, u, tau, l1, l2, c, logc):
     """Apply ``x <- F(x; u)`` ``k`` times in O(1) (see the module docstring).
 
     ``c = 1/(1 + tau l2)`` and ``logc = log c`` (precomputed); ``l2 > 0``.
+    Scalars only (array arguments to helpers cost reference counting in the
+    hot loop).
     """
     if k <= 0:
         return x
@@ -208,46 +219,45 @@ def alias_draw(uval, alias_prob, alias_idx):
     return alias_idx[i]
 
 
-@njit(cache=True, nogil=True)
-def _catch_up(j, t, x, x_prev, last, u, tau, l1, l2, c, logc):
-    """Bring x[j], x_prev[j] from time last[j] to time t (t > last[j])."""
-    k = t - last[j]
-    if k <= 0:
-        return
-    xp = prox_recursion(x[j], k - 1, u[j], tau, l1, l2, c, logc)
-    x_prev[j] = xp
-    x[j] = prox_step(xp, u[j], tau, l1, c)
-    last[j] = t
+#: columns of the per-coordinate state array ``st`` (d, 4): one cache line
+#: holds everything a catch-up reads and writes
+X_COL, XPREV_COL, U_COL, LAST_COL = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True)
-def catch_up_all(t, x, x_prev, last, u, tau, l1, l2, c, logc, x_out):
+def catch_up_all(t, st, tau, l1, l2, c, logc, x_out):
     """x_out = x^{(t)} for every coordinate, without touching the state."""
-    for j in range(x.shape[0]):
-        k = t - last[j]
+    for j in range(st.shape[0]):
+        k = t - int(st[j, 3])
         if k <= 0:
-            x_out[j] = x[j]
+            x_out[j] = st[j, 0]
         else:
-            x_out[j] = prox_recursion(x[j], k, u[j], tau, l1, l2, c, logc)
+            x_out[j] = prox_recursion(st[j, 0], k, st[j, 2], tau, l1, l2, c, logc)
 
 
 @njit(cache=True, nogil=True)
 def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob,
-             alias_idx, pn, alpha, u, x, x_prev, last, du, mark, batch, t0, kind, p,
-             tau, sigma, theta, l1, l2, delta_dual, n_iter):
+             alias_idx, pn, alpha, st, du, mark, batch, t0, kind, p,
+             tau, sigma, theta, l1, l2, delta_dual, n_iter, em1):
     """Run ``n_iter`` SPDC iterations starting at iteration counter ``t0``.
 
     ``uniforms`` has shape (n_iter, m): row ``it`` drives the sample of
     iteration ``t0 + it``.  ``weighted`` selects Algorithm 2 (m = 1, ``pn[k]
     = p_k n``, alias table) over Algorithm 1 (Floyd subset of size m).
+    ``st`` (d, 4) holds per coordinate ``x^{(last)}, x^{(last-1)}, u, last``.
     ``du`` (d) must be all zeros on entry and is left all zeros; ``mark`` (n)
     holds stamps ``< t0 + 1``.  Returns ``(status, iterations_done,
-    feature_accesses)``.
+    feature_accesses)``.  ``em1`` is a table of ``expm1(k log c)``
+    (:func:`expm1_table`; may be empty) that saves the transcendental call of
+    most catch-ups.  With ``m = 1`` the primal step (6) is fused into the
+    second sweep over the sampled row (``Delta u`` is a multiple of ``x_k``).
     """
     n = indptr.shape[0] - 1
     m = uniforms.shape[1]
     c = 1.0 / (1.0 + tau * l2)
     logc = -math.log1p(tau * l2)
+    inv_l2 = 1.0 / l2
+    nem = em1.shape[0]
     accesses = 0
     for it in range(n_iter):
         t = t0 + it
@@ -277,9 +287,23 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
             A = 0.0
             for kk in range(rs, re):
                 j = indices[kk + off]
-                if last[j] < t:
-                    _catch_up(j, t, x, x_prev, last, u, tau, l1, l2, c, logc)
-                A += data[kk] * (x[j] + theta * (x[j] - x_prev[j]))
+                gap = t - int(st[j, 3])
+                if gap > 0:
+                    # catch up: x^{(t-1)} = F^{gap-1}(x^{(last)}), x^{(t)} = F(x^{(t-1)})
+                    uj = st[j, 2]
+                    xj = st[j, 0]
+                    if gap > 1:
+                        if l1 == 0.0:     # after (15): x* + c^k (x - x*), x* = -u/l2
+                            g = gap - 1
+                            em = em1[g] if g < nem else math.expm1(g * logc)
+                            xj = xj + em * (xj + uj * inv_l2)
+                        else:
+                            xj = prox_recursion(xj, gap - 1, uj, tau, l1, l2, c, logc)
+                    st[j, 1] = xj
+                    st[j, 0] = prox_step(xj, uj, tau, l1, c)
+                    st[j, 3] = t
+                xt = st[j, 0]
+                A += data[kk] * (xt + theta * (xt - st[j, 1]))
             accesses += re - rs
             ak = alpha[k]
             if weighted:
@@ -297,11 +321,26 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
                 return STATUS_NONFINITE, it, accesses
             dy = -(new - ak)            # change of ytilde_k
             alpha[k] = new
+            if m == 1:
+                # fused (6)-(7): Delta u = coef_primal dy x_k on the row only
+                cf = coef_primal * dy
+                for kk in range(rs, re):
+                    j = indices[kk + off]
+                    dj = cf * data[kk]
+                    xj = st[j, 0]
+                    uj = st[j, 2]
+                    st[j, 1] = xj
+                    st[j, 0] = prox_step(xj, uj + dj, tau, l1, c)
+                    st[j, 2] = uj + ufac_w * dj
+                    st[j, 3] = t + 1
+                continue
             if dy != 0.0:
                 cf = coef_primal * dy
                 for kk in range(rs, re):
                     du[indices[kk + off]] += cf * data[kk]
         # ---- primal step (6)/(13) on J, then (7)
+        if m == 1:
+            continue
         for q in range(m):
             k = batch[q]
             rs = indptr[k]
@@ -309,10 +348,11 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
             off = iptr[k] - rs
             for kk in range(rs, re):
                 j = indices[kk + off]
-                if last[j] == t:
-                    x_prev[j] = x[j]
-                    x[j] = prox_step(x[j], u[j] + du[j], tau, l1, c)
-                    u[j] += ufac_w * du[j]
+                if st[j, 3] == t:
+                    xj = st[j, 0]
+                    st[j, 1] = xj
+                    st[j, 0] = prox_step(xj, st[j, 2] + du[j], tau, l1, c)
+                    st[j, 2] += ufac_w * du[j]
                     du[j] = 0.0
-                    last[j] = t + 1
+                    st[j, 3] = t + 1
     return STATUS_OK, n_iter, accesses

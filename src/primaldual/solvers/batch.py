@@ -158,6 +158,9 @@ class AFGSolver(Solver):
         p = self.problem
         return p.certificate(self.x, p.dual_from_primal(self.x))
 
+    def trace_extras(self):
+        return {"L": float(self.L)}
+
 
 class _Stop(Exception):
     pass
@@ -225,7 +228,6 @@ class LBFGSSolver(Solver):
         self.finished = False
         self._thread = None
         self._replay_to = int(meta["evals"])
-        self._replay_finished = bool(meta["finished"])
 
     @property
     def epochs(self):
@@ -287,8 +289,10 @@ class LBFGSSolver(Solver):
         self.finished = self._done
 
     def advance(self, n_epochs, deadline):
-        if self.finished:          # scipy stopped (no progress possible)
-            self.evals += max(1, int(round(n_epochs)))
+        if self.finished:
+            # scipy stopped: no further progress is possible in floating point;
+            # end the run (the trace records it as stop_reason "max_epochs")
+            self.evals = max(self.evals, int(math.ceil(self.max_epochs)))
             return
         if self._thread is None:
             self._start()

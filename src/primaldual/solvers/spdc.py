@@ -73,7 +73,8 @@ import time
 
 import numpy as np
 
-from ..kernels.spdc import (STATUS_NONFINITE, build_alias, catch_up_all, spdc_run)
+from ..kernels.spdc import (STATUS_NONFINITE, build_alias, catch_up_all, expm1_table,
+                            spdc_run)
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 
 
@@ -204,9 +205,12 @@ class SPDCSolver(Solver):
                 self.x = x0
             elif p.lam > 0:
                 self.x = p.w_of(self.alpha)
-        self.u = -p.dual_image(self.alpha)
-        self.x_prev = self.x.copy()
-        self.last = np.zeros(d, dtype=np.int64)
+        # per-coordinate state (d, 4): x^{(last)}, x^{(last-1)}, u = -v, last
+        self.st = np.zeros((d, 4))
+        self.st[:, 0] = self.x
+        self.st[:, 1] = self.x
+        self.st[:, 2] = -p.dual_image(self.alpha)
+        del self.x
         self.t = 0
         self._scratch()
 
@@ -215,17 +219,18 @@ class SPDCSolver(Solver):
         self.du = np.zeros(p.d)
         self.mark = np.zeros(p.n, dtype=np.int64)
         self.batch = np.zeros(self.m, dtype=np.int64)
+        # expm1(k log c) for gaps k < n/m + 1: most catch-ups read it from here
+        self.em1 = np.empty(p.n // self.m + 2)
+        expm1_table(self.em1.shape[0], -math.log1p(self.tau * self.l2), self.em1)
 
     def get_state(self):
         meta = {"t": int(self.t), "params": self.params}
-        arrays = {"alpha": self.alpha, "x": self.x, "x_prev": self.x_prev,
-                  "last": self.last, "u": self.u}
+        arrays = {"alpha": self.alpha, "st": self.st}
         return meta, {k: np.array(a) for k, a in arrays.items()}
 
     def set_state(self, meta, arrays):
-        for k in ("alpha", "x", "x_prev", "u"):
-            setattr(self, k, np.array(arrays[k], dtype=np.float64))
-        self.last = np.array(arrays["last"], dtype=np.int64)
+        self.alpha = np.array(arrays["alpha"], dtype=np.float64)
+        self.st = np.ascontiguousarray(arrays["st"], dtype=np.float64)
         self.t = int(meta["t"])
         self._scratch()
 
@@ -243,10 +248,10 @@ class SPDCSolver(Solver):
             U = self.rng.random((k, m))
             status, it, acc = spdc_run(
                 r.data, r.indices, r.indptr, r.iptr, p.y, self.rho, U, weighted,
-                self.alias_prob, self.alias_idx, self.pn, self.alpha, self.u, self.x,
-                self.x_prev, self.last, self.du, self.mark, self.batch, self.t,
+                self.alias_prob, self.alias_idx, self.pn, self.alpha, self.st,
+                self.du, self.mark, self.batch, self.t,
                 p.loss.code, p.loss.param, self.tau, self.sigma, self.theta, p.l1,
-                self.l2, self.delta_dual, k)
+                self.l2, self.delta_dual, k, self.em1)
             self.feature_accesses += acc
             self.t += it
             self.steps += it * m
@@ -265,8 +270,8 @@ class SPDCSolver(Solver):
         p = self.problem
         out = np.empty(p.d)
         c = 1.0 / (1.0 + self.tau * self.l2)
-        catch_up_all(self.t, self.x, self.x_prev, self.last, self.u, self.tau, p.l1,
-                     self.l2, c, -math.log1p(self.tau * self.l2), out)
+        catch_up_all(self.t, self.st, self.tau, p.l1, self.l2, c,
+                     -math.log1p(self.tau * self.l2), out)
         return out
 
     def certificate(self):
