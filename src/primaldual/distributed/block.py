@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import Rows, as_rows
-from ..kernels.minibatch import (STATUS_OK, column_counts, normalized_gram_matvec,
+from ..kernels.minibatch import (column_counts, normalized_gram_matvec,
                                  omega_ratio_max, partition_rounds)
 from ..kernels.objective import certificate_pass
 
@@ -190,5 +190,3 @@ class PartitionBlock:
         return {"n": int(self.n), "nnz": int(self.rows.nnz), "W": float(self.cw.sum()),
                 "sqnorm_max": float(self.sqnorm.max(initial=0.0))}
 
-
-STATUS_OK = STATUS_OK

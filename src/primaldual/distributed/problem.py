@@ -34,6 +34,8 @@ class PartitionedProblem:
         :meth:`from_files` or :meth:`from_dask`).
     loss, lam, l1, loss_params : as :class:`~primaldual.problem.Problem`.
     n_features : int, optional    global feature count (default: largest index seen)
+    intercept_scaling : float, optional   append a constant column of this value
+        on the workers (the regularized intercept of the estimators)
     label_map : "auto" | None     classification: map the two raw labels to
         -1/+1 (larger -> +1, as the CLI does); None: labels are used as they are.
     round_timeout : float         seconds allowed for loading a partition
@@ -41,7 +43,7 @@ class PartitionedProblem:
 
     def __init__(self, client, sources, *, loss="hinge", lam=1e-4, l1=0.0,
                  loss_params=None, n_features=None, label_map="auto",
-                 round_timeout=120.0, names=None):
+                 round_timeout=120.0, names=None, intercept_scaling=None):
         self.client = client
         self.loss = make_loss(loss, loss_params)
         self.penalty = make_penalty(lam, l1, allow_pure_l1=True)
@@ -68,8 +70,12 @@ class PartitionedProblem:
         self.nnz = int(sum(s["nnz"] for s in st))
         self.W = float(sum(s["W"] for s in st))
         self.label_map = self._labels(st, label_map)
+        self.n_data_features = self.d
         self.pset.configure(self.d, self.label_map, self.loss.code, self.loss.param,
-                            self.lam, self.W)
+                            self.lam, self.W, intercept_scaling)
+        if intercept_scaling is not None:
+            self.d += 1
+            self.nnz += self.n
 
     # ---------------------------------------------------------- builders
     @classmethod

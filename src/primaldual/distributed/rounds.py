@@ -24,7 +24,7 @@ import numpy as np
 from .block import contiguous_partition, stream_entropy
 from .engine import LocalEngine
 
-__all__ = ["RoundsMixin", "ENGINE_OPTIONS"]
+__all__ = ["RoundsMixin", "ENGINE_OPTIONS", "next_check_target"]
 
 #: options of every round-based solver (engine, placement, fault handling)
 ENGINE_OPTIONS = {
@@ -35,6 +35,22 @@ ENGINE_OPTIONS = {
     "recovery_dir": None,      # directory for recovery snapshots (Dask); None: client memory
     "max_recoveries": 3,       # worker losses tolerated in one fit (Dask)
 }
+
+
+def next_check_target(done, unit, n, check_every, max_epochs):
+    """The iteration (or round) count at which the next check falls.
+
+    Checks sit on a fixed grid ``ceil(k * check_every * n / unit)``, capped by
+    ``ceil(max_epochs * n / unit)``, so that a run split by ``max_epochs`` and
+    resumed visits the same checks (which re-synchronize ``v``) as an
+    uninterrupted one: resume == uninterrupted, bit for bit.
+    """
+    per = check_every * n / unit
+    k = max(1, int(math.floor(done / per)))
+    while math.ceil(k * per - 1e-9) <= done:
+        k += 1
+    target = min(math.ceil(k * per - 1e-9), math.ceil(max_epochs * n / unit - 1e-9))
+    return max(int(target), done + 1)
 
 
 class RoundsMixin:
@@ -108,9 +124,8 @@ class RoundsMixin:
     def engine_advance(self, n_epochs, deadline):
         p = self.problem
         spr = self.steps_per_round
-        # round targets in absolute terms (checks re-sync v at the same rounds
-        # whatever the run was split into: resume == uninterrupted)
-        total = max(1, int(round((self.epochs + n_epochs) * p.n / spr)) - self.rounds)
+        total = next_check_target(self.rounds, spr, p.n, self.check_every,
+                                  self.max_epochs) - self.rounds
         mode, m, sigma_dot, gamma = self.round_spec()
         chunk = total if deadline is None else max(1, math.ceil(total / 10))
         done = 0

@@ -68,14 +68,19 @@ class PartitionActor:
                 "n_labels": int(labels.size), "finite": bool(np.isfinite(self.y_raw).all()),
                 "load_time": self.load_time}
 
-    def configure(self, d, label_map, loss_code, loss_param, lam, W):
-        """Fix the global feature count, map labels and build the block."""
+    def configure(self, d, label_map, loss_code, loss_param, lam, W, intercept=None):
+        """Fix the global feature count (``d`` data columns), map labels,
+        append the constant column ``intercept`` (when not None) and build the block."""
         X = self.X
         if sp.issparse(X):
             if X.shape[1] != d:
                 X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
         elif X.shape[1] != d:
             raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+        if intercept is not None:
+            col = np.full((X.shape[0], 1), float(intercept))
+            X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
+                 else np.hstack([X, col]))
         y = self.y_raw
         if label_map is not None:
             lo, hi = label_map

@@ -89,16 +89,32 @@ def _first_at_least(indices, lo_k, hi_k, off, col):
 
 
 @njit(cache=True, nogil=True)
-def _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                 alpha, v, i):
+def _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+               alpha, v, i):
     """Update (2) for coordinate ``i`` with ``w = v / lam`` held fixed: the new
-    value minus the old one (NaN when a non-finite value appears)."""
+    value of ``alpha_i`` (NaN when a non-finite value appears)."""
     a = _row_dot(data, indices, indptr, iptr, i, v) * inv_lam
     s = cw[i] * curv[i] * inv_W * inv_lam
     new = dual_step(kind, p, alpha[i], y[i], a, s)
     if not (math.isfinite(new) and math.isfinite(a)):
         return np.nan
-    return new - alpha[i]
+    return new
+
+
+@njit(cache=True, nogil=True)
+def _combine(old, new, gamma):
+    """``old + gamma (new - old)``, exactly ``new`` for ``gamma = 1`` and kept
+    between ``old`` and ``new`` (so inside a convex dual domain) despite rounding."""
+    if gamma == 1.0:
+        return new
+    x = old + gamma * (new - old)
+    lo = old if old < new else new
+    hi = new if old < new else old
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
 
 
 @njit(cache=True, nogil=True)
@@ -130,26 +146,26 @@ def _msdca_prepare(u, t, b, n, perm, swaps, batch):
 
 
 @njit(cache=True, nogil=True)
-def _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b):
-    """alpha_i += scale * delta_i and the scatter coefficients; -1 or the
-    batch position of a non-finite delta."""
+def _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b):
+    """alpha_i <- alpha_i + scale (new_i - alpha_i) (:func:`_combine`) and the
+    scatter coefficients ``c_i (change of alpha_i) / W``; returns
+    ``(-1 - q, 0)`` for a non-finite new value at batch position q."""
     acc = 0
     for q in range(b):
-        dlt = deltas[q]
-        if not math.isfinite(dlt):
+        if not math.isfinite(news[q]):
             return -1 - q, acc
     for q in range(b):
         i = batch[q]
-        step = scale * deltas[q]
-        alpha[i] += step
-        coefs[q] = cw[i] * step * inv_W
+        old = alpha[i]
+        alpha[i] = _combine(old, news[q], scale)
+        coefs[q] = cw[i] * (alpha[i] - old) * inv_W
         acc += indptr[i + 1] - indptr[i]
     return 0, acc
 
 
 @njit(cache=True, nogil=True)
 def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                 scale, u, n_iter, b, alpha, v, perm, swaps, batch, deltas, coefs):
+                 scale, u, n_iter, b, alpha, v, perm, swaps, batch, news, coefs):
     """``n_iter`` iterations of Algorithm 1 (mSDCA) with a uniform b-subset
     per iteration (standard sampling; b = 1 is serial SDCA), one thread.
 
@@ -165,9 +181,9 @@ def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv
     for t in range(n_iter):
         _msdca_prepare(u, t, b, n, perm, swaps, batch)
         for q in range(b):
-            deltas[q] = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
-                                     inv_lam, inv_W, alpha, v, batch[q])
-        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b)
+            news[q] = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                   inv_lam, inv_W, alpha, v, batch[q])
+        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b)
         if st < 0:
             return STATUS_NONFINITE, t, acc, batch[-1 - st]
         acc += a
@@ -177,11 +193,11 @@ def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv
 
 @njit(cache=True, nogil=True, parallel=True)
 def msdca_parallel(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                   scale, u, n_iter, b, alpha, v, perm, swaps, batch, deltas, coefs,
+                   scale, u, n_iter, b, alpha, v, perm, swaps, batch, news, coefs,
                    col_bounds):
     """Multi-core :func:`msdca_serial`, with identical results.
 
-    The ``b`` deltas of an iteration are independent (Algorithm 1, line 6:
+    The ``b`` updates of an iteration are independent (Algorithm 1, line 6:
     "for i in S_t in parallel") and are computed with ``prange``; the update
     of ``v`` is split by column ranges ``col_bounds`` (one range per task), so
     every ``v[j]`` is written by one thread, adding the rows in batch order:
@@ -193,9 +209,9 @@ def msdca_parallel(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, i
     for t in range(n_iter):
         _msdca_prepare(u, t, b, n, perm, swaps, batch)
         for q in prange(b):
-            deltas[q] = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
-                                     inv_lam, inv_W, alpha, v, batch[q])
-        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, deltas, coefs, b)
+            news[q] = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                   inv_lam, inv_W, alpha, v, batch[q])
+        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b)
         if st < 0:
             return STATUS_NONFINITE, t, acc, batch[-1 - st]
         acc += a
@@ -229,6 +245,9 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
     ``x_i . (v + sigma' Delta v_k) / lam`` (``sigma_dot = sigma'``) and the
     curvature ``s = c_i curv_i / (lam W)`` with ``curv = sigma' ||x_i||^2``.
 
+    ``dalpha[i]`` holds the local value ``alpha_i + Delta alpha_i`` of a touched
+    row; the new ``alpha_i`` is :func:`_combine` of the old and local values
+    (exactly the local value for ``gamma = 1``, so it stays dual feasible).
     Partition k uses ``u[k, r*m:(r+1)*m]`` in round r.  On return
     ``out_cols/out_vals[out_ptr[k]:out_ptr[k+1]]`` hold the sparse
     ``Delta v_k`` of the last round (columns in first-touch order).
@@ -253,15 +272,15 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                 nrows = tau
                 for q in range(tau):
                     i = rows[q]
-                    dlt = _batch_delta(data, indices, indptr, iptr, y, cw, curv, kind, p,
-                                       inv_lam, inv_W, alpha, v, i)
-                    if not math.isfinite(dlt):
+                    nw = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                                    inv_lam, inv_W, alpha, v, i)
+                    if not math.isfinite(nw):
                         return STATUS_NONFINITE, r, acc, i
-                    dalpha[i] = dlt
+                    dalpha[i] = nw
                     acc += indptr[i + 1] - indptr[i]
                 for q in range(tau):
                     i = rows[q]
-                    coef = cw[i] * dalpha[i] * inv_W
+                    coef = cw[i] * (dalpha[i] - alpha[i]) * inv_W
                     rs = indptr[i]
                     off = iptr[i] - rs
                     for kk in range(rs, indptr[i + 1]):
@@ -287,7 +306,7 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                         dot_v += data[kk] * v[col]
                         dot_dv += data[kk] * dv[col]
                     a = (dot_v + sigma_dot * dot_dv) * inv_lam
-                    cur = alpha[i] + dalpha[i]
+                    cur = dalpha[i] if rowmark[i] else alpha[i]
                     s = cw[i] * curv[i] * inv_W * inv_lam
                     new = dual_step(kind, p, cur, y[i], a, s)
                     if not (math.isfinite(new) and math.isfinite(a)):
@@ -298,7 +317,7 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                         rowmark[i] = 1
                         rows[nrows] = i
                         nrows += 1
-                    dalpha[i] += delta
+                    dalpha[i] = new
                     coef = cw[i] * delta * inv_W
                     if coef != 0.0:
                         for kk in range(rs, re):
@@ -310,7 +329,7 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                             dv[col] += coef * data[kk]
             for q in range(nrows):
                 i = rows[q]
-                alpha[i] += gamma * dalpha[i]
+                alpha[i] = _combine(alpha[i], dalpha[i], gamma)
                 dalpha[i] = 0.0
                 rowmark[i] = 0
             for q in range(ncols):

@@ -44,8 +44,8 @@ ESO weights ``v_i`` (Section 4.3), with ``sigma^2 = lambda_max(D^-1/2 X X^T D^-1
 ``eso="cauchy_schwarz"`` any sampling:  ``b ||x_i||^2`` (from
     ``||sum_{i in S} t_i x_i||^2 <= |S| sum ||t_i x_i||^2``; CoCoA+'s
     ``sigma' = K`` choice, see :mod:`primaldual.solvers.cocoa`)
-``eso="auto"``: serial ``||x_i||^2``; standard ``dense``; distributed ``dense``
-    when ``b = C`` or ``b >= 2C``, else ``safe``.
+``eso="auto"``: serial ``||x_i||^2``; standard and distributed ``dense`` (``b``
+    must be a multiple of ``C``, so ``b = C`` or ``b >= 2C`` always holds).
 
 The paper prints the sparse formula and the ``omega`` bound with ``||x_i||_0``
 (non-zeros of example i) where its sources (Richtarik & Takac 2012, Thm. on
@@ -101,7 +101,7 @@ import time
 import numba
 import numpy as np
 
-from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin
+from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target
 from ..kernels.minibatch import (MODE_MSDCA, STATUS_NONFINITE, column_counts,
                                  msdca_parallel, msdca_serial, normalized_gram_matvec,
                                  omega_ratio_max, sparse_eso_weights)
@@ -281,9 +281,6 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
                 raise ValueError(f"(C,b)-distributed sampling draws b/C rows per "
                                  f"partition; batch_size={b} is not a multiple of "
                                  f"n_partitions={C}")
-            if eso in ("auto", "dense") and not (b == C or b >= 2 * C):
-                if eso == "dense":
-                    eso_factor("distributed", "dense", b, p.n, C, 0.0)
         self.eso = self._resolve_eso()
 
     def _resolve_eso(self):
@@ -297,8 +294,7 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
             return o["eso"]
         if s == "standard":
             return "dense"
-        C = int(o["n_partitions"])
-        return "dense" if (self.b == C or self.b >= 2 * C) else "safe"
+        return "dense"      # b is a multiple of C: b == C or b >= 2C always holds
 
     # --------------------------------------------------------------- ESO
     def _sigma2(self, ops):
@@ -392,9 +388,8 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
         p = self.problem
         r = p.rows
         b = self.b
-        # iteration targets in absolute terms, so that checks (which re-sync v)
-        # fall on the same iterations whatever the run was split into
-        total = max(1, int(round((self.epochs + n_epochs) * p.n / b)) - self.steps // b)
+        total = (next_check_target(self.steps // b, b, p.n, self.check_every,
+                                   self.max_epochs) - self.steps // b)
         chunk = total if deadline is None else max(1, -(-total // 10))
         scale = 1.0 / b if self.opts["step"] == "average" else 1.0
         done = 0
@@ -452,5 +447,7 @@ def _default_partitions(client, problem):
     if problem.__class__.__name__ == "PartitionedProblem":
         return problem.n_parts
     if client is not None:
-        return max(1, len(client.scheduler_info().get("workers", {})))
+        RoundsMixin._check_client(client)
+        from ..distributed.dask_engine import _workers
+        return max(1, len(_workers(client)))
     return 4

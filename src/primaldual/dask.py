@@ -1,0 +1,151 @@
+"""Dask estimators: :class:`LinearClassifier` with the local estimator's
+parameters plus ``client``.
+
+``fit`` accepts
+
+* a list of LIBSVM/svmlight part files: each worker reads its own part with
+  :func:`sklearn.datasets.load_svmlight_file` (the data never passes through
+  the client); one part is one partition;
+* Dask arrays ``X`` (n, d) and ``y`` (n,): each row chunk is computed on a
+  worker and becomes a partition there;
+* in-memory arrays (NumPy / SciPy): split into ``n_partitions`` contiguous
+  blocks and sent once to the workers.
+
+The solver is ``"cocoa"`` (default) or ``"minibatch_sdca"`` (with
+``sampling="distributed"``); both run on the shared Dask engine
+(:mod:`primaldual.distributed`) and return the same certified result
+(``coef_``, ``dual_coef_``, ``gap_``) as the local estimator would with the
+same partitioning and seed.  Part files and Dask arrays are binary problems
+(two label values, the larger becomes the positive class, as the CLI does);
+for more classes pass in-memory arrays (one-vs-rest runs on the client, each
+subproblem distributed).  The intercept is, as in the local estimator, a
+constant feature of value ``intercept_scaling`` with a regularized weight; for
+part files and Dask arrays the workers append it.
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from .estimators import LinearClassifier as _LocalLinearClassifier
+from .estimators import spawn_seeds
+from .solvers import SOLVERS
+
+__all__ = ["LinearClassifier"]
+
+_DIST_SOLVERS = ("cocoa", "minibatch_sdca")
+
+
+def _is_file_list(X):
+    return isinstance(X, (list, tuple)) and len(X) > 0 and all(
+        isinstance(p, (str, os.PathLike)) for p in X)
+
+
+def _is_dask_array(X):
+    try:
+        import dask.array as da
+    except ImportError:            # pragma: no cover - dask is a dependency
+        return False
+    return isinstance(X, da.Array)
+
+
+class LinearClassifier(_LocalLinearClassifier):
+    """Distributed linear classifier (see the module docstring).
+
+    Parameters
+    ----------
+    client : dask.distributed.Client
+        Where the partitions live.
+    solver : {"cocoa", "minibatch_sdca"}, default "cocoa"
+    solver_options : dict, optional
+        e.g. ``{"n_partitions": 8, "local_iters": 1000}``,
+        ``{"batch_size": 64}``, ``{"round_timeout": 60, "recovery_every": 10}``.
+    Other parameters: as :class:`primaldual.LinearClassifier`.
+    """
+
+    def __init__(self, loss="hinge", *, client=None, alpha=1e-4, l1=0.0, loss_params=None,
+                 tol=1e-6, max_iter=100, fit_intercept=True, intercept_scaling=1.0,
+                 class_weight=None, warm_start=False, random_state=None, solver="cocoa",
+                 solver_options=None, n_jobs=None, verbose=0):
+        super().__init__(loss=loss, alpha=alpha, l1=l1, loss_params=loss_params, tol=tol,
+                         max_iter=max_iter, fit_intercept=fit_intercept,
+                         intercept_scaling=intercept_scaling, class_weight=class_weight,
+                         warm_start=warm_start, random_state=random_state, solver=solver,
+                         solver_options=solver_options, n_jobs=n_jobs, verbose=verbose)
+        self.client = client
+
+    def _check_dist(self):
+        try:
+            from distributed import Client
+        except ImportError:        # pragma: no cover
+            raise ValueError("primaldual.dask needs dask.distributed") from None
+        if not isinstance(self.client, Client):
+            raise ValueError(f"client must be a dask.distributed.Client, got "
+                             f"{type(self.client).__name__}")
+        if self.solver not in _DIST_SOLVERS:
+            raise ValueError(f"solver={self.solver!r} does not run on Dask; choose one of "
+                             f"{', '.join(_DIST_SOLVERS)}")
+        opts = dict(self.solver_options or {})
+        if self.solver == "minibatch_sdca":
+            if opts.setdefault("sampling", "distributed") != "distributed":
+                raise ValueError("minibatch_sdca on Dask needs sampling='distributed'")
+        return opts
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit on part files, Dask arrays or in-memory arrays; returns ``self``."""
+        opts = self._check_dist()
+        if _is_file_list(X) or _is_dask_array(X):
+            return self._fit_partitioned(X, y, sample_weight, opts)
+        if y is None:
+            raise ValueError("y is required for in-memory X (only part files carry labels)")
+        saved = self.solver_options
+        self.solver_options = {**opts, "client": self.client}
+        try:
+            return super().fit(X, y, sample_weight=sample_weight)
+        finally:
+            self.solver_options = saved
+
+    def _fit_partitioned(self, X, y, sample_weight, opts):
+        from .distributed.problem import PartitionedProblem
+        self._validate_params_values()
+        if self.class_weight is not None:
+            raise ValueError("class_weight is not supported for part files or Dask arrays "
+                             "(the labels stay on the workers); pass sample weights in a "
+                             "Dask array or use in-memory data")
+        if self.warm_start and hasattr(self, "dual_coef_"):
+            raise ValueError("warm_start is not supported for part files or Dask arrays")
+        icpt = float(self.intercept_scaling) if self.fit_intercept else None
+        common = dict(loss=self.loss, lam=float(self.alpha), l1=float(self.l1),
+                      loss_params=self.loss_params,
+                      round_timeout=opts.get("round_timeout", 120.0),
+                      intercept_scaling=icpt)
+        if _is_file_list(X):
+            if y is not None or sample_weight is not None:
+                raise ValueError("with part files the labels come from the files; "
+                                 "pass y=None and no sample_weight")
+            pp = PartitionedProblem.from_files(self.client, X, **common)
+        else:
+            if y is None:
+                raise ValueError("y is required with a Dask array X")
+            pp = PartitionedProblem.from_dask(self.client, X, y, sample_weight, **common)
+        opts = dict(opts)
+        opts.setdefault("n_partitions", pp.n_parts)
+        cls = SOLVERS[self.solver]
+        res = cls(pp, tol=float(self.tol), max_epochs=float(self.max_iter),
+                  random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
+        self.classes_ = np.array(pp.label_map if pp.label_map is not None else (-1.0, 1.0))
+        coef, intercept = self._split(res.coef)
+        self.coef_ = coef[None, :]
+        self.intercept_ = np.array([intercept])
+        self.dual_coef_ = res.dual_coef[None, :]
+        self.n_iter_ = np.array([int(math.ceil(res.n_epochs - 1e-9))], dtype=np.int64)
+        self.gap_ = np.array([res.gap])
+        self.rel_gap_ = np.array([res.rel_gap])
+        self.converged_ = np.array([res.converged])
+        self.trace_ = [res.trace]
+        self.solver_ = res.solver
+        self.n_features_in_ = pp.n_data_features
+        self._warn_convergence([res], [None])
+        return self

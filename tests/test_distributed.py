@@ -1,0 +1,154 @@
+"""The Dask engine on a LocalCluster (2 worker processes, 1 thread each):
+Dask == local to 1e-10, part files read on the workers, a worker killed
+mid-fit, round timeouts, and the Dask estimator."""
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from conftest import make_classification_data
+
+distributed = pytest.importorskip("distributed")
+
+from primaldual import solve  # noqa: E402
+from primaldual.distributed import PartitionedProblem, RoundTimeoutError  # noqa: E402
+from primaldual.solvers import SOLVERS  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    cl = distributed.Client(cluster)
+    cl.wait_for_workers(2, timeout=60)
+    yield cl
+    cl.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_classification_data(n=240, d=60, density=0.1, seed=3)
+
+
+@pytest.mark.parametrize("solver,opts", [
+    ("cocoa", dict(n_partitions=4, local_iters=15)),
+    ("cocoa", dict(n_partitions=3, local_iters=20, aggregation="averaging")),
+    ("minibatch_sdca", dict(sampling="distributed", batch_size=16, n_partitions=2)),
+])
+def test_dask_equals_local(client, data, solver, opts):
+    X, y = data
+    kw = dict(loss="smooth_hinge", lam=1e-2, solver=solver, tol=0, max_epochs=3,
+              random_state=7, **opts)
+    local = solve(X, y, **kw)
+    dist = solve(X, y, client=client, **kw)
+    np.testing.assert_allclose(dist.dual_coef, local.dual_coef, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-10)
+    assert dist.gap == pytest.approx(local.gap, rel=1e-10, abs=1e-12)
+    assert dist.trace[-1]["rounds"] == local.trace[-1]["rounds"]
+    assert dist.state.meta["backend"] == "dask"
+    assert dist.trace[-1]["round_ms"] > 0
+
+
+def _write_parts(tmp_path, X, y, sizes):
+    from sklearn.datasets import dump_svmlight_file
+    paths, a = [], 0
+    for k, s in enumerate(sizes):
+        p = tmp_path / f"part{k}.svm"
+        dump_svmlight_file(X[a:a + s], (y[a:a + s] > 0).astype(int), str(p),
+                           zero_based=False)
+        paths.append(str(p))
+        a += s
+    return paths
+
+
+def test_part_files_are_read_on_the_workers(client, data, tmp_path):
+    X, y = data
+    paths = _write_parts(tmp_path, X, y, [80, 80, 80])
+    pp = PartitionedProblem.from_files(client, paths, loss="logistic", lam=1e-2,
+                                       n_features=X.shape[1])
+    assert (pp.n, pp.d, pp.n_parts) == (240, 60, 3)
+    assert pp.label_map == (0.0, 1.0)
+    kw = dict(tol=1e-6, max_epochs=60, random_state=4)
+    dist = SOLVERS["cocoa"](pp, local_iters=30, **kw).run()
+    local = solve(X, y, loss="logistic", lam=1e-2, solver="cocoa", n_partitions=3,
+                  local_iters=30, **kw)
+    assert dist.converged
+    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-10)
+    assert dist.primal == pytest.approx(local.primal, rel=1e-12)
+    with pytest.raises(ValueError, match="n_partitions=3"):
+        SOLVERS["cocoa"](pp, n_partitions=2, **kw)
+
+
+def test_killed_worker_is_recovered_and_the_fit_converges(client, data, tmp_path):
+    X, y = data
+    killed = {}
+
+    def kill_one(snapshot):
+        if snapshot["epoch"] >= 2 and not killed:
+            pids = client.run(os.getpid)
+            addr = sorted(pids)[0]
+            os.kill(pids[addr], signal.SIGKILL)
+            killed[addr] = pids[addr]
+        return False
+
+    kw = dict(loss="logistic", lam=1e-1, solver="cocoa", n_partitions=4,
+              local_iters=60, tol=1e-6, max_epochs=100, random_state=5)
+    res = solve(X, y, client=client, callback=kill_one, recovery_every=2,
+                recovery_dir=str(tmp_path / "rec"), round_timeout=60, **kw)
+    assert killed
+    assert res.trace[-1]["recoveries"] >= 1
+    assert res.converged and res.rel_gap <= 1e-6
+    assert (tmp_path / "rec" / "recovery.npz").exists()
+    # the replay from the snapshot uses the same streams: same iterates
+    local = solve(X, y, **kw)
+    np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-10)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_round_timeout_gives_a_clear_error(client, data):
+    X, y = data
+    t = time.perf_counter()
+    with pytest.raises(RoundTimeoutError, match="round_timeout"):
+        solve(X, y, loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2,
+              client=client, round_timeout=1e-4, max_epochs=5)
+    assert time.perf_counter() - t < 30
+
+
+def test_standard_sampling_refuses_a_client(client, data):
+    X, y = data
+    with pytest.raises(ValueError, match="sampling='distributed' only"):
+        solve(X, y, solver="minibatch_sdca", client=client, max_epochs=1)
+
+
+def test_dask_estimator_on_files_arrays_and_dask_arrays(client, data, tmp_path):
+    import dask.array as da
+    import scipy.sparse as sp
+
+    from primaldual import LinearClassifier as Local
+    from primaldual.dask import LinearClassifier
+
+    X, y = data
+    opts = {"n_partitions": 3, "local_iters": 30}
+    kw = dict(loss="logistic", alpha=1e-2, tol=1e-6, max_iter=80, random_state=4)
+    local = Local(solver="cocoa", solver_options=opts, **kw).fit(X, y)
+    paths = _write_parts(tmp_path, X, y, [80, 80, 80])
+    on_files = LinearClassifier(client=client, solver_options=opts, **kw).fit(paths)
+    np.testing.assert_allclose(on_files.coef_, local.coef_, rtol=0, atol=1e-10)
+    assert on_files.intercept_[0] == pytest.approx(local.intercept_[0], abs=1e-10)
+    assert on_files.converged_.all()
+    np.testing.assert_array_equal(on_files.classes_, [0.0, 1.0])
+    in_memory = LinearClassifier(client=client, solver_options=opts, **kw).fit(X, y)
+    np.testing.assert_allclose(in_memory.coef_, local.coef_, rtol=0, atol=1e-10)
+    Xd = da.from_array(X.toarray(), chunks=(80, 60))
+    on_dask = LinearClassifier(client=client, solver_options=opts, **kw).fit(
+        Xd, da.from_array(y, chunks=80))
+    np.testing.assert_allclose(on_dask.coef_, local.coef_, rtol=0, atol=1e-10)
+    pred = on_files.predict(sp.csr_matrix(X))
+    assert np.mean(pred == (y > 0)) > 0.8
+    with pytest.raises(ValueError, match="does not run on Dask"):
+        LinearClassifier(client=client, solver="sdca").fit(paths)
