@@ -51,9 +51,8 @@ Certificate: ``coef`` is the w iterate (last or averaged, option ``output``);
 ``dual_coef`` is whichever of two dual-feasible points has the larger exact
 ``D``: DSO's own alpha (last or averaged) or ``-phi'(X coef)`` (GUIDE §1).
 With ``lam = 0`` the dual needs ``||v||_inf <= l1``; each candidate is then
-scaled by ``min(1, l1/||v||_inf)`` (the dual domain is star-shaped around 0 for
-hinge and logistic... and every box domain containing 0), which keeps it
-feasible.  ``primal``, ``dual`` and ``gap`` come from
+scaled by ``min(1, l1/||v||_inf)``, which keeps it feasible (every dual domain
+here is convex and contains 0).  ``primal``, ``dual`` and ``gap`` come from
 :meth:`Problem.certificate`.  The trace also reports ``saddle_gap``, Theorem
 1's ``eps(w~, alpha~) = max_{alpha in A} f(w~, alpha) - min_{w in B} f(w,
 alpha~)`` for the averaged iterates, in closed form::
@@ -76,13 +75,14 @@ step : "adagrad" | "sqrt" | "constant", default "adagrad"
     "sqrt": Algorithm 1's ``eta_t = eta0/sqrt(t)``, ``t`` the epoch.
     "constant": ``eta = eta0`` (the usual choice with SVRG).
 eta0 : float or None
-    None gives ``0.5`` for AdaGrad (a step of at most 0.5 on ``alpha_i y_i``,
-    whose domain has width 1) and ``W / max(1, lam W)``... see
-    :func:`default_eta0` for "sqrt"/"constant" (the scale at which ``alpha``
-    moves O(1) per epoch while ``eta lam <= 1``, the condition of Theorem 1).
-output : "average" | "last", default "average"
-    The iterate returned: Theorem 1's averages ``(1/T) sum_{s<=T} (w^s,
-    alpha^s)`` of the end-of-epoch iterates, or the last iterate.
+    None gives ``0.5`` for AdaGrad (a first step of at most 0.5 on ``alpha_i
+    y_i``, whose domain has width 1) and ``min(1/lam, W / (2 sqrt(max_j
+    |Omega-bar_j|) max|x_ij|))`` for "sqrt" and "constant"
+    (:func:`default_eta0`).
+output : "last" | "average", default "last"
+    The iterate returned: the last one, or Theorem 1's averages ``(1/T)
+    sum_{s<=T} (w^s, alpha^s)`` of the end-of-epoch iterates (whose saddle gap
+    is in the trace either way).
 init : "zero" | "dcd", default "zero"
     "zero": ``w = 0``, ``alpha_i = -phi'(0)`` (projected).  "dcd" (Appendix A):
     ``init_passes`` passes of dual coordinate ascent (SDCA/DCD) on each row
@@ -90,9 +90,19 @@ init : "zero" | "dcd", default "zero"
     the local ``w``'s (which equals ``w(alpha)``); L2 only (``l1 = 0``).
 init_passes : int, default 20
     The paper's "twenty iterations" of local DCD; counted in ``n_epochs``.
-variance_reduction : None | "svrg", default None
-    SVRG: snapshot and full gradient of ``f`` at the start of every epoch
-    (one extra pass), estimator in :mod:`primaldual.kernels.dso`.
+variance_reduction : "svrg" | None, default "svrg"
+    SVRG (Johnson & Zhang 2013, used by the paper per Appendix A): snapshot
+    and full gradient of ``f`` at the start of every epoch (one extra pass),
+    estimator in :mod:`primaldual.kernels.dso`.  None is Algorithm 1 verbatim.
+l1_update : "prox" | "subgradient", default "prox"
+    How ``l1 |w_j| / |Omega-bar_j|`` enters the w step: "subgradient" is update
+    (8) with ``sign(w_j)`` (the paper's remark after (8)); "prox" takes the
+    gradient step on the smooth part and then the proximal map of
+    ``eta l1 |.| / |Omega-bar_j|`` (soft-thresholding, FOBOS / prox-SVRG),
+    which converges much faster and gives exact zeros.
+
+Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG); set
+``step="sqrt", variance_reduction=None`` for Algorithm 1 exactly as printed.
 
 Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
 coefficient vector.
@@ -363,18 +373,21 @@ def saddle_gap(problem, w, alpha, R):
                                           problem.l1, R)
 
 
-def default_eta0(step, problem):
-    """Default ``eta0``: 0.5 for AdaGrad; ``min(W, 1/lam)`` for "sqrt"/"constant".
+def default_eta0(step, problem, layout):
+    """Default ``eta0``: 0.5 for AdaGrad; for "sqrt"/"constant"
+    ``min(1/lam, W / (2 sqrt(max_j |Omega-bar_j|) max |x_ij|))``.
 
-    With the scalar step, ``alpha_i`` moves by ``eta (c_i/W) O(1)`` per epoch, so
-    ``eta ~ W`` lets it cross its domain in O(1) epochs; Theorem 1 asks
-    ``eta < 1/lam`` for the L2 case, hence the minimum (``W`` alone for
-    ``lam = 0``).
+    With a scalar step, one epoch moves ``w_j`` by a random walk of
+    ``|Omega-bar_j|`` steps of size up to ``eta c_i |x_ij| / W``; the default keeps
+    that walk at O(1) for the densest column, and Theorem 1's ``eta < 1/lam``
+    (L2 case).  The scalar step is sensitive to this choice (see
+    docs/reproducing-dso.md); AdaGrad is the robust default.
     """
     if step == "adagrad":
         return 0.5
-    W = problem.W
-    return W if problem.lam == 0 else min(W, 1.0 / problem.lam)
+    xmax = float(np.abs(layout.vals).max())
+    eta = problem.W / (2.0 * math.sqrt(float(layout.col_cnt.max())) * xmax)
+    return eta if problem.lam == 0 else min(eta, 1.0 / problem.lam)
 
 
 # ------------------------------------------------------------------ solver
@@ -382,7 +395,7 @@ def default_eta0(step, problem):
 class DSOSolver(Solver):
     __doc__ = __doc__
     name = "dso"
-    options = {"n_workers": 1, "step": "adagrad", "eta0": None, "output": "average",
+    options = {"n_workers": 1, "step": "adagrad", "eta0": None, "output": "last",
                "init": "zero", "init_passes": 20, "variance_reduction": "svrg",
                "l1_update": "prox"}
     supports_l1 = True
@@ -399,8 +412,6 @@ class DSOSolver(Solver):
         _check_choice("variance_reduction", o["variance_reduction"], (None, "svrg"))
         _check_choice("l1_update", o["l1_update"], ("prox", "subgradient"))
         self.init_passes = _positive("init_passes", o["init_passes"], integer=True)
-        self.eta0 = (default_eta0(o["step"], p) if o["eta0"] is None
-                     else _positive("eta0", o["eta0"]))
         if self.p > min(p.n, p.d):
             raise ValueError(f"n_workers={self.p} exceeds min(n_samples, n_features) = "
                              f"{min(p.n, p.d)}; DSO needs p <= min(n, d) (every row part "
@@ -416,6 +427,8 @@ class DSOSolver(Solver):
             raise ValueError("X has no nonzero entries; DSO updates run over the "
                              "nonzeros, so there is nothing to fit")
         self.R = box_radius(p)
+        self.eta0 = (default_eta0(o["step"], p, self.layout) if o["eta0"] is None
+                     else _positive("eta0", o["eta0"]))
         self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
         self.params = DSOParams(
             kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,

@@ -1,0 +1,115 @@
+"""DSO speed: one serial epoch in ns per nonzero next to an SDCA epoch, and the
+time per epoch against p fitted to Section 3.1's model |Omega| T_u / p + T_c.
+
+Data: ``primaldual.datasets.make_synthetic("rcv1")`` (20,242 x 47,236, ~0.16%
+dense, unit rows).  Serially, the p blocks of an inner iteration run one after
+the other; the time p workers would need (without communication) is the
+critical path ``sum_r max_q time(q, sigma_r(q))``, measured block by block.
+The two points p = 1, 2 determine ``|Omega| T_u`` and ``T_c`` exactly (here
+T_c is the serial per-inner-iteration overhead, not the Dask ring, which is
+measured by the distributed benchmark).
+
+Run:  PYTHONPATH=src python benchmarks/bench_dso.py [--epochs 5]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from primaldual.datasets import make_synthetic
+from primaldual.kernels.sdca import sdca_epoch
+from primaldual.problem import Problem
+from primaldual.solvers import SOLVERS
+from primaldual.solvers.dso import dso_block, sigma
+
+
+def dso_epoch_times(prob, p, epochs, **opts):
+    s = SOLVERS["dso"](prob, tol=0.0, max_epochs=epochs + 1, random_state=0, n_workers=p,
+                       **opts)
+    s.init_state(None)
+    s.advance(1, None)                          # warm-up (JIT already compiled)
+    parts, blocks = s.partitions(), s.wblocks()
+    serial, critical = [], []
+    for _ in range(epochs):
+        if s.params.svrg:
+            s._svrg_snapshot()
+        t_ep = time.perf_counter()
+        crit = 0.0
+        for r in range(p):
+            worst = 0.0
+            for q in range(p):
+                t0 = time.perf_counter()
+                dso_block(q, r, parts[q], blocks[sigma(q, r, p)], s.streams[q], s.params,
+                          s.step_size())
+                worst = max(worst, time.perf_counter() - t0)
+            crit += worst
+        serial.append(time.perf_counter() - t_ep)
+        critical.append(crit)
+        s.t += 1
+    return float(np.median(serial)), float(np.median(critical)), s.layout.nnz
+
+
+def sdca_epoch_time(prob, epochs):
+    r = prob.rows
+    n = prob.n
+    alpha, v = np.zeros(n), np.zeros(prob.d)
+    shrunk = np.zeros(n, dtype=np.uint8)
+    e, ei = np.zeros(0), np.zeros(0, dtype=np.int64)
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(epochs + 1):
+        order = rng.permutation(n).astype(np.int64)
+        t0 = time.perf_counter()
+        sdca_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight,
+                   r.sqnorm, order, 0, n, alpha, v, prob.loss.code, prob.loss.param,
+                   prob.lam, 1.0 / prob.W, False, np.inf, shrunk, False, e, ei, 0, 0, -1)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times[1:]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--loss", default="hinge")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    X, y, _ = make_synthetic("rcv1", random_state=0)
+    print(f"data: rcv1-shaped synthetic {X.shape}, nnz={X.nnz} "
+          f"({time.perf_counter() - t0:.1f}s to generate)")
+    prob = Problem(X, y, loss=args.loss, lam=1e-5)
+    # compile time (first call of every kernel, including the cache load)
+    t0 = time.perf_counter()
+    small = Problem(X[:200], y[:200], loss=args.loss, lam=1e-3)
+    SOLVERS["dso"](small, tol=0.0, max_epochs=1, random_state=0).run()
+    print(f"first DSO run incl. JIT compile/cache load: {time.perf_counter() - t0:.2f}s")
+    nnz = X.nnz
+    t_sdca = sdca_epoch_time(prob, args.epochs)
+    print(f"SDCA epoch: {t_sdca * 1e3:.1f} ms = {t_sdca / nnz * 1e9:.1f} ns/nnz")
+    rows = []
+    for label, opts in [("adagrad", dict(variance_reduction=None)),
+                        ("adagrad+svrg", dict()),
+                        ("sqrt", dict(step="sqrt", variance_reduction=None))]:
+        ser, crit, omega = dso_epoch_times(prob, 1, args.epochs, **opts)
+        print(f"DSO epoch ({label}, p=1): {ser * 1e3:.1f} ms = {ser / omega * 1e9:.1f} "
+              f"ns/nnz (updates only; SVRG adds a snapshot pass per epoch)")
+        rows.append((label, ser))
+    meas = {}
+    for p in (1, 2):
+        ser, crit, omega = dso_epoch_times(prob, p, args.epochs, variance_reduction=None)
+        meas[p] = (ser, crit)
+        print(f"p={p}: serial epoch {ser * 1e3:.1f} ms, critical path (p workers, no "
+              f"communication) {crit * 1e3:.1f} ms")
+    # |Omega| T_u / p + T_c through the two critical-path points
+    c1, c2 = meas[1][1], meas[2][1]
+    omega_tu = 2 * (c1 - c2)
+    tc = c1 - omega_tu
+    print(f"fit: |Omega| T_u = {omega_tu * 1e3:.1f} ms (T_u = {omega_tu / omega * 1e9:.1f} "
+          f"ns), T_c = {tc * 1e3:.2f} ms")
+    for p in (1, 2, 4, 8):
+        print(f"  predicted epoch time p={p}: {(omega_tu / p + tc) * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

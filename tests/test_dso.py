@@ -1,0 +1,306 @@
+"""DSO (Matsushima et al.): block kernel vs a plain-Python reference, the block
+layout and schedule, the closed-form saddle gap, convergence to the SDCA
+optimum, pure L1 against LIBLINEAR, resume, errors."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import primaldual
+from primaldual.kernels import loss_kernels as LK
+from primaldual.kernels.dso import STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel
+from primaldual.problem import Problem
+from primaldual.solvers import SOLVERS
+from primaldual.solvers.dso import (box_radius, build_layout, dual_bounds, saddle_gap,
+                                    sigma)
+
+from conftest import load_binary, make_classification_data
+
+DSO = SOLVERS["dso"]
+
+
+def run_dso(X, y, loss="hinge", lam=1e-3, l1=0.0, max_epochs=10, **opts):
+    prob = Problem(X, y, loss=loss, lam=lam, l1=l1)
+    return DSO(prob, tol=opts.pop("tol", 0.0), max_epochs=max_epochs,
+               random_state=opts.pop("random_state", 0), **opts).run()
+
+
+# ------------------------------------------------- plain-Python reference
+def _ref_hgrad(kind, a, y):
+    if kind == LK.HINGE:
+        return y
+    b = a * y
+    return y * (math.log1p(-b) - math.log(b))
+
+
+def _ref_rgrad(lam, l1, w):
+    return lam * w + (l1 if w > 0 else (-l1 if w < 0 else 0.0))
+
+
+def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, kind, lam,
+              l1, prox, mode, eta, eta0, Ga, Gw, svrg, a_snap, w_snap, Fa, Fw):
+    """Update (8) written out in plain Python, one nonzero at a time."""
+    for e in perm:
+        i, j, x = int(rows[e]), int(cols[e]), float(vals[e])
+        wj, ai = w[j], alpha[i]
+        l1g = 0.0 if prox else l1
+        gw = _ref_rgrad(lam, l1g, wj) / cc[j] - cw[i] * ai * x
+        ga = cw[i] * (_ref_hgrad(kind, ai, y[i]) / rc[i] - wj * x)
+        if svrg:
+            gw -= _ref_rgrad(lam, l1g, w_snap[j]) / cc[j] - cw[i] * a_snap[i] * x
+            gw += Fw[j] / cc[j]
+            ga -= cw[i] * (_ref_hgrad(kind, a_snap[i], y[i]) / rc[i] - w_snap[j] * x)
+            ga += Fa[i] / rc[i]
+        if mode == STEP_ADAGRAD:
+            Gw[j] += gw * gw
+            Ga[i] += ga * ga
+            ew, ea = eta0 / math.sqrt(Gw[j]), eta0 / math.sqrt(Ga[i])
+        else:
+            ew = ea = eta
+        nw = wj - ew * gw
+        if prox:
+            thr = ew * l1 / cc[j]
+            nw = nw - thr if nw > thr else (nw + thr if nw < -thr else 0.0)
+        w[j] = min(max(nw, -R), R)
+        alpha[i] = min(max(ai + ea * ga, a_lo[i]), a_hi[i])
+
+
+@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
+@pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
+@pytest.mark.parametrize("svrg", [False, True])
+@pytest.mark.parametrize("l1,prox", [(0.0, False), (0.01, False), (0.01, True)])
+def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
+    rng = np.random.default_rng(kind * 100 + mode * 10 + svrg)
+    nr, nc, m = 7, 5, 25
+    rows = rng.integers(0, nr, m).astype(np.int32)
+    cols = rng.integers(0, nc, m).astype(np.int32)
+    vals = rng.standard_normal(m)
+    perm = rng.permutation(m).astype(np.int32)
+    y = rng.choice([-1.0, 1.0], nr)
+    lo, hi = (np.where(y > 0, 1e-14, -(1 - 1e-14)), np.where(y > 0, 1 - 1e-14, -1e-14)) \
+        if kind == LK.LOGISTIC else (np.where(y > 0, 0.0, -1.0), np.where(y > 0, 1.0, 0.0))
+    alpha = y * rng.uniform(0.1, 0.9, nr)
+    w = rng.standard_normal(nc)
+    cw = rng.uniform(0.5, 2.0, nr) / 10.0
+    rc = rng.integers(1, 4, nr).astype(float)
+    cc = rng.integers(1, 4, nc).astype(float)
+    Ga, Gw = rng.uniform(0, 0.1, nr), rng.uniform(0, 0.1, nc)
+    a_snap = y * rng.uniform(0.1, 0.9, nr)
+    w_snap, Fa, Fw = rng.standard_normal(nc), rng.standard_normal(nr), rng.standard_normal(nc)
+    args = dict(R=2.0, lam=0.3, eta=0.7, eta0=0.4)
+    a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+    status, pos = dso_block_kernel(rows, cols, vals, perm, 0, m, a1, lo, hi, y, cw, rc, w1,
+                                   cc, args["R"], kind, 0.0, args["lam"], l1, prox, mode,
+                                   args["eta"], args["eta0"], Ga1, Gw1, svrg, a_snap, w_snap,
+                                   Fa, Fw)
+    assert status == 0 and pos == m
+    a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+    ref_block(rows, cols, vals, perm, a2, lo, hi, y, cw, rc, w2, cc, args["R"], kind,
+              args["lam"], l1, prox, mode, args["eta"], args["eta0"], Ga2, Gw2, svrg,
+              a_snap, w_snap, Fa, Fw)
+    np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(Gw1, Gw2, rtol=1e-12, atol=0)
+    assert not np.allclose(w1, w)          # something happened
+
+
+# ------------------------------------------------------ layout, schedule
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_layout_partitions_omega_and_schedule_covers_every_block(p):
+    X, y = make_classification_data(n=40, d=11, density=0.3, seed=p)
+    X = X.tolil()
+    X[3, 4] = 0.0                                 # an explicit stored zero is not in Omega
+    X = sp.csr_matrix(X)
+    X.data[X.indptr[3]] = 0.0
+    prob = Problem(X, y, loss="hinge", lam=0.1)
+    L = build_layout(prob.rows, p)
+    Xc = sp.coo_matrix(X)
+    nz = {(i, j): v for i, j, v in zip(Xc.row, Xc.col, Xc.data) if v != 0}
+    seen = {}
+    for q in range(p):
+        for r in range(p):
+            sl = L.block(q, r)
+            for i, j, v in zip(L.rows[sl] + L.row_bounds[q], L.cols[sl] + L.col_bounds[r],
+                               L.vals[sl]):
+                assert L.row_bounds[q] <= i < L.row_bounds[q + 1]
+                assert L.col_bounds[r] <= j < L.col_bounds[r + 1]
+                seen[(int(i), int(j))] = v
+    assert seen == nz and L.nnz == len(nz)
+    np.testing.assert_array_equal(L.row_cnt, np.bincount([i for i, _ in nz], minlength=40))
+    # each inner iteration: p blocks sharing no row part and no column block;
+    # each epoch: every block exactly once
+    visited = set()
+    for r in range(p):
+        owners = [sigma(q, r, p) for q in range(p)]
+        assert sorted(owners) == list(range(p))
+        visited |= {(q, sigma(q, r, p)) for q in range(p)}
+    assert visited == {(q, r) for q in range(p) for r in range(p)}
+
+
+def test_dense_and_sparse_give_identical_iterates():
+    X, y = make_classification_data(n=60, d=12, density=0.4, seed=3)
+    a = run_dso(X, y, loss="logistic", max_epochs=4, n_workers=2)
+    b = run_dso(X.toarray(), y, loss="logistic", max_epochs=4, n_workers=2)
+    # same Omega, same blocks, same draws; only the SVRG full-gradient products
+    # (BLAS vs sparse) round differently
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.dual_coef, b.dual_coef, rtol=1e-12, atol=1e-12)
+
+
+# ------------------------------------------------------------ saddle gap
+@pytest.mark.parametrize("lam,l1", [(0.05, 0.0), (0.05, 0.02), (0.0, 0.05)])
+def test_saddle_gap_closed_form_matches_brute_force(lam, l1):
+    from scipy.optimize import minimize_scalar
+    X, y = make_classification_data(n=12, d=4, density=0.8, seed=1)
+    prob = Problem(X, y, loss="logistic", lam=lam, l1=l1)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal(4)
+    alpha = y * rng.uniform(0.05, 0.95, 12)
+    R = box_radius(prob)
+    # max over alpha of f(w, .) per sample, brute force in b = alpha y
+    Xd = X.toarray()
+    margins = Xd @ w
+    best = 0.0
+    for i in range(12):
+        r = minimize_scalar(lambda b: -(-(b * math.log(b) + (1 - b) * math.log(1 - b))
+                                        - b * y[i] * margins[i]),
+                            bounds=(1e-12, 1 - 1e-12), method="bounded",
+                            options={"xatol": 1e-12})
+        best += -r.fun / 12
+    max_f = best + prob.penalty.value(w)
+    v = Xd.T @ alpha / 12
+    min_f = float(np.mean(prob.loss.neg_conjugate(alpha, y)))
+    for j in range(4):
+        grid = np.linspace(-R, R, 200001)
+        min_f += (0.5 * lam * grid ** 2 + l1 * np.abs(grid) - v[j] * grid).min()
+    assert saddle_gap(prob, w, alpha, R) == pytest.approx(max_f - min_f, abs=1e-6)
+    assert R == pytest.approx(min([math.sqrt(math.log(2) / lam)] if lam else [math.inf]
+                                  + ([math.log(2) / l1] if l1 else [])))
+
+
+def test_box_contains_the_optimum_and_dual_bounds_follow_appendix_a():
+    X, y = load_binary("a9a", n_features=123, max_rows=500)
+    ref = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="sdca", tol=1e-10,
+                           max_epochs=500)
+    prob = Problem(X, y, loss="hinge", lam=1e-2)
+    assert box_radius(prob) == pytest.approx(1 / math.sqrt(1e-2))
+    assert np.abs(ref.coef).max() <= box_radius(prob)
+    lo, hi = dual_bounds(prob.loss, y)
+    np.testing.assert_array_equal(lo * y >= 0, True)
+    lo, hi = dual_bounds(primaldual.make_loss("logistic"), y)
+    assert np.all((lo * y).clip(None, hi * y) >= 1e-14 - 1e-30)
+    assert np.all(np.maximum(lo * y, hi * y) <= 1 - 1e-14)
+
+
+# ------------------------------------------------------------ convergence
+@pytest.fixture(scope="module")
+def a9a_2000():
+    return load_binary("a9a", n_features=123, max_rows=2000)
+
+
+@pytest.fixture(scope="module")
+def sdca_optima(a9a_2000):
+    X, y = a9a_2000
+    return {loss: primaldual.solve(X, y, loss=loss, lam=1e-3, solver="sdca", tol=1e-11,
+                                   max_epochs=2000).primal
+            for loss in ("hinge", "logistic")}
+
+
+@pytest.mark.parametrize("loss,epochs", [("hinge", 300), ("logistic", 150)])
+@pytest.mark.parametrize("p", [1, 2])
+def test_reaches_sdca_optimum(a9a_2000, sdca_optima, loss, epochs, p):
+    X, y = a9a_2000
+    res = run_dso(X, y, loss=loss, lam=1e-3, max_epochs=epochs, n_workers=p,
+                  check_every=50)
+    opt = sdca_optima[loss]
+    assert abs(res.primal - opt) / opt <= 1e-3
+    prob = Problem(X, y, loss=loss, lam=1e-3)
+    assert res.primal == pytest.approx(prob.primal(res.coef), rel=1e-12)
+    assert res.dual == pytest.approx(prob.dual(res.dual_coef), rel=1e-10)
+    assert 0 <= res.gap and res.dual <= opt + 1e-12
+    assert res.trace[-1]["saddle_gap"] >= res.primal - opt - 1e-12
+
+
+def _slope(trace, key):
+    ep = np.array([r["dso_epoch"] for r in trace if r["dso_epoch"] >= 8])
+    g = np.array([r[key] for r in trace if r["dso_epoch"] >= 8])
+    return np.polyfit(np.log(ep), np.log(g), 1)[0]
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_gap_shrinks_at_least_like_one_over_sqrt_T(a9a_2000, loss):
+    """Default configuration (AdaGrad + SVRG, Appendix A): the saddle gap of
+    the averaged iterates (Theorem 1) and the certified duality gap of the last
+    iterate both fall at least as fast as T^-1/2 (fitted log-log slope)."""
+    X, y = a9a_2000
+    res = run_dso(X, y, loss=loss, lam=1e-3, max_epochs=128, step="adagrad",
+                  variance_reduction="svrg", check_every=8)
+    s_saddle, s_gap = _slope(res.trace, "saddle_gap"), _slope(res.trace, "gap")
+    print(f"{loss}: log-log slope saddle_gap {s_saddle:.2f}, duality gap {s_gap:.2f}")
+    assert s_saddle <= -0.5
+    assert s_gap <= -0.5
+
+
+def test_pure_l1_logistic_matches_liblinear(a9a_2000):
+    import warnings
+    from sklearn.linear_model import LogisticRegression
+    X, y = a9a_2000
+    l1 = 3e-3
+    n = X.shape[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = LogisticRegression(penalty="l1", solver="liblinear", C=1.0 / (l1 * n),
+                                fit_intercept=False, tol=1e-10, max_iter=10000).fit(X, y)
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=l1)
+    p_sk = prob.primal(sk.coef_.ravel())
+    assert np.count_nonzero(sk.coef_) < 123           # really the L1 problem
+    res = run_dso(X, y, loss="logistic", lam=0.0, l1=l1, max_epochs=100, check_every=25)
+    assert abs(res.primal - p_sk) / p_sk <= 1e-3
+    assert np.isfinite(res.dual) and res.gap >= 0
+    assert res.rel_gap <= 1e-2                        # certified
+
+
+def test_dcd_init_and_plain_algorithm_1(a9a_2000, sdca_optima):
+    X, y = a9a_2000
+    opt = sdca_optima["logistic"]
+    res = run_dso(X, y, loss="logistic", lam=1e-3, max_epochs=22, init="dcd", n_workers=2,
+                  init_passes=20)
+    first = res.trace[0]
+    assert first["epoch"] == pytest.approx(20.0)          # the DCD passes are counted
+    assert (first["primal"] - opt) / opt < 0.05           # averaged local DCD is close
+    plain = run_dso(X, y, loss="logistic", lam=1e-3, max_epochs=100, step="sqrt",
+                    variance_reduction=None, output="average", n_workers=2, check_every=25)
+    assert plain.trace[-1]["saddle_gap"] < plain.trace[1]["saddle_gap"]
+    assert plain.primal < plain.trace[0]["primal"]
+
+
+# ------------------------------------------------------------ resume, errors
+@pytest.mark.parametrize("opts", [dict(n_workers=2), dict(n_workers=2, step="sqrt",
+                                                          output="average")])
+def test_resume_equals_uninterrupted(opts):
+    X, y = make_classification_data(n=80, d=15, density=0.3, seed=5)
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    full = DSO(prob, tol=0.0, max_epochs=6, random_state=3, **opts).run()
+    part = DSO(prob, tol=0.0, max_epochs=2.5, random_state=3, check_every=0.5, **opts).run()
+    rest = DSO(prob, tol=0.0, max_epochs=6, random_state=3, resume=part.state, **opts).run()
+    np.testing.assert_array_equal(full.coef, rest.coef)
+    np.testing.assert_array_equal(full.dual_coef, rest.dual_coef)
+
+
+def test_bad_options_are_errors():
+    X, y = make_classification_data(n=30, d=5, seed=0)
+    with pytest.raises(ValueError, match="n_workers"):
+        run_dso(X, y, n_workers=6)
+    with pytest.raises(ValueError, match="init='dcd'"):
+        run_dso(X, y, l1=0.1, init="dcd")
+    with pytest.raises(ValueError, match="step"):
+        run_dso(X, y, step="fast")
+    with pytest.raises(ValueError, match="eta0"):
+        run_dso(X, y, eta0=-1.0)
+    with pytest.raises(ValueError, match="unknown option"):
+        run_dso(X, y, blocks=3)
+    with pytest.raises(ValueError, match="no nonzero"):
+        run_dso(sp.csr_matrix((30, 5)), y)
