@@ -22,6 +22,7 @@ import math
 from numba import njit
 
 from .loss_kernels import dual_slopes, dual_step
+from .prefetch import prefetch_row
 
 STATUS_OK = 0
 STATUS_SNAPSHOT = 1
@@ -58,6 +59,10 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
     t = step0
     for pos in range(start, stop):
         i = order[pos]
+        if pos + 2 < stop:
+            # start loading a coming row now: rows come in random order, so
+            # the hardware prefetcher cannot find it (see kernels/prefetch.py)
+            prefetch_row(data, indices, indptr, iptr, order[pos + 2])
         if shrinking and shrunk[i]:
             continue
         rs = indptr[i]
