@@ -131,6 +131,8 @@ def modified_sgd_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, alpha,
     accesses = 0
     for pos in range(order.shape[0]):
         i = order[pos]
+        if pos + 2 < order.shape[0]:
+            prefetch_row(data, indices, indptr, iptr, order[pos + 2])
         rs = indptr[i]
         re = indptr[i + 1]
         off = iptr[i] - rs

@@ -17,6 +17,7 @@ import math
 from numba import njit
 
 from .loss_kernels import loss_derivative
+from .prefetch import prefetch_row
 from .sdca import STATUS_NONFINITE, STATUS_OK
 
 _RESCALE_BELOW = 1e-8
@@ -38,6 +39,8 @@ def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, sca
     d = u.shape[0]
     for pos in range(start, stop):
         i = order[pos]
+        if pos + 2 < stop:
+            prefetch_row(data, indices, indptr, iptr, order[pos + 2])
         t += 1
         rs = indptr[i]
         re = indptr[i + 1]
