@@ -9,7 +9,14 @@ The two points p = 1, 2 determine ``|Omega| T_u`` and ``T_c`` exactly (here
 T_c is the serial per-inner-iteration overhead, not the Dask ring, which is
 measured by the distributed benchmark).
 
-Run:  PYTHONPATH=src python benchmarks/bench_dso.py [--epochs 5]
+``--dask``: the same data on a LocalCluster of 2 worker processes (1 thread
+each), DSO with ``client=`` and p = 2: per inner iteration, the wall time of
+the bulk-synchronous step (client -> both actors -> block pushed to the next
+owner -> barrier), the compute (slowest partition's ``dso_block``) and the
+ring push (slowest ``next.receive(block)`` call, worker to worker), next to a
+bare actor round trip.
+
+Run:  PYTHONPATH=src python benchmarks/bench_dso.py [--epochs 5] [--dask]
 """
 from __future__ import annotations
 
@@ -69,11 +76,76 @@ def sdca_epoch_time(prob, epochs):
     return float(np.median(times[1:]))
 
 
+def ring_overhead(X, y, loss, epochs, client, p=2, **opts):
+    """Per inner iteration on the Dask ring: (wall, compute, send, block bytes) in
+    ms/ms/ms/bytes, from a fit after a warm-up fit (worker JIT cache loads)."""
+    from primaldual import solve
+    kw = dict(loss=loss, lam=1e-5, solver="dso", tol=0.0, n_workers=p, random_state=0,
+              client=client, **opts)
+    solve(X, y, max_epochs=1, **kw)
+    t0 = time.perf_counter()
+    res = solve(X, y, max_epochs=epochs, check_every=epochs, **kw)
+    total = time.perf_counter() - t0
+    last = res.trace[-1]
+    d_block = X.shape[1] / p
+    arrays = 1 + (opts.get("step", "adagrad") == "adagrad") + 2 * (
+        opts.get("variance_reduction", "svrg") == "svrg")
+    return (last["round_ms"], last["round_compute_ms"], last["round_send_ms"],
+            8 * d_block * arrays, total)
+
+
+def actor_ping_ms(client, repeats=50):
+    from primaldual.distributed.ring import DSOPartitionActor  # noqa: F401 (import check)
+
+    class Echo:
+        def echo(self, x):
+            return x
+
+    workers = sorted(client.scheduler_info()["workers"])
+    actors = [client.submit(Echo, actor=True, workers=[w]).result() for w in workers]
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for f in [a.echo(0) for a in actors]:
+            f.result()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * float(np.median(times))
+
+
+def dask_section(X, y, loss, epochs):
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    client = Client(cluster)
+    try:
+        client.wait_for_workers(2, timeout=60)
+        print(f"\nDask ring, LocalCluster 2 workers x 1 thread, p = 2 "
+              f"(bare actor round trip to both workers: {actor_ping_ms(client):.2f} ms)")
+        for label, opts in [("adagrad", dict(variance_reduction=None)),
+                            ("adagrad+svrg", dict()),
+                            ("sqrt", dict(step="sqrt", variance_reduction=None))]:
+            wall, comp, send, nbytes, total = ring_overhead(X, y, loss, epochs, client,
+                                                            **opts)
+            print(f"  {label:13s} per inner iteration: wall {wall:7.1f} ms = compute "
+                  f"{comp:6.1f} + communication/overhead {wall - comp:6.1f} ms (of which "
+                  f"ring push {send:5.1f} ms for a {nbytes / 1e3:.0f} kB block); "
+                  f"{epochs} epochs {total:.2f} s")
+    finally:
+        client.close()
+        cluster.close()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--loss", default="hinge")
+    ap.add_argument("--dask", action="store_true", help="also measure the Dask ring")
+    ap.add_argument("--dask-only", action="store_true", help="only the Dask ring")
     args = ap.parse_args()
+    if args.dask_only:
+        X, y, _ = make_synthetic("rcv1", random_state=0)
+        dask_section(X, y, args.loss, args.epochs)
+        return
     t0 = time.perf_counter()
     X, y, _ = make_synthetic("rcv1", random_state=0)
     print(f"data: rcv1-shaped synthetic {X.shape}, nnz={X.nnz} "
@@ -109,6 +181,8 @@ def main():
           f"ns), T_c = {tc * 1e3:.2f} ms")
     for p in (1, 2, 4, 8):
         print(f"  predicted epoch time p={p}: {(omega_tu / p + tc) * 1e3:.1f} ms")
+    if args.dask:
+        dask_section(X, y, args.loss, args.epochs)
 
 
 if __name__ == "__main__":

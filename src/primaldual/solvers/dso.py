@@ -66,7 +66,7 @@ Since ``w* in B``, ``eps >= P(w~) - P*``.
 
 Options
 -------
-n_workers : int, default 1
+n_workers : int or None, default None (1; the number of Dask workers with a client)
     ``p``: the number of row partitions and column blocks; fixes the block
     schedule (the Dask version with ``p`` workers gives the same iterates).
 step : "adagrad" | "sqrt" | "constant", default "adagrad"
@@ -101,6 +101,13 @@ l1_update : "prox" | "subgradient", default "prox"
     ``eta l1 |.| / |Omega-bar_j|`` (soft-thresholding, FOBOS / prox-SVRG),
     which converges much faster and gives exact zeros.
 
+client : dask.distributed.Client or None
+    Run the p partitions on Dask: rows and alpha stay on their worker, the w
+    blocks travel around the ring (primaldual.distributed.ring); same iterates
+    as the serial run.  ``n_workers`` then defaults to the number of workers.
+round_timeout, recovery_every, recovery_dir, max_recoveries :
+    The Dask engine's options (docs/distributed.md).
+
 Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG); set
 ``step="sqrt", variance_reduction=None`` for Algorithm 1 exactly as printed.
 
@@ -120,7 +127,25 @@ from ..kernels.dso import (STATUS_NONFINITE, STEP_ADAGRAD, STEP_SCALAR, dso_bloc
 from ..kernels import loss_kernels as LK
 from ..kernels.sdca import STATUS_NONFINITE as SDCA_NONFINITE
 from ..kernels.sdca import sdca_epoch
+from ..distributed.rounds import RoundsMixin
 from ._base import Solver, SolveResult, _check_choice, _positive, register
+
+#: Dask options of dso and psgd (see docs/distributed.md); the engine's, minus
+#: ``n_partitions`` (``n_workers`` is the number of partitions)
+RING_OPTIONS = {"client": None, "round_timeout": 120.0, "recovery_every": None,
+                "recovery_dir": None, "max_recoveries": 3}
+
+
+def check_ring_options(o):
+    _positive("round_timeout", o["round_timeout"])
+    if o["recovery_every"] is not None:
+        _positive("recovery_every", o["recovery_every"], integer=True)
+    _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
+
+
+def n_dask_workers(client):
+    from ..distributed.dask_engine import _workers
+    return max(1, len(_workers(client)))
 
 __all__ = ["DSOSolver", "BlockLayout", "RowPartition", "WBlock", "DSOParams",
            "build_layout", "sigma", "dso_block", "partition_streams", "row_bounds",
@@ -395,16 +420,22 @@ def default_eta0(step, problem, layout):
 class DSOSolver(Solver):
     __doc__ = __doc__
     name = "dso"
-    options = {"n_workers": 1, "step": "adagrad", "eta0": None, "output": "last",
+    options = {"n_workers": None, "step": "adagrad", "eta0": None, "output": "last",
                "init": "zero", "init_passes": 20, "variance_reduction": "svrg",
-               "l1_update": "prox"}
+               "l1_update": "prox", **RING_OPTIONS}
     supports_l1 = True
+    supports_client = True
     supports_pure_l1 = True
     dual_method = True
 
     def validate_options(self):
         o = self.opts
         p = self.problem
+        if o["client"] is not None:
+            RoundsMixin._check_client(o["client"])
+            check_ring_options(o)
+        if o["n_workers"] is None:
+            o["n_workers"] = 1 if o["client"] is None else n_dask_workers(o["client"])
         self.p = _positive("n_workers", o["n_workers"], integer=True)
         _check_choice("step", o["step"], ("adagrad", "sqrt", "constant"))
         _check_choice("output", o["output"], ("average", "last"))
@@ -460,6 +491,8 @@ class DSOSolver(Solver):
         self._allocate()
         if self.opts["init"] == "dcd":
             self._dcd_init()
+        if self.opts["client"] is not None:
+            self._ring_push()
 
     def _apply_warm_start(self, ws):
         p = self.problem
@@ -492,6 +525,8 @@ class DSOSolver(Solver):
         self.Fa = np.zeros(p.n if svrg else 0)
 
     def get_state(self):
+        if self._ring is not None:
+            self._ring_pull()
         meta = {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
                 "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
                 "streams": [g.bit_generator.state for g in self.streams]}
@@ -517,6 +552,8 @@ class DSOSolver(Solver):
         if len(self.streams) != self.p:
             raise ValueError(f"the checkpoint was written with n_workers="
                              f"{len(self.streams)}; resume with the same n_workers")
+        if self.opts["client"] is not None:
+            self._ring_push()
 
     # ------------------------------------------------------ partitions
     def partitions(self):
@@ -608,6 +645,10 @@ class DSOSolver(Solver):
     # --------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
         n_inner = max(1, int(round(n_epochs * self.p)))
+        if self._ring is not None:
+            self._ring.drive(self._ring.round + n_inner, self._ring_round,
+                             self._ring_restore, self._ring_meta, deadline)
+            return
         parts = self.partitions()
         blocks = self.wblocks()
         sizes = self.layout.block_sizes()
@@ -653,6 +694,8 @@ class DSOSolver(Solver):
 
     def certificate(self):
         p = self.problem
+        if self._ring is not None:
+            self._ring_pull()
         avg = self.averaged()
         if self.opts["output"] == "average" and avg is not None:
             w_out, a_out = avg
@@ -672,4 +715,124 @@ class DSOSolver(Solver):
                "dual_source": self._dual_source}
         if self._saddle is not None:
             out["saddle_gap"] = float(self._saddle)
+        if self._ring is not None:
+            out.update(self._ring.info())
+            out["backend"] = "dask"
         return out
+
+    # ------------------------------------------------------ Dask ring
+    # The explicit state is the serial one; between inner iterations partition
+    # q's worker holds its rows' part of it and the column block sigma_r(q) (see
+    # primaldual.distributed.ring).  _ring_push scatters it, _ring_pull gathers it.
+    _ring = None
+
+    def _ring_meta(self):
+        return {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
+                "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
+                "feature_accesses": int(self.feature_accesses)}
+
+    def _ring_restore(self, meta):
+        for k in ("updates", "t", "r", "n_avg", "snap_epoch", "feature_accesses"):
+            setattr(self, k, int(meta[k]))
+
+    def _ring_states(self):
+        L = self.layout
+        states = []
+        for q in range(self.p):
+            ri = slice(int(L.row_bounds[q]), int(L.row_bounds[q + 1]))
+            s = sigma(q, self.r, self.p)
+            cs = slice(int(L.col_bounds[s]), int(L.col_bounds[s + 1]))
+            u = (q - 1) % self.p
+            cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
+            st = {"block": s, "a_sum": self.a_sum[ri].copy(), "alpha": self.alpha[ri].copy(),
+                  "w": self.w[cs].copy(), "w_sum": self.w_sum[cu].copy()}
+            for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
+                          ("Fw", cs)):
+                arr = getattr(self, k)
+                st[k] = arr[sl].copy() if arr.size else arr.copy()
+            states.append(st)
+        return states
+
+    def _ring_push(self):
+        from ..distributed.ring import ActorStateEngine, DSOPartitionActor, place
+        if self._ring is None:
+            L = self.layout
+            payloads = [("dso", part, self.params, L.col_bounds, L.col_cnt)
+                        for part in self.partitions()]
+            pset = place(self.opts["client"], DSOPartitionActor, payloads,
+                         self.opts["round_timeout"])
+            self._ring = ActorStateEngine(pset, self.opts)
+        self._ring.push(self._ring_states(), [g.bit_generator.state for g in self.streams],
+                        self._ring_meta(), (self.t - 1) * self.p + self.r)
+
+    def _ring_pull(self):
+        from ..distributed.ring import restore_rng
+        states, rngs = self._ring.fetch(self._ring_round, self._ring_restore, self._ring_meta)
+        L = self.layout
+        for q, st in enumerate(states):
+            ri = slice(int(L.row_bounds[q]), int(L.row_bounds[q + 1]))
+            s = int(st["block"])
+            cs = slice(int(L.col_bounds[s]), int(L.col_bounds[s + 1]))
+            u = (q - 1) % self.p
+            cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
+            self.alpha[ri] = st["alpha"]
+            self.a_sum[ri] = st["a_sum"]
+            self.w[cs] = st["w"]
+            self.w_sum[cu] = st["w_sum"]
+            for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
+                          ("Fw", cs)):
+                arr = getattr(self, k)
+                if arr.size:
+                    arr[sl] = st[k]
+        self.streams = [restore_rng(g) for g in rngs]
+
+    def _ring_svrg(self):
+        """SVRG snapshot on the ring at the start of epoch t (r = 0, partition q
+        holds block q): gather w (d floats), broadcast it, all-reduce v; returns
+        the (w_snap, Fw) of each partition's held block."""
+        ring = self._ring
+        p = self.problem
+        L = self.layout
+        held = ring.pset.call_all("held_w", 0, what="SVRG snapshot")
+        wbar = np.concatenate(held)
+        vs = ring.pset.call_all("svrg_local", wbar, what="SVRG snapshot")
+        v = vs[0].copy()
+        for vq in vs[1:]:
+            v += vq
+        Fw = np.zeros(p.d)
+        empty = np.zeros(0)
+        svrg_full_gradient(empty, wbar, empty, empty, empty, L.col_cnt, empty, v,
+                           p.loss.code, p.loss.param, p.lam,
+                           0.0 if self.params.l1_prox else p.l1, empty, Fw)
+        self.feature_accesses += 2 * L.nnz
+        self.snap_epoch = self.t
+        return [(wbar[int(L.col_bounds[q]):int(L.col_bounds[q + 1])],
+                 Fw[int(L.col_bounds[q]):int(L.col_bounds[q + 1])]) for q in range(self.p)]
+
+    def _ring_round(self):
+        """Inner iteration r of epoch t on the ring (bulk-synchronous)."""
+        ring = self._ring
+        snaps = None
+        if self.r == 0 and self.params.svrg and self.snap_epoch != self.t:
+            snaps = self._ring_svrg()
+        eta = self.step_size()
+        end = self.r == self.p - 1
+        futs = [a.step(self.r, eta, None if snaps is None else snaps[q], end)
+                for q, a in enumerate(ring.pset.actors)]
+        res = ring.pset.wait(futs, f"DSO epoch {self.t} inner iteration {self.r}")
+        sizes = self.layout.block_sizes()
+        for q, (status, _, _, _) in enumerate(res):
+            s = sigma(q, self.r, self.p)
+            if status == STATUS_NONFINITE:
+                raise FloatingPointError(
+                    f"DSO produced a non-finite iterate (epoch {self.t}, block ({q}, {s})); "
+                    f"lower eta0 or use step='adagrad'")
+            self.updates += int(sizes[q, s])
+            self.feature_accesses += int(sizes[q, s])
+        ring.time_compute += max(r[2] for r in res)
+        ring.time_send += max(r[3] for r in res)
+        self.r += 1
+        if self.r == self.p:
+            self.r = 0
+            self.n_avg += 1
+            self.t += 1

@@ -23,11 +23,17 @@ exact primal, dual and gap for that pair.
 
 Options
 -------
-n_workers : int, default 2
+n_workers : int or None, default None (2; the number of Dask workers with a client)
     ``k``, the number of parts (1 gives plain SGD on a single stream).
 sampling : "uniform" | "permutation", default "uniform"
     Local sampling with replacement, or a fresh permutation of the part per
     local epoch (Algorithm 3 shuffles the local data).
+client : dask.distributed.Client or None
+    Run each part on its own Dask worker (``PSGDPartActor``); same iterates as
+    the local run.  ``n_workers`` then defaults to the number of workers
+    (otherwise 2).
+round_timeout, recovery_every, recovery_dir, max_recoveries :
+    The Dask engine's options (docs/distributed.md).
 project : bool, default False
     Pegasos projection onto the ball of radius ``1/sqrt(lam)``.
 """
@@ -39,17 +45,45 @@ import numpy as np
 
 from ..kernels.sgd import sgd_epoch
 from ._base import Solver, _check_choice, _positive, register
-from .dso import partition_streams
+from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
+
+
+def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind, loss_param,
+                    lam, t, project):
+    """One local pass of a part: ``|I_q|`` SGD steps on the rows ``idx`` of ``rows``
+    (:func:`~primaldual.kernels.sgd.sgd_epoch`), sampled from ``rng`` uniformly with
+    replacement or as a permutation.  Shared by the serial solver (global rows,
+    ``idx = I_q``) and the Dask part actor (its own rows, ``idx = 0..|I_q|-1``):
+    the draws are positions in ``idx``, so both see the same sample sequence.
+    Returns ``(steps_done, |I_q|, feature_accesses)``."""
+    n = idx.shape[0]
+    if sampling == "uniform":
+        order = idx[rng.integers(0, n, size=n)]
+    else:
+        order = rng.permutation(idx)
+    status, pos, acc = sgd_epoch(rows.data, rows.indices, rows.indptr, rows.iptr, y, grad_w,
+                                 order, 0, n, U, scale, kind, loss_param, lam, int(t),
+                                 bool(project), unorm2)
+    return int(pos), int(n), int(acc)
 
 
 @register
 class PSGDSolver(Solver):
     __doc__ = __doc__
     name = "psgd"
-    options = {"n_workers": 2, "sampling": "uniform", "project": False}
+    options = {"n_workers": None, "sampling": "uniform", "project": False, **RING_OPTIONS}
     dual_method = False
+    supports_client = True
+    _ring = None
 
     def validate_options(self):
+        o = self.opts
+        if o["client"] is not None:
+            from ..distributed.rounds import RoundsMixin
+            RoundsMixin._check_client(o["client"])
+            check_ring_options(o)
+        if o["n_workers"] is None:
+            o["n_workers"] = 2 if o["client"] is None else n_dask_workers(o["client"])
         self.k = _positive("n_workers", self.opts["n_workers"], integer=True)
         _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))
         _check_choice("project", self.opts["project"], (True, False))
@@ -70,6 +104,8 @@ class PSGDSolver(Solver):
         self.unorm2 = np.zeros((self.k, 1))
         self.t = np.zeros(self.k, dtype=np.int64)
         self._setup()
+        if self.opts["client"] is not None:
+            self._ring_push()
 
     def _setup(self):
         p = self.problem
@@ -81,6 +117,8 @@ class PSGDSolver(Solver):
             self.grad_w[idx] = idx.shape[0] * p.sample_weight[idx] / Wq
 
     def get_state(self):
+        if self._ring is not None:
+            self._ring_pull()
         meta = {"streams": [g.bit_generator.state for g in self.streams]}
         return meta, {"assign": self.assign, "U": self.U.copy(), "scale": self.scale.copy(),
                       "unorm2": self.unorm2.copy(), "t": self.t.copy()}
@@ -100,31 +138,33 @@ class PSGDSolver(Solver):
             raise ValueError(f"the checkpoint was written with n_workers={len(self.streams)}"
                              f"; resume with the same n_workers")
         self._setup()
+        if self.opts["client"] is not None:
+            self._ring_push()
 
     # ---------------------------------------------------------- advance
     def local_epoch(self, q):
         """One local pass of part q: |I_q| SGD steps (what worker q runs)."""
         p = self.problem
-        r = p.rows
-        idx = self.parts[q]
-        rng = self.streams[q]
-        if self.opts["sampling"] == "uniform":
-            order = idx[rng.integers(0, idx.shape[0], size=idx.shape[0])]
-        else:
-            order = rng.permutation(idx)
-        status, pos, acc = sgd_epoch(
-            r.data, r.indices, r.indptr, r.iptr, p.y, self.grad_w, order, 0,
-            order.shape[0], self.U[q], self.scale[q], p.loss.code, p.loss.param, p.lam,
-            int(self.t[q]), bool(self.opts["project"]), self.unorm2[q])
+        pos, n, acc = psgd_local_pass(p.rows, p.y, self.grad_w, self.parts[q], self.streams[q],
+                                      self.opts["sampling"], self.U[q], self.scale[q],
+                                      self.unorm2[q], p.loss.code, p.loss.param, p.lam,
+                                      int(self.t[q]), bool(self.opts["project"]))
+        self._count(q, pos, n, acc)
+
+    def _count(self, q, pos, n, acc):
         self.t[q] += pos
         self.steps += pos
         self.feature_accesses += acc
-        if pos < order.shape[0]:
+        if pos < n:
             raise FloatingPointError(
-                f"PSGD part {q} diverged (non-finite margin at sample {int(order[pos])}); "
-                f"lam={p.lam!r} may be too small for SGD steps 1/(lam t)")
+                f"PSGD part {q} diverged (non-finite margin at its step {int(pos)}); "
+                f"lam={self.problem.lam!r} may be too small for SGD steps 1/(lam t)")
 
     def advance(self, n_epochs, deadline):
+        if self._ring is not None:
+            self._ring.drive(self._ring.round + max(1, int(round(n_epochs))),
+                             self._ring_epoch, self._ring_restore, self._ring_meta, deadline)
+            return
         for _ in range(max(1, int(round(n_epochs)))):
             for q in range(self.k):
                 self.local_epoch(q)
@@ -137,5 +177,63 @@ class PSGDSolver(Solver):
 
     def certificate(self):
         p = self.problem
+        if self._ring is not None:
+            self._ring_pull()
         w = self.average()
         return p.certificate(w, p.dual_from_primal(w))
+
+    def trace_extras(self):
+        if self._ring is None:
+            return {}
+        return {**self._ring.info(), "backend": "dask"}
+
+    # ------------------------------------------------------------ Dask
+    # Part q lives on its worker (primaldual.distributed.ring.PSGDPartActor):
+    # its rows, local model and stream.  An epoch is one local pass on every
+    # worker with no communication; the client averages at each certificate.
+    def _ring_meta(self):
+        return {"steps": int(self.steps), "feature_accesses": int(self.feature_accesses)}
+
+    def _ring_restore(self, meta):
+        self.steps = int(meta["steps"])
+        self.feature_accesses = int(meta["feature_accesses"])
+
+    def _ring_push(self):
+        from ..distributed.ring import ActorStateEngine, PSGDPartActor, place
+        p = self.problem
+        if self._ring is None:
+            payloads = [("psgd", p.X[idx], p.y[idx], self.grad_w[idx], p.loss.code,
+                         p.loss.param, p.lam, bool(self.opts["project"]),
+                         self.opts["sampling"]) for idx in self.parts]
+            pset = place(self.opts["client"], PSGDPartActor, payloads,
+                         self.opts["round_timeout"])
+            self._ring = ActorStateEngine(pset, self.opts)
+        states = [{"U": self.U[q].copy(), "scale": self.scale[q].copy(),
+                   "unorm2": self.unorm2[q].copy(), "t": int(self.t[q])}
+                  for q in range(self.k)]
+        self._ring.push(states, [g.bit_generator.state for g in self.streams],
+                        self._ring_meta(), 0)
+
+    def _ring_pull(self):
+        from ..distributed.ring import restore_rng
+        states, rngs = self._ring.fetch(self._ring_epoch, self._ring_restore,
+                                        self._ring_meta)
+        for q, st in enumerate(states):
+            self.U[q] = st["U"]
+            self.scale[q] = st["scale"]
+            self.unorm2[q] = st["unorm2"]
+            self.t[q] = int(st["t"])
+        self.streams = [restore_rng(g) for g in rngs]
+
+    def _ring_epoch(self):
+        ring = self._ring
+        res = ring.pset.wait([a.epoch() for a in ring.pset.actors],
+                             f"PSGD local epoch {ring.round}")
+        for q, (pos, n, acc, _) in enumerate(res):
+            self.steps += pos
+            self.feature_accesses += acc
+            if pos < n:
+                raise FloatingPointError(
+                    f"PSGD part {q} diverged (non-finite margin at its step {int(pos)}); "
+                    f"lam={self.problem.lam!r} may be too small for SGD steps 1/(lam t)")
+        ring.time_compute += max(r[3] for r in res)
