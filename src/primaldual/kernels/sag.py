@@ -22,6 +22,7 @@ import math
 from numba import njit
 
 from .loss_kernels import loss_derivative
+from .prefetch import prefetch_row
 
 STATUS_OK = 0
 STATUS_NONFINITE = 2
@@ -49,6 +50,8 @@ def sag_run(data, indices, indptr, iptr, y, cw, order, grad, w, d, last, t0, kin
     for it in range(order.shape[0]):
         t = t0 + it
         i = order[it]
+        if it + 2 < order.shape[0]:
+            prefetch_row(data, indices, indptr, iptr, order[it + 2])
         rs = indptr[i]
         re = indptr[i + 1]
         off = iptr[i] - rs
