@@ -7,8 +7,8 @@ It needs no data folder:
 - scikit-learn's bundled breast-cancer set (part of the installed package,
   never downloaded);
 - every real LIBSVM set that :mod:`primaldual.datasets` finds locally
-  (``$PRIMALDUAL_DATA``, ``../shared/data``, the cache), the first rows of
-  the big ones.
+  (``$PRIMALDUAL_DATA``, ``../shared/data``, the cache), the first 5,000
+  rows (and 2,500 test rows) of the big ones.
 
 On each, for the hinge and the logistic loss at one ``lam``, it runs every
 registered solver that works without a Dask client and supports the loss
@@ -16,6 +16,9 @@ against every installed peer (LIBLINEAR, scikit-learn, lightning), all
 measured with the same objective, reference optimum and certificate
 (:mod:`primaldual.bench`).  It prints the table and writes ``demo/``:
 ``report.md``, plots, traces (JSON lines), ``summary.md`` and ``meta.json``.
+
+Each run is capped at 1 s of wall time (0.5 s with ``--quick``), so that the
+whole demo stays within about 3 minutes however many solvers are registered.
 
 ``--quick`` (used by CI) keeps the synthetic set, breast-cancer and the two
 smallest local LIBSVM sets, with fewer rows and epochs.
@@ -31,14 +34,19 @@ __all__ = ["main", "build_config", "demo_datasets"]
 
 LAM = 1e-4
 LOSSES = ("hinge", "logistic")
+#: wall-time cap of one run (so that slow solvers cannot stretch the demo past ~3 min;
+#: capped runs show their progress so far, and their epochs depend on the machine)
+RUN_SECONDS = 1.0
+RUN_SECONDS_QUICK = 0.5
 
 
 def demo_datasets(quick: bool, max_rows=None):
     """The demo's data sets (DatasetSpec list) and the real sets left out, with why."""
     from . import datasets as D
     from .bench.config import DatasetSpec
-    rows = max_rows or (1000 if quick else 10000)
-    specs = [DatasetSpec(name="rcv1", source="synthetic", n=2000 if quick else None,
+    rows = max_rows or (1000 if quick else 5000)
+    n_syn = max_rows if max_rows else (2000 if quick else None)
+    specs = [DatasetSpec(name="rcv1", source="synthetic", n=n_syn,
                          n_test=500 if quick else 4000, label="rcv1 (synthetic)"),
              DatasetSpec(name="breast_cancer", source="sklearn", scale="maxabs+unit",
                          test_fraction=0.25, label="breast_cancer (sklearn)")]
@@ -87,16 +95,17 @@ def build_config(quick=False, max_rows=None, max_epochs=None):
     from .bench.config import BenchConfig, Experiment, LossSpec, ReferenceSettings
     data, skipped = demo_datasets(quick, max_rows)
     solvers, left_out = demo_solvers()
-    epochs = max_epochs or (15 if quick else 40)
+    epochs = max_epochs or (15 if quick else 25)
     exps = [Experiment(name=loss, datasets=data, losses=[LossSpec(name=loss)], lams=[LAM],
                        solvers=solvers, max_epochs=epochs, tol=1e-8,
+                       time_limit=RUN_SECONDS_QUICK if quick else RUN_SECONDS,
                        plots=["subopt-epochs", "subopt-time", "gap-epochs",
                               "test_error-epochs"],
                        title=f"{loss} loss")
             for loss in LOSSES]
     cfg = BenchConfig(name="demo", experiments=exps, seeds=[0],
                       reference=ReferenceSettings(tol=1e-12,
-                                                  max_epochs=300 if quick else 1000),
+                                                  max_epochs=300),
                       description=f"primaldual demo{' (quick)' if quick else ''}: "
                                   f"hinge and logistic at lam={LAM:g}")
     return cfg, skipped, left_out
@@ -142,9 +151,10 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="demo", help="output directory (default: demo/)")
     p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
     p.add_argument("--max-rows", type=int, default=None,
-                   help="rows taken from each real data set (default 10000, quick 1000)")
+                   help="rows taken from each real data set and the synthetic one "
+                        "(default: 5000 real / full synthetic; quick 1000 / 2000)")
     p.add_argument("--max-epochs", type=float, default=None,
-                   help="epoch budget per run (default 40, quick 15)")
+                   help="epoch budget per run (default 25, quick 15)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     args = p.parse_args(sys.argv[1:] if argv is None else argv)
     if args.max_rows is not None and args.max_rows < 10:

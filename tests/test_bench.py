@@ -1,0 +1,224 @@
+"""The benchmark harness: configs, peer adapters, references, determinism, outputs, demo."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from sklearn.preprocessing import normalize
+
+import primaldual
+from primaldual.bench import config as C
+from primaldual.bench.harness import compute_reference, run_bench
+from primaldual.bench.peers import PEERS, budget_schedule, liblinear_options
+from primaldual.bench.report import deterministic_view
+from primaldual.losses import make_loss
+
+from conftest import make_classification_data, make_regression_data
+
+
+def _tiny_config(tmp_path, solvers=("sdca", "sgd", "liblinear", "sklearn-sag")):
+    toml = tmp_path / "tiny.toml"
+    toml.write_text(f"""
+name = "tiny"
+seeds = [3]
+[reference]
+tol = 1e-12
+max_epochs = 400
+[[experiment]]
+name = "t"
+datasets = [{{ name = "synthetic:rcv1", n = 300, n_test = 100 }}]
+losses = ["hinge", "logistic"]
+lams = [1e-2]
+solvers = {json.dumps(list(solvers))}
+max_epochs = 12
+tol = 1e-9
+plots = ["subopt-epochs"]
+""")
+    return toml
+
+
+# ------------------------------------------------------------------ config
+def test_config_parses_toml_and_refuses_unknown_keys(tmp_path):
+    cfg = C.load_config(_tiny_config(tmp_path))
+    exp = cfg.experiments[0]
+    assert cfg.seeds == [3] and cfg.reference.max_epochs == 400
+    assert exp.datasets[0].source == "synthetic" and exp.datasets[0].name == "rcv1"
+    assert [s.kind for s in exp.solvers] == ["ours", "ours", "peer", "peer"]
+    with pytest.raises(ValueError, match="unknown key"):
+        C.parse_config({"experiment": [{"name": "x", "datasets": ["a9a"], "losses": ["hinge"],
+                                        "lams": [1e-3], "solvers": ["sdca"], "epochs": 3}]})
+    with pytest.raises(ValueError, match="unknown peer|unknown solver"):
+        C.SolverSpec.parse({"peer": "nope"})
+    with pytest.raises(ValueError, match="unknown loss"):
+        C.LossSpec.parse("hing")
+    with pytest.raises(ValueError, match="synthetic shape"):
+        C.DatasetSpec.parse("synthetic:rcv2")
+    with pytest.raises(ValueError, match="not a data set bundled"):
+        C.DatasetSpec.parse("sklearn:covtype")
+    with pytest.raises(ValueError, match="no options"):
+        C.SolverSpec.parse({"peer": "liblinear", "options": {"x": 1}})
+
+
+def test_budget_schedule_grows_geometrically_and_ends_at_budget():
+    assert budget_schedule(50) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 50]
+    assert budget_schedule(1) == [1]
+    assert budget_schedule(2.5) == [1, 2, 3]
+
+
+def test_liblinear_option_mapping():
+    hinge, sq = make_loss("hinge"), make_loss("squared")
+    eps = make_loss("epsilon_insensitive", {"epsilon": 0.25})
+    assert liblinear_options(hinge, 0.5, 4, 0.1) == "-s 3 -c 0.5 -B -1 -e 0.1"
+    assert liblinear_options(sq, 0.5, 4, 0.1) == "-s 12 -c 0.25 -B -1 -e 0.1 -p 0.0"
+    assert liblinear_options(eps, 0.5, 4, 0.1) == "-s 13 -c 0.5 -B -1 -e 0.1 -p 0.25"
+
+
+# ------------------------------------------------------------------- peers
+# SGD's suboptimality decays like 1/(lam t): on the non-smooth losses 1e-6 would need
+# ~1e6 epochs, so for those pairs the check is 1e-3 plus steady improvement (below).
+_SGD_NONSMOOTH = {("sklearn-sgd", "hinge"), ("sklearn-sgd", "epsilon_insensitive")}
+_LOSSES = [("hinge", None), ("squared_hinge", None), ("logistic", None), ("squared", None),
+           ("epsilon_insensitive", {"epsilon": 0.1})]
+_PAIRS = [(p, ln, lp) for p in PEERS for ln, lp in _LOSSES
+          if PEERS[p].unsupported(make_loss(ln, lp)) is None]
+
+
+@pytest.mark.parametrize("peer_name,loss_name,loss_params", _PAIRS)
+def test_peer_reaches_our_optimum(peer_name, loss_name, loss_params):
+    peer = PEERS[peer_name]
+    if peer.status() is not None:
+        pytest.skip(f"{peer_name}: {peer.status()} (the harness records this too)")
+    loss = make_loss(loss_name, loss_params)
+    if loss.classification:
+        X, y = make_classification_data(n=200, d=15, density=0.5, seed=1)
+    else:
+        X, y = make_regression_data(n=200, d=15, seed=1)
+    X = normalize(X).tocsr()
+    lam = 1e-2
+    ref = primaldual.solve(X, y, loss=loss_name, loss_params=loss_params, lam=lam,
+                           tol=1e-13, max_epochs=5000, random_state=0)
+    assert ref.gap <= 1e-12 * abs(ref.primal)
+    prob = primaldual.Problem(X, y, loss=loss_name, loss_params=loss_params, lam=lam)
+    target = 1e-3 if (peer_name, loss_name) in _SGD_NONSMOOTH else 1e-6
+    subopts = []
+    for pt in peer.trace(X, y, loss, lam, 0, 4000 if peer_name == "sklearn-sgd" else 2000):
+        subopts.append((prob.primal(pt.coef) - ref.primal) / abs(ref.primal))
+        if subopts[-1] <= 1e-7:
+            break
+    assert subopts[-1] <= target, (peer_name, loss_name, subopts[-5:])
+    assert subopts[-1] >= -1e-9          # never below a certified optimum
+    if (peer_name, loss_name) in _SGD_NONSMOOTH:
+        assert subopts[-1] < subopts[len(subopts) // 2] < subopts[0]
+
+
+# --------------------------------------------------------------- reference
+def test_reference_is_certified_and_records_its_method():
+    from primaldual.bench.data import load_data
+    data = load_data(C.DatasetSpec.parse({"name": "synthetic:rcv1", "n": 300}))
+    ref = compute_reference(data, C.LossSpec.parse("squared_hinge"), 1e-2,
+                            C.ReferenceSettings(tol=1e-12, max_epochs=500))
+    assert ref.method in ("sdca", "liblinear")
+    assert 0 <= ref.rel_gap <= 1e-11
+    assert ref.dual <= ref.primal
+    assert ref.candidates["sdca"]["rel_gap"] <= 1e-12
+
+
+# ------------------------------------------------------ harness end to end
+def test_bench_is_deterministic_and_writes_its_outputs(tmp_path):
+    cfg = C.load_config(_tiny_config(tmp_path))
+    r1 = run_bench(cfg, tmp_path / "a", quiet=True, plots=True)
+    r2 = run_bench(cfg, tmp_path / "b", quiet=True, plots=False)
+    v1, v2 = deterministic_view(r1.summaries), deterministic_view(r2.summaries)
+    assert v1 == v2
+    for a, b in zip(r1.runs, r2.runs):
+        assert [(x["epoch"], x["primal"], x["dual"]) for x in a.trace] == \
+               [(x["epoch"], x["primal"], x["dual"]) for x in b.trace]
+    status = {(s["loss"], s["solver"]): s["status"] for s in r1.summaries}
+    assert status[("hinge", "sklearn SAG")] == "skipped"        # SAG needs a smooth loss
+    assert status[("logistic", "LIBLINEAR")] == "ok"
+    ok = [s for s in r1.summaries if s["status"] == "ok"]
+    assert all(s["final_test_error"] is not None for s in ok)
+    sdca = [s for s in ok if s["solver"] == "sdca" and s["loss"] == "logistic"][0]
+    assert sdca["final_rel_gap"] <= 1e-9 and sdca["targets"]["1e-06"]["subopt"] is not None
+    out = tmp_path / "a"
+    meta = json.loads((out / "meta.json").read_text())
+    for key in ("python", "numpy", "scipy", "numba", "sklearn", "liblinear", "primaldual"):
+        assert meta["versions"][key]
+    assert meta["machine"]["cpu_count"] and meta["seeds"] == [3]
+    assert meta["peers"]["lightning-sdca"] in ("ok", "not installed") or \
+        meta["peers"]["lightning-sdca"].startswith("not importable")
+    lines = (out / "traces" / f"{r1.runs[0].run_id}.jsonl").read_text().splitlines()
+    recs = [json.loads(x) for x in lines]
+    assert recs and all(r["run_id"] == r1.runs[0].run_id for r in recs)
+    assert {"epoch", "time", "primal", "dual", "gap", "rel_subopt"} <= set(recs[0])
+    assert "| experiment |" in (out / "summary.md").read_text()
+    png = out / "plots" / "t_subopt-epochs.png"
+    assert png.exists() and png.stat().st_size < 300_000
+    refs = json.loads((out / "references.json").read_text())
+    assert len(refs) == 2 and all(r["method"] in ("sdca", "liblinear") for r in refs)
+
+
+def test_cli_runs_a_config_and_reports_errors(tmp_path, capsys):
+    from primaldual.bench.cli import main
+    toml = _tiny_config(tmp_path, solvers=("sdca",))
+    assert main(["--config", str(toml), "--out", str(tmp_path / "o"), "--no-plots"]) == 0
+    assert "| t | synthetic:rcv1[n=300]" in capsys.readouterr().out
+    assert main(["--preset", "no-such-preset"]) == 2
+    assert "unknown preset" in capsys.readouterr().err
+    assert main(["--list"]) == 0
+    assert "sdca-paper" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------- presets
+def test_sdca_paper_preset_structure():
+    from primaldual.bench.presets import get_preset, presets
+    mod = get_preset("sdca-paper")
+    assert "sdca-paper" in presets() and callable(mod.figures)
+    cfg = mod.build(quick=True)
+    losses = {ls.display for e in cfg.experiments for ls in e.losses}
+    assert losses == {"γ=1", "hinge (γ=0)", "γ=0.01", "γ=0.1"}
+    assert all(e.lams == [1e-3, 1e-4, 1e-5, 1e-6] for e in cfg.experiments)
+    sampling = {dict(s.options).get("sampling") for e in cfg.experiments for s in e.solvers
+                if s.name == "sdca"}
+    assert sampling == {"uniform", "permutation", "cyclic"}
+    assert all(dict(s.options).get("shrinking") is False for e in cfg.experiments
+               for s in e.solvers if s.name == "sdca")
+    assert {d.label for d in cfg.experiments[0].datasets} >= {"astro-ph", "CCAT"}
+
+
+def test_theorem_bounds():
+    from primaldual.bench.presets.sdca_paper import hinge_bound, smooth_bound
+    n, lam, gamma, eps = 1000, 1e-4, 1.0, 1e-3
+    k = n + 1 / (lam * gamma)
+    T = k * math.log(k / eps)             # Theorem 2's sufficient number of steps
+    assert smooth_bound(T / n, n, lam, gamma) == pytest.approx(eps, rel=1e-12)
+    warm = n + max(0, math.ceil(n * math.log(0.5 * lam * n)))
+    T = warm + 5 / (lam * eps)            # Remark 2's sufficient number of steps
+    assert hinge_bound(T / n, n, lam) == pytest.approx(eps, rel=1e-12)
+    assert np.isinf(hinge_bound(0.5, n, lam))
+
+
+# -------------------------------------------------------------------- demo
+def test_demo_config_and_quick_main(tmp_path, monkeypatch):
+    from primaldual import demo
+    from primaldual.bench.config import SolverSpec
+    cfg, skipped, left_out = demo.build_config(quick=True)
+    names = [d.display for d in cfg.experiments[0].datasets]
+    assert names[:2] == ["rcv1 (synthetic)", "breast_cancer (sklearn)"]
+    solvers = {s.name for s in cfg.experiments[0].solvers}
+    assert set(PEERS) <= solvers and "sdca" in solvers
+    assert {s for s in primaldual.SOLVERS if not getattr(primaldual.SOLVERS[s],
+                                                           "requires_client", False)} <= solvers
+    # the real entry point on a tiny budget: two solvers, 200 rows, 2 epochs
+    monkeypatch.setattr(demo, "demo_solvers", lambda: (
+        [SolverSpec(name="sdca", label="sdca"),
+         SolverSpec(name="liblinear", kind="peer", label="LIBLINEAR")], []))
+    out = tmp_path / "demo"
+    assert demo.main(["--quick", "--out", str(out), "--quiet", "--max-rows", "200",
+                      "--max-epochs", "2"]) == 0
+    report = (out / "report.md").read_text()
+    assert "rcv1 (synthetic)" in report and "breast_cancer (sklearn)" in report
+    assert "LIBLINEAR" in report and "![" in report
+    assert any(p.suffix == ".png" for p in (out / "plots").iterdir())
