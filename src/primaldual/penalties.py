@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kernels.objective import sum_abs, sum_squares, sum_squares_excess
+
 
 def soft_threshold(v, t):
     """sign(v) * max(|v| - t, 0), elementwise."""
@@ -45,22 +47,21 @@ class ElasticNet:
         return self.lam > 0.0
 
     def value(self, w) -> float:
-        w = np.asarray(w, dtype=np.float64)
-        out = 0.5 * self.lam * float(w @ w)
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        out = 0.5 * self.lam * sum_squares(w)
         if self.l1:
-            out += self.l1 * float(np.abs(w).sum())
+            out += self.l1 * sum_abs(w)
         return out
 
     def conjugate(self, v) -> float:
-        v = np.asarray(v, dtype=np.float64)
+        v = np.ascontiguousarray(v, dtype=np.float64)
         if self.lam == 0.0:
             # indicator of the l_inf ball of radius l1 (tiny rounding slack)
             excess = np.abs(v).max(initial=0.0) - self.l1
             return 0.0 if excess <= 1e-12 * max(1.0, self.l1) else np.inf
         if self.l1:
-            r = np.maximum(np.abs(v) - self.l1, 0.0)
-            return float(r @ r) / (2.0 * self.lam)
-        return float(v @ v) / (2.0 * self.lam)
+            return sum_squares_excess(v, self.l1) / (2.0 * self.lam)
+        return sum_squares(v) / (2.0 * self.lam)
 
     def grad_conjugate(self, v):
         """w(v): the primal point for dual image v (GUIDE §1)."""

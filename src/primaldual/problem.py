@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .data import as_rows, check_binary_labels, check_sample_weight, check_Xy
-from .kernels.objective import certificate_pass
+from .kernels.objective import certificate_pass, weighted_sum
 from .losses import Loss, make_loss
 from .penalties import ElasticNet, make_penalty
 
@@ -129,7 +129,7 @@ class Problem:
         w = self._w(w)
         a = self.rows.matvec(w)
         losses = self.loss.value(a, self.y)
-        return float(self.sample_weight @ losses) / self.W + self.penalty.value(w)
+        return weighted_sum(self.sample_weight, losses) / self.W + self.penalty.value(w)
 
     def dual_image(self, alpha):
         """v = (1/W) sum_i c_i alpha_i x_i."""
@@ -146,7 +146,7 @@ class Problem:
         conj = self.loss.neg_conjugate(alpha, self.y)
         if not np.isfinite(conj).all():
             return -np.inf
-        return (float(self.sample_weight @ conj) / self.W
+        return (weighted_sum(self.sample_weight, conj) / self.W
                 - self.penalty.conjugate(self.dual_image(alpha)))
 
     def gap(self, w, alpha) -> float:
