@@ -22,11 +22,15 @@ import math
 from numba import njit
 
 from .loss_kernels import dual_slopes, dual_step
-from .prefetch import prefetch_row
+from .prefetch import prefetch, prefetch_row
 
 STATUS_OK = 0
 STATUS_SNAPSHOT = 1
 STATUS_NONFINITE = 2
+
+#: how many rows ahead the row data and the per-row scalars are prefetched
+PF_ROW = 3
+PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True)
@@ -59,10 +63,19 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
     t = step0
     for pos in range(start, stop):
         i = order[pos]
-        if pos + 2 < stop:
+        if pos + PF_ROW < stop:
             # start loading a coming row now: rows come in random order, so
             # the hardware prefetcher cannot find it (see kernels/prefetch.py)
-            prefetch_row(data, indices, indptr, iptr, order[pos + 2])
+            prefetch_row(data, indices, indptr, iptr, order[pos + PF_ROW])
+        if pos + PF_SCALAR < stop:
+            # and the per-row scalars of a row further ahead (its indptr entry
+            # is what prefetch_row will read)
+            far = order[pos + PF_SCALAR]
+            prefetch(indptr, far)
+            prefetch(alpha, far)
+            prefetch(y, far)
+            prefetch(cw, far)
+            prefetch(sqnorm, far)
         if shrinking and shrunk[i]:
             continue
         rs = indptr[i]
