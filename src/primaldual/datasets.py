@@ -43,6 +43,7 @@ import lzma
 import os
 import sys
 import tempfile
+import zlib
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -969,14 +970,14 @@ def _scan_for_bad_line(path, n_features=None, zero_based="auto"):
 
 def _format_error(paths, exc, n_features, zero_based):
     orig = str(exc) or type(exc).__name__
-    if isinstance(exc, (EOFError, lzma.LZMAError, OSError)):
+    if isinstance(exc, (EOFError, lzma.LZMAError, zlib.error, OSError)):
         target = paths[0] if len(paths) == 1 else None
         for p in paths:   # find which compressed stream is broken
             try:
                 with _open_binary(p) as f:
                     while f.read(1 << 20):
                         pass
-            except (EOFError, lzma.LZMAError, OSError):
+            except (EOFError, lzma.LZMAError, zlib.error, OSError):
                 target = p
                 break
         where = str(target) if target is not None else ", ".join(map(str, paths))
@@ -985,7 +986,7 @@ def _format_error(paths, exc, n_features, zero_based):
     for p in paths:
         try:
             hit = _scan_for_bad_line(p, n_features, zero_based)
-        except (EOFError, lzma.LZMAError, OSError):
+        except (EOFError, lzma.LZMAError, zlib.error, OSError):
             hit = None
         if hit is not None:
             lineno, reason, text = hit
@@ -1002,7 +1003,7 @@ def _format_error(paths, exc, n_features, zero_based):
 
 
 def _is_format_exception(exc):
-    if isinstance(exc, (ValueError, OverflowError, EOFError, lzma.LZMAError)):
+    if isinstance(exc, (ValueError, OverflowError, EOFError, lzma.LZMAError, zlib.error)):
         return True
     # bz2 and gzip report corrupt streams as bare OSError (no errno)
     return isinstance(exc, OSError) and not isinstance(

@@ -147,7 +147,11 @@ class PartitionSet:
                 continue
             try:
                 self.actors[k].ping().result(timeout=min(self.timeout, 10.0))
-            except Exception:      # any failure to answer a ping means lost
+            except TimeoutError:
+                # the worker is listed by the scheduler and its actor thread is busy
+                # (e.g. a slow round): not lost; the caller raises RoundTimeoutError
+                continue
+            except Exception:      # a connection error means the actor is gone
                 dead.append(k)
         return sorted(dead)
 

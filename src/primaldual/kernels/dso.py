@@ -192,3 +192,65 @@ def fill_identity(out):
     """out[k] = k (the canonical order a block is shuffled from)."""
     for k in range(out.shape[0]):
         out[k] = k
+
+
+@njit(cache=True, nogil=True)
+def layout_counts(data, indices, indptr, iptr, row_cnt, col_cnt):
+    """Count the nonzeros (x_ij != 0) of every row and column (|Omega_i|, |Omega-bar_j|)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        for k in range(rs, indptr[i + 1]):
+            if data[k] != 0.0:
+                row_cnt[i] += 1.0
+                col_cnt[indices[k + off]] += 1.0
+
+
+@njit(cache=True, nogil=True)
+def layout_fill(data, indices, indptr, iptr, p, row_bounds, col_block, col_bounds,
+                block_ptr, rows_out, cols_out, vals_out):
+    """Counting sort of the nonzeros into the p x p blocks (q = row part,
+    r = column block), keeping CSR order inside each block: the same order as a
+    stable argsort by block key, without any nnz-length temporary.
+
+    ``block_ptr`` must hold the block counts in ``block_ptr[1:]`` on entry; it
+    holds the offsets on return.
+    """
+    n = indptr.shape[0] - 1
+    nb = p * p
+    for b in range(nb):
+        block_ptr[b + 1] += block_ptr[b]
+    cursor = block_ptr[:nb].copy()
+    q = 0
+    for i in range(n):
+        while i >= row_bounds[q + 1]:
+            q += 1
+        rs = indptr[i]
+        off = iptr[i] - rs
+        for k in range(rs, indptr[i + 1]):
+            x = data[k]
+            if x != 0.0:
+                j = indices[k + off]
+                r = col_block[j]
+                b = q * p + r
+                pos = cursor[b]
+                cursor[b] = pos + 1
+                rows_out[pos] = i - row_bounds[q]
+                cols_out[pos] = j - col_bounds[r]
+                vals_out[pos] = x
+
+
+@njit(cache=True, nogil=True)
+def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, counts):
+    """counts[q * p + r] = number of nonzeros in block (q, r)."""
+    n = indptr.shape[0] - 1
+    q = 0
+    for i in range(n):
+        while i >= row_bounds[q + 1]:
+            q += 1
+        rs = indptr[i]
+        off = iptr[i] - rs
+        for k in range(rs, indptr[i + 1]):
+            if data[k] != 0.0:
+                counts[q * p + col_block[indices[k + off]]] += 1

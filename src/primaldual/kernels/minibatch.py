@@ -369,7 +369,7 @@ def sparse_eso_weights(data, indices, indptr, iptr, omega, b, n, out):
         off = iptr[i] - rs
         s = 0.0
         for k in range(rs, indptr[i + 1]):
-            x = float(data[k])
+            x = np.float64(data[k])   # float() keeps float32 in Numba: x*x overflows
             s += x * x * (1.0 + (b - 1.0) * (omega[indices[k + off]] - 1.0) / den)
         out[i] = s
 
@@ -386,7 +386,7 @@ def omega_ratio_max(data, indices, indptr, iptr, omega):
         num = 0.0
         den = 0.0
         for k in range(rs, indptr[i + 1]):
-            x = float(data[k])
+            x = np.float64(data[k])   # float() keeps float32 in Numba: x*x overflows
             num += omega[indices[k + off]] * x * x
             den += x * x
         if den > 0.0 and num / den > best:

@@ -16,6 +16,7 @@ solver may have accumulated (weak duality holds for any ``w`` and any feasible
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from .loss_kernels import loss_value, neg_conjugate
@@ -53,7 +54,7 @@ def row_sqnorms(data, indptr, out):
     for i in range(n):
         s = 0.0
         for k in range(indptr[i], indptr[i + 1]):
-            x = float(data[k])
+            x = np.float64(data[k])   # float() keeps float32 in Numba: x*x overflows
             s += x * x
         out[i] = s
 

@@ -20,6 +20,7 @@ import math
 import os
 import sys
 import time
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,7 +165,7 @@ def load_state(path) -> SolverState:
     except ValueError as e:
         raise ValueError(f"checkpoint {path} is not a valid primaldual state file "
                          f"(object arrays are refused): {e}") from None
-    except (OSError, KeyError, json.JSONDecodeError) as e:
+    except (OSError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
         raise ValueError(f"checkpoint {path} is unreadable or corrupt: {e}") from None
     if meta.get("format_version") != STATE_FORMAT_VERSION:
         raise ValueError(f"checkpoint {path} has format_version "
@@ -418,6 +419,12 @@ class Solver:
                 cert = self.certificate()
                 break
             cert = self.certificate()
+            if not (math.isfinite(cert.primal) and math.isfinite(cert.dual)):
+                raise FloatingPointError(
+                    f"solver={self.name!r} produced a non-finite certificate at epoch "
+                    f"{self.epochs:g} (primal={cert.primal!r}, dual={cert.dual!r}): the "
+                    f"data, labels or lam are too extreme for double precision; scale "
+                    f"the rows (--normalize) and labels, or increase lam")
             elapsed = time.perf_counter() - t_start
             rec = {"epoch": self.epochs, "time": elapsed, "primal": cert.primal,
                    "dual": cert.dual, "gap": cert.gap, "rel_gap": cert.rel_gap,

@@ -66,6 +66,9 @@ class ASDCASolver(Solver):
         p = self.problem
         gamma = 1.0 / p.loss.smoothness
         R2 = float((p.n * p.sample_weight / p.W * p.rows.sqnorm).max())
+        if not math.isfinite(R2):
+            raise ValueError(f"the largest (weighted) squared row norm is {R2}; ASDCA's "
+                             f"kappa is not representable: scale the rows (e.g. --normalize)")
         bound = R2 / (10.0 * gamma * p.n)
         self.condition_holds = p.lam <= bound
         if not self.condition_holds:

@@ -142,6 +142,11 @@ class AFGSolver(Solver):
                         or not np.isfinite(L) or L > 1e300:
                     break
                 L *= gu
+            if not (np.isfinite(T).all() and np.isfinite(gT).all() and np.isfinite(L)):
+                raise FloatingPointError(
+                    f"AFG produced a non-finite iterate after {self.evals} gradient "
+                    f"evaluations (Lipschitz estimate L={L:.3g}); the data is too extreme "
+                    f"for double precision: scale the rows (e.g. --normalize)")
             self.x = T
             self.A += a
             self.S += a * gT

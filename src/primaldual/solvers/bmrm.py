@@ -80,7 +80,18 @@ def solve_simplex_qp(H, b, beta0=None, max_iter=10000):
         K[:k, k] = -1.0
         K[k, :k] = 1.0
         K[k, k] = 0.0
-        sol = np.linalg.solve(K, np.concatenate([bs[S], [1.0]]))
+        rhs = np.concatenate([bs[S], [1.0]])
+        if not (np.isfinite(K).all() and np.isfinite(rhs).all()):
+            raise FloatingPointError(
+                "BMRM's master problem has non-finite entries (the cutting planes "
+                "overflowed double precision); scale the rows of X (e.g. --normalize) "
+                "or use a dual method such as solver='sdca'")
+        try:
+            sol = np.linalg.solve(K, rhs)
+        except np.linalg.LinAlgError:
+            # linearly dependent active planes: the KKT system is singular but
+            # consistent; the least-squares solution is an exact solution
+            sol = np.linalg.lstsq(K, rhs, rcond=None)[0]
         z = sol[:k]
         dvec = z - beta[S]
         if np.abs(dvec).max() <= 1e-15:

@@ -26,6 +26,7 @@ step : "1/L" | "theory" | float, default "1/L"
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -56,6 +57,11 @@ class SAGSolver(Solver):
                              f"positive number")
         else:
             self.eta = _positive("step", s)
+        if isinstance(s, str):
+            # eta lam = lam / L < 1 exactly; it rounds to 1 when the data term of L is
+            # below the resolution of lam (tiny or zero rows): step just below 1/lam
+            while self.eta * p.lam >= 1.0:
+                self.eta = math.nextafter(self.eta, 0.0)
         if self.eta * p.lam >= 1.0:
             raise ValueError(f"step={self.eta!r} is too large: step * lam must be < 1")
         self.L = L

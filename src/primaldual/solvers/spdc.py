@@ -161,6 +161,11 @@ class SPDCSolver(Solver):
         self.tau = float(o["tau"]) if o["tau"] is not None else tau
         self.sigma = float(o["sigma"]) if o["sigma"] is not None else sigma
         self.theta = float(o["theta"]) if o["theta"] is not None else theta
+        if not all(math.isfinite(v) and v > 0 for v in (R, self.tau, self.sigma)):
+            raise ValueError(f"SPDC's step sizes are not representable for this data "
+                             f"(largest row norm R={R:.3g}, lam={p.lam:g}: tau={self.tau:.3g}, "
+                             f"sigma={self.sigma:.3g}); scale the rows (e.g. --normalize) "
+                             f"or change lam")
         self.params = {"tau": self.tau, "sigma": self.sigma, "theta": self.theta,
                        "delta": self.delta, "R": R, "gamma": gamma, "lam_eff": lam}
         if o["sampling"] == "weighted":
