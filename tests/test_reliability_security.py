@@ -221,3 +221,16 @@ def test_bench_config_cannot_write_outside_out(tmp_path, name):
     assert outside == [], (outside, proc.stderr[-2000:])
     # a config that only names things is accepted or refused with a clear message
     assert proc.returncode == 0 or "error" in proc.stderr, proc.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", ["..", ".", "../..", "/etc", ".hidden", ""])
+def test_config_name_cannot_escape_the_default_output_dir(name):
+    """Without --out the output dir is bench-out/<config name>: the name must stay
+    one path component inside bench-out."""
+    from pathlib import Path
+
+    from primaldual.bench.config import _label_safe
+    safe = _label_safe(name)
+    out = (Path("bench-out") / safe).resolve()
+    assert out.parent == Path("bench-out").resolve()
+    assert safe and not safe.startswith(".")

@@ -77,7 +77,10 @@ def _check_keys(where, table, allowed):
 
 
 def _label_safe(text):
-    return re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(text)).strip("_")
+    """A name safe as one path component: no separators, and no leading dots
+    (so ``..`` or ``.hidden`` cannot escape or hide inside the output dir)."""
+    safe = re.sub(r"[^A-Za-z0-9_.=+-]+", "_", str(text)).strip("_").lstrip(".")
+    return safe or "unnamed"
 
 
 def _pos_int(where, value, allow_none=True):
