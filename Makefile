@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
 
-.PHONY: demo test install bench clean
+.PHONY: demo test install bench bench-peers clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-bench: $(STAMP)
+# lightning (sklearn-contrib-lightning 0.6.2, the last release) builds only with
+# Cython < 3 and without build isolation; it is an optional benchmark peer.
+bench-peers: $(STAMP)
+	$(PY) -m pip install --quiet "cython<3"
+	$(PY) -m pip install --quiet --no-build-isolation sklearn-contrib-lightning
+
+bench: bench-peers
 	$(PY) benchmarks/bench_sdca.py
 
 clean:

@@ -126,7 +126,9 @@ class Peer:
         return None
 
     def _fit(self, state, X, y, loss, lam, seed, budget):
-        raise NotImplementedError(f"{type(self).__name__} must implement _fit")
+        """Fit with the iteration ``budget``; return (coef, epochs).  A peer
+        overrides this, or :meth:`trace` itself (as LIBLINEAR's adapter does)."""
+        raise TypeError(f"{type(self).__name__} overrides neither _fit nor trace")
 
 
 # ------------------------------------------------------------------ LIBLINEAR

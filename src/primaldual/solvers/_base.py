@@ -15,6 +15,7 @@ checkpoints and stops on the exact relative duality gap, ``max_epochs`` or
 """
 from __future__ import annotations
 
+import abc
 import json
 import math
 import os
@@ -216,7 +217,7 @@ def _positive(name, value, *, allow_none=False, integer=False, allow_zero=False)
 
 
 # ------------------------------------------------------------------ solver
-class Solver:
+class Solver(abc.ABC):
     """Base class: see the module docstring for the hooks."""
 
     name = "base"
@@ -273,21 +274,25 @@ class Solver:
     def validate_options(self):
         """Check ``self.opts``; raise ValueError naming the bad option."""
 
+    @abc.abstractmethod
     def init_state(self, warm_start):
-        raise NotImplementedError
+        """Allocate the iterates, from zero or from ``warm_start``."""
 
+    @abc.abstractmethod
     def advance(self, n_epochs, deadline):
-        raise NotImplementedError
+        """Run about ``n_epochs`` passes of updates (stop early at ``deadline``)."""
 
+    @abc.abstractmethod
     def certificate(self) -> Certificate:
-        raise NotImplementedError
+        """An exact (primal, dual) pair for the current output point."""
 
+    @abc.abstractmethod
     def get_state(self) -> tuple[dict, dict]:
         """(meta, arrays) beyond the shared counters."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def set_state(self, meta, arrays):
-        raise NotImplementedError
+        """Restore what :meth:`get_state` returned."""
 
     def trace_extras(self) -> dict:
         return {}
