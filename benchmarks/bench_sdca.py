@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +136,8 @@ def time_lightning(data, loss, lam, pstar, max_epochs, seconds_cap):
     peer = PEERS["lightning-sdca"]
     if peer.status() is not None:
         return peer.status()
+    if loss not in peer.losses:
+        return f"n/a (no {loss} loss)"
     prob = primaldual.Problem(data.X, data.y, loss=loss, lam=lam)
     for pt in peer.trace(data.X, data.y, prob.loss, lam, 0, max_epochs):
         if prob.primal(pt.coef) - pstar <= TARGET * abs(pstar):
@@ -142,6 +145,24 @@ def time_lightning(data, loss, lam, pstar, max_epochs, seconds_cap):
         if pt.time > seconds_cap:
             break
     return None
+
+
+def lightning_epoch_ns(data, lam, epochs=5):
+    """lightning's SDCA epoch (hinge, ``epochs`` passes, tol=0) in ns per nonzero,
+    best of 3, or None when lightning is not importable."""
+    if PEERS["lightning-sdca"].status() is not None:
+        return None
+    from lightning.classification import SDCAClassifier
+    best = np.inf
+    for rep in range(3):
+        est = SDCAClassifier(alpha=lam, l1_ratio=0.0, loss="hinge", max_iter=epochs,
+                             tol=0.0, random_state=rep)
+        t = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(data.X, data.y)
+        best = min(best, time.perf_counter() - t)
+    return best / (epochs * data.X.nnz) * 1e9
 
 
 # ----------------------------------------------------------- compile time
@@ -195,7 +216,7 @@ def main(argv=None):
         "sdca-quick.md" if args.quick else "sdca.md")
     t_start = time.perf_counter()
     comp = compile_times()
-    rows, speed = [], {}
+    rows, speed, lightning_speed = [], {}, {}
     from primaldual import datasets as D
     have = set(D.available_real())
     for spec in datasets(args.quick):
@@ -212,6 +233,8 @@ def main(argv=None):
                 shr = time_sdca(data, loss, lam, pstar, True, 1000, limit) if box else None
                 plain = time_sdca(data, loss, lam, pstar, False, 1000, limit)
                 speed.setdefault(spec.display, []).append(plain["ns_per_nnz"])
+                if loss == "hinge" and lam == LAMS[0]:
+                    lightning_speed[spec.display] = lightning_epoch_ns(data, lam)
                 ll = time_liblinear(data, loss, lam, pstar, limit)
                 lt = time_lightning(data, loss, lam, pstar, 320, limit)
                 best = min([h["hit"]["solve"] for h in (shr, plain) if h and h["hit"]],
@@ -244,9 +267,12 @@ def main(argv=None):
           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     md += ["| " + " | ".join(r) + " |" for r in rows]
     md += ["", "## SDCA time per epoch (no shrinking, checks excluded)", "",
-           "| data | ns per nonzero (median over cells) | min | max |", "|---|---:|---:|---:|"]
+           "| data | ns per nonzero (median over cells) | min | max | lightning SDCA epoch, hinge (ns/nnz) |",
+           "|---|---:|---:|---:|---:|"]
     for name, v in speed.items():
-        md.append(f"| {name} | {np.median(v):.1f} | {np.min(v):.1f} | {np.max(v):.1f} |")
+        lt = lightning_speed.get(name)
+        md.append(f"| {name} | {np.median(v):.1f} | {np.min(v):.1f} | {np.max(v):.1f} | "
+                  f"{'not installed' if lt is None else f'{lt:.1f}'} |")
     md += ["", "## Numba compile time of a first fit (fresh subprocess)", "",
            "| cache | import s | first fit s | second fit s | compile ≈ first - second |",
            "|---|---:|---:|---:|---:|"]
