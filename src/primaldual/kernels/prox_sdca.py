@@ -35,8 +35,7 @@ import math
 
 from numba import njit
 
-from .loss_kernels import dual_slopes, dual_step
-from .sdca import STATUS_NONFINITE, STATUS_OK, STATUS_SNAPSHOT
+from .loss_kernels import dual_step
 
 
 @njit(cache=True, nogil=True)
@@ -172,70 +171,3 @@ def prox_dual_step(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
     if moved:
         return new
     return alpha
-
-
-@njit(cache=True, nogil=True)
-def prox_sdca_epoch(data, indices, indptr, iptr, y, cw, order, start, stop,
-                    alpha, v, kind, p, lam, l1, inv_W,
-                    shrinking, shrink_M, shrunk,
-                    averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
-                    keys, dA, dB, heap):
-    """Prox-SDCA steps for ``i in order[start:stop]`` (elastic net, ``l1 > 0``).
-
-    Same contract as :func:`primaldual.kernels.sdca.sdca_epoch` (shrinking,
-    lazy averaging, random-output snapshot, status codes), with the margin
-    ``a = x_i . S(v, l1)/lam`` and the exact step :func:`prox_dual_step`.
-    """
-    accesses = 0
-    max_viol = 0.0
-    inv_lam = 1.0 / lam
-    t = step0
-    for pos in range(start, stop):
-        i = order[pos]
-        if shrinking and shrunk[i]:
-            continue
-        rs = indptr[i]
-        re = indptr[i + 1]
-        off = iptr[i] - rs
-        a = 0.0
-        for k in range(rs, re):
-            vj = v[indices[k + off]]
-            if vj > l1:
-                a += data[k] * (vj - l1)
-            elif vj < -l1:
-                a += data[k] * (vj + l1)
-        a *= inv_lam
-        accesses += re - rs
-        ai = alpha[i]
-        yi = y[i]
-        if shrinking:
-            gp, gm = dual_slopes(kind, p, ai, yi, a)
-            viol = (gp if gp > 0.0 else 0.0) + (-gm if gm < 0.0 else 0.0)
-            if viol > max_viol:
-                max_viol = viol
-            if gp < -shrink_M and gm > shrink_M:
-                shrunk[i] = 1
-                t += 1
-                if t == snap_step:
-                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
-                continue
-        kappa = cw[i] * inv_W
-        new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v, kappa, lam,
-                             l1, keys, dA, dB, heap)
-        if not (math.isfinite(new) and math.isfinite(a)):
-            return STATUS_NONFINITE, pos, t, accesses, max_viol
-        t += 1
-        delta = new - ai
-        if delta != 0.0:
-            if averaging:
-                lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
-                if t - 1 >= lo:
-                    avg_sum[i] += ai * (t - lo)
-                avg_last[i] = t
-            alpha[i] = new
-            coef = kappa * delta
-            for k in range(rs, re):
-                v[indices[k + off]] += coef * data[k]
-        if t == snap_step:
-            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
-    return STATUS_OK, stop, t, accesses, max_viol

@@ -23,6 +23,7 @@ from numba import njit
 
 from .loss_kernels import dual_slopes, dual_step
 from .prefetch import prefetch, prefetch_row
+from .prox_sdca import prox_dual_step
 
 STATUS_OK = 0
 STATUS_SNAPSHOT = 1
@@ -35,15 +36,24 @@ PF_SCALAR = 6
 
 @njit(cache=True, nogil=True)
 def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
-               alpha, v, kind, p, lam, inv_W,
+               alpha, v, kind, p, lam, l1, inv_W,
                shrinking, shrink_M, shrunk,
-               averaging, avg_sum, avg_last, avg_T0, step0, snap_step):
+               averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
+               keys, dA, dB, heap):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
     Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
     ``s = c_i ||x_i||^2 / (lam W)`` and replaces ``alpha_i`` by the exact
     maximizer of ``-phi*(-beta) - a (beta - alpha_i) - (s/2)(beta - alpha_i)^2``
     (:func:`dual_step`), then ``v += (c_i / W) (beta - alpha_i) x_i``.
+
+    Elastic net (``l1 > 0``, prox-SDCA, Shalev-Shwartz & Zhang 2014): the margin
+    is ``a = x_i . S(v, l1) / lam`` and the step is the exact maximizer of the
+    coordinate problem with ``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)``
+    (:func:`primaldual.kernels.prox_sdca.prox_dual_step`, a walk over the
+    breakpoints; ``keys, dA, dB, heap`` are its work arrays, of length
+    ``2 max_i nnz(x_i)``; empty when ``l1 = 0``).  Everything else (order,
+    shrinking, averaging, snapshots, status codes) is shared by both cases.
 
     Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
     its dual domain whose one-sided slopes satisfy ``g_plus < -M`` and
@@ -82,8 +92,16 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
         re = indptr[i + 1]
         off = iptr[i] - rs
         dot = 0.0
-        for k in range(rs, re):
-            dot += data[k] * v[indices[k + off]]
+        if l1 > 0.0:
+            for k in range(rs, re):
+                vj = v[indices[k + off]]
+                if vj > l1:
+                    dot += data[k] * (vj - l1)
+                elif vj < -l1:
+                    dot += data[k] * (vj + l1)
+        else:
+            for k in range(rs, re):
+                dot += data[k] * v[indices[k + off]]
         a = dot * inv_lam
         accesses += re - rs
         ai = alpha[i]
@@ -99,8 +117,11 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
                 if t == snap_step:
                     return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
                 continue
-        s = cw[i] * sqnorm[i] * inv_W * inv_lam
-        new = dual_step(kind, p, ai, yi, a, s)
+        if l1 > 0.0:
+            new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v,
+                                 cw[i] * inv_W, lam, l1, keys, dA, dB, heap)
+        else:
+            new = dual_step(kind, p, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
             return STATUS_NONFINITE, pos, t, accesses, max_viol
         t += 1

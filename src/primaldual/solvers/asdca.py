@@ -48,7 +48,6 @@ import warnings
 import numpy as np
 
 from ..kernels.objective import certificate_pass
-from ..kernels.prox_sdca import prox_sdca_epoch
 from ..kernels.sdca import STATUS_NONFINITE, sdca_epoch
 from ._base import Solver, register
 
@@ -159,18 +158,11 @@ class ASDCASolver(Solver):
         inv_W = 1.0 / p.W
         for _ in range(passes):
             order = self.rng.permutation(p.n).astype(np.int64)
-            if p.l1 > 0:
-                status, pos, t, acc, _ = prox_sdca_epoch(
-                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, order, 0,
-                    p.n, self.alpha, self.vs, p.loss.code, p.loss.param, self.lam_in,
-                    p.l1, inv_W, False, np.inf, self.dummy_u8, False, self.dummy_f,
-                    self.dummy_i, 0, self.steps, -1, *self.work)
-            else:
-                status, pos, t, acc, _ = sdca_epoch(
-                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                    order, 0, p.n, self.alpha, self.vs, p.loss.code, p.loss.param,
-                    self.lam_in, inv_W, False, np.inf, self.dummy_u8, False,
-                    self.dummy_f, self.dummy_i, 0, self.steps, -1)
+            status, pos, t, acc, _ = sdca_epoch(
+                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                order, 0, p.n, self.alpha, self.vs, p.loss.code, p.loss.param,
+                self.lam_in, p.l1, inv_W, False, np.inf, self.dummy_u8, False,
+                self.dummy_f, self.dummy_i, 0, self.steps, -1, *self.work)
             self.feature_accesses += acc
             self.steps += p.n
             if status == STATUS_NONFINITE:

@@ -627,8 +627,8 @@ class DSOSolver(Solver):
                 status, pos, _, acc, _ = sdca_epoch(
                     r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                     order, 0, order.shape[0], alpha, vq, p.loss.code, p.loss.param,
-                    p.lam, 1.0 / Wq, False, np.inf, shrunk, False, empty, empty_i, 0, 0,
-                    -1)
+                    p.lam, 0.0, 1.0 / Wq, False, np.inf, shrunk, False, empty, empty_i,
+                    0, 0, -1, empty, empty, empty, empty_i)
                 self.feature_accesses += acc
                 if status == SDCA_NONFINITE:
                     raise FloatingPointError(

@@ -63,7 +63,6 @@ import time
 
 import numpy as np
 
-from ..kernels.prox_sdca import prox_sdca_epoch
 from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
                             modified_sgd_epoch, sdca_epoch)
 from ._base import Solver, _check_choice, _positive, register
@@ -229,20 +228,12 @@ class SDCASolver(Solver):
                     break
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            if p.l1 > 0:
-                status, pos, t, acc, viol = prox_sdca_epoch(
-                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight,
-                    self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
-                    p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_M,
-                    self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
-                    self.steps, snap, *self.prox_work)
-            else:
-                status, pos, t, acc, viol = sdca_epoch(
-                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                    self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
-                    p.loss.param, p.lam, inv_W, self.shrinking, self.shrink_M,
-                    self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
-                    self.steps, snap)
+            status, pos, t, acc, viol = sdca_epoch(
+                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
+                p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_M,
+                self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
+                self.steps, snap, *self.prox_work)
             self.feature_accesses += acc
             self.pass_viol = max(self.pass_viol, viol)
             if status == STATUS_NONFINITE:
