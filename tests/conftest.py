@@ -74,3 +74,25 @@ def make_regression_data(n=200, d=20, seed=0, dense=False):
     if dense:
         X = X.toarray()
     return X, y
+
+
+# ------------------------------------------------------------------ Dask
+@pytest.fixture(scope="module")
+def cluster():
+    """A LocalCluster of 2 worker processes with 1 thread each, one per test
+    module (modules that kill or slow workers get their own)."""
+    distributed = pytest.importorskip("distributed")
+    cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None)
+    yield cl
+    cl.close()
+
+
+@pytest.fixture(scope="module")
+def client(cluster):
+    """A client of :func:`cluster`, with both workers up."""
+    distributed = pytest.importorskip("distributed")
+    c = distributed.Client(cluster)
+    c.wait_for_workers(2, timeout=60)
+    yield c
+    c.close()

@@ -20,17 +20,6 @@ from primaldual.distributed import RoundTimeoutError  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    cl = distributed.Client(cluster)
-    cl.wait_for_workers(2, timeout=60)
-    yield cl
-    cl.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def data():
     return make_classification_data(n=240, d=60, density=0.15, seed=3)
 

@@ -32,22 +32,6 @@ from primaldual.distributed import PartitionedProblem, RoundTimeoutError  # noqa
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None)
-    yield cl
-    cl.close()
-
-
-@pytest.fixture(scope="module")
-def client(cluster):
-    c = distributed.Client(cluster)
-    c.wait_for_workers(2, timeout=60)
-    yield c
-    c.close()
-
-
-@pytest.fixture(scope="module")
 def data():
     return make_classification_data(n=200, d=40, density=0.15, seed=21)
 
