@@ -14,7 +14,7 @@ from primaldual import solve
 from primaldual.data import as_rows, check_X
 from primaldual.kernels.loss_kernels import dual_step
 from primaldual.losses import make_loss
-from primaldual.solvers.minibatch import RowsOps, eso_factor, sigma_squared, sparse_eso
+from primaldual.solvers.minibatch import eso_factor, sigma_squared, sparse_eso
 
 
 # ------------------------------------------------------------ helpers
@@ -119,7 +119,7 @@ def test_paper_printed_sparse_formula_is_not_an_eso():
     assert _eso_slack(X, ours, subsets) >= -1e-12
     # the printed omega bound (max_i ||x_i||_0 / n) is below the true sigma^2 here
     assert 1 / 2 < _exact_sigma2(X)
-    assert sigma_squared(RowsOps(r), 2, "bound")[0] >= _exact_sigma2(X) - 1e-15
+    assert sigma_squared(r, 2, "bound")[0] >= _exact_sigma2(X) - 1e-15
 
 
 # --------------------------------------------------------------- sigma
@@ -128,7 +128,7 @@ def test_sigma_power_matches_exact_eigenvalue(dense):
     X, _ = make_classification_data(n=60, d=25, density=0.3, seed=5, zero_rows=2,
                                     dense=dense)
     exact = _exact_sigma2(X)
-    ops = RowsOps(_rows(X))
+    ops = _rows(X)
     s2, info = sigma_squared(ops, 60, "power")
     assert s2 >= exact * (1 - 1e-12)
     assert s2 == pytest.approx(exact, rel=2e-4)
@@ -225,7 +225,7 @@ def test_kernel_matches_plain_python_reference(step):
                 sigma="bound")
     r = _rows(X)
     if step == "safe":
-        s2 = sigma_squared(RowsOps(r), 90, "bound")[0]
+        s2 = sigma_squared(r, 90, "bound")[0]
         w_eso = eso_factor("standard", "dense", b, 90, 1, s2) * r.sqnorm
         scale = 1.0
     else:

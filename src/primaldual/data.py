@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .kernels.minibatch import column_counts, normalized_gram_matvec, omega_ratio_max
 from .kernels.objective import row_sqnorms
 
 __all__ = ["Rows", "as_rows", "check_Xy", "check_sample_weight", "check_binary_labels"]
@@ -55,6 +56,28 @@ class Rows:
     @property
     def n_zero_rows(self) -> int:
         return int(np.count_nonzero(self.sqnorm == 0.0))
+
+    # The three passes over the data that mini-batch SDCA's ESO needs
+    # (Takac, Richtarik & Srebro, Section 4.3); a distributed partition block
+    # answers the same calls for its rows.
+    def gram_matvec(self, z):
+        """X^T D^-1 X z with D = diag(||x_i||^2) (rows of zeros skipped)."""
+        out = np.zeros(self.d)
+        normalized_gram_matvec(self.data, self.indices, self.indptr, self.iptr,
+                               self.sqnorm, np.ascontiguousarray(z, dtype=np.float64),
+                               out)
+        return out
+
+    def column_counts(self):
+        """omega_j: the number of rows with a stored entry in column j."""
+        out = np.zeros(self.d)
+        column_counts(self.indices, self.indptr, self.iptr, self.d, out)
+        return out
+
+    def omega_ratio(self, omega):
+        """max_i of the omega-weighted row ratio used by the sigma^2 bound."""
+        return float(omega_ratio_max(self.data, self.indices, self.indptr, self.iptr,
+                                     np.ascontiguousarray(omega, dtype=np.float64)))
 
 
 def _check_finite(arr, name):

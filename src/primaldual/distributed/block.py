@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import Rows, as_rows
-from ..kernels.minibatch import (column_counts, normalized_gram_matvec,
-                                 omega_ratio_max, partition_rounds)
+from ..kernels.minibatch import partition_rounds
 from ..kernels.objective import certificate_pass
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
@@ -169,22 +168,13 @@ class PartitionBlock:
 
     # ------------------------------------------------------- ESO support
     def gram_matvec(self, z):
-        out = np.zeros(self.d)
-        r = self.rows
-        normalized_gram_matvec(r.data, r.indices, r.indptr, r.iptr, self.sqnorm,
-                               np.ascontiguousarray(z, dtype=np.float64), out)
-        return out
+        return self.rows.gram_matvec(z)
 
     def column_counts(self):
-        out = np.zeros(self.d)
-        r = self.rows
-        column_counts(r.indices, r.indptr, r.iptr, self.d, out)
-        return out
+        return self.rows.column_counts()
 
     def omega_ratio(self, omega):
-        r = self.rows
-        return float(omega_ratio_max(r.data, r.indices, r.indptr, r.iptr,
-                                     np.ascontiguousarray(omega, dtype=np.float64)))
+        return self.rows.omega_ratio(omega)
 
     def stats(self) -> dict:
         return {"n": int(self.n), "nnz": int(self.rows.nnz), "W": float(self.cw.sum()),

@@ -102,50 +102,23 @@ import numba
 import numpy as np
 
 from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target
-from ..kernels.minibatch import (MODE_MSDCA, STATUS_NONFINITE, column_counts,
-                                 msdca_parallel, msdca_serial, normalized_gram_matvec,
-                                 omega_ratio_max, sparse_eso_weights)
+from ..kernels.minibatch import (MODE_MSDCA, STATUS_NONFINITE, msdca_parallel, msdca_serial,
+                                 sparse_eso_weights)
 from ._base import Solver, _check_choice, _positive, register
 
-__all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared",
-           "RowsOps"]
+__all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared"]
 
 _POWER_RTOL = 1e-4
 _POWER_MAXITER = 500
 
 
 # ------------------------------------------------------------------ ESO
-class RowsOps:
-    """The three data passes the ESO needs, on in-memory rows."""
-
-    def __init__(self, rows):
-        self.rows = rows
-        self.n, self.d = rows.n, rows.d
-
-    def gram_matvec(self, z):
-        out = np.zeros(self.d)
-        r = self.rows
-        normalized_gram_matvec(r.data, r.indices, r.indptr, r.iptr, r.sqnorm,
-                               np.ascontiguousarray(z, dtype=np.float64), out)
-        return out
-
-    def column_counts(self):
-        out = np.zeros(self.d)
-        r = self.rows
-        column_counts(r.indices, r.indptr, r.iptr, self.d, out)
-        return out
-
-    def omega_ratio(self, omega):
-        r = self.rows
-        return float(omega_ratio_max(r.data, r.indices, r.indptr, r.iptr, omega))
-
-
 def sigma_squared(ops, n, method="power"):
     """``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n`` (Section 4.3).
 
     ``ops`` provides ``gram_matvec(z) = X^T D^-1 X z``, ``column_counts()`` and
-    ``omega_ratio(omega)`` (in memory: :class:`RowsOps`; distributed: an
-    engine).  Returns ``(sigma2, info)``.
+    ``omega_ratio(omega)`` (in memory: :class:`primaldual.data.Rows`;
+    distributed: an engine).  Returns ``(sigma2, info)``.
     """
     omega = ops.column_counts()
     bound = ops.omega_ratio(omega)           # >= lambda_max (Lemma 5.4, omega_j form)
@@ -194,7 +167,7 @@ def eso_factor(sampling, eso, b, n, C, sigma2):
 def sparse_eso(rows, b, omega=None):
     """``v_i = sum_j x_ij^2 (1 + (b-1)(omega_j - 1)/max(1, n-1))`` (standard sampling)."""
     if omega is None:
-        omega = RowsOps(rows).column_counts()
+        omega = rows.column_counts()
     out = np.empty(rows.n)
     sparse_eso_weights(rows.data, rows.indices, rows.indptr, rows.iptr, omega,
                        float(b), rows.n, out)
@@ -203,7 +176,7 @@ def sparse_eso(rows, b, omega=None):
 
 def _column_bounds(rows, n_chunks):
     """Column ranges with about equal stored entries (balanced parallel scatter)."""
-    counts = RowsOps(rows).column_counts()
+    counts = rows.column_counts()
     cum = np.cumsum(counts)
     total = cum[-1] if cum.size else 0.0
     if total == 0 or n_chunks <= 1:
@@ -328,7 +301,7 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
             return self.b * r.sqnorm
         if self.eso == "sparse":
             return sparse_eso(r, self.b)
-        self.sigma2 = self._sigma2(RowsOps(r))
+        self.sigma2 = self._sigma2(r)
         return eso_factor("standard", "dense", self.b, p.n, 1, self.sigma2) * r.sqnorm
 
     # ------------------------------------------------------------ rounds
