@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .loss_kernels import dual_step
+from .loss_kernels import _clip, dual_step
 
 STATUS_OK = 0
 STATUS_NONFINITE = 2
@@ -108,13 +108,7 @@ def _combine(old, new, gamma):
     if gamma == 1.0:
         return new
     x = old + gamma * (new - old)
-    lo = old if old < new else new
-    hi = new if old < new else old
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
+    return _clip(x, old, new) if old < new else _clip(x, new, old)
 
 
 @njit(cache=True, nogil=True)

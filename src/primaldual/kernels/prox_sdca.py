@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .loss_kernels import dual_step
@@ -171,3 +172,10 @@ def prox_dual_step(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
     if moved:
         return new
     return alpha
+
+
+def prox_work_arrays(rows, l1):
+    """The work arrays ``(keys, dA, dB, heap)`` of :func:`prox_dual_step`: two
+    breakpoints per nonzero of the longest row; empty when ``l1 == 0``."""
+    size = 2 * int(rows.row_nnz.max(initial=0)) if l1 > 0 else 0
+    return (np.empty(size), np.empty(size), np.empty(size), np.empty(size, dtype=np.int64))

@@ -350,6 +350,20 @@ class Solver(abc.ABC):
                 f"starting point (e.g. rescale it into the domain)")
         return alpha
 
+    def warm_start_coef(self):
+        """The coefficient vector to start from, validated (primal methods);
+        None for a cold start.  ``warm_start`` is a SolveResult or a vector (d,)."""
+        ws = self.warm_start
+        if ws is None:
+            return None
+        w = np.array(ws.coef if isinstance(ws, SolveResult) else ws,
+                     dtype=np.float64).ravel()
+        d = self.problem.d
+        if w.shape != (d,) or not np.isfinite(w).all():
+            raise ValueError(f"warm_start for {self.name} must be a finite coefficient "
+                             f"vector of shape ({d},) or a SolveResult, got shape {w.shape}")
+        return w
+
     # ------------------------------------------------------------- state
     def export_state(self, trace, elapsed) -> SolverState:
         meta, arrays = self.get_state()

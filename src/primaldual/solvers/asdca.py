@@ -48,6 +48,7 @@ import warnings
 import numpy as np
 
 from ..kernels.objective import certificate_pass
+from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import STATUS_NONFINITE, sdca_epoch
 from ._base import Solver, register
 
@@ -101,9 +102,7 @@ class ASDCASolver(Solver):
 
     def _scratch(self):
         p = self.problem
-        size = 2 * int(p.rows.row_nnz.max(initial=0)) if p.l1 > 0 else 0
-        self.work = (np.empty(size), np.empty(size), np.empty(size),
-                     np.empty(size, dtype=np.int64))
+        self.work = prox_work_arrays(p.rows, p.l1)
         self.dummy_f = np.zeros(0)
         self.dummy_i = np.zeros(0, dtype=np.int64)
         self.dummy_u8 = np.zeros(p.n, dtype=np.uint8)

@@ -85,13 +85,9 @@ class AFGSolver(Solver):
 
     def init_state(self, warm_start):
         p = self.problem
-        x0 = np.zeros(p.d)
-        if warm_start is not None:
-            w = getattr(warm_start, "coef", warm_start)
-            x0 = np.array(w, dtype=np.float64).ravel()
-            if x0.shape != (p.d,) or not np.isfinite(x0).all():
-                raise ValueError(f"warm_start for afg must be a finite vector of shape "
-                                 f"({p.d},) or a SolveResult")
+        x0 = self.warm_start_coef()
+        if x0 is None:
+            x0 = np.zeros(p.d)
         if self.opts["L0"] is not None:
             L0 = float(self.opts["L0"])
         else:
@@ -209,13 +205,9 @@ class LBFGSSolver(Solver):
 
     def init_state(self, warm_start):
         p = self.problem
-        x0 = np.zeros(p.d)
-        if warm_start is not None:
-            w = getattr(warm_start, "coef", warm_start)
-            x0 = np.array(w, dtype=np.float64).ravel()
-            if x0.shape != (p.d,) or not np.isfinite(x0).all():
-                raise ValueError(f"warm_start for lbfgs must be a finite vector of shape "
-                                 f"({p.d},) or a SolveResult")
+        x0 = self.warm_start_coef()
+        if x0 is None:
+            x0 = np.zeros(p.d)
         self.x0 = x0
         self.x = x0.copy()
         self.evals = 0

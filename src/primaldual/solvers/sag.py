@@ -68,13 +68,8 @@ class SAGSolver(Solver):
 
     def init_state(self, warm_start):
         p = self.problem
-        self.w = np.zeros(p.d)
-        if warm_start is not None:
-            w = getattr(warm_start, "coef", warm_start)
-            self.w = np.array(w, dtype=np.float64).ravel()
-            if self.w.shape != (p.d,) or not np.isfinite(self.w).all():
-                raise ValueError(f"warm_start for sag must be a finite vector of shape "
-                                 f"({p.d},) or a SolveResult")
+        w0 = self.warm_start_coef()
+        self.w = np.zeros(p.d) if w0 is None else w0
         self.grad = np.zeros(p.n)
         self.d = np.zeros(p.d)
         self.last = np.zeros(p.d, dtype=np.int64)

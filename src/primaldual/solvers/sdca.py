@@ -63,6 +63,7 @@ import time
 
 import numpy as np
 
+from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
                             modified_sgd_epoch, sdca_epoch)
 from ._base import Solver, _check_choice, _positive, register
@@ -135,10 +136,7 @@ class SDCASolver(Solver):
 
     def _prox_scratch(self):
         """Work arrays of the elastic-net step (2 breakpoints per nonzero)."""
-        p = self.problem
-        size = 2 * int(p.rows.row_nnz.max(initial=0)) if p.l1 > 0 else 0
-        self.prox_work = (np.empty(size), np.empty(size), np.empty(size),
-                          np.empty(size, dtype=np.int64))
+        self.prox_work = prox_work_arrays(self.problem.rows, self.problem.l1)
 
     def get_state(self):
         meta = {"pos": int(self.pos), "shrink_M": _f(self.shrink_M),

@@ -56,17 +56,11 @@ class SGDSolver(Solver):
         self.t = self.t0 - 1
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
-        if warm_start is not None:
-            if isinstance(warm_start, SolveResult):
-                w = warm_start.coef
-                if warm_start.solver == self.name and warm_start.state is not None:
-                    self.t = max(self.t, int(warm_start.state.meta.get("t", 0)))
-            else:
-                w = warm_start
-            w = np.array(w, dtype=np.float64).ravel()
-            if w.shape != (p.d,) or not np.isfinite(w).all():
-                raise ValueError(f"warm_start for sgd must be a finite coefficient vector "
-                                 f"of shape ({p.d},), got shape {w.shape}")
+        w = self.warm_start_coef()
+        if w is not None:
+            if (isinstance(warm_start, SolveResult) and warm_start.solver == self.name
+                    and warm_start.state is not None):
+                self.t = max(self.t, int(warm_start.state.meta.get("t", 0)))
             if self.t < 1:
                 raise ValueError("warm_start coef with t0=1 would be erased by the first "
                                  "step (w is scaled by 1 - 1/t = 0); pass t0 > 1")

@@ -204,10 +204,7 @@ class SPDCSolver(Solver):
         if ws is not None:
             self.alpha = self.warm_start_alpha()
             if isinstance(ws, SolveResult):
-                x0 = np.array(ws.coef, dtype=np.float64).ravel()
-                if x0.shape != (d,) or not np.isfinite(x0).all():
-                    raise ValueError(f"warm_start coef must be finite with shape ({d},)")
-                self.x = x0
+                self.x = self.warm_start_coef()
             elif p.lam > 0:
                 self.x = p.w_of(self.alpha)
         # per-coordinate state (d, 4): x^{(last)}, x^{(last-1)}, u = -v, last
