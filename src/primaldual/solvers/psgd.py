@@ -151,8 +151,11 @@ class PSGDSolver(Solver):
                                       int(self.t[q]), bool(self.opts["project"]))
         self._count(q, pos, n, acc)
 
-    def _count(self, q, pos, n, acc):
-        self.t[q] += pos
+    def _count(self, q, pos, n, acc, local=True):
+        """Book part q's steps; raise if it stopped early (non-finite margin).
+        On Dask (``local=False``) the part's step counter lives on its worker."""
+        if local:
+            self.t[q] += pos
         self.steps += pos
         self.feature_accesses += acc
         if pos < n:
@@ -230,10 +233,5 @@ class PSGDSolver(Solver):
         res = ring.pset.wait([a.epoch() for a in ring.pset.actors],
                              f"PSGD local epoch {ring.round}")
         for q, (pos, n, acc, _) in enumerate(res):
-            self.steps += pos
-            self.feature_accesses += acc
-            if pos < n:
-                raise FloatingPointError(
-                    f"PSGD part {q} diverged (non-finite margin at its step {int(pos)}); "
-                    f"lam={self.problem.lam!r} may be too small for SGD steps 1/(lam t)")
+            self._count(q, pos, n, acc, local=False)
         ring.time_compute += max(r[3] for r in res)
