@@ -236,15 +236,80 @@ def test_kernel_matches_plain_python_reference(step):
     np.testing.assert_allclose(res.coef, v / 0.05, rtol=0, atol=1e-10)
 
 
-def test_multicore_is_deterministic_and_equals_single_thread():
+@pytest.mark.parametrize("dense", [False, True])
+def test_multicore_is_deterministic_and_equals_single_thread(dense):
+    # Each thread owns a column range of w, so an inner product is summed as
+    # (range 0) + (range 1) + ...: deterministic for a given thread count, and
+    # equal to the single-thread run up to the rounding of that association.
     X, y = make_classification_data(n=500, d=200, density=0.05, seed=4)
+    if dense:
+        X = X.toarray()
     kw = dict(loss="logistic", lam=1e-3, solver="minibatch_sdca", batch_size=128,
               tol=0, max_epochs=3, random_state=5)
     one = solve(X, y, n_threads=1, **kw)
     two = solve(X, y, n_threads=2, **kw)
     again = solve(X, y, n_threads=2, **kw)
-    assert np.array_equal(one.dual_coef, two.dual_coef)
+    three = solve(X, y, n_threads=3, **kw)       # uneven shares of the batch
+    assert np.array_equal(two.dual_coef, again.dual_coef)
     assert np.array_equal(two.coef, again.coef)
+    for res in (two, three):
+        np.testing.assert_allclose(res.dual_coef, one.dual_coef, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(res.coef, one.coef, rtol=1e-11, atol=1e-12)
+        assert res.n_epochs == one.n_epochs and res.feature_accesses == one.feature_accesses
+    assert one.primal == pytest.approx(two.primal, rel=1e-12)
+
+
+def test_multicore_more_threads_than_columns():
+    # d = 2 with 4 threads: some column ranges are empty, results unchanged
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 2))
+    y = np.sign(X[:, 0] + 0.1 * rng.standard_normal(300))
+    kw = dict(loss="smooth_hinge", lam=1e-2, solver="minibatch_sdca", batch_size=32,
+              tol=0, max_epochs=2, random_state=1)
+    one = solve(X, y, n_threads=1, **kw)
+    four = solve(X, y, n_threads=4, **kw)
+    np.testing.assert_allclose(four.coef, one.coef, rtol=1e-12, atol=1e-14)
+
+
+def test_multicore_nonfinite_is_reported_like_single_thread():
+    # huge features and the naive summed step overflow; both paths name it
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((200, 20)) * 1e154
+    y = np.sign(rng.standard_normal(200))
+    kw = dict(loss="squared", lam=1e-300, solver="minibatch_sdca", batch_size=64,
+              tol=0, max_epochs=2, random_state=0)
+    errs = []
+    for th in (1, 2):
+        with pytest.raises((FloatingPointError, ValueError)) as ei:
+            solve(X, y, n_threads=th, **kw)
+        errs.append(type(ei.value))
+    assert errs[0] is errs[1]
+
+
+def test_thread_barrier_abort_releases_waiters():
+    # a thread waiting for a partner that never comes is released by the abort slot
+    import threading
+
+    from primaldual.kernels.threadsync import barrier, make_flags, signal_abort
+    flags = make_flags(2)
+    out = []
+    th = threading.Thread(target=lambda: out.append(barrier(flags, 0, 2, 1)))
+    th.start()
+    th.join(0.2)
+    assert th.is_alive()                          # still waiting for thread 1
+    signal_abort(flags, 2)
+    th.join(5)
+    assert not th.is_alive() and out == [False]
+    # and a normal pass: both threads arrive
+    flags = make_flags(2)
+    res = []
+    ts = [threading.Thread(target=lambda t=t: res.append(barrier(flags, t, 2, 1)))
+          for t in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(5)
+    assert res == [True, True]
 
 
 @pytest.mark.parametrize("extra", [dict(batch_size=16),

@@ -26,12 +26,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .loss_kernels import _clip, dual_step
+from .threadsync import barrier
 
 STATUS_OK = 0
 STATUS_NONFINITE = 2
+STATUS_ABORTED = 3
 
 MODE_MSDCA = 0
 MODE_COCOA = 1
@@ -133,6 +135,24 @@ def _scatter_columns(data, indices, indptr, iptr, batch, coefs, b, col_lo, col_h
             k += 1
 
 
+@njit(cache=True, nogil=True)
+def row_splits(indices, indptr, iptr, col_bounds, out):
+    """``out[i, g - 1]`` = offset within row ``i`` of its first stored column
+    ``>= col_bounds[g]``, for the inner bounds ``g = 1 .. G-1`` (rows sorted).
+
+    Lets each thread of :func:`msdca_thread` find its column range of a row
+    without a binary search per row and iteration.
+    """
+    n = indptr.shape[0] - 1
+    G = col_bounds.shape[0] - 1
+    for i in range(n):
+        rs = indptr[i]
+        re = indptr[i + 1]
+        off = iptr[i] - rs
+        for g in range(1, G):
+            out[i, g - 1] = _first_at_least(indices, rs, re, off, col_bounds[g]) - rs
+
+
 # ------------------------------------------- mSDCA, one shared memory
 @njit(cache=True, nogil=True)
 def _msdca_prepare(u, t, b, n, perm, swaps, batch):
@@ -185,33 +205,107 @@ def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv
     return STATUS_OK, n_iter, acc, -1
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def msdca_parallel(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                   scale, u, n_iter, b, alpha, v, perm, swaps, batch, news, coefs,
-                   col_bounds):
-    """Multi-core :func:`msdca_serial`, with identical results.
+@njit(cache=True, nogil=True)
+def _partial_dot(data, indices, indptr, iptr, i, splits, tid, nthreads, v):
+    """The part of ``<x_i, v>`` over column range ``tid`` (:func:`row_splits`)."""
+    rs = indptr[i]
+    lo = rs if tid == 0 else rs + splits[i, tid - 1]
+    hi = indptr[i + 1] if tid == nthreads - 1 else rs + splits[i, tid]
+    off = iptr[i] - rs
+    dot = 0.0
+    for k in range(lo, hi):
+        dot += data[k] * v[indices[k + off]]
+    return dot
 
-    The ``b`` updates of an iteration are independent (Algorithm 1, line 6:
-    "for i in S_t in parallel") and are computed with ``prange``; the update
-    of ``v`` is split by column ranges ``col_bounds`` (one range per task), so
-    every ``v[j]`` is written by one thread, adding the rows in batch order:
-    no races and bit-for-bit the serial result for any number of threads.
+
+@njit(cache=True, nogil=True)
+def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv, kind,
+                 p, inv_lam, inv_W, scale, u, n_iter, b, alpha, v, perm, swaps, batch,
+                 pdot, news, olds, coefs, splits):
+    """Thread ``tid`` of ``nthreads`` running mSDCA (:func:`msdca_serial`)
+    together, each owning one column range of ``v`` (``splits``).
+
+    Every ``v[j]`` is read and written by one thread only, so ``v`` never
+    moves between cores' caches; only the ``b`` partial inner products per
+    thread and the ``b`` new dual values cross.  The driver starts one OS
+    thread per ``tid`` with the same ``u``, ``alpha``, ``v`` and the shared
+    ``pdot`` (2, T, b), ``news`` (2, b), ``olds`` (2, b) and a fresh ``flags``
+    (:func:`threadsync.make_flags`); ``perm``, ``swaps``, ``batch``, ``coefs``
+    are private.  Iteration t (buffers indexed by ``t % 2``):
+
+    1. every thread draws the same ``S_t`` from ``u`` (its own copy of the
+       scratch permutation) and computes, for every i in ``S_t``, the part of
+       ``<x_i, v>`` over its columns;
+    2. barrier; each thread takes its share of the batch (Algorithm 1, line 6:
+       "for i in S_t in parallel"), sums the partial products in thread order
+       and computes update (2), recording the new and the old ``alpha_i``;
+    3. barrier; if any new value is non-finite every thread returns the same
+       status, with ``alpha`` and ``v`` as they were at the start of t;
+       otherwise each forms all ``b`` scatter coefficients, writes ``alpha_i``
+       for its share and adds the changes to its columns of ``v``, rows in
+       batch order.
+
+    The next iteration's first barrier keeps a fast thread from reading an
+    ``alpha_i`` that a slow one has yet to write, and the double buffers keep
+    it from overwriting products or new values still being read.  Results
+    are deterministic for a given ``nthreads``; against the serial kernel
+    only the association of each inner product's sum differs (rounding).
+    Returns ``(status, iterations done, feature accesses of this thread's
+    column range, bad index)``; status ``STATUS_ABORTED`` when the abort slot
+    of ``flags`` was set.
     """
     n = alpha.shape[0]
-    G = col_bounds.shape[0] - 1
+    q_lo = (tid * b) // nthreads
+    q_hi = ((tid + 1) * b) // nthreads
     acc = 0
+    k = 0
     for t in range(n_iter):
+        par = t & 1
         _msdca_prepare(u, t, b, n, perm, swaps, batch)
-        for q in prange(b):
-            news[q] = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
-                                   inv_lam, inv_W, alpha, v, batch[q])
-        st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b)
-        if st < 0:
-            return STATUS_NONFINITE, t, acc, batch[-1 - st]
-        acc += a
-        for g in prange(G):
-            _scatter_columns(data, indices, indptr, iptr, batch, coefs, b,
-                             col_bounds[g], col_bounds[g + 1], v)
+        for q in range(b):
+            pdot[par, tid, q] = _partial_dot(data, indices, indptr, iptr, batch[q],
+                                             splits, tid, nthreads, v)
+        k += 1
+        if not barrier(flags, tid, nthreads, k):
+            return STATUS_ABORTED, t, acc, -1
+        for q in range(q_lo, q_hi):
+            i = batch[q]
+            dot = 0.0
+            for g in range(nthreads):
+                dot += pdot[par, g, q]
+            a = dot * inv_lam
+            s = cw[i] * curv[i] * inv_W * inv_lam
+            old = alpha[i]
+            new = dual_step(kind, p, old, y[i], a, s)
+            if not (math.isfinite(new) and math.isfinite(a)):
+                new = np.nan
+            olds[par, q] = old
+            news[par, q] = new
+        k += 1
+        if not barrier(flags, tid, nthreads, k):
+            return STATUS_ABORTED, t, acc, -1
+        for q in range(b):
+            if not math.isfinite(news[par, q]):
+                return STATUS_NONFINITE, t, acc, batch[q]
+        for q in range(b):
+            i = batch[q]
+            old = olds[par, q]
+            new = _combine(old, news[par, q], scale)
+            coefs[q] = cw[i] * (new - old) * inv_W
+            if q_lo <= q < q_hi:
+                alpha[i] = new
+        for q in range(b):
+            i = batch[q]
+            rs = indptr[i]
+            lo = rs if tid == 0 else rs + splits[i, tid - 1]
+            hi = indptr[i + 1] if tid == nthreads - 1 else rs + splits[i, tid]
+            acc += hi - lo
+            c = coefs[q]
+            if c == 0.0:
+                continue
+            off = iptr[i] - rs
+            for kk in range(lo, hi):
+                v[indices[kk + off]] += c * data[kk]
     return STATUS_OK, n_iter, acc, -1
 
 

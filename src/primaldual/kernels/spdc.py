@@ -87,9 +87,17 @@ import math
 from numba import njit
 
 from .loss_kernels import dual_step
+from .prefetch import prefetch, prefetch_row
 
 STATUS_OK = 0
 STATUS_NONFINITE = 2
+
+#: with m = 1, how many iterations ahead the sampled row's values and indices
+#: (PF_ROW) and its per-row scalars / alias-table entry (PF_SCALAR) are
+#: prefetched; the per-coordinate state of the next row's columns is
+#: prefetched one iteration ahead (see kernels/prefetch.py)
+PF_ROW = 3
+PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True)
@@ -219,6 +227,22 @@ def alias_draw(uval, alias_prob, alias_idx):
     return alias_idx[i]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def single_draw(uval, weighted, alias_prob, alias_idx, n):
+    """The row sampled by an m = 1 iteration from its uniform ``uval``.
+
+    Algorithm 2: the alias table.  Algorithm 1: Floyd's algorithm with m = 1
+    reduces to ``r = floor(u n)`` (clamped), the same index the general
+    branch of :func:`spdc_run` computes.
+    """
+    if weighted:
+        return alias_draw(uval, alias_prob, alias_idx)
+    r = int(uval * n)
+    if r > n - 1:
+        r = n - 1
+    return r
+
+
 #: columns of the per-coordinate state array ``st`` (d, 4): one cache line
 #: holds everything a catch-up reads and writes
 X_COL, XPREV_COL, U_COL, LAST_COL = 0, 1, 2, 3
@@ -259,12 +283,52 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
     inv_l2 = 1.0 / l2
     nem = em1.shape[0]
     accesses = 0
+    stf = st.reshape(st.shape[0] * st.shape[1])   # flat view, for prefetching
+    ncol = st.shape[1]
+    # CSR rows (indices as long as data): prefetch the state of the next row's
+    # columns; dense rows read the state sequentially, which the hardware handles
+    csr_rows = indices.shape[0] == data.shape[0]
     for it in range(n_iter):
         t = t0 + it
+        if m == 1:
+            # Rows come in random order, so each iteration would start with
+            # cache misses on the row, its scalars and its columns' state.
+            # The uniforms are drawn in advance, so the coming rows are known:
+            # ask for them early (hints only; results do not change).
+            if it + PF_SCALAR < n_iter:
+                zf = int(uniforms[it + PF_SCALAR, 0] * n)
+                if zf > n - 1:
+                    zf = n - 1
+                if weighted:
+                    prefetch(alias_prob, zf)
+                    prefetch(alias_idx, zf)
+                else:
+                    prefetch(indptr, zf)
+                    prefetch(alpha, zf)
+                    prefetch(y, zf)
+                    prefetch(rho, zf)
+            if it + PF_ROW < n_iter:
+                kf = single_draw(uniforms[it + PF_ROW, 0], weighted, alias_prob,
+                                 alias_idx, n)
+                if weighted:
+                    prefetch(alpha, kf)
+                    prefetch(y, kf)
+                    prefetch(rho, kf)
+                    prefetch(pn, kf)
+                prefetch_row(data, indices, indptr, iptr, kf)
+            if csr_rows and it + 1 < n_iter:
+                k1 = single_draw(uniforms[it + 1, 0], weighted, alias_prob,
+                                 alias_idx, n)
+                off1 = iptr[k1]
+                for kk in range(off1, off1 + indptr[k1 + 1] - indptr[k1]):
+                    prefetch(stf, indices[kk] * ncol)
         # ---- sample K
         if weighted:
             batch[0] = alias_draw(uniforms[it, 0], alias_prob, alias_idx)
             ufac_w = pn[batch[0]] / n      # p_k: (7) adds (1/n) rho dy a_k = p_k du
+        elif m == 1:
+            batch[0] = single_draw(uniforms[it, 0], False, alias_prob, alias_idx, n)
+            ufac_w = 1.0 / n
         else:
             stamp = t + 1
             cnt = 0
