@@ -71,7 +71,7 @@ def sdca_epoch_time(prob, epochs):
         t0 = time.perf_counter()
         sdca_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight,
                    r.sqnorm, order, 0, n, alpha, v, prob.loss.code, prob.loss.param,
-                   prob.lam, 0.0, 1.0 / prob.W, False, np.inf, shrunk, False, e, ei, 0, 0,
+                   prob.lam, 0.0, 1.0 / prob.W, False, np.inf, np.inf, shrunk, False, e, ei, 0, 0,
                    -1, e, e, e, ei)
         times.append(time.perf_counter() - t0)
     return float(np.median(times[1:]))

@@ -37,7 +37,7 @@ PF_SCALAR = 6
 @njit(cache=True, nogil=True)
 def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
                alpha, v, kind, p, lam, l1, inv_W,
-               shrinking, shrink_M, shrunk,
+               shrinking, shrink_up, shrink_down, shrunk,
                averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
                keys, dA, dB, heap):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
@@ -56,19 +56,26 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
     shrinking, averaging, snapshots, status codes) is shared by both cases.
 
     Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
-    its dual domain whose one-sided slopes satisfy ``g_plus < -M`` and
-    ``g_minus > M`` (``M = shrink_M``, the largest violation of the previous
-    pass, as in LIBLINEAR) is marked in ``shrunk`` and not updated.
+    its dual domain is marked in ``shrunk`` and not updated when its one-sided
+    slopes satisfy ``g_plus < -shrink_down`` and ``g_minus > shrink_up``.  The
+    thresholds are one-sided, as in LIBLINEAR's ``solve_l2r_l1l2_svc``: a
+    coordinate held at its lower end is compared with the largest *downward*
+    violation of the previous pass (LIBLINEAR's ``PGmax_old``), one at its
+    upper end with the largest *upward* violation (``-PGmin_old``); an
+    interior coordinate (``g_plus = g_minus``) is never shrunk.  The pass's
+    largest upward (``max(g_plus, 0)``) and downward (``max(-g_minus, 0)``)
+    violations over the coordinates not shrunk are returned.
 
     Averaging (``averaging=True``): ``avg_sum[i]`` accumulates
     ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily (``avg_last[i]`` is the step
     from which the current value has been held).
 
-    Returns ``(status, pos, t, feature_accesses, max_violation)`` where ``pos``
+    Returns ``(status, pos, t, feature_accesses, max_up, max_down)`` where ``pos``
     is the index in ``order`` where processing stopped and ``t`` the step count.
     """
     accesses = 0
-    max_viol = 0.0
+    max_up = 0.0
+    max_down = 0.0
     inv_lam = 1.0 / lam
     t = step0
     for pos in range(start, stop):
@@ -108,22 +115,23 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
         yi = y[i]
         if shrinking:
             gp, gm = dual_slopes(kind, p, ai, yi, a)
-            viol = (gp if gp > 0.0 else 0.0) + (-gm if gm < 0.0 else 0.0)
-            if viol > max_viol:
-                max_viol = viol
-            if gp < -shrink_M and gm > shrink_M:
+            if gp < -shrink_down and gm > shrink_up:
                 shrunk[i] = 1
                 t += 1
                 if t == snap_step:
-                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
+                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down
                 continue
+            if gp > max_up:
+                max_up = gp
+            if -gm > max_down:
+                max_down = -gm
         if l1 > 0.0:
             new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v,
                                  cw[i] * inv_W, lam, l1, keys, dA, dB, heap)
         else:
             new = dual_step(kind, p, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
-            return STATUS_NONFINITE, pos, t, accesses, max_viol
+            return STATUS_NONFINITE, pos, t, accesses, max_up, max_down
         t += 1
         delta = new - ai
         if delta != 0.0:
@@ -137,8 +145,8 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
             for k in range(rs, re):
                 v[indices[k + off]] += coef * data[k]
         if t == snap_step:
-            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_viol
-    return STATUS_OK, stop, t, accesses, max_viol
+            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down
+    return STATUS_OK, stop, t, accesses, max_up, max_down
 
 
 @njit(cache=True, nogil=True)

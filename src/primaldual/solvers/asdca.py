@@ -157,10 +157,10 @@ class ASDCASolver(Solver):
         inv_W = 1.0 / p.W
         for _ in range(passes):
             order = self.rng.permutation(p.n).astype(np.int64)
-            status, pos, t, acc, _ = sdca_epoch(
+            status, pos, t, acc, _, _ = sdca_epoch(
                 r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                 order, 0, p.n, self.alpha, self.vs, p.loss.code, p.loss.param,
-                self.lam_in, p.l1, inv_W, False, np.inf, self.dummy_u8, False,
+                self.lam_in, p.l1, inv_W, False, np.inf, np.inf, self.dummy_u8, False,
                 self.dummy_f, self.dummy_i, 0, self.steps, -1, *self.work)
             self.feature_accesses += acc
             self.steps += p.n

@@ -624,10 +624,10 @@ class DSOSolver(Solver):
             rng = self.streams[q]
             for _ in range(self.init_passes):
                 order = (i0 + rng.permutation(i1 - i0)).astype(np.int64)
-                status, pos, _, acc, _ = sdca_epoch(
+                status, pos, _, acc, _, _ = sdca_epoch(
                     r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                     order, 0, order.shape[0], alpha, vq, p.loss.code, p.loss.param,
-                    p.lam, 0.0, 1.0 / Wq, False, np.inf, shrunk, False, empty, empty_i,
+                    p.lam, 0.0, 1.0 / Wq, False, np.inf, np.inf, shrunk, False, empty, empty_i,
                     0, 0, -1, empty, empty, empty, empty_i)
                 self.feature_accesses += acc
                 if status == SDCA_NONFINITE:

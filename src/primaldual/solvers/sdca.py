@@ -124,8 +124,8 @@ class SDCASolver(Solver):
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
-        self.shrink_M = np.inf
-        self.pass_viol = 0.0
+        self.shrink_up = self.shrink_down = np.inf
+        self.pass_up = self.pass_down = 0.0
         out = self.opts["output"]
         self.avg_sum = np.zeros(n if out == "average" else 0)
         self.avg_last = np.zeros(n if out == "average" else 0, dtype=np.int64)
@@ -139,8 +139,9 @@ class SDCASolver(Solver):
         self.prox_work = prox_work_arrays(self.problem.rows, self.problem.l1)
 
     def get_state(self):
-        meta = {"pos": int(self.pos), "shrink_M": _f(self.shrink_M),
-                "pass_viol": float(self.pass_viol),
+        meta = {"pos": int(self.pos), "shrink_up": _f(self.shrink_up),
+                "shrink_down": _f(self.shrink_down), "pass_up": float(self.pass_up),
+                "pass_down": float(self.pass_down),
                 "pending_sgd_init": bool(self.pending_sgd_init),
                 "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
@@ -154,8 +155,10 @@ class SDCASolver(Solver):
                   "avg_last", "snapshot"):
             setattr(self, k, np.array(arrays[k]))
         self.pos = int(meta["pos"])
-        self.shrink_M = float(meta["shrink_M"]) if meta["shrink_M"] is not None else np.inf
-        self.pass_viol = float(meta["pass_viol"])
+        self.shrink_up = _inf_if_none(meta["shrink_up"])
+        self.shrink_down = _inf_if_none(meta["shrink_down"])
+        self.pass_up = float(meta["pass_up"])
+        self.pass_down = float(meta["pass_down"])
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
         self.snap_step = int(meta["snap_step"])
@@ -167,9 +170,11 @@ class SDCASolver(Solver):
         n = self.problem.n
         if self.shrinking:
             active = np.flatnonzero(self.shrunk == 0).astype(np.int64)
-            # the largest violation of the finished pass becomes the threshold
-            self.shrink_M = self.pass_viol if self.pass_viol > 0 else np.inf
-            self.pass_viol = 0.0
+            # the largest one-sided violations of the finished pass become the
+            # thresholds (LIBLINEAR: PGmax_old, PGmin_old; infinite when zero)
+            self.shrink_up = self.pass_up if self.pass_up > 0 else np.inf
+            self.shrink_down = self.pass_down if self.pass_down > 0 else np.inf
+            self.pass_up = self.pass_down = 0.0
         else:
             active = None
         s = self.opts["sampling"]
@@ -226,14 +231,15 @@ class SDCASolver(Solver):
                     break
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            status, pos, t, acc, viol = sdca_epoch(
+            status, pos, t, acc, up, down = sdca_epoch(
                 r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                 self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
-                p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_M,
+                p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_up, self.shrink_down,
                 self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
                 self.steps, snap, *self.prox_work)
             self.feature_accesses += acc
-            self.pass_viol = max(self.pass_viol, viol)
+            self.pass_up = max(self.pass_up, up)
+            self.pass_down = max(self.pass_down, down)
             if status == STATUS_NONFINITE:
                 _raise_nonfinite(p, self.order[pos])
             self.pos = pos
@@ -287,13 +293,17 @@ class SDCASolver(Solver):
         back = shrunk[gi > allowed]
         if back.size:
             self.shrunk[back] = 0
-            self.shrink_M = np.inf
+            self.shrink_up = self.shrink_down = np.inf
             self.pos = self.order.shape[0]     # start a fresh pass with them
 
     def trace_extras(self):
         if self.shrinking:
             return {"active": int(self.problem.n - int(self.shrunk.sum()))}
         return {}
+
+
+def _inf_if_none(x):
+    return np.inf if x is None else float(x)
 
 
 def _f(x):
