@@ -344,3 +344,31 @@ def test_cli_error_in_a_subprocess(tmp_path):
     assert r.returncode == 1 and r.stdout == ""
     assert f"{f}, line 2" in r.stderr and "not strictly increasing" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+# ------------------------------------------------------------- absurd widths
+def test_absurd_feature_count_is_refused_before_allocating(tmp_path, capsys):
+    # one index near 2^31 declares two billion features: w alone would be 17 GB
+    import scipy.sparse as sp
+
+    from primaldual import solve
+    X = sp.csr_matrix((np.ones(2), ([0, 1], [3, 2 ** 31 - 2])), shape=(2, 2 ** 31 - 1))
+    with pytest.raises(MemoryError, match=r"2,147,483,647 columns but only 2 of them"):
+        solve(X, np.array([1.0, -1.0]), loss="hinge", lam=0.1)
+    f = write(tmp_path, "wide.svm", "1 4:1\n-1 2147483647:1\n")
+    code, err = run_main(capsys, "fit", f)
+    assert code == 1 and "columns but only 2 of them hold a nonzero" in err
+    assert "Traceback" not in err
+
+
+def test_feature_cap_can_be_set_and_raised(monkeypatch):
+    import scipy.sparse as sp
+
+    from primaldual import solve
+    X = sp.random(20, 50, density=0.2, format="csr", random_state=0)
+    y = np.where(np.arange(20) % 2, 1.0, -1.0)
+    monkeypatch.setenv("PRIMALDUAL_MAX_FEATURES", "49")
+    with pytest.raises(MemoryError, match="PRIMALDUAL_MAX_FEATURES"):
+        solve(X, y, loss="hinge", lam=0.1)
+    monkeypatch.setenv("PRIMALDUAL_MAX_FEATURES", "50")
+    assert solve(X, y, loss="hinge", lam=0.1).coef.shape == (50,)

@@ -479,7 +479,7 @@ def main(argv=None) -> int:
         return int(e.code or 0)
     try:
         return _COMMANDS[args.command](args)
-    except (ValueError, OSError, FloatingPointError) as e:
+    except (ValueError, OSError, FloatingPointError, MemoryError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ code path for both kinds of input.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -88,6 +89,40 @@ def _check_finite(arr, name):
                          f"remove or impute them before fitting")
 
 
+#: a fit refuses sparse input whose coefficient vector (d float64 values) would
+#: take more than this fraction of the machine's physical memory; the solvers
+#: keep several d-vectors (w, v, and up to four per coordinate for SPDC)
+MAX_COEF_MEMORY_FRACTION = 1.0 / 8.0
+
+
+def _physical_memory():
+    """Bytes of physical memory, or None where the OS does not say."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def _check_n_features(X, name):
+    """Refuse a column count whose d-vectors cannot fit in memory (a LIBSVM file
+    with one index near 2^31 declares two billion features)."""
+    d = X.shape[1]
+    mem = _physical_memory()
+    env = os.environ.get("PRIMALDUAL_MAX_FEATURES")
+    limit = int(env) if env else (int(mem * MAX_COEF_MEMORY_FRACTION) // 8 if mem else None)
+    if limit is None or d <= limit:
+        return
+    used = int(np.unique(X.indices).size) if X.nnz else 0
+    source = ("set by PRIMALDUAL_MAX_FEATURES" if env else
+              f"1/8 of this machine's {mem / 1e9:.0f} GB of memory")
+    raise MemoryError(
+        f"{name} has {d:,} columns but only {used:,} of them hold a nonzero; one "
+        f"float64 coefficient vector would take {d * 8 / 1e9:.1f} GB, over the limit of "
+        f"{limit:,} columns ({source}). Drop the empty columns "
+        f"(X[:, X.getnnz(axis=0) > 0]), hash the features into fewer columns, or raise "
+        f"PRIMALDUAL_MAX_FEATURES if the memory is really there.")
+
+
 def check_X(X, name="X"):
     """Validate X without densifying or copying more than needed.
 
@@ -106,6 +141,7 @@ def check_X(X, name="X"):
             X = X.copy()
             X.sum_duplicates()
         _check_finite(X.data, name)
+        _check_n_features(X, name)
         if not isinstance(X, sp.csr_matrix):
             X = sp.csr_matrix(X)
         return X
