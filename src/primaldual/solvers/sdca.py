@@ -38,8 +38,11 @@ shrinking : "auto" | True | False, default "auto"
     LIBLINEAR-style active set for losses whose dual domain is a box (hinge,
     smooth_hinge, squared_hinge, absolute, epsilon_insensitive): a
     coordinate at a bound (or the kink at 0 of epsilon-insensitive) whose
-    slopes push outward by more than the largest violation of the previous
-    pass is removed from the passes.  At every check, shrunk coordinates
+    slopes push outward by more than the previous pass's largest violation
+    *in the opposite direction* is removed from the passes (one-sided
+    thresholds, LIBLINEAR's ``PGmax_old`` / ``PGmin_old``: a coordinate at its
+    lower end is compared with the largest downward violation, one at its
+    upper end with the largest upward violation).  At every check, shrunk coordinates
     whose share of the exact duality gap exceeds ``tol * |P| / n`` are
     re-activated; convergence is always declared on the exact gap over all
     ``n`` coordinates.  "auto" turns it on for box losses with
