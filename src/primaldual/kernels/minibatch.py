@@ -205,13 +205,20 @@ def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv
     return STATUS_OK, n_iter, acc, -1
 
 
-@njit(cache=True, nogil=True)
-def _partial_dot(data, indices, indptr, iptr, i, splits, tid, nthreads, v):
-    """The part of ``<x_i, v>`` over column range ``tid`` (:func:`row_splits`)."""
+@njit(cache=True, nogil=True, inline="always")
+def _share(indptr, splits, i, tid, nthreads):
+    """Positions ``[lo, hi)`` of row ``i``'s entries in column range ``tid``."""
     rs = indptr[i]
     lo = rs if tid == 0 else rs + splits[i, tid - 1]
     hi = indptr[i + 1] if tid == nthreads - 1 else rs + splits[i, tid]
-    off = iptr[i] - rs
+    return lo, hi
+
+
+@njit(cache=True, nogil=True)
+def _partial_dot(data, indices, indptr, iptr, i, splits, tid, nthreads, v):
+    """The part of ``<x_i, v>`` over column range ``tid`` (:func:`row_splits`)."""
+    lo, hi = _share(indptr, splits, i, tid, nthreads)
+    off = iptr[i] - indptr[i]
     dot = 0.0
     for k in range(lo, hi):
         dot += data[k] * v[indices[k + off]]
@@ -296,14 +303,12 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
                 alpha[i] = new
         for q in range(b):
             i = batch[q]
-            rs = indptr[i]
-            lo = rs if tid == 0 else rs + splits[i, tid - 1]
-            hi = indptr[i + 1] if tid == nthreads - 1 else rs + splits[i, tid]
+            lo, hi = _share(indptr, splits, i, tid, nthreads)
             acc += hi - lo
             c = coefs[q]
             if c == 0.0:
                 continue
-            off = iptr[i] - rs
+            off = iptr[i] - indptr[i]
             for kk in range(lo, hi):
                 v[indices[kk + off]] += c * data[kk]
     return STATUS_OK, n_iter, acc, -1
