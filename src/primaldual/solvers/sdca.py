@@ -42,7 +42,10 @@ shrinking : "auto" | True | False, default "auto"
     *in the opposite direction* is removed from the passes (one-sided
     thresholds, LIBLINEAR's ``PGmax_old`` / ``PGmin_old``: a coordinate at its
     lower end is compared with the largest downward violation, one at its
-    upper end with the largest upward violation).  At every check, shrunk coordinates
+    upper end with the largest upward violation).  With shrinking the passes
+    themselves run inside the kernel (``sdca_shrinking_run``), drawn from
+    uniforms of the solver's generator, because the active set can get so
+    small that a Python round trip per pass would dominate.  At every check, shrunk coordinates
     whose share of the exact duality gap exceeds ``tol * |P| / n`` are
     re-activated; convergence is always declared on the exact gap over all
     ``n`` coordinates.  "auto" turns it on for box losses with
@@ -67,9 +70,13 @@ import time
 import numpy as np
 
 from ..kernels.prox_sdca import prox_work_arrays
-from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
-                            modified_sgd_epoch, sdca_epoch)
+from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
+                            STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
+                            modified_sgd_epoch, sdca_epoch, sdca_shrinking_run)
 from ._base import Solver, _check_choice, _positive, register
+
+_ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
+                "cyclic": ORDER_CYCLIC}
 
 
 def _raise_nonfinite(problem, i):
@@ -127,8 +134,10 @@ class SDCASolver(Solver):
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
-        self.shrink_up = self.shrink_down = np.inf
-        self.pass_up = self.pass_down = 0.0
+        # shrinking: [shrink_up, shrink_down, pass_up, pass_down] (see
+        # kernels.sdca.sdca_shrinking_run) and the active list of the pass
+        self.thr = np.array([np.inf, np.inf, 0.0, 0.0])
+        self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts["output"]
         self.avg_sum = np.zeros(n if out == "average" else 0)
         self.avg_last = np.zeros(n if out == "average" else 0, dtype=np.int64)
@@ -142,56 +151,43 @@ class SDCASolver(Solver):
         self.prox_work = prox_work_arrays(self.problem.rows, self.problem.l1)
 
     def get_state(self):
-        meta = {"pos": int(self.pos), "shrink_up": _f(self.shrink_up),
-                "shrink_down": _f(self.shrink_down), "pass_up": float(self.pass_up),
-                "pass_down": float(self.pass_down),
-                "pending_sgd_init": bool(self.pending_sgd_init),
+        meta = {"pos": int(self.pos), "pending_sgd_init": bool(self.pending_sgd_init),
                 "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
+                  "active": self.active, "thr": self.thr,
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
                   "avg_sum": self.avg_sum, "avg_last": self.avg_last,
                   "snapshot": self.snapshot}
         return meta, {k: np.array(a) for k, a in arrays.items()}
 
     def set_state(self, meta, arrays):
-        for k in ("alpha", "v", "order", "cyclic_order", "shrunk", "avg_sum",
-                  "avg_last", "snapshot"):
+        for k in ("alpha", "v", "order", "active", "thr", "cyclic_order", "shrunk",
+                  "avg_sum", "avg_last", "snapshot"):
             setattr(self, k, np.array(arrays[k]))
         self.pos = int(meta["pos"])
-        self.shrink_up = _inf_if_none(meta["shrink_up"])
-        self.shrink_down = _inf_if_none(meta["shrink_down"])
-        self.pass_up = float(meta["pass_up"])
-        self.pass_down = float(meta["pass_down"])
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
         self.snap_step = int(meta["snap_step"])
         self._prox_scratch()
 
     # -------------------------------------------------------- sampling
+    def _all_active(self):
+        """The coordinates not shrunk, in the order passes are built from."""
+        if self.opts["sampling"] == "cyclic":
+            return self.cyclic_order[self.shrunk[self.cyclic_order] == 0].astype(np.int64)
+        return np.flatnonzero(self.shrunk == 0).astype(np.int64)
+
     def _new_pass(self):
-        """Draw the order of the next pass over the (active) coordinates."""
+        """Draw the order of the next pass (without shrinking; with shrinking
+        the kernel draws its passes itself, see :meth:`_advance_shrinking`)."""
         n = self.problem.n
-        if self.shrinking:
-            active = np.flatnonzero(self.shrunk == 0).astype(np.int64)
-            # the largest one-sided violations of the finished pass become the
-            # thresholds (LIBLINEAR: PGmax_old, PGmin_old; infinite when zero)
-            self.shrink_up = self.pass_up if self.pass_up > 0 else np.inf
-            self.shrink_down = self.pass_down if self.pass_down > 0 else np.inf
-            self.pass_up = self.pass_down = 0.0
-        else:
-            active = None
         s = self.opts["sampling"]
         if s == "uniform":
-            if active is None:
-                self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
-            else:
-                self.order = active[self.rng.integers(0, active.size, size=active.size)]
+            self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         elif s == "permutation":
-            self.order = (self.rng.permutation(n).astype(np.int64) if active is None
-                          else self.rng.permutation(active))
+            self.order = self.rng.permutation(n).astype(np.int64)
         else:
-            self.order = (self.cyclic_order if active is None
-                          else self.cyclic_order[self.shrunk[self.cyclic_order] == 0])
+            self.order = self.cyclic_order
         self.pos = 0
 
     def _next_snapshot(self):
@@ -226,23 +222,20 @@ class SDCASolver(Solver):
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
         inv_W = 1.0 / p.W
+        if self.shrinking:
+            return self._advance_shrinking(target, deadline)
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
                 self._new_pass()
-                if self.order.shape[0] == 0:      # everything shrunk
-                    self.steps = target
-                    break
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            status, pos, t, acc, up, down = sdca_epoch(
+            status, pos, t, acc, _, _ = sdca_epoch(
                 r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                 self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
-                p.loss.param, p.lam, p.l1, inv_W, self.shrinking, self.shrink_up, self.shrink_down,
+                p.loss.param, p.lam, p.l1, inv_W, False, np.inf, np.inf,
                 self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
                 self.steps, snap, *self.prox_work)
             self.feature_accesses += acc
-            self.pass_up = max(self.pass_up, up)
-            self.pass_down = max(self.pass_down, down)
             if status == STATUS_NONFINITE:
                 _raise_nonfinite(p, self.order[pos])
             self.pos = pos
@@ -253,6 +246,48 @@ class SDCASolver(Solver):
                 self._next_snapshot()
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+
+    def _advance_shrinking(self, target, deadline):
+        """Steps up to ``target`` with shrinking; the kernel runs the passes.
+
+        The driver hands it a block of uniforms for drawing passes (one per
+        step still to make plus one full pass; more on request) and the
+        buffers of the active list and the current pass."""
+        p = self.problem
+        r = p.rows
+        n = p.n
+        code = _ORDER_CODES[self.opts["sampling"]]
+        active = np.empty(n, dtype=np.int64)
+        n_active = self.active.shape[0]
+        active[:n_active] = self.active
+        order = np.empty(n, dtype=np.int64)
+        n_order = self.order.shape[0]
+        order[:n_order] = self.order
+        pos = self.pos
+        no_avg = np.zeros(0, dtype=np.int64)
+        # at most one epoch per kernel call, so a deadline is honoured between epochs
+        while self.steps < target:
+            stop = min(target, self.steps + n)
+            u = self.rng.random(stop - self.steps + n)
+            status, pos, n_active, n_order, t, _, acc = sdca_shrinking_run(
+                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
+                active, n_active, order, n_order, pos, code, u, self.alpha, self.v,
+                p.loss.code, p.loss.param, p.lam, p.l1, 1.0 / p.W, self.shrunk, self.thr,
+                self.steps, stop, *self.prox_work, no_avg)
+            self.feature_accesses += acc
+            self.steps = t
+            if status == STATUS_NONFINITE:
+                self.active, self.order, self.pos = (active[:n_active].copy(),
+                                                     order[:n_order].copy(), pos)
+                _raise_nonfinite(p, order[pos])
+            if n_active == 0:                       # everything shrunk
+                self.steps = target
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.active = active[:n_active].copy()
+        self.order = order[:n_order].copy()
+        self.pos = pos
 
     # ------------------------------------------------------ certificate
     def _output_alpha(self):
@@ -296,18 +331,12 @@ class SDCASolver(Solver):
         back = shrunk[gi > allowed]
         if back.size:
             self.shrunk[back] = 0
-            self.shrink_up = self.shrink_down = np.inf
-            self.pos = self.order.shape[0]     # start a fresh pass with them
+            self.active = self._all_active()
+            # a fresh pass with them, shrinking nothing (LIBLINEAR: PGmax_old = INF)
+            self.thr[:] = (np.inf, np.inf, 0.0, 0.0)
+            self.pos = self.order.shape[0]
 
     def trace_extras(self):
         if self.shrinking:
             return {"active": int(self.problem.n - int(self.shrunk.sum()))}
         return {}
-
-
-def _inf_if_none(x):
-    return np.inf if x is None else float(x)
-
-
-def _f(x):
-    return None if not np.isfinite(x) else float(x)
