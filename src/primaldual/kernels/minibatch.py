@@ -65,15 +65,19 @@ def draw_subset(u, u_off, m, tau, perm, p_off, swaps, out, out_off):
 
 
 # ------------------------------------------------- one coordinate step
-@njit(cache=True, nogil=True)
-def _row_dot(data, indices, indptr, iptr, i, v):
-    rs = indptr[i]
-    re = indptr[i + 1]
-    off = iptr[i] - rs
+@njit(cache=True, nogil=True, inline="always")
+def _partial_dot(data, indices, lo, hi, off, v):
+    """``sum_k data[k] v[indices[k + off]]`` over ``lo <= k < hi``: a row's
+    inner product with ``v``, or its part over one thread's column range."""
     dot = 0.0
-    for k in range(rs, re):
+    for k in range(lo, hi):
         dot += data[k] * v[indices[k + off]]
     return dot
+
+
+@njit(cache=True, nogil=True)
+def _row_dot(data, indices, indptr, iptr, i, v):
+    return _partial_dot(data, indices, indptr[i], indptr[i + 1], iptr[i] - indptr[i], v)
 
 
 @njit(cache=True, nogil=True)
@@ -215,17 +219,6 @@ def _share(indptr, splits, i, tid, nthreads):
 
 
 @njit(cache=True, nogil=True)
-def _partial_dot(data, indices, indptr, iptr, i, splits, tid, nthreads, v):
-    """The part of ``<x_i, v>`` over column range ``tid`` (:func:`row_splits`)."""
-    lo, hi = _share(indptr, splits, i, tid, nthreads)
-    off = iptr[i] - indptr[i]
-    dot = 0.0
-    for k in range(lo, hi):
-        dot += data[k] * v[indices[k + off]]
-    return dot
-
-
-@njit(cache=True, nogil=True)
 def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv, kind,
                  p, inv_lam, inv_W, scale, u, n_iter, b, alpha, v, perm, swaps, batch,
                  pdot, news, olds, coefs, splits):
@@ -270,8 +263,10 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
         par = t & 1
         _msdca_prepare(u, t, b, n, perm, swaps, batch)
         for q in range(b):
-            pdot[par, tid, q] = _partial_dot(data, indices, indptr, iptr, batch[q],
-                                             splits, tid, nthreads, v)
+            i = batch[q]
+            lo, hi = _share(indptr, splits, i, tid, nthreads)
+            acc += hi - lo
+            pdot[par, tid, q] = _partial_dot(data, indices, lo, hi, iptr[i] - indptr[i], v)
         k += 1
         if not barrier(flags, tid, nthreads, k):
             return STATUS_ABORTED, t, acc, -1
@@ -302,12 +297,11 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
             if q_lo <= q < q_hi:
                 alpha[i] = new
         for q in range(b):
-            i = batch[q]
-            lo, hi = _share(indptr, splits, i, tid, nthreads)
-            acc += hi - lo
             c = coefs[q]
             if c == 0.0:
                 continue
+            i = batch[q]
+            lo, hi = _share(indptr, splits, i, tid, nthreads)
             off = iptr[i] - indptr[i]
             for kk in range(lo, hi):
                 v[indices[kk + off]] += c * data[kk]
