@@ -222,3 +222,25 @@ def test_demo_config_and_quick_main(tmp_path, monkeypatch):
     assert "rcv1 (synthetic)" in report and "breast_cancer (sklearn)" in report
     assert "LIBLINEAR" in report and "![" in report
     assert any(p.suffix == ".png" for p in (out / "plots").iterdir())
+
+
+def test_minibatch_preset_draws_fig1_top_from_runs(tmp_path):
+    # the top-row figure is computed from the runs' traces: epochs to the gap
+    import types
+
+    from primaldual.bench.presets import minibatch_paper as M
+
+    def run(solver, epochs_to_hit):
+        trace = [{"epoch": float(e), "rel_gap": (0.5 if e < epochs_to_hit else 1e-3)}
+                 for e in range(0, 12)]
+        return types.SimpleNamespace(status="ok", trace=trace, experiment="b-and-C",
+                                     dataset="toy", solver=solver)
+    runs = [run("b=1", 4), run("b=16 standard", 4), run("b=16 C=2", 5),
+            run("b=128 standard", 8), run("b=128 C=2", 20)]      # 20: never reached
+    assert M._epochs_to_gap(runs[1].trace, M.TOP_GAP) == 4.0
+    assert M._epochs_to_gap(runs[4].trace, M.TOP_GAP) is None
+    assert M._parse_label("b=128 C=4") == (128, 4)
+    assert M._parse_label("b=16 standard") == (16, 1)
+    made = M.figures(types.SimpleNamespace(runs=runs), tmp_path)
+    assert [p.name for p in made] == ["minibatch_fig1_top.png"]
+    assert made[0].stat().st_size > 1000
