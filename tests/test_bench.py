@@ -244,3 +244,33 @@ def test_minibatch_preset_draws_fig1_top_from_runs(tmp_path):
     made = M.figures(types.SimpleNamespace(runs=runs), tmp_path)
     assert [p.name for p in made] == ["minibatch_fig1_top.png"]
     assert made[0].stat().st_size > 1000
+
+
+def test_references_are_refined_by_the_runs_certificates():
+    # a reference that stopped early: a run goes below its primal value; the
+    # reference takes the run's primal and the best dual, and sub-optimalities
+    # are recomputed so that none is negative
+    from primaldual.bench.harness import Reference, RunResult, refine_references
+    ref = Reference(dataset="d", loss="l", lam=1e-8, primal=1.0, dual=0.5, method="sdca",
+                    rel_gap=0.5, epochs=3000, time=1.0)
+
+    def run(rid, primals, duals, reference=ref):
+        trace = [{"epoch": float(k), "primal": p, "dual": q, "gap": p - q,
+                  "rel_gap": (p - q) / p, "subopt": p - 1.0}
+                 for k, (p, q) in enumerate(zip(primals, duals))]
+        return RunResult(run_id=rid, experiment="e", dataset="d", loss="l", loss_name="hinge",
+                         loss_params={}, lam=1e-8, solver=rid, solver_name=rid, kind="ours",
+                         options={}, seed=0, status="ok", reason="", trace=trace, data={},
+                         reference=reference)
+    a = run("a", [2.0, 1.2, 0.9], [0.1, 0.4, 0.6])
+    b = run("b", [3.0, 0.95], [0.0, 0.55])
+    other = run("c", [5.0], [0.0], reference=None)
+    changed = refine_references([a, b, other])
+    assert sorted(changed) == ["a", "b"]
+    assert ref.primal == 0.9 and ref.dual == 0.6
+    assert ref.candidates["runs"] == {"primal": 0.9, "run_id": "a"}
+    assert ref.rel_gap == pytest.approx((0.9 - 0.6) / 0.9)
+    assert min(r["subopt"] for r in a.trace + b.trace) == 0.0
+    assert b.trace[-1]["subopt"] == pytest.approx(0.05)
+    assert other.trace[0]["subopt"] == 4.0                # untouched
+    assert refine_references([a, b]) == []                # nothing left to refine
