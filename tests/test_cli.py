@@ -234,8 +234,11 @@ def test_info(tmp_path, capsys):
 
 # ------------------------------------------------------ checkpoint / resume
 def _fit_args(path, *extra):
+    # hinge shrinks, and shrinking re-activates coordinates at checks: a run
+    # continued with a larger --max-epochs equals one long run when both check at
+    # the same epochs, so the check interval is fixed here
     return ["fit", path, "--loss", "hinge", "--lam", "1e-4", "--tol", "1e-12",
-            "--seed", "7", "--json", "--quiet", *extra]
+            "--seed", "7", "--json", "--quiet", "--option", "check_every=1", *extra]
 
 
 def test_checkpoint_then_resume_equals_uninterrupted(tmp_path, capsys):
@@ -297,8 +300,9 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     s = last_json(r.stdout)
 
     X, y = load_binary("a9a")
+    # the uninterrupted run of the same command (its checkpoints set its checks)
     res = primaldual.solve(X, y, loss="hinge", lam=1e-5, tol=1e-12, random_state=11,
-                           max_epochs=120)
+                           max_epochs=120, checkpoint=tmp_path / "ref", checkpoint_every=5)
     assert s["epochs"] == res.n_epochs == 120
     assert s["primal"] == res.primal and s["dual"] == res.dual
     from primaldual.model_io import read_model

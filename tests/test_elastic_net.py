@@ -133,7 +133,7 @@ def test_sgdclassifier_elasticnet_scaling_agrees():
 def test_elastic_net_resume_and_output_options():
     X, y = make_classification_data(n=200, d=30, seed=4)
     kw = dict(loss="smooth_hinge", lam=1e-2, l1=1e-2, solver="sdca", tol=0.0,
-              random_state=1)
+              random_state=1, check_every=1)   # shrinking: checks at the same epochs
     full = pd.solve(X, y, max_epochs=6, **kw)
     part = pd.solve(X, y, max_epochs=3, **kw)
     rest = pd.solve(X, y, max_epochs=6, resume=part.state, **kw)

@@ -293,7 +293,7 @@ def test_smooth_hinge_converges_linearly():
     X, y = load_binary("a9a", n_features=123, max_rows=3000)
     lam, gamma = 1e-3, 1.0
     res = solve(X, y, loss="smooth_hinge", loss_params={"gamma": gamma}, lam=lam,
-                tol=1e-13, max_epochs=200, shrinking=False, sampling="uniform")
+                tol=1e-13, max_epochs=200, shrinking=False, sampling="uniform", check_every=1)
     assert res.converged
     p_star = res.primal
     dual = np.array([r["dual"] for r in res.trace])
@@ -378,7 +378,8 @@ def test_sgd_initialization_continues_to_the_optimum():
     subsets its primal was lower at lam=1e-2 for 3000 rows but not for 2000, so
     no such claim is asserted.)"""
     X, y = load_binary("a9a", n_features=123, max_rows=2000)
-    full = solve(X, y, loss="hinge", lam=1e-3, max_epochs=500, tol=1e-7, init="sgd")
+    full = solve(X, y, loss="hinge", lam=1e-3, max_epochs=500, tol=1e-7, init="sgd",
+                 check_every=1)
     assert full.converged
     assert full.trace[1]["epoch"] == 1.0
 
@@ -483,10 +484,14 @@ def test_warm_start_from_result_and_alpha():
         solve(X, y, loss="smooth_hinge", lam=5e-3, warm_start=bad)
 
 
-@pytest.mark.parametrize("opts", [{"shrinking": True}, {"shrinking": False,
-                                                         "sampling": "uniform"},
+# Shrinking re-activates coordinates at checks and averaging flushes its sums
+# there, so those runs continue bit for bit only when the checks fall at the same
+# epochs (a fixed check_every); without them the iterates do not depend on the
+# check schedule at all (the default, adaptive one included).
+@pytest.mark.parametrize("opts", [{"shrinking": True, "check_every": 1},
+                                  {"shrinking": False, "sampling": "uniform"},
                                   {"output": "random", "T0": 1, "sampling": "cyclic"},
-                                  {"output": "average", "T0": 2},
+                                  {"output": "average", "T0": 2, "check_every": 1},
                                   {"init": "sgd", "check_every": 0.5}])
 def test_resume_equals_uninterrupted_run(opts, tmp_path):
     X, y = make_classification_data(n=150, d=12, seed=17)
@@ -497,7 +502,8 @@ def test_resume_equals_uninterrupted_run(opts, tmp_path):
     np.testing.assert_array_equal(resumed.dual_coef, full.dual_coef)
     np.testing.assert_array_equal(resumed.coef, full.coef)
     assert resumed.primal == full.primal and resumed.n_epochs == full.n_epochs
-    assert len(resumed.trace) == len(full.trace)
+    if "check_every" in opts:
+        assert len(resumed.trace) == len(full.trace)
     # resuming from the in-memory state works the same way
     again = solve(X, y, max_epochs=8, resume=part, **kw)
     np.testing.assert_array_equal(again.dual_coef, full.dual_coef)
@@ -512,7 +518,7 @@ def test_resume_refuses_a_different_problem(tmp_path):
 
 def test_callback_time_limit_and_fractional_checks():
     X, y = make_classification_data(n=200, d=15, seed=19)
-    res = solve(X, y, loss="hinge", lam=1e-4, tol=0, max_epochs=50,
+    res = solve(X, y, loss="hinge", lam=1e-4, tol=0, max_epochs=50, check_every=1,
                 callback=lambda s: s["epoch"] >= 3)
     assert res.stop_reason == "callback" and res.n_epochs == pytest.approx(3)
     res = solve(X, y, loss="hinge", lam=1e-4, tol=0, max_epochs=5, check_every=0.25,
@@ -565,7 +571,7 @@ def _shrink_pass(alpha0, a_target, shrink_up, shrink_down):
     e, ei = np.zeros(0), np.zeros(0, dtype=np.int64)
     out = sdca_epoch(data, indices, indptr, indptr, y, cw, sq, np.zeros(1, np.int64),
                      0, 1, alpha, v, HINGE, 0.0, 1.0, 0.0, 1.0, True, shrink_up,
-                     shrink_down, shrunk, False, e, ei, 0, 0, -1, e, e, e, ei)
+                     shrink_down, shrunk, False, e, ei, 0, 0, -1, e, e, e, e, ei)
     return bool(shrunk[0]), out[4], out[5]
 
 
@@ -683,3 +689,55 @@ def test_shrinking_kernel_matches_plain_python_reference(sampling):
     np.testing.assert_allclose(res.dual_coef, alpha, atol=1e-10, rtol=0)
     np.testing.assert_allclose(res.coef, w, atol=1e-10, rtol=0)
     assert res.trace[-1]["active"] < 80          # shrinking happened
+
+
+# ------------------------------------------- logistic: cached logit, float32
+def test_logistic_cached_logit_gives_the_same_steps():
+    """The logit cache only moves Newton's starting point: an epoch with it
+    equals an epoch without it (the plain dual_step from alpha) to 1e-10."""
+    from primaldual.kernels.loss_kernels import LOGISTIC
+    from primaldual.kernels.sdca import sdca_epoch
+    X, y = load_binary("a9a", n_features=123, max_rows=2000)
+    prob = Problem(X, y, "logistic", 1e-4)
+    r = prob.rows
+    n = prob.n
+    rng = np.random.default_rng(0)
+    e, ei, u8 = np.zeros(0), np.zeros(0, np.int64), np.zeros(n, np.uint8)
+    states = []
+    for cached in (True, False):
+        alpha = np.zeros(n)
+        v = np.zeros(prob.d)
+        logit = np.full(n if cached else 0, np.nan)
+        for epoch in range(4):
+            order = np.random.default_rng(epoch).permutation(n).astype(np.int64)
+            out = sdca_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y,
+                             prob.sample_weight, r.sqnorm, order, 0, n, alpha, v,
+                             LOGISTIC, 0.0, 1e-4, 0.0, 1.0 / n, False, np.inf, np.inf,
+                             u8, False, e, ei, 0, 0, -1, logit, e, e, e, ei)
+            assert out[0] == 0
+        if cached:
+            b = alpha * prob.y
+            np.testing.assert_allclose(logit, np.log(b) - np.log1p(-b), rtol=1e-9,
+                                       atol=1e-9)
+        states.append((alpha.copy(), v.copy()))
+    np.testing.assert_allclose(states[0][0], states[1][0], rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(states[0][1], states[1][1], rtol=1e-10, atol=1e-13)
+    del rng
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "logistic"])
+@pytest.mark.parametrize("sparse", [True, False])
+def test_float32_reaches_the_float64_optimum(loss, sparse):
+    """float32 X is read as float32 (no copy); the dual, w and the certificate
+    stay float64, so both precisions reach the same optimum."""
+    X, y = load_binary("a9a", n_features=123, max_rows=3000)
+    X = X if sparse else X.toarray()
+    X32 = X.astype(np.float32)
+    assert Problem(X32, y, loss, 1e-3).rows.data.dtype == np.float32
+    r64 = solve(X, y, loss=loss, lam=1e-3, tol=1e-9, max_epochs=3000)
+    r32 = solve(X32, y, loss=loss, lam=1e-3, tol=1e-9, max_epochs=3000)
+    assert r64.converged and r32.converged
+    p64 = Problem(X, y, loss, 1e-3)
+    assert p64.primal(r32.coef) == pytest.approx(r64.primal, rel=1e-7)
+    assert r32.primal == pytest.approx(r64.primal, rel=1e-7)
+    assert r32.coef.dtype == np.float64 and r32.dual_coef.dtype == np.float64

@@ -168,10 +168,18 @@ class Problem:
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         v = np.empty(self.d)
         margins = np.empty(self.n)
-        loss_sum, conj_sum = certificate_pass(
-            r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
-            self.loss.code, self.loss.param, v, margins)
-        v /= self.W
+        if not (w.any() or alpha.any()):
+            # the cold start (w, alpha) = (0, 0): margins and v are zero, no pass needed
+            v[:] = 0.0
+            margins[:] = 0.0
+            loss_sum = weighted_sum(self.sample_weight, self.loss.value(margins, self.y))
+            conj_sum = weighted_sum(self.sample_weight,
+                                    self.loss.neg_conjugate(alpha, self.y))
+        else:
+            loss_sum, conj_sum = certificate_pass(
+                r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
+                self.loss.code, self.loss.param, v, margins)
+            v /= self.W
         primal = loss_sum / self.W + self.penalty.value(w)
         dual = conj_sum / self.W - self.penalty.conjugate(v) if np.isfinite(conj_sum) \
             else -np.inf

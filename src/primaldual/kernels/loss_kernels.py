@@ -55,6 +55,8 @@ _ONE_MINUS = 1.0 - 2.0 ** -53
 _TINY = 1e-300
 
 _NEWTON_TOL = 1e-12
+#: a Newton step below this (relative) is the last one (quadratic convergence)
+_NEWTON_QUAD = 1e-6
 _NEWTON_MAXITER = 100
 
 
@@ -195,56 +197,86 @@ def _clip(x, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def _logistic_step(alpha, y, a, s):
+def logistic_newton(b0, ay, s, z0):
     """Exact logistic coordinate maximizer by safeguarded Newton in logit space.
 
     With ``b = alpha y = sigmoid(z)`` the optimality condition of
     ``H(b) - a y b - (s/2)(b - b0)^2`` is ``h(z) = -z - a y - s (sigmoid(z) - b0) = 0``.
-    ``h`` is strictly decreasing with ``h' <= -1``, and its root lies in the
-    bracket ``[-a y - s (1 - b0), -a y + s b0]``.  Newton steps that leave the
-    current bracket are replaced by bisection; iteration stops when the Newton
-    step (tested before the bracket safeguard) or the bracket is below 1e-12
-    (relative).  ``b = sigmoid(z)`` never leaves the open interval (0, 1).
+    ``h`` is strictly decreasing with ``h' = -1 - s sigmoid'(z) <= -1``, and its
+    root lies in the bracket ``[-a y - s (1 - b0), -a y + s b0]``.  Newton starts
+    from ``z0`` (the logit of ``b0`` cached by the caller; NaN means unknown: it is
+    then computed from ``b0``), steps that leave the current bracket are replaced
+    by bisection.
+
+    Stopping: Newton's error contracts as ``e' <= |h''/(2 h')| e^2 <= e^2 / 2``
+    (``|h''| = s sigmoid'(z) |1 - 2 sigmoid(z)| <= |h'|``), so once a step is below
+    ``1e-6 (1 + |z|)`` the point after it is within ``5e-13 (1 + |z|)^2`` of the
+    root: that step is taken and the loop stops without another sigmoid; ``b``
+    is then the first-order update ``sigmoid(z) + sigmoid'(z) step`` (error
+    below 1e-13).  A bracket narrower than ``1e-12 (1 + |z|)`` also stops it.
+    ``b`` never leaves the open interval (0, 1).
+
+    Returns ``(b, z)``: the new ``alpha y`` and its logit (for the next start).
     """
-    b0 = alpha * y
-    ay = a * y
     lo = -ay - s * (1.0 - b0)
     hi = -ay + s * b0
     if hi - lo <= 0.0:  # s == 0: the unique root is -ay
         z = -ay
+        b = _sigmoid(z)
     else:
-        # start from the current point when it is inside the bracket
-        if b0 > 0.0 and b0 < 1.0:
-            z = math.log(b0) - math.log1p(-b0)
-        else:
-            z = -ay
-        if not (z > lo and z < hi):
-            z = 0.5 * (lo + hi)
+        z = z0
+        # with a cached logit, sigmoid(z0) is b0 itself: the first Newton step
+        # needs no exponential
+        known = math.isfinite(z) and z > lo and z < hi
+        if not known:
+            if b0 > 0.0 and b0 < 1.0:
+                z = math.log(b0) - math.log1p(-b0)
+            else:
+                z = -ay
+            if not (z > lo and z < hi):
+                z = 0.5 * (lo + hi)
+        b = 0.5
         for _ in range(_NEWTON_MAXITER):
-            sg = _sigmoid(z)
+            if known:
+                sg = b0
+                known = False
+            else:
+                sg = _sigmoid(z)
             h = -z - ay - s * (sg - b0)
             if h > 0.0:
                 lo = z
             else:
                 hi = z
-            step = h / (1.0 + s * sg * (1.0 - sg))      # = -h / h'
-            if abs(step) <= _NEWTON_TOL * (1.0 + abs(z)):
-                # converged: take the last (tiny) Newton step and stop, before the
-                # bracket test (at the root, rounding can put it on the bracket edge)
+            dsg = sg * (1.0 - sg)
+            step = h / (1.0 + s * dsg)      # = -h / h'
+            if abs(step) <= _NEWTON_QUAD * (1.0 + abs(z)):
+                # quadratic convergence: the step lands within ~1e-12 of the root
                 z += step
+                b = sg + dsg * step
                 break
             zn = z + step
             if not (zn > lo and zn < hi):
                 zn = 0.5 * (lo + hi)
             if hi - lo <= _NEWTON_TOL * (1.0 + abs(zn)):
                 z = zn
+                b = _sigmoid(z)
                 break
             z = zn
-    b = _sigmoid(z)
+        else:
+            b = _sigmoid(z)
     if b < _TINY:
         b = _TINY
+        z = math.log(b) - math.log1p(-b)
     elif b > _ONE_MINUS:
         b = _ONE_MINUS
+        z = math.log(b) - math.log1p(-b)
+    return b, z
+
+
+@njit(cache=True, nogil=True)
+def _logistic_step(alpha, y, a, s):
+    """:func:`logistic_newton` started from ``alpha`` itself (no cached logit)."""
+    b, _ = logistic_newton(alpha * y, a * y, s, math.nan)
     return b * y
 
 

@@ -21,7 +21,7 @@ import math
 
 from numba import njit
 
-from .loss_kernels import dual_slopes, dual_step
+from .loss_kernels import LOGISTIC, dual_slopes, dual_step, logistic_newton
 from .prefetch import prefetch, prefetch_row
 from .prox_sdca import prox_dual_step
 
@@ -39,7 +39,7 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
                alpha, v, kind, p, lam, l1, inv_W,
                shrinking, shrink_up, shrink_down, shrunk,
                averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
-               keys, dA, dB, heap):
+               logit, keys, dA, dB, heap):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
     Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
@@ -65,6 +65,13 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
     interior coordinate (``g_plus = g_minus``) is never shrunk.  The pass's
     largest upward (``max(g_plus, 0)``) and downward (``max(-g_minus, 0)``)
     violations over the coordinates not shrunk are returned.
+
+    Logistic loss: ``logit`` (n,) caches ``log(b_i / (1 - b_i))`` with
+    ``b_i = alpha_i y_i``, the point the Newton iteration of the step starts
+    from (:func:`logistic_newton`; NaN means unknown), so a step costs one or
+    two sigmoids and no logarithm.  It only sets the starting point: the step
+    is the same exact maximizer with or without it.  Empty for other losses
+    and with ``l1 > 0``.
 
     Averaging (``averaging=True``): ``avg_sum[i]`` accumulates
     ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily (``avg_last[i]`` is the step
@@ -128,6 +135,11 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
         if l1 > 0.0:
             new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v,
                                  cw[i] * inv_W, lam, l1, keys, dA, dB, heap)
+        elif kind == LOGISTIC and logit.shape[0] > 0:
+            b, z = logistic_newton(ai * yi, a * yi, cw[i] * sqnorm[i] * inv_W * inv_lam,
+                                   logit[i])
+            new = b * yi
+            logit[i] = z
         else:
             new = dual_step(kind, p, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
@@ -210,7 +222,8 @@ STATUS_NEED_UNIFORMS = 3
 @njit(cache=True, nogil=True)
 def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_active,
                        order, n_order, pos, sampling, u, alpha, v, kind, p, lam, l1,
-                       inv_W, shrunk, thr, step0, target, keys, dA, dB, heap, no_avg):
+                       inv_W, shrunk, thr, step0, target, keys, dA, dB, heap, no_avg,
+                       base_order):
     """SDCA with shrinking from step ``step0`` to step ``target``, passes and all.
 
     With shrinking the active set can get small, so passes get short; running
@@ -220,8 +233,14 @@ def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_act
     ``active[:n_active]`` lists the coordinates not shrunk when the current
     pass began (in cyclic order for ``ORDER_CYCLIC``), ``order[:n_order]`` is
     the current pass and ``pos`` the next position in it.  When a pass ends:
+    if its violation range ``pass_up + pass_down`` is at most ``eps = thr[4]``,
+    the active set is solved: every coordinate comes back (``active =
+    base_order``, the full order of the coordinates; the next pass shrinks
+    nothing) and ``eps`` is divided by 10 -- LIBLINEAR's re-activation when
+    its active set meets the stopping tolerance, with a tolerance that
+    tightens, so re-activation does not wait for the next exact check.  Then
     the largest one-sided violations of the pass become the thresholds
-    (``thr = [shrink_up, shrink_down, pass_up, pass_down]``, infinite when
+    (``thr = [shrink_up, shrink_down, pass_up, pass_down, eps]``, infinite when
     zero, as LIBLINEAR's ``PGmax_old``/``PGmin_old``), ``active`` drops the
     coordinates shrunk during the pass (keeping its order), and the next pass
     is drawn from the uniforms ``u``: ``ORDER_PERMUTATION`` shuffles
@@ -241,8 +260,20 @@ def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_act
     acc = 0
     inf = math.inf
     nu = u.shape[0]
+    n_all = base_order.shape[0]
     while t < target:
         if pos >= n_order:
+            if n_order > 0 and thr[2] + thr[3] <= thr[4]:
+                # the active set is solved to within eps: bring every coordinate
+                # back for a full pass with no shrinking (LIBLINEAR), and tighten eps
+                thr[4] *= 0.1
+                if n_active < n_all:
+                    for q in range(n_all):
+                        shrunk[base_order[q]] = 0
+                        active[q] = base_order[q]
+                    n_active = n_all
+                    thr[2] = 0.0
+                    thr[3] = 0.0
             k = 0
             for q in range(n_active):
                 a = active[q]
@@ -283,7 +314,7 @@ def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_act
         status, pos, t, a1, up, down = sdca_epoch(
             data, indices, indptr, iptr, y, cw, sqnorm, order, pos, stop, alpha, v,
             kind, p, lam, l1, inv_W, True, thr[0], thr[1], shrunk, False, u[:0],
-            no_avg, 0, t, -1, keys, dA, dB, heap)
+            no_avg, 0, t, -1, u[:0], keys, dA, dB, heap)
         acc += a1
         if up > thr[2]:
             thr[2] = up

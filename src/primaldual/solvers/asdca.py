@@ -161,7 +161,7 @@ class ASDCASolver(Solver):
                 r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                 order, 0, p.n, self.alpha, self.vs, p.loss.code, p.loss.param,
                 self.lam_in, p.l1, inv_W, False, np.inf, np.inf, self.dummy_u8, False,
-                self.dummy_f, self.dummy_i, 0, self.steps, -1, *self.work)
+                self.dummy_f, self.dummy_i, 0, self.steps, -1, self.dummy_f, *self.work)
             self.feature_accesses += acc
             self.steps += p.n
             if status == STATUS_NONFINITE:

@@ -628,7 +628,7 @@ class DSOSolver(Solver):
                     r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                     order, 0, order.shape[0], alpha, vq, p.loss.code, p.loss.param,
                     p.lam, 0.0, 1.0 / Wq, False, np.inf, np.inf, shrunk, False, empty, empty_i,
-                    0, 0, -1, empty, empty, empty, empty_i)
+                    0, 0, -1, empty, empty, empty, empty, empty_i)
                 self.feature_accesses += acc
                 if status == SDCA_NONFINITE:
                     raise FloatingPointError(

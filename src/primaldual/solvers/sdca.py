@@ -75,6 +75,11 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             modified_sgd_epoch, sdca_epoch, sdca_shrinking_run)
 from ._base import Solver, _check_choice, _positive, register
 
+#: first tolerance on the active set's violation range below which every shrunk
+#: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
+#: by 10 at each re-activation (see kernels.sdca.sdca_shrinking_run)
+SHRINK_EPS0 = 0.1
+
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
 
@@ -94,6 +99,7 @@ class SDCASolver(Solver):
     options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
                "shrinking": "auto"}
     supports_l1 = True
+    adaptive_checks = True
 
     def validate_options(self):
         o = self.opts
@@ -136,7 +142,7 @@ class SDCASolver(Solver):
         self.shrunk = np.zeros(n, dtype=np.uint8)
         # shrinking: [shrink_up, shrink_down, pass_up, pass_down] (see
         # kernels.sdca.sdca_shrinking_run) and the active list of the pass
-        self.thr = np.array([np.inf, np.inf, 0.0, 0.0])
+        self.thr = np.array([np.inf, np.inf, 0.0, 0.0, SHRINK_EPS0])
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts["output"]
         self.avg_sum = np.zeros(n if out == "average" else 0)
@@ -144,7 +150,15 @@ class SDCASolver(Solver):
         self.snapshot = np.zeros(n if out == "random" else 0)
         self.snap_k = 0          # reservoir: index of the kept candidate
         self.snap_step = -1      # next step whose iterate is a candidate to keep
+        self._logit_cache()
         self._prox_scratch()
+
+    def _logit_cache(self):
+        """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
+        iteration of the next step on row i starts (NaN: computed from alpha_i)."""
+        p = self.problem
+        use = p.loss.name == "logistic" and p.l1 == 0
+        self.logit = np.full(p.n if use else 0, np.nan)
 
     def _prox_scratch(self):
         """Work arrays of the elastic-net step (2 breakpoints per nonzero)."""
@@ -157,17 +171,22 @@ class SDCASolver(Solver):
                   "active": self.active, "thr": self.thr,
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
                   "avg_sum": self.avg_sum, "avg_last": self.avg_last,
-                  "snapshot": self.snapshot}
+                  "snapshot": self.snapshot, "logit": self.logit}
         return meta, {k: np.array(a) for k, a in arrays.items()}
 
     def set_state(self, meta, arrays):
         for k in ("alpha", "v", "order", "active", "thr", "cyclic_order", "shrunk",
                   "avg_sum", "avg_last", "snapshot"):
             setattr(self, k, np.array(arrays[k]))
+        if self.thr.shape[0] == 4:        # a state written before eps was kept
+            self.thr = np.append(self.thr, SHRINK_EPS0)
         self.pos = int(meta["pos"])
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
         self.snap_step = int(meta["snap_step"])
+        self._logit_cache()
+        if "logit" in arrays and arrays["logit"].shape == self.logit.shape:
+            self.logit = np.array(arrays["logit"], dtype=np.float64)
         self._prox_scratch()
 
     # -------------------------------------------------------- sampling
@@ -234,7 +253,7 @@ class SDCASolver(Solver):
                 self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
                 p.loss.param, p.lam, p.l1, inv_W, False, np.inf, np.inf,
                 self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
-                self.steps, snap, *self.prox_work)
+                self.steps, snap, self.logit, *self.prox_work)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
                 _raise_nonfinite(p, self.order[pos])
@@ -265,6 +284,8 @@ class SDCASolver(Solver):
         order[:n_order] = self.order
         pos = self.pos
         no_avg = np.zeros(0, dtype=np.int64)
+        base = (self.cyclic_order if self.opts["sampling"] == "cyclic"
+                else np.arange(n, dtype=np.int64))
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
@@ -273,7 +294,7 @@ class SDCASolver(Solver):
                 r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
                 active, n_active, order, n_order, pos, code, u, self.alpha, self.v,
                 p.loss.code, p.loss.param, p.lam, p.l1, 1.0 / p.W, self.shrunk, self.thr,
-                self.steps, stop, *self.prox_work, no_avg)
+                self.steps, stop, *self.prox_work, no_avg, base)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
@@ -307,13 +328,16 @@ class SDCASolver(Solver):
             # elastic net: w(alpha) = soft_threshold(v, l1) / lam
             if alpha_out is None:
                 cert = p.certificate(p.penalty.grad_conjugate(self.v), self.alpha)
-                self.v = cert.v
             else:
                 cert = p.certificate(p.penalty.grad_conjugate(p.dual_image(alpha_out)),
                                      alpha_out)
         elif alpha_out is None:
+            # the incremental v is not replaced by the fresh v(alpha) of the check,
+            # so the iterates do not depend on when checks happen (the adaptive
+            # schedule moves them); the certificate is exact for the returned pair
+            # (P at w = v/lam, D at alpha with v(alpha) recomputed), and the rounding
+            # drift of v is ~1e-16 sqrt(steps) relative
             cert = p.certificate(self.v / p.lam, self.alpha)
-            self.v = cert.v        # re-synchronize the incremental v (no drift)
         else:
             cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out)
         if self.shrinking and cert.rel_gap > self.tol:
@@ -333,7 +357,7 @@ class SDCASolver(Solver):
             self.shrunk[back] = 0
             self.active = self._all_active()
             # a fresh pass with them, shrinking nothing (LIBLINEAR: PGmax_old = INF)
-            self.thr[:] = (np.inf, np.inf, 0.0, 0.0)
+            self.thr[:4] = np.inf     # no shrinking in that pass; inf: not a solved pass
             self.pos = self.order.shape[0]
 
     def trace_extras(self):
