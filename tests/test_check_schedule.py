@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from primaldual import Problem, solve
-from primaldual.solvers._base import (CHECK_FIRST, CHECK_MIN, CHECK_SLACK,
+from primaldual.solvers._base import (CHECK_FIRST, CHECK_MIN, CHECK_PASS_COST,
+                                      CHECK_SHARE, CHECK_SLACK, check_budget_interval,
                                       next_check_interval)
 
 
@@ -38,6 +39,25 @@ def test_interval_is_never_below_the_minimum():
 
 def test_nonpositive_and_nonfinite_points_are_ignored():
     assert next_check_interval([(0.0, 0.0), (1.0, math.inf)], 1e-6) == CHECK_FIRST
+
+
+def test_budget_bounds_far_predictions_and_plateaus():
+    # three decades to go at one per 10 epochs: 30 epochs, but the budget is 6
+    assert next_check_interval([(10.0, 1e-2), (20.0, 1e-3)], 1e-6, budget=6.0) == 6.0
+    # a plateau (rising or flat gap) is sampled every `budget` epochs
+    assert next_check_interval([(10.0, 1e-5), (20.0, 2e-5)], 1e-6, budget=6.0) == 6.0
+    # a near crossing is taken as predicted
+    got = next_check_interval([(10.0, 1e-5), (20.0, 2e-6)], 1e-6, budget=6.0)
+    assert got == pytest.approx(CHECK_SLACK * 10 * math.log(2) / math.log(5))
+
+
+def test_budget_interval_keeps_checks_to_their_share():
+    b = check_budget_interval(nnz=1000, accesses_per_epoch=1000)
+    # checks of cost CHECK_PASS_COST epochs every b epochs: share CHECK_SHARE
+    assert CHECK_PASS_COST / b == pytest.approx(CHECK_SHARE)
+    # with shrinking an epoch touches fewer entries, so a full check costs more
+    assert check_budget_interval(1000, 250) == pytest.approx(4 * b)
+    assert check_budget_interval(1000, 0) == b
 
 
 # -------------------------------------------------------- on real solves
