@@ -100,6 +100,8 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
             prefetch(y, far)
             prefetch(cw, far)
             prefetch(sqnorm, far)
+            if logit.shape[0] > 0:
+                prefetch(logit, far)
         if shrinking and shrunk[i]:
             continue
         rs = indptr[i]
