@@ -372,3 +372,47 @@ def test_feature_cap_can_be_set_and_raised(monkeypatch):
         solve(X, y, loss="hinge", lam=0.1)
     monkeypatch.setenv("PRIMALDUAL_MAX_FEATURES", "50")
     assert solve(X, y, loss="hinge", lam=0.1).coef.shape == (50,)
+
+
+# ------------------------------------------------ complex input is refused
+@pytest.mark.parametrize("sparse", [False, True])
+def test_complex_X_is_refused_not_truncated(sparse):
+    import scipy.sparse as sp
+    from primaldual import solve
+    X = np.ones((6, 3)) + 1j * np.arange(18).reshape(6, 3)
+    X = sp.csr_matrix(X) if sparse else X
+    y = np.array([1.0, -1, 1, -1, 1, -1])
+    with pytest.raises(ValueError, match="X has a complex dtype.*X.real"):
+        solve(X, y, loss="hinge", lam=1e-2)
+
+
+def test_complex_y_is_refused():
+    from primaldual import solve
+    with pytest.raises(ValueError, match="y has a complex dtype"):
+        solve(np.ones((4, 2)), np.array([1, -1, 1, -1]) + 0j, loss="squared", lam=1e-2)
+
+
+# ------------------------- Dask: an actor's own error is reported, not replayed
+def _raise_runtime_error():
+    raise RuntimeError("boom in actor code")
+
+
+def test_actor_error_on_a_live_worker_is_reported(client):
+    """PartitionSet.wait: a RuntimeError from a live worker's code reaches the
+    caller; only a partition whose worker is gone is treated as lost."""
+    from primaldual.distributed.dask_engine import PartitionSet, _Lost
+
+    class Stub(PartitionSet):
+        def __init__(self, dead):
+            self.timeout = 30.0
+            self._dead = dead
+
+        def dead_partitions(self):
+            return list(self._dead)
+
+    fut = client.submit(_raise_runtime_error, pure=False)
+    with pytest.raises(RuntimeError, match="boom in actor code"):
+        Stub(dead=[]).wait([fut])
+    fut = client.submit(_raise_runtime_error, pure=False)
+    with pytest.raises(_Lost):
+        Stub(dead=[0]).wait([fut])

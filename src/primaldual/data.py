@@ -130,6 +130,10 @@ def check_X(X, name="X"):
     sparse input is converted to CSR (CSR input is not copied unless it has
     duplicate entries, which are summed on a copy so that row norms are exact).
     """
+    if np.iscomplexobj(X):
+        raise ValueError(f"{name} has a complex dtype ({X.dtype}); the models are real: "
+                         f"pass the real part (X.real) or the magnitudes (abs(X)) "
+                         f"explicitly")
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
@@ -177,6 +181,9 @@ def check_Xy(X, y, *, name_X="X", name_y="y"):
                          f"rows but {name_y} has {y.shape[0]} entries; pass one label per row")
     if not np.issubdtype(y.dtype, np.number) and y.dtype != np.bool_:
         raise ValueError(f"{name_y} must be numeric, got dtype={y.dtype}")
+    if np.iscomplexobj(y):
+        raise ValueError(f"{name_y} has a complex dtype ({y.dtype}); labels and targets "
+                         f"must be real")
     y = np.ascontiguousarray(y, dtype=np.float64)
     _check_finite(y, name_y)
     return X, y

@@ -127,8 +127,11 @@ class PartitionSet:
                     f"partition {k} on worker {self.addresses[k]} has not answered (the "
                     f"worker is alive but busy or stuck); raise round_timeout for slower "
                     f"rounds") from None
-            except (OSError, RuntimeError) as e:
-                if isinstance(e, (FloatingPointError,)):
+            except (OSError, RuntimeError):
+                # a lost connection to a dead worker is recovered from; an error
+                # raised by the actor's own code on a live worker is the caller's
+                # to see, not a reason to replay the round
+                if k not in self.dead_partitions():
                     raise
                 lost.append(k)
         if lost:
