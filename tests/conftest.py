@@ -81,7 +81,7 @@ def make_regression_data(n=200, d=20, seed=0, dense=False):
 def cluster():
     """A LocalCluster of 2 worker processes with 1 thread each, one per test
     module (modules that kill or slow workers get their own)."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
     cl = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None)
     yield cl
@@ -91,7 +91,7 @@ def cluster():
 @pytest.fixture(scope="module")
 def client(cluster):
     """A client of :func:`cluster`, with both workers up."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
     c = distributed.Client(cluster)
     c.wait_for_workers(2, timeout=60)
     yield c

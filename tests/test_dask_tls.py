@@ -8,7 +8,7 @@ local run.
 import numpy as np
 import pytest
 
-pytest.importorskip("cryptography", reason="Security.temporary() needs cryptography")
+import cryptography  # noqa: F401  (test extra: Security.temporary() needs it)
 
 from distributed import Client, LocalCluster  # noqa: E402
 from distributed.security import Security  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import make_classification_data
 
-distributed = pytest.importorskip("distributed")
+import distributed
 
 from primaldual import solve  # noqa: E402
 from primaldual.distributed import RoundTimeoutError  # noqa: E402
@@ -113,8 +113,6 @@ def test_slowed_worker_past_round_timeout_raises(client, data):
         return False
 
     X, y = data
-    t = time.perf_counter()
     with pytest.raises(RoundTimeoutError, match="round_timeout=1.5s: partition 0"):
         solve(X, y, loss="hinge", lam=1e-2, solver="dso", n_workers=2, client=client,
               round_timeout=1.5, max_epochs=3, callback=slow_down)
-    assert time.perf_counter() - t < 30

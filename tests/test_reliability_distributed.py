@@ -25,7 +25,7 @@ import pytest
 
 from conftest import make_classification_data
 
-distributed = pytest.importorskip("distributed")
+import distributed
 
 from primaldual import solve  # noqa: E402
 from primaldual.distributed import PartitionedProblem, RoundTimeoutError  # noqa: E402
@@ -66,10 +66,18 @@ def _slow_rounds(seconds):
     if not hasattr(W.PartitionActor, "_orig_round"):
         W.PartitionActor._orig_round = W.PartitionActor.round
 
+    W._slow_rounds_finished = 0
+
     def slow(self, *args):
         time.sleep(seconds)
+        W._slow_rounds_finished += 1
         return W.PartitionActor._orig_round(self, *args)
     W.PartitionActor.round = slow
+
+
+def _slow_rounds_finished():
+    from primaldual.distributed import worker as W
+    return W._slow_rounds_finished
 
 
 def _restore_rounds():
@@ -87,13 +95,12 @@ def test_slow_worker_past_the_timeout(client, data):
     addr = sorted(client.scheduler_info()["workers"])[0]
     client.run(_slow_rounds, SLOW, workers=[addr])
     try:
-        t = time.perf_counter()
         with pytest.raises(RoundTimeoutError, match=r"round_timeout=2.0s.*partition \d+ on "
                                                     r"worker"):
             solve(X, y, loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2,
                   local_iters=10, client=client, round_timeout=2.0, max_epochs=5)
-        elapsed = time.perf_counter() - t
-        assert elapsed < SLOW, elapsed          # raised before the slow round ended
+        # raised while the slow round was still sleeping (told by state, not a clock)
+        assert client.run(_slow_rounds_finished, workers=[addr])[addr] == 0
     finally:
         client.run(_restore_rounds)
     # the sleeping call still occupies that worker's actor thread: let it finish
@@ -112,11 +119,9 @@ def test_client_disconnect_mid_fit_then_resume(cluster, data, tmp_path):
             c2.close()
         return False
 
-    t = time.perf_counter()
     with pytest.raises(Exception) as ei:
         solve(X, y, client=c2, callback=disconnect, checkpoint=str(ck), round_timeout=20,
               max_epochs=6, **kw)
-    assert time.perf_counter() - t < 60
     err = ei.value
     assert str(err) and not isinstance(err, (AssertionError, KeyboardInterrupt))
     # what the solver wrote at the last check resumes, here without Dask

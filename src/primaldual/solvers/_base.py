@@ -240,6 +240,8 @@ def check_budget_interval(nnz, accesses_per_epoch):
     ``1 / CHECK_PASS_COST`` the cost of a certificate access.  The estimate is
     from counts, not clocks, so the schedule (and hence a run) is reproducible.
     """
+    if not nnz > 0:                 # no stored entries: a check costs next to nothing
+        return CHECK_MIN
     if not accesses_per_epoch > 0:
         accesses_per_epoch = nnz
     return max(CHECK_MIN, CHECK_PASS_COST * nnz / (CHECK_SHARE * accesses_per_epoch))
