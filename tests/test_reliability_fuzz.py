@@ -8,8 +8,8 @@ or xz): the reader returns a CSR matrix and labels of matching length, or
 raises our :class:`~primaldual.datasets.DataFormatError` (a ValueError) or
 another ValueError with a message; ``primaldual info`` exits 0 or prints an
 ``error:`` line and exits 1.  No other exception, no crash, no hang, and no
-memory blow-up: each input is parsed in a forked worker process that times
-the parse (must be < 1 s) and measures the peak of traced allocations
+memory blow-up: each input is parsed in a forked worker process that measures the peak
+of traced allocations
 (numpy allocations are traced by tracemalloc; must stay below 16 MB for
 inputs of a few KB, 48 MB for xz whose decoder allocates its dictionary, so
 e.g. ``1 2147483646:1`` must not build a dense matrix).  A worker that does not answer within 20 s is killed and the input
