@@ -945,11 +945,11 @@ def cmd_cv(args) -> int:
     label = "accuracy" if metric == "accuracy" else "MSE"
     print(f"{args.folds}-fold cross-validation of {args.train}: n={n}, loss={loss.name}")
     print(f"{'lam':>12} {'C = 1/(lam n)':>14} {label + ' mean':>14} {'std':>9} "
-          f"{'epochs':>8}")
+          f"{'epochs (all folds)':>19}")
     for j, lam in enumerate(lams):
         mark = "  <- best" if j == best else ""
         print(f"{lam:12.4g} {1.0 / (lam * n):14.4g} {mean[j]:14.6f} {std[j]:9.4f} "
-              f"{epochs[j]:8g}{mark}")
+              f"{epochs[j]:19g}{mark}")
     print(f"best      lam={lams[best]:g}: cross-validation {label} {mean[best]:.6f} "
           f"({elapsed:.2f} s)")
     return 0
