@@ -617,6 +617,11 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
     _note(args, f"{classes.size} classes in {args.train} "
                 f"({', '.join(_format_label(v) for v in classes[:10])}"
                 f"{', ...' if classes.size > 10 else ''}): one-vs-rest, one problem per class")
+    if cw is not None:
+        from .estimators import combined_weights
+        w = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
+        _note(args, "class weights: " + ", ".join(
+            f"{_format_label(c)} -> {w[y_raw == c][0]:.6g}" for c in classes))
     options = _run_options(args, options)
     est = LinearClassifier(loss=loss.name, alpha=args.lam, l1=args.l1,
                            loss_params=loss_params or None, tol=args.tol,
