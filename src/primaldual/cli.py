@@ -790,11 +790,18 @@ def _fit_on_cluster(args, loss, loss_params, options):
         opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet)
         if args.time_limit is not None:
             opts["time_limit"] = args.time_limit
-        pp = PartitionedProblem.from_files(
-            client, [str(p.resolve()) for p in parts], loss=loss.name, lam=args.lam,
-            l1=args.l1, loss_params=loss_params or None, n_features=n_features,
-            intercept_scaling=args.bias,
-            round_timeout=float(opts.get("round_timeout", 120.0)))
+        try:
+            pp = PartitionedProblem.from_files(
+                client, [str(p.resolve()) for p in parts], loss=loss.name, lam=args.lam,
+                l1=args.l1, loss_params=loss_params or None, n_features=n_features,
+                intercept_scaling=args.bias,
+                round_timeout=float(opts.get("round_timeout", 120.0)))
+        except ValueError as e:
+            if "more than two label values" in str(e) or "parts hold the labels" in str(e):
+                raise ValueError(f"{args.train}: more than two label values; --scheduler "
+                                 f"trains binary classification and regression. Train "
+                                 f"one-vs-rest locally (drop --scheduler)") from None
+            raise
         opts.setdefault("n_partitions", pp.n_parts)
         res = SOLVERS[solver](pp, tol=args.tol, max_epochs=args.max_epochs,
                               random_state=args.seed, **opts).run()

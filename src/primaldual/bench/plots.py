@@ -81,10 +81,12 @@ def save_figure(fig, path, *, handles=None, labels=None, dpi=80):
         extra.append(fig.legend(handles, labels, loc="upper left",
                                 bbox_to_anchor=(1.0, 0.93), ncol=ncol, fontsize=8,
                                 frameon=False))
+    if fig._suptitle is not None:
+        extra.append(fig._suptitle)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=dpi, bbox_inches="tight", bbox_extra_artists=extra,
-                pad_inches=0.1)
+                pad_inches=0.15)
     plt.close(fig)
     return path
 
