@@ -3,14 +3,27 @@
 ::
 
     primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE] [--lam X]
-                   [--l1 X] [--solver NAME] [--option KEY=VALUE ...] [--tol X]
-                   [--max-epochs N] [--time-limit S] [--seed N] [--normalize]
-                   [--model OUT.npz] [--trace OUT.csv] [--plot OUT.png]
-                   [--checkpoint DIR] [--checkpoint-every K] [--resume] [--json] [--quiet]
+                   [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
+                   [--option KEY=VALUE ...] [--tol X] [--max-epochs N] [--time-limit S]
+                   [--seed N] [--normalize] [--model OUT.npz] [--trace OUT.csv]
+                   [--plot OUT.png] [--checkpoint DIR] [--checkpoint-every K] [--resume]
+                   [--scheduler ADDRESS [--partitions K] [--parts-dir DIR]]
+                   [--json] [--quiet]
+    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | --n-lams N]
+                   [--lam-ratio EPS] ... [--json] [--quiet]
     primaldual predict MODEL DATA [--json]
     primaldual info DATA [--json]
     primaldual bench ...     (dispatches to primaldual.bench.cli.main)
     primaldual demo ...      (dispatches to primaldual.demo.main)
+
+Two labels are mapped to -1/+1; more than two train one-vs-rest with
+:class:`primaldual.LinearClassifier` (same seeds, same result).  ``--bias B``
+is LIBLINEAR's ``-B``: a constant feature of value B with a regularized
+weight.  ``--class-weight`` is ``balanced`` or ``LABEL:W,...`` (LIBLINEAR's
+``-wi``).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
+Dask cluster from part files that the workers read themselves.  ``cv`` is
+k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
+:class:`primaldual.LinearClassifierCV` runs it.
 
 Data files are LIBSVM/svmlight text, plain or compressed (``.gz``, ``.bz2``,
 ``.xz``), parsed by :func:`primaldual.datasets.load_svmlight_files`, whose
