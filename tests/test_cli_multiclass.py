@@ -299,3 +299,45 @@ def test_scheduler_fit_equals_local_cocoa(files, tmp_path, capsys, cluster, clie
     code, out, err = run_main(capsys, "fit", parts, "--scheduler", cluster.scheduler_address,
                               "--normalize")
     assert code == 1 and "--normalize cannot rescale the existing part files" in err
+
+
+def test_bias_regression_model_predicts_with_intercept(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((150, 6))
+    y = X @ rng.standard_normal(6) + 4.0 + 0.05 * rng.standard_normal(150)
+    dump_svmlight_file(X, y, str(tmp_path / "r.svm"), zero_based=False)
+    model = tmp_path / "r.npz"
+    code, out, err = run_main(capsys, "fit", tmp_path / "r.svm", "--loss", "squared",
+                              "--lam", "1e-4", "--bias", "3", "--tol", "1e-9",
+                              "--max-epochs", "1000", "--model", model, "--json")
+    assert code == 0, err
+    Xs, ys = _load(tmp_path / "r.svm")
+    ref = primaldual.solve(add_intercept_column(Xs, 3.0), ys, loss="squared", lam=1e-4,
+                           solver="auto", tol=1e-9, max_epochs=1000, random_state=0)
+    s = last_json(out)
+    assert s["primal"] == ref.primal and s["converged"]
+    m = read_model(model)
+    assert m.kind == "regressor" and m.intercept[0] == pytest.approx(4.0, abs=0.05)
+    code, out, err = run_main(capsys, "predict", model, tmp_path / "r.svm")
+    pred = np.array([float(v) for v in out.split()])
+    np.testing.assert_allclose(pred, Xs @ ref.coef[:-1] + 3.0 * ref.coef[-1], rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_scheduler_regression_equals_local_cocoa(tmp_path, capsys, cluster, client):
+    rng = np.random.default_rng(2)
+    X = normalize(rng.standard_normal((90, 5)))
+    y = X @ rng.standard_normal(5) + 0.1 * rng.standard_normal(90)
+    dump_svmlight_file(X, y, str(tmp_path / "r.svm"), zero_based=False)
+    code, out, err = run_main(capsys, "fit", tmp_path / "r.svm", "--scheduler",
+                              cluster.scheduler_address, "--loss", "squared", "--lam",
+                              "1e-2", "--tol", "1e-9", "--max-epochs", "300", "--json")
+    assert code == 0, err
+    s = last_json(out)
+    assert s["partitions"] == 2                       # default: one per worker
+    assert (tmp_path / "r.svm.parts").is_dir()
+    Xs, ys = _load(tmp_path / "r.svm")
+    ref = primaldual.solve(Xs, ys, loss="squared", lam=1e-2, solver="cocoa",
+                           n_partitions=2, tol=1e-9, max_epochs=300, random_state=0)
+    assert s["primal"] == pytest.approx(ref.primal, rel=1e-12)
+    assert s["epochs"] == ref.n_epochs and s["converged"] == ref.converged
