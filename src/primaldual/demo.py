@@ -386,12 +386,13 @@ def write_html(path, intro, head, body, data_rows, plots, full_md, md_lines):
     import html as H
     import re
 
-    def table(h, rows, right_from):
+    def table(h, rows, right_from, right_to=None):
+        right_to = len(h) if right_to is None else right_to
         th = "".join(f"<th>{H.escape(c)}</th>" for c in h)
         trs = []
         for row in rows:
-            tds = "".join(f"<td class='{'r' if i >= right_from else 'l'}'>{H.escape(c)}</td>"
-                          for i, c in enumerate(row))
+            tds = "".join(f"<td class='{'r' if right_from <= i < right_to else 'l'}'>"
+                          f"{H.escape(c)}</td>" for i, c in enumerate(row))
             trs.append(f"<tr>{tds}</tr>")
         return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(trs)}</tbody></table>"
 
@@ -418,7 +419,7 @@ def write_html(path, intro, head, body, data_rows, plots, full_md, md_lines):
         if para.startswith("Every set is scaled"):
             body_parts.insert(-1, "<h2>Data</h2>")
             body_parts.append(table(["data set", "train rows", "features", "test rows",
-                                     "how"], data_rows, 1))
+                                     "how"], data_rows, 1, 4))
     for p in plots:
         b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
         body_parts.append(f"<p><img alt='{H.escape(Path(p).stem)}' "
