@@ -36,6 +36,8 @@ numpydoc_xref_param_type = False
 # that are not part of the rendered documentation
 suppress_warnings = ["myst.xref_missing", "myst.header", "misc.highlighting_failure"]
 myst_heading_anchors = 3
+# literal blocks without a language are formulas and plain text, not Python
+highlight_language = "text"
 
 html_theme = "alabaster"
 html_theme_options = {"nosidebar": False}
