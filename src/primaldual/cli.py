@@ -3,14 +3,27 @@
 ::
 
     primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE] [--lam X]
-                   [--l1 X] [--solver NAME] [--option KEY=VALUE ...] [--tol X]
-                   [--max-epochs N] [--time-limit S] [--seed N] [--normalize]
-                   [--model OUT.npz] [--trace OUT.csv] [--plot OUT.png]
-                   [--checkpoint DIR] [--checkpoint-every K] [--resume] [--json] [--quiet]
+                   [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
+                   [--option KEY=VALUE ...] [--tol X] [--max-epochs N] [--time-limit S]
+                   [--seed N] [--normalize] [--model OUT.npz] [--trace OUT.csv]
+                   [--plot OUT.png] [--checkpoint DIR] [--checkpoint-every K] [--resume]
+                   [--scheduler ADDRESS [--partitions K] [--parts-dir DIR]]
+                   [--json] [--quiet]
+    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | --n-lams N]
+                   [--lam-ratio EPS] ... [--json] [--quiet]
     primaldual predict MODEL DATA [--json]
     primaldual info DATA [--json]
     primaldual bench ...     (dispatches to primaldual.bench.cli.main)
     primaldual demo ...      (dispatches to primaldual.demo.main)
+
+Two labels are mapped to -1/+1; more than two train one-vs-rest with
+:class:`primaldual.LinearClassifier` (same seeds, same result).  ``--bias B``
+is LIBLINEAR's ``-B``: a constant feature of value B with a regularized
+weight.  ``--class-weight`` is ``balanced`` or ``LABEL:W,...`` (LIBLINEAR's
+``-wi``).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
+Dask cluster from part files that the workers read themselves.  ``cv`` is
+k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
+:class:`primaldual.LinearClassifierCV` runs it.
 
 Data files are LIBSVM/svmlight text, plain or compressed (``.gz``, ``.bz2``,
 ``.xz``), parsed by :func:`primaldual.datasets.load_svmlight_files`, whose
@@ -79,6 +92,66 @@ def _pairs(items, flag):
     return out
 
 
+def _add_model_flags(p):
+    """--bias, --class-weight and --jobs: shared by fit and cv."""
+    p.add_argument("--bias", type=float, default=None, metavar="B",
+                   help="append a constant feature of value B > 0 to every row; its "
+                        "weight is the intercept (regularized, as LIBLINEAR's -B)")
+    p.add_argument("--class-weight", default=None, metavar="SPEC",
+                   help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
+                        "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="threads (n_jobs); only 1 is available in this version")
+
+
+def _add_problem_flags(p):
+    """The flags that define the problem and the solver: shared by fit and cv."""
+    p.add_argument("--loss", default="hinge", metavar="NAME",
+                   help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
+                        "epsilon_insensitive (default hinge)")
+    p.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
+                   help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
+    p.add_argument("--l1", type=float, default=0.0, metavar="X",
+                   help="L1 strength >= 0 (default 0)")
+    p.add_argument("--solver", default="auto", metavar="NAME",
+                   help="solver name, or auto (default)")
+    p.add_argument("--option", action="append", metavar="KEY=VALUE",
+                   help="solver option, value parsed as int/float/bool/str (repeatable)")
+    p.add_argument("--tol", type=float, default=1e-6, metavar="X",
+                   help="stop at relative duality gap <= X (default 1e-6)")
+    p.add_argument("--max-epochs", type=float, default=100, metavar="N",
+                   help="passes over the data (default 100)")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="random seed (default 0)")
+    p.add_argument("--normalize", action="store_true",
+                   help="scale every row to unit L2 norm")
+
+
+def _add_cv_parser(sub):
+    c = sub.add_parser(
+        "cv", help="k-fold cross-validation, optionally over a warm-started lam grid",
+        description="k-fold cross-validation (LIBLINEAR's -v), and with no --lam a "
+                    "search over a decreasing lam grid, each fold warm-started from "
+                    "the previous lam (LIBLINEAR's -C). Classification is scored by "
+                    "accuracy, regression by mean squared error.")
+    c.add_argument("train", metavar="TRAIN", help="training data (LIBSVM, .gz/.bz2 ok)")
+    c.add_argument("--folds", type=int, default=5, metavar="K",
+                   help="number of folds, >= 2 (default 5; stratified for classification)")
+    c.add_argument("--lam", type=float, default=None, metavar="X",
+                   help="cross-validate this one lam (no search)")
+    c.add_argument("--lams", default=None, metavar="X,Y,...",
+                   help="cross-validate these lams (searched from the largest down)")
+    c.add_argument("--n-lams", type=int, default=10, metavar="N",
+                   help="grid size of the search (default 10)")
+    c.add_argument("--lam-ratio", type=float, default=1e-3, metavar="EPS",
+                   help="smallest grid lam = EPS * lam_max (default 1e-3)")
+    _add_problem_flags(c)
+    _add_model_flags(c)
+    c.add_argument("--json", action="store_true",
+                   help="print the result as one JSON object (last stdout line)")
+    c.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="primaldual",
@@ -125,6 +198,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="epochs between checkpoints (default 1)")
     f.add_argument("--resume", action="store_true",
                    help="continue from the checkpoint in --checkpoint DIR")
+    _add_model_flags(f)
+    f.add_argument("--scheduler", metavar="ADDRESS",
+                   help="train on a running Dask cluster (e.g. tcp://host:8786) with "
+                        "cocoa or minibatch_sdca; the workers read the part files")
+    f.add_argument("--partitions", type=int, default=None, metavar="K",
+                   help="with --scheduler: split TRAIN into K part files (default: one "
+                        "per worker)")
+    f.add_argument("--parts-dir", metavar="DIR",
+                   help="with --scheduler: where the part files are written (default "
+                        "TRAIN.parts/ beside TRAIN); every worker must be able to read it")
     f.add_argument("--json", action="store_true",
                    help="print the summary as one JSON object (last stdout line)")
     f.add_argument("--quiet", action="store_true",
@@ -141,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="describe a LIBSVM file")
     i.add_argument("data", metavar="DATA", help="LIBSVM file")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    _add_cv_parser(sub)
 
     sub.add_parser("bench", help="benchmarks: solvers and peers side by side "
                                  "(primaldual bench --help)", add_help=False)
@@ -280,16 +365,19 @@ def _note(args, msg):
         print(f"primaldual {args.command}: {msg}", file=sys.stderr)
 
 
-def cmd_fit(args) -> int:
-    import primaldual
+def _check_common(args):
+    """Validate what needs no data: loss, penalty, solver, options, jobs, bias, weights.
+
+    Returns ``(loss, loss_params, options)``.
+    """
     from .losses import make_loss
     from .penalties import make_penalty
     from .solvers import KNOWN_SOLVERS, SOLVERS
 
     loss_params = _pairs(args.loss_param, "--loss-param")
-    # validate what needs no data before reading it
     loss = make_loss(args.loss, loss_params or None)
-    make_penalty(args.lam, args.l1, allow_pure_l1=True)
+    lam = getattr(args, "lam", None)
+    make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
     if args.solver not in KNOWN_SOLVERS and args.solver not in SOLVERS:
         raise ValueError(f"unknown solver {args.solver!r}; choose one of "
                          f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
@@ -298,6 +386,103 @@ def cmd_fit(args) -> int:
         if key in options:
             hint = f"use {flag}" if flag else "it is not available from the command line"
             raise ValueError(f"--option {key} is not accepted here: {hint}")
+    for key in ("client", "n_jobs"):
+        if key in options:
+            flag = "--scheduler" if key == "client" else "--jobs"
+            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    if args.jobs != 1:
+        raise ValueError(f"--jobs {args.jobs}: multi-core SDCA is not available in this "
+                         f"version; --jobs accepts only 1 (use --scheduler ADDRESS to "
+                         f"train on a Dask cluster)")
+    if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
+        raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
+                         f"feature), got {args.bias}")
+    if args.class_weight is not None and not loss.classification:
+        raise ValueError(f"--class-weight needs a classification loss; loss={loss.name!r} "
+                         f"is a regression loss")
+    _parse_class_weight(args.class_weight)          # syntax only; labels checked later
+    return loss, loss_params, options
+
+
+def _parse_class_weight(spec):
+    """``None``, ``"balanced"`` or ``{label: weight}`` from ``--class-weight``."""
+    if spec is None:
+        return None
+    text = spec.strip()
+    if text == "balanced":
+        return "balanced"
+    out = {}
+    for item in text.split(","):
+        label, sep, weight = item.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            lab, w = float(label), float(weight)
+        except ValueError:
+            raise ValueError(f"--class-weight expects 'balanced' or LABEL:W[,LABEL:W...] "
+                             f"(e.g. 1:5,-1:1), got {spec!r}") from None
+        if not (math.isfinite(w) and w > 0):
+            raise ValueError(f"--class-weight: the weight of label {label.strip()} must be "
+                             f"a finite number > 0, got {weight.strip()}")
+        if lab in out:
+            raise ValueError(f"--class-weight names label {label.strip()} twice")
+        out[lab] = w
+    return out
+
+
+def _class_weight_for(spec, classes, source):
+    """The parsed --class-weight, its labels checked against ``classes``."""
+    cw = _parse_class_weight(spec)
+    if isinstance(cw, dict):
+        unknown = [k for k in cw if k not in set(classes.tolist())]
+        if unknown:
+            raise ValueError(f"--class-weight names label {_format_label(unknown[0])}, which "
+                             f"does not occur in {source} (labels "
+                             f"{', '.join(_format_label(v) for v in classes[:10])})")
+    return cw
+
+
+def _classes_of(y_raw, loss_name, source):
+    values = np.unique(y_raw)
+    if values.size == 1:
+        encode_binary_labels(y_raw, loss_name, source)      # raises the single-class error
+    return values
+
+
+def _with_bias(X, bias):
+    if bias is None or X is None:
+        return X
+    from .estimators import add_intercept_column
+    return add_intercept_column(X, float(bias))
+
+
+def _read_train_test(args):
+    paths = [args.train] + ([args.test] if getattr(args, "test", None) else [])
+    parts = read_libsvm(paths)
+    X, y_raw = parts[0]
+    Xt, yt_raw = parts[1] if len(parts) > 1 else (None, None)
+    if args.normalize:
+        from sklearn.preprocessing import normalize
+        X = normalize(X, norm="l2")
+        Xt = normalize(Xt, norm="l2") if Xt is not None else None
+    return X, y_raw, Xt, yt_raw
+
+
+def _run_options(args, options):
+    if "progress" not in options:
+        options["progress"] = sys.stdout.isatty() and not args.quiet
+    if getattr(args, "checkpoint", None):
+        options["checkpoint"] = args.checkpoint
+        options["checkpoint_every"] = args.checkpoint_every
+    if getattr(args, "resume", False):
+        options["resume"] = args.checkpoint
+    if getattr(args, "time_limit", None) is not None:
+        options["time_limit"] = args.time_limit
+    return options
+
+
+def cmd_fit(args) -> int:
+    loss, loss_params, options = _check_common(args)
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint DIR (the directory holding "
                          "state.npz)")
@@ -308,65 +493,94 @@ def cmd_fit(args) -> int:
         if not state.is_file():
             raise FileNotFoundError(f"--resume: no checkpoint {state}; run once with "
                                     f"--checkpoint {args.checkpoint} (without --resume)")
+    if args.scheduler is None:
+        for flag, val in (("--partitions", args.partitions), ("--parts-dir", args.parts_dir)):
+            if val is not None:
+                raise ValueError(f"{flag} is used with --scheduler ADDRESS (training on a "
+                                 f"Dask cluster); give --scheduler too, or drop {flag}")
+    else:
+        return _fit_on_cluster(args, loss, loss_params, options)
 
-    paths = [args.train] + ([args.test] if args.test else [])
-    parts = read_libsvm(paths)
-    X, y_raw = parts[0]
-    Xt, yt_raw = parts[1] if args.test else (None, None)
-    if args.normalize:
-        from sklearn.preprocessing import normalize
-        X = normalize(X, norm="l2")
-        Xt = normalize(Xt, norm="l2") if Xt is not None else None
-    classes = None
-    y, yt = y_raw, yt_raw
+    X, y_raw, Xt, yt_raw = _read_train_test(args)
+    classes, weights, y, yt = None, None, y_raw, yt_raw
     if loss.classification:
-        y, classes = encode_binary_labels(y_raw, loss.name, args.train)
-        _note(args, f"labels of {args.train}: {_format_label(classes[0])} -> -1, "
-                    f"{_format_label(classes[1])} -> +1")
+        classes = _classes_of(y_raw, loss.name, args.train)
         if Xt is not None:
             unknown = np.setdiff1d(np.unique(yt_raw), classes)
             if unknown.size:
+                shown = ", ".join(_format_label(v) for v in classes[:10])
                 raise ValueError(
                     f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]} do not "
-                    f"occur in {args.train} (labels {_format_label(classes[0])}, "
-                    f"{_format_label(classes[1])}); use a test file with the same labels")
-            yt = np.where(yt_raw == classes[1], 1.0, -1.0)
+                    f"occur in {args.train} (labels {shown}); use a test file with the "
+                    f"same labels")
+        cw = _class_weight_for(args.class_weight, classes, args.train)
+        if classes.size > 2:
+            return _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt,
+                                    yt_raw, classes, cw)
+        _note(args, f"labels of {args.train}: {_format_label(classes[0])} -> -1, "
+                    f"{_format_label(classes[1])} -> +1")
+        y = np.where(y_raw == classes[1], 1.0, -1.0)
+        yt = None if Xt is None else np.where(yt_raw == classes[1], 1.0, -1.0)
+        if cw is not None:
+            from .estimators import combined_weights
+            weights = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
+            _note(args, "class weights: " + ", ".join(
+                f"{_format_label(c)} -> {weights[y_raw == c][0]:.6g}" for c in classes))
 
-    if "progress" not in options:
-        options["progress"] = sys.stdout.isatty() and not args.quiet
-    if args.checkpoint:
-        options["checkpoint"] = args.checkpoint
-        options["checkpoint_every"] = args.checkpoint_every
-    if args.resume:
-        options["resume"] = args.checkpoint
-    if args.time_limit is not None:
-        options["time_limit"] = args.time_limit
-
-    res = primaldual.solve(X, y, loss=loss.name, lam=args.lam, solver=args.solver,
+    import primaldual
+    options = _run_options(args, options)
+    Xb, Xtb = _with_bias(X, args.bias), _with_bias(Xt, args.bias)
+    res = primaldual.solve(Xb, y, loss=loss.name, lam=args.lam, solver=args.solver,
                            tol=args.tol, max_epochs=args.max_epochs,
-                           random_state=args.seed, l1=args.l1,
+                           random_state=args.seed, sample_weight=weights, l1=args.l1,
                            loss_params=loss_params or None,
-                           eval_set=(Xt, yt) if Xt is not None else None, **options)
+                           eval_set=(Xtb, yt) if Xt is not None else None, **options)
+    coef, intercept = _split_bias(res.coef, args.bias)
+    return _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes)
+
+
+def _split_bias(coef_full, bias):
+    if bias is None:
+        return np.asarray(coef_full, dtype=np.float64), 0.0
+    return np.asarray(coef_full[:-1], dtype=np.float64), float(bias) * float(coef_full[-1])
+
+
+def _summary(args, res, n, d, nnz):
+    return {"solver": res.solver, "loss": res.loss, "lam": res.lam, "l1": res.l1,
+            "n": int(n), "d": int(d), "nnz": int(nnz), "epochs": res.n_epochs,
+            "time_s": res.time, "primal": _finite(res.primal), "dual": _finite(res.dual),
+            "gap": _finite(res.gap), "rel_gap": _finite(res.rel_gap),
+            "converged": bool(res.converged), "stop_reason": res.stop_reason,
+            "tol": res.tol, "seed": args.seed, "bias": args.bias}
+
+
+def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None):
+    """Summary, model, trace, plot and the printed report of a single-problem fit."""
+    from .model_io import LinearModel, save_model
 
     n, d = X.shape
-    summary = {"solver": res.solver, "loss": res.loss, "lam": res.lam, "l1": res.l1,
-               "n": int(n), "d": int(d), "nnz": int(X.nnz), "epochs": res.n_epochs,
-               "time_s": res.time, "primal": _finite(res.primal), "dual": _finite(res.dual),
-               "gap": _finite(res.gap), "rel_gap": _finite(res.rel_gap),
-               "converged": bool(res.converged), "stop_reason": res.stop_reason,
-               "tol": res.tol, "seed": args.seed}
+    summary = _summary(args, res, n, d, X.nnz)
+    if extra:
+        summary.update(extra)
     if Xt is not None:
-        score = np.asarray(Xt @ res.coef, dtype=np.float64).ravel()
+        score = np.asarray(Xt @ coef, dtype=np.float64).ravel() + intercept
         if loss.classification:
             pred = np.where(score > 0, 1.0, -1.0)
             summary["test_accuracy"] = float(np.mean(pred == yt))
         else:
             summary["test_rmse"] = float(np.sqrt(np.mean((score - yt) ** 2)))
-
     if args.model:
-        from .model_io import save_model
-        written = save_model(res, args.model, classes=classes,
-                             loss_params=loss.params, normalize_rows=args.normalize)
+        model = LinearModel(
+            kind="classifier" if loss.classification else "regressor",
+            coef=coef.reshape(1, -1), intercept=np.array([intercept]),
+            classes=(np.asarray(classes, dtype=np.float64) if loss.classification
+                     else np.zeros(0)),
+            loss=loss.name, loss_params=loss.params, lam=float(res.lam), l1=float(res.l1),
+            fit_intercept=args.bias is not None,
+            intercept_scaling=float(args.bias) if args.bias is not None else 1.0,
+            normalize_rows=bool(args.normalize), primal=float(res.primal),
+            dual=float(res.dual), gap=float(res.gap))
+        written = save_model(model, args.model)
         _note(args, f"model written to {written}")
     if args.trace:
         write_trace_csv(res.trace, args.trace)
@@ -379,23 +593,419 @@ def cmd_fit(args) -> int:
     if not res.converged:
         _note(args, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
                     f"{res.rel_gap:.3e} > tol {res.tol:.1e}; raise --max-epochs or tol")
-
     if args.json:
         print(json.dumps(summary))
-    else:
-        print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}")
-        print(f"problem   loss={res.loss}, lam={res.lam:g}, l1={res.l1:g}")
-        print(f"solver    {res.solver}: {res.n_epochs:g} epochs in {res.time:.3f} s "
-              f"({res.stop_reason})")
-        print(f"primal    {res.primal:.12g}")
-        print(f"dual      {res.dual:.12g}")
-        print(f"gap       {res.gap:.3e} (relative {res.rel_gap:.3e}, tol {res.tol:.1e}, "
-              f"{'converged' if res.converged else 'NOT converged'})")
-        if "test_accuracy" in summary:
-            print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
-        if "test_rmse" in summary:
-            print(f"test      rmse {summary['test_rmse']:.6g} on {args.test}")
+        return 0
+    print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}")
+    print(f"problem   loss={res.loss}, lam={res.lam:g}, l1={res.l1:g}"
+          + (f", bias={args.bias:g}" if args.bias is not None else ""))
+    where = f" on {args.scheduler}" if getattr(args, "scheduler", None) else ""
+    print(f"solver    {res.solver}{where}: {res.n_epochs:g} epochs in {res.time:.3f} s "
+          f"({res.stop_reason})")
+    print(f"primal    {res.primal:.12g}")
+    print(f"dual      {res.dual:.12g}")
+    print(f"gap       {res.gap:.3e} (relative {res.rel_gap:.3e}, tol {res.tol:.1e}, "
+          f"{'converged' if res.converged else 'NOT converged'})")
+    if "test_accuracy" in summary:
+        print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
+    if "test_rmse" in summary:
+        print(f"test      rmse {summary['test_rmse']:.6g} on {args.test}")
     return 0
+
+
+def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, classes, cw):
+    """More than two labels: one-vs-rest with :class:`primaldual.LinearClassifier`."""
+    import time
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from .estimators import LinearClassifier
+    from .model_io import save_model
+
+    if args.checkpoint or args.resume:
+        raise ValueError(f"--checkpoint/--resume hold one solver state, but {args.train} "
+                         f"has {classes.size} classes (one-vs-rest trains {classes.size} "
+                         f"problems); drop --checkpoint for multiclass data")
+    _note(args, f"{classes.size} classes in {args.train} "
+                f"({', '.join(_format_label(v) for v in classes[:10])}"
+                f"{', ...' if classes.size > 10 else ''}): one-vs-rest, one problem per class")
+    if cw is not None:
+        from .estimators import combined_weights
+        w = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
+        _note(args, "class weights: " + ", ".join(
+            f"{_format_label(c)} -> {w[y_raw == c][0]:.6g}" for c in classes))
+    options = _run_options(args, options)
+    est = LinearClassifier(loss=loss.name, alpha=args.lam, l1=args.l1,
+                           loss_params=loss_params or None, tol=args.tol,
+                           max_iter=args.max_epochs, fit_intercept=args.bias is not None,
+                           intercept_scaling=args.bias if args.bias is not None else 1.0,
+                           class_weight=cw, random_state=args.seed, solver=args.solver,
+                           solver_options=options or None, n_jobs=args.jobs)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est.fit(X, y_raw)
+    elapsed = time.perf_counter() - t0
+    problems = []
+    for k, cl in enumerate(classes):
+        last = est.trace_[k][-1]
+        problems.append({"class": _format_label(cl), "primal": _finite(last["primal"]),
+                         "dual": _finite(last["dual"]), "gap": _finite(est.gap_[k]),
+                         "rel_gap": _finite(est.rel_gap_[k]),
+                         "epochs": float(last["epoch"]),
+                         "converged": bool(est.converged_[k])})
+    n, d = X.shape
+    summary = {"solver": est.solver_, "loss": loss.name, "lam": float(args.lam),
+               "l1": float(args.l1), "n": int(n), "d": int(d), "nnz": int(X.nnz),
+               "classes": [p["class"] for p in problems],
+               "epochs": float(sum(p["epochs"] for p in problems)), "time_s": elapsed,
+               "primal": _finite(sum(last["primal"] for last in
+                                     (t[-1] for t in est.trace_))),
+               "dual": _finite(sum(t[-1]["dual"] for t in est.trace_)),
+               "gap": _finite(float(np.sum(est.gap_))),
+               "rel_gap": _finite(float(np.max(est.rel_gap_))),
+               "converged": bool(np.all(est.converged_)), "tol": args.tol,
+               "seed": args.seed, "bias": args.bias, "problems": problems}
+    if Xt is not None:
+        summary["test_accuracy"] = float(np.mean(est.predict(Xt) == yt_raw))
+    if args.model:
+        written = save_model(est, args.model, normalize_rows=args.normalize)
+        _note(args, f"model written to {written}")
+    if args.trace:
+        rows = [{"class": p["class"], **rec} for p, tr in zip(problems, est.trace_)
+                for rec in tr]
+        write_trace_csv(rows, args.trace)
+        _note(args, f"trace ({len(rows)} rows, column 'class') written to {args.trace}")
+    if args.plot:
+        plot_ovr_traces(est.trace_, [p["class"] for p in problems], args.plot,
+                        title=f"{Path(args.train).name}: one-vs-rest, {est.solver_}, "
+                              f"{loss.name}, lam={args.lam:g}")
+        _note(args, f"plot written to {args.plot}")
+    bad = [p["class"] for p in problems if not p["converged"]]
+    if bad:
+        _note(args, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
+                    f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}, {classes.size} classes")
+    print(f"problem   loss={loss.name}, lam={args.lam:g}, l1={args.l1:g}"
+          + (f", bias={args.bias:g}" if args.bias is not None else "")
+          + ", one-vs-rest")
+    print(f"solver    {est.solver_}: {summary['epochs']:g} epochs in total, "
+          f"{elapsed:.3f} s")
+    print(f"{'class':>10} {'primal':>16} {'dual':>16} {'gap':>10} {'rel gap':>10} "
+          f"{'epochs':>7}  converged")
+    for p in problems:
+        print(f"{p['class']:>10} {p['primal']:16.10g} {p['dual']:16.10g} {p['gap']:10.3e} "
+              f"{p['rel_gap']:10.3e} {p['epochs']:7g}  {'yes' if p['converged'] else 'NO'}")
+    print(f"gap       {summary['gap']:.3e} in total (largest relative {summary['rel_gap']:.3e}, "
+          f"tol {args.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
+    if "test_accuracy" in summary:
+        print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
+    return 0
+
+
+_DASK_SOLVERS = ("cocoa", "minibatch_sdca")
+
+
+def split_libsvm(path, k, out_dir, *, normalize=False):
+    """Split a LIBSVM file into ``k`` contiguous part files in ``out_dir``.
+
+    The rows are divided as :func:`numpy.array_split` divides them (the
+    partitions the local ``cocoa``/``minibatch_sdca`` use); the parts are
+    written with :func:`sklearn.datasets.dump_svmlight_file` (1-based indices,
+    labels and values at full precision).  Returns ``(paths, n_features)``.
+    """
+    from sklearn.datasets import dump_svmlight_file
+
+    ((X, y),) = read_libsvm([path])
+    if normalize:
+        from sklearn.preprocessing import normalize as _normalize
+        X = _normalize(X, norm="l2")
+    n = X.shape[0]
+    if k > n:
+        raise ValueError(f"--partitions {k} is larger than the {n} samples of {path}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    bounds = np.concatenate([[0], np.cumsum([len(a) for a in
+                                              np.array_split(np.arange(n), k)])])
+    paths = []
+    for j in range(k):
+        p = out / f"part-{j:05d}-of-{k:05d}.svm"
+        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
+        with open(tmp, "wb") as fh:
+            dump_svmlight_file(X[bounds[j]:bounds[j + 1]], y[bounds[j]:bounds[j + 1]], fh,
+                               zero_based=False)
+        os.replace(tmp, p)
+        paths.append(p)
+    return paths, int(X.shape[1])
+
+
+def _fit_on_cluster(args, loss, loss_params, options):
+    """``--scheduler``: part files on disk, one partition each, read by the workers."""
+    from .distributed.problem import PartitionedProblem
+    from .solvers import SOLVERS
+
+    solver = "cocoa" if args.solver == "auto" else args.solver
+    if solver not in _DASK_SOLVERS:
+        raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
+                         f"--solver {args.solver} does not run on Dask")
+    for flag, bad in (("--class-weight", args.class_weight is not None),
+                      ("--checkpoint", args.checkpoint is not None)):
+        if bad:
+            raise ValueError(f"{flag} is not available with --scheduler (the rows stay on "
+                             f"the workers); train locally to use it")
+    if args.partitions is not None and args.partitions < 1:
+        raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
+    train = Path(args.train)
+    existing = train.is_dir()
+    if existing:
+        if args.normalize:
+            raise ValueError(f"--normalize cannot rescale the existing part files in "
+                             f"{train}; give the LIBSVM file instead of the directory")
+        parts = sorted(p for p in train.iterdir() if p.is_file()
+                       and not p.name.startswith("."))
+        if not parts:
+            raise ValueError(f"{train} is a directory without part files")
+        if args.partitions is not None and args.partitions != len(parts):
+            raise ValueError(f"{train} holds {len(parts)} part files but --partitions "
+                             f"{args.partitions} was given; drop --partitions")
+    elif not train.is_file():
+        raise FileNotFoundError(f"data file not found: {train}")
+
+    try:
+        from distributed import Client
+    except ImportError:                      # pragma: no cover - a dependency
+        raise ValueError("--scheduler needs dask.distributed (pip install "
+                         "'dask[distributed]')") from None
+    try:
+        client = Client(args.scheduler, timeout=options.pop("connect_timeout", 30))
+    except (OSError, TimeoutError) as e:
+        raise OSError(f"--scheduler {args.scheduler}: cannot connect to the Dask scheduler "
+                      f"({e}); start one with 'dask scheduler' and workers with "
+                      f"'dask worker {args.scheduler}'") from None
+    try:
+        n_workers = len(client.scheduler_info()["workers"])
+        if n_workers == 0:
+            raise ValueError(f"the Dask scheduler {args.scheduler} has no workers")
+        n_features = None
+        if not existing:
+            k = args.partitions or n_workers
+            out_dir = Path(args.parts_dir) if args.parts_dir else \
+                train.with_name(train.name + ".parts")
+            parts, n_features = split_libsvm(train, k, out_dir, normalize=args.normalize)
+            _note(args, f"{k} part files written to {out_dir}")
+        opts = dict(options)
+        if solver == "minibatch_sdca":
+            opts.setdefault("sampling", "distributed")
+        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet)
+        if args.time_limit is not None:
+            opts["time_limit"] = args.time_limit
+        try:
+            pp = PartitionedProblem.from_files(
+                client, [str(p.resolve()) for p in parts], loss=loss.name, lam=args.lam,
+                l1=args.l1, loss_params=loss_params or None, n_features=n_features,
+                intercept_scaling=args.bias,
+                round_timeout=float(opts.get("round_timeout", 120.0)))
+        except ValueError as e:
+            if "more than two label values" in str(e) or "parts hold the labels" in str(e):
+                raise ValueError(f"{args.train}: more than two label values; --scheduler "
+                                 f"trains binary classification and regression. Train "
+                                 f"one-vs-rest locally (drop --scheduler)") from None
+            raise
+        opts.setdefault("n_partitions", pp.n_parts)
+        res = SOLVERS[solver](pp, tol=args.tol, max_epochs=args.max_epochs,
+                              random_state=args.seed, **opts).run()
+        classes = np.array(pp.label_map) if pp.label_map is not None else None
+        if classes is not None:
+            _note(args, f"labels: {_format_label(classes[0])} -> -1, "
+                        f"{_format_label(classes[1])} -> +1")
+        d = pp.n_data_features
+    finally:
+        client.close()
+
+    class _Shape:                       # what _finish_fit reads of the training data
+        shape = (pp.n, d)
+        nnz = pp.nnz - (pp.n if args.bias is not None else 0)
+
+    Xt = yt = None
+    if args.test:
+        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d)
+        if args.normalize:
+            from sklearn.preprocessing import normalize
+            Xt = normalize(Xt, norm="l2")
+        yt = yt_raw
+        if classes is not None:
+            unknown = np.setdiff1d(np.unique(yt_raw), classes)
+            if unknown.size:
+                raise ValueError(f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]}"
+                                 f" do not occur in the training parts")
+            yt = np.where(yt_raw == classes[1], 1.0, -1.0)
+    coef, intercept = _split_bias(res.coef, args.bias)
+    return _finish_fit(args, loss, res, _Shape(), Xt, yt, coef, intercept, classes,
+                       extra={"partitions": int(pp.n_parts), "scheduler": args.scheduler})
+
+
+def cmd_cv(args) -> int:
+    """k-fold cross-validation over one lam or a warm-started decreasing grid."""
+    import time
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from .estimators import LinearClassifier, LinearRegressor, combined_weights
+    from .regpath import LinearClassifierCV, LinearRegressorCV
+
+    loss, loss_params, options = _check_common(args)
+    if args.folds < 2:
+        raise ValueError(f"--folds must be >= 2, got {args.folds}")
+    given = [f for f, v in (("--lam", args.lam), ("--lams", args.lams)) if v is not None]
+    if len(given) > 1:
+        raise ValueError("give either --lam X (one value) or --lams X,Y,... (a list), "
+                         "not both")
+    if args.n_lams < 1:
+        raise ValueError(f"--n-lams must be >= 1, got {args.n_lams}")
+    if not (0 < args.lam_ratio < 1):
+        raise ValueError(f"--lam-ratio must be in (0, 1), got {args.lam_ratio}")
+    lams = None
+    if args.lam is not None:
+        lams = [args.lam]
+    elif args.lams is not None:
+        try:
+            lams = [float(t) for t in args.lams.split(",") if t.strip()]
+        except ValueError:
+            raise ValueError(f"--lams expects numbers separated by commas, got "
+                             f"{args.lams!r}") from None
+    if lams is not None:
+        if not lams or not all(math.isfinite(v) and v > 0 for v in lams):
+            raise ValueError(f"every lam must be a finite number > 0, got "
+                             f"{args.lam if args.lam is not None else args.lams}")
+        if len(set(lams)) != len(lams):
+            raise ValueError(f"--lams has repeated values: {args.lams}")
+
+    X, y, _, _ = _read_train_test(args)
+    n = X.shape[0]
+    if args.folds > n:
+        raise ValueError(f"--folds {args.folds} is larger than the {n} samples of "
+                         f"{args.train}")
+    options = _run_options(args, options)
+    options["progress"] = False
+    common = dict(loss=loss.name, l1=args.l1, loss_params=loss_params or None,
+                  tol=args.tol, max_iter=args.max_epochs,
+                  fit_intercept=args.bias is not None,
+                  intercept_scaling=args.bias if args.bias is not None else 1.0,
+                  random_state=args.seed, solver=args.solver,
+                  solver_options=options or None)
+    if loss.classification:
+        classes = _classes_of(y, loss.name, args.train)
+        cw = _class_weight_for(args.class_weight, classes, args.train)
+        counts = np.unique(y, return_counts=True)[1]
+        if counts.min() < args.folds:
+            cl = classes[int(np.argmin(counts))]
+            raise ValueError(f"class {_format_label(cl)} has {counts.min()} samples, fewer "
+                             f"than --folds {args.folds}; lower --folds")
+        base = LinearClassifier(class_weight=cw, n_jobs=args.jobs, **common)
+        splitter = StratifiedKFold(args.folds, shuffle=True, random_state=args.seed)
+        grid_est = LinearClassifierCV(class_weight=cw, n_alphas=args.n_lams,
+                                      eps=args.lam_ratio, **{k: v for k, v in common.items()
+                                                             if k not in ("tol",)})
+        c = combined_weights(y, classes, np.ones(n), cw)
+        metric = "accuracy"
+    else:
+        base = LinearRegressor(**common)
+        splitter = KFold(args.folds, shuffle=True, random_state=args.seed)
+        grid_est = LinearRegressorCV(n_alphas=args.n_lams, eps=args.lam_ratio,
+                                     **{k: v for k, v in common.items() if k != "tol"})
+        c = np.ones(n)
+        metric = "mse"
+    if lams is None:
+        lams = [float(v) for v in grid_est._alpha_grid(X, y, c)]
+        _note(args, f"lam grid: {len(lams)} values from lam_max {lams[0]:.4g} down to "
+                    f"{lams[-1]:.4g}")
+    else:
+        lams = sorted(lams, reverse=True)
+    score_w = None if np.all(c == 1.0) else c
+
+    scores = np.zeros((args.folds, len(lams)))
+    epochs = np.zeros(len(lams))
+    unconverged = 0
+    t0 = time.perf_counter()
+    for f, (tr, te) in enumerate(splitter.split(X, y)):
+        est = base.__class__(**base.get_params()).set_params(warm_start=True)
+        tf = time.perf_counter()
+        for j, lam in enumerate(lams):
+            est.set_params(alpha=float(lam))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                est.fit(X[tr], y[tr])
+            unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+            epochs[j] += float(np.sum(est.n_iter_))
+            pred = est.predict(X[te])
+            w = None if score_w is None else score_w[te]
+            if metric == "accuracy":
+                scores[f, j] = float(np.average(pred == y[te], weights=w))
+            else:
+                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
+        _note(args, f"fold {f + 1}/{args.folds}: {len(lams)} lam(s) in "
+                    f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
+                    f"{scores[f, -1]:.4f}")
+    elapsed = time.perf_counter() - t0
+    mean, std = scores.mean(axis=0), scores.std(axis=0)
+    best = int(np.argmax(mean)) if metric == "accuracy" else int(np.argmin(mean))
+    if unconverged:
+        _note(args, f"{unconverged} of {args.folds * len(lams)} fits stopped before "
+                    f"reaching tol {args.tol:g}; raise --max-epochs")
+    out = {"metric": metric, "folds": args.folds, "n": int(n), "d": int(X.shape[1]),
+           "loss": loss.name, "l1": float(args.l1), "bias": args.bias, "seed": args.seed,
+           "lams": lams, "scores": scores.tolist(), "mean": mean.tolist(),
+           "std": std.tolist(), "epochs": epochs.tolist(), "best_lam": lams[best],
+           "best_score": float(mean[best]), "unconverged_fits": int(unconverged),
+           "time_s": elapsed}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    label = "accuracy" if metric == "accuracy" else "MSE"
+    print(f"{args.folds}-fold cross-validation of {args.train}: n={n}, loss={loss.name}")
+    print(f"{'lam':>12} {'C = 1/(lam n)':>14} {label + ' mean':>14} {'std':>9} "
+          f"{'epochs (all folds)':>19}")
+    for j, lam in enumerate(lams):
+        mark = "  <- best" if j == best else ""
+        print(f"{lam:12.4g} {1.0 / (lam * n):14.4g} {mean[j]:14.6f} {std[j]:9.4f} "
+              f"{epochs[j]:19g}{mark}")
+    print(f"best      lam={lams[best]:g}: cross-validation {label} {mean[best]:.6f} "
+          f"({elapsed:.2f} s)")
+    return 0
+
+
+def plot_ovr_traces(traces, labels, path, title=""):
+    """PNG: the relative gap of every one-vs-rest problem against epochs and seconds."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, 2)
+    for ax, key, xlabel in ((axes[0], "epoch", "epochs"), (axes[1], "time", "seconds")):
+        for lab, tr in zip(labels, traces):
+            x = np.array([r[key] for r in tr], dtype=float)
+            g = np.array([r["gap"] / max(abs(r["primal"]), 1e-12) for r in tr], dtype=float)
+            keep = g > 0
+            ax.plot(x[keep], g[keep], marker=".", label=f"class {lab}")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("relative duality gap (log scale)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
+    if title:
+        fig.suptitle(title)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
+    fig.savefig(tmp, format="png", dpi=100)
+    os.replace(tmp, path)
 
 
 def cmd_predict(args) -> int:
@@ -464,7 +1074,7 @@ def _dispatch(command, rest) -> int:
     return int(mod.main(list(rest)) or 0)
 
 
-_COMMANDS = {"fit": cmd_fit, "predict": cmd_predict, "info": cmd_info}
+_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info}
 
 
 def main(argv=None) -> int:
