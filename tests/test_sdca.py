@@ -558,7 +558,8 @@ def _shrink_pass(alpha0, a_target, shrink_up, shrink_down):
     """One shrinking step of the compiled kernel on a one-row hinge problem whose
     margin is a = x.v/lam = a_target; returns (shrunk?, max_up, max_down)."""
     from primaldual.kernels.loss_kernels import HINGE
-    from primaldual.kernels.sdca import sdca_epoch
+    from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+    from primaldual.kernels.views import ProxWork, RowsView, StepSpec
     data = np.array([1.0])
     indices = np.array([0], dtype=np.int32)
     indptr = np.array([0, 1], dtype=np.int64)
@@ -569,9 +570,11 @@ def _shrink_pass(alpha0, a_target, shrink_up, shrink_down):
     v = np.array([a_target])                 # lam = 1
     shrunk = np.zeros(1, dtype=np.uint8)
     e, ei = np.zeros(0), np.zeros(0, dtype=np.int64)
-    out = sdca_epoch(data, indices, indptr, indptr, y, cw, sq, np.zeros(1, np.int64),
-                     0, 1, alpha, v, HINGE, 0.0, 1.0, 0.0, 1.0, True, shrink_up,
-                     shrink_down, shrunk, False, e, ei, 0, 0, -1, e, e, e, e, ei)
+    out = sdca_epoch(RowsView(data, indices, indptr, indptr, sq, y, cw),
+                     StepSpec(HINGE, 0.0, 1.0, 0.0, 1.0), SDCAState(alpha, v, e, shrunk),
+                     np.zeros(1, np.int64), 0, 1, 0, -1,
+                     Shrinking(True, shrink_up, shrink_down), Averaging(False, e, ei, 0),
+                     ProxWork(e, e, e, ei))
     return bool(shrunk[0]), out[4], out[5]
 
 
@@ -696,7 +699,8 @@ def test_logistic_cached_logit_gives_the_same_steps():
     """The logit cache only moves Newton's starting point: an epoch with it
     equals an epoch without it (the plain dual_step from alpha) to 1e-10."""
     from primaldual.kernels.loss_kernels import LOGISTIC
-    from primaldual.kernels.sdca import sdca_epoch
+    from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+    from primaldual.kernels.views import ProxWork, RowsView, StepSpec
     X, y = load_binary("a9a", n_features=123, max_rows=2000)
     prob = Problem(X, y, "logistic", 1e-4)
     r = prob.rows
@@ -710,10 +714,10 @@ def test_logistic_cached_logit_gives_the_same_steps():
         logit = np.full(n if cached else 0, np.nan)
         for epoch in range(4):
             order = np.random.default_rng(epoch).permutation(n).astype(np.int64)
-            out = sdca_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y,
-                             prob.sample_weight, r.sqnorm, order, 0, n, alpha, v,
-                             LOGISTIC, 0.0, 1e-4, 0.0, 1.0 / n, False, np.inf, np.inf,
-                             u8, False, e, ei, 0, 0, -1, logit, e, e, e, ei)
+            out = sdca_epoch(prob.rows_view(), StepSpec(LOGISTIC, 0.0, 1e-4, 0.0, 1.0 / n),
+                             SDCAState(alpha, v, logit, u8), order, 0, n, 0, -1,
+                             Shrinking(False, np.inf, np.inf), Averaging(False, e, ei, 0),
+                             ProxWork(e, e, e, ei))
             assert out[0] == 0
         if cached:
             b = alpha * prob.y

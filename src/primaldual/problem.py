@@ -23,6 +23,7 @@ import numpy as np
 
 from .data import as_rows, check_binary_labels, check_sample_weight, check_Xy
 from .kernels.objective import certificate_pass, weighted_sum
+from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss
 from .penalties import ElasticNet, make_penalty
 
@@ -90,6 +91,19 @@ class Problem:
         self.W = float(self.sample_weight.sum())
 
     # ------------------------------------------------------------ basics
+    def rows_view(self) -> RowsView:
+        """The data as the kernels read it (:class:`~primaldual.kernels.views.RowsView`)."""
+        r = self.rows
+        return RowsView(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, self.y,
+                        self.sample_weight)
+
+    def step_spec(self, lam=None, inv_W=None) -> StepSpec:
+        """The coordinate problem for the kernels; ``lam`` and ``inv_W`` default to
+        the problem's (ASDCA's inner problem and a partition's weight differ)."""
+        return StepSpec(int(self.loss.code), float(self.loss.param),
+                        float(self.lam if lam is None else lam), float(self.l1),
+                        float(1.0 / self.W if inv_W is None else inv_W))
+
     @property
     def n(self) -> int:
         return self.rows.n

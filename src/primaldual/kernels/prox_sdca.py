@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import dual_step
+from .views import ProxWork
 
 
 @njit(cache=True, nogil=True)
@@ -175,7 +176,9 @@ def prox_dual_step(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
 
 
 def prox_work_arrays(rows, l1):
-    """The work arrays ``(keys, dA, dB, heap)`` of :func:`prox_dual_step`: two
+    """The work arrays (:class:`~primaldual.kernels.views.ProxWork`) of
+    :func:`prox_dual_step`: two
     breakpoints per nonzero of the longest row; empty when ``l1 == 0``."""
     size = 2 * int(rows.row_nnz.max(initial=0)) if l1 > 0 else 0
-    return (np.empty(size), np.empty(size), np.empty(size), np.empty(size, dtype=np.int64))
+    return ProxWork(np.empty(size), np.empty(size), np.empty(size),
+                    np.empty(size, dtype=np.int64))

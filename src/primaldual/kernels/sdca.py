@@ -18,16 +18,51 @@ Status codes
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from numba import njit
 
 from .loss_kernels import LOGISTIC, dual_slopes, dual_step, logistic_newton
 from .prefetch import prefetch, prefetch_row
 from .prox_sdca import prox_dual_step
+from .views import ProxWork, RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
 
 STATUS_OK = 0
 STATUS_SNAPSHOT = 1
 STATUS_NONFINITE = 2
+
+
+class SDCAState(NamedTuple):
+    """The iterates a kernel updates in place: ``alpha``, the dual image ``v``,
+    the logistic logit cache (empty for other losses) and the shrunk flags."""
+    alpha: object
+    v: object
+    logit: object
+    shrunk: object
+
+
+class Shrinking(NamedTuple):
+    """Shrinking on/off and the one-sided thresholds of the current pass."""
+    on: bool
+    up: float
+    down: float
+
+
+class Averaging(NamedTuple):
+    """Lazy running sums of ``alpha`` for ``output="average"`` (off: empty)."""
+    on: bool
+    total: object
+    last: object
+    T0: int
+
+
+class EpochResult(NamedTuple):
+    status: int
+    pos: int
+    steps: int
+    accesses: int
+    max_up: float
+    max_down: float
 
 #: how many rows ahead the row data and the per-row scalars are prefetched
 PF_ROW = 3
@@ -35,11 +70,7 @@ PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True)
-def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
-               alpha, v, kind, p, lam, l1, inv_W,
-               shrinking, shrink_up, shrink_down, shrunk,
-               averaging, avg_sum, avg_last, avg_T0, step0, snap_step,
-               logit, keys, dA, dB, heap):
+def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
     Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
@@ -77,9 +108,23 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
     ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily (``avg_last[i]`` is the step
     from which the current value has been held).
 
-    Returns ``(status, pos, t, feature_accesses, max_up, max_down)`` where ``pos``
+    Arguments: ``rows`` (:class:`RowsView`), ``spec`` (:class:`StepSpec`),
+    ``state`` (:class:`SDCAState`, updated in place), the slice
+    ``order[start:stop]``, the step count ``step0`` before it, ``snap_step`` (-1:
+    none), ``shrink`` (:class:`Shrinking`), ``avg`` (:class:`Averaging`) and
+    ``prox`` (:class:`ProxWork`).
+
+    Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
+    max_down)`` where ``pos``
     is the index in ``order`` where processing stopped and ``t`` the step count.
     """
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
+    kind, p, lam, l1, inv_W = spec.kind, spec.param, spec.lam, spec.l1, spec.inv_W
+    alpha, v, logit, shrunk = state.alpha, state.v, state.logit, state.shrunk
+    shrinking, shrink_up, shrink_down = shrink.on, shrink.up, shrink.down
+    averaging, avg_sum, avg_last, avg_T0 = avg.on, avg.total, avg.last, avg.T0
+    keys, dA, dB, heap = prox.keys, prox.dA, prox.dB, prox.heap
     accesses = 0
     max_up = 0.0
     max_down = 0.0
@@ -128,7 +173,7 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
                 shrunk[i] = 1
                 t += 1
                 if t == snap_step:
-                    return STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down
+                    return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
                 continue
             if gp > max_up:
                 max_up = gp
@@ -145,7 +190,7 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
         else:
             new = dual_step(kind, p, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
-            return STATUS_NONFINITE, pos, t, accesses, max_up, max_down
+            return EpochResult(STATUS_NONFINITE, pos, t, accesses, max_up, max_down)
         t += 1
         delta = new - ai
         if delta != 0.0:
@@ -159,8 +204,8 @@ def sdca_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, start, stop,
             for k in range(rs, re):
                 v[indices[k + off]] += coef * data[k]
         if t == snap_step:
-            return STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down
-    return STATUS_OK, stop, t, accesses, max_up, max_down
+            return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
+    return EpochResult(STATUS_OK, stop, t, accesses, max_up, max_down)
 
 
 @njit(cache=True, nogil=True)
@@ -174,8 +219,7 @@ def flush_average(alpha, avg_sum, avg_last, avg_T0, t):
 
 
 @njit(cache=True, nogil=True)
-def modified_sgd_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, alpha, u,
-                       kind, p, lam):
+def modified_sgd_epoch(rows, spec, order, alpha, u):
     """Procedure Modified-SGD (SDCA paper, Section 4), one pass over ``order``.
 
     For t = 1..n with ``W_t = sum_{k<=t} c_k``: ``a = x_t . w^{(t-1)}`` with
@@ -183,6 +227,9 @@ def modified_sgd_epoch(data, indices, indptr, iptr, y, cw, sqnorm, order, alpha,
     ``-phi*(-alpha) - a alpha - (c_t ||x_t||^2 / (2 lam W_t)) alpha^2`` and
     ``u += c_t alpha_t x_t``.  On return ``u = sum_i c_i alpha_i x_i``.
     """
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
+    kind, p, lam = spec.kind, spec.param, spec.lam
     W_prev = 0.0
     accesses = 0
     for pos in range(order.shape[0]):
@@ -222,10 +269,8 @@ STATUS_NEED_UNIFORMS = 3
 
 
 @njit(cache=True, nogil=True)
-def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_active,
-                       order, n_order, pos, sampling, u, alpha, v, kind, p, lam, l1,
-                       inv_W, shrunk, thr, step0, target, keys, dA, dB, heap, no_avg,
-                       base_order):
+def sdca_shrinking_run(rows, spec, state, active, n_active, order, n_order, pos, sampling,
+                       u, thr, step0, target, prox, base_order):
     """SDCA with shrinking from step ``step0`` to step ``target``, passes and all.
 
     With shrinking the active set can get small, so passes get short; running
@@ -249,19 +294,20 @@ def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_act
     ``active`` (Fisher-Yates, one uniform per position but the first),
     ``ORDER_UNIFORM`` draws ``n_active`` coordinates with replacement,
     ``ORDER_CYCLIC`` keeps ``active`` as it is.  The steps themselves are
-    :func:`sdca_epoch`'s.
+    :func:`sdca_epoch`'s, on ``rows``, ``spec``, ``state`` and ``prox`` as there.
 
     Returns ``(status, pos, n_active, n_order, t, uniforms used, feature
     accesses)``.  ``STATUS_NEED_UNIFORMS``: a pass must be drawn and ``u`` has
     too few left; call again with fresh uniforms.  Everything shrunk: returns
     with ``n_active = 0`` and ``t = target`` (the caller re-checks the gap).
-    ``no_avg`` is an empty int64 array (shrinking runs keep no averages).
     """
     t = step0
     ui = 0
     acc = 0
     inf = math.inf
     nu = u.shape[0]
+    shrunk = state.shrunk
+    no_avg = Averaging(False, u[:0], base_order[:0], 0)
     n_all = base_order.shape[0]
     while t < target:
         if pos >= n_order:
@@ -314,9 +360,8 @@ def sdca_shrinking_run(data, indices, indptr, iptr, y, cw, sqnorm, active, n_act
             pos = 0
         stop = n_order if n_order - pos <= target - t else pos + (target - t)
         status, pos, t, a1, up, down = sdca_epoch(
-            data, indices, indptr, iptr, y, cw, sqnorm, order, pos, stop, alpha, v,
-            kind, p, lam, l1, inv_W, True, thr[0], thr[1], shrunk, False, u[:0],
-            no_avg, 0, t, -1, u[:0], keys, dA, dB, heap)
+            rows, spec, state, order, pos, stop, t, -1, Shrinking(True, thr[0], thr[1]),
+            no_avg, prox)
         acc += a1
         if up > thr[2]:
             thr[2] = up

@@ -49,7 +49,8 @@ import numpy as np
 
 from ..kernels.objective import certificate_pass
 from ..kernels.prox_sdca import prox_work_arrays
-from ..kernels.sdca import STATUS_NONFINITE, sdca_epoch
+from ..kernels.sdca import (STATUS_NONFINITE, Averaging, SDCAState, Shrinking,
+                            sdca_epoch)
 from ._base import Solver, register
 
 
@@ -103,9 +104,6 @@ class ASDCASolver(Solver):
     def _scratch(self):
         p = self.problem
         self.work = prox_work_arrays(p.rows, p.l1)
-        self.dummy_f = np.zeros(0)
-        self.dummy_i = np.zeros(0, dtype=np.int64)
-        self.dummy_u8 = np.zeros(p.n, dtype=np.uint8)
 
     def get_state(self):
         meta = {"xi": self.xi, "eps": self.eps, "outer": int(self.outer),
@@ -152,16 +150,18 @@ class ASDCASolver(Solver):
 
     def advance(self, n_epochs, deadline):
         p = self.problem
-        r = p.rows
         passes = max(1, int(round(n_epochs)))
-        inv_W = 1.0 / p.W
+        rows, spec = p.rows_view(), p.step_spec(lam=self.lam_in)
+        no_shrink = Shrinking(False, np.inf, np.inf)
+        no_avg = Averaging(False, np.zeros(0), np.zeros(0, dtype=np.int64), 0)
+        no_logit, no_shrunk = np.zeros(0), np.zeros(0, dtype=np.uint8)
         for _ in range(passes):
+            # the inner problem's iterates (vs is replaced by each inner-gap check)
+            state = SDCAState(self.alpha, self.vs, no_logit, no_shrunk)
             order = self.rng.permutation(p.n).astype(np.int64)
             status, pos, t, acc, _, _ = sdca_epoch(
-                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                order, 0, p.n, self.alpha, self.vs, p.loss.code, p.loss.param,
-                self.lam_in, p.l1, inv_W, False, np.inf, np.inf, self.dummy_u8, False,
-                self.dummy_f, self.dummy_i, 0, self.steps, -1, self.dummy_f, *self.work)
+                rows, spec, state, order, 0, p.n, self.steps, -1, no_shrink, no_avg,
+                self.work)
             self.feature_accesses += acc
             self.steps += p.n
             if status == STATUS_NONFINITE:

@@ -127,7 +127,8 @@ from ..kernels.dso import (STATUS_NONFINITE, STEP_ADAGRAD, STEP_SCALAR, dso_bloc
                            fill_identity, svrg_full_gradient)
 from ..kernels import loss_kernels as LK
 from ..kernels.sdca import STATUS_NONFINITE as SDCA_NONFINITE
-from ..kernels.sdca import sdca_epoch
+from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+from ..kernels.views import ProxWork
 from ..distributed.rounds import RoundsMixin
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 
@@ -615,6 +616,10 @@ class DSOSolver(Solver):
         shrunk = np.zeros(p.n, dtype=np.uint8)
         empty = np.zeros(0)
         empty_i = np.zeros(0, dtype=np.int64)
+        rows = p.rows_view()
+        no_shrink = Shrinking(False, np.inf, np.inf)
+        no_avg = Averaging(False, empty, empty_i, 0)
+        no_prox = ProxWork(empty, empty, empty, empty_i)
         alpha = np.zeros(p.n)
         w = np.zeros(p.d)
         for q in range(self.p):
@@ -625,10 +630,9 @@ class DSOSolver(Solver):
             for _ in range(self.init_passes):
                 order = (i0 + rng.permutation(i1 - i0)).astype(np.int64)
                 status, pos, _, acc, _, _ = sdca_epoch(
-                    r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                    order, 0, order.shape[0], alpha, vq, p.loss.code, p.loss.param,
-                    p.lam, 0.0, 1.0 / Wq, False, np.inf, np.inf, shrunk, False, empty, empty_i,
-                    0, 0, -1, empty, empty, empty, empty, empty_i)
+                    rows, p.step_spec(inv_W=1.0 / Wq)._replace(l1=0.0),
+                    SDCAState(alpha, vq, empty, shrunk), order, 0, order.shape[0], 0, -1,
+                    no_shrink, no_avg, no_prox)
                 self.feature_accesses += acc
                 if status == SDCA_NONFINITE:
                     raise FloatingPointError(

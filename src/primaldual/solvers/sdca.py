@@ -71,8 +71,9 @@ import numpy as np
 
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
-                            STATUS_NONFINITE, STATUS_SNAPSHOT, flush_average,
-                            modified_sgd_epoch, sdca_epoch, sdca_shrinking_run)
+                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, SDCAState,
+                            Shrinking, flush_average, modified_sgd_epoch, sdca_epoch,
+                            sdca_shrinking_run)
 from ._base import Solver, _check_choice, _positive, register
 
 #: first tolerance on the active set's violation range below which every shrunk
@@ -189,6 +190,10 @@ class SDCASolver(Solver):
             self.logit = np.array(arrays["logit"], dtype=np.float64)
         self._prox_scratch()
 
+    def _state_view(self):
+        """The iterates the kernels update in place."""
+        return SDCAState(self.alpha, self.v, self.logit, self.shrunk)
+
     # -------------------------------------------------------- sampling
     def _all_active(self):
         """The coordinates not shrunk, in the order passes are built from."""
@@ -227,9 +232,8 @@ class SDCASolver(Solver):
         if self.pending_sgd_init:
             perm = self.rng.permutation(n).astype(np.int64)
             u = np.zeros(p.d)
-            status, pos, acc = modified_sgd_epoch(
-                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                perm, self.alpha, u, p.loss.code, p.loss.param, p.lam)
+            status, pos, acc = modified_sgd_epoch(p.rows_view(), p.step_spec(), perm,
+                                                  self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
                 _raise_nonfinite(p, perm[pos])
@@ -237,23 +241,21 @@ class SDCASolver(Solver):
             self.steps += n
             self.pending_sgd_init = False
         out = self.opts["output"]
-        averaging = out == "average"
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
-        inv_W = 1.0 / p.W
         if self.shrinking:
             return self._advance_shrinking(target, deadline)
+        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
+        no_shrink = Shrinking(False, np.inf, np.inf)
+        avg = Averaging(out == "average", self.avg_sum, self.avg_last, self.T0_steps)
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
                 self._new_pass()
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
             status, pos, t, acc, _, _ = sdca_epoch(
-                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                self.order, self.pos, stop, self.alpha, self.v, p.loss.code,
-                p.loss.param, p.lam, p.l1, inv_W, False, np.inf, np.inf,
-                self.shrunk, averaging, self.avg_sum, self.avg_last, self.T0_steps,
-                self.steps, snap, self.logit, *self.prox_work)
+                rows, spec, state, self.order, self.pos, stop, self.steps, snap,
+                no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
                 _raise_nonfinite(p, self.order[pos])
@@ -283,7 +285,7 @@ class SDCASolver(Solver):
         n_order = self.order.shape[0]
         order[:n_order] = self.order
         pos = self.pos
-        no_avg = np.zeros(0, dtype=np.int64)
+        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
         base = (self.cyclic_order if self.opts["sampling"] == "cyclic"
                 else np.arange(n, dtype=np.int64))
         # at most one epoch per kernel call, so a deadline is honoured between epochs
@@ -291,10 +293,8 @@ class SDCASolver(Solver):
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
             status, pos, n_active, n_order, t, _, acc = sdca_shrinking_run(
-                r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, r.sqnorm,
-                active, n_active, order, n_order, pos, code, u, self.alpha, self.v,
-                p.loss.code, p.loss.param, p.lam, p.l1, 1.0 / p.W, self.shrunk, self.thr,
-                self.steps, stop, *self.prox_work, no_avg, base)
+                rows, spec, state, active, n_active, order, n_order, pos, code, u,
+                self.thr, self.steps, stop, self.prox_work, base)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
