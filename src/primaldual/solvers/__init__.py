@@ -18,7 +18,7 @@ __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_
 
 #: every solver name of the GUIDE, registered or not yet
 KNOWN_SOLVERS = ("sdca", "sgd", "minibatch_sdca", "cocoa", "spdc", "afg", "lbfgs", "sag",
-                 "asdca", "dso", "psgd", "bmrm", "simba", "auto")
+                 "asdca", "dso", "psgd", "bmrm", "simba", "newton", "auto")
 
 
 def resolve_solver(solver: str, problem: Problem) -> str:
