@@ -7,6 +7,7 @@ regression", JMLR 9 (2008) 627-650.
 from __future__ import annotations
 
 import math
+import threading
 import time
 
 import numpy as np
@@ -29,17 +30,30 @@ EXPLICIT_MAX_D = 2000
 EXPLICIT_MAX_COST = 300.0
 
 
-#: dense Hessians of at least this many flops are formed with one BLAS thread
-BLAS_SERIAL_FLOPS = 1e7
-
-_CONTROLLER = []
+_BLAS_LOCK = threading.Lock()
+_BLAS = {"controller": None, "depth": 0, "limiter": None}
 
 
-def _blas_controller():
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
+def _serial_blas_enter():
+    """Limit BLAS to one thread while any Newton solve with an explicit
+    Hessian runs (reference counted: concurrent one-vs-rest solves share it).
+    The solver is serial; a multithreaded BLAS on a busy 2-core machine was
+    measured 10-100x slower than one thread for ``X^T D X``."""
+    with _BLAS_LOCK:
+        if _BLAS["depth"] == 0:
+            if _BLAS["controller"] is None:
+                from threadpoolctl import ThreadpoolController
+                _BLAS["controller"] = ThreadpoolController()
+            _BLAS["limiter"] = _BLAS["controller"].limit(limits=1, user_api="blas")
+        _BLAS["depth"] += 1
+
+
+def _serial_blas_exit():
+    with _BLAS_LOCK:
+        _BLAS["depth"] -= 1
+        if _BLAS["depth"] == 0:
+            _BLAS["limiter"].restore_original_limits()
+            _BLAS["limiter"] = None
 
 
 def explicit_hessian_pays(problem) -> bool:
@@ -264,13 +278,7 @@ class NewtonSolver(Solver):
             H /= p.W
         else:
             np.multiply(r.X, np.sqrt(self.curv / p.W)[:, None], out=self._buf)
-            if p.n * p.d * p.d >= BLAS_SERIAL_FLOPS:
-                # the solver is serial: a multithreaded BLAS on a busy machine
-                # was measured 10-100x slower than one thread for this product
-                with _blas_controller().limit(limits=1):
-                    np.dot(self._buf.T, self._buf, out=H)
-            else:
-                np.dot(self._buf.T, self._buf, out=H)
+            np.dot(self._buf.T, self._buf, out=H)     # one BLAS thread: see run()
         H[np.diag_indices_from(H)] += p.lam
 
     def _hv(self, v):
@@ -474,6 +482,15 @@ class NewtonSolver(Solver):
             dual = -np.inf
         return Certificate(w=self.w.copy(), alpha=alpha, primal=float(self.f),
                            dual=float(dual), v=v, margins=self.margins.copy())
+
+    def run(self):
+        if not (self.explicit and not self.problem.rows.is_sparse):
+            return super().run()
+        _serial_blas_enter()
+        try:
+            return super().run()
+        finally:
+            _serial_blas_exit()
 
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter)}
