@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 
 import primaldual
+from conftest import load_binary
 from primaldual import Problem
 from primaldual.solvers import resolve_solver
 
@@ -270,6 +271,18 @@ def test_auto_picks_sdca_on_unit_norm_sparse_data():
             assert resolve_solver("auto", Problem(X, y, loss=loss, lam=lam)) == "sdca"
     # ratio 2 / (1e-6 * 8000) = 250: the regime where Newton-CG wins on reuters
     assert resolve_solver("auto", Problem(X, y, loss="squared_hinge", lam=1e-6)) == "newton"
+
+
+def test_auto_on_unit_norm_a9a():
+    """Sparse rows with an explicit Hessian (a9a: d = 123): SDCA at lam 1e-4,
+    Newton once the ratio reaches 0.5 (benchmarks/results/auto.md)."""
+    from sklearn.preprocessing import normalize
+    X, y = load_binary("a9a", n_features=123)
+    X = normalize(X)
+    assert resolve_solver("auto", Problem(X, y, loss="logistic", lam=1e-4)) == "sdca"
+    assert resolve_solver("auto", Problem(X, y, loss="logistic", lam=1e-5)) == "newton"
+    assert resolve_solver("auto", Problem(X, y, loss="squared_hinge", lam=1e-4)) == "newton"
+    assert resolve_solver("auto", Problem(X, y, loss="hinge", lam=1e-6)) == "sdca"
 
 
 def test_auto_result_names_the_solver_that_ran():

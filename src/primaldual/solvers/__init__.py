@@ -25,7 +25,7 @@ KNOWN_SOLVERS = ("sdca", "sgd", "minibatch_sdca", "cocoa", "spdc", "afg", "lbfgs
 #: reaches this value on dense data whose Hessian is formed through BLAS (d <= 300),
 NEWTON_RATIO_DENSE = 0.3
 #: this value on sparse data whose Hessian is formed explicitly (sum nnz_i^2 small),
-NEWTON_RATIO_EXPLICIT = 1.0
+NEWTON_RATIO_EXPLICIT = 0.5
 #: or this value when Newton runs on Hessian-vector products (large d)
 NEWTON_RATIO_MATVEC = 30.0
 
@@ -46,22 +46,27 @@ def conditioning_ratio(problem: Problem) -> float:
 def resolve_solver(solver: str, problem: Problem) -> str:
     """The concrete solver for ``solver="auto"``.
 
-    ``newton`` (trust-region / line-search Newton-CG) for a loss with a
-    (generalized) Hessian (logistic, squared_hinge, squared, smooth_hinge),
-    ``l1 = 0``, and an ill-conditioned problem for SDCA:
-    :func:`conditioning_ratio` ``>= 1`` when the Hessian is formed explicitly
-    (small ``d``: dense ``d <= 300``, or sparse rows with
-    ``sum_i nnz_i^2 <= 300 nnz``) and ``>= 30`` otherwise.  ``sdca`` in every
-    other case.
+    ``newton`` (truncated Newton-CG, :mod:`primaldual.solvers.newton`) for a
+    loss with a (generalized) Hessian (logistic, squared_hinge, squared,
+    smooth_hinge), ``l1 = 0``, and a problem ill-conditioned for SDCA, i.e.
+    :func:`conditioning_ratio` at least
+
+    * 0.3 on dense data whose Hessian is formed explicitly (``d <= 300``),
+    * 0.5 on sparse data whose Hessian is formed explicitly
+      (``sum_i nnz_i^2 <= 300 nnz`` and ``d <= 2000``),
+    * 30 when Newton runs on Hessian-vector products (larger ``d``);
+
+    ``sdca`` in every other case.
 
     The thresholds are measured (benchmarks/bench_auto.py,
-    benchmarks/results/auto.md): on standardized data (digits, Covtype, a
-    2,000-row synthetic set: ratio 3 to 10^5) SDCA does not reach 1e-6 in 500
-    epochs while Newton certifies it in 13-21 passes; on unit-norm a9a
-    (explicit Hessian) Newton is faster from ratio ~0.8 up; on unit-norm
-    reuters (d = 8,315, Hessian-vector products) SDCA stays faster below a
-    ratio of about 3 to 25 and Newton wins at ratio 30 and above.  Newton also
-    beats SPDC in every measured cell where the former rule
+    benchmarks/results/auto.md, docs/solvers.md): on standardized data
+    (digits, Covtype, a 2,000-row synthetic set: ratio 2.6 to 10^5) SDCA does
+    not reach a relative gap of 1e-6 in 500 epochs while Newton certifies it
+    in 13-21 passes; on unit-norm Covtype (dense, d = 54) Newton is faster
+    from ratio 0.4 up, on unit-norm a9a (sparse, explicit Hessian) from about
+    0.6-0.8; on unit-norm reuters (d = 8,315, Hessian-vector products) SDCA
+    is faster or level up to ratio 26 and Newton 2-5x faster from ratio 32.
+    Newton also beats SPDC in every measured cell where the former rule
     (``R^2 / (lam gamma) > 1000 n``) picked SPDC, so that branch is gone.
     """
     if solver != "auto":
