@@ -11,7 +11,8 @@ plain GUIDE §1 objective) on
 
 it runs primaldual's ``sdca`` and ``newton`` to relative duality gap 1e-6
 (each the whole ``solve`` call, after a warm-up compile; SDCA capped at 500
-epochs or 20 s), reports what ``auto`` picks, and times two peers on the
+epochs or 20 s; BLAS limited to one thread for every run), reports what
+``auto`` picks, and times two peers on the
 same objective: LIBLINEAR's primal Newton (``-s 0`` / ``-s 2``,
 ``C = 1/(lam n)``, ``-B -1``) at ``-e 1e-4`` and ``-e 1e-6``, and, for
 logistic, scikit-learn's ``LogisticRegression(solver="lbfgs",
@@ -262,7 +263,8 @@ def write(rows, pipe=()):
              f"Python {platform.python_version()}, numpy {np.__version__}; "
              "produced by `python benchmarks/bench_auto.py`.", "",
              "Wall-clock of the whole `solve` call to a certified relative gap of 1e-6 "
-             "(after a warm-up compile; SDCA capped at 500 epochs or 20 s).  `ratio` is "
+             "(after a warm-up compile; SDCA capped at 500 epochs or 20 s; BLAS limited to one "
+             "thread for every run, peers included).  `ratio` is "
              "mean ||x_i||^2 / (lam gamma n).  Ours: time and epochs (SPDC only in the "
              "cells where the former auto rule picked it).  Peers: time, and in "
              "brackets their relative primal sub-optimality against the lowest primal "
@@ -292,4 +294,6 @@ def write(rows, pipe=()):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1):       # one core for every run, peers included
+        sys.exit(main())
