@@ -23,7 +23,7 @@ KNOWN_SOLVERS = ("sdca", "sgd", "minibatch_sdca", "cocoa", "spdc", "afg", "lbfgs
 
 #: auto picks Newton when the row-norm ratio mean_i ||x_i||^2 / (lam gamma n)
 #: reaches this value on dense data whose Hessian is formed through BLAS (d <= 300),
-NEWTON_RATIO_DENSE = 0.3
+NEWTON_RATIO_DENSE = 0.03
 #: this value on sparse data whose Hessian is formed explicitly (sum nnz_i^2 small),
 NEWTON_RATIO_EXPLICIT = 0.5
 #: or this value when Newton runs on Hessian-vector products (large d)
@@ -51,7 +51,7 @@ def resolve_solver(solver: str, problem: Problem) -> str:
     smooth_hinge), ``l1 = 0``, and a problem ill-conditioned for SDCA, i.e.
     :func:`conditioning_ratio` at least
 
-    * 0.3 on dense data whose Hessian is formed explicitly (``d <= 300``),
+    * 0.03 on dense data whose Hessian is formed explicitly (``d <= 300``),
     * 0.5 on sparse data whose Hessian is formed explicitly
       (``sum_i nnz_i^2 <= 300 nnz`` and ``d <= 2000``),
     * 30 when Newton runs on Hessian-vector products (larger ``d``);
@@ -62,8 +62,8 @@ def resolve_solver(solver: str, problem: Problem) -> str:
     benchmarks/results/auto.md, docs/solvers.md): on standardized data
     (digits, Covtype, a 2,000-row synthetic set: ratio 2.6 to 10^5) SDCA does
     not reach a relative gap of 1e-6 in 500 epochs while Newton certifies it
-    in 13-21 passes; on unit-norm Covtype (dense, d = 54) Newton is faster
-    from ratio 0.4 up, on unit-norm a9a (sparse, explicit Hessian) from about
+    in 13-21 passes; on unit-norm Covtype (dense, d = 54) Newton was faster
+    in every cell, down to ratio 0.05 (1.5-2x), on unit-norm a9a (sparse, explicit Hessian) from about
     0.6-0.8; on unit-norm reuters (d = 8,315, Hessian-vector products) SDCA
     is faster or level up to ratio 26 and Newton 2-5x faster from ratio 32.
     Newton also beats SPDC in every measured cell where the former rule
