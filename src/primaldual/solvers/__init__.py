@@ -63,8 +63,8 @@ def resolve_solver(solver: str, problem: Problem) -> str:
     (digits, Covtype, a 2,000-row synthetic set: ratio 2.6 to 10^5) SDCA does
     not reach a relative gap of 1e-6 in 500 epochs while Newton certifies it
     in 13-21 passes; on unit-norm Covtype (dense, d = 54) Newton was faster
-    in every cell, down to ratio 0.05 (1.5-2x), on unit-norm a9a (sparse, explicit Hessian) from about
-    0.6-0.8; on unit-norm reuters (d = 8,315, Hessian-vector products) SDCA
+    in every cell, down to ratio 0.05 (1.5-2x); on unit-norm a9a (sparse,
+    explicit Hessian) from ratio 0.6-0.8; on unit-norm reuters (d = 8,315, Hessian-vector products) SDCA
     is faster or level up to ratio 26 and Newton 2-5x faster from ratio 32.
     Newton also beats SPDC in every measured cell where the former rule
     (``R^2 / (lam gamma) > 1000 n``) picked SPDC, so that branch is gone.
