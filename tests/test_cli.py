@@ -194,7 +194,8 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     assert "->" not in err                           # no label mapping for regression
     s = last_json(out)
     Xh, yh = load_svmlight_file(str(hs))
-    res = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, random_state=0)
+    res = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, random_state=0,
+                           solver=s["solver"])      # the CLI's default is auto
     assert s["primal"] == res.primal and s["converged"] == res.converged is True
     assert s["test_rmse"] == np.sqrt(np.mean((Xh @ res.coef - yh) ** 2))
     assert "test_accuracy" not in s

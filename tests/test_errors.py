@@ -168,8 +168,8 @@ def test_unknown_option_and_solver(data):
     assert "valid options:" in msg and "sampling" in msg
     msg = solve_error(X, y, solver="sdca", sampling="random")
     assert "sampling='random' is not valid; choose one of" in msg
-    msg = solve_error(X, y, solver="newton")
-    assert "unknown solver 'newton'; choose one of" in msg and "sdca" in msg
+    msg = solve_error(X, y, solver="bfgs")
+    assert "unknown solver 'bfgs'; choose one of" in msg and "sdca" in msg
     msg = solve_error(X, y, loss="hingee")
     assert "unknown loss 'hingee'; choose one of" in msg
     msg = solve_error(X, y, loss="smooth_hinge", loss_params={"gamma": -1})
@@ -298,7 +298,7 @@ def test_cli_bad_arguments(tmp_path, capsys):
                                        "--checkpoint"),
         (["--option", "sampling=uniform", "--option", "sampling=cyclic"],
          "--option sampling is given twice"),
-        (["--solver", "newton"], "unknown solver 'newton'"),
+        (["--solver", "bfgs"], "unknown solver 'bfgs'"),
         (["--solver", "sgd", "--l1", "0.01"], "solver='sgd' does not support l1 > 0"),
         (["--loss", "hingee"], "unknown loss 'hingee'"),
         (["--loss", "smooth_hinge", "--loss-param", "gamma=-1"],

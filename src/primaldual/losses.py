@@ -34,6 +34,12 @@ def _vec_derivative(kind, p, a, y, out):
 
 
 @njit(cache=True, nogil=True)
+def _vec_second_derivative(kind, p, a, y, out):
+    for i in range(a.shape[0]):
+        out[i] = K.loss_second_derivative(kind, p, a[i], y[i])
+
+
+@njit(cache=True, nogil=True)
 def _vec_neg_conjugate(kind, p, alpha, y, out):
     for i in range(alpha.shape[0]):
         out[i] = K.neg_conjugate(kind, p, alpha[i], y[i])
@@ -67,6 +73,8 @@ class Loss:
     smooth : bool        phi has a Lipschitz derivative
     smoothness : float or None   Lipschitz constant of phi' (1/gamma in SDCA's notation)
     lipschitz : float or None    Lipschitz constant of phi itself
+    generalized_hessian : bool  phi' is Lipschitz and piecewise smooth, so a
+                         (generalized) second derivative exists: the smooth losses
     box_dual : bool      dual domain is a bounded box (shrinking applies)
     closed_form_step : bool  the SDCA coordinate step is closed form
     """
@@ -80,6 +88,8 @@ class Loss:
         self.smoothness = smoothness
         self.lipschitz = lipschitz
         self.smooth = smoothness is not None
+        # every smooth loss of GUIDE §1 has a piecewise-constant or smooth phi''
+        self.generalized_hessian = self.smooth
         self.box_dual = box_dual
         self.closed_form_step = closed_form_step
 
@@ -118,6 +128,14 @@ class Loss:
         out = np.empty(a.shape[0])
         _vec_derivative(self.code, self.param, np.ascontiguousarray(a),
                         np.ascontiguousarray(y), out)
+        return out
+
+    def second_derivative(self, a, y):
+        """A generalized second derivative phi''(a; y), elementwise (smooth losses)."""
+        a, y = np.broadcast_arrays(_arr(a), _arr(y))
+        out = np.empty(a.shape[0])
+        _vec_second_derivative(self.code, self.param, np.ascontiguousarray(a),
+                               np.ascontiguousarray(y), out)
         return out
 
     def neg_conjugate(self, alpha, y):
@@ -238,6 +256,9 @@ def make_loss(loss, loss_params=None) -> Loss:
 _CAPABILITY_TEXT = {
     "smooth": "a smooth loss (hinge, absolute and epsilon_insensitive are not smooth)",
     "lipschitz": "a Lipschitz loss",
+    "generalized_hessian": ("a loss with a (generalized) Hessian: logistic, squared_hinge, "
+                            "squared or smooth_hinge (hinge, absolute and "
+                            "epsilon_insensitive are not differentiable)"),
     "classification": "a classification loss with labels -1/+1",
 }
 

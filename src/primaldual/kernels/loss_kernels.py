@@ -397,3 +397,28 @@ def dual_slopes(kind, p, alpha, y, a):
     if alpha >= 1.0:
         gp = -inf
     return gp, gm
+
+
+@njit(cache=True, nogil=True)
+def loss_second_derivative(kind, p, a, y):
+    """A (generalized) second derivative phi''(a; y) of the smooth losses.
+
+    Where phi' has a kink (squared hinge at ``y a = 1``, the smoothed hinge at
+    ``y a = 1`` and ``y a = 1 - gamma``) the value of the side ``y a >= 1`` or
+    ``y a <= 1 - gamma`` is taken: this is the generalized Hessian of
+    Mangasarian (2002) used by LIBLINEAR's ``-s 2``.  The non-smooth losses
+    (hinge, absolute, epsilon-insensitive) return 0; no solver uses them here.
+    """
+    if kind == SMOOTH_HINGE:
+        m = 1.0 - y * a
+        if m <= 0.0 or m >= p:
+            return 0.0
+        return 1.0 / p
+    if kind == SQUARED_HINGE:
+        return 2.0 if 1.0 - y * a > 0.0 else 0.0
+    if kind == LOGISTIC:
+        s = _sigmoid(-y * a)
+        return s * (1.0 - s)
+    if kind == SQUARED:
+        return 1.0
+    return 0.0
