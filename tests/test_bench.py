@@ -113,6 +113,38 @@ def test_peer_reaches_our_optimum(peer_name, loss_name, loss_params):
         assert subopts[-1] < subopts[len(subopts) // 2] < subopts[0]
 
 
+@pytest.mark.parametrize("loss_name", ["hinge", "squared_hinge", "logistic"])
+def test_snapml_mapping_reaches_our_optimum(loss_name):
+    """Snap ML's ``regularizer = lam n`` (no intercept, one thread) solves our
+    problem: its coefficients reach our certified optimum."""
+    import snapml            # in the bench extra: `make test` installs it, no skip
+
+    from primaldual.bench.peers import snapml_estimator
+    X, y = make_classification_data(n=300, d=15, density=0.5, seed=2)
+    X = normalize(X).tocsr()
+    lam = 1e-2
+    est = snapml_estimator(loss_name, lam, X.shape[0], tol=1e-12, max_iter=100000)
+    cls = snapml.LogisticRegression if loss_name == "logistic" else snapml.SupportVectorMachine
+    assert isinstance(est, cls)
+    params = est.get_params()
+    assert params["regularizer"] == pytest.approx(lam * 300)
+    assert params["n_jobs"] == 1 and params["fit_intercept"] is False
+    if loss_name != "logistic":
+        assert params["loss"] == loss_name
+    est.fit(X, y)
+    ref = primaldual.solve(X, y, loss=loss_name, lam=lam, tol=1e-13, max_epochs=5000)
+    assert ref.gap <= 1e-12 * abs(ref.primal)
+    prob = primaldual.Problem(X, y, loss=loss_name, lam=lam)
+    sub = (prob.primal(np.asarray(est.coef_, dtype=float).ravel()) - ref.primal) / ref.primal
+    assert -1e-12 <= sub <= 1e-7
+    # another scaling of the regularizer is a different problem: the mapping matters
+    other = snapml_estimator(loss_name, 2 * lam, X.shape[0], tol=1e-12, max_iter=100000)
+    other.fit(X, y)
+    assert prob.primal(np.asarray(other.coef_, dtype=float).ravel()) > ref.primal * (1 + 1e-4)
+    with pytest.raises(ValueError, match="no 'squared' loss"):
+        snapml_estimator("squared", lam, 300, tol=1e-3, max_iter=10)
+
+
 # --------------------------------------------------------------- reference
 def test_reference_is_certified_and_records_its_method():
     from primaldual.bench.data import load_data
