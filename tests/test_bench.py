@@ -306,3 +306,27 @@ def test_references_are_refined_by_the_runs_certificates():
     assert b.trace[-1]["subopt"] == pytest.approx(0.05)
     assert other.trace[0]["subopt"] == 4.0                # untouched
     assert refine_references([a, b]) == []                # nothing left to refine
+
+
+def test_harness_warms_each_solver_up_once_on_a_small_slice(monkeypatch):
+    """The first timed run of a solver must not carry Numba's compile time: the
+    harness first runs it on 64 rows of the same data, once per process."""
+    from primaldual.bench import harness
+    from primaldual.bench.data import load_data
+    data = load_data(C.DatasetSpec.parse({"name": "synthetic:rcv1", "n": 300}))
+    calls = []
+    real = primaldual.solve
+
+    def spy(X, y, **kw):
+        calls.append((X.shape, type(X).__name__, kw["solver"], kw["loss"]))
+        return real(X, y, **kw)
+
+    monkeypatch.setattr(primaldual, "solve", spy)
+    monkeypatch.setattr(harness, "_WARMED", set())
+    sspec = C.SolverSpec.parse({"solver": "sdca", "options": {"shrinking": False}})
+    lspec = C.LossSpec.parse("logistic")
+    harness.warm_up(data, lspec, 1e-3, sspec)
+    harness.warm_up(data, lspec, 1e-3, sspec)
+    assert calls == [((64, data.X.shape[1]), "csr_matrix", "sdca", "logistic")]
+    harness.warm_up(data, C.LossSpec.parse("hinge"), 1e-3, sspec)
+    assert len(calls) == 2
