@@ -128,9 +128,11 @@ def _nnz(X):
     return int(X.nnz) if hasattr(X, "nnz") else int(np.count_nonzero(X))
 
 
-def user_call(X, y, loss, lam):
-    """The timed primaldual call: what a user writes."""
-    return primaldual.solve(X, y, loss=loss, lam=lam, solver="auto", tol=TOL)
+def user_call(X, y, loss, lam, max_epochs=None):
+    """The timed primaldual call: what a user writes (``max_epochs`` only when
+    given on the command line; the library default otherwise)."""
+    extra = {} if max_epochs is None else {"max_epochs": max_epochs}
+    return primaldual.solve(X, y, loss=loss, lam=lam, solver="auto", tol=TOL, **extra)
 
 
 def small_slice(X, y, rows=64):
@@ -196,15 +198,19 @@ def reference_runs(X, y, loss, lam, ev, args):
     return runs
 
 
-def time_primaldual(X, y, loss, lam, ev, reps):
+def time_primaldual(X, y, loss, lam, ev, reps, max_epochs=None):
     times, res = [], None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for _ in range(reps):
-            res, secs = timed(user_call, X, y, loss, lam)
+            res, secs = timed(user_call, X, y, loss, lam, max_epochs)
             times.append(secs)
     ev.certified("primaldual tol 1e-6", res)
-    return {**summarize_times(times), "solver": res.solver, "epochs": float(res.n_epochs),
+    summ = summarize_times(times)
+    call = (f"solve(X, y, loss={loss!r}, lam={lam:g}, solver='auto', tol={TOL:g}"
+            + ("" if max_epochs is None else f", max_epochs={max_epochs:g}") + ")")
+    return {**summ, "call": call, "solver": res.solver, "epochs": float(res.n_epochs),
+            "ns_per_nnz_epoch": 1e9 * summ["median"] / max(res.n_epochs * _nnz(X), 1),
             "converged": bool(res.converged), "stop_reason": getattr(res, "stop_reason", ""),
             "rel_gap": res.gap / max(abs(res.primal), 1e-12), "primal": res.primal}
 
@@ -246,7 +252,7 @@ def run_cell(key, label, X, y, loss, lam, args):
     warm_up(X, y, loss, lam, prob)
     ref_runs = reference_runs(X, y, loss, lam, ev, args)
     ref = certify_reference(ev.primals, ev.duals)
-    pd_ = time_primaldual(X, y, loss, lam, ev, args.reps)
+    pd_ = time_primaldual(X, y, loss, lam, ev, args.reps, args.max_epochs)
     peers = {}
     for v in peer_variants(loss):
         peers[v.name] = dict(group=v.group, version=v.version(),
@@ -387,8 +393,9 @@ def render(records, meta, quick):
           "two (named). Reference: lowest primal of all runs, certified by the highest dual "
           f"to a relative gap <= {REF_CERT:g}, else n/a. Ratio: primaldual median / "
           "fastest peer median (> 1: primaldual slower). `auto`: the solver auto picked, "
-          "its epochs and certified relative gap.", "",
-          "| data | loss | lam | n, nnz | ref gap | primaldual s | auto: solver, ep, gap |"
+          "its epochs, its certified relative gap and its median wall-clock per epoch "
+          "and stored nonzero in ns (the whole call, nothing subtracted).", "",
+          "| data | loss | lam | n, nnz | ref gap | primaldual s | auto: solver, ep, gap, ns/nnz/ep |"
           " " + " | ".join(GROUPS) + " | ratio |",
           "|" + "---|" * (8 + len(GROUPS))]
     ratios = []
@@ -399,7 +406,8 @@ def render(records, meta, quick):
         pdc = f"{_s(pd_['median'])} / {_s(pd_['min'])}"
         if not pd_["converged"]:
             pdc += f" (not converged: {pd_['stop_reason'] or 'budget'})"
-        auto = f"{pd_['solver']}, {pd_['epochs']:.0f}, {pd_['rel_gap']:.1e}"
+        auto = (f"{pd_['solver']}, {pd_['epochs']:.0f}, {pd_['rel_gap']:.1e}, "
+                f"{pd_['ns_per_nnz_epoch']:.3g}")
         ratio = r.get("ratio")
         if ratio is not None:
             ratios.append((ratio, r))
@@ -418,6 +426,10 @@ def render(records, meta, quick):
                   f"{wr['lam']:g}, fastest peer {wr['fastest_peer']}). "
                   f"Cells at or under the fastest peer: "
                   f"{sum(1 for x, _ in ratios if x <= 1)} of {len(ratios)} with a ratio.")
+    calls = sorted({r["primaldual"].get("call", "") for r in cells} - {""})
+    if any("max_epochs" in c for c in calls):
+        md += ["", "primaldual calls with a `max_epochs` given on the command line: "
+               + "; ".join(f"`{c}`" for c in calls if "max_epochs" in c) + "."]
     missing = meta.get("not_run") or []
     if missing:
         md += ["", "Cells not run (time budget of their data set; rerun the script with "
@@ -483,7 +495,8 @@ def parse_args(argv):
                     help="comma-separated subset of a9a,reuters,covtype,rcv1,CCAT,"
                          "digits-std,covtype-std (default all)")
     ap.add_argument("--losses", default=None, help="comma-separated (default all)")
-    ap.add_argument("--lams", default=None, help="comma-separated (default 1e-4,1e-5,1e-6)")
+    ap.add_argument("--lams", default=None,
+                    help="comma-separated (default 1e-4,1e-5,1e-6; quick 1e-4,1e-5)")
     ap.add_argument("--reps", type=int, default=5, help="repetitions of each timed call")
     ap.add_argument("--peer-cap", type=float, default=None,
                     help="seconds: a peer's search stops after a fit longer than this "
@@ -495,6 +508,9 @@ def parse_args(argv):
     ap.add_argument("--budget", action="append", default=[], metavar="NAME=SECONDS",
                     help="time budget of a data set's cells; when spent, its remaining "
                          "cells are not started (default CCAT=900)")
+    ap.add_argument("--max-epochs", type=float, default=None,
+                    help="pass max_epochs to the timed solve call (default: not passed, "
+                         "the library default)")
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time runs")
     ap.add_argument("--fresh", action="store_true",
                     help="start a new jsonl instead of resuming the existing one")
@@ -526,7 +542,8 @@ def main(argv=None):
     for ls in losses:
         if ls not in LOSSES:
             raise SystemExit(f"unknown loss {ls!r}; choose from {', '.join(LOSSES)}")
-    lams = [float(x) for x in args.lams.split(",")] if args.lams else list(LAMS)
+    lams = ([float(x) for x in args.lams.split(",")] if args.lams
+            else list(LAMS[:2] if args.quick else LAMS))
     stem = Path(args.out) if args.out else ROOT / "benchmarks" / "results" / (
         "speed-quick" if args.quick else "speed")
     jsonl, mdpath = stem.with_suffix(".jsonl"), stem.with_suffix(".md")
