@@ -128,6 +128,13 @@ def test_liblinear_cap_is_300_and_dual_solvers_fall_back_to_newton():
                            max_epochs=5000)
     prob = primaldual.Problem(X, y, loss="squared_hinge", lam=1e-7)
     assert prob.primal(coef) <= ref.primal * (1 + 1e-6)
+    # the harness's trace goes on tightening -e after a fallback, and stops after -s 3's cap
+    pts = list(PEERS["liblinear"].trace(X, y, make_loss("squared_hinge"), 1e-7, 0, 10 ** 6))
+    capped = [p for p in pts if p.epochs >= 300]
+    assert len(capped) >= 2 and all(p.extra.get("fallback") for p in capped)
+    pts3 = list(PEERS["liblinear"].trace(X, y, make_loss("hinge"), 1e-7, 0, 10 ** 6))
+    assert pts3[-1].epochs == 300 and pts3[-1].stopped
+    assert [p.epochs >= 300 for p in pts3].count(True) == 1
 
 
 # ------------------------------------------------------- one cell end to end

@@ -226,10 +226,15 @@ class LiblinearPeer(Peer):
         from liblinear import liblinearutil as lu
         prob = lu.problem(np.asarray(y, dtype=np.float64), X)
         for eps in self.eps_schedule:
-            coef, its, elapsed = self.train(X, y, loss, lam, eps, seed, prob=prob)
-            capped = its >= self.max_iter or its >= max_epochs
+            log = []
+            coef, its, elapsed = self.train(X, y, loss, lam, eps, seed, prob=prob, log=log)
+            # at the cap -s 1 / -s 7 fall back to primal Newton, which a smaller -e
+            # still tightens; -s 3 (and the SVR solvers) stop for good
+            fell_back = "Switching to use" in "".join(log)
+            capped = (its >= self.max_iter and not fell_back) or its >= max_epochs
+            extra = {"eps": eps, **({"fallback": True} if fell_back else {})}
             yield PeerPoint(epochs=float(its), time=elapsed, coef=coef, stopped=capped,
-                            extra={"eps": eps})
+                            extra=extra)
             if capped:
                 return
 
