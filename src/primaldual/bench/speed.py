@@ -21,6 +21,7 @@ sub-optimalities of the cell are n/a and no peer tolerance is chosen.
 from __future__ import annotations
 
 import math
+import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -150,6 +151,9 @@ def _loss_obj(loss_name):
     return primaldual.make_loss(loss_name)
 
 
+_TRON_RE = re.compile(r"^iter\s+(\d+)", re.MULTILINE)
+
+
 def _liblinear_fit(s):
     def fit(X, y, loss, lam, tol, seed):
         log = []
@@ -157,6 +161,9 @@ def _liblinear_fit(s):
                                                 log=log)
         text = "".join(log)
         info = {"iter": its}
+        newton = [int(m) for m in _TRON_RE.findall(text)]
+        if newton:                      # primal Newton iterations (-s 0, -s 2, fallback)
+            info["newton_iter"] = newton[-1]
         if "Switching to use" in text:
             info["fallback"] = text.split("Switching to use", 1)[1].split("\n")[0].strip()
         if "reaching max number of iterations" in text:
