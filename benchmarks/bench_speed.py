@@ -430,9 +430,10 @@ def render(records, meta, quick):
           "two (named). Reference: lowest primal of all runs, certified by the highest dual "
           f"to a relative gap <= {REF_CERT:g}, else n/a. Ratio: primaldual median / "
           "fastest peer median (> 1: primaldual slower). `auto`: the solver auto picked, "
-          "its epochs, its certified relative gap and its median wall-clock per epoch "
-          "and stored nonzero in ns (the whole call, nothing subtracted).", "",
-          "| data | loss | lam | n, nnz | ref gap | primaldual s | auto: solver, ep, gap, ns/nnz/ep |"
+          "its epochs, its certified relative gap, its actual relative primal sub-optimality "
+          "against the reference, and its median wall-clock per epoch and stored nonzero "
+          "in ns (the whole call, nothing subtracted).", "",
+          "| data | loss | lam | n, nnz | ref gap | primaldual s | auto: solver, ep, gap, sub-opt, ns/nnz/ep |"
           " " + " | ".join(GROUPS) + " | ratio |",
           "|" + "---|" * (8 + len(GROUPS))]
     ratios = []
@@ -444,7 +445,7 @@ def render(records, meta, quick):
         if not pd_["converged"]:
             pdc += f" (not converged: {pd_['stop_reason'] or 'budget'})"
         auto = (f"{pd_['solver']}, {pd_['epochs']:.0f}, {pd_['rel_gap']:.1e}, "
-                f"{pd_['ns_per_nnz_epoch']:.3g}")
+                f"{_e(pd_.get('rel_subopt'))}, {pd_['ns_per_nnz_epoch']:.3g}")
         ratio = r.get("ratio")
         if ratio is not None:
             ratios.append((ratio, r))
@@ -564,6 +565,8 @@ def parse_args(argv):
                     help="pass max_epochs to the timed solve call (default: not passed, "
                          "the library default)")
     ap.add_argument("--no-compile", action="store_true", help="skip the compile-time runs")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the Markdown table from the jsonl, run nothing")
     ap.add_argument("--fresh", action="store_true",
                     help="start a new jsonl instead of resuming the existing one")
     ap.add_argument("--out", default=None, help="output stem (default "
@@ -609,6 +612,10 @@ def main(argv=None):
     meta = {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
             "versions": versions(), "peer_cap": args.peer_cap, "not_run": [],
             "repeat_within": args.repeat_within}
+    if args.report_only:
+        mdpath.write_text(render(records, meta, args.quick))
+        print(mdpath.read_text())
+        return 0
     if not args.no_compile:
         rec = {"kind": "compile", "times": compile_times(), "finished_unix": time.time()}
         _append(jsonl, rec)
