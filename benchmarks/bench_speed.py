@@ -243,7 +243,8 @@ def search_peer(v, X, y, loss, lam, ev, ref, cap):
            "tried": [{k: t[k] for k in t if k != "coef"} for t in found["tried"]]}
     if found["reached"]:
         out.update(summarize_times([found["seconds"]]), tol=found["tol"],
-                   info=found["info"], primal=ev.prob.primal(found["coef"]))
+                   info=found["info"], primal=ev.prob.primal(found["coef"]),
+                   at_loosest=found["at_loosest"])
     return out
 
 
@@ -382,7 +383,8 @@ def _peer_cell(p):
 
 
 def _once(p):
-    return "" if p.get("repeated", True) else ", 1 run"
+    return (("" if p.get("repeated", True) else ", 1 run")
+            + (", loosest tried" if p.get("at_loosest") else ""))
 
 
 def _group_cell(rec, group):
@@ -478,17 +480,19 @@ def render(records, meta, quick):
         seen.setdefault(r["dataset"], r.get("note", ""))
     md += [f"- {k}: {v}" for k, v in seen.items()]
     md += ["", "## Peer settings", "",
-           "- LIBLINEAR: `-c 1/(lam n) -B -1`, `-e` from 1 down to 1e-10 in half decades; "
+           "- LIBLINEAR: `-c 1/(lam n) -B -1`, `-e` from 10 down to 1e-10 in half decades; "
            "`-s 3` hinge, `-s 1` (dual, its default) and `-s 2` (primal Newton) squared hinge, "
            "`-s 0` (primal Newton, its default) and `-s 7` (dual) logistic. Its dual solvers "
            "stop after 300 outer iterations; at that cap `-s 1` and `-s 7` rerun with the "
            "primal Newton solver (`-s 2`, `-s 0`), `-s 3` stops.",
            "- Snap ML: `regularizer = lam n`, `n_jobs=1`, `fit_intercept=False`, "
-           "`max_iter=1000` (its default), tol from 1e-1 to 1e-10; SupportVectorMachine for "
+           "`max_iter=1000` (its default), tol from 1 to 1e-10; SupportVectorMachine for "
            "the hinge losses, LogisticRegression(dual=True) for logistic.",
            "- scikit-learn: LogisticRegression(`C = 1/(lam n)`, `fit_intercept=False`, "
-           "`max_iter=1000`) with `solver='saga'` (tol 1e-1..1e-10) and `'lbfgs'` "
-           "(tol 1e-2..1e-12).",
+           "`max_iter=1000`) with `solver='saga'` (tol 1..1e-10) and `'lbfgs'` "
+           "(tol 1e-1..1e-12).",
+           "- \"loosest tried\": the first tolerance of the list already reached the "
+           "target; a looser one was not tried.",
            "- A search stops at the first tolerance that reaches the target, at an "
            "iteration cap a smaller tolerance cannot lift, or after a fit longer than "
            f"{meta.get('peer_cap', '?')} s (three times that in all); 'does not reach' "

@@ -68,7 +68,9 @@ def test_search_picks_the_loosest_tolerance_that_reaches_the_target():
     assert calls == list(tols[:tols.index(found["tol"]) + 1])     # stops there
     assert found["rel_subopt"] == pytest.approx(3 * 10 ** -6.5)
     assert [t["tol"] for t in found["tried"]] == calls
-    assert found["info"] == {"iter": 6}
+    assert found["info"] == {"iter": 6} and not found["at_loosest"]
+    first = search_tolerance(run, tols, lambda c: 0.0, TARGET)
+    assert first["reached"] and first["at_loosest"] and first["tol"] == tols[0]
 
 
 def test_search_reports_does_not_reach_with_its_best():

@@ -101,9 +101,11 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
     tolerance cannot lift).
 
     Returns ``{"reached", "tol", "seconds", "rel_subopt", "best_subopt",
-    "tried", "reason", "coef", "info"}``: on success ``tol``, ``seconds``
-    (the fit at that tolerance), ``rel_subopt`` and ``info`` describe the
-    chosen fit; ``tried`` lists every fit.
+    "tried", "reason", "coef", "info", "at_loosest"}``: on success ``tol``,
+    ``seconds`` (the fit at that tolerance), ``rel_subopt`` and ``info``
+    describe the chosen fit, and ``at_loosest`` says the first tolerance of
+    the list already reached it (a looser one, not tried, might too);
+    ``tried`` lists every fit.
     """
     tried, best, spent = [], np.inf, 0.0
     reason = "no tolerance in the list reaches it"
@@ -116,7 +118,7 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
         if s <= target:
             return {"reached": True, "tol": tol, "seconds": secs, "rel_subopt": s,
                     "best_subopt": best, "tried": tried, "reason": "", "coef": coef,
-                    "info": info or {}}
+                    "info": info or {}, "at_loosest": len(tried) == 1}
         why = stop(info) if stop is not None else None
         if why:
             reason = why
@@ -125,7 +127,8 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
             reason = f"search stopped at the time cap ({cap:g} s per fit, {3 * cap:g} s in all)"
             break
     return {"reached": False, "tol": None, "seconds": None, "rel_subopt": None,
-            "best_subopt": best, "tried": tried, "reason": reason, "coef": None, "info": {}}
+            "best_subopt": best, "tried": tried, "reason": reason, "coef": None, "info": {},
+            "at_loosest": False}
 
 
 # ------------------------------------------------------------ peer variants
@@ -236,7 +239,7 @@ def peer_variants(loss_name):
     for s in LIBLINEAR_SOLVERS.get(loss_name, ()):
         out.append(Variant(
             group="LIBLINEAR", name=f"LIBLINEAR -s {s}", losses=(loss_name,),
-            tolerances=decades(1.0, 1e-10), fit=_liblinear_fit(s), status=ll.status,
+            tolerances=decades(10.0, 1e-10), fit=_liblinear_fit(s), status=ll.status,
             stop=_liblinear_stop, version=ll.version,
             setting=f"-s {s} -c 1/(lam n) -B -1 -e tol"))
     sn = PEERS["snapml"]
@@ -245,7 +248,7 @@ def peer_variants(loss_name):
             f"SupportVectorMachine(loss={loss_name!r})"
         out.append(Variant(
             group="Snap ML", name="Snap ML", losses=(loss_name,),
-            tolerances=decades(1e-1, 1e-10), fit=_snapml_fit, status=sn.status,
+            tolerances=decades(1.0, 1e-10), fit=_snapml_fit, status=sn.status,
             stop=_capped, version=sn.version,
             setting=f"{est}, regularizer=lam n, n_jobs=1, fit_intercept=False, "
                     f"max_iter={SNAPML_MAX_ITER}, tol"))
@@ -253,13 +256,13 @@ def peer_variants(loss_name):
         sk = PEERS["sklearn-saga"]
         out.append(Variant(
             group="sklearn SAGA", name="sklearn SAGA", losses=("logistic",),
-            tolerances=decades(1e-1, 1e-10), fit=_sklearn_logistic("saga", ITER_CAP),
+            tolerances=decades(1.0, 1e-10), fit=_sklearn_logistic("saga", ITER_CAP),
             status=sk.status, stop=_capped, version=sk.version,
             setting=f"LogisticRegression(solver='saga', C=1/(lam n), fit_intercept=False, "
                     f"max_iter={ITER_CAP}, tol)"))
         out.append(Variant(
             group="sklearn L-BFGS", name="sklearn L-BFGS", losses=("logistic",),
-            tolerances=decades(1e-2, 1e-12), fit=_sklearn_logistic("lbfgs", ITER_CAP),
+            tolerances=decades(1e-1, 1e-12), fit=_sklearn_logistic("lbfgs", ITER_CAP),
             status=sk.status, stop=_capped, version=sk.version,
             setting=f"LogisticRegression(solver='lbfgs', C=1/(lam n), fit_intercept=False, "
                     f"max_iter={ITER_CAP}, tol)"))
@@ -267,7 +270,7 @@ def peer_variants(loss_name):
     if loss_name in ("hinge", "squared_hinge"):
         out.append(Variant(
             group="lightning SDCA", name="lightning SDCA", losses=(loss_name,),
-            tolerances=decades(1e-1, 1e-10), fit=_lightning_fit, status=lt.status,
+            tolerances=decades(1.0, 1e-10), fit=_lightning_fit, status=lt.status,
             version=lt.version,
             setting=f"SDCAClassifier(alpha=lam, l1_ratio=0, max_iter={ITER_CAP}, tol)"))
     return out
