@@ -222,7 +222,7 @@ def time_primaldual(X, y, loss, lam, ev, reps, max_epochs=None):
             "rel_gap": res.gap / max(abs(res.primal), 1e-12), "primal": res.primal}
 
 
-def search_peer(v, X, y, loss, lam, ev, ref, cap):
+def search_peer(v, X, y, loss, lam, ev, ref, cap, deadline=None):
     """The tolerance search of one peer variant (its first timed fit)."""
     why = v.status()
     if why is not None:
@@ -239,8 +239,10 @@ def search_peer(v, X, y, loss, lam, ev, ref, cap):
     def subopt(coef):
         return rel_subopt(ev.point(v.name, coef), ref)
 
-    found = search_tolerance(run, v.tolerances, subopt, TARGET, cap=cap, stop=v.stop)
+    found = search_tolerance(run, v.tolerances, subopt, TARGET, cap=cap, stop=v.stop,
+                             deadline=deadline)
     out = {"status": "ok", "setting": v.setting, "reached": found["reached"],
+           "cut": bool(found.get("cut")),
            "best_subopt": found["best_subopt"], "reason": found["reason"],
            "tried": [{k: t[k] for k in t if k != "coef"} for t in found["tried"]]}
     if found["reached"]:
@@ -274,7 +276,7 @@ def repeat_peers(variants, results, X, y, loss, lam, reps, within):
         r.update(summarize_times(times), repeated=True)
 
 
-def run_cell(key, label, X, y, loss, lam, args):
+def run_cell(key, label, X, y, loss, lam, args, deadline=None):
     t_cell = time.perf_counter()
     prob = primaldual.Problem(X, y, loss=loss, lam=lam)
     ev = Evaluator(prob)
@@ -286,7 +288,8 @@ def run_cell(key, label, X, y, loss, lam, args):
     variants = peer_variants(loss)
     for v in variants:
         peers[v.name] = dict(group=v.group, version=v.version(),
-                             **search_peer(v, X, y, loss, lam, ev, ref, args.peer_cap))
+                             **search_peer(v, X, y, loss, lam, ev, ref, args.peer_cap,
+                                           deadline))
     repeat_peers(variants, peers, X, y, loss, lam, args.reps, args.repeat_within)
     # every run's values tighten the reference; recompute the sub-optimalities
     ref = certify_reference(ev.primals, ev.duals)
@@ -380,6 +383,8 @@ def _peer_cell(p):
     if st != "ok":
         return st
     if not p.get("reached"):
+        if p.get("cut"):
+            return f"search cut by the budget (best {_e(p['best_subopt'])})"
         return f"does not reach (best {_e(p['best_subopt'])})"
     return f"{_s(p['median'])} / {_s(p['min'])} (tol {p['tol']:.0e}){_once(p)}"
 
@@ -497,7 +502,8 @@ def render(records, meta, quick):
            "target; a looser one was not tried.",
            "- A search stops at the first tolerance that reaches the target, at an "
            "iteration cap a smaller tolerance cannot lift, or after a fit longer than "
-           f"{meta.get('peer_cap', '?')} s (three times that in all); 'does not reach' "
+           f"{meta.get('peer_cap', '?')} s (twice that in all), or when the data set's "
+           "time budget is spent ('search cut by the budget'); 'does not reach' "
            "gives the best sub-optimality seen."]
     if comp:
         c = comp[-1]["times"]
@@ -552,7 +558,7 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int, default=5, help="repetitions of each timed call")
     ap.add_argument("--peer-cap", type=float, default=None,
                     help="seconds: a peer's search stops after a fit longer than this "
-                         "(or 3x in all); default 60, quick 5")
+                         "(or 2x in all); default 30, quick 5")
     ap.add_argument("--ref-epochs", type=float, default=None,
                     help="epoch budget of the tol-1e-10 reference run (default 2000)")
     ap.add_argument("--ref-time", type=float, default=None,
@@ -578,7 +584,7 @@ def parse_args(argv):
     ap.add_argument("--out", default=None, help="output stem (default "
                     "benchmarks/results/speed or speed-quick)")
     args = ap.parse_args(argv)
-    args.peer_cap = args.peer_cap or (5.0 if args.quick else 60.0)
+    args.peer_cap = args.peer_cap or (5.0 if args.quick else 30.0)
     args.ref_epochs = args.ref_epochs or 2000
     args.ref_time = args.ref_time or (10.0 if args.quick else 60.0)
     if not args.repeat_within:
@@ -651,7 +657,8 @@ def main(argv=None):
             if budget is not None and time.perf_counter() - t0 > budget:
                 meta["not_run"].append(f"{label} {ls} {lam:g}")
                 continue
-            rec = run_cell(nm, label, X, y, ls, lam, args)
+            rec = run_cell(nm, label, X, y, ls, lam, args,
+                           deadline=None if budget is None else t0 + budget)
             rec["note"] = note
             _append(jsonl, rec)
             records.append(rec)

@@ -189,3 +189,18 @@ def test_uncertified_reference_leaves_peers_na(monkeypatch):
     assert rec["peers"]["Snap ML"]["status"] == "n/a (reference not certified)"
     assert rec["peers"]["LIBLINEAR -s 3"]["status"] == "n/a (reference not certified)"
     assert rec["ratio"] is None
+
+
+def test_search_stops_before_a_fit_once_the_deadline_has_passed():
+    import time
+    calls = []
+
+    def run(tol):
+        calls.append(tol)
+        return np.array([1.0]), 0.0, {}
+
+    found = search_tolerance(run, decades(1e-1, 1e-10), lambda c: c[0],
+                             deadline=time.perf_counter() - 1.0)
+    # one fit is always made (a cell never ends with nothing), then the cut
+    assert calls == [1e-1] and found["cut"] and not found["reached"]
+    assert "budget" in found["reason"] and found["best_subopt"] == 1.0

@@ -89,16 +89,18 @@ def rel_subopt(primal, ref):
 
 
 # --------------------------------------------------------- tolerance search
-def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None):
+def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None,
+                     deadline=None):
     """Find the loosest tolerance whose fit reaches ``subopt <= target``.
 
     ``run(tol) -> (coef, seconds, info)`` is one complete timed fit;
     ``subopt(coef)`` its relative primal sub-optimality.  Tolerances are
     tried in the order given (loosest first) and the search stops at the
     first that reaches the target.  It gives up when a fit took more than
-    ``cap`` seconds or all fits together more than ``3 cap``, or when
+    ``cap`` seconds or all fits together more than ``2 cap``, or when
     ``stop(info)`` returns a reason (e.g. an iteration cap that a smaller
-    tolerance cannot lift).
+    tolerance cannot lift), or when ``time.perf_counter()`` has passed
+    ``deadline`` before a fit (a time budget; ``"cut"`` is then True).
 
     Returns ``{"reached", "tol", "seconds", "rel_subopt", "best_subopt",
     "tried", "reason", "coef", "info", "at_loosest"}``: on success ``tol``,
@@ -110,6 +112,11 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
     tried, best, spent = [], np.inf, 0.0
     reason = "no tolerance in the list reaches it"
     for tol in tolerances:
+        if deadline is not None and tried and time.perf_counter() > deadline:
+            return {"reached": False, "tol": None, "seconds": None, "rel_subopt": None,
+                    "best_subopt": best, "tried": tried, "coef": None, "info": {},
+                    "at_loosest": False, "cut": True,
+                    "reason": "search cut: the data set's time budget is spent"}
         coef, secs, info = run(tol)
         s = float(subopt(coef))
         tried.append({"tol": tol, "seconds": secs, "rel_subopt": s, **(info or {})})
@@ -123,8 +130,8 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
         if why:
             reason = why
             break
-        if cap is not None and (secs > cap or spent > 3 * cap):
-            reason = f"search stopped at the time cap ({cap:g} s per fit, {3 * cap:g} s in all)"
+        if cap is not None and (secs > cap or spent > 2 * cap):
+            reason = f"search stopped at the time cap ({cap:g} s per fit, {2 * cap:g} s in all)"
             break
     return {"reached": False, "tol": None, "seconds": None, "rel_subopt": None,
             "best_subopt": best, "tried": tried, "reason": reason, "coef": None, "info": {},
