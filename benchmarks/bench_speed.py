@@ -303,6 +303,7 @@ def run_cell(key, label, X, y, loss, lam, args, deadline=None):
            "reference": ref, "reference_runs": ref_runs, "primaldual": pd_, "peers": peers,
            "cell_seconds": time.perf_counter() - t_cell, "finished_unix": time.time()}
     rec.update(compare(rec))
+    rec["cut"] = any(p.get("cut") for p in peers.values())
     return rec
 
 
@@ -413,7 +414,12 @@ GROUPS = ("LIBLINEAR", "Snap ML", "sklearn SAGA", "sklearn L-BFGS", "lightning S
 
 
 def render(records, meta, quick):
-    cells = [r for r in records if r.get("kind") == "cell"]
+    latest = {}
+    for r in records:                      # the last record of a cell wins
+        if r.get("kind") == "cell":
+            latest.pop((r["key"], r["loss"], r["lam"]), None)
+            latest[(r["key"], r["loss"], r["lam"])] = r
+    cells = list(latest.values())
     first = {}
     for r in cells:
         first.setdefault(r["dataset"], len(first))
@@ -620,7 +626,9 @@ def main(argv=None):
     if args.fresh and jsonl.exists():
         jsonl.unlink()
     records = _read_jsonl(jsonl)
-    done = {(r["key"], r["loss"], r["lam"]) for r in records if r.get("kind") == "cell"}
+    # a cell whose peer searches a budget cut short is run again (its new record wins)
+    done = {(r["key"], r["loss"], r["lam"]) for r in records
+            if r.get("kind") == "cell" and not r.get("cut")}
     meta = {"cpu": cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
             "versions": versions(), "peer_cap": args.peer_cap, "not_run": [],
             "repeat_within": args.repeat_within}
