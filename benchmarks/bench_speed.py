@@ -180,9 +180,10 @@ class Evaluator:
 
 def reference_runs(X, y, loss, lam, ev, args):
     """primaldual at tol 1e-10 with a large budget, then LIBLINEAR at ``-e 1e-10``
-    with each formulation.  With ``--ref-liblinear auto`` (the default) LIBLINEAR
-    runs only when primaldual's own certificate is wider than 1e-9: a certified
-    run already pins ``P*`` to 1e-9, and no other point can move it further."""
+    with each formulation (primal Newton first).  With ``--ref-liblinear auto``
+    (the default) a LIBLINEAR run is made only while the reference is not yet
+    certified to 1e-9: a certified pair already pins ``P*`` to 1e-9, and no other
+    point can move it further."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = primaldual.solve(X, y, loss=loss, lam=lam, solver="auto", tol=1e-10,
@@ -194,12 +195,15 @@ def reference_runs(X, y, loss, lam, ev, args):
                            "seconds": res.time}}
     if args.ref_liblinear == "auto" and certify_reference(ev.primals, ev.duals)["certified"]:
         return runs
-    for v in peer_variants(loss):
-        if v.group != "LIBLINEAR" or v.status() is not None:
-            continue
+    lib = [v for v in peer_variants(loss) if v.group == "LIBLINEAR" and v.status() is None]
+    lib.sort(key=lambda v: v.name not in ("LIBLINEAR -s 0", "LIBLINEAR -s 2"))  # Newton first
+    for v in lib:
         (coef, info), secs = timed(v.fit, X, y, loss, lam, 1e-10, 0)
         ev.point(f"{v.name} -e 1e-10", coef)
         runs[v.name] = {"seconds": secs, **info}
+        if args.ref_liblinear == "auto" and certify_reference(ev.primals,
+                                                              ev.duals)["certified"]:
+            break
     return runs
 
 
@@ -222,7 +226,7 @@ def time_primaldual(X, y, loss, lam, ev, reps, max_epochs=None):
             "rel_gap": res.gap / max(abs(res.primal), 1e-12), "primal": res.primal}
 
 
-def search_peer(v, X, y, loss, lam, ev, ref, cap, deadline=None):
+def search_peer(v, X, y, loss, lam, ev, ref, cap, deadline=None, give_up_after=None):
     """The tolerance search of one peer variant (its first timed fit)."""
     why = v.status()
     if why is not None:
@@ -240,7 +244,7 @@ def search_peer(v, X, y, loss, lam, ev, ref, cap, deadline=None):
         return rel_subopt(ev.point(v.name, coef), ref)
 
     found = search_tolerance(run, v.tolerances, subopt, TARGET, cap=cap, stop=v.stop,
-                             deadline=deadline)
+                             deadline=deadline, give_up_after=give_up_after)
     out = {"status": "ok", "setting": v.setting, "reached": found["reached"],
            "cut": bool(found.get("cut")),
            "best_subopt": found["best_subopt"], "reason": found["reason"],
@@ -287,9 +291,13 @@ def run_cell(key, label, X, y, loss, lam, args, deadline=None):
     peers = {}
     variants = peer_variants(loss)
     for v in variants:
+        firsts = [p["min"] for p in peers.values() if p.get("reached")]
+        give_up = (args.repeat_within * min(firsts)
+                   if firsts and args.repeat_within else None)
         peers[v.name] = dict(group=v.group, version=v.version(),
                              **search_peer(v, X, y, loss, lam, ev, ref, args.peer_cap,
-                                           deadline))
+                                           deadline, give_up))
+        peers[v.name]["slower"] = peers[v.name].get("reason", "").startswith("stopped: its")
     repeat_peers(variants, peers, X, y, loss, lam, args.reps, args.repeat_within)
     # every run's values tighten the reference; recompute the sub-optimalities
     ref = certify_reference(ev.primals, ev.duals)
@@ -386,6 +394,10 @@ def _peer_cell(p):
     if not p.get("reached"):
         if p.get("cut"):
             return f"search cut by the budget (best {_e(p['best_subopt'])})"
+        if p.get("slower"):
+            last = p["tried"][-1]
+            return (f"slower: {_s(last['seconds'])} s at tol {last['tol']:.0e} "
+                    f"(best {_e(p['best_subopt'])})")
         return f"does not reach (best {_e(p['best_subopt'])})"
     return f"{_s(p['median'])} / {_s(p['min'])} (tol {p['tol']:.0e}){_once(p)}"
 

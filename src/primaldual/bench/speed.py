@@ -90,7 +90,7 @@ def rel_subopt(primal, ref):
 
 # --------------------------------------------------------- tolerance search
 def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None,
-                     deadline=None):
+                     deadline=None, give_up_after=None):
     """Find the loosest tolerance whose fit reaches ``subopt <= target``.
 
     ``run(tol) -> (coef, seconds, info)`` is one complete timed fit;
@@ -100,7 +100,10 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
     ``cap`` seconds or all fits together more than ``2 cap``, or when
     ``stop(info)`` returns a reason (e.g. an iteration cap that a smaller
     tolerance cannot lift), or when ``time.perf_counter()`` has passed
-    ``deadline`` before a fit (a time budget; ``"cut"`` is then True).
+    ``deadline`` before a fit (a time budget; ``"cut"`` is then True), or
+    when the last fit took longer than ``give_up_after`` seconds (a tighter
+    tolerance takes at least as long, so the peer cannot beat the time that
+    number stands for).
 
     Returns ``{"reached", "tol", "seconds", "rel_subopt", "best_subopt",
     "tried", "reason", "coef", "info", "at_loosest"}``: on success ``tol``,
@@ -129,6 +132,10 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
         why = stop(info) if stop is not None else None
         if why:
             reason = why
+            break
+        if give_up_after is not None and secs > give_up_after:
+            reason = (f"stopped: its fit took {secs:.3g} s, over {give_up_after:.3g} s "
+                      "(the repeat factor times the fastest peer so far)")
             break
         if cap is not None and (secs > cap or spent > 2 * cap):
             reason = f"search stopped at the time cap ({cap:g} s per fit, {2 * cap:g} s in all)"
@@ -262,16 +269,16 @@ def peer_variants(loss_name):
     if loss_name == "logistic":
         sk = PEERS["sklearn-saga"]
         out.append(Variant(
-            group="sklearn SAGA", name="sklearn SAGA", losses=("logistic",),
-            tolerances=decades(1.0, 1e-10), fit=_sklearn_logistic("saga", ITER_CAP),
-            status=sk.status, stop=_capped, version=sk.version,
-            setting=f"LogisticRegression(solver='saga', C=1/(lam n), fit_intercept=False, "
-                    f"max_iter={ITER_CAP}, tol)"))
-        out.append(Variant(
             group="sklearn L-BFGS", name="sklearn L-BFGS", losses=("logistic",),
             tolerances=decades(1e-1, 1e-12), fit=_sklearn_logistic("lbfgs", ITER_CAP),
             status=sk.status, stop=_capped, version=sk.version,
             setting=f"LogisticRegression(solver='lbfgs', C=1/(lam n), fit_intercept=False, "
+                    f"max_iter={ITER_CAP}, tol)"))
+        out.append(Variant(
+            group="sklearn SAGA", name="sklearn SAGA", losses=("logistic",),
+            tolerances=decades(1.0, 1e-10), fit=_sklearn_logistic("saga", ITER_CAP),
+            status=sk.status, stop=_capped, version=sk.version,
+            setting=f"LogisticRegression(solver='saga', C=1/(lam n), fit_intercept=False, "
                     f"max_iter={ITER_CAP}, tol)"))
     lt = PEERS["lightning-sdca"]
     if loss_name in ("hinge", "squared_hinge"):
