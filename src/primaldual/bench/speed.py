@@ -97,7 +97,7 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
     ``subopt(coef)`` its relative primal sub-optimality.  Tolerances are
     tried in the order given (loosest first) and the search stops at the
     first that reaches the target.  It gives up when a fit took more than
-    ``cap`` seconds or all fits together more than ``2 cap``, or when
+    ``cap`` seconds or all fits together more than ``3 cap``, or when
     ``stop(info)`` returns a reason (e.g. an iteration cap that a smaller
     tolerance cannot lift), or when ``time.perf_counter()`` has passed
     ``deadline`` before a fit (a time budget; ``"cut"`` is then True), or
@@ -137,8 +137,8 @@ def search_tolerance(run, tolerances, subopt, target=TARGET, cap=None, stop=None
             reason = (f"stopped: its fit took {secs:.3g} s, over {give_up_after:.3g} s "
                       "(the repeat factor times the fastest peer so far)")
             break
-        if cap is not None and (secs > cap or spent > 2 * cap):
-            reason = f"search stopped at the time cap ({cap:g} s per fit, {2 * cap:g} s in all)"
+        if cap is not None and (secs > cap or spent > 3 * cap):
+            reason = f"search stopped at the time cap ({cap:g} s per fit, {3 * cap:g} s in all)"
             break
     return {"reached": False, "tol": None, "seconds": None, "rel_subopt": None,
             "best_subopt": best, "tried": tried, "reason": reason, "coef": None, "info": {},
