@@ -42,7 +42,7 @@ bench-peers: $(STAMP)
 	$(PY) -m pip install --quiet --no-build-isolation sklearn-contrib-lightning
 
 bench: bench-peers
-	$(PY) benchmarks/bench_sdca.py
+	$(PY) benchmarks/bench_speed.py
 
 clean:
 	rm -rf $(VENV) .numba_cache .pytest_cache build dist docs/_build src/*.egg-info

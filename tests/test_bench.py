@@ -113,6 +113,38 @@ def test_peer_reaches_our_optimum(peer_name, loss_name, loss_params):
         assert subopts[-1] < subopts[len(subopts) // 2] < subopts[0]
 
 
+@pytest.mark.parametrize("loss_name", ["hinge", "squared_hinge", "logistic"])
+def test_snapml_mapping_reaches_our_optimum(loss_name):
+    """Snap ML's ``regularizer = lam n`` (no intercept, one thread) solves our
+    problem: its coefficients reach our certified optimum."""
+    import snapml            # in the bench extra: `make test` installs it, no skip
+
+    from primaldual.bench.peers import snapml_estimator
+    X, y = make_classification_data(n=300, d=15, density=0.5, seed=2)
+    X = normalize(X).tocsr()
+    lam = 1e-2
+    est = snapml_estimator(loss_name, lam, X.shape[0], tol=1e-12, max_iter=100000)
+    cls = snapml.LogisticRegression if loss_name == "logistic" else snapml.SupportVectorMachine
+    assert isinstance(est, cls)
+    params = est.get_params()
+    assert params["regularizer"] == pytest.approx(lam * 300)
+    assert params["n_jobs"] == 1 and params["fit_intercept"] is False
+    if loss_name != "logistic":
+        assert params["loss"] == loss_name
+    est.fit(X, y)
+    ref = primaldual.solve(X, y, loss=loss_name, lam=lam, tol=1e-13, max_epochs=5000)
+    assert ref.gap <= 1e-12 * abs(ref.primal)
+    prob = primaldual.Problem(X, y, loss=loss_name, lam=lam)
+    sub = (prob.primal(np.asarray(est.coef_, dtype=float).ravel()) - ref.primal) / ref.primal
+    assert -1e-12 <= sub <= 1e-7
+    # another scaling of the regularizer is a different problem: the mapping matters
+    other = snapml_estimator(loss_name, 2 * lam, X.shape[0], tol=1e-12, max_iter=100000)
+    other.fit(X, y)
+    assert prob.primal(np.asarray(other.coef_, dtype=float).ravel()) > ref.primal * (1 + 1e-4)
+    with pytest.raises(ValueError, match="no 'squared' loss"):
+        snapml_estimator("squared", lam, 300, tol=1e-3, max_iter=10)
+
+
 # --------------------------------------------------------------- reference
 def test_reference_is_certified_and_records_its_method():
     from primaldual.bench.data import load_data
@@ -274,3 +306,27 @@ def test_references_are_refined_by_the_runs_certificates():
     assert b.trace[-1]["subopt"] == pytest.approx(0.05)
     assert other.trace[0]["subopt"] == 4.0                # untouched
     assert refine_references([a, b]) == []                # nothing left to refine
+
+
+def test_harness_warms_each_solver_up_once_on_a_small_slice(monkeypatch):
+    """The first timed run of a solver must not carry Numba's compile time: the
+    harness first runs it on 64 rows of the same data, once per process."""
+    from primaldual.bench import harness
+    from primaldual.bench.data import load_data
+    data = load_data(C.DatasetSpec.parse({"name": "synthetic:rcv1", "n": 300}))
+    calls = []
+    real = primaldual.solve
+
+    def spy(X, y, **kw):
+        calls.append((X.shape, type(X).__name__, kw["solver"], kw["loss"]))
+        return real(X, y, **kw)
+
+    monkeypatch.setattr(primaldual, "solve", spy)
+    monkeypatch.setattr(harness, "_WARMED", set())
+    sspec = C.SolverSpec.parse({"solver": "sdca", "options": {"shrinking": False}})
+    lspec = C.LossSpec.parse("logistic")
+    harness.warm_up(data, lspec, 1e-3, sspec)
+    harness.warm_up(data, lspec, 1e-3, sspec)
+    assert calls == [((64, data.X.shape[1]), "csr_matrix", "sdca", "logistic")]
+    harness.warm_up(data, C.LossSpec.parse("hinge"), 1e-3, sspec)
+    assert len(calls) == 2

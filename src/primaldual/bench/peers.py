@@ -27,7 +27,15 @@ peer                   losses (library setting)                    regularizatio
 ``sklearn-logreg``     logistic (LogisticRegression lbfgs)         ``C = 1/(lam n)``
 ``lightning-sdca``     hinge, squared_hinge, smooth_hinge          ``alpha = lam``,
                        (lightning SDCAClassifier)                  ``l1_ratio = 0``
+``snapml``             hinge, squared_hinge (SupportVectorMachine  ``regularizer = lam n``
+                       ``loss=...``), logistic (LogisticRegression
+                       ``dual=True``); ``n_jobs=1``,
+                       ``fit_intercept=False``
 =====================  ==========================================  ==========================
+
+Snap ML's ``regularizer`` multiplies ``||w||^2 / 2`` against the *sum* of
+the losses, so ``regularizer = lam n`` gives our objective times ``n``
+(checked in ``tests/test_bench.py``: every loss reaches our certified optimum).
 
 None of them exposes its iterates during a fit, so a peer is traced by
 refitting from scratch with a growing budget: ``max_iter`` in
@@ -145,12 +153,23 @@ def _srand(seed):
         pass
 
 
-def liblinear_options(loss, lam, n, eps):
-    """The LIBLINEAR option string for our (loss, lam) on ``n`` rows."""
-    s = _LIBLINEAR_TYPES[loss.name]
+#: LIBLINEAR solvers for each loss: its own default first (``-s 1`` dual for
+#: squared hinge, ``-s 0`` primal Newton for logistic), then the other formulation
+LIBLINEAR_SOLVERS = {"hinge": (3,), "squared_hinge": (1, 2), "logistic": (0, 7),
+                     "squared": (12, 11), "absolute": (13,), "epsilon_insensitive": (13,)}
+
+
+def liblinear_options(loss, lam, n, eps, s=None):
+    """The LIBLINEAR option string for our (loss, lam) on ``n`` rows (``-s s``,
+    default the dual solver of :data:`_LIBLINEAR_TYPES`)."""
+    if s is None:
+        s = _LIBLINEAR_TYPES[loss.name]
+    if s not in LIBLINEAR_SOLVERS[loss.name]:
+        raise ValueError(f"LIBLINEAR -s {s} does not solve loss={loss.name!r} "
+                         f"(use -s {' or -s '.join(map(str, LIBLINEAR_SOLVERS[loss.name]))})")
     C = 1.0 / (lam * n) if loss.name != "squared" else 1.0 / (2.0 * lam * n)
     opts = f"-s {s} -c {C!r} -B -1 -e {eps!r}"
-    if s in (12, 13):
+    if s in (11, 12, 13):
         p = loss.param if loss.name == "epsilon_insensitive" else 0.0
         opts += f" -p {p!r}"
     return opts
@@ -165,20 +184,34 @@ class LiblinearPeer(Peer):
     #: tolerances tried, loosest first
     eps_schedule = tuple(10.0 ** (-k / 2.0) for k in range(0, 21))
     #: LIBLINEAR's hard-coded cap on outer iterations of its dual solvers
-    max_iter = 1000
+    #: (``-s 1``, ``-s 3``, ``-s 7``; 300 in LIBLINEAR 2.4x/2.50).  At the cap
+    #: ``-s 1`` and ``-s 7`` print "Switching to use -s 2" / "-s 0" and rerun
+    #: with the primal Newton solver, whose iterations the dual count omits;
+    #: ``-s 3`` stops there.
+    max_iter = 300
 
-    def train(self, X, y, loss, lam, eps, seed, prob=None):
-        """One LIBLINEAR fit; returns (coef, outer iterations, seconds)."""
+    def train(self, X, y, loss, lam, eps, seed, prob=None, s=None, log=None):
+        """One LIBLINEAR fit; returns (coef, outer iterations, seconds).
+
+        ``s`` picks the solver (default: the dual one); ``log``, a list,
+        receives LIBLINEAR's printed output.  The seconds cover
+        ``train`` only; with ``prob=None`` the data conversion
+        (``liblinearutil.problem``) is inside them too.
+        """
         from liblinear import liblinear as ll
         from liblinear import liblinearutil as lu
+        t0 = time.perf_counter()
         if prob is None:
             prob = lu.problem(np.asarray(y, dtype=np.float64), X)
-        param = lu.parameter(liblinear_options(loss, lam, X.shape[0], eps))
-        lines = []
-        cb = ll.PRINT_STRING_FUN(lambda s: lines.append(s.decode(errors="replace")))
+        else:
+            t0 = None
+        param = lu.parameter(liblinear_options(loss, lam, X.shape[0], eps, s=s))
+        lines = [] if log is None else log
+        cb = ll.PRINT_STRING_FUN(lambda m: lines.append(m.decode(errors="replace")))
         param.print_func = cb
         _srand(seed)
-        t0 = time.perf_counter()
+        if t0 is None:
+            t0 = time.perf_counter()
         model = lu.train(prob, param)
         elapsed = time.perf_counter() - t0
         ll.liblinear.set_print_string_function(ll.PRINT_STRING_FUN(lambda s: None))
@@ -193,10 +226,15 @@ class LiblinearPeer(Peer):
         from liblinear import liblinearutil as lu
         prob = lu.problem(np.asarray(y, dtype=np.float64), X)
         for eps in self.eps_schedule:
-            coef, its, elapsed = self.train(X, y, loss, lam, eps, seed, prob=prob)
-            capped = its >= self.max_iter or its >= max_epochs
+            log = []
+            coef, its, elapsed = self.train(X, y, loss, lam, eps, seed, prob=prob, log=log)
+            # at the cap -s 1 / -s 7 fall back to primal Newton, which a smaller -e
+            # still tightens; -s 3 (and the SVR solvers) stop for good
+            fell_back = "Switching to use" in "".join(log)
+            capped = (its >= self.max_iter and not fell_back) or its >= max_epochs
+            extra = {"eps": eps, **({"fallback": True} if fell_back else {})}
             yield PeerPoint(epochs=float(its), time=elapsed, coef=coef, stopped=capped,
-                            extra={"eps": eps})
+                            extra=extra)
             if capped:
                 return
 
@@ -331,9 +369,53 @@ class LightningSdcaPeer(Peer):
         return _coef(est), _n_iter(est, budget)
 
 
+# ------------------------------------------------------------------- Snap ML
+def snapml_estimator(loss_name, lam, n, tol, max_iter, seed=0):
+    """The Snap ML estimator for our (loss, lam) on ``n`` rows, one thread, no bias.
+
+    hinge and squared_hinge: ``SupportVectorMachine(loss=...)``; logistic:
+    ``LogisticRegression(dual=True)``; ``regularizer = lam * n``.  Snap ML
+    stops when the largest change of a coefficient falls below ``tol``.
+    """
+    import snapml
+    common = dict(regularizer=lam * n, fit_intercept=False, n_jobs=1, tol=tol,
+                  max_iter=int(max_iter), random_state=seed, use_gpu=False)
+    if loss_name in ("hinge", "squared_hinge"):
+        return snapml.SupportVectorMachine(loss=loss_name, **common)
+    if loss_name == "logistic":
+        return snapml.LogisticRegression(dual=True, penalty="l2", **common)
+    raise ValueError(f"Snap ML has no {loss_name!r} loss (hinge, squared_hinge, logistic)")
+
+
+def snapml_coef(est):
+    """Snap ML's ``coef_`` as a float64 vector (no intercept was fitted)."""
+    return np.asarray(est.coef_, dtype=np.float64).ravel().copy()
+
+
+class SnapmlPeer(Peer):
+    """IBM Snap ML's dual coordinate ascent, one thread (``n_jobs=1``)."""
+
+    name = "snapml"
+    label = "Snap ML"
+    module = "snapml"
+    distribution = "snapml"
+    losses = ("hinge", "squared_hinge", "logistic")
+
+    def _fit(self, state, X, y, loss, lam, seed, budget):
+        est = snapml_estimator(loss.name, lam, X.shape[0], tol=1e-15, max_iter=budget,
+                               seed=seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X, y)
+        n_iter = getattr(est, "n_iter_", None)
+        epochs = budget if n_iter is None else int(np.max(np.atleast_1d(n_iter)))
+        return snapml_coef(est), epochs
+
+
 #: every adapter, by name
 PEERS: dict = {p.name: p for p in (LiblinearPeer(), SagPeer(), SagaPeer(), SgdPeer(),
-                                   LinearSvcPeer(), LogRegPeer(), LightningSdcaPeer())}
+                                   LinearSvcPeer(), LogRegPeer(), LightningSdcaPeer(),
+                                   SnapmlPeer())}
 
 
 def peer_status() -> dict:

@@ -17,7 +17,8 @@ __all__ = ["environment", "summarize_run", "markdown_table", "write_outputs",
 _PACKAGES = {"numpy": "numpy", "scipy": "scipy", "numba": "numba",
              "sklearn": "scikit-learn", "liblinear": "liblinear-official",
              "matplotlib": "matplotlib", "tqdm": "tqdm",
-             "lightning": "sklearn-contrib-lightning", "primaldual": "primaldual"}
+             "lightning": "sklearn-contrib-lightning", "snapml": "snapml",
+             "primaldual": "primaldual"}
 
 
 def _version(dist):
