@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import math
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sklearn.preprocessing import normalize
@@ -113,34 +115,69 @@ def test_peer_reaches_our_optimum(peer_name, loss_name, loss_params):
         assert subopts[-1] < subopts[len(subopts) // 2] < subopts[0]
 
 
+_SNAPML_CHECK = """
+import json, sys
+import numpy as np
+from sklearn.preprocessing import normalize
+sys.path.insert(0, sys.argv[2])
+import snapml            # in the bench extra: `make test` installs it, no skip
+import primaldual
+from primaldual.bench.peers import snapml_estimator
+from conftest import make_classification_data
+loss_name = sys.argv[1]
+X, y = make_classification_data(n=300, d=15, density=0.5, seed=2)
+X = normalize(X).tocsr()
+lam = 1e-2
+est = snapml_estimator(loss_name, lam, X.shape[0], tol=1e-12, max_iter=100000)
+cls = snapml.LogisticRegression if loss_name == "logistic" else snapml.SupportVectorMachine
+params = est.get_params()
+est.fit(X, y)
+# the reference is solved first in a process without snapml: its import turns on
+# flush-to-zero for the whole process
+ref = json.loads(sys.argv[3])
+prob = primaldual.Problem(X, y, loss=loss_name, lam=lam)
+other = snapml_estimator(loss_name, 2 * lam, X.shape[0], tol=1e-12, max_iter=100000)
+other.fit(X, y)
+print(json.dumps({"is_cls": isinstance(est, cls), "regularizer": params["regularizer"],
+                  "n_jobs": params["n_jobs"], "fit_intercept": params["fit_intercept"],
+                  "loss": params.get("loss"),
+                  "primal": prob.primal(np.asarray(est.coef_, dtype=float).ravel()),
+                  "other_primal": prob.primal(np.asarray(other.coef_, dtype=float).ravel())}))
+"""
+
+
 @pytest.mark.parametrize("loss_name", ["hinge", "squared_hinge", "logistic"])
 def test_snapml_mapping_reaches_our_optimum(loss_name):
     """Snap ML's ``regularizer = lam n`` (no intercept, one thread) solves our
-    problem: its coefficients reach our certified optimum."""
-    import snapml            # in the bench extra: `make test` installs it, no skip
+    problem: its coefficients reach our certified optimum.  Snap ML runs in a
+    subprocess: importing it sets the processor's flush-to-zero mode for the
+    whole process, which would change every later test in this one."""
+    import json
+    import subprocess
+    import sys
 
     from primaldual.bench.peers import snapml_estimator
     X, y = make_classification_data(n=300, d=15, density=0.5, seed=2)
     X = normalize(X).tocsr()
     lam = 1e-2
-    est = snapml_estimator(loss_name, lam, X.shape[0], tol=1e-12, max_iter=100000)
-    cls = snapml.LogisticRegression if loss_name == "logistic" else snapml.SupportVectorMachine
-    assert isinstance(est, cls)
-    params = est.get_params()
-    assert params["regularizer"] == pytest.approx(lam * 300)
-    assert params["n_jobs"] == 1 and params["fit_intercept"] is False
-    if loss_name != "logistic":
-        assert params["loss"] == loss_name
-    est.fit(X, y)
-    ref = primaldual.solve(X, y, loss=loss_name, lam=lam, tol=1e-13, max_epochs=5000)
+    ref = primaldual.solve(X, y, loss=loss_name, lam=lam, tol=1e-13, max_epochs=5000,
+                           solver="sdca")
     assert ref.gap <= 1e-12 * abs(ref.primal)
-    prob = primaldual.Problem(X, y, loss=loss_name, lam=lam)
-    sub = (prob.primal(np.asarray(est.coef_, dtype=float).ravel()) - ref.primal) / ref.primal
+    tests_dir = str(Path(__file__).resolve().parent)
+    out = subprocess.run([sys.executable, "-c", _SNAPML_CHECK, loss_name, tests_dir,
+                          json.dumps(ref.primal)], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["is_cls"]
+    assert r["regularizer"] == pytest.approx(lam * 300)
+    assert r["n_jobs"] == 1 and r["fit_intercept"] is False
+    if loss_name != "logistic":
+        assert r["loss"] == loss_name
+    sub = (r["primal"] - ref.primal) / ref.primal
     assert -1e-12 <= sub <= 1e-7
     # another scaling of the regularizer is a different problem: the mapping matters
-    other = snapml_estimator(loss_name, 2 * lam, X.shape[0], tol=1e-12, max_iter=100000)
-    other.fit(X, y)
-    assert prob.primal(np.asarray(other.coef_, dtype=float).ravel()) > ref.primal * (1 + 1e-4)
+    assert r["other_primal"] > ref.primal * (1 + 1e-4)
     with pytest.raises(ValueError, match="no 'squared' loss"):
         snapml_estimator("squared", lam, 300, tol=1e-3, max_iter=10)
 
@@ -330,3 +367,12 @@ def test_harness_warms_each_solver_up_once_on_a_small_slice(monkeypatch):
     assert calls == [((64, data.X.shape[1]), "csr_matrix", "sdca", "logistic")]
     harness.warm_up(data, C.LossSpec.parse("hinge"), 1e-3, sspec)
     assert len(calls) == 2
+
+
+def test_importing_snapml_leaves_ieee_arithmetic():
+    """Snap ML's library turns on flush-to-zero when it loads; the adapter puts the
+    default floating-point environment back, so subnormals survive afterwards."""
+    from primaldual.bench.peers import import_snapml
+    import_snapml()
+    x = np.array([1e-310])
+    assert (x * 1.0)[0] == 1e-310

@@ -75,7 +75,8 @@ def _data(seed=0, n=600, d=80, density=0.1):
 @pytest.mark.parametrize("tol", [1e-3, 1e-5])
 def test_converged_only_with_an_exact_gap_below_tol(loss, tol):
     X, y = _data(seed=3)
-    res = solve(X, y, loss=loss, lam=1e-3, tol=tol, max_epochs=3000, random_state=1)
+    res = solve(X, y, loss=loss, lam=1e-3, tol=tol, max_epochs=3000, random_state=1,
+                solver="sdca")
     assert res.converged
     # recompute P and D independently of the solver's certificate
     prob = Problem(X, y, loss=loss, lam=1e-3)
@@ -93,9 +94,9 @@ def test_converged_only_with_an_exact_gap_below_tol(loss, tol):
 
 def test_auto_schedule_checks_less_often_than_every_epoch():
     X, y = _data(seed=4, n=2000, d=200, density=0.05)
-    every = solve(X, y, loss="logistic", lam=1e-3, tol=1e-10, max_epochs=500,
+    every = solve(X, y, loss="logistic", lam=1e-3, tol=1e-10, max_epochs=500, solver="sdca",
                   check_every=1, random_state=0)
-    auto = solve(X, y, loss="logistic", lam=1e-3, tol=1e-10, max_epochs=500,
+    auto = solve(X, y, loss="logistic", lam=1e-3, tol=1e-10, max_epochs=500, solver="sdca",
                  random_state=0)
     assert every.converged and auto.converged
     assert len(auto.trace) < len(every.trace) / 2
@@ -106,9 +107,9 @@ def test_auto_schedule_checks_less_often_than_every_epoch():
 def test_same_seed_same_result_with_auto_schedule():
     X, y = _data(seed=5)
     a = solve(X, y, loss="squared_hinge", lam=1e-4, tol=1e-7, random_state=7,
-              max_epochs=300)
+              max_epochs=300, solver="sdca")
     b = solve(X, y, loss="squared_hinge", lam=1e-4, tol=1e-7, random_state=7,
-              max_epochs=300)
+              max_epochs=300, solver="sdca")
     assert a.n_epochs == b.n_epochs
     np.testing.assert_array_equal(a.coef, b.coef)
     np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
@@ -118,14 +119,14 @@ def test_same_seed_same_result_with_auto_schedule():
 def test_user_check_every_keeps_its_meaning():
     X, y = _data(seed=6)
     res = solve(X, y, loss="logistic", lam=1e-4, tol=0.0, max_epochs=6, check_every=2,
-                random_state=0)
+                random_state=0, solver="sdca")
     assert [r["epoch"] for r in res.trace] == pytest.approx([0, 2, 4, 6])
 
 
 def test_checkpoints_keep_their_interval_under_auto(tmp_path):
     X, y = _data(seed=7)
     epochs = []
-    res = solve(X, y, loss="logistic", lam=1e-5, tol=0.0, max_epochs=6,
+    res = solve(X, y, loss="logistic", lam=1e-5, tol=0.0, max_epochs=6, solver="sdca",
                 checkpoint=tmp_path / "ck", checkpoint_every=1.0, random_state=0,
                 callback=lambda snap: epochs.append(snap["epoch"]) and False)
     # a check (hence a checkpoint) at least every checkpoint_every epochs

@@ -181,11 +181,8 @@ def test_unknown_option_and_solver(data):
 def _unsupported_combinations():
     """Every (solver, loss, l1, lam) a registered solver must refuse by its declared
     capabilities: required loss properties, l1 > 0, pure L1."""
-    from primaldual.solvers import KNOWN_SOLVERS
     combos = []
     for name, cls in sorted(SOLVERS.items()):
-        if name not in KNOWN_SOLVERS:       # solve() only dispatches to GUIDE names
-            continue
         for cap in cls.requires:
             for loss in LOSS_NAMES:
                 if not getattr(make_loss(loss), cap):
@@ -407,6 +404,9 @@ def test_actor_error_on_a_live_worker_is_reported(client):
 
         def dead_partitions(self):
             return list(self._dead)
+
+        def _died(self, k, grace=0.0):
+            return k in self._dead
 
     fut = client.submit(_raise_runtime_error, pure=False)
     with pytest.raises(RuntimeError, match="boom in actor code"):

@@ -16,8 +16,15 @@ from scipy.optimize import minimize
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC, LinearSVR
 
+import functools
+
 import primaldual
-from primaldual import Problem, make_loss, solve
+from primaldual import Problem, make_loss
+from primaldual import solve as _solve
+
+# the tests of this module are about SDCA: solve() picks it unless told otherwise
+# (its own default is solver="auto", which may pick Newton on these problems)
+solve = functools.partial(_solve, solver="sdca")
 from primaldual.solvers._base import make_rng
 
 from conftest import load_binary, make_classification_data, make_regression_data

@@ -372,15 +372,13 @@ def _check_common(args):
     """
     from .losses import make_loss
     from .penalties import make_penalty
-    from .solvers import KNOWN_SOLVERS, SOLVERS
+    from .solvers import check_solver_name
 
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
     lam = getattr(args, "lam", None)
     make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
-    if args.solver not in KNOWN_SOLVERS and args.solver not in SOLVERS:
-        raise ValueError(f"unknown solver {args.solver!r}; choose one of "
-                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
+    check_solver_name(args.solver)
     options = _pairs(args.option, "--option")
     for key, flag in _FLAG_OPTIONS.items():
         if key in options:

@@ -283,8 +283,7 @@ class SolverSpec:
             return cls(name=name, kind="peer", label=label or PEERS[name].label)
         name = table["solver"]
         from .. import SOLVERS
-        from ..solvers import KNOWN_SOLVERS
-        if name not in KNOWN_SOLVERS or name == "auto":
+        if name not in SOLVERS:
             raise ValueError(f"{where}: unknown solver {name!r}; choose one of "
                              f"{', '.join(sorted(SOLVERS))}")
         return cls(name=name, kind="ours", options=tuple(sorted(options.items())),

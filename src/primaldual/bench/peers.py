@@ -377,14 +377,32 @@ def snapml_estimator(loss_name, lam, n, tol, max_iter, seed=0):
     ``LogisticRegression(dual=True)``; ``regularizer = lam * n``.  Snap ML
     stops when the largest change of a coefficient falls below ``tol``.
     """
-    import snapml
+    if loss_name not in ("hinge", "squared_hinge", "logistic"):
+        raise ValueError(f"Snap ML has no {loss_name!r} loss (hinge, squared_hinge, logistic)")
+    snapml = import_snapml()
     common = dict(regularizer=lam * n, fit_intercept=False, n_jobs=1, tol=tol,
                   max_iter=int(max_iter), random_state=seed, use_gpu=False)
     if loss_name in ("hinge", "squared_hinge"):
         return snapml.SupportVectorMachine(loss=loss_name, **common)
-    if loss_name == "logistic":
-        return snapml.LogisticRegression(dual=True, penalty="l2", **common)
-    raise ValueError(f"Snap ML has no {loss_name!r} loss (hinge, squared_hinge, logistic)")
+    return snapml.LogisticRegression(dual=True, penalty="l2", **common)
+
+
+def import_snapml():
+    """``import snapml``, then restore the default floating-point environment.
+
+    Loading Snap ML's compiled library turns on flush-to-zero and
+    denormals-are-zero for the whole process (it is built with fast-math), so
+    every later computation in the process -- ours and the other peers'
+    included -- would flush subnormal numbers to zero.  ``fesetenv(FE_DFL_ENV)``
+    puts back IEEE arithmetic, so that all solvers of a benchmark run under the
+    same, standard rules."""
+    import ctypes
+    import ctypes.util
+    import snapml
+    libm = ctypes.util.find_library("m")
+    if libm:
+        ctypes.CDLL(libm).fesetenv(ctypes.c_void_p(-1))     # FE_DFL_ENV on glibc
+    return snapml
 
 
 def snapml_coef(est):

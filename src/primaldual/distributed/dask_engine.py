@@ -127,11 +127,15 @@ class PartitionSet:
                     f"partition {k} on worker {self.addresses[k]} has not answered (the "
                     f"worker is alive but busy or stuck); raise round_timeout for slower "
                     f"rounds") from None
-            except (OSError, RuntimeError):
-                # a lost connection to a dead worker is recovered from; an error
-                # raised by the actor's own code on a live worker is the caller's
-                # to see, not a reason to replay the round
-                if k not in self.dead_partitions():
+            except OSError:
+                # the connection to the partition's worker broke: a lost worker
+                lost.append(k)
+            except RuntimeError:
+                # a RuntimeError raised by the actor's own code on a live worker is
+                # the caller's to see, not a reason to replay the round; one from a
+                # worker that died (the scheduler may take a moment to notice) is
+                # a lost worker
+                if not self._died(k):
                     raise
                 lost.append(k)
         if lost:
@@ -141,6 +145,16 @@ class PartitionSet:
     def call_all(self, method, *args, what=None):
         futs = [getattr(a, method)(*args) for a in self.actors]
         return self.wait(futs, what or method)
+
+    def _died(self, k, grace=2.0):
+        """Whether partition ``k``'s worker is gone, polling for ``grace`` seconds."""
+        deadline = time.monotonic() + grace
+        while True:
+            if k in self.dead_partitions():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
 
     def dead_partitions(self):
         alive = set(_workers(self.client))

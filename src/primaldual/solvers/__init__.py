@@ -14,11 +14,17 @@ for _mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_mod.name}")
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
-           "load_state", "save_state"]
+           "check_solver_name", "load_state", "save_state"]
 
-#: every solver name of the GUIDE, registered or not yet
-KNOWN_SOLVERS = ("sdca", "sgd", "minibatch_sdca", "cocoa", "spdc", "afg", "lbfgs", "sag",
-                 "asdca", "dso", "psgd", "bmrm", "simba", "newton", "auto")
+
+
+def check_solver_name(solver) -> str:
+    """``solver`` if it names a registered solver or ``"auto"``; else a ValueError
+    listing the choices (the registry is the only list of solvers)."""
+    if not isinstance(solver, str) or (solver != "auto" and solver not in SOLVERS):
+        raise ValueError(f"unknown solver {solver!r}; choose one of "
+                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
+    return solver
 
 
 #: auto picks Newton when the row-norm ratio mean_i ||x_i||^2 / (lam gamma n)
@@ -43,8 +49,13 @@ def conditioning_ratio(problem: Problem) -> float:
     return mean_sq * problem.loss.smoothness / (problem.lam * problem.n)
 
 
-def resolve_solver(solver: str, problem: Problem) -> str:
+def resolve_solver(solver: str, problem: Problem, options=None) -> str:
     """The concrete solver for ``solver="auto"``.
+
+    ``options`` are the solver options the caller gave: when the rule below
+    picks a solver that does not take them and SDCA does (``shrinking``,
+    ``sampling``, ...), SDCA is used, so that ``solve(..., shrinking=False)``
+    means SDCA without shrinking, as it always has.
 
     ``newton`` (truncated Newton-CG, :mod:`primaldual.solvers.newton`) for a
     loss with a (generalized) Hessian (logistic, squared_hinge, squared,
@@ -82,12 +93,18 @@ def resolve_solver(solver: str, problem: Problem) -> str:
             limit = NEWTON_RATIO_EXPLICIT
         else:
             limit = NEWTON_RATIO_DENSE
-        if ratio >= limit:
+        if ratio >= limit and _accepts_options("newton", options):
             return "newton"
     return "sdca"
 
 
-def solve(X, y, loss="hinge", lam=1e-4, solver="sdca", tol=1e-6, max_epochs=100,
+def _accepts_options(name, options):
+    from ._base import COMMON_OPTIONS
+    extra = set(options or ()) - set(COMMON_OPTIONS) - {"client"}
+    return extra <= set(SOLVERS[name].options)
+
+
+def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=100,
           random_state=0, sample_weight=None, l1=0.0, loss_params=None, callback=None,
           eval_set=None, client=None, **solver_options) -> SolveResult:
     """Fit a regularized linear model and return a certified result.
@@ -130,13 +147,10 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="sdca", tol=1e-6, max_epochs=100,
         ``checkpoint``, ``checkpoint_every``, ``progress``.  Unknown options
         are an error.
     """
-    if not isinstance(solver, str) or (solver not in KNOWN_SOLVERS
-                                       and solver not in SOLVERS):
-        raise ValueError(f"unknown solver {solver!r}; choose one of "
-                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
+    check_solver_name(solver)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
-    name = resolve_solver(solver, problem)
+    name = resolve_solver(solver, problem, solver_options)
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} is not available in this version of primaldual; "
                          f"available: {', '.join(sorted(SOLVERS))}")
