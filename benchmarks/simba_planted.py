@@ -132,17 +132,27 @@ def main():
     ap.add_argument("--passes", type=float, default=20.0)
     ap.add_argument("--check", type=float, default=0.25)
     ap.add_argument("--sets", default=",".join(SETS))
+    ap.add_argument("--nus", default=None,
+                    help="comma-separated nu grid for SIMBA (default: the built-in grid)")
+    ap.add_argument("--lams", default=None, help="comma-separated lam grid for Pegasos")
+    ap.add_argument("--append", action="store_true",
+                    help="keep the runs already in OUT.jsonl and add these")
     a = ap.parse_args()
+    nus = NUS if a.nus is None else tuple(None if v == "default" else float(v)
+                                          for v in a.nus.split(","))
+    lams = LAMS if a.lams is None else tuple(float(v) for v in a.lams.split(",") if v)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     log = out.with_suffix(".jsonl")
     rows = []
-    with open(log, "w") as fh:
+    if a.append and log.exists():
+        rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    with open(log, "a" if a.append else "w") as fh:
         for ds in a.sets.split(","):
             shape, ntr = SETS[ds]
             X, y, _ = make_planted_text(shape, random_state=0)
             Xtr, ytr, Xte, yte = X[:ntr], y[:ntr], X[ntr:], y[ntr:]
-            for method, grid in (("Pegasos", LAMS), ("SIMBA", NUS)):
+            for method, grid in (("Pegasos", lams), ("SIMBA", nus)):
                 for param in grid:
                     for seed in range(a.seeds):
                         t0 = time.perf_counter()
