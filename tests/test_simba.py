@@ -217,6 +217,7 @@ def _kernel_p(res):
     ("dense", "adaptive", True), ("dense", "adaptive_sqrt", False),
     ("sparse", "constant", False), ("sparse", "constant", True),
     ("sparse", "adaptive_sqrt", True)])
+@pytest.mark.filterwarnings("ignore:SIMBA. the budget allows")
 def test_mw_update_matches_reference(impl, schedule, bias):
     X, y = _unit_rows(n=30, d=8, density=0.5, seed=4)
     T = 60
@@ -357,3 +358,70 @@ def test_pegasos_matches_reference(dense):
     np.testing.assert_allclose(res.coef, w, rtol=1e-10, atol=1e-12)
     row_nnz = np.full(70, 9) if dense else np.diff(X.indptr)
     assert res.feature_accesses == sum(int(row_nnz[o].sum()) for o in orders)
+
+
+# ------------------------------------------------ defaults, budget warning, accounting
+def _separable_split(n=1200, d=40, seed=3):
+    """A separable set with margin 0.1 (unit-norm rows), split 800 / 400."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_normal(d)
+    w /= np.linalg.norm(w)
+    X = normalize(rng.standard_normal((4 * n, d)))
+    m = X @ w
+    keep = np.abs(m) >= 0.1
+    X, m = X[keep][:n], m[keep][:n]
+    y = np.where(m > 0, 1.0, -1.0)
+    return X[:800], y[:800], X[800:], y[800:]
+
+
+def test_default_options_learn_a_separable_set():
+    """solver='simba' with no options (adaptive_sqrt, nu from lam) learns."""
+    Xtr, ytr, Xte, yte = _separable_split()
+    res = primaldual.solve(Xtr, ytr, loss="hinge", lam=1e-3, solver="simba",
+                           max_epochs=10, eval_set=(Xte, yte), random_state=0)
+    assert res.extras["T"] is None          # the any-time default schedule
+    err = res.trace[-1]["test_error"]
+    assert err <= 0.06, err
+    assert 0.0 < res.extras["nu"] <= 1.0
+
+
+def test_constant_schedule_warns_on_a_starved_budget():
+    Xtr, ytr, _, _ = _separable_split()
+    with pytest.warns(RuntimeWarning, match=r"budget allows [\d,]+ iterations.*T = 100\^2"):
+        primaldual.solve(Xtr, ytr, loss="hinge", lam=1e-3, solver="simba", nu=0.01,
+                         schedule="constant", max_epochs=0.5, random_state=0)
+    with pytest.warns(RuntimeWarning, match=r"eps = 0\.5 \(epsilon\)"):
+        primaldual.solve(Xtr, ytr, loss="hinge", lam=1e-3, solver="simba", nu=0.01,
+                         epsilon=0.5, max_epochs=0.5, random_state=0)
+    # a budget that covers Theorem 3.1's T does not warn
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        primaldual.solve(Xtr[:50], ytr[:50], loss="hinge", lam=1e-3, solver="simba",
+                         nu=0.01, T=int(1e4 / 1.01 ** 2 * math.log(50)) + 1,
+                         schedule="constant", max_epochs=1e9, check_every=1e9,
+                         random_state=0)
+
+
+@pytest.mark.parametrize("impl", ["dense", "sparse"])
+def test_feature_access_counts_by_hand(impl):
+    """3 x 4 matrix, rows with 1, 2, 3 nonzeros and columns with 1, 1, 2, 2:
+    one iteration reads nnz(row i_t) + nnz(column j_t) nonzeros, and n + d = 7
+    features in the paper's dense model."""
+    X = sp.csr_matrix(np.array([[0.0, 0.0, 1.0, 0.0],
+                                [0.6, 0.0, 0.0, 0.8],
+                                [0.0, 0.48, 0.6, 0.64]]))
+    y = np.array([1.0, -1.0, 1.0])
+    row_nnz = {0: 1, 1: 2, 2: 3}
+    col_nnz = {0: 1, 1: 1, 2: 2, 3: 2}
+    T = 5
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="simba", nu=0.3, T=T,
+                           implementation=impl, max_epochs=1e6, check_every=1e6,
+                           record_draws=T, random_state=4)
+    di, dj = res.extras["draws_i"], res.extras["draws_j"]
+    assert res.extras["iterations"] == T
+    # the first step has w = 0, so no column is sampled (j = -1): the row only
+    expected = sum(row_nnz[int(i)] + (col_nnz[int(j)] if j >= 0 else 0)
+                   for i, j in zip(di, dj))
+    assert res.feature_accesses == expected
+    assert res.extras["dense_feature_accesses"] == T * (3 + 4)

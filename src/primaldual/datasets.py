@@ -73,6 +73,7 @@ __all__ = [
     "load",
     "load_svmlight",
     "load_svmlight_files",
+    "make_planted_text",
     "make_synthetic",
     "search_path",
     "shared_data_dirs",
@@ -1478,6 +1479,129 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     nrm = np.linalg.norm(w_true)
     if nrm > 0:
         w_true /= nrm
+
+    margin = np.asarray(X @ w_true, dtype=np.float64)
+    y = np.where(margin > 0, 1.0, -1.0)
+    ties = margin == 0
+    if ties.any():
+        y[ties] = rng.choice([-1.0, 1.0], size=int(ties.sum()))
+    n_flip = int(round(noise * n))
+    if n_flip:
+        y[rng.choice(n, size=n_flip, replace=False)] *= -1.0
+    return X, y, w_true
+
+
+#: Presets of :func:`make_planted_text`: (shape, support size, document-frequency range).
+PLANTED_TEXT_SHAPES = {
+    "news20": ("news20", 1000, (0.005, 0.05)),
+    "real-sim": ("real-sim", 300, (0.005, 0.05)),
+}
+
+
+def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
+                      support_size=None, df_range=None, topic_words=4.0, dtype=np.float64):
+    """Seeded sparse text-like data whose labels a linear model can learn from few rows.
+
+    The background matrix is :func:`make_synthetic`'s (Zipf column popularity,
+    lognormal row lengths, TF-IDF-like values; same ``shape``, ``n_samples`` and
+    seed).  The labels come from a sparse planted model on *mid-frequency*
+    features, as topic words work in real text:
+
+    1. ``support_size`` features are drawn uniformly from those whose document
+       frequency ``df_j`` (fraction of rows containing ``j``) lies in
+       ``df_range``, and split at random into two halves ``S+`` and ``S-``;
+       ``w_true = (1_{S+} - 1_{S-}) / sqrt(support_size)``;
+    2. every row draws a class ``c_i = +-1`` (fair coin) and ``1 + Poisson(topic_words - 1)``
+       topic words uniformly from ``S_{c_i}``, each with the value of the row's
+       largest entry (added to the entry if the word is already present);
+       rows are then scaled to unit L2 norm;
+    3. ``y = sign(X w_true)`` (ties at random), then a fraction ``noise`` of the
+       labels, chosen at random, is flipped.
+
+    So the Bayes error is about ``noise``, and a few thousand rows see each
+    support feature many times: the set can be learned from the training sizes
+    of the SIMBA paper (8,000 rows for news20, 20,000 for real-sim).
+    :func:`make_synthetic`'s dense planted model on 20% of all columns cannot be
+    learned from 8,000 rows of a million-column set.
+
+    Parameters
+    ----------
+    shape : str or (n, d, density)
+        ``"news20"`` or ``"real-sim"`` (:data:`PLANTED_TEXT_SHAPES`, which also set
+        ``support_size`` and ``df_range``), or any :func:`make_synthetic` shape.
+    n_samples : int, optional
+        Number of rows (default: the shape's ``n``).
+    random_state : int, numpy Generator or None, default 0
+    noise : float in [0, 1], default 0.01
+        Fraction of labels flipped at random.
+    support_size : int, optional
+        Number of features in the planted model (preset value, else 1000); at least 2.
+    df_range : (float, float), optional
+        Document-frequency range of the support in the background matrix
+        (preset value, else (0.005, 0.05)).
+    topic_words : float >= 1, default 4.0
+        Mean number of topic words added per row.
+    dtype : numpy floating dtype, default float64
+
+    Returns
+    -------
+    X : scipy.sparse.csr_matrix, shape (n, d)   unit-norm rows, sorted indices
+    y : ndarray of float64, shape (n,)          labels in {-1, +1}
+    w_true : ndarray of float64, shape (d,)     the planted model (unit norm)
+    """
+    preset = None
+    if isinstance(shape, str):
+        for key, val in PLANTED_TEXT_SHAPES.items():
+            if key.lower() == shape.lower():
+                preset = val
+    if preset is not None:
+        shape = preset[0]
+        support_size = preset[1] if support_size is None else support_size
+        df_range = preset[2] if df_range is None else df_range
+    support_size = 1000 if support_size is None else int(support_size)
+    df_range = (0.005, 0.05) if df_range is None else tuple(float(v) for v in df_range)
+    if support_size < 2:
+        raise ValueError(f"support_size must be >= 2, got {support_size}")
+    if len(df_range) != 2 or not 0.0 <= df_range[0] < df_range[1] <= 1.0:
+        raise ValueError(f"df_range must be (lo, hi) with 0 <= lo < hi <= 1, got {df_range}")
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise must be in [0, 1], got {noise}")
+    if not topic_words >= 1.0:
+        raise ValueError(f"topic_words must be >= 1, got {topic_words}")
+    rng = _rng(random_state)
+    X, _, _ = make_synthetic(shape, n_samples=n_samples, random_state=rng, noise=0.0,
+                             dtype=np.float64)
+    n, d = X.shape
+    df = np.bincount(X.indices, minlength=d) / n
+    mid = np.flatnonzero((df >= df_range[0]) & (df <= df_range[1]))
+    if mid.size < support_size:
+        raise ValueError(f"only {mid.size} features have a document frequency in "
+                         f"{df_range} on this {n} x {d} set, fewer than support_size="
+                         f"{support_size}; widen df_range or lower support_size")
+    support = rng.choice(mid, size=support_size, replace=False)
+    half = support_size // 2
+    pos, neg = support[:half], support[half:]
+    w_true = np.zeros(d)
+    w_true[pos] = 1.0
+    w_true[neg] = -1.0
+    w_true /= np.sqrt(support_size)
+
+    cls = rng.choice([-1.0, 1.0], size=n)
+    m = 1 + rng.poisson(topic_words - 1.0, size=n)
+    rows = np.repeat(np.arange(n), m)
+    u = rng.random(rows.size)
+    cpos = cls[rows] > 0
+    cols = np.where(cpos, pos[(u * pos.size).astype(np.int64)],
+                    neg[(u * neg.size).astype(np.int64)])
+    rowmax = np.maximum.reduceat(X.data, X.indptr[:-1]) if X.nnz else np.ones(n)
+    rowmax = np.where(np.diff(X.indptr) > 0, rowmax, 1.0)
+    T = sp.csr_matrix((rowmax[rows], (rows, cols)), shape=(n, d))
+    X = (X + T).tocsr()
+    X.sum_duplicates()
+    X.sort_indices()
+    norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
+    X.data /= np.repeat(norms, np.diff(X.indptr))
+    X = X.astype(np.dtype(dtype))
 
     margin = np.asarray(X @ w_true, dtype=np.float64)
     y = np.where(margin > 0, 1.0, -1.0)

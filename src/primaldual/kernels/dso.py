@@ -187,6 +187,42 @@ def svrg_full_gradient(alpha_s, w_s, y, cw, row_cnt, col_cnt, margins, v, kind, 
             Fw[j] = 0.0
 
 
+CHUNK = 1024         # nonzeros per chunk of the "chunks" order
+
+
+@njit(cache=True, nogil=True)
+def fill_chunk_order(chunks, k, m, out):
+    """The processing order of the "chunks" schedule: the chunks
+    ``[c CHUNK, min(m, (c+1) CHUNK))`` for ``c`` in ``chunks[:k]`` (a random
+    order of ``0..k-1``), each in stored order.  Returns the count written."""
+    pos = 0
+    for s in range(k):
+        lo = chunks[s] * CHUNK
+        hi = min(m, lo + CHUNK)
+        for e in range(lo, hi):
+            out[pos] = e
+            pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True)
+def permute_block(rows, cols, vals, perm, tmp_i, tmp_f):
+    """Reorder one block's triplets in place by ``perm`` (x_new[k] = x[perm[k]])."""
+    m = perm.shape[0]
+    for k in range(m):
+        tmp_i[k] = rows[perm[k]]
+    for k in range(m):
+        rows[k] = tmp_i[k]
+    for k in range(m):
+        tmp_i[k] = cols[perm[k]]
+    for k in range(m):
+        cols[k] = tmp_i[k]
+    for k in range(m):
+        tmp_f[k] = vals[perm[k]]
+    for k in range(m):
+        vals[k] = tmp_f[k]
+
+
 @njit(cache=True, nogil=True)
 def fill_identity(out):
     """out[k] = k (the canonical order a block is shuffled from)."""
@@ -254,3 +290,112 @@ def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, c
         for k in range(rs, indptr[i + 1]):
             if data[k] != 0.0:
                 counts[q * p + col_block[indices[k + off]]] += 1
+
+
+# ------------------------------------------------------------------ packed form
+# Row-side fields of the packed kernel (one 128-byte record per row) and
+# column-side fields (one 64-byte record per column): every update touches
+# two records instead of 18 separate arrays.
+PA_ALPHA, PA_G, PA_SNAP, PA_F, PA_CW, PA_Y, PA_INVRC, PA_LO, PA_HI = range(9)
+PA_STRIDE = 16
+PW_W, PW_G, PW_SNAP, PW_F, PW_INVCC = range(5)
+PW_STRIDE = 8
+
+
+@njit(cache=True, nogil=True)
+def pack_block(alpha, a_lo, a_hi, y, cw, row_cnt, Ga, a_snap, Fa,
+               w, col_cnt, Gw, w_snap, Fw, adagrad, svrg, PA, PW):
+    """Copy a partition's row arrays into ``PA`` and a w block into ``PW``."""
+    for i in range(alpha.shape[0]):
+        PA[i, PA_ALPHA] = alpha[i]
+        PA[i, PA_CW] = cw[i]
+        PA[i, PA_Y] = y[i]
+        PA[i, PA_INVRC] = 1.0 / row_cnt[i] if row_cnt[i] > 0 else 0.0
+        PA[i, PA_LO] = a_lo[i]
+        PA[i, PA_HI] = a_hi[i]
+        PA[i, PA_G] = Ga[i] if adagrad else 0.0
+        PA[i, PA_SNAP] = a_snap[i] if svrg else 0.0
+        PA[i, PA_F] = Fa[i] if svrg else 0.0
+    for j in range(w.shape[0]):
+        PW[j, PW_W] = w[j]
+        PW[j, PW_INVCC] = 1.0 / col_cnt[j] if col_cnt[j] > 0 else 0.0
+        PW[j, PW_G] = Gw[j] if adagrad else 0.0
+        PW[j, PW_SNAP] = w_snap[j] if svrg else 0.0
+        PW[j, PW_F] = Fw[j] if svrg else 0.0
+
+
+@njit(cache=True, nogil=True)
+def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
+    """Copy the iterates (and AdaGrad sums) back from the packed records."""
+    for i in range(alpha.shape[0]):
+        alpha[i] = PA[i, PA_ALPHA]
+        if adagrad:
+            Ga[i] = PA[i, PA_G]
+    for j in range(w.shape[0]):
+        w[j] = PW[j, PW_W]
+        if adagrad:
+            Gw[j] = PW[j, PW_G]
+
+
+@njit(cache=True, nogil=True)
+def dso_block_kernel_packed(rows, cols, vals, perm, start, stop, PA, PW, R,
+                            kind, p, lam, l1, l1_prox, step_mode, eta, eta0, svrg):
+    """:func:`dso_block_kernel` on the packed records (same update (8), same
+    SVRG estimator and steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored
+    as reciprocals).  Returns ``(status, pos)``."""
+    l1g = 0.0 if l1_prox else l1
+    for pos in range(start, stop):
+        e = perm[pos]
+        i = rows[e]
+        j = cols[e]
+        x = vals[e]
+        wj = PW[j, PW_W]
+        ai = PA[i, PA_ALPHA]
+        ci = PA[i, PA_CW]
+        yi = PA[i, PA_Y]
+        inv_cc = PW[j, PW_INVCC]
+        inv_rc = PA[i, PA_INVRC]
+        gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
+        ga = ci * (neg_conjugate_grad(kind, p, ai, yi) * inv_rc - wj * x)
+        if svrg:
+            ws = PW[j, PW_SNAP]
+            as_ = PA[i, PA_SNAP]
+            gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
+            gw += PW[j, PW_F] * inv_cc
+            ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
+            ga += PA[i, PA_F] * inv_rc
+        if step_mode == STEP_ADAGRAD:
+            gwa = PW[j, PW_G] + gw * gw
+            gaa = PA[i, PA_G] + ga * ga
+            PW[j, PW_G] = gwa
+            PA[i, PA_G] = gaa
+            eta_w = eta0 / math.sqrt(gwa) if gwa > 0.0 else 0.0
+            eta_a = eta0 / math.sqrt(gaa) if gaa > 0.0 else 0.0
+        else:
+            eta_w = eta
+            eta_a = eta
+        nw = wj - eta_w * gw
+        if l1_prox:
+            thr = eta_w * l1 * inv_cc
+            if nw > thr:
+                nw -= thr
+            elif nw < -thr:
+                nw += thr
+            else:
+                nw = 0.0
+        na = ai + eta_a * ga
+        if not (math.isfinite(nw) and math.isfinite(na)):
+            return STATUS_NONFINITE, pos
+        if nw > R:
+            nw = R
+        elif nw < -R:
+            nw = -R
+        lo = PA[i, PA_LO]
+        hi = PA[i, PA_HI]
+        if na < lo:
+            na = lo
+        elif na > hi:
+            na = hi
+        PW[j, PW_W] = nw
+        PA[i, PA_ALPHA] = na
+    return STATUS_OK, stop

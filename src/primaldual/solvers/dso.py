@@ -101,6 +101,18 @@ l1_update : "prox" | "subgradient", default "prox"
     ``eta l1 |.| / |Omega-bar_j|`` (soft-thresholding, FOBOS / prox-SVRG),
     which converges much faster and gives exact zeros.
 
+order : "chunks" | "nonzeros", default "chunks"
+    The processing order inside a block, drawn from the partition's stream.
+    "nonzeros": a fresh uniform random permutation of the block's nonzeros
+    every epoch (the paper's "random order"); reading the nonzeros through it
+    is a random gather over the whole block.  "chunks": at the start of the
+    fit each block's nonzeros are stored once in a uniformly random order
+    (seed ``layout_seed``, drawn from ``random_state`` and kept in
+    checkpoints); every epoch then visits the block's chunks of 1,024 stored
+    nonzeros in a fresh random order, each chunk sequentially.  Every nonzero
+    is updated once per epoch either way; "chunks" reads memory sequentially
+    (benchmarks/bench_dso.py; docs/reproducing-dso.md).
+
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
     blocks travel around the ring (primaldual.distributed.ring); same iterates
@@ -123,8 +135,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.dso import (STATUS_NONFINITE, STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel,
-                           layout_block_counts, layout_counts, layout_fill,
-                           fill_identity, svrg_full_gradient)
+                           CHUNK, fill_chunk_order, layout_block_counts, layout_counts,
+                           layout_fill, fill_identity, permute_block, svrg_full_gradient,
+                           PA_STRIDE, PW_STRIDE, dso_block_kernel_packed, pack_block,
+                           unpack_block)
 from ..kernels import loss_kernels as LK
 from ..kernels.sdca import STATUS_NONFINITE as SDCA_NONFINITE
 from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
@@ -265,6 +279,7 @@ class DSOParams:
     step_mode: int
     eta0: float
     svrg: bool
+    chunk_order: bool = True
 
 
 @dataclass
@@ -289,6 +304,7 @@ class RowPartition:
     Ga: np.ndarray           # AdaGrad accumulators (size 0 unless adagrad)
     a_snap: np.ndarray       # SVRG snapshot and full gradient (size 0 unless svrg)
     Fa: np.ndarray
+    segs: np.ndarray = None  # work buffer of chunk indices (order="chunks")
 
 
 @dataclass
@@ -308,8 +324,11 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
               params: DSOParams, eta: float):
     """Inner iteration ``r`` of partition ``q``: process block ``(q, sigma_r(q))``.
 
-    The order is a uniform random permutation of the block's nonzeros drawn
-    from ``rng`` (partition ``q``'s stream); the updates are
+    The order is drawn from ``rng`` (partition ``q``'s stream): with
+    ``params.chunk_order`` (``order="chunks"``) the block's chunks of
+    ``CHUNK`` stored nonzeros in a uniformly random order (the solver stores
+    each block's nonzeros in a random order once, :func:`shuffle_layout`);
+    otherwise a uniform random permutation of the block's nonzeros; the updates are
     :func:`~primaldual.kernels.dso.dso_block_kernel`.  Only ``part.alpha`` (and
     its accumulators) and ``wblk.w`` (and its accumulators) change.  Returns
     ``(status, n_processed)``.
@@ -320,17 +339,61 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
                          f"(q={q}, r={r}, sigma_r(q)={s})")
     lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
     seg = part.perm[lo:hi]
-    fill_identity(seg)
-    rng.shuffle(seg)
-    status, pos = dso_block_kernel(
-        part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo,
-        part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
-        wblk.w, wblk.col_cnt, params.R,
-        params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
-        params.step_mode, eta,
-        params.eta0, part.Ga, wblk.Gw, params.svrg, part.a_snap, wblk.w_snap, part.Fa,
-        wblk.Fw)
+    if params.chunk_order:
+        k = -(-(hi - lo) // CHUNK)
+        segs = part.segs
+        if segs is None or segs.shape[0] < k:
+            segs = part.segs = np.empty(k, dtype=np.int64)
+        fill_identity(segs[:k])
+        rng.shuffle(segs[:k])
+        fill_chunk_order(segs, k, hi - lo, seg)
+    else:
+        fill_identity(seg)
+        rng.shuffle(seg)
+    # the packed kernel: one record per row and per column (see kernels.dso)
+    nq, dr = part.alpha.shape[0], wblk.w.shape[0]
+    PA, PW = _packed_buffers(part, nq, dr)
+    adagrad = params.step_mode == STEP_ADAGRAD
+    pack_block(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
+               part.a_snap, part.Fa, wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw,
+               adagrad, params.svrg, PA, PW)
+    status, pos = dso_block_kernel_packed(
+        part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo, PA, PW,
+        params.R, params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
+        params.step_mode, eta, params.eta0, params.svrg)
+    unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
+
+
+_PACKED = {}
+
+
+def _packed_buffers(part, nq, dr):
+    """Work buffers of the packed kernel, reused across calls (keyed by the
+    partition object and sizes; the contents are rebuilt by every call)."""
+    key = (id(part.alpha), nq, dr)
+    buf = _PACKED.get(key)
+    if buf is None:
+        if len(_PACKED) > 64:
+            _PACKED.clear()
+        buf = _PACKED[key] = (np.empty((nq, PA_STRIDE)), np.empty((dr, PW_STRIDE)))
+    return buf
+
+
+def shuffle_layout(layout, seed):
+    """Store every block's nonzeros in a uniformly random order (in place),
+    drawn from ``np.random.default_rng(seed)`` block by block."""
+    rng = np.random.default_rng(seed)
+    sizes = np.diff(layout.block_ptr)
+    m = int(sizes.max()) if sizes.size else 0
+    tmp_i = np.empty(m, dtype=layout.rows.dtype)
+    tmp_f = np.empty(m)
+    for b in range(sizes.size):
+        lo, hi = int(layout.block_ptr[b]), int(layout.block_ptr[b + 1])
+        if hi - lo > 1:
+            perm = rng.permutation(hi - lo)
+            permute_block(layout.rows[lo:hi], layout.cols[lo:hi], layout.vals[lo:hi], perm,
+                          tmp_i, tmp_f)
 
 
 def partition_streams(random_state, fallback_rng, p):
@@ -420,7 +483,7 @@ class DSOSolver(Solver):
     name = "dso"
     options = {"n_workers": None, "step": "adagrad", "eta0": None, "output": "last",
                "init": "zero", "init_passes": 20, "variance_reduction": "svrg",
-               "l1_update": "prox", **RING_OPTIONS}
+               "l1_update": "prox", "order": "chunks", **RING_OPTIONS}
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
@@ -440,6 +503,7 @@ class DSOSolver(Solver):
         _check_choice("init", o["init"], ("zero", "dcd"))
         _check_choice("variance_reduction", o["variance_reduction"], (None, "svrg"))
         _check_choice("l1_update", o["l1_update"], ("prox", "subgradient"))
+        _check_choice("order", o["order"], ("chunks", "nonzeros"))
         self.init_passes = _positive("init_passes", o["init_passes"], integer=True)
         if self.p > min(p.n, p.d):
             raise ValueError(f"n_workers={self.p} exceeds min(n_samples, n_features) = "
@@ -463,11 +527,13 @@ class DSOSolver(Solver):
             kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
             l1_prox=o["l1_update"] == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o["step"] == "adagrad" else STEP_SCALAR,
-            eta0=self.eta0, svrg=o["variance_reduction"] == "svrg")
+            eta0=self.eta0, svrg=o["variance_reduction"] == "svrg",
+            chunk_order=o["order"] == "chunks")
         self.cwW = p.sample_weight / p.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
         self._dual_source = ""
+        self._shuffled_with = None
 
     # ----------------------------------------------------------- state
     @property
@@ -482,6 +548,8 @@ class DSOSolver(Solver):
         self.n_avg = 0
         self.snap_epoch = 0
         self.streams = partition_streams(self.random_state, self.rng, self.p)
+        self.layout_seed = int(self.rng.integers(2 ** 63 - 1))
+        self._shuffle_layout()
         self.w = np.zeros(p.d)
         self.alpha = np.clip(-p.loss.derivative(np.zeros(p.n), p.y), self.a_lo, self.a_hi)
         if warm_start is not None:
@@ -491,6 +559,14 @@ class DSOSolver(Solver):
             self._dcd_init()
         if self.opts["client"] is not None:
             self._ring_push()
+
+    def _shuffle_layout(self):
+        """order="chunks": store each block's nonzeros in a random order, once."""
+        if self.params.chunk_order and self._shuffled_with != self.layout_seed:
+            if self._shuffled_with is not None:
+                self.layout = build_layout(self.problem.rows, self.p)
+            shuffle_layout(self.layout, self.layout_seed)
+            self._shuffled_with = self.layout_seed
 
     def _apply_warm_start(self, ws):
         p = self.problem
@@ -527,7 +603,8 @@ class DSOSolver(Solver):
             self._ring_pull()
         meta = {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
                 "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
-                "streams": [g.bit_generator.state for g in self.streams]}
+                "streams": [g.bit_generator.state for g in self.streams],
+                "layout_seed": int(self.layout_seed)}
         arrays = {k: np.array(getattr(self, k)) for k in
                   ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
                    "Fa")}
@@ -542,6 +619,8 @@ class DSOSolver(Solver):
         self.r = int(meta["r"])
         self.n_avg = int(meta["n_avg"])
         self.snap_epoch = int(meta["snap_epoch"])
+        self.layout_seed = int(meta.get("layout_seed", 0))
+        self._shuffle_layout()
         self.streams = []
         for st in meta["streams"]:
             g = np.random.Generator(np.random.PCG64())

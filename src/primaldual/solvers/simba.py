@@ -57,11 +57,32 @@ T : int or None
     the constant schedule takes ``T`` from the budget: ``max_epochs * nnz``
     feature accesses at ``nnz/n + nnz/d`` per iteration.  The run stops at
     ``T`` iterations (``stop_reason="max_iter"``) or at ``max_epochs``.
-schedule : "constant" | "adaptive" | "adaptive_sqrt", default "constant"
-    "constant" is Algorithm 1.  "adaptive" is Section 6 as printed:
-    ``eta_t = sqrt(log n)/t`` and the primal step ``1/sqrt(2t)``.
-    "adaptive_sqrt" uses ``eta_t = sqrt(log(n)/t)`` (the any-time form of
-    ``eta = sqrt(log(n)/T)``) with the same primal step.
+schedule : "adaptive_sqrt" | "constant" | "adaptive", default "adaptive_sqrt"
+    "adaptive_sqrt" (the default) uses ``eta_t = sqrt(log(n)/t)`` (the any-time
+    form of ``eta = sqrt(log(n)/T)``) and the primal step ``1/sqrt(2t)``; it
+    needs no ``T`` and was the best of the three schedules on every set tried
+    (docs/reproducing-simba.md).  "constant" is the paper's Algorithm 1:
+    ``eta = sqrt(log(n)/T)`` and ``c = 1/sqrt(2T)`` for the whole run; when the
+    budget allows only a few iterations, its steps are tiny and the average
+    learns little.  "adaptive" is Section 6 as printed: ``eta_t = sqrt(log n)/t``
+    and the primal step ``1/sqrt(2t)``.
+
+Budget warning: Algorithm 1's guarantee (Theorem 3.1) needs
+``T = 100^2 eps^-2 log n`` iterations for accuracy ``eps``.  The accuracy
+aimed at is ``epsilon`` when given (any schedule).  Without ``epsilon``, the
+constant schedule (whose steps come from ``T``) aims at the margin
+``1/||w_lam||`` that Lemma 2.1 guarantees when ``nu`` is derived from
+``lam``, and otherwise at ``1 + nu``, an upper bound on the value of (3)
+(below which the guarantee says nothing).  When the budget (``max_epochs * nnz``
+feature accesses at an expected ``nnz/n + nnz/d`` per iteration, at most
+``T``) allows fewer iterations, a ``RuntimeWarning`` gives both
+numbers and the accuracy the budget does guarantee.  The any-time schedules
+without ``epsilon`` do not warn.
+
+Feature accesses, two accountings: ``res.feature_accesses`` counts the
+nonzeros actually read (``nnz(x_{i_t}) + nnz(column j_t)`` per iteration);
+``res.extras["dense_feature_accesses"]`` is the paper's dense model, in which
+reading a row costs ``d`` and reading a column costs ``n`` (``T (n + d)``).
 bias : bool, default False
     The joint (xi_t, b_t) step with ``b_t = sign(p_t . y)`` (Section 4).
 implementation : "auto" | "dense" | "sparse", default "auto"
@@ -142,7 +163,7 @@ class SimbaSolver(Solver):
     __doc__ = __doc__
     name = "simba"
     requires = ("classification",)
-    options = {"nu": None, "epsilon": None, "T": None, "schedule": "constant",
+    options = {"nu": None, "epsilon": None, "T": None, "schedule": "adaptive_sqrt",
                "bias": False, "implementation": "auto", "rescale": True,
                "record_draws": 0}
     supports_l1 = False
@@ -191,11 +212,46 @@ class SimbaSolver(Solver):
             per_iter = p.nnz / p.n + p.nnz / p.d
             T = max(1, int(self.max_epochs * p.nnz / per_iter))
         self.T_total = T          # None: adaptive steps without an iteration limit
+        self.eps_target = eps
         impl = o["implementation"]
         if impl == "auto":
             impl = "sparse" if p.rows.is_sparse else "dense"
         self.impl = impl
         self.schedule_code = _SCHEDULES[o["schedule"]]
+
+    def budget_iterations(self):
+        """Iterations the budget allows: ``max_epochs * nnz`` feature accesses at
+        the expected ``nnz/n + nnz/d`` per iteration, at most ``T`` if set."""
+        p = self.problem
+        it = max(1, int(min(self.max_epochs * p.nnz / (p.nnz / p.n + p.nnz / p.d),
+                            np.iinfo(np.int64).max // 2)))
+        if self.T_total is not None:
+            it = min(it, int(self.T_total))
+        return it
+
+    def _budget_warning(self):
+        """Warn when the budget allows fewer iterations than Theorem 3.1's T."""
+        import warnings
+        p = self.problem
+        eps, what = self.eps_target, "epsilon"
+        if eps is None:
+            if self.opts["schedule"] != "constant":
+                return       # the any-time schedules take no T from the theory
+            if self.margin_lb is not None:
+                eps, what = self.margin_lb, "the margin 1/||w_lam|| of Lemma 2.1"
+            else:
+                eps, what = 1.0 + self.nu, "1 + nu, the largest value of (3)"
+        logn = math.log(p.n)
+        T_theory = int(math.ceil(100.0 ** 2 / eps ** 2 * logn))
+        T_budget = self.budget_iterations()
+        if T_budget < T_theory:
+            eps_budget = 100.0 * math.sqrt(logn / T_budget)
+            warnings.warn(
+                f"SIMBA: the budget allows {T_budget:,} iterations, fewer than Algorithm "
+                f"1's T = 100^2 eps^-2 log n = {T_theory:,} for eps = {eps:.4g} ({what}); "
+                f"with {T_budget:,} iterations the theory guarantees only eps = "
+                f"{eps_budget:.4g}. Raise max_epochs (or T) for the guarantee",
+                RuntimeWarning, stacklevel=4)
 
     def _derive_nu(self):
         """nu from lam (Lemma 2.1) through an SDCA solution of the lam problem."""
@@ -204,6 +260,7 @@ class SimbaSolver(Solver):
         res = solve(p.X, p.y, loss="hinge", lam=p.lam, solver="sdca", tol=1e-4,
                     max_epochs=1000, random_state=0)
         nu = nu_from_lam_solution(res.coef, p.X, p.y)
+        self.margin_lb = 1.0 / float(np.linalg.norm(res.coef))
         if nu > 1.0:
             raise ValueError(f"lam={p.lam!r} gives nu = R_hinge(w)/||w|| = {nu:.4g} > 1 "
                              f"(||w|| = {np.linalg.norm(res.coef):.3g} is too small for "
@@ -219,10 +276,12 @@ class SimbaSolver(Solver):
     def init_state(self, warm_start):
         p = self.problem
         n, d = p.n, p.d
+        self.margin_lb = None
         if self.opts["nu"] is None:
             self.nu, self.nu_presolve_epochs = self._derive_nu()
         else:
             self.nu, self.nu_presolve_epochs = float(self.opts["nu"]), 0.0
+        self._budget_warning()
         self._setup_views()
         self.t = 0
         self.swaps = 0
@@ -399,10 +458,12 @@ class SimbaSolver(Solver):
         return {"test_error": float(np.mean(pred != yt))}
 
     def run(self):
+        p = self.problem
         res = super().run()
         res.extras.update({"nu": float(self.nu), "intercept": self._out["intercept"],
                            "gamma": self._out["gamma"], "rescaled": self._out["rescaled"],
                            "iterations": int(self.t), "T": self.T_total,
+                           "dense_feature_accesses": int(self.t) * (p.n + p.d),
                            "implementation": self.impl, "swaps": int(self.swaps),
                            "nu_presolve_epochs": float(self.nu_presolve_epochs)})
         if self.record_n:
