@@ -20,21 +20,13 @@ ESTIMATORS = [
     LinearRegressorCV(loss="squared", **FAST_CV),
 ]
 
-# Why the sample-weight equivalence checks are expected to fail for the smooth
-# losses: they compare the predictions of a fit with integer weights and of a
-# fit on repeated rows with assert_allclose(rtol=1e-7), elementwise.  The two
-# objectives are identical (normalizing by W = sum c_i makes weight k equal to
-# k copies; tests/test_estimators.py checks this on the certified objective
-# values), but the two runs visit the rows in different random orders, so the
-# two solutions agree only to the solver's accuracy.  A duality-gap stop in
-# double precision resolves P to ~1e-16 relative, which pins w only to
-# ||w - w*|| <= sqrt(2 gap / lam) ~ 1e-7..1e-8 -- the size of the differences the
-# check reports (measured: 3e-8 relative for logistic, 9e-9 for squared), and
-# larger than rtol=1e-7 for decision values near 0.  The hinge and
-# epsilon-insensitive instances pass because their optima sit at vertices the
-# coordinate steps reach exactly.
-_SW_EQUIV = ("Solutions agree to solver accuracy (~1e-8), not to rtol=1e-7 "
-             "elementwise: see the comment above ESTIMATORS' checks")
+# The sample-weight equivalence checks compare a fit with integer weights and a
+# fit on repeated rows with assert_allclose(rtol=1e-7), elementwise.  With
+# solver="auto" these small smooth problems go to Newton, whose solution does not
+# depend on a row order and is resolved to ~1e-15, so they pass.  (With SDCA the
+# two runs visit the rows in different random orders and agree only to the
+# solver's accuracy, ||w - w*|| <= sqrt(2 gap / lam) ~ 1e-8: pass
+# solver="sdca" and they would be expected failures.)
 
 
 # check_class_weight_classifiers asserts that class_weight={0: 1000, 1: 1e-4}
@@ -51,9 +43,6 @@ _CW_CV = ("CV picks the alpha with the best class-weighted held-out accuracy, "
 
 def expected_failed_checks(estimator):
     failed = {}
-    if estimator.loss in ("logistic", "squared", "squared_hinge", "smooth_hinge"):
-        failed["check_sample_weight_equivalence_on_dense_data"] = _SW_EQUIV
-        failed["check_sample_weight_equivalence_on_sparse_data"] = _SW_EQUIV
     if isinstance(estimator, LinearClassifierCV):
         failed["check_class_weight_classifiers"] = _CW_CV
     return failed
