@@ -119,8 +119,9 @@ def _add_problem_flags(p):
                    help="solver option, value parsed as int/float/bool/str (repeatable)")
     p.add_argument("--tol", type=float, default=1e-6, metavar="X",
                    help="stop at relative duality gap <= X (default 1e-6)")
-    p.add_argument("--max-epochs", type=float, default=100, metavar="N",
-                   help="passes over the data (default 100)")
+    p.add_argument("--max-epochs", type=float, default=None, metavar="N",
+                   help="passes over the data (default: the solver's, 1000 for sdca "
+                        "and newton, 100 for the others)")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="random seed (default 0)")
     p.add_argument("--normalize", action="store_true",
@@ -180,8 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="solver option, value parsed as int/float/bool/str (repeatable)")
     f.add_argument("--tol", type=float, default=1e-6, metavar="X",
                    help="stop at relative duality gap <= X (default 1e-6)")
-    f.add_argument("--max-epochs", type=float, default=100, metavar="N",
-                   help="passes over the data (default 100)")
+    f.add_argument("--max-epochs", type=float, default=None, metavar="N",
+                   help="passes over the data (default: the solver's, 1000 for sdca "
+                        "and newton, 100 for the others)")
     f.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="wall-clock limit in seconds")
     f.add_argument("--seed", type=int, default=0, metavar="N",

@@ -167,7 +167,8 @@ class _LinearBase(BaseEstimator):
         _check_number("alpha", self.alpha, allow_equal=True)
         _check_number("l1", self.l1, allow_equal=True)
         _check_number("tol", self.tol, allow_equal=True)
-        _check_number("max_iter", self.max_iter)
+        if self.max_iter is not None:
+            _check_number("max_iter", self.max_iter)
         _check_number("intercept_scaling", self.intercept_scaling)
         if not isinstance(self.verbose, (int, np.integer, bool)) or self.verbose < 0:
             raise ValueError(f"verbose must be an integer >= 0, got {self.verbose!r}")
@@ -186,7 +187,8 @@ class _LinearBase(BaseEstimator):
                 opts_k = opts
             return solve(Xa, targets[k], loss=self.loss, lam=float(self.alpha),
                          solver=self.solver, tol=float(self.tol),
-                         max_epochs=float(self.max_iter), random_state=seeds[k],
+                         max_epochs=None if self.max_iter is None else float(self.max_iter),
+                         random_state=seeds[k],
                          sample_weight=weights, l1=float(self.l1),
                          loss_params=self.loss_params, **opts_k)
 
@@ -268,8 +270,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ``{"gamma": ...}`` for smooth_hinge.
     tol : float, default 1e-6
         Target relative duality gap ``(P - D)/|P|``.
-    max_iter : int, default 100
-        Maximum epochs (passes over the data) per problem.
+    max_iter : int or None, default None
+        Maximum epochs (passes over the data) per problem; None: the solver's
+        default (1000 for sdca and newton, 100 for the others).
     fit_intercept : bool, default True
     intercept_scaling : float, default 1.0
         Value of the appended constant feature (regularized intercept, as LIBLINEAR).
@@ -314,7 +317,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     _loss_family = CLASSIFICATION_LOSSES
 
     def __init__(self, loss="hinge", *, alpha=1e-4, l1=0.0, loss_params=None, tol=1e-6,
-                 max_iter=100, fit_intercept=True, intercept_scaling=1.0,
+                 max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, warm_start=False, random_state=None, solver="auto",
                  solver_options=None, n_jobs=None, verbose=0):
         self.loss = loss
@@ -483,7 +486,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     _loss_family = REGRESSION_LOSSES
 
     def __init__(self, loss="squared", *, alpha=1e-4, l1=0.0, loss_params=None, tol=1e-6,
-                 max_iter=100, fit_intercept=True, intercept_scaling=1.0,
+                 max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
                  verbose=0):
         self.loss = loss

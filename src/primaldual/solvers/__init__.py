@@ -104,7 +104,7 @@ def _accepts_options(name, options):
     return extra <= set(SOLVERS[name].options)
 
 
-def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=100,
+def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None,
           random_state=0, sample_weight=None, l1=0.0, loss_params=None, callback=None,
           eval_set=None, client=None, **solver_options) -> SolveResult:
     """Fit a regularized linear model and return a certified result.
@@ -127,8 +127,9 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=100,
         See ``primaldual.SOLVERS`` and the README's solver table.
     tol : float
         Stop when ``(P - D) / max(|P|, 1e-12) <= tol``.
-    max_epochs : float
-        Passes over the data.
+    max_epochs : float or None
+        Passes over the data; None: the solver's default (1000 for sdca and
+        newton, 100 for the others).
     random_state : int, Generator, RandomState or None
         Seeds every random choice.
     sample_weight : array (n,), optional

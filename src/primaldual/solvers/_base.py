@@ -300,6 +300,8 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
+    #: the epoch budget when the caller gives none (max_epochs=None)
+    default_max_epochs = 100
 
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
@@ -320,7 +322,8 @@ class Solver(abc.ABC):
         common = {k: opts.pop(k, v) for k, v in COMMON_OPTIONS.items()}
         self.opts = {k: opts.get(k, v) for k, v in self.options.items()}
         self.tol = _positive("tol", tol, allow_zero=True)
-        self.max_epochs = _positive("max_epochs", max_epochs)
+        self.max_epochs = _positive("max_epochs", self.default_max_epochs
+                                    if max_epochs is None else max_epochs)
         self.time_limit = _positive("time_limit", common["time_limit"], allow_none=True)
         self.check_auto = (isinstance(common["check_every"], str)
                            and common["check_every"] == "auto")

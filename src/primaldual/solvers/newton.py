@@ -164,6 +164,9 @@ class NewtonSolver(Solver):
     """
 
     name = "newton"
+    # each Hessian-vector product is a pass: CG on large sparse data at small lam
+    # takes hundreds (reuters, squared hinge, lam 1e-6: ~230-1000)
+    default_max_epochs = 1000
     requires = ("generalized_hessian",)
     options = {"cg_tol": 0.1, "hessian": "auto", "max_cg_iter": None,
                "globalization": "line_search"}

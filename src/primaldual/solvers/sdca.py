@@ -101,6 +101,9 @@ class SDCASolver(Solver):
                "shrinking": "auto"}
     supports_l1 = True
     adaptive_checks = True
+    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
+    # ~220); 100 left users with "not converged" where every epoch is cheap
+    default_max_epochs = 1000
 
     def validate_options(self):
         o = self.opts
