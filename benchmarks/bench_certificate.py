@@ -17,33 +17,25 @@ Rows are scaled to unit norm, no bias.  Data: reuters, a9a and covtype from
 from __future__ import annotations
 
 import argparse
-import platform
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.preprocessing import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import primaldual as pd  # noqa: E402
-from primaldual.datasets import load_svmlight, make_synthetic, shared_data_dirs  # noqa: E402
+from primaldual.bench.report import cpu_model  # noqa: E402
+from primaldual.datasets import make_synthetic  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import shared_file, unit_rows_binary  # noqa: E402
 
 LOSSES = ("hinge", "squared_hinge", "logistic")
 LAMS = (1e-4, 1e-5, 1e-6)
 TOL = 1e-6
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def datasets(quick):
@@ -53,15 +45,11 @@ def datasets(quick):
     for name, fname, rows in (("reuters", "reuters.bz2", None), ("a9a", "a9a", None),
                               ("covtype", "covtype.libsvm.binary.bz2",
                                50_000 if quick else None)):
-        path = next((Path(d) / fname for d in shared_data_dirs()
-                     if (Path(d) / fname).exists()), None)
+        path = shared_file(fname)
         if path is None:
             print(f"# {name}: {fname} not found, skipped", flush=True)
             continue
-        X, yr = load_svmlight(path)
-        if rows:
-            X, yr = X[:rows], yr[:rows]
-        out[name] = (normalize(X).tocsr(), np.where(yr == yr.max(), 1.0, -1.0))
+        out[name] = unit_rows_binary(path, rows)
     return out
 
 

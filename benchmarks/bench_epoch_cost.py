@@ -27,26 +27,19 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.preprocessing import normalize
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 import primaldual as pd  # noqa: E402
-from primaldual.datasets import load_svmlight, make_synthetic, shared_data_dirs  # noqa: E402
+from primaldual.bench.report import cpu_model  # noqa: E402
+from primaldual.datasets import make_synthetic  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import shared_file, unit_rows_binary  # noqa: E402
 from primaldual.solvers import SOLVERS  # noqa: E402
 
 LAM = 1e-5
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 def sets(ccat):
@@ -54,12 +47,10 @@ def sets(ccat):
     X, y, _ = make_synthetic("rcv1")
     out["rcv1 shape"] = (X, y, 10)
     for name, fname in (("reuters", "reuters.bz2"), ("covtype", "covtype.libsvm.binary.bz2")):
-        path = next((Path(d) / fname for d in shared_data_dirs()
-                     if (Path(d) / fname).exists()), None)
+        path = shared_file(fname)
         if path is None:
             continue
-        X, yr = load_svmlight(path)
-        out[name] = (normalize(X).tocsr(), np.where(yr == yr.max(), 1.0, -1.0), 10)
+        out[name] = (*unit_rows_binary(path), 10)
     if ccat:
         X, y, _ = make_synthetic("CCAT")
         out["CCAT shape"] = (X, y, 4)

@@ -166,30 +166,11 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("train", metavar="TRAIN", help="training data (LIBSVM, .gz/.bz2 ok)")
     f.add_argument("--test", metavar="TEST", help="test data: adds test_accuracy or "
                    "test_rmse to the summary and test_error/test_rmse to the trace")
-    f.add_argument("--loss", default="hinge", metavar="NAME",
-                   help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
-                        "epsilon_insensitive (default hinge)")
-    f.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
-                   help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
     f.add_argument("--lam", type=float, default=1e-4, metavar="X",
                    help="L2 strength lam > 0 (default 1e-4)")
-    f.add_argument("--l1", type=float, default=0.0, metavar="X",
-                   help="L1 strength >= 0 (default 0)")
-    f.add_argument("--solver", default="auto", metavar="NAME",
-                   help="solver name, or auto (default)")
-    f.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="solver option, value parsed as int/float/bool/str (repeatable)")
-    f.add_argument("--tol", type=float, default=1e-6, metavar="X",
-                   help="stop at relative duality gap <= X (default 1e-6)")
-    f.add_argument("--max-epochs", type=float, default=None, metavar="N",
-                   help="passes over the data (default: the solver's, 1000 for sdca "
-                        "and newton, 100 for the others)")
+    _add_problem_flags(f)
     f.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="wall-clock limit in seconds")
-    f.add_argument("--seed", type=int, default=0, metavar="N",
-                   help="random seed (default 0)")
-    f.add_argument("--normalize", action="store_true",
-                   help="scale every row (train and test) to unit L2 norm")
     f.add_argument("--model", metavar="OUT.npz", help="write the model file")
     f.add_argument("--trace", metavar="OUT.csv", help="write one CSV row per gap check")
     f.add_argument("--plot", metavar="OUT.png",
