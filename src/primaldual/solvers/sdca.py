@@ -229,7 +229,6 @@ class SDCASolver(Solver):
     # ---------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
         p = self.problem
-        r = p.rows
         n = p.n
         target = self.steps + max(1, int(round(n_epochs * n)))
         if self.pending_sgd_init:
@@ -278,7 +277,6 @@ class SDCASolver(Solver):
         step still to make plus one full pass; more on request) and the
         buffers of the active list and the current pass."""
         p = self.problem
-        r = p.rows
         n = p.n
         code = _ORDER_CODES[self.opts["sampling"]]
         active = np.empty(n, dtype=np.int64)
