@@ -14,6 +14,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import loss_derivative, loss_second_derivative, loss_value
+from .views import row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
@@ -32,17 +33,14 @@ def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, p, margins, grad, curv
         start = indptr[i]
         end = indptr[i + 1]
         off = iptr[i] - start
-        a = 0.0
-        for k in range(start, end):
-            a += data[k] * w[indices[k + off]]
+        a = row_dot(data, indices, start, end, off, w)
         margins[i] = a
         c = cw[i]
         loss_sum += c * loss_value(kind, p, a, y[i])
         curv[i] = c * loss_second_derivative(kind, p, a, y[i])
         g = c * loss_derivative(kind, p, a, y[i])
         if g != 0.0:
-            for k in range(start, end):
-                grad[indices[k + off]] += g * data[k]
+            row_axpy(g, data, indices, start, end, off, grad)
     return loss_sum
 
 
@@ -59,13 +57,9 @@ def hess_vec(data, indices, indptr, iptr, curv, v, out):
         start = indptr[i]
         end = indptr[i + 1]
         off = iptr[i] - start
-        t = 0.0
-        for k in range(start, end):
-            t += data[k] * v[indices[k + off]]
-        t *= c
+        t = c * row_dot(data, indices, start, end, off, v)
         if t != 0.0:
-            for k in range(start, end):
-                out[indices[k + off]] += t * data[k]
+            row_axpy(t, data, indices, start, end, off, out)
 
 
 @njit(cache=True, nogil=True)

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import loss_value, neg_conjugate
+from .views import row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
@@ -34,16 +35,13 @@ def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, p,
         start = indptr[i]
         end = indptr[i + 1]
         off = iptr[i] - start
-        a = 0.0
-        for k in range(start, end):
-            a += data[k] * w[indices[k + off]]
+        a = row_dot(data, indices, start, end, off, w)
         margins[i] = a
         loss_sum += cw[i] * loss_value(kind, p, a, y[i])
         conj_sum += cw[i] * neg_conjugate(kind, p, alpha[i], y[i])
         coef = cw[i] * alpha[i]
         if coef != 0.0:
-            for k in range(start, end):
-                v_out[indices[k + off]] += coef * data[k]
+            row_axpy(coef, data, indices, start, end, off, v_out)
     return loss_sum, conj_sum
 
 

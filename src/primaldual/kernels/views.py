@@ -1,14 +1,18 @@
-"""The structured arguments of the kernels.
+"""How the kernels read the data: their structured arguments and the two row
+operations.
 
-A kernel takes a few of these instead of a long list of loose arrays: Numba
-compiles a NamedTuple of arrays and scalars into a struct passed by value, so
-the compiled loop is the same as with the arrays passed one by one.
+A kernel takes a few NamedTuples instead of a long list of loose arrays (Numba
+compiles a NamedTuple of arrays and scalars into a struct passed by value), and
+reads a row with :func:`row_dot` and writes with :func:`row_axpy`, inlined, on
+the CSR-shaped layout of :mod:`primaldual.data` (dense and sparse alike).
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["RowsView", "StepSpec", "ProxWork"]
+from numba import njit
+
+__all__ = ["RowsView", "StepSpec", "ProxWork", "row_dot", "row_axpy"]
 
 
 class RowsView(NamedTuple):
@@ -41,3 +45,21 @@ class ProxWork(NamedTuple):
     heap: object
 
 
+
+
+# ------------------------------------------------ the two row operations
+
+@njit(cache=True, nogil=True, inline="always")
+def row_dot(data, indices, start, end, off, w):
+    """``x_i . w`` for the row stored at ``data[start:end]`` (indices at ``+ off``)."""
+    a = 0.0
+    for k in range(start, end):
+        a += data[k] * w[indices[k + off]]
+    return a
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_axpy(coef, data, indices, start, end, off, out):
+    """``out += coef * x_i`` for the same row layout as :func:`row_dot`."""
+    for k in range(start, end):
+        out[indices[k + off]] += coef * data[k]
