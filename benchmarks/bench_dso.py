@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 from primaldual.datasets import make_synthetic
-from primaldual.kernels.sdca import sdca_epoch
+from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+from primaldual.kernels.views import ProxWork
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
 from primaldual.solvers.dso import dso_block, sigma
@@ -73,20 +74,18 @@ def dso_full_epoch_time(prob, epochs, **opts):
 
 
 def sdca_epoch_time(prob, epochs):
-    r = prob.rows
     n = prob.n
-    alpha, v = np.zeros(n), np.zeros(prob.d)
-    shrunk = np.zeros(n, dtype=np.uint8)
+    state = SDCAState(np.zeros(n), np.zeros(prob.d), np.zeros(0), np.zeros(n, dtype=np.uint8))
     e, ei = np.zeros(0), np.zeros(0, dtype=np.int64)
+    rows, spec = prob.rows_view(), prob.step_spec()
+    no_shrink, no_avg = Shrinking(False, np.inf, np.inf), Averaging(False, e, ei, 0)
+    no_prox = ProxWork(e, e, e, ei)
     rng = np.random.default_rng(0)
     times = []
     for _ in range(epochs + 1):
         order = rng.permutation(n).astype(np.int64)
         t0 = time.perf_counter()
-        sdca_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight,
-                   r.sqnorm, order, 0, n, alpha, v, prob.loss.code, prob.loss.param,
-                   prob.lam, 0.0, 1.0 / prob.W, False, np.inf, np.inf, shrunk, False, e, ei, 0, 0,
-                   -1, e, e, e, ei)
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, no_prox)
         times.append(time.perf_counter() - t0)
     return float(np.median(times[1:]))
 
