@@ -100,6 +100,35 @@ def reg_subgrad(lam, l1, w):
     return g
 
 
+@njit(cache=True, nogil=True, inline="always")
+def saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1_share, R, a_lo, a_hi):
+    """One update (8) on the pair (w_j, alpha_i): descent in w (with the L1 prox
+    at threshold ``eta_w * l1_share`` when ``l1_prox``), ascent in alpha, then the
+    projections of Appendix A (``|w_j| <= R``, ``a_lo <= alpha_i <= a_hi``).  A
+    non-finite value is returned as is, for the caller to report."""
+    nw = wj - eta_w * gw
+    if l1_prox:
+        thr = eta_w * l1_share
+        if nw > thr:
+            nw -= thr
+        elif nw < -thr:
+            nw += thr
+        else:
+            nw = 0.0
+    na = ai + eta_a * ga
+    if not (math.isfinite(nw) and math.isfinite(na)):
+        return nw, na
+    if nw > R:
+        nw = R
+    elif nw < -R:
+        nw = -R
+    if na < a_lo:
+        na = a_lo
+    elif na > a_hi:
+        na = a_hi
+    return nw, na
+
+
 @njit(cache=True, nogil=True)
 def dso_block_kernel(rows, cols, vals, perm, start, stop,
                      alpha, a_lo, a_hi, y, cw, row_cnt,
@@ -143,26 +172,10 @@ def dso_block_kernel(rows, cols, vals, perm, start, stop,
         else:
             eta_w = eta
             eta_a = eta
-        nw = wj - eta_w * gw
-        if l1_prox:
-            thr = eta_w * l1 * inv_cc
-            if nw > thr:
-                nw -= thr
-            elif nw < -thr:
-                nw += thr
-            else:
-                nw = 0.0
-        na = ai + eta_a * ga
+        nw, na = saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1 * inv_cc, R,
+                             a_lo[i], a_hi[i])
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
-        if nw > R:
-            nw = R
-        elif nw < -R:
-            nw = -R
-        if na < a_lo[i]:
-            na = a_lo[i]
-        elif na > a_hi[i]:
-            na = a_hi[i]
         w[j] = nw
         alpha[i] = na
     return STATUS_OK, stop
@@ -374,28 +387,10 @@ def dso_block_kernel_packed(rows, cols, vals, perm, start, stop, PA, PW, R,
         else:
             eta_w = eta
             eta_a = eta
-        nw = wj - eta_w * gw
-        if l1_prox:
-            thr = eta_w * l1 * inv_cc
-            if nw > thr:
-                nw -= thr
-            elif nw < -thr:
-                nw += thr
-            else:
-                nw = 0.0
-        na = ai + eta_a * ga
+        nw, na = saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1 * inv_cc, R,
+                             PA[i, PA_LO], PA[i, PA_HI])
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
-        if nw > R:
-            nw = R
-        elif nw < -R:
-            nw = -R
-        lo = PA[i, PA_LO]
-        hi = PA[i, PA_HI]
-        if na < lo:
-            na = lo
-        elif na > hi:
-            na = hi
         PW[j, PW_W] = nw
         PA[i, PA_ALPHA] = na
     return STATUS_OK, stop
