@@ -333,6 +333,11 @@ def plot_trace(trace, path, title=""):
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("objective (log scale)")
     axes[0].legend()
+    _save_figure(fig, path, title)
+
+
+def _save_figure(fig, path, title=None):
+    """Write ``fig`` as a PNG atomically (a temporary file renamed over ``path``)."""
     if title:
         fig.suptitle(title)
     path = Path(path)
@@ -980,13 +985,7 @@ def plot_ovr_traces(traces, labels, path, title=""):
         ax.grid(True, which="both", alpha=0.3)
     axes[0].set_ylabel("relative duality gap (log scale)")
     fig.legend(*axes[0].get_legend_handles_labels(), loc="outside right upper")
-    if title:
-        fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
-    fig.savefig(tmp, format="png", dpi=100)
-    os.replace(tmp, path)
+    _save_figure(fig, path, title)
 
 
 def cmd_predict(args) -> int:

@@ -690,7 +690,6 @@ class DSOSolver(Solver):
     def _dcd_init(self):
         """Local DCD (SDCA) passes on each row part, then w = sum_q (W_q/W) w_q."""
         p = self.problem
-        r = p.rows
         L = self.layout
         shrunk = np.zeros(p.n, dtype=np.uint8)
         empty = np.zeros(0)

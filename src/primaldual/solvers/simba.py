@@ -420,7 +420,6 @@ class SimbaSolver(Solver):
     # -------------------------------------------------------- the output
     def averages(self):
         """(w_bar, xi_bar, b_bar): the averaged output of Algorithm 1 (line 15)."""
-        p = self.problem
         t = max(self.t, 1)
         if self.impl == "dense":
             return self.wsum / t, self.xisum / t, float(self.scal[0]) / t
