@@ -1480,6 +1480,12 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     if nrm > 0:
         w_true /= nrm
 
+    return X, _planted_labels(X, w_true, noise, rng), w_true
+
+
+def _planted_labels(X, w_true, noise, rng):
+    """sign(X w_true), ties broken at random, then a ``noise`` share of labels flipped."""
+    n = X.shape[0]
     margin = np.asarray(X @ w_true, dtype=np.float64)
     y = np.where(margin > 0, 1.0, -1.0)
     ties = margin == 0
@@ -1488,7 +1494,7 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     n_flip = int(round(noise * n))
     if n_flip:
         y[rng.choice(n, size=n_flip, replace=False)] *= -1.0
-    return X, y, w_true
+    return y
 
 
 #: Presets of :func:`make_planted_text`: (shape, support size, document-frequency range).
@@ -1603,12 +1609,4 @@ def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
     X.data /= np.repeat(norms, np.diff(X.indptr))
     X = X.astype(np.dtype(dtype))
 
-    margin = np.asarray(X @ w_true, dtype=np.float64)
-    y = np.where(margin > 0, 1.0, -1.0)
-    ties = margin == 0
-    if ties.any():
-        y[ties] = rng.choice([-1.0, 1.0], size=int(ties.sum()))
-    n_flip = int(round(noise * n))
-    if n_flip:
-        y[rng.choice(n, size=n_flip, replace=False)] *= -1.0
-    return X, y, w_true
+    return X, _planted_labels(X, w_true, noise, rng), w_true
