@@ -114,48 +114,35 @@ class Loss:
         return hash((self.code, self.param))
 
     # ----------------------------------------------------------- functions
+    def _pointwise(self, kernel, x, y, dtype=np.float64):
+        """``kernel(code, param, x_i, y_i)`` over broadcast 1-D ``x`` and ``y``."""
+        x, y = np.broadcast_arrays(_arr(x), _arr(y))
+        out = np.empty(x.shape[0], dtype=dtype)
+        kernel(self.code, self.param, np.ascontiguousarray(x), np.ascontiguousarray(y), out)
+        return out
+
     def value(self, a, y):
         """phi(a; y), elementwise."""
-        a, y = np.broadcast_arrays(_arr(a), _arr(y))
-        out = np.empty(a.shape[0])
-        _vec_value(self.code, self.param, np.ascontiguousarray(a),
-                   np.ascontiguousarray(y), out)
-        return out
+        return self._pointwise(_vec_value, a, y)
 
     def derivative(self, a, y):
         """A subgradient phi'(a; y) with -phi' in the dual domain."""
-        a, y = np.broadcast_arrays(_arr(a), _arr(y))
-        out = np.empty(a.shape[0])
-        _vec_derivative(self.code, self.param, np.ascontiguousarray(a),
-                        np.ascontiguousarray(y), out)
-        return out
+        return self._pointwise(_vec_derivative, a, y)
 
     def second_derivative(self, a, y):
         """A generalized second derivative phi''(a; y), elementwise (smooth losses)."""
-        a, y = np.broadcast_arrays(_arr(a), _arr(y))
-        out = np.empty(a.shape[0])
-        _vec_second_derivative(self.code, self.param, np.ascontiguousarray(a),
-                               np.ascontiguousarray(y), out)
-        return out
+        return self._pointwise(_vec_second_derivative, a, y)
 
     def neg_conjugate(self, alpha, y):
         """-phi*(-alpha; y), elementwise; -inf outside the dual domain."""
-        alpha, y = np.broadcast_arrays(_arr(alpha), _arr(y))
-        out = np.empty(alpha.shape[0])
-        _vec_neg_conjugate(self.code, self.param, np.ascontiguousarray(alpha),
-                           np.ascontiguousarray(y), out)
-        return out
+        return self._pointwise(_vec_neg_conjugate, alpha, y)
 
     def conjugate(self, u, y):
         """phi*(u; y) = -neg_conjugate(-u); +inf outside the domain."""
         return -self.neg_conjugate(-_arr(u), y)
 
     def in_dual_domain(self, alpha, y):
-        alpha, y = np.broadcast_arrays(_arr(alpha), _arr(y))
-        out = np.empty(alpha.shape[0], dtype=np.bool_)
-        _vec_in_domain(self.code, self.param, np.ascontiguousarray(alpha),
-                       np.ascontiguousarray(y), out)
-        return out
+        return self._pointwise(_vec_in_domain, alpha, y, dtype=np.bool_)
 
     def dual_domain(self, y):
         """Bounds (lo, hi) of alpha for label y (may be infinite)."""
