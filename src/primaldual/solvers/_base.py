@@ -271,15 +271,18 @@ def next_check_interval(points, tol, budget=math.inf):
     if len(pts) < 2 or pts[-1][0] <= pts[-2][0]:
         return max(CHECK_MIN, min(CHECK_FIRST, budget))
     e1, g1 = pts[-1]
+    last = e1 - pts[-2][0]
+    if math.isfinite(budget):
+        cap = stall = budget
+    else:                       # no budget given: at most double, a stall doubles
+        cap, stall = max(2.0 * last, e1, 1.0), 2.0 * last
     anchors = [(e, g) for e, g in pts[:-1] if 0.0 < e <= CHECK_ANCHOR * e1]
     e0, g0 = anchors[-1] if anchors else pts[-2]
     rate = (math.log(g0) - math.log(g1)) / (e1 - e0)
     if not rate > 0.0:
-        return max(CHECK_MIN, budget) if math.isfinite(budget) else \
-            max(CHECK_MIN, 2.0 * (e1 - pts[-2][0]))
+        return max(CHECK_MIN, stall)
     ahead = CHECK_SLACK * (math.log(g1) - math.log(max(tol, 1e-300))) / rate
-    return max(CHECK_MIN, min(ahead, budget, max(2.0 * (e1 - pts[-2][0]), e1, 1.0)
-                              if not math.isfinite(budget) else budget))
+    return max(CHECK_MIN, min(ahead, cap))
 
 
 # ------------------------------------------------------------------ solver
