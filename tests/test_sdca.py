@@ -621,7 +621,7 @@ def test_shrinking_still_certifies_on_real_data():
 # ---------------------------------- shrinking: the in-kernel pass loop vs Python
 def reference_shrinking_sdca(X, y, lam, sampling, epochs, seed):
     """Plain-Python SDCA with shrinking for the hinge loss, drawing its passes
-    from the same uniforms as the driver of :func:`sdca_shrinking_run` (one
+    from the same uniforms as the driver of :func:`sdca_passes` (one
     block of ``stop - t + n`` uniforms per epoch, a fresh block when a pass
     cannot be drawn from what is left) and shrinking with LIBLINEAR's
     one-sided thresholds.  One certificate at the end (no re-activation)."""

@@ -260,47 +260,91 @@ def modified_sgd_epoch(rows, spec, order, alpha, u):
     return STATUS_OK, order.shape[0], accesses
 
 
-#: sample orders of :func:`sdca_shrinking_run`
+#: sample orders of :func:`sdca_passes`
 ORDER_UNIFORM = 0
 ORDER_PERMUTATION = 1
 ORDER_CYCLIC = 2
-#: :func:`sdca_shrinking_run` ran out of uniforms at the start of a pass
+#: :func:`sdca_passes` ran out of uniforms at the start of a pass
 STATUS_NEED_UNIFORMS = 3
 
 
+class Passes(NamedTuple):
+    """The pass bookkeeping of one run of :func:`sdca_passes` (arrays updated in
+    place): ``base`` the coordinates the run owns, in the order passes are built
+    from; ``active`` the ones not shrunk when the current pass began;
+    ``order`` the current pass; ``cursor = [n_active, n_order, pos]`` (int64);
+    ``thr = [shrink_up, shrink_down, pass_up, pass_down, eps]`` the shrinking
+    thresholds (see :func:`sdca_passes`)."""
+    base: object
+    active: object
+    order: object
+    cursor: object
+    thr: object
+
+
+class Replica(NamedTuple):
+    """A thread-local copy of the dual image (``on``): the steps read and write
+    ``state.v``, a private copy, and every ``every`` steps its change since the
+    last sync, ``state.v - base``, is added to the ``shared`` image and the copy
+    refreshed from it.  Off: ``state.v`` is the shared image itself."""
+    on: bool
+    shared: object
+    base: object
+    every: int
+
+
+@njit(cache=True, nogil=True, inline="always")
+def sync_replica(local, replica):
+    """``shared += local - base``; then ``local = base = shared``."""
+    shared, base = replica.shared, replica.base
+    for j in range(local.shape[0]):
+        s = shared[j] + (local[j] - base[j])
+        shared[j] = s
+        local[j] = s
+        base[j] = s
+
+
 @njit(cache=True, nogil=True)
-def sdca_shrinking_run(rows, spec, state, active, n_active, order, n_order, pos, sampling,
-                       u, thr, step0, target, prox, base_order):
-    """SDCA with shrinking from step ``step0`` to step ``target``, passes and all.
+def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking, replica,
+                prox):
+    """SDCA passes over the coordinates ``passes.base``, from step ``step0`` to
+    step ``target``, with or without shrinking.
 
-    With shrinking the active set can get small, so passes get short; running
-    the pass loop here instead of in Python removes a driver round trip per
-    pass (on a9a at lam = 1e-4 there are ~60 passes per epoch).
+    Serves two callers: the serial solver with shrinking (the active set can
+    get small, so passes get short; running the pass loop here instead of in
+    Python removes a driver round trip per pass: on a9a at lam = 1e-4 there
+    are ~60 passes per epoch), and each thread of the parallel solver, which
+    owns a block of coordinates and runs its passes over it.
 
-    ``active[:n_active]`` lists the coordinates not shrunk when the current
-    pass began (in cyclic order for ``ORDER_CYCLIC``), ``order[:n_order]`` is
-    the current pass and ``pos`` the next position in it.  When a pass ends:
-    if its violation range ``pass_up + pass_down`` is at most ``eps = thr[4]``,
-    the active set is solved: every coordinate comes back (``active =
-    base_order``, the full order of the coordinates; the next pass shrinks
-    nothing) and ``eps`` is divided by 10 -- LIBLINEAR's re-activation when
-    its active set meets the stopping tolerance, with a tolerance that
-    tightens, so re-activation does not wait for the next exact check.  Then
-    the largest one-sided violations of the pass become the thresholds
-    (``thr = [shrink_up, shrink_down, pass_up, pass_down, eps]``, infinite when
-    zero, as LIBLINEAR's ``PGmax_old``/``PGmin_old``), ``active`` drops the
-    coordinates shrunk during the pass (keeping its order), and the next pass
-    is drawn from the uniforms ``u``: ``ORDER_PERMUTATION`` shuffles
+    ``passes.active[:n_active]`` lists the coordinates not shrunk when the
+    current pass began (in cyclic order for ``ORDER_CYCLIC``),
+    ``passes.order[:n_order]`` is the current pass and ``pos`` the next
+    position in it (``passes.cursor``).  When a pass ends, with shrinking: if
+    its violation range ``pass_up + pass_down`` is at most ``eps = thr[4]``,
+    the active set is solved: every coordinate comes back (``active = base``;
+    the next pass shrinks nothing) and ``eps`` is divided by 10 -- LIBLINEAR's
+    re-activation when its active set meets the stopping tolerance, with a
+    tolerance that tightens, so re-activation does not wait for the next exact
+    check.  Then the largest one-sided violations of the pass become the
+    thresholds (``thr = [shrink_up, shrink_down, pass_up, pass_down, eps]``,
+    infinite when zero, as LIBLINEAR's ``PGmax_old``/``PGmin_old``), ``active``
+    drops the coordinates shrunk during the pass (keeping its order), and the
+    next pass is drawn from the uniforms ``u``: ``ORDER_PERMUTATION`` shuffles
     ``active`` (Fisher-Yates, one uniform per position but the first),
     ``ORDER_UNIFORM`` draws ``n_active`` coordinates with replacement,
-    ``ORDER_CYCLIC`` keeps ``active`` as it is.  The steps themselves are
-    :func:`sdca_epoch`'s, on ``rows``, ``spec``, ``state`` and ``prox`` as there.
+    ``ORDER_CYCLIC`` keeps ``active`` as it is.  Without shrinking the active
+    set is always ``base``.  The steps themselves are :func:`sdca_epoch`'s,
+    on ``rows``, ``spec``, ``state`` and ``prox`` as there; ``replica``
+    (:class:`Replica`) syncs a thread-local dual image.
 
-    Returns ``(status, pos, n_active, n_order, t, uniforms used, feature
-    accesses)``.  ``STATUS_NEED_UNIFORMS``: a pass must be drawn and ``u`` has
-    too few left; call again with fresh uniforms.  Everything shrunk: returns
-    with ``n_active = 0`` and ``t = target`` (the caller re-checks the gap).
+    Returns ``(status, t, uniforms used, feature accesses)``.
+    ``STATUS_NEED_UNIFORMS``: a pass must be drawn and ``u`` has too few left;
+    call again with fresh uniforms.  Everything shrunk: returns with
+    ``n_active = 0`` and ``t = target`` (the caller re-checks the gap).
     """
+    active, order, cursor, thr, base_order = (passes.active, passes.order, passes.cursor,
+                                              passes.thr, passes.base)
+    n_active, n_order, pos = cursor[0], cursor[1], cursor[2]
     t = step0
     ui = 0
     acc = 0
@@ -309,9 +353,11 @@ def sdca_shrinking_run(rows, spec, state, active, n_active, order, n_order, pos,
     shrunk = state.shrunk
     no_avg = Averaging(False, u[:0], base_order[:0], 0)
     n_all = base_order.shape[0]
+    status = STATUS_OK
+    since_sync = 0
     while t < target:
         if pos >= n_order:
-            if n_order > 0 and thr[2] + thr[3] <= thr[4]:
+            if shrinking and n_order > 0 and thr[2] + thr[3] <= thr[4]:
                 # the active set is solved to within eps: bring every coordinate
                 # back for a full pass with no shrinking (LIBLINEAR), and tighten eps
                 thr[4] *= 0.1
@@ -330,11 +376,13 @@ def sdca_shrinking_run(rows, spec, state, active, n_active, order, n_order, pos,
                     k += 1
             n_active = k
             if n_active == 0:
-                return STATUS_OK, pos, 0, n_order, target, ui, acc
+                t = target
+                break
             need = n_active if sampling == ORDER_UNIFORM else (
                 n_active - 1 if sampling == ORDER_PERMUTATION else 0)
             if nu - ui < need:
-                return STATUS_NEED_UNIFORMS, pos, n_active, n_order, t, ui, acc
+                status = STATUS_NEED_UNIFORMS
+                break
             thr[0] = thr[2] if thr[2] > 0.0 else inf
             thr[1] = thr[3] if thr[3] > 0.0 else inf
             thr[2] = 0.0
@@ -359,14 +407,27 @@ def sdca_shrinking_run(rows, spec, state, active, n_active, order, n_order, pos,
             n_order = n_active
             pos = 0
         stop = n_order if n_order - pos <= target - t else pos + (target - t)
+        if replica.on and stop - pos > replica.every - since_sync:
+            stop = pos + (replica.every - since_sync)
+        p0 = pos
         status, pos, t, a1, up, down = sdca_epoch(
-            rows, spec, state, order, pos, stop, t, -1, Shrinking(True, thr[0], thr[1]),
-            no_avg, prox)
+            rows, spec, state, order, pos, stop, t, -1,
+            Shrinking(shrinking, thr[0], thr[1]), no_avg, prox)
         acc += a1
         if up > thr[2]:
             thr[2] = up
         if down > thr[3]:
             thr[3] = down
         if status == STATUS_NONFINITE:
-            return STATUS_NONFINITE, pos, n_active, n_order, t, ui, acc
-    return STATUS_OK, pos, n_active, n_order, t, ui, acc
+            break
+        if replica.on:
+            since_sync += pos - p0
+            if since_sync >= replica.every:
+                sync_replica(state.v, replica)
+                since_sync = 0
+    if replica.on:
+        sync_replica(state.v, replica)
+    cursor[0] = n_active
+    cursor[1] = n_order
+    cursor[2] = pos
+    return status, t, ui, acc

@@ -43,7 +43,7 @@ shrinking : "auto" | True | False, default "auto"
     thresholds, LIBLINEAR's ``PGmax_old`` / ``PGmin_old``: a coordinate at its
     lower end is compared with the largest downward violation, one at its
     upper end with the largest upward violation).  With shrinking the passes
-    themselves run inside the kernel (``sdca_shrinking_run``), drawn from
+    themselves run inside the kernel (``sdca_passes``), drawn from
     uniforms of the solver's generator, because the active set can get so
     small that a Python round trip per pass would dominate.  At every check, shrunk coordinates
     whose share of the exact duality gap exceeds ``tol * |P| / n`` are
@@ -71,14 +71,14 @@ import numpy as np
 
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
-                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, SDCAState,
-                            Shrinking, flush_average, modified_sgd_epoch, sdca_epoch,
-                            sdca_shrinking_run)
+                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes, Replica,
+                            SDCAState, Shrinking, flush_average, modified_sgd_epoch,
+                            sdca_epoch, sdca_passes)
 from ._base import Solver, _check_choice, _positive, register
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
-#: by 10 at each re-activation (see kernels.sdca.sdca_shrinking_run)
+#: by 10 at each re-activation (see kernels.sdca.sdca_passes)
 SHRINK_EPS0 = 0.1
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
@@ -145,7 +145,7 @@ class SDCASolver(Solver):
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
         # shrinking: [shrink_up, shrink_down, pass_up, pass_down] (see
-        # kernels.sdca.sdca_shrinking_run) and the active list of the pass
+        # kernels.sdca.sdca_passes) and the active list of the pass
         self.thr = np.array([np.inf, np.inf, 0.0, 0.0, SHRINK_EPS0])
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts["output"]
@@ -278,37 +278,50 @@ class SDCASolver(Solver):
         buffers of the active list and the current pass."""
         p = self.problem
         n = p.n
-        code = _ORDER_CODES[self.opts["sampling"]]
-        active = np.empty(n, dtype=np.int64)
-        n_active = self.active.shape[0]
-        active[:n_active] = self.active
-        order = np.empty(n, dtype=np.int64)
-        n_order = self.order.shape[0]
-        order[:n_order] = self.order
-        pos = self.pos
+        passes = self._passes_buffers(self._base_order(), self.active, self.order,
+                                      self.pos, self.thr)
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
-        base = (self.cyclic_order if self.opts["sampling"] == "cyclic"
-                else np.arange(n, dtype=np.int64))
+        off = Replica(False, self.v[:0], self.v[:0], 0)
+        code = _ORDER_CODES[self.opts["sampling"]]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
-            status, pos, n_active, n_order, t, _, acc = sdca_shrinking_run(
-                rows, spec, state, active, n_active, order, n_order, pos, code, u,
-                self.thr, self.steps, stop, self.prox_work, base)
+            status, t, _, acc = sdca_passes(rows, spec, state, passes, code, u, self.steps,
+                                            stop, True, off, self.prox_work)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
-                self.active, self.order, self.pos = (active[:n_active].copy(),
-                                                     order[:n_order].copy(), pos)
-                _raise_nonfinite(p, order[pos])
-            if n_active == 0:                       # everything shrunk
+                self._keep_passes(passes)
+                _raise_nonfinite(p, passes.order[passes.cursor[2]])
+            if passes.cursor[0] == 0:                  # everything shrunk
                 self.steps = target
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-        self.active = active[:n_active].copy()
-        self.order = order[:n_order].copy()
+        self._keep_passes(passes)
+
+    def _base_order(self):
+        """The coordinates in the order passes are built from."""
+        n = self.problem.n
+        return (self.cyclic_order if self.opts["sampling"] == "cyclic"
+                else np.arange(n, dtype=np.int64))
+
+    @staticmethod
+    def _passes_buffers(base, active, order, pos, thr):
+        """:class:`Passes` with room for every coordinate of ``base``."""
+        m = base.shape[0]
+        act = np.empty(m, dtype=np.int64)
+        act[:active.shape[0]] = active
+        ordr = np.empty(m, dtype=np.int64)
+        ordr[:order.shape[0]] = order
+        cursor = np.array([active.shape[0], order.shape[0], pos], dtype=np.int64)
+        return Passes(base, act, ordr, cursor, thr)
+
+    def _keep_passes(self, passes):
+        n_active, n_order, pos = (int(c) for c in passes.cursor)
+        self.active = passes.active[:n_active].copy()
+        self.order = passes.order[:n_order].copy()
         self.pos = pos
 
     # ------------------------------------------------------ certificate
