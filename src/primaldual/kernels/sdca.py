@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from numba import njit
 
+from .atomics import atomic_add
 from .loss_kernels import LOGISTIC, dual_slopes, dual_step, logistic_newton
 from .prefetch import prefetch, prefetch_row
 from .prox_sdca import prox_dual_step
@@ -70,7 +71,8 @@ PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True)
-def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox):
+def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox,
+               atomic=False):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
     Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
@@ -112,7 +114,8 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     ``state`` (:class:`SDCAState`, updated in place), the slice
     ``order[start:stop]``, the step count ``step0`` before it, ``snap_step`` (-1:
     none), ``shrink`` (:class:`Shrinking`), ``avg`` (:class:`Averaging`) and
-    ``prox`` (:class:`ProxWork`).
+    ``prox`` (:class:`ProxWork`); ``atomic``: ``v`` is shared with other
+    threads running this kernel, and is added to atomically (no update lost).
 
     Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
     max_down)`` where ``pos``
@@ -201,8 +204,12 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 avg_last[i] = t
             alpha[i] = new
             coef = cw[i] * delta * inv_W
-            for k in range(rs, re):
-                v[indices[k + off]] += coef * data[k]
+            if atomic:
+                for k in range(rs, re):
+                    atomic_add(v, indices[k + off], coef * data[k])
+            else:
+                for k in range(rs, re):
+                    v[indices[k + off]] += coef * data[k]
         if t == snap_step:
             return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
     return EpochResult(STATUS_OK, stop, t, accesses, max_up, max_down)
@@ -282,39 +289,14 @@ class Passes(NamedTuple):
     thr: object
 
 
-class Replica(NamedTuple):
-    """A thread-local copy of the dual image (``on``): the steps read and write
-    ``state.v``, a private copy, and every ``every`` steps its change since the
-    last sync, ``state.v - base``, is added to the ``shared`` image and the copy
-    refreshed from it.  Off: ``state.v`` is the shared image itself."""
-    on: bool
-    shared: object
-    base: object
-    every: int
-
-
-@njit(cache=True, nogil=True, inline="always")
-def sync_replica(local, replica):
-    """``shared += local - base``; then ``local = base = shared``."""
-    shared, base = replica.shared, replica.base
-    for j in range(local.shape[0]):
-        s = shared[j] + (local[j] - base[j])
-        shared[j] = s
-        local[j] = s
-        base[j] = s
-
-
 @njit(cache=True, nogil=True)
-def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking, replica,
-                prox):
+def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking, prox):
     """SDCA passes over the coordinates ``passes.base``, from step ``step0`` to
     step ``target``, with or without shrinking.
 
-    Serves two callers: the serial solver with shrinking (the active set can
-    get small, so passes get short; running the pass loop here instead of in
-    Python removes a driver round trip per pass: on a9a at lam = 1e-4 there
-    are ~60 passes per epoch), and each thread of the parallel solver, which
-    owns a block of coordinates and runs its passes over it.
+    With shrinking the active set can get small, so passes get short; running
+    the pass loop here instead of in Python removes a driver round trip per
+    pass (on a9a at lam = 1e-4 there are ~60 passes per epoch).
 
     ``passes.active[:n_active]`` lists the coordinates not shrunk when the
     current pass began (in cyclic order for ``ORDER_CYCLIC``),
@@ -334,8 +316,7 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
     ``ORDER_UNIFORM`` draws ``n_active`` coordinates with replacement,
     ``ORDER_CYCLIC`` keeps ``active`` as it is.  Without shrinking the active
     set is always ``base``.  The steps themselves are :func:`sdca_epoch`'s,
-    on ``rows``, ``spec``, ``state`` and ``prox`` as there; ``replica``
-    (:class:`Replica`) syncs a thread-local dual image.
+    on ``rows``, ``spec``, ``state`` and ``prox`` as there.
 
     Returns ``(status, t, uniforms used, feature accesses)``.
     ``STATUS_NEED_UNIFORMS``: a pass must be drawn and ``u`` has too few left;
@@ -354,7 +335,6 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
     no_avg = Averaging(False, u[:0], base_order[:0], 0)
     n_all = base_order.shape[0]
     status = STATUS_OK
-    since_sync = 0
     while t < target:
         if pos >= n_order:
             if shrinking and n_order > 0 and thr[2] + thr[3] <= thr[4]:
@@ -407,9 +387,6 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
             n_order = n_active
             pos = 0
         stop = n_order if n_order - pos <= target - t else pos + (target - t)
-        if replica.on and stop - pos > replica.every - since_sync:
-            stop = pos + (replica.every - since_sync)
-        p0 = pos
         status, pos, t, a1, up, down = sdca_epoch(
             rows, spec, state, order, pos, stop, t, -1,
             Shrinking(shrinking, thr[0], thr[1]), no_avg, prox)
@@ -420,13 +397,6 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
             thr[3] = down
         if status == STATUS_NONFINITE:
             break
-        if replica.on:
-            since_sync += pos - p0
-            if since_sync >= replica.every:
-                sync_replica(state.v, replica)
-                since_sync = 0
-    if replica.on:
-        sync_replica(state.v, replica)
     cursor[0] = n_active
     cursor[1] = n_order
     cursor[2] = pos

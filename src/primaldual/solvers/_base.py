@@ -477,6 +477,8 @@ class Solver(abc.ABC):
     def _stop_reason(self, rec, elapsed):
         if rec["rel_gap"] <= self.tol:
             return "converged"
+        if getattr(self, "interrupted", False):
+            return "interrupted"
         if self.epochs >= self.max_epochs - 1e-9:
             return "max_epochs"
         if self.time_limit is not None and elapsed >= self.time_limit:

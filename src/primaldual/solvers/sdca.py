@@ -65,21 +65,28 @@ Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
 
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
-                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes, Replica,
+                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from ._base import Solver, _check_choice, _positive, register
+from ._threads import resolve_n_jobs, run_threads
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
 #: by 10 at each re-activation (see kernels.sdca.sdca_passes)
 SHRINK_EPS0 = 0.1
+
+#: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
+#: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
+#: sqrt(steps))
+RESYNC_DRIFT = 1e-11
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
@@ -98,7 +105,7 @@ class SDCASolver(Solver):
     name = "sdca"
     requires = ()
     options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
-               "shrinking": "auto"}
+               "shrinking": "auto", "n_jobs": None, "atomic": True}
     supports_l1 = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
@@ -130,6 +137,20 @@ class SDCASolver(Solver):
                              "only; with l1 > 0 use init='zero'")
         T0 = o["T0"] if o["T0"] is not None else self.max_epochs / 2.0
         self.T0_steps = int(round(T0 * self.problem.n))
+        self._validate_threads()
+
+    def _validate_threads(self):
+        o = self.opts
+        p = self.problem
+        self.n_threads = min(resolve_n_jobs(o["n_jobs"]), p.n)
+        _check_choice("atomic", o["atomic"], (True, False))
+        self.atomic = bool(o["atomic"])
+        if self.n_threads == 1:
+            return
+        if o["output"] != "last":
+            raise ValueError(f"n_jobs > 1 runs output='last' only (got "
+                             f"output={o['output']!r}); averaging and random output "
+                             f"follow one sequence of iterates, which threads do not have")
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -156,6 +177,85 @@ class SDCASolver(Solver):
         self.snap_step = -1      # next step whose iterate is a candidate to keep
         self._logit_cache()
         self._prox_scratch()
+        self._init_threads()
+
+    # ---------------------------------------------------------- threads
+    def _init_threads(self):
+        """n_jobs > 1: the passes are drawn by the driver (every coordinate not
+        shrunk, in one random order, cut into one slice per thread)."""
+        self.interrupted = False
+        if self.n_threads > 1:
+            self.active = self._all_active()
+            self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
+                                for _ in range(self.n_threads)]
+
+    def _threaded_pass(self):
+        """Draw the next pass for the threads; False when everything is shrunk.
+
+        The same pass logic as the serial kernel :func:`sdca_passes`, over the
+        whole active set: LIBLINEAR's re-activation when the active set is
+        solved to within ``eps``, the thresholds from the previous pass's
+        largest one-sided violations, the coordinates shrunk during it left
+        out."""
+        thr = self.thr
+        if self.shrinking and self.order.shape[0] > 0 and thr[2] + thr[3] <= thr[4]:
+            thr[4] *= 0.1
+            if self.shrunk.any():
+                self.shrunk[:] = 0
+                self.active = self._all_active()
+                thr[2] = thr[3] = 0.0
+        active = self.active[self.shrunk[self.active] == 0]
+        if active.shape[0] == 0:
+            return False
+        thr[0] = thr[2] if thr[2] > 0.0 else np.inf
+        thr[1] = thr[3] if thr[3] > 0.0 else np.inf
+        thr[2] = thr[3] = 0.0
+        s = self.opts["sampling"]
+        if s == "permutation":
+            self.order = self.rng.permutation(active)
+        elif s == "uniform":
+            self.order = active[self.rng.integers(0, active.shape[0], active.shape[0])]
+        else:
+            self.order = active
+        self.active = active
+        self.pos = 0
+        return True
+
+    def _advance_threads(self, target, deadline):
+        """Steps up to ``target`` on ``n_threads`` threads: each pass is cut into
+        ``n_threads`` contiguous slices, run at once by :func:`sdca_epoch` on
+        the shared ``alpha`` and ``v`` (see the module docstring, "Threads")."""
+        p = self.problem
+        K = self.n_threads
+        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
+        no_avg = Averaging(False, self.v[:0], np.zeros(0, np.int64), 0)
+        while self.steps < target:
+            if self.pos >= self.order.shape[0] and not self._threaded_pass():
+                self.steps = target                      # everything shrunk
+                break
+            order, thr = self.order, self.thr
+            stop = min(order.shape[0], self.pos + (target - self.steps))
+            cuts = np.linspace(self.pos, stop, K + 1).round().astype(np.int64)
+            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
+
+            def task(k, stop_flag):
+                return sdca_epoch(rows, spec, state, order, cuts[k], cuts[k + 1], 0, -1,
+                                  shrink, no_avg, self.thread_prox[k], self.atomic)
+
+            results, interrupted = run_threads(task, K)
+            for k, (status, pos, t, acc, up, down) in enumerate(results):
+                self.steps += t
+                self.feature_accesses += acc
+                thr[2] = max(thr[2], up)
+                thr[3] = max(thr[3], down)
+                if status == STATUS_NONFINITE:
+                    _raise_nonfinite(p, order[pos])
+            self.pos = stop
+            if interrupted:
+                self.interrupted = True
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
 
     def _logit_cache(self):
         """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
@@ -192,6 +292,7 @@ class SDCASolver(Solver):
         if "logit" in arrays and arrays["logit"].shape == self.logit.shape:
             self.logit = np.array(arrays["logit"], dtype=np.float64)
         self._prox_scratch()
+        self._init_threads()
 
     def _state_view(self):
         """The iterates the kernels update in place."""
@@ -245,6 +346,8 @@ class SDCASolver(Solver):
         out = self.opts["output"]
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
+        if self.n_threads > 1:
+            return self._advance_threads(target, deadline)
         if self.shrinking:
             return self._advance_shrinking(target, deadline)
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
@@ -281,14 +384,13 @@ class SDCASolver(Solver):
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
                                       self.pos, self.thr)
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
-        off = Replica(False, self.v[:0], self.v[:0], 0)
         code = _ORDER_CODES[self.opts["sampling"]]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
             status, t, _, acc = sdca_passes(rows, spec, state, passes, code, u, self.steps,
-                                            stop, True, off, self.prox_work)
+                                            stop, True, self.prox_work)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
@@ -354,8 +456,28 @@ class SDCASolver(Solver):
             cert = p.certificate(self.v / p.lam, self.alpha)
         else:
             cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out)
+        if self.n_threads > 1:
+            cert = self._resync(cert)
         if self.shrinking and cert.rel_gap > self.tol:
             self._reactivate(cert)
+        return cert
+
+    def _resync(self, cert):
+        """n_jobs > 1: the threads' ``v`` is the fresh ``v(alpha)`` of the check up
+        to rounding when every update was kept (atomic additions, and no
+        coordinate drawn twice at once).  Otherwise -- plain additions that lost
+        a concurrent update, or ``sampling="uniform"`` drawing a coordinate in
+        two slices -- ``v`` has drifted: the certificate is then recomputed at
+        ``w(alpha)`` from the fresh image.  Either way the threads go on from
+        the fresh image."""
+        p = self.problem
+        fresh = cert.v
+        scale = max(float(np.abs(fresh).max(initial=0.0)), 1e-300)
+        drift = float(np.abs(fresh - self.v).max(initial=0.0)) / scale
+        self.v = fresh
+        if drift > RESYNC_DRIFT:
+            w = (p.penalty.grad_conjugate(fresh) if p.l1 > 0 else fresh / p.lam)
+            cert = p.certificate(w, self.alpha)
         return cert
 
     def _reactivate(self, cert):

@@ -1,0 +1,78 @@
+"""Running ``nogil`` kernels on several OS threads, for the thread-parallel solvers.
+
+Two things every threaded solver needs and nothing else: the meaning of
+``n_jobs`` (:func:`resolve_n_jobs`), and a run of one task per thread that a
+KeyboardInterrupt stops cleanly (:func:`run_threads`): the tasks see a stop
+flag between kernel calls, the main thread waits for all of them, and only
+then reports the interrupt, so no thread is left writing into the iterates.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import threading
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+
+__all__ = ["resolve_n_jobs", "run_threads"]
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """The number of threads ``n_jobs`` asks for: None and 1 mean one, ``k >= 1``
+    means ``k``, ``-1`` all the cores, ``-2`` all but one, and so on (joblib's
+    convention).  Zero or anything not an integer is an error."""
+    if n_jobs is None:
+        return 1
+    try:
+        if isinstance(n_jobs, bool):
+            raise TypeError
+        k = operator.index(n_jobs)
+    except TypeError:
+        raise ValueError(f"n_jobs must be an integer (-1 for all cores), "
+                         f"got {n_jobs!r}") from None
+    if k == 0:
+        raise ValueError("n_jobs=0 means no thread; use n_jobs=1 for one thread or "
+                         "-1 for all cores")
+    if k < 0:
+        k = max(1, (os.cpu_count() or 1) + 1 + k)
+    return k
+
+
+def run_threads(task, n_tasks):
+    """Run ``task(k, stop)`` for ``k = 0..n_tasks-1``, one OS thread each.
+
+    ``stop`` is a :class:`threading.Event` that the tasks poll between kernel
+    calls.  Returns ``(results, interrupted)``: the tasks' return values in
+    order, and whether a KeyboardInterrupt arrived while they ran (then
+    ``stop`` was set and every task was waited for before returning).  An
+    exception raised by a task is re-raised after all tasks have ended.
+    """
+    stop = threading.Event()
+    interrupted = False
+    ex = _pool(n_tasks)
+    futures = [ex.submit(task, k, stop) for k in range(n_tasks)]
+    pending = set(futures)
+    while pending:
+        try:
+            done, pending = wait(pending, timeout=0.05, return_when=FIRST_EXCEPTION)
+        except KeyboardInterrupt:
+            interrupted = True
+            stop.set()
+            continue
+        if any(f.exception() is not None for f in done):
+            stop.set()
+    return [f.result() for f in futures], interrupted
+
+
+_POOLS: dict = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _pool(n_threads) -> ThreadPoolExecutor:
+    """One pool of ``n_threads`` threads per size, kept for the process: a
+    solver with shrinking runs a pass per call, and passes can be short."""
+    with _POOLS_LOCK:
+        ex = _POOLS.get(n_threads)
+        if ex is None:
+            ex = _POOLS[n_threads] = ThreadPoolExecutor(
+                max_workers=n_threads, thread_name_prefix=f"primaldual-{n_threads}")
+        return ex
