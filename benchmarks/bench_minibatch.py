@@ -45,7 +45,7 @@ def rcv1_like(quick):
 def epoch_time(problem, b, threads, epochs):
     from primaldual.solvers import SOLVERS
     s = SOLVERS["minibatch_sdca"](problem, tol=0, max_epochs=epochs + 1, random_state=0,
-                                  batch_size=b, n_threads=threads, sigma=0.01)
+                                  batch_size=b, n_jobs=threads, sigma=0.01)
     s.init_state(None)
     s.advance(0.1, None)                  # warm-up (kernel load)
     t = time.perf_counter()
@@ -133,8 +133,8 @@ def bench_compile():
     code = ("import time,numpy as np,scipy.sparse as sp;t=time.perf_counter();"
             "from primaldual import solve;"
             "X=sp.random(50,10,density=.5,format='csr',random_state=0);y=np.sign(np.arange(50)-24.5);"
-            "solve(X,y,solver='minibatch_sdca',batch_size=16,max_epochs=1,n_threads=2);"
-            "solve(X,y,solver='minibatch_sdca',batch_size=16,max_epochs=1,n_threads=1);"
+            "solve(X,y,solver='minibatch_sdca',batch_size=16,max_epochs=1,n_jobs=2);"
+            "solve(X,y,solver='minibatch_sdca',batch_size=16,max_epochs=1,n_jobs=1);"
             "solve(X,y,solver='cocoa',max_epochs=1);print(time.perf_counter()-t)")
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ, NUMBA_CACHE_DIR=d)

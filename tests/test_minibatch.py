@@ -221,7 +221,7 @@ def test_kernel_matches_plain_python_reference(step):
     X, y = make_classification_data(n=90, d=15, density=0.4, seed=7)
     b = 8
     res = solve(X, y, loss="smooth_hinge", lam=0.05, solver="minibatch_sdca", batch_size=b,
-                step=step, tol=0, max_epochs=4, random_state=11, n_threads=1,
+                step=step, tol=0, max_epochs=4, random_state=11, n_jobs=1,
                 sigma="bound")
     r = _rows(X)
     if step == "safe":
@@ -246,10 +246,10 @@ def test_multicore_is_deterministic_and_equals_single_thread(dense):
         X = X.toarray()
     kw = dict(loss="logistic", lam=1e-3, solver="minibatch_sdca", batch_size=128,
               tol=0, max_epochs=3, random_state=5)
-    one = solve(X, y, n_threads=1, **kw)
-    two = solve(X, y, n_threads=2, **kw)
-    again = solve(X, y, n_threads=2, **kw)
-    three = solve(X, y, n_threads=3, **kw)       # uneven shares of the batch
+    one = solve(X, y, n_jobs=1, **kw)
+    two = solve(X, y, n_jobs=2, **kw)
+    again = solve(X, y, n_jobs=2, **kw)
+    three = solve(X, y, n_jobs=3, **kw)       # uneven shares of the batch
     assert np.array_equal(two.dual_coef, again.dual_coef)
     assert np.array_equal(two.coef, again.coef)
     for res in (two, three):
@@ -266,8 +266,8 @@ def test_multicore_more_threads_than_columns():
     y = np.sign(X[:, 0] + 0.1 * rng.standard_normal(300))
     kw = dict(loss="smooth_hinge", lam=1e-2, solver="minibatch_sdca", batch_size=32,
               tol=0, max_epochs=2, random_state=1)
-    one = solve(X, y, n_threads=1, **kw)
-    four = solve(X, y, n_threads=4, **kw)
+    one = solve(X, y, n_jobs=1, **kw)
+    four = solve(X, y, n_jobs=4, **kw)
     np.testing.assert_allclose(four.coef, one.coef, rtol=1e-12, atol=1e-14)
 
 
@@ -281,7 +281,7 @@ def test_multicore_nonfinite_is_reported_like_single_thread():
     errs = []
     for th in (1, 2):
         with pytest.raises((FloatingPointError, ValueError)) as ei:
-            solve(X, y, n_threads=th, **kw)
+            solve(X, y, n_jobs=th, **kw)
         errs.append(type(ei.value))
     assert errs[0] is errs[1]
 

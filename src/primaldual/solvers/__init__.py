@@ -6,6 +6,7 @@ import pkgutil
 
 from ..problem import Problem
 from ._base import SOLVERS, SolveResult, Solver, SolverState, load_state, save_state
+from ._threads import resolve_n_jobs
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -14,7 +15,7 @@ for _mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_mod.name}")
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
-           "check_solver_name", "load_state", "save_state"]
+           "check_solver_name", "load_state", "save_state", "threaded_solvers"]
 
 
 
@@ -49,7 +50,7 @@ def conditioning_ratio(problem: Problem) -> float:
     return mean_sq * problem.loss.smoothness / (problem.lam * problem.n)
 
 
-def resolve_solver(solver: str, problem: Problem, options=None) -> str:
+def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str:
     """The concrete solver for ``solver="auto"``.
 
     ``options`` are the solver options the caller gave: when the rule below
@@ -79,6 +80,11 @@ def resolve_solver(solver: str, problem: Problem, options=None) -> str:
     is faster or level up to ratio 26 and Newton 2-5x faster from ratio 32.
     Newton also beats SPDC in every measured cell where the former rule
     (``R^2 / (lam gamma) > 1000 n``) picked SPDC, so that branch is gone.
+
+    With ``n_jobs = k > 1`` threads SDCA runs up to ``k`` times faster and
+    Newton does not (it runs on one core), so each threshold is multiplied by
+    ``k``: SDCA's epochs grow linearly in the ratio, so the ratio at which the
+    two take the same time moves up by SDCA's speed-up, at most ``k``.
     """
     if solver != "auto":
         return solver
@@ -93,9 +99,14 @@ def resolve_solver(solver: str, problem: Problem, options=None) -> str:
             limit = NEWTON_RATIO_EXPLICIT
         else:
             limit = NEWTON_RATIO_DENSE
-        if ratio >= limit and _accepts_options("newton", options):
+        if ratio >= limit * max(int(n_jobs), 1) and _accepts_options("newton", options):
             return "newton"
     return "sdca"
+
+
+def threaded_solvers() -> list:
+    """The solvers that take ``n_jobs`` (run on several threads)."""
+    return sorted(k for k, c in SOLVERS.items() if "n_jobs" in c.options)
 
 
 def _accepts_options(name, options):
@@ -106,7 +117,7 @@ def _accepts_options(name, options):
 
 def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None,
           random_state=0, sample_weight=None, l1=0.0, loss_params=None, callback=None,
-          eval_set=None, client=None, **solver_options) -> SolveResult:
+          eval_set=None, client=None, n_jobs=None, **solver_options) -> SolveResult:
     """Fit a regularized linear model and return a certified result.
 
     Minimizes ``P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2 +
@@ -142,6 +153,13 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         Adds ``test_error`` or ``test_rmse`` to the trace.
     client : dask.distributed.Client, optional
         Distributed solvers run on it.
+    n_jobs : int or None
+        Threads for the solvers that run on several (``sdca``,
+        ``minibatch_sdca``): None or 1 one thread, ``-1`` all cores, ``-2`` all
+        but one.  With ``solver="auto"`` a solver that runs on one thread
+        (``newton``) may still be picked, when it is faster than SDCA on ``k``
+        threads would be; ``n_jobs > 1`` with another solver named explicitly
+        is an error.
     **solver_options
         Options of the solver (see its docstring) and the common options
         ``time_limit``, ``check_every``, ``warm_start``, ``resume``,
@@ -149,13 +167,20 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         are an error.
     """
     check_solver_name(solver)
+    threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
-    name = resolve_solver(solver, problem, solver_options)
+    name = resolve_solver(solver, problem, solver_options, n_jobs=threads)
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} is not available in this version of primaldual; "
                          f"available: {', '.join(sorted(SOLVERS))}")
     cls = SOLVERS[name]
+    if n_jobs is not None:
+        if "n_jobs" in cls.options:
+            solver_options["n_jobs"] = n_jobs
+        elif threads > 1 and solver != "auto":
+            raise ValueError(f"solver={name!r} runs on one thread; n_jobs={n_jobs!r} "
+                             f"applies to {', '.join(threaded_solvers())}")
     if client is not None:
         if not getattr(cls, "supports_client", False):
             raise ValueError(f"solver={name!r} does not run on a Dask client; "

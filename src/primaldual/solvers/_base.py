@@ -305,6 +305,12 @@ class Solver(abc.ABC):
     adaptive_checks = False
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
+    #: a KeyboardInterrupt during the epochs stops the run cleanly: the
+    #: iterates stay consistent, and the result is certified at the point
+    #: reached, with stop_reason "interrupted" (False: the interrupt propagates)
+    interruptible = False
+    #: set when an interrupt arrived; the next check stops the run
+    interrupted = False
 
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
@@ -506,6 +512,16 @@ class Solver(abc.ABC):
             interval = min(interval, max(grid - self.epochs, 1e-9))
         return min(interval, remaining)
 
+    def _advance_guarded(self, n_epochs, deadline):
+        """:meth:`advance`; for an ``interruptible`` solver a KeyboardInterrupt
+        ends the run at a certified point instead of propagating."""
+        if not self.interruptible:
+            return self.advance(n_epochs, deadline)
+        try:
+            self.advance(n_epochs, deadline)
+        except KeyboardInterrupt:
+            self.interrupted = True
+
     def run(self) -> SolveResult:
         resume = self.resume_from
         if resume is not None:
@@ -533,7 +549,7 @@ class Solver(abc.ABC):
                 stop = self._stop_reason(rec, time.perf_counter() - t_start)
                 skip_check = False
                 if not stop:
-                    self.advance(self._next_interval(trace, last_ckpt), deadline)
+                    self._advance_guarded(self._next_interval(trace, last_ckpt), deadline)
                     continue
                 cert = self.certificate()
                 break
@@ -567,7 +583,7 @@ class Solver(abc.ABC):
                 last_ckpt = self.epochs
             if stop:
                 break
-            self.advance(self._next_interval(trace, last_ckpt), deadline)
+            self._advance_guarded(self._next_interval(trace, last_ckpt), deadline)
         if bar is not None:
             bar.close()
         elapsed = time.perf_counter() - t_start

@@ -72,7 +72,7 @@ Step rules (Section 3)
 ``step="average"``  the serial steps averaged, ``alpha += (1/|S|) sum Delta_i``:
                     safe but no faster than one coordinate per iteration.
 
-Multi-core (``n_threads``): one OS thread per worker runs the ``nogil`` kernel
+Multi-core (``n_jobs``): one OS thread per worker runs the ``nogil`` kernel
 :func:`~primaldual.kernels.minibatch.msdca_thread`.  Each thread owns a column
 range of ``w`` (ranges balanced by stored entries): it computes its part of
 every inner product of the batch, then the update (2) of its share of the
@@ -80,9 +80,9 @@ batch from the summed parts, then adds the changes to its own columns.  So
 ``w`` never moves between cores' caches, and the threads meet at two spin
 barriers per iteration (:mod:`primaldual.kernels.threadsync`) instead of
 paying a thread pool's fork/join per parallel region.  Results are
-deterministic for a given ``random_state`` and ``n_threads``; against one
+deterministic for a given ``random_state`` and ``n_jobs``; against one
 thread only the association of each inner product's sum differs (the tests
-check agreement to 1e-12 after several epochs).  Used when ``n_threads > 1`` and
+check agreement to 1e-12 after several epochs).  Used when ``n_jobs > 1`` and
 ``batch_size >= 16``.
 
 Options
@@ -92,7 +92,8 @@ sampling : "serial" | "standard" | "distributed", default "standard"
 step : "safe" | "naive" | "average", default "safe"
 eso : "auto" | "dense" | "sparse" | "safe" | "cauchy_schwarz", default "auto"
 sigma : "power" | "bound" | float, default "power"
-n_threads : int or None, default None (``numba.config.NUMBA_NUM_THREADS``, i.e. the cores)
+n_jobs : int or None, default None     threads: None or 1 one, -1 all cores (joblib's
+    convention, :func:`primaldual.solvers._threads.resolve_n_jobs`)
 n_partitions : int or None        ``C`` for ``sampling="distributed"`` (default
     the number of Dask workers with a client, else 4)
 client, round_timeout, recovery_every, recovery_dir, max_recoveries :
@@ -107,7 +108,6 @@ from __future__ import annotations
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
-import numba
 import numpy as np
 
 from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target
@@ -115,6 +115,7 @@ from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, m
                                  msdca_thread, row_splits, sparse_eso_weights)
 from ..kernels.threadsync import make_flags, signal_abort
 from ._base import Solver, _check_choice, _positive, register
+from ._threads import resolve_n_jobs
 
 __all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared"]
 
@@ -204,7 +205,7 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
     __doc__ = __doc__
     name = "minibatch_sdca"
     options = {"batch_size": 64, "sampling": "standard", "step": "safe", "eso": "auto",
-               "sigma": "power", "n_threads": None, **ENGINE_OPTIONS,
+               "sigma": "power", "n_jobs": None, **ENGINE_OPTIONS,
                "n_partitions": None}
     supports_l1 = False
     supports_client = True
@@ -226,10 +227,7 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
             raise ValueError(f"batch_size={b} is larger than n={p.n}")
         self.b = b
         s = o["sampling"]
-        if o["n_threads"] is not None:
-            self.n_threads = _positive("n_threads", o["n_threads"], integer=True)
-        else:
-            self.n_threads = numba.config.NUMBA_NUM_THREADS
+        self.n_threads = resolve_n_jobs(o["n_jobs"])
         if s == "serial" and b != 1:
             raise ValueError(f"sampling='serial' updates one coordinate per iteration; "
                              f"batch_size must be 1, got {b}")
@@ -413,7 +411,7 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
                 break
 
     def _run_threads(self, args):
-        """Run :func:`msdca_thread` on ``n_threads`` OS threads (the kernel
+        """Run :func:`msdca_thread` on ``n_jobs`` OS threads (the kernel
         releases the GIL); any failure or interrupt aborts the others'
         barriers so nothing is left spinning."""
         T = self.n_threads_used

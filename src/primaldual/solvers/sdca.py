@@ -61,6 +61,40 @@ line; the breakpoints are walked in order
 ``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
 with ``l1 > 0``.
 
+Threads (``n_jobs = k > 1``): PASSCoDe (Hsieh, Yu & Dhillon, ICML 2015), in
+its "atomic" variant, on the passes of SDCA-Perm.  Each pass (a random order of
+the coordinates not shrunk, drawn by the driver from ``random_state``) is cut
+into ``k`` contiguous slices, and ``k`` threads run the serial kernel
+:func:`~primaldual.kernels.sdca.sdca_epoch` on their slices at once, on the one
+``alpha`` and the one dual image ``v``.  A step reads ``v`` as it finds it
+(other threads' updates may be half applied: the margin is stale by at most
+the few steps in flight) and adds its change ``(c_i/W) Delta x_i`` to ``v``
+entry by entry with atomic additions (:mod:`primaldual.kernels.atomics`), so
+no update is lost and ``v`` stays ``v(alpha)`` up to rounding; ``alpha_i``
+has one writer per pass.  ``atomic=False`` uses plain additions (PASSCoDe's
+"wild" variant), which lose concurrent updates to the same entry: cheaper
+per step, but on data with dense columns ``v`` drifts from ``v(alpha)`` and
+the steps go wrong until the next check.  Shrinking works as in the serial
+solver, on the whole active set: the threads report their pass's largest
+violations, and the driver sets the next pass's thresholds.
+
+The certificate stays exact: at every check the fresh ``v(alpha)`` of the
+certificate pass replaces the threads' ``v``; if they differ by more than
+rounding (plain additions, or ``sampling="uniform"`` drawing one coordinate in
+two slices at once), the certificate is recomputed at ``w(alpha)`` from the
+fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
+sample order depends on ``random_state`` only); not the iterates, since the
+threads' interleaving decides which updates a step sees.  Runs agree on the
+optimum to the tolerance, each certified.  For bitwise repeatable multi-core
+runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
+``n_jobs`` is an upper bound: each thread gets at least
+``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass;
+``res.extras["threads"]`` is the number used.  ``n_jobs=1`` is the serial
+solver exactly.  Not with ``output="average"`` or ``"random"``.
+
+Options ``n_jobs`` (None or 1: one thread; -1 all cores) and ``atomic``
+(default True).
+
 Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
@@ -83,6 +117,9 @@ from ._threads import resolve_n_jobs, run_threads
 #: by 10 at each re-activation (see kernels.sdca.sdca_passes)
 SHRINK_EPS0 = 0.1
 
+#: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
+#: threads are used (a pass costs ~3 ns per entry, waking a thread ~20-50 us)
+MIN_NNZ_PER_THREAD = 100_000
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
@@ -111,6 +148,9 @@ class SDCASolver(Solver):
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
     # ~220); 100 left users with "not converged" where every epoch is cheap
     default_max_epochs = 1000
+    # an interrupt lands between kernel calls (Numba defers it), where alpha and
+    # v agree; the threads are stopped and waited for (solvers._threads)
+    interruptible = True
 
     def validate_options(self):
         o = self.opts
@@ -142,7 +182,10 @@ class SDCASolver(Solver):
     def _validate_threads(self):
         o = self.opts
         p = self.problem
-        self.n_threads = min(resolve_n_jobs(o["n_jobs"]), p.n)
+        # n_jobs is an upper bound: a thread gets at least MIN_NNZ_PER_THREAD
+        # stored entries per pass, else its share would not pay for waking it
+        self.n_threads = max(1, min(resolve_n_jobs(o["n_jobs"]), p.n,
+                                    p.nnz // max(MIN_NNZ_PER_THREAD, 1)))
         _check_choice("atomic", o["atomic"], (True, False))
         self.atomic = bool(o["atomic"])
         if self.n_threads == 1:
@@ -178,6 +221,11 @@ class SDCASolver(Solver):
         self._logit_cache()
         self._prox_scratch()
         self._init_threads()
+
+    def run(self):
+        res = super().run()
+        res.extras["threads"] = self.n_threads
+        return res
 
     # ---------------------------------------------------------- threads
     def _init_threads(self):

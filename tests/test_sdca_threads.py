@@ -1,0 +1,262 @@
+"""SDCA on several threads (``n_jobs > 1``): exact certificates, the serial
+optimum, dual feasibility under contention, clean stops.
+
+Small problems would get one thread (each thread needs
+``MIN_NNZ_PER_THREAD`` stored entries per pass), so the fixture below lifts
+that floor: these tests run real threads on tiny data.
+"""
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import primaldual
+import primaldual.solvers.sdca as sdca_mod
+from primaldual import solve
+from primaldual.problem import Problem
+from primaldual.solvers._threads import resolve_n_jobs
+
+from conftest import make_classification_data, make_regression_data
+
+CLASSIFICATION = ("hinge", "smooth_hinge", "squared_hinge", "logistic")
+REGRESSION = ("squared", "absolute", "epsilon_insensitive")
+
+
+@pytest.fixture(autouse=True)
+def threads_on_tiny_data(monkeypatch):
+    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 0)
+
+
+def data_for(loss, n=300, d=25, seed=0, dense=False):
+    if loss in REGRESSION:
+        return make_regression_data(n=n, d=d, seed=seed, dense=dense)
+    return make_classification_data(n=n, d=d, seed=seed, dense=dense)
+
+
+def recomputed(X, y, loss, lam, l1, sample_weight, res):
+    """P(w(alpha)) and D(alpha) from the returned alpha, computed afresh:
+    ``w(alpha) = soft_threshold((1/W) X^T (c alpha), l1) / lam``."""
+    prob = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight)
+    c = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+    v = sp.csr_matrix(X).T @ (c * res.dual_coef) / c.sum()
+    w = np.sign(v) * np.maximum(np.abs(v) - l1, 0.0) / lam
+    return w, prob.primal(w), prob.dual(res.dual_coef)
+
+
+def assert_exact_certificate(X, y, loss, lam, res, l1=0.0, sample_weight=None):
+    w, P, D = recomputed(X, y, loss, lam, l1, sample_weight, res)
+    scale = max(abs(P), 1e-12)
+    np.testing.assert_allclose(res.coef, w, rtol=0, atol=1e-9 * max(1.0, np.abs(w).max()))
+    assert abs(res.primal - P) <= 1e-10 * scale
+    assert abs(res.dual - D) <= 1e-10 * scale
+    assert res.primal - res.dual >= -1e-12 * scale
+
+
+# -------------------------------------------------------------- n_jobs
+def test_resolve_n_jobs():
+    import os
+    assert resolve_n_jobs(None) == 1 and resolve_n_jobs(1) == 1 and resolve_n_jobs(3) == 3
+    assert resolve_n_jobs(-1) == (os.cpu_count() or 1)
+    assert resolve_n_jobs(-(os.cpu_count() or 1) - 5) == 1
+    for bad in (0, 1.5, "2", True):
+        with pytest.raises(ValueError, match="n_jobs"):
+            resolve_n_jobs(bad)
+
+
+def test_n_jobs_one_is_the_serial_solver_exactly():
+    X, y = make_classification_data(n=200, d=20, seed=3)
+    kw = dict(loss="squared_hinge", lam=1e-3, solver="sdca", tol=1e-9, random_state=5)
+    a = solve(X, y, **kw)
+    b = solve(X, y, n_jobs=1, **kw)
+    np.testing.assert_array_equal(a.dual_coef, b.dual_coef)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert b.extras["threads"] == 1
+
+
+def test_threads_are_used_and_capped_by_the_work(monkeypatch):
+    X, y = make_classification_data(n=200, d=20, seed=3)
+    res = solve(X, y, solver="sdca", n_jobs=3, tol=1e-6)
+    assert res.extras["threads"] == 3
+    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", X.nnz // 2)
+    res = solve(X, y, solver="sdca", n_jobs=8, tol=1e-6)
+    assert res.extras["threads"] == 2
+
+
+def test_n_jobs_errors():
+    X, y = make_classification_data(n=60, d=5)
+    with pytest.raises(ValueError, match="runs on one thread"):
+        solve(X, y, solver="spdc", n_jobs=2)
+    with pytest.raises(ValueError, match="output='last'"):
+        solve(X, y, solver="sdca", n_jobs=2, output="average")
+    with pytest.raises(ValueError, match="n_jobs"):
+        solve(X, y, solver="sdca", n_jobs=0)
+
+
+# ------------------------------------------------ every loss, exact certificate
+@pytest.mark.parametrize("loss", CLASSIFICATION + REGRESSION)
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_every_loss_certified_exactly(loss, n_jobs):
+    X, y = data_for(loss, seed=1)
+    lam = 1e-2
+    # the non-smooth regression losses converge slowly for SDCA, threads or not
+    tol = 1e-5 if loss in ("absolute", "epsilon_insensitive") else 1e-9
+    res = solve(X, y, loss=loss, lam=lam, solver="sdca", n_jobs=n_jobs, tol=tol,
+                max_epochs=3000, random_state=2)
+    assert res.extras["threads"] == n_jobs
+    assert res.converged and res.rel_gap <= tol
+    assert_exact_certificate(X, y, loss, lam, res)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_two_threads_reach_the_one_thread_optimum(loss):
+    X, y = data_for(loss, n=400, d=30, seed=4)
+    kw = dict(loss=loss, lam=1e-3, solver="sdca", tol=1e-11, max_epochs=5000,
+              random_state=0)
+    one = solve(X, y, n_jobs=1, **kw)
+    two = solve(X, y, n_jobs=2, **kw)
+    assert one.converged and two.converged
+    assert abs(one.primal - two.primal) <= 1e-8 * abs(one.primal)
+    # strong convexity: ||w1 - w2||^2 <= 2 (gap1 + gap2) / lam
+    bound = np.sqrt(2 * (one.gap + two.gap) / kw["lam"])
+    assert np.linalg.norm(one.coef - two.coef) <= bound + 1e-12
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_elastic_net_sample_weights_and_dense_rows(dense):
+    X, y = make_classification_data(n=300, d=20, seed=6, dense=dense)
+    c = np.random.default_rng(0).uniform(0.2, 3.0, X.shape[0])
+    kw = dict(loss="squared_hinge", lam=1e-3, l1=1e-3, sample_weight=c, solver="sdca",
+              tol=1e-9, max_epochs=3000, random_state=1)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert res.converged
+    assert_exact_certificate(X, y, "squared_hinge", 1e-3, res, l1=1e-3, sample_weight=c)
+    ref = solve(X, y, n_jobs=1, **kw)
+    assert abs(ref.primal - res.primal) <= 2e-9 * abs(ref.primal)
+
+
+def test_warm_start_and_shrinking_off():
+    X, y = make_classification_data(n=300, d=20, seed=7)
+    kw = dict(loss="hinge", lam=1e-3, solver="sdca", random_state=3)
+    first = solve(X, y, n_jobs=2, tol=1e-3, **kw)
+    warm = solve(X, y, n_jobs=2, tol=1e-9, warm_start=first, max_epochs=3000, **kw)
+    assert warm.converged
+    assert_exact_certificate(X, y, "hinge", 1e-3, warm)
+    plain = solve(X, y, n_jobs=2, tol=1e-7, shrinking=False, max_epochs=5000, **kw)
+    assert plain.converged
+    assert_exact_certificate(X, y, "hinge", 1e-3, plain)
+
+
+@pytest.mark.parametrize("sampling", ["uniform", "cyclic"])
+def test_other_samplings(sampling):
+    X, y = make_classification_data(n=300, d=20, seed=8)
+    res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, tol=1e-9,
+                sampling=sampling, max_epochs=3000, random_state=3)
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-3, res)
+
+
+def test_plain_additions_still_certify_exactly():
+    # atomic=False (PASSCoDe-Wild) may lose updates on shared columns: the
+    # certificate is recomputed at w(alpha)
+    X, y = make_classification_data(n=400, d=4, density=1.0, seed=9, dense=True)
+    res = solve(X, y, loss="squared_hinge", lam=1e-3, solver="sdca", n_jobs=2,
+                atomic=False, tol=1e-8, max_epochs=3000, random_state=0)
+    assert res.converged
+    assert_exact_certificate(X, y, "squared_hinge", 1e-3, res)
+
+
+# ------------------------------------------------ contention on adversarial data
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 12), d=st.integers(1, 3), threads=st.integers(2, 8),
+       loss=st.sampled_from(CLASSIFICATION + REGRESSION), seed=st.integers(0, 10_000),
+       scale=st.sampled_from([1e-3, 1.0, 1e3]), dup=st.booleans(),
+       sampling=st.sampled_from(["permutation", "uniform", "cyclic"]))
+def test_no_alpha_leaves_its_dual_domain(n, d, threads, loss, seed, scale, dup, sampling):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * scale
+    if dup:                                  # identical rows: the worst contention
+        X[:] = X[0]
+    y = (np.where(rng.random(n) < 0.5, -1.0, 1.0) if loss in CLASSIFICATION
+         else rng.standard_normal(n))
+    res = solve(X, y, loss=loss, lam=1e-2, solver="sdca", n_jobs=threads, tol=0.0,
+                max_epochs=20, check_every=5, sampling=sampling, random_state=seed)
+    prob = Problem(X, y, loss=loss, lam=1e-2)
+    assert np.isfinite(prob.dual(res.dual_coef))        # -inf outside the domain
+    assert np.all(np.isfinite(res.dual_coef))
+    assert_exact_certificate(X, y, loss, 1e-2, res)
+
+
+# ------------------------------------------------------------------ stops
+def big_problem():
+    X, y = make_classification_data(n=20_000, d=200, density=0.05, seed=11)
+    return X, y
+
+
+def test_time_limit_with_threads():
+    X, y = big_problem()
+    res = solve(X, y, loss="logistic", lam=1e-7, solver="sdca", n_jobs=2, tol=0.0,
+                max_epochs=10_000, time_limit=0.5, random_state=0)
+    assert res.stop_reason == "time_limit" and res.n_epochs < 10_000
+    assert_exact_certificate(X, y, "logistic", 1e-7, res)
+
+
+def test_callback_stop_with_threads():
+    X, y = big_problem()
+    seen = []
+
+    def cb(snap):
+        seen.append(snap["epoch"])
+        return len(seen) >= 3
+
+    res = solve(X, y, loss="hinge", lam=1e-6, solver="sdca", n_jobs=2, tol=0.0,
+                max_epochs=10_000, check_every=1, callback=cb, random_state=0)
+    assert res.stop_reason == "callback" and len(seen) == 3
+    assert_exact_certificate(X, y, "hinge", 1e-6, res)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_keyboard_interrupt_stops_cleanly_and_certifies(monkeypatch, n_jobs):
+    """A KeyboardInterrupt while the threads run: every thread is waited for,
+    and the run returns a certified result with stop_reason "interrupted"."""
+    X, y = big_problem()
+    real = sdca_mod.sdca_epoch
+    calls = {"n": 0}
+    lock = threading.Lock()
+
+    def epoch_then_interrupt(*args):
+        with lock:
+            calls["n"] += 1
+            fire = calls["n"] == 5
+        if fire:
+            _thread.interrupt_main()      # what Ctrl-C does
+            time.sleep(0.2)               # the main thread gets it while we run
+        return real(*args)
+
+    monkeypatch.setattr(sdca_mod, "sdca_epoch", epoch_then_interrupt)
+    res = solve(X, y, loss="logistic", lam=1e-7, solver="sdca", n_jobs=n_jobs, tol=0.0,
+                max_epochs=10_000, check_every=1, shrinking=False, random_state=0)
+    assert res.stop_reason == "interrupted"
+    assert res.n_epochs < 10_000
+    n_calls = calls["n"]
+    time.sleep(0.3)
+    assert calls["n"] == n_calls          # no thread is still running steps
+    assert_exact_certificate(X, y, "logistic", 1e-7, res)
+
+
+# ------------------------------------------------------------ checkpoints
+def test_checkpoint_and_resume_with_threads(tmp_path):
+    X, y = make_classification_data(n=500, d=20, seed=12)
+    kw = dict(loss="hinge", lam=1e-4, solver="sdca", n_jobs=2, random_state=0)
+    part = solve(X, y, tol=0.0, max_epochs=6, checkpoint=tmp_path, check_every=2, **kw)
+    assert part.stop_reason == "max_epochs"
+    res = solve(X, y, tol=1e-8, max_epochs=3000, resume=tmp_path, **kw)
+    assert res.converged and res.n_epochs > 6
+    assert_exact_certificate(X, y, "hinge", 1e-4, res)
