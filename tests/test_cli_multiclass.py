@@ -191,7 +191,7 @@ def test_cv_regression_reports_mse(tmp_path, capsys):
 
 # ----------------------------------------------------------------- errors
 @pytest.mark.parametrize("args, message", [
-    (["--jobs", "2"], "multi-core SDCA is not available in this version; --jobs accepts only 1"),
+    (["--jobs", "0"], "n_jobs=0 means no thread"),
     (["--bias", "0"], "--bias must be a finite number > 0"),
     (["--bias", "nan"], "--bias must be a finite number > 0"),
     (["--class-weight", "1=3"], "--class-weight expects 'balanced' or LABEL:W"),
@@ -218,6 +218,23 @@ def test_fit_flag_errors(files, tmp_path, capsys, monkeypatch, args, message):
     assert err.startswith("primaldual fit: error:")
 
 
+def test_fit_with_threads(files, capsys):
+    # --jobs 2 runs SDCA on two threads (a binary problem gets all of them); a
+    # solver that runs on one thread refuses it
+    code, out, err = run_main(capsys, "fit", files / "bin.svm", "--solver", "sdca",
+                              "--jobs", "2", "--tol", "1e-8", "--json")
+    assert code == 0, err
+    one = last_json(out)
+    code, out, err = run_main(capsys, "fit", files / "bin.svm", "--solver", "sdca",
+                              "--tol", "1e-8", "--json")
+    assert code == 0, err
+    assert one["converged"] and one["rel_gap"] <= 1e-8
+    assert abs(one["primal"] - last_json(out)["primal"]) <= 1e-7 * abs(one["primal"])
+    code, out, err = run_main(capsys, "fit", files / "bin.svm", "--solver", "spdc",
+                              "--jobs", "2")
+    assert code == 1 and "runs on one thread" in err, err
+
+
 def test_scheduler_unreachable_is_a_clear_error(files, capsys):
     code, out, err = run_main(capsys, "fit", files / "bin.svm", "--scheduler",
                               "tcp://127.0.0.1:9", "--option", "connect_timeout=2")
@@ -233,7 +250,7 @@ def test_scheduler_unreachable_is_a_clear_error(files, capsys):
     (["--lams", "1,1"], "--lams has repeated values"),
     (["--n-lams", "0"], "--n-lams must be >= 1"),
     (["--lam-ratio", "2"], "--lam-ratio must be in (0, 1)"),
-    (["--jobs", "0"], "--jobs accepts only 1"),
+    (["--jobs", "0"], "n_jobs=0 means no thread"),
     (["--class-weight", "5:1"], "names label 5, which does not occur"),
 ])
 def test_cv_flag_errors(files, capsys, args, message):

@@ -101,7 +101,8 @@ def _add_model_flags(p):
                    help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
                         "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="threads (n_jobs); only 1 is available in this version")
+                   help="threads (n_jobs): 1 (default) one, -1 all cores; for solvers "
+                        "that run on several (sdca, minibatch_sdca) and for one-vs-rest")
 
 
 def _add_problem_flags(p):
@@ -361,6 +362,7 @@ def _check_common(args):
     from .losses import make_loss
     from .penalties import make_penalty
     from .solvers import check_solver_name
+    from .solvers._threads import resolve_n_jobs
 
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
@@ -376,10 +378,7 @@ def _check_common(args):
         if key in options:
             flag = "--scheduler" if key == "client" else "--jobs"
             raise ValueError(f"--option {key} is not accepted here: use {flag}")
-    if args.jobs != 1:
-        raise ValueError(f"--jobs {args.jobs}: multi-core SDCA is not available in this "
-                         f"version; --jobs accepts only 1 (use --scheduler ADDRESS to "
-                         f"train on a Dask cluster)")
+    resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
     if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
         raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
                          f"feature), got {args.bias}")
@@ -520,7 +519,8 @@ def cmd_fit(args) -> int:
                            tol=args.tol, max_epochs=args.max_epochs,
                            random_state=args.seed, sample_weight=weights, l1=args.l1,
                            loss_params=loss_params or None,
-                           eval_set=(Xtb, yt) if Xt is not None else None, **options)
+                           eval_set=(Xtb, yt) if Xt is not None else None,
+                           n_jobs=None if args.jobs == 1 else args.jobs, **options)
     coef, intercept = _split_bias(res.coef, args.bias)
     return _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes)
 
@@ -576,12 +576,16 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
                    title=f"{Path(args.train).name}: {res.solver}, {res.loss}, "
                          f"lam={res.lam:g}")
         _note(args, f"plot written to {args.plot}")
-    if not res.converged:
+    code = 0
+    if res.stop_reason == "interrupted":
+        _note(args, "interrupted: the results written are certified at the point reached")
+        code = 130
+    elif not res.converged:
         _note(args, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
                     f"{res.rel_gap:.3e} > tol {res.tol:.1e}; raise --max-epochs or tol")
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return code
     print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}")
     print(f"problem   loss={res.loss}, lam={res.lam:g}, l1={res.l1:g}"
           + (f", bias={args.bias:g}" if args.bias is not None else ""))
@@ -596,7 +600,7 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
         print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
     if "test_rmse" in summary:
         print(f"test      rmse {summary['test_rmse']:.6g} on {args.test}")
-    return 0
+    return code
 
 
 def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, classes, cw):

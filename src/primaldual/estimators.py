@@ -50,7 +50,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -62,7 +61,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .losses import make_loss
-from .solvers import solve
+from .solvers import solve, threaded_solvers
+from .solvers._threads import resolve_n_jobs
 
 __all__ = ["LinearClassifier", "LinearRegressor"]
 
@@ -193,8 +193,13 @@ class _LinearBase(BaseEstimator):
                          loss_params=self.loss_params, **opts_k)
 
         k_total = len(targets)
-        n_jobs = getattr(self, "n_jobs", None)
-        workers = min(k_total, effective_n_jobs(n_jobs)) if k_total > 1 else 1
+        threads = resolve_n_jobs(getattr(self, "n_jobs", None))
+        workers = min(k_total, threads)
+        # the threads left over go to each problem's solver, when it takes them
+        per_problem = max(1, threads // workers)
+        if per_problem > 1 and "n_jobs" not in opts and (
+                self.solver == "auto" or self.solver in threaded_solvers()):
+            opts = dict(opts, n_jobs=per_problem)
         if workers > 1:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 results = list(pool.map(one, range(k_total)))
@@ -292,7 +297,11 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     solver_options : dict, optional
         Extra keyword options for the solver (e.g. ``{"sampling": "uniform"}``).
     n_jobs : int or None
-        Threads for the one-vs-rest problems (the kernels release the GIL).
+        Threads (None or 1: one; -1: all cores).  One-vs-rest problems run at
+        once on up to ``n_jobs`` threads (the kernels release the GIL); the
+        threads left over go to each problem's solver when it runs on several
+        (``sdca``, ``minibatch_sdca``; see :func:`primaldual.solve`), so a
+        binary problem gets all of them.
     verbose : int, default 0
         1 prints one summary line per problem to stderr; 2 also shows a
         progress bar for a single problem.
@@ -462,8 +471,8 @@ class LinearRegressor(RegressorMixin, _LinearBase):
 
     Minimizes ``(1/W) sum_i c_i phi(x_i . w; y_i) + alpha/2 ||w||^2 + l1 ||w||_1``
     with :func:`primaldual.solve`.  The parameters and attributes are those
-    of :class:`LinearClassifier` without ``class_weight`` and ``n_jobs`` (one
-    problem only), with ``loss`` in {"squared", "absolute",
+    of :class:`LinearClassifier` without ``class_weight`` (``n_jobs`` are the
+    solver's threads: there is one problem), with ``loss`` in {"squared", "absolute",
     "epsilon_insensitive"} (``loss_params={"epsilon": ...}``).
 
     ``loss="squared"`` is ``(x.w - y)^2 / 2``: with ``fit_intercept=False`` it
@@ -488,7 +497,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     def __init__(self, loss="squared", *, alpha=1e-4, l1=0.0, loss_params=None, tol=1e-6,
                  max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
-                 verbose=0):
+                 n_jobs=None, verbose=0):
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -501,6 +510,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         self.random_state = random_state
         self.solver = solver
         self.solver_options = solver_options
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def fit(self, X, y, sample_weight=None):

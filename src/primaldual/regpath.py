@@ -382,7 +382,7 @@ class LinearRegressorCV(_CVMixin, LinearRegressor):
     def __init__(self, loss="squared", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
                  scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=100,
                  fit_intercept=True, intercept_scaling=1.0, random_state=None,
-                 solver="auto", solver_options=None, verbose=0):
+                 solver="auto", solver_options=None, n_jobs=None, verbose=0):
         self.loss = loss
         self.alphas = alphas
         self.n_alphas = n_alphas
@@ -398,4 +398,5 @@ class LinearRegressorCV(_CVMixin, LinearRegressor):
         self.random_state = random_state
         self.solver = solver
         self.solver_options = solver_options
+        self.n_jobs = n_jobs
         self.verbose = verbose
