@@ -1,4 +1,4 @@
-"""The ``primaldual`` command line (GUIDE §4).
+"""The ``primaldual`` command line (docs/conventions.md §6).
 
 ::
 

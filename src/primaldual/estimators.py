@@ -1,6 +1,6 @@
-"""scikit-learn estimators over :func:`primaldual.solve` (GUIDE §3).
+"""scikit-learn estimators over :func:`primaldual.solve` (docs/conventions.md §5).
 
-Both estimators minimize the problem of GUIDE §1,
+Both estimators minimize the problem of docs/conventions.md §1,
 
     P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + alpha/2 ||w||^2 + l1 ||w||_1,
 
@@ -28,7 +28,7 @@ row adds nothing to ``P`` or ``D``); their entries of ``dual_coef_`` are 0.
 Warm start
 ----------
 ``warm_start=True`` starts each fit from the previous ``dual_coef_``.  In the
-SDCA dual of GUIDE §1 the primal point is
+SDCA dual of docs/conventions.md §1 the primal point is
 ``w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i`` and the constraint on each
 ``alpha_i`` is ``-alpha_i in dom phi*(.; y_i)``: a set fixed by the loss and the
 label alone, independent of ``lam``, of the weights ``c_i`` and of ``W``.  A
@@ -263,7 +263,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     ----------
     loss : {"hinge", "smooth_hinge", "squared_hinge", "logistic"}, default "hinge"
     alpha : float, default 1e-4
-        L2 strength, the ``lam`` of GUIDE §1 (``C = 1/(alpha n)`` in LIBLINEAR terms).
+        L2 strength, the ``lam`` of docs/conventions.md §1 (``C = 1/(alpha n)`` in LIBLINEAR terms).
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
     loss_params : dict, optional

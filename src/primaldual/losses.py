@@ -1,4 +1,4 @@
-"""Loss objects: one object per loss (GUIDE §1 table).
+"""Loss objects: one object per loss (docs/conventions.md §2).
 
 Each :class:`Loss` gives the value, a (sub)derivative, ``-phi*(-alpha)`` with
 its domain, the exact SDCA coordinate step (with ``||x_i||^2`` or a
@@ -88,7 +88,7 @@ class Loss:
         self.smoothness = smoothness
         self.lipschitz = lipschitz
         self.smooth = smoothness is not None
-        # every smooth loss of GUIDE §1 has a piecewise-constant or smooth phi''
+        # every smooth loss of docs/conventions.md §2 has a piecewise-constant or smooth phi''
         self.generalized_hessian = self.smooth
         self.box_dual = box_dual
         self.closed_form_step = closed_form_step

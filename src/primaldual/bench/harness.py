@@ -12,7 +12,7 @@ objective (:class:`primaldual.Problem`) on the same data:
   on a 64-row slice of the same data (:func:`warm_up`) so that Numba's compile
   time is not in its first timed run;
 - peers are refitted with growing budgets (:mod:`.peers`); their certificate
-  uses ``alpha_i = -phi'(x_i . w)`` like every primal method (GUIDE §1), and
+  uses ``alpha_i = -phi'(x_i . w)`` like every primal method (docs/conventions.md §1), and
   ``time`` is the wall time of the fit that produced the point.
 
 A run stops at ``max_epochs``, at ``time_limit``, or when its relative gap

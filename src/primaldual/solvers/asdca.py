@@ -2,7 +2,7 @@
 proximal stochastic dual coordinate ascent for regularized loss minimization",
 ICML 2014 / Math. Programming 155, 2016, Procedure Accelerated Prox-SDCA).
 
-Problem (GUIDE §1)::
+Problem (docs/conventions.md §1)::
 
     P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
 

@@ -1,6 +1,6 @@
 """Batch baselines of Zhang & Xiao (2015), Section 5: AFG and L-BFGS.
 
-Both minimize the primal of GUIDE §1::
+Both minimize the primal of docs/conventions.md §1::
 
     P(w) = f(w) + Psi(w),  f(w) = (1/W) sum_i c_i phi_i(x_i . w),
     Psi(w) = lam/2 ||w||^2 + l1 ||w||_1
@@ -9,7 +9,7 @@ with full gradients ``grad f(w) = (1/W) X^T (c * phi'(X w))``.  One pass over
 the data is one evaluation of ``f`` and ``grad f`` (a product with ``X`` and
 one with ``X^T``), which is how the paper's figures count passes for batch
 methods.  Both are primal methods: the certificate uses
-``alpha_i = -phi'(x_i . w)`` (GUIDE §1).
+``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1).
 """
 from __future__ import annotations
 

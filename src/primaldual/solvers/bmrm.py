@@ -2,7 +2,7 @@
 Smola & Le, JMLR 11, 2010, Algorithm 1), with the L2 regularizer.
 
 Problem: ``J(w) = lam/2 ||w||^2 + R_emp(w)``, ``R_emp(w) = (1/W) sum_i c_i
-phi_i(x_i . w)`` (GUIDE §1's primal with ``l1 = 0``); any loss with
+phi_i(x_i . w)`` (the primal of docs/conventions.md §1 with ``l1 = 0``); any loss with
 subgradients (hinge, logistic, ...).
 
 Iteration ``t`` (cutting planes of the empirical risk)::

@@ -79,7 +79,7 @@ class NewtonSolver(Solver):
     """Truncated Newton-CG with a line search or a trust region; a primal method.
 
     Problem: ``min_w P(w) = f(w) = (1/W) sum_i c_i phi(x_i . w; y_i) +
-    lam/2 ||w||^2`` (GUIDE §1) with ``l1 = 0`` and a loss with a (generalized)
+    lam/2 ||w||^2`` (docs/conventions.md §1) with ``l1 = 0`` and a loss with a (generalized)
     Hessian: ``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``.
     Its gradient and Hessian are::
 
@@ -142,7 +142,7 @@ class NewtonSolver(Solver):
     one pass; forming the explicit Hessian is one pass (it reads the data
     once, with ``d`` times the flops of a matrix-vector product).
 
-    Certificate: a primal method; ``alpha_i = -phi'(x_i . w)`` (GUIDE §1),
+    Certificate: a primal method; ``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1),
     evaluated from the margins and the gradient of the last accepted point,
     so a gap check costs ``O(n + d)``, not a pass.
 

@@ -18,7 +18,7 @@ communicate; the output is the average ``w = (1/k) sum_q w_q``
 (Algorithm 3's "aggregate from all computers").  One epoch = every part made
 ``|I_q|`` steps (one pass over the data in total).
 
-Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (GUIDE §1),
+Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
 exact primal, dual and gap for that pair.
 
 Options

@@ -1,6 +1,6 @@
 """SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, ICML 2015).
 
-Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
     primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
     dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
