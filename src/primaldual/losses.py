@@ -76,11 +76,10 @@ class Loss:
     generalized_hessian : bool  phi' is Lipschitz and piecewise smooth, so a
                          (generalized) second derivative exists: the smooth losses
     box_dual : bool      dual domain is a bounded box (shrinking applies)
-    closed_form_step : bool  the SDCA coordinate step is closed form
     """
 
     def __init__(self, name, code, param, *, classification, smoothness,
-                 lipschitz, box_dual, closed_form_step):
+                 lipschitz, box_dual):
         self.name = name
         self.code = int(code)
         self.param = float(param)
@@ -91,7 +90,6 @@ class Loss:
         # every smooth loss of docs/conventions.md §2 has a piecewise-constant or smooth phi''
         self.generalized_hessian = self.smooth
         self.box_dual = box_dual
-        self.closed_form_step = closed_form_step
 
     # --------------------------------------------------------------- params
     @property
@@ -218,26 +216,26 @@ def make_loss(loss, loss_params=None) -> Loss:
                          f"allowed: {allowed or 'none'}")
     if loss == "hinge":
         return Loss(loss, K.HINGE, 0.0, classification=True, smoothness=None,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     if loss == "smooth_hinge":
         g = _positive_param(loss, "gamma", params, 1.0, allow_zero=False)
         return Loss(loss, K.SMOOTH_HINGE, g, classification=True, smoothness=1.0 / g,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     if loss == "squared_hinge":
         return Loss(loss, K.SQUARED_HINGE, 0.0, classification=True, smoothness=2.0,
-                    lipschitz=None, box_dual=True, closed_form_step=True)
+                    lipschitz=None, box_dual=True)
     if loss == "logistic":
         return Loss(loss, K.LOGISTIC, 0.0, classification=True, smoothness=0.25,
-                    lipschitz=1.0, box_dual=False, closed_form_step=False)
+                    lipschitz=1.0, box_dual=False)
     if loss == "squared":
         return Loss(loss, K.SQUARED, 0.0, classification=False, smoothness=1.0,
-                    lipschitz=None, box_dual=False, closed_form_step=True)
+                    lipschitz=None, box_dual=False)
     if loss == "absolute":
         return Loss(loss, K.ABSOLUTE, 0.0, classification=False, smoothness=None,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     e = _positive_param(loss, "epsilon", params, 0.1, allow_zero=True)
     return Loss(loss, K.EPSILON_INSENSITIVE, e, classification=False, smoothness=None,
-                lipschitz=1.0, box_dual=True, closed_form_step=True)
+                lipschitz=1.0, box_dual=True)
 
 
 _CAPABILITY_TEXT = {

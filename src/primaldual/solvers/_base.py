@@ -298,8 +298,6 @@ class Solver(abc.ABC):
     supports_l1 = False
     #: accepts lam == 0 with l1 > 0
     supports_pure_l1 = False
-    #: dual method: its certificate alpha is its own iterate
-    dual_method = True
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False

@@ -61,7 +61,6 @@ class ASDCASolver(Solver):
     requires = ("smooth",)
     options = {}
     supports_l1 = True
-    dual_method = False
 
     def validate_options(self):
         p = self.problem

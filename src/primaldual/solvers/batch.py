@@ -73,7 +73,6 @@ class AFGSolver(Solver):
     requires = ("smooth",)
     options = {"L0": None, "gamma_u": 2.0, "gamma_d": 2.0}
     supports_l1 = True
-    dual_method = False
 
     def validate_options(self):
         o = self.opts
@@ -194,7 +193,6 @@ class LBFGSSolver(Solver):
     requires = ("smooth",)
     options = {"maxcor": 30}
     supports_l1 = True       # refused below with a specific message
-    dual_method = False
 
     def validate_options(self):
         if self.problem.l1 > 0:

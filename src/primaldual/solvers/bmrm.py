@@ -127,7 +127,6 @@ class BMRMSolver(Solver):
     __doc__ = __doc__
     name = "bmrm"
     options = {}
-    dual_method = False
 
     def init_state(self, warm_start):
         p = self.problem

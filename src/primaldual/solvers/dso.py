@@ -487,7 +487,6 @@ class DSOSolver(Solver):
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
-    dual_method = True
 
     def validate_options(self):
         o = self.opts

@@ -171,7 +171,6 @@ class NewtonSolver(Solver):
     options = {"cg_tol": 0.1, "hessian": "auto", "max_cg_iter": None,
                "globalization": "line_search"}
     supports_l1 = False
-    dual_method = False
 
     # ------------------------------------------------------------ options
     def validate_options(self):

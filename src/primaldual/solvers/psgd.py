@@ -72,7 +72,6 @@ class PSGDSolver(Solver):
     __doc__ = __doc__
     name = "psgd"
     options = {"n_workers": None, "sampling": "uniform", "project": False, **RING_OPTIONS}
-    dual_method = False
     supports_client = True
     _ring = None
 

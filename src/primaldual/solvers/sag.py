@@ -41,7 +41,6 @@ class SAGSolver(Solver):
     name = "sag"
     requires = ("smooth",)
     options = {"step": "1/L"}
-    dual_method = False
 
     def validate_options(self):
         p = self.problem

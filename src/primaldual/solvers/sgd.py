@@ -41,7 +41,6 @@ class SGDSolver(Solver):
     __doc__ = __doc__
     name = "sgd"
     options = {"sampling": "uniform", "project": False, "t0": 1}
-    dual_method = False
 
     def validate_options(self):
         _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))

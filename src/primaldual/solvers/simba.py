@@ -167,7 +167,6 @@ class SimbaSolver(Solver):
                "bias": False, "implementation": "auto", "rescale": True,
                "record_draws": 0}
     supports_l1 = False
-    dual_method = False
 
     # ------------------------------------------------------------ options
     def validate_options(self):

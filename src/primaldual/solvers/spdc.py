@@ -87,7 +87,6 @@ class SPDCSolver(Solver):
                "theta": None, "perturbation": "auto", "target_accuracy": None}
     supports_l1 = True
     supports_pure_l1 = True
-    dual_method = True
 
     # ------------------------------------------------------------ options
     def validate_options(self):
