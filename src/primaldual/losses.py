@@ -22,39 +22,39 @@ __all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
 
 
 @njit(cache=True, nogil=True)
-def _vec_value(kind, p, a, y, out):
+def _vec_value(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_value(kind, p, a[i], y[i])
+        out[i] = K.loss_value(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_derivative(kind, p, a, y, out):
+def _vec_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_derivative(kind, p, a[i], y[i])
+        out[i] = K.loss_derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_second_derivative(kind, p, a, y, out):
+def _vec_second_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_second_derivative(kind, p, a[i], y[i])
+        out[i] = K.loss_second_derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_neg_conjugate(kind, p, alpha, y, out):
+def _vec_neg_conjugate(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.neg_conjugate(kind, p, alpha[i], y[i])
+        out[i] = K.neg_conjugate(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_in_domain(kind, p, alpha, y, out):
+def _vec_in_domain(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_in_domain(kind, p, alpha[i], y[i])
+        out[i] = K.dual_in_domain(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_dual_step(kind, p, alpha, y, a, s, out):
+def _vec_dual_step(kind, param, alpha, y, a, s, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_step(kind, p, alpha[i], y[i], a[i], s[i])
+        out[i] = K.dual_step(kind, param, alpha[i], y[i], a[i], s[i])
 
 
 def _arr(x):
