@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._extras import MissingExtraError, have, require
+
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
 #: solve() options that have their own flag; ``--option`` may not set them
@@ -312,6 +314,7 @@ def plot_trace(trace, path, title=""):
     left out of the log scale by matplotlib.  Uses the Agg canvas directly
     (no pyplot, no global backend change).
     """
+    require("matplotlib", "--plot")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -456,7 +459,7 @@ def _read_train_test(args):
 
 def _run_options(args, options):
     if "progress" not in options:
-        options["progress"] = sys.stdout.isatty() and not args.quiet
+        options["progress"] = sys.stdout.isatty() and not args.quiet and have("tqdm")
     if getattr(args, "checkpoint", None):
         options["checkpoint"] = args.checkpoint
         options["checkpoint_every"] = args.checkpoint_every
@@ -486,6 +489,8 @@ def cmd_fit(args) -> int:
                                  f"Dask cluster); give --scheduler too, or drop {flag}")
     else:
         return _fit_on_cluster(args, loss, loss_params, options)
+    if args.plot:
+        require("matplotlib", "--plot")        # before the fit, not after it
 
     X, y_raw, Xt, yt_raw = _read_train_test(args)
     classes, weights, y, yt = None, None, y_raw, yt_raw
@@ -761,11 +766,7 @@ def _fit_on_cluster(args, loss, loss_params, options):
     elif not train.is_file():
         raise FileNotFoundError(f"data file not found: {train}")
 
-    try:
-        from distributed import Client
-    except ImportError:                      # pragma: no cover - a dependency
-        raise ValueError("--scheduler needs dask.distributed (pip install "
-                         "'dask[distributed]')") from None
+    Client = require("distributed", "--scheduler").Client
     try:
         client = Client(args.scheduler, timeout=options.pop("connect_timeout", 30))
     except (OSError, TimeoutError) as e:
@@ -786,7 +787,8 @@ def _fit_on_cluster(args, loss, loss_params, options):
         opts = dict(options)
         if solver == "minibatch_sdca":
             opts.setdefault("sampling", "distributed")
-        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet)
+        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet
+                                    and have("tqdm"))
         if args.time_limit is not None:
             opts["time_limit"] = args.time_limit
         try:
@@ -968,6 +970,7 @@ def cmd_cv(args) -> int:
 
 def plot_ovr_traces(traces, labels, path, title=""):
     """PNG: the relative gap of every one-vs-rest problem against epochs and seconds."""
+    require("matplotlib", "--plot")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -1051,7 +1054,11 @@ def _dispatch(command, rest) -> int:
                   f"version of primaldual", file=sys.stderr)
             return 1
         raise
-    return int(mod.main(list(rest)) or 0)
+    try:
+        return int(mod.main(list(rest)) or 0)
+    except MissingExtraError as e:
+        print(f"primaldual {command}: error: {e}", file=sys.stderr)
+        return 1
 
 
 _COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info}
@@ -1069,7 +1076,7 @@ def main(argv=None) -> int:
         return int(e.code or 0)
     try:
         return _COMMANDS[args.command](args)
-    except (ValueError, OSError, FloatingPointError, MemoryError) as e:
+    except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._extras import require
+
 __all__ = ["main", "build_config", "demo_datasets"]
 
 LAM = 1e-4
@@ -458,6 +460,8 @@ def main(argv=None) -> int:
     if args.max_epochs is not None and not args.max_epochs > 0:
         print("primaldual demo: error: --max-epochs must be > 0", file=sys.stderr)
         return 2
+    if not args.no_plots:
+        require("matplotlib", "the demo's figures (--no-plots goes without)")
     from .bench.harness import run_bench
     t0 = time.perf_counter()
     if args.max_datasets is not None and args.max_datasets < 0:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._extras import NullBar, have, require
 from .config import BenchConfig, LossSpec, ReferenceSettings
 from .data import BenchData, load_data
 from .peers import PEERS
@@ -339,8 +340,10 @@ def _signature(dspec, lspec, lam, sspec, seed, exp):
 
 
 def _progress(total, quiet):
-    from tqdm.auto import tqdm
     disable = quiet or not sys.stderr.isatty()
+    if disable and not have("tqdm"):
+        return NullBar()
+    tqdm = require("tqdm.auto", "the progress bar (--quiet goes without)").tqdm
     return tqdm(total=total, desc="bench", unit="run", file=sys.stderr, disable=disable,
                 dynamic_ncols=True, leave=False)
 

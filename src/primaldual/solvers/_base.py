@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._extras import require
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
 
@@ -594,7 +595,7 @@ def _jsonable_options(opts):
 def _progress_bar(enabled, total, name):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    tqdm = require("tqdm.auto", "progress=True").tqdm
     return tqdm(total=float(total), desc=name, unit="epoch", file=sys.stderr,
                 bar_format="{desc}: {n:.1f}/{total:.0f} epochs {postfix} [{elapsed}]",
                 leave=False)
