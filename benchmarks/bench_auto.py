@@ -1,7 +1,7 @@
 """Where does Newton beat SDCA?  The measurements behind ``solver="auto"``.
 
 For logistic and squared hinge at lam in {1e-4, 1e-5, 1e-6} (no bias, the
-plain GUIDE §1 objective) on
+plain objective of docs/conventions.md §1) on
 
 - unit-norm rows: a9a, reuters, a 50,000-row Covtype subset;
 - standardized columns (``StandardScaler``, rows far from unit norm):

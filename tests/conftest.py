@@ -20,6 +20,18 @@ def shared_file(name: str) -> Path:
     return p
 
 
+def optional_import(module: str, reason: str):
+    """Import an optional package a test needs (a benchmark peer, ...).
+
+    Under ``make test`` (``PRIMALDUAL_REQUIRE_OPTIONAL=1``), which installs
+    every extra, a missing package is an error; elsewhere the test is skipped
+    with ``reason``."""
+    import importlib
+    if os.environ.get("PRIMALDUAL_REQUIRE_OPTIONAL") == "1":
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=reason)
+
+
 def load_binary(name: str, n_features=None, max_rows=None):
     """Load a LIBSVM binary set from ../shared/data with labels mapped to -1/+1
     (larger raw label -> +1) and int32 CSR indices (for LIBLINEAR peers)."""

@@ -1,4 +1,4 @@
-"""The command line (GUIDE §4): fit / predict / info end to end, trace, plot,
+"""The command line (docs/conventions.md §6): fit / predict / info end to end, trace, plot,
 checkpoint and resume (including a SIGKILL mid-run), bench/demo dispatch.
 
 Values printed by the CLI are checked against ``primaldual.solve`` run in this

@@ -235,7 +235,6 @@ def test_capability_flags_and_constants():
     assert make_loss("smooth_hinge", {"gamma": 0.1}).smoothness == pytest.approx(10.0)
     assert L["squared_hinge"].smoothness == 2.0 and L["squared_hinge"].lipschitz is None
     assert L["logistic"].smoothness == 0.25 and not L["logistic"].box_dual
-    assert not L["logistic"].closed_form_step
     assert L["squared"].smoothness == 1.0 and not L["squared"].classification
     assert L["absolute"].lipschitz == 1.0 and not L["absolute"].smooth
     assert L["epsilon_insensitive"].box_dual

@@ -35,7 +35,7 @@ def _targets(loss, y, X, rng):
 
 
 def _np_loss(loss, a, y, gamma=1.0):
-    """phi and phi' written independently of the package (GUIDE §1 table)."""
+    """phi and phi' written independently of the package (docs/conventions.md §2)."""
     if loss == "logistic":
         z = -y * a
         return np.logaddexp(0.0, z), -y / (1.0 + np.exp(-z))
@@ -122,7 +122,7 @@ def test_certificate_is_exact(loss):
         r = primaldual.solve(sp.csr_matrix(X), t, loss=loss, lam=lam, solver="newton",
                              tol=tol, sample_weight=c)
         W = c.sum()
-        # independent numpy evaluation of P(w) and D(alpha) (GUIDE §1)
+        # independent numpy evaluation of P(w) and D(alpha) (docs/conventions.md §1)
         val, der = _np_loss(loss, X @ r.coef, t)
         P = c @ val / W + 0.5 * lam * r.coef @ r.coef
         a = r.dual_coef

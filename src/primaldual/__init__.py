@@ -1,6 +1,6 @@
 """primaldual: certified stochastic primal-dual solvers for regularized linear models.
 
-Public API (GUIDE §2-§3)::
+Public API (docs/conventions.md §4-§5)::
 
     primaldual.solve(X, y, loss=..., lam=..., solver=...)  -> SolveResult
     primaldual.Problem(X, y, loss=..., lam=...)            objectives and gap

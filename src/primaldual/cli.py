@@ -1,4 +1,4 @@
-"""The ``primaldual`` command line (GUIDE §4).
+"""The ``primaldual`` command line (docs/conventions.md §6).
 
 ::
 
@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+from ._extras import MissingExtraError, have, require
 
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
@@ -92,41 +94,42 @@ def _pairs(items, flag):
     return out
 
 
-def _add_model_flags(p):
+def _add_model_flags(parser):
     """--bias, --class-weight and --jobs: shared by fit and cv."""
-    p.add_argument("--bias", type=float, default=None, metavar="B",
-                   help="append a constant feature of value B > 0 to every row; its "
-                        "weight is the intercept (regularized, as LIBLINEAR's -B)")
-    p.add_argument("--class-weight", default=None, metavar="SPEC",
-                   help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
-                        "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="threads (n_jobs): 1 (default) one, -1 all cores; for solvers "
-                        "that run on several (sdca, minibatch_sdca) and for one-vs-rest")
+    parser.add_argument("--bias", type=float, default=None, metavar="B",
+                        help="append a constant feature of value B > 0 to every row; its "
+                             "weight is the intercept (regularized, as LIBLINEAR's -B)")
+    parser.add_argument("--class-weight", default=None, metavar="SPEC",
+                        help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
+                             "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="threads (n_jobs): 1 (default) one, -1 all cores; for "
+                              "solvers that run on several (sdca, minibatch_sdca) and for "
+                              "one-vs-rest")
 
 
-def _add_problem_flags(p):
+def _add_problem_flags(parser):
     """The flags that define the problem and the solver: shared by fit and cv."""
-    p.add_argument("--loss", default="hinge", metavar="NAME",
-                   help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
-                        "epsilon_insensitive (default hinge)")
-    p.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
-                   help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
-    p.add_argument("--l1", type=float, default=0.0, metavar="X",
-                   help="L1 strength >= 0 (default 0)")
-    p.add_argument("--solver", default="auto", metavar="NAME",
-                   help="solver name, or auto (default)")
-    p.add_argument("--option", action="append", metavar="KEY=VALUE",
-                   help="solver option, value parsed as int/float/bool/str (repeatable)")
-    p.add_argument("--tol", type=float, default=1e-6, metavar="X",
-                   help="stop at relative duality gap <= X (default 1e-6)")
-    p.add_argument("--max-epochs", type=float, default=None, metavar="N",
-                   help="passes over the data (default: the solver's, 1000 for sdca "
-                        "and newton, 100 for the others)")
-    p.add_argument("--seed", type=int, default=0, metavar="N",
-                   help="random seed (default 0)")
-    p.add_argument("--normalize", action="store_true",
-                   help="scale every row to unit L2 norm")
+    parser.add_argument("--loss", default="hinge", metavar="NAME",
+                        help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
+                             "epsilon_insensitive (default hinge)")
+    parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
+                        help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
+    parser.add_argument("--l1", type=float, default=0.0, metavar="X",
+                        help="L1 strength >= 0 (default 0)")
+    parser.add_argument("--solver", default="auto", metavar="NAME",
+                        help="solver name, or auto (default)")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="solver option, value parsed as int/float/bool/str (repeatable)")
+    parser.add_argument("--tol", type=float, default=1e-6, metavar="X",
+                        help="stop at relative duality gap <= X (default 1e-6)")
+    parser.add_argument("--max-epochs", type=float, default=None, metavar="N",
+                        help="passes over the data (default: the solver's, 1000 for sdca "
+                             "and newton, 100 for the others)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="random seed (default 0)")
+    parser.add_argument("--normalize", action="store_true",
+                        help="scale every row to unit L2 norm")
 
 
 def _add_cv_parser(sub):
@@ -155,11 +158,11 @@ def _add_cv_parser(sub):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    parser = argparse.ArgumentParser(
         prog="primaldual",
         description="Certified stochastic primal-dual solvers for regularized linear "
                     "models. Every fit reports the exact primal, dual and duality gap.")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     f = sub.add_parser("fit", help="fit a model on a LIBSVM file",
                        description="Minimize (1/n) sum_i phi(x_i.w; y_i) + lam/2 ||w||^2 "
@@ -215,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(primaldual bench --help)", add_help=False)
     sub.add_parser("demo", help="the main job on shipped or generated data "
                                 "(primaldual demo --help)", add_help=False)
-    return p
+    return parser
 
 
 # --------------------------------------------------------------------- data
@@ -313,6 +316,7 @@ def plot_trace(trace, path, title=""):
     left out of the log scale by matplotlib.  Uses the Agg canvas directly
     (no pyplot, no global backend change).
     """
+    require("matplotlib", "--plot")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -455,7 +459,7 @@ def _read_train_test(args):
 
 def _run_options(args, options):
     if "progress" not in options:
-        options["progress"] = sys.stdout.isatty() and not args.quiet
+        options["progress"] = sys.stdout.isatty() and not args.quiet and have("tqdm")
     if getattr(args, "checkpoint", None):
         options["checkpoint"] = args.checkpoint
         options["checkpoint_every"] = args.checkpoint_every
@@ -485,6 +489,8 @@ def cmd_fit(args) -> int:
                                  f"Dask cluster); give --scheduler too, or drop {flag}")
     else:
         return _fit_on_cluster(args, loss, loss_params, options)
+    if args.plot:
+        require("matplotlib", "--plot")        # before the fit, not after it
 
     X, y_raw, Xt, yt_raw = _read_train_test(args)
     classes, weights, y, yt = None, None, y_raw, yt_raw
@@ -648,8 +654,8 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
     n, d = X.shape
     summary = {"solver": est.solver_, "loss": loss.name, "lam": float(args.lam),
                "l1": float(args.l1), "n": int(n), "d": int(d), "nnz": int(X.nnz),
-               "classes": [p["class"] for p in problems],
-               "epochs": float(sum(p["epochs"] for p in problems)), "time_s": elapsed,
+               "classes": [sub["class"] for sub in problems],
+               "epochs": float(sum(sub["epochs"] for sub in problems)), "time_s": elapsed,
                "primal": _finite(sum(last["primal"] for last in
                                      (t[-1] for t in est.trace_))),
                "dual": _finite(sum(t[-1]["dual"] for t in est.trace_)),
@@ -663,16 +669,16 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
         written = save_model(est, args.model, normalize_rows=args.normalize)
         _note(args, f"model written to {written}")
     if args.trace:
-        rows = [{"class": p["class"], **rec} for p, tr in zip(problems, est.trace_)
+        rows = [{"class": sub["class"], **rec} for sub, tr in zip(problems, est.trace_)
                 for rec in tr]
         write_trace_csv(rows, args.trace)
         _note(args, f"trace ({len(rows)} rows, column 'class') written to {args.trace}")
     if args.plot:
-        plot_ovr_traces(est.trace_, [p["class"] for p in problems], args.plot,
+        plot_ovr_traces(est.trace_, [sub["class"] for sub in problems], args.plot,
                         title=f"{Path(args.train).name}: one-vs-rest, {est.solver_}, "
                               f"{loss.name}, lam={args.lam:g}")
         _note(args, f"plot written to {args.plot}")
-    bad = [p["class"] for p in problems if not p["converged"]]
+    bad = [sub["class"] for sub in problems if not sub["converged"]]
     if bad:
         _note(args, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
                     f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
@@ -687,9 +693,9 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
           f"{elapsed:.3f} s")
     print(f"{'class':>10} {'primal':>16} {'dual':>16} {'gap':>10} {'rel gap':>10} "
           f"{'epochs':>7}  converged")
-    for p in problems:
-        print(f"{p['class']:>10} {p['primal']:16.10g} {p['dual']:16.10g} {p['gap']:10.3e} "
-              f"{p['rel_gap']:10.3e} {p['epochs']:7g}  {'yes' if p['converged'] else 'NO'}")
+    for sub in problems:
+        print(f"{sub['class']:>10} {sub['primal']:16.10g} {sub['dual']:16.10g} {sub['gap']:10.3e} "
+              f"{sub['rel_gap']:10.3e} {sub['epochs']:7g}  {'yes' if sub['converged'] else 'NO'}")
     print(f"gap       {summary['gap']:.3e} in total (largest relative {summary['rel_gap']:.3e}, "
           f"tol {args.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
     if "test_accuracy" in summary:
@@ -755,8 +761,8 @@ def _fit_on_cluster(args, loss, loss_params, options):
         if args.normalize:
             raise ValueError(f"--normalize cannot rescale the existing part files in "
                              f"{train}; give the LIBSVM file instead of the directory")
-        parts = sorted(p for p in train.iterdir() if p.is_file()
-                       and not p.name.startswith("."))
+        parts = sorted(f for f in train.iterdir() if f.is_file()
+                       and not f.name.startswith("."))
         if not parts:
             raise ValueError(f"{train} is a directory without part files")
         if args.partitions is not None and args.partitions != len(parts):
@@ -765,11 +771,7 @@ def _fit_on_cluster(args, loss, loss_params, options):
     elif not train.is_file():
         raise FileNotFoundError(f"data file not found: {train}")
 
-    try:
-        from distributed import Client
-    except ImportError:                      # pragma: no cover - a dependency
-        raise ValueError("--scheduler needs dask.distributed (pip install "
-                         "'dask[distributed]')") from None
+    Client = require("distributed", "--scheduler").Client
     try:
         client = Client(args.scheduler, timeout=options.pop("connect_timeout", 30))
     except (OSError, TimeoutError) as e:
@@ -790,12 +792,13 @@ def _fit_on_cluster(args, loss, loss_params, options):
         opts = dict(options)
         if solver == "minibatch_sdca":
             opts.setdefault("sampling", "distributed")
-        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet)
+        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet
+                                    and have("tqdm"))
         if args.time_limit is not None:
             opts["time_limit"] = args.time_limit
         try:
             pp = PartitionedProblem.from_files(
-                client, [str(p.resolve()) for p in parts], loss=loss.name, lam=args.lam,
+                client, [str(path.resolve()) for path in parts], loss=loss.name, lam=args.lam,
                 l1=args.l1, loss_params=loss_params or None, n_features=n_features,
                 intercept_scaling=args.bias,
                 round_timeout=float(opts.get("round_timeout", 120.0)))
@@ -972,6 +975,7 @@ def cmd_cv(args) -> int:
 
 def plot_ovr_traces(traces, labels, path, title=""):
     """PNG: the relative gap of every one-vs-rest problem against epochs and seconds."""
+    require("matplotlib", "--plot")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -1055,7 +1059,11 @@ def _dispatch(command, rest) -> int:
                   f"version of primaldual", file=sys.stderr)
             return 1
         raise
-    return int(mod.main(list(rest)) or 0)
+    try:
+        return int(mod.main(list(rest)) or 0)
+    except MissingExtraError as e:
+        print(f"primaldual {command}: error: {e}", file=sys.stderr)
+        return 1
 
 
 _COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info}
@@ -1073,7 +1081,7 @@ def main(argv=None) -> int:
         return int(e.code or 0)
     try:
         return _COMMANDS[args.command](args)
-    except (ValueError, OSError, FloatingPointError, MemoryError) as e:
+    except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

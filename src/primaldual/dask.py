@@ -29,6 +29,7 @@ import os
 
 import numpy as np
 
+from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
 from .estimators import spawn_seeds
 from .solvers import SOLVERS
@@ -77,10 +78,7 @@ class LinearClassifier(_LocalLinearClassifier):
         self.client = client
 
     def _check_dist(self):
-        try:
-            from distributed import Client
-        except ImportError:        # pragma: no cover
-            raise ValueError("primaldual.dask needs dask.distributed") from None
+        Client = require("distributed", "primaldual.dask").Client
         if not isinstance(self.client, Client):
             raise ValueError(f"client must be a dask.distributed.Client, got "
                              f"{type(self.client).__name__}")

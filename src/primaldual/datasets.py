@@ -52,6 +52,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from ._extras import have, require
+
 __all__ = [
     "ChecksumError",
     "DataFile",
@@ -834,7 +836,7 @@ def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
         if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
             raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
     if progress is None:
-        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)()) and have("tqdm")
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     try:
@@ -848,8 +850,7 @@ def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
                 if length is not None and str(length).strip().isdigit():
                     announced = int(length)
                 if progress:
-                    from tqdm.auto import tqdm
-
+                    tqdm = require("tqdm.auto", "progress=True").tqdm
                     bar = tqdm(total=announced, unit="B", unit_scale=True,
                                desc=dest.name, file=sys.stderr, leave=False)
                 try:

@@ -38,6 +38,8 @@ import sys
 import time
 from pathlib import Path
 
+from ._extras import require
+
 __all__ = ["main", "build_config", "demo_datasets"]
 
 LAM = 1e-4
@@ -104,7 +106,7 @@ def demo_solvers():
             left_out.append((name, "needs a Dask client"))
             continue
         ours.append(SolverSpec(name=name, label=name))
-    peers = [SolverSpec(name=p, kind="peer", label=PEERS[p].label) for p in PEERS]
+    peers = [SolverSpec(name=peer, kind="peer", label=PEERS[peer].label) for peer in PEERS]
     return ours + peers, left_out
 
 
@@ -219,13 +221,13 @@ def glance(result):
                    "gap_solver": best["solver"], "test_error": best["final_test_error"],
                    "time": fastest[0] if fastest else None,
                    "solver": fastest[1]["solver"] if fastest else None, "peers": {}}
-            for p in peers:
-                ps = [s for s in cell if s["solver"] == p]
+            for peer in peers:
+                ps = [s for s in cell if s["solver"] == peer]
                 if not ps:
-                    row["peers"][p] = None          # not run (does not take this loss)
+                    row["peers"][peer] = None          # not run (does not take this loss)
                     continue
                 t = _hit_time(ps[0])
-                row["peers"][p] = {"time": t, "subopt": ps[0].get("final_rel_subopt"),
+                row["peers"][peer] = {"time": t, "subopt": ps[0].get("final_rel_subopt"),
                                    "ratio": (t / row["time"]) if (t is not None and
                                                                   row["time"]) else None}
             rows.append(row)
@@ -251,7 +253,7 @@ def glance_table(rows, peers):
         ours = (f"{_secs(r['time'])} ({r['solver']})" if r["time"] is not None
                 else "not reached")
         body.append([r["dataset"], r["loss"], f"{r['gap']:.1e} ({r['gap_solver']})",
-                     _pct(r["test_error"]), ours] + [_peer_cell(r["peers"][p]) for p in peers])
+                     _pct(r["test_error"]), ours] + [_peer_cell(r["peers"][peer]) for peer in peers])
     return head, body
 
 
@@ -302,12 +304,12 @@ def _plots(result, rows):
                                     "seconds"),
                                    ("gap", "epochs", "certified relative duality gap "
                                     "against epochs")):
-            p = plot_overview(result, loss, result.out_dir / "plots" /
-                              f"{loss}_{metric}-{axis}.png", ours=ours, peers=peers,
-                              metric=metric, axis=axis,
-                              title=f"{loss} loss, lam = {LAM:g}: {what}")
-            if p is not None:
-                out.append(p)
+            png = plot_overview(result, loss, result.out_dir / "plots" /
+                               f"{loss}_{metric}-{axis}.png", ours=ours, peers=peers,
+                               metric=metric, axis=axis,
+                               title=f"{loss} loss, lam = {LAM:g}: {what}")
+            if png is not None:
+                out.append(png)
     return out
 
 
@@ -362,8 +364,8 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
               "colours (sdca and the fastest ones; every solver is in the full table), "
               "the peers dashed in warm colours and black. The dotted line is the "
               "certified accuracy of the reference optimum.", ""]
-    for p in plots:
-        rel = Path(p).relative_to(out)
+    for png in plots:
+        rel = Path(png).relative_to(out)
         lines += [f"![{rel.stem}]({rel.as_posix()})", ""]
     ok = [s for s in result.summaries if s["status"] == "ok"]
     full = markdown_table(ok, cfg.targets)
@@ -420,9 +422,9 @@ def write_html(path, intro, head, body, data_rows, plots, full_md, md_lines):
             body_parts.insert(-1, "<h2>Data</h2>")
             body_parts.append(table(["data set", "train rows", "features", "test rows",
                                      "how"], data_rows, 1, 4))
-    for p in plots:
-        b64 = base64.b64encode(Path(p).read_bytes()).decode("ascii")
-        body_parts.append(f"<p><img alt='{H.escape(Path(p).stem)}' "
+    for png in plots:
+        b64 = base64.b64encode(Path(png).read_bytes()).decode("ascii")
+        body_parts.append(f"<p><img alt='{H.escape(Path(png).stem)}' "
                           f"src='data:image/png;base64,{b64}'></p>")
     body_parts.append("<h2>Every run</h2>" + md_table_to_html(full_md))
     css = ("body{font-family:sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;"
@@ -437,27 +439,29 @@ def write_html(path, intro, head, body, data_rows, plots, full_md, md_lines):
 
 def main(argv=None) -> int:
     """Entry point of ``primaldual demo``; returns the exit code."""
-    p = argparse.ArgumentParser(prog="primaldual demo", description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help="small version for CI: fewer data sets, rows and epochs")
-    p.add_argument("--out", default="demo", help="output directory (default: demo/)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar and no table")
-    p.add_argument("--max-rows", type=int, default=None,
-                   help="rows taken from each real data set and the synthetic one "
-                        "(default: 5000 real / full synthetic; quick 1000 / 2000)")
-    p.add_argument("--max-epochs", type=float, default=None,
-                   help="epoch budget per run (default 60; every run also stops at its time cap)")
-    p.add_argument("--max-datasets", type=int, default=None,
-                   help=f"local LIBSVM sets used: {', '.join(PREFERRED)}, then the smallest (default "
-                        f"{MAX_SETS}, quick {MAX_SETS_QUICK})")
-    p.add_argument("--no-plots", action="store_true", help="skip the plots")
-    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="primaldual demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="small version for CI: fewer data sets, rows and epochs")
+    parser.add_argument("--out", default="demo", help="output directory (default: demo/)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+    parser.add_argument("--max-rows", type=int, default=None,
+                        help="rows taken from each real data set and the synthetic one "
+                             "(default: 5000 real / full synthetic; quick 1000 / 2000)")
+    parser.add_argument("--max-epochs", type=float, default=None,
+                        help="epoch budget per run (default 60; every run also stops at its time cap)")
+    parser.add_argument("--max-datasets", type=int, default=None,
+                        help=f"local LIBSVM sets used: {', '.join(PREFERRED)}, then the smallest (default "
+                             f"{MAX_SETS}, quick {MAX_SETS_QUICK})")
+    parser.add_argument("--no-plots", action="store_true", help="skip the plots")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     if args.max_rows is not None and args.max_rows < 10:
         print("primaldual demo: error: --max-rows must be >= 10", file=sys.stderr)
         return 2
     if args.max_epochs is not None and not args.max_epochs > 0:
         print("primaldual demo: error: --max-epochs must be > 0", file=sys.stderr)
         return 2
+    if not args.no_plots:
+        require("matplotlib", "the demo's figures (--no-plots goes without)")
     from .bench.harness import run_bench
     t0 = time.perf_counter()
     if args.max_datasets is not None and args.max_datasets < 0:

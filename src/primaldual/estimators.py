@@ -1,6 +1,6 @@
-"""scikit-learn estimators over :func:`primaldual.solve` (GUIDE §3).
+"""scikit-learn estimators over :func:`primaldual.solve` (docs/conventions.md §5).
 
-Both estimators minimize the problem of GUIDE §1,
+Both estimators minimize the problem of docs/conventions.md §1,
 
     P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + alpha/2 ||w||^2 + l1 ||w||_1,
 
@@ -8,6 +8,15 @@ with ``alpha`` the same number as ``lam`` and ``c_i`` the product of
 ``sample_weight`` and (classifier) the class weight of ``y_i``.  In
 LIBLINEAR's scaling (``1/2 ||w||^2 + C sum_i loss_i``) this is
 ``C = 1 / (alpha n)`` for unit weights.
+
+Names
+-----
+The estimators' parameter ``alpha`` is the L2 strength, as in scikit-learn's
+``SGDClassifier``, ``Ridge`` and ``ElasticNet``; it is passed to
+:func:`primaldual.solve` as ``lam``.  It is never the dual variable: the dual
+certificate (``alpha_i`` in docs/conventions.md §1) is the attribute
+``dual_coef_``.  Below, ``alpha_i`` is the dual variable and ``lam`` the
+strength.
 
 Intercept
 ---------
@@ -28,15 +37,16 @@ row adds nothing to ``P`` or ``D``); their entries of ``dual_coef_`` are 0.
 Warm start
 ----------
 ``warm_start=True`` starts each fit from the previous ``dual_coef_``.  In the
-SDCA dual of GUIDE §1 the primal point is
+SDCA dual of docs/conventions.md §1 the primal point is
 ``w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i`` and the constraint on each
 ``alpha_i`` is ``-alpha_i in dom phi*(.; y_i)``: a set fixed by the loss and the
 label alone, independent of ``lam``, of the weights ``c_i`` and of ``W``.  A
-previous ``alpha`` is therefore dual feasible for any new ``alpha`` (lam) and
-any new sample/class weights, and the right "rescaling" is the identity.
+previous ``dual_coef_`` is therefore dual feasible for any new strength
+``alpha`` (``lam``) and any new sample/class weights, and the right
+"rescaling" is the identity.
 (LIBLINEAR's variables are ``C c_i y_i alpha_i`` in ``[0, C c_i]``; rescaling
-them by ``C_new / C_old`` there is the same map.)  Keeping ``alpha`` rather
-than ``w`` is also the better start: the optimal dual ``alpha_i* = -phi'(x_i . w*)``
+them by ``C_new / C_old`` there is the same map.)  Keeping ``dual_coef_`` rather
+than ``coef_`` is also the better start: the optimal dual ``alpha_i* = -phi'(x_i . w*)``
 moves continuously with ``lam``, while ``w* = v(alpha*)/lam`` changes
 with its scale.  A warm start needs the same training rows and classes as
 the previous fit; otherwise it is refused with a ValueError.
@@ -236,7 +246,7 @@ class _LinearBase(BaseEstimator):
             else X
         return Xa
 
-    def _previous_alpha(self, n_problems, n):
+    def _previous_dual_coef(self, n_problems, n):
         """The dual point to warm start from, or ``[None]*n_problems``."""
         if not (self.warm_start and hasattr(self, "dual_coef_")):
             return None
@@ -268,7 +278,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     ----------
     loss : {"hinge", "smooth_hinge", "squared_hinge", "logistic"}, default "hinge"
     alpha : float, default 1e-4
-        L2 strength, the ``lam`` of GUIDE §1 (``C = 1/(alpha n)`` in LIBLINEAR terms).
+        L2 strength, the ``lam`` of docs/conventions.md §1 (``C = 1/(alpha n)`` in LIBLINEAR terms).
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
     loss_params : dict, optional
@@ -313,7 +323,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         Binary: ``classes_[1]`` is the +1 class (as ``LinearSVC``).
     intercept_ : ndarray (1,) or (K,)
     dual_coef_ : ndarray (1, n) or (K, n)
-        The dual certificate ``alpha`` of each problem (0 for zero-weight rows).
+        The dual certificate ``alpha_i`` of each problem (0 for zero-weight rows);
+        not the regularization parameter ``alpha``.
     n_iter_ : ndarray of int (1,) or (K,)   epochs run, rounded up
     gap_ : ndarray (1,) or (K,)             exact duality gap ``P - D``
     rel_gap_ : ndarray (1,) or (K,)         ``(P - D)/|P|``, compared with ``tol``
@@ -392,8 +403,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         else:
             targets = [np.where(yk == cl, 1.0, -1.0) for cl in classes]
             labels = list(classes)
-        prev = self._previous_alpha(len(targets), n)
-        warm = [None] * len(targets) if prev is None else [p[keep] for p in prev]
+        prev = self._previous_dual_coef(len(targets), n)
+        warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]
         seeds = spawn_seeds(self.random_state, len(targets))
         results = self._fit_problems(Xa, targets, weights, warm, seeds)
 
@@ -447,17 +458,18 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     def predict_proba(self, X):
         """Class probabilities (loss="logistic").
 
-        Binary: ``[1 - sigma(s), sigma(s)]``.  Multiclass: the one-vs-rest
-        ``sigma(s_k)`` normalized to sum to 1, as
+        Binary: ``[1 - expit(s), expit(s)]`` with the logistic function
+        ``expit(s) = 1 / (1 + exp(-s))`` of the decision function ``s``.
+        Multiclass: the one-vs-rest ``expit(s_k)`` normalized to sum to 1, as
         ``LogisticRegression(multi_class="ovr")`` did.
         """
         scores = self.decision_function(X)
         if scores.ndim == 1:
-            p1 = expit(scores)
-            return np.column_stack([1.0 - p1, p1])
-        p = expit(scores)
-        p /= p.sum(axis=1, keepdims=True)
-        return p
+            proba_pos = expit(scores)
+            return np.column_stack([1.0 - proba_pos, proba_pos])
+        proba = expit(scores)
+        proba /= proba.sum(axis=1, keepdims=True)
+        return proba
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
@@ -531,7 +543,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
             Xa = Xa[keep]
         swk = sw[keep]
         weights = None if np.all(swk == 1.0) else swk
-        prev = self._previous_alpha(1, n)
+        prev = self._previous_dual_coef(1, n)
         warm = [None] if prev is None else [prev[0][keep]]
         seeds = spawn_seeds(self.random_state, 1)
         (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds)

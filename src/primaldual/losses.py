@@ -1,4 +1,4 @@
-"""Loss objects: one object per loss (GUIDE §1 table).
+"""Loss objects: one object per loss (docs/conventions.md §2).
 
 Each :class:`Loss` gives the value, a (sub)derivative, ``-phi*(-alpha)`` with
 its domain, the exact SDCA coordinate step (with ``||x_i||^2`` or a
@@ -22,39 +22,39 @@ __all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
 
 
 @njit(cache=True, nogil=True)
-def _vec_value(kind, p, a, y, out):
+def _vec_value(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_value(kind, p, a[i], y[i])
+        out[i] = K.loss_value(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_derivative(kind, p, a, y, out):
+def _vec_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_derivative(kind, p, a[i], y[i])
+        out[i] = K.loss_derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_second_derivative(kind, p, a, y, out):
+def _vec_second_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_second_derivative(kind, p, a[i], y[i])
+        out[i] = K.loss_second_derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_neg_conjugate(kind, p, alpha, y, out):
+def _vec_neg_conjugate(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.neg_conjugate(kind, p, alpha[i], y[i])
+        out[i] = K.neg_conjugate(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_in_domain(kind, p, alpha, y, out):
+def _vec_in_domain(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_in_domain(kind, p, alpha[i], y[i])
+        out[i] = K.dual_in_domain(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
-def _vec_dual_step(kind, p, alpha, y, a, s, out):
+def _vec_dual_step(kind, param, alpha, y, a, s, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_step(kind, p, alpha[i], y[i], a[i], s[i])
+        out[i] = K.dual_step(kind, param, alpha[i], y[i], a[i], s[i])
 
 
 def _arr(x):
@@ -76,11 +76,10 @@ class Loss:
     generalized_hessian : bool  phi' is Lipschitz and piecewise smooth, so a
                          (generalized) second derivative exists: the smooth losses
     box_dual : bool      dual domain is a bounded box (shrinking applies)
-    closed_form_step : bool  the SDCA coordinate step is closed form
     """
 
     def __init__(self, name, code, param, *, classification, smoothness,
-                 lipschitz, box_dual, closed_form_step):
+                 lipschitz, box_dual):
         self.name = name
         self.code = int(code)
         self.param = float(param)
@@ -88,10 +87,9 @@ class Loss:
         self.smoothness = smoothness
         self.lipschitz = lipschitz
         self.smooth = smoothness is not None
-        # every smooth loss of GUIDE §1 has a piecewise-constant or smooth phi''
+        # every smooth loss of docs/conventions.md §2 has a piecewise-constant or smooth phi''
         self.generalized_hessian = self.smooth
         self.box_dual = box_dual
-        self.closed_form_step = closed_form_step
 
     # --------------------------------------------------------------- params
     @property
@@ -218,26 +216,26 @@ def make_loss(loss, loss_params=None) -> Loss:
                          f"allowed: {allowed or 'none'}")
     if loss == "hinge":
         return Loss(loss, K.HINGE, 0.0, classification=True, smoothness=None,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     if loss == "smooth_hinge":
         g = _positive_param(loss, "gamma", params, 1.0, allow_zero=False)
         return Loss(loss, K.SMOOTH_HINGE, g, classification=True, smoothness=1.0 / g,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     if loss == "squared_hinge":
         return Loss(loss, K.SQUARED_HINGE, 0.0, classification=True, smoothness=2.0,
-                    lipschitz=None, box_dual=True, closed_form_step=True)
+                    lipschitz=None, box_dual=True)
     if loss == "logistic":
         return Loss(loss, K.LOGISTIC, 0.0, classification=True, smoothness=0.25,
-                    lipschitz=1.0, box_dual=False, closed_form_step=False)
+                    lipschitz=1.0, box_dual=False)
     if loss == "squared":
         return Loss(loss, K.SQUARED, 0.0, classification=False, smoothness=1.0,
-                    lipschitz=None, box_dual=False, closed_form_step=True)
+                    lipschitz=None, box_dual=False)
     if loss == "absolute":
         return Loss(loss, K.ABSOLUTE, 0.0, classification=False, smoothness=None,
-                    lipschitz=1.0, box_dual=True, closed_form_step=True)
+                    lipschitz=1.0, box_dual=True)
     e = _positive_param(loss, "epsilon", params, 0.1, allow_zero=True)
     return Loss(loss, K.EPSILON_INSENSITIVE, e, classification=False, smoothness=None,
-                lipschitz=1.0, box_dual=True, closed_form_step=True)
+                lipschitz=1.0, box_dual=True)
 
 
 _CAPABILITY_TEXT = {

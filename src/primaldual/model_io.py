@@ -1,4 +1,4 @@
-"""Model files: a fitted linear model as a pickle-free ``.npz`` (GUIDE §4).
+"""Model files: a fitted linear model as a pickle-free ``.npz`` (docs/conventions.md §6).
 
 Format (``format_version = 1``); every entry is a plain numeric or string
 array, so the file loads with ``numpy.load(path, allow_pickle=False)``:

@@ -7,7 +7,7 @@ needs is expressed per coordinate so that per-coordinate regularizers (DSO's
 * ``value(w)``             g(w)
 * ``conjugate(v)``         g*(v) = sum_j (max(|v_j| - l1, 0))^2 / (2 lam)
 * ``grad_conjugate(v)``    w(v) = soft_threshold(v, l1) / lam, the primal
-                           point matched to the dual image ``v`` (GUIDE §1)
+                           point matched to the dual image ``v`` (docs/conventions.md §1)
 * ``prox(u, t)``           argmin_w g(w) + ||w - u||^2 / (2 t)
 
 Pure L1 (``lam = 0``, ``l1 > 0``) makes ``g*`` the indicator of
@@ -64,7 +64,7 @@ class ElasticNet:
         return sum_squares(v) / (2.0 * self.lam)
 
     def grad_conjugate(self, v):
-        """w(v): the primal point for dual image v (GUIDE §1)."""
+        """w(v): the primal point for dual image v (docs/conventions.md §1)."""
         if self.lam == 0.0:
             raise ValueError(
                 "pure L1 (lam=0) has no unique primal point w(alpha); solvers "

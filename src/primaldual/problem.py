@@ -1,4 +1,4 @@
-"""The regularized problem of GUIDE §1 and its exact certificate.
+"""The regularized problem of docs/conventions.md §1 and its exact certificate.
 
 Primal::
 
@@ -171,7 +171,7 @@ class Problem:
         return bool(self.loss.in_dual_domain(self._alpha(alpha), self.y).all())
 
     def dual_from_primal(self, w):
-        """The dual point alpha_i = -phi'(x_i . w) used by primal methods (GUIDE §1)."""
+        """The dual point alpha_i = -phi'(x_i . w) used by primal methods (docs/conventions.md §1)."""
         return -self.loss.derivative(self.rows.matvec(self._w(w)), self.y)
 
     # ------------------------------------------------------- certificate

@@ -2,7 +2,7 @@
 
 ``lam_max``
     Where a path starts.  Let ``alpha0_i = -phi'(0; y_i)`` be the dual point
-    of ``w = 0`` (GUIDE §1: a primal method's certificate at the origin) and
+    of ``w = 0`` (docs/conventions.md §1: a primal method's certificate at the origin) and
 
         g = v(alpha0) = (1/W) sum_i c_i alpha0_i x_i.
 
@@ -144,7 +144,7 @@ class PathResult:
 def path(X, y, lams=None, n_lams=20, eps=1e-3, *, loss="hinge", l1=0.0, loss_params=None,
          sample_weight=None, fit_intercept=False, intercept_scaling=1.0, solver="auto",
          tol=1e-6, max_epochs=100, random_state=0, warm_start=True, **solver_options):
-    """Solve the problem of GUIDE §1 for a decreasing sequence of ``lam``.
+    """Solve the problem of docs/conventions.md §1 for a decreasing sequence of ``lam``.
 
     Parameters
     ----------

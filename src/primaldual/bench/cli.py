@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .._extras import require
+
 __all__ = ["main", "build_parser"]
 
 
@@ -65,6 +67,8 @@ def main(argv=None) -> int:
             config.seeds = list(args.seeds)
         out = Path(args.out) if args.out else Path("bench-out") / (
             config.name + ("-quick" if args.quick else ""))
+        if not args.no_plots:
+            require("matplotlib", "the figures (--no-plots goes without)")
         from .harness import run_bench
         result = run_bench(config, out, quiet=args.quiet, plots=not args.no_plots,
                            argv=["primaldual", "bench", *argv], figures=figures)

@@ -12,7 +12,7 @@ objective (:class:`primaldual.Problem`) on the same data:
   on a 64-row slice of the same data (:func:`warm_up`) so that Numba's compile
   time is not in its first timed run;
 - peers are refitted with growing budgets (:mod:`.peers`); their certificate
-  uses ``alpha_i = -phi'(x_i . w)`` like every primal method (GUIDE §1), and
+  uses ``alpha_i = -phi'(x_i . w)`` like every primal method (docs/conventions.md §1), and
   ``time`` is the wall time of the fit that produced the point.
 
 A run stops at ``max_epochs``, at ``time_limit``, or when its relative gap
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._extras import NullBar, have, require
 from .config import BenchConfig, LossSpec, ReferenceSettings
 from .data import BenchData, load_data
 from .peers import PEERS
@@ -339,8 +340,10 @@ def _signature(dspec, lspec, lam, sspec, seed, exp):
 
 
 def _progress(total, quiet):
-    from tqdm.auto import tqdm
     disable = quiet or not sys.stderr.isatty()
+    if disable and not have("tqdm"):
+        return NullBar()
+    tqdm = require("tqdm.auto", "the progress bar (--quiet goes without)").tqdm
     return tqdm(total=total, desc="bench", unit="run", file=sys.stderr, disable=disable,
                 dynamic_ncols=True, leave=False)
 

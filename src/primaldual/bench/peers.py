@@ -1,6 +1,6 @@
 """Adapters to other libraries' solvers ("peers"), evaluated with OUR objective.
 
-Every peer solves the same problem as ``primaldual.Problem`` (GUIDE §1,
+Every peer solves the same problem as ``primaldual.Problem`` (docs/conventions.md §1,
 no bias term, no sample weights)::
 
     P(w) = (1/n) sum_i phi(x_i . w; y_i) + lam/2 ||w||^2

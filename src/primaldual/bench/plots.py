@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .._extras import require
+
 __all__ = ["plot_experiments", "plot_experiment", "plot_overview", "panel_grid", "save_figure",
            "METRICS", "line_style"]
 
@@ -31,7 +33,7 @@ _MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*", "<", ">", "p", "h"]
 
 
 def _plt():
-    import matplotlib
+    matplotlib = require("matplotlib", "the figures (--no-plots goes without)")
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
     return plt

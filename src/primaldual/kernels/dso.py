@@ -3,7 +3,7 @@ one block Omega^(q, r) of the p x p partition (Matsushima, Yun, Zhang &
 Vishwanathan, "Distributed Stochastic Optimization of the Regularized Risk",
 Section 2.1 and Algorithm 1, line 8).
 
-The saddle function (6), written for GUIDE §1's weighted objective
+The saddle function (6), written for the weighted objective of docs/conventions.md §1
 (``m`` -> ``W = sum_i c_i``, ``1/m`` -> ``c_i/W``; ``r_j`` is the
 per-coordinate regularizer ``lam/2 w_j^2 + l1 |w_j|``, the paper's
 ``lam phi_j``)::
@@ -11,7 +11,7 @@ per-coordinate regularizer ``lam/2 w_j^2 + l1 |w_j|``, the paper's
     f(w, alpha) = sum_{(i,j) in Omega} f_ij(w_j, alpha_i)
     f_ij = r_j(w_j) / |Omega-bar_j| + (c_i/W) H_i(alpha_i) / |Omega_i|
            - (c_i/W) alpha_i w_j x_ij,
-    H_i(alpha) = -phi*(-alpha; y_i)     (SDCA convention, GUIDE §1)
+    H_i(alpha) = -phi*(-alpha; y_i)     (SDCA convention, docs/conventions.md §1)
 
 Update (8) for one nonzero ``(i, j)``, both partial (sub)gradients taken at the
 current ``(w_j, alpha_i)``::

@@ -1,4 +1,4 @@
-"""Compiled scalar kernels for the seven losses of GUIDE §1.
+"""Compiled scalar kernels for the seven losses of docs/conventions.md §2.
 
 Every function here is a pure ``@njit`` scalar function dispatched on an
 integer loss code ``kind`` with one real parameter ``p`` (``gamma`` for the
@@ -7,13 +7,13 @@ otherwise).  The :mod:`primaldual.losses` objects wrap them for Python use;
 the epoch kernels call them directly so that one definition of each formula
 serves both.
 
-Conventions (GUIDE §1), with ``a = x . w`` and ``b = alpha * y``:
+Conventions (docs/conventions.md §1), with ``a = x . w`` and ``b = alpha * y``:
 
 ========================  =================================  ===========================
 loss                      phi(a; y)                          -phi*(-alpha; y), domain
 ========================  =================================  ===========================
 hinge (0)                 max(0, 1 - y a)                    b,  b in [0, 1]
-smooth_hinge (1)          see GUIDE table                    b - gamma b^2 / 2, b in [0,1]
+smooth_hinge (1)          see docs/conventions.md §2         b - gamma b^2 / 2, b in [0,1]
 squared_hinge (2)         max(0, 1 - y a)^2                  b - b^2 / 4 ... see below
 logistic (3)              log(1 + exp(-y a))                 -[b log b + (1-b) log(1-b)]
 squared (4)               (a - y)^2 / 2                      alpha y - alpha^2 / 2
@@ -29,8 +29,8 @@ the closed forms of their Section 6) maximizes over the new value ``beta``
 
     -phi*(-beta; y) - a (beta - alpha) - (s / 2) (beta - alpha)^2
 
-where ``s = c_i ||x_i||^2 / (lam W)`` for plain SDCA (GUIDE's weighted
-objective, ``W = sum_i c_i``) and ``s = c_i v_i / (lam W)`` for update (2) of
+where ``s = c_i ||x_i||^2 / (lam W)`` for plain SDCA (the weighted
+objective of docs/conventions.md §1, ``W = sum_i c_i``) and ``s = c_i v_i / (lam W)`` for update (2) of
 mini-batch SDCA (Takac, Richtarik & Srebro), ``v_i`` being the ESO weight.
 ``s = 0`` (a row of zeros) is valid: the maximizer is then ``-phi'(0)``.
 """

@@ -6,7 +6,7 @@ driver (so that the RNG state is explicit and a plain-Python reference fed
 the same order can reproduce every iterate) and passed in as ``order``.
 
 The kernels maintain the dual image ``v = (1/W) sum_i c_i alpha_i x_i``; with
-the L2 penalty the primal point is ``w = v / lam`` (GUIDE §1).
+the L2 penalty the primal point is ``w = v / lam`` (docs/conventions.md §1).
 
 Status codes
 ------------

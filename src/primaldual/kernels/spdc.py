@@ -2,10 +2,10 @@
 sparse updates of Section 4.
 
 Variables (paper -> ours).  The paper's saddle function (4) is written for
-``psi_i = rho_i phi_i`` with ``rho_i = n c_i / W`` (so that GUIDE's weighted
-objective ``(1/W) sum_i c_i phi_i`` equals the paper's ``(1/n) sum_i psi_i``);
+``psi_i = rho_i phi_i`` with ``rho_i = n c_i / W`` (so that the weighted
+objective of docs/conventions.md §1, ``(1/W) sum_i c_i phi_i`` equals the paper's ``(1/n) sum_i psi_i``);
 the paper's dual variable of ``psi_i`` is ``rho_i ytilde_i`` and
-``ytilde_i = -alpha_i`` (our SDCA-convention dual, GUIDE §1).  The paper's
+``ytilde_i = -alpha_i`` (our SDCA-convention dual, docs/conventions.md §1).  The paper's
 ``u = (1/n) sum_i y_i a_i = sum_i (c_i/W) ytilde_i a_i = -v``.  ``x`` is our
 ``w``.  With unit weights ``rho_i = 1`` and everything is the paper verbatim.
 

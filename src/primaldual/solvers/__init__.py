@@ -1,4 +1,4 @@
-"""Solvers and the :func:`solve` entry point (GUIDE §2)."""
+"""Solvers and the :func:`solve` entry point (docs/conventions.md §4)."""
 from __future__ import annotations
 
 import importlib
@@ -121,7 +121,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     """Fit a regularized linear model and return a certified result.
 
     Minimizes ``P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2 +
-    l1 ||w||_1`` (GUIDE §1) and returns the primal point ``coef``, the dual
+    l1 ||w||_1`` (docs/conventions.md §1) and returns the primal point ``coef``, the dual
     certificate ``dual_coef`` and the exact ``primal``, ``dual`` and ``gap``
     for that pair.
 

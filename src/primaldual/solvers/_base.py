@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._extras import require
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
 
@@ -298,8 +299,6 @@ class Solver(abc.ABC):
     supports_l1 = False
     #: accepts lam == 0 with l1 > 0
     supports_pure_l1 = False
-    #: dual method: its certificate alpha is its own iterate
-    dual_method = True
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
@@ -614,7 +613,7 @@ def _jsonable_options(opts):
 def _progress_bar(enabled, total, name):
     if not enabled:
         return None
-    from tqdm.auto import tqdm
+    tqdm = require("tqdm.auto", "progress=True").tqdm
     return tqdm(total=float(total), desc=name, unit="epoch", file=sys.stderr,
                 bar_format="{desc}: {n:.1f}/{total:.0f} epochs {postfix} [{elapsed}]",
                 leave=False)

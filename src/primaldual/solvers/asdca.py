@@ -2,7 +2,7 @@
 proximal stochastic dual coordinate ascent for regularized loss minimization",
 ICML 2014 / Math. Programming 155, 2016, Procedure Accelerated Prox-SDCA).
 
-Problem (GUIDE §1)::
+Problem (docs/conventions.md §1)::
 
     P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
 
@@ -61,40 +61,39 @@ class ASDCASolver(Solver):
     requires = ("smooth",)
     options = {}
     supports_l1 = True
-    dual_method = False
 
     def validate_options(self):
-        p = self.problem
-        gamma = 1.0 / p.loss.smoothness
-        R2 = float((p.n * p.sample_weight / p.W * p.rows.sqnorm).max())
+        prob = self.problem
+        gamma = 1.0 / prob.loss.smoothness
+        R2 = float((prob.n * prob.sample_weight / prob.W * prob.rows.sqnorm).max())
         if not math.isfinite(R2):
             raise ValueError(f"the largest (weighted) squared row norm is {R2}; ASDCA's "
                              f"kappa is not representable: scale the rows (e.g. --normalize)")
-        bound = R2 / (10.0 * gamma * p.n)
-        self.condition_holds = p.lam <= bound
+        bound = R2 / (10.0 * gamma * prob.n)
+        self.condition_holds = prob.lam <= bound
         if not self.condition_holds:
             warnings.warn(
                 f"ASDCA's acceleration condition lam <= R^2/(10 gamma n) = {bound:.3g} "
-                f"fails for lam={p.lam:.3g} (Shalev-Shwartz & Zhang 2014); the problem "
+                f"fails for lam={prob.lam:.3g} (Shalev-Shwartz & Zhang 2014); the problem "
                 f"is well conditioned and plain Prox-SDCA is already fast. Running with "
                 f"kappa = max(R^2/(gamma n) - lam, 0) = "
-                f"{max(R2 / (gamma * p.n) - p.lam, 0.0):.3g}", UserWarning, stacklevel=2)
-        self.kappa = max(R2 / (gamma * p.n) - p.lam, 0.0)
-        mu = p.lam / 2.0
+                f"{max(R2 / (gamma * prob.n) - prob.lam, 0.0):.3g}", UserWarning, stacklevel=2)
+        self.kappa = max(R2 / (gamma * prob.n) - prob.lam, 0.0)
+        mu = prob.lam / 2.0
         self.eta = math.sqrt(mu / (mu + self.kappa))
         self.beta = (1.0 - self.eta) / (1.0 + self.eta)
-        self.lam_in = p.lam + self.kappa
+        self.lam_in = prob.lam + self.kappa
 
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         if warm_start is not None:
             raise ValueError("solver='asdca' starts from 0 as the paper's procedure does; "
                              "warm_start is not supported")
-        P0 = float(p.sample_weight @ p.loss.value(np.zeros(p.n), p.y)) / p.W
-        self.alpha = np.zeros(p.n)
-        self.vs = np.zeros(p.d)           # v + kappa y
-        self.y = np.zeros(p.d)
-        self.w_prev = np.zeros(p.d)       # w^(t-1)
+        P0 = float(prob.sample_weight @ prob.loss.value(np.zeros(prob.n), prob.y)) / prob.W
+        self.alpha = np.zeros(prob.n)
+        self.vs = np.zeros(prob.d)           # v + kappa y
+        self.y = np.zeros(prob.d)
+        self.w_prev = np.zeros(prob.d)       # w^(t-1)
         self.xi = (1.0 + self.eta ** -2) * P0       # D(0) = 0
         self.eps = self.eta / (2.0 * (1.0 + self.eta ** -2)) * self.xi
         self.outer = 1
@@ -102,8 +101,8 @@ class ASDCASolver(Solver):
         self._scratch()
 
     def _scratch(self):
-        p = self.problem
-        self.work = prox_work_arrays(p.rows, p.l1)
+        prob = self.problem
+        self.work = prox_work_arrays(prob.rows, prob.l1)
 
     def get_state(self):
         meta = {"xi": self.xi, "eps": self.eps, "outer": int(self.outer),
@@ -123,47 +122,47 @@ class ASDCASolver(Solver):
 
     # ------------------------------------------------------------ helpers
     def inner_w(self):
-        p = self.problem
-        if p.l1 > 0:
-            return np.sign(self.vs) * np.maximum(np.abs(self.vs) - p.l1, 0.0) / self.lam_in
+        prob = self.problem
+        if prob.l1 > 0:
+            return np.sign(self.vs) * np.maximum(np.abs(self.vs) - prob.l1, 0.0) / self.lam_in
         return self.vs / self.lam_in
 
     def _inner_gap(self):
         """Exact duality gap of P_t at (w(alpha), alpha); re-syncs vs."""
-        p = self.problem
-        r = p.rows
+        prob = self.problem
+        r = prob.rows
         w = self.inner_w()
-        v = np.empty(p.d)
-        margins = np.empty(p.n)
+        v = np.empty(prob.d)
+        margins = np.empty(prob.n)
         loss_sum, conj_sum = certificate_pass(
-            r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight, self.alpha, w,
-            p.loss.code, p.loss.param, v, margins)
-        self.feature_accesses += 2 * p.nnz
-        v /= p.W
+            r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight, self.alpha, w,
+            prob.loss.code, prob.loss.param, v, margins)
+        self.feature_accesses += 2 * prob.nnz
+        v /= prob.W
         self.vs = v + self.kappa * self.y
         w = self.inner_w()
-        primal = (loss_sum / p.W + p.penalty.value(w)
+        primal = (loss_sum / prob.W + prob.penalty.value(w)
                   + 0.5 * self.kappa * float((w - self.y) @ (w - self.y)))
-        rr = np.maximum(np.abs(self.vs) - p.l1, 0.0)
+        rr = np.maximum(np.abs(self.vs) - prob.l1, 0.0)
         hstar = float(rr @ rr) / (2.0 * self.lam_in) - 0.5 * self.kappa * float(self.y @ self.y)
-        return primal - (conj_sum / p.W - hstar)
+        return primal - (conj_sum / prob.W - hstar)
 
     def advance(self, n_epochs, deadline):
-        p = self.problem
+        prob = self.problem
         passes = max(1, int(round(n_epochs)))
-        rows, spec = p.rows_view(), p.step_spec(lam=self.lam_in)
+        rows, spec = prob.rows_view(), prob.step_spec(lam=self.lam_in)
         no_shrink = Shrinking(False, np.inf, np.inf)
         no_avg = Averaging(False, np.zeros(0), np.zeros(0, dtype=np.int64), 0)
         no_logit, no_shrunk = np.zeros(0), np.zeros(0, dtype=np.uint8)
         for _ in range(passes):
             # the inner problem's iterates (vs is replaced by each inner-gap check)
             state = SDCAState(self.alpha, self.vs, no_logit, no_shrunk)
-            order = self.rng.permutation(p.n).astype(np.int64)
+            order = self.rng.permutation(prob.n).astype(np.int64)
             status, pos, t, acc, _, _ = sdca_epoch(
-                rows, spec, state, order, 0, p.n, self.steps, -1, no_shrink, no_avg,
+                rows, spec, state, order, 0, prob.n, self.steps, -1, no_shrink, no_avg,
                 self.work)
             self.feature_accesses += acc
-            self.steps += p.n
+            self.steps += prob.n
             if status == STATUS_NONFINITE:
                 raise FloatingPointError(f"non-finite value in ASDCA's inner SDCA at "
                                          f"sample {int(order[pos])}")
@@ -182,9 +181,9 @@ class ASDCASolver(Solver):
                 break
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         w = self.inner_w()
-        return p.certificate(w, p.dual_from_primal(w))
+        return prob.certificate(w, prob.dual_from_primal(w))
 
     def trace_extras(self):
         return {"outer": int(self.outer), "inner_gap": float(self.inner_gap)}

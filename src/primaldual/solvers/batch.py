@@ -1,6 +1,6 @@
 """Batch baselines of Zhang & Xiao (2015), Section 5: AFG and L-BFGS.
 
-Both minimize the primal of GUIDE §1::
+Both minimize the primal of docs/conventions.md §1::
 
     P(w) = f(w) + Psi(w),  f(w) = (1/W) sum_i c_i phi_i(x_i . w),
     Psi(w) = lam/2 ||w||^2 + l1 ||w||_1
@@ -9,7 +9,7 @@ with full gradients ``grad f(w) = (1/W) X^T (c * phi'(X w))``.  One pass over
 the data is one evaluation of ``f`` and ``grad f`` (a product with ``X`` and
 one with ``X^T``), which is how the paper's figures count passes for batch
 methods.  Both are primal methods: the certificate uses
-``alpha_i = -phi'(x_i . w)`` (GUIDE §1).
+``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1).
 """
 from __future__ import annotations
 
@@ -25,15 +25,15 @@ class _Smooth:
     """f, grad f of the data term (counts evaluations = passes)."""
 
     def __init__(self, problem):
-        self.p = problem
+        self.prob = problem
         self.evals = 0
 
     def value_grad(self, w):
-        p = self.p
-        a = p.rows.matvec(w)
-        c = p.sample_weight
-        f = float(c @ p.loss.value(a, p.y)) / p.W
-        g = p.rows.rmatvec(c * p.loss.derivative(a, p.y)) / p.W
+        prob = self.prob
+        a = prob.rows.matvec(w)
+        c = prob.sample_weight
+        f = float(c @ prob.loss.value(a, prob.y)) / prob.W
+        g = prob.rows.rmatvec(c * prob.loss.derivative(a, prob.y)) / prob.W
         self.evals += 1
         return f, g
 
@@ -73,7 +73,6 @@ class AFGSolver(Solver):
     requires = ("smooth",)
     options = {"L0": None, "gamma_u": 2.0, "gamma_d": 2.0}
     supports_l1 = True
-    dual_method = False
 
     def validate_options(self):
         o = self.opts
@@ -84,19 +83,20 @@ class AFGSolver(Solver):
                 raise ValueError(f"{k} must be >= 1, got {o[k]!r}")
 
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         x0 = self.warm_start_coef()
         if x0 is None:
-            x0 = np.zeros(p.d)
+            x0 = np.zeros(prob.d)
         if self.opts["L0"] is not None:
             L0 = float(self.opts["L0"])
         else:
-            L0 = p.loss.smoothness * float(p.sample_weight @ p.rows.sqnorm) / (p.W * p.d)
+            L0 = (prob.loss.smoothness * float(prob.sample_weight @ prob.rows.sqnorm)
+                  / (prob.W * prob.d))
             L0 = max(L0, 1e-12)
         self.x0 = x0.copy()
         self.x = x0.copy()
         self.v = x0.copy()
-        self.S = np.zeros(p.d)      # sum_i a_i grad f(x_i)
+        self.S = np.zeros(prob.d)      # sum_i a_i grad f(x_i)
         self.A = 0.0
         self.L = L0
         self.evals = 0
@@ -119,9 +119,9 @@ class AFGSolver(Solver):
 
     def advance(self, n_epochs, deadline):
         import time
-        p = self.problem
-        fg = _Smooth(p)
-        mu = p.lam
+        prob = self.problem
+        fg = _Smooth(prob)
+        mu = prob.lam
         gu, gd = float(self.opts["gamma_u"]), float(self.opts["gamma_d"])
         target = self.evals + max(1.0, n_epochs)
         while self.evals < target - 1e-9:
@@ -131,7 +131,7 @@ class AFGSolver(Solver):
                 a = 0.5 * (q + math.sqrt(q * q + 4.0 * q * self.A))
                 y = (self.A * self.x + a * self.v) / (self.A + a)
                 _, gy = fg.value_grad(y)
-                T = p.penalty.prox(y - gy / L, 1.0 / L)
+                T = prob.penalty.prox(y - gy / L, 1.0 / L)
                 _, gT = fg.value_grad(T)
                 phi = gT - gy + L * (y - T)
                 if float(phi @ (y - T)) >= float(phi @ phi) / L * (1 - 1e-12) \
@@ -147,17 +147,17 @@ class AFGSolver(Solver):
             self.A += a
             self.S += a * gT
             self.L = L / gd
-            self.v = p.penalty.prox(self.x0 - self.S, self.A)
+            self.v = prob.penalty.prox(self.x0 - self.S, self.A)
             self.evals += fg.evals
-            self.feature_accesses += 2 * fg.evals * p.nnz
+            self.feature_accesses += 2 * fg.evals * prob.nnz
             fg.evals = 0
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-        self.steps = int(self.evals * p.n)
+        self.steps = int(self.evals * prob.n)
 
     def certificate(self):
-        p = self.problem
-        return p.certificate(self.x, p.dual_from_primal(self.x))
+        prob = self.problem
+        return prob.certificate(self.x, prob.dual_from_primal(self.x))
 
     def trace_extras(self):
         return {"L": float(self.L)}
@@ -194,7 +194,6 @@ class LBFGSSolver(Solver):
     requires = ("smooth",)
     options = {"maxcor": 30}
     supports_l1 = True       # refused below with a specific message
-    dual_method = False
 
     def validate_options(self):
         if self.problem.l1 > 0:
@@ -204,10 +203,10 @@ class LBFGSSolver(Solver):
         self.maxcor = _positive("maxcor", self.opts["maxcor"], integer=True)
 
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         x0 = self.warm_start_coef()
         if x0 is None:
-            x0 = np.zeros(p.d)
+            x0 = np.zeros(prob.d)
         self.x0 = x0
         self.x = x0.copy()
         self.evals = 0
@@ -232,7 +231,7 @@ class LBFGSSolver(Solver):
 
     # -------------------------------------------------- worker thread
     def _start(self):
-        p = self.problem
+        prob = self.problem
         self._go = threading.Semaphore(0)
         self._paused = threading.Semaphore(0)
         self._target = 0
@@ -240,10 +239,10 @@ class LBFGSSolver(Solver):
         self._count = 0
 
         def fun(w):
-            a = p.rows.matvec(w)
-            c = p.sample_weight
-            f = float(c @ p.loss.value(a, p.y)) / p.W + 0.5 * p.lam * float(w @ w)
-            g = p.rows.rmatvec(c * p.loss.derivative(a, p.y)) / p.W + p.lam * w
+            a = prob.rows.matvec(w)
+            c = prob.sample_weight
+            f = float(c @ prob.loss.value(a, prob.y)) / prob.W + 0.5 * prob.lam * float(w @ w)
+            g = prob.rows.rmatvec(c * prob.loss.derivative(a, prob.y)) / prob.W + prob.lam * w
             self._count += 1
             return f, g
 
@@ -315,5 +314,5 @@ class LBFGSSolver(Solver):
             self.shutdown()
 
     def certificate(self):
-        p = self.problem
-        return p.certificate(self.x, p.dual_from_primal(self.x))
+        prob = self.problem
+        return prob.certificate(self.x, prob.dual_from_primal(self.x))

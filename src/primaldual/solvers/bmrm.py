@@ -2,7 +2,7 @@
 Smola & Le, JMLR 11, 2010, Algorithm 1), with the L2 regularizer.
 
 Problem: ``J(w) = lam/2 ||w||^2 + R_emp(w)``, ``R_emp(w) = (1/W) sum_i c_i
-phi_i(x_i . w)`` (GUIDE §1's primal with ``l1 = 0``); any loss with
+phi_i(x_i . w)`` (the primal of docs/conventions.md §1 with ``l1 = 0``); any loss with
 subgradients (hinge, logistic, ...).
 
 Iteration ``t`` (cutting planes of the empirical risk)::
@@ -127,24 +127,23 @@ class BMRMSolver(Solver):
     __doc__ = __doc__
     name = "bmrm"
     options = {}
-    dual_method = False
 
     def init_state(self, warm_start):
-        p = self.problem
-        self.w_cur = np.zeros(p.d)
+        prob = self.problem
+        self.w_cur = np.zeros(prob.d)
         if warm_start is not None:
             w = warm_start.coef if hasattr(warm_start, "coef") else warm_start
             w = np.array(w, dtype=np.float64).ravel()
-            if w.shape != (p.d,) or not np.isfinite(w).all():
+            if w.shape != (prob.d,) or not np.isfinite(w).all():
                 raise ValueError(f"warm_start for bmrm must be a finite coefficient vector "
-                                 f"of shape ({p.d},), got shape {w.shape}")
+                                 f"of shape ({prob.d},), got shape {w.shape}")
             self.w_cur = w
         self.w_best = self.w_cur.copy()
         self.J_best = np.inf
-        self.A = np.zeros((p.d, 0))
+        self.A = np.zeros((prob.d, 0))
         self.b = np.zeros(0)
         self.Q = np.zeros((0, 0))
-        self.alphas = np.zeros((p.n, 0))
+        self.alphas = np.zeros((prob.n, 0))
         self.beta = np.zeros(0)
         self.master_value = -np.inf
         self.fw_gap = 0.0
@@ -164,18 +163,18 @@ class BMRMSolver(Solver):
 
     def iterate(self):
         """One BMRM iteration: a cutting plane at w_cur, then the master problem."""
-        p = self.problem
+        prob = self.problem
         w = self.w_cur
-        margins = p.rows.matvec(w)
-        risk = float(p.sample_weight @ p.loss.value(margins, p.y)) / p.W
-        J = risk + 0.5 * p.lam * float(w @ w)
+        margins = prob.rows.matvec(w)
+        risk = float(prob.sample_weight @ prob.loss.value(margins, prob.y)) / prob.W
+        J = risk + 0.5 * prob.lam * float(w @ w)
         if J < self.J_best:
             self.J_best = J
             self.w_best = w.copy()
-        alpha = -p.loss.derivative(margins, p.y)
-        a = -p.dual_image(alpha)
-        self.steps += p.n
-        self.feature_accesses += 2 * p.nnz
+        alpha = -prob.loss.derivative(margins, prob.y)
+        a = -prob.dual_image(alpha)
+        self.steps += prob.n
+        self.feature_accesses += 2 * prob.nnz
         t = self.b.shape[0]
         self.A = np.column_stack([self.A, a])
         self.b = np.append(self.b, risk - float(a @ w))
@@ -189,10 +188,10 @@ class BMRMSolver(Solver):
         beta0 = np.append(self.beta, 0.0) if t else None
         if beta0 is not None and beta0.sum() <= 0:
             beta0 = None
-        self.beta, self.fw_gap = solve_simplex_qp(self.Q / p.lam, self.b, beta0)
+        self.beta, self.fw_gap = solve_simplex_qp(self.Q / prob.lam, self.b, beta0)
         Ab = self.A @ self.beta
-        self.master_value = float(self.b @ self.beta) - float(Ab @ Ab) / (2.0 * p.lam)
-        self.w_cur = -Ab / p.lam
+        self.master_value = float(self.b @ self.beta) - float(Ab @ Ab) / (2.0 * prob.lam)
+        self.w_cur = -Ab / prob.lam
 
     def advance(self, n_epochs, deadline):
         for _ in range(max(1, int(round(n_epochs)))):
@@ -201,14 +200,14 @@ class BMRMSolver(Solver):
                 break
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         w = self.w_best
-        cands = [p.dual_from_primal(w)]
+        cands = [prob.dual_from_primal(w)]
         if self.beta.size:
             cands.append(self.alphas @ self.beta)
         best = None
         for alpha in cands:
-            cert = p.certificate(w, alpha)
+            cert = prob.certificate(w, alpha)
             if best is None or cert.dual > best.dual:
                 best = cert
         return best

@@ -2,7 +2,7 @@
 vs. Averaging in Distributed Primal-Dual Optimization" (ICML 2015),
 Algorithm 1 with LocalSDCA (their Algorithm 2).
 
-Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
     primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
     dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2

@@ -3,7 +3,7 @@
 the Regularized Risk", 2014), run serially with the exact block schedule of
 the distributed algorithm.
 
-Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``; ``lam = 0`` allowed when
+Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``; ``lam = 0`` allowed when
 ``l1 > 0``)::
 
     primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
@@ -49,7 +49,7 @@ finite.
 
 Certificate: ``coef`` is the w iterate (last or averaged, option ``output``);
 ``dual_coef`` is whichever of two dual-feasible points has the larger exact
-``D``: DSO's own alpha (last or averaged) or ``-phi'(X coef)`` (GUIDE §1).
+``D``: DSO's own alpha (last or averaged) or ``-phi'(X coef)`` (docs/conventions.md §1).
 With ``lam = 0`` the dual needs ``||v||_inf <= l1``; each candidate is then
 scaled by ``min(1, l1/||v||_inf)``, which keeps it feasible (every dual domain
 here is convex and contains 0).  ``primal``, ``dual`` and ``gap`` come from
@@ -487,7 +487,6 @@ class DSOSolver(Solver):
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
-    dual_method = True
 
     def validate_options(self):
         o = self.opts

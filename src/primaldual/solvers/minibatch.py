@@ -1,7 +1,7 @@
 """Mini-batch SDCA (mSDCA): Takac, Richtarik & Srebro, "Distributed Mini-Batch
 SDCA" (2015), Algorithm 1 with the ESO weights of Section 4.3.
 
-Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``; the paper has ``c_i = 1``,
+Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``; the paper has ``c_i = 1``,
 ``W = n``)::
 
     primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2

@@ -60,13 +60,13 @@ def explicit_hessian_pays(problem) -> bool:
     """hessian="auto": form H when d <= EXPLICIT_MAX_D and one formation costs at
     most EXPLICIT_MAX_COST passes' worth of flops (dense: d; sparse:
     sum_i nnz_i^2 / nnz)."""
-    p = problem
-    if p.d > EXPLICIT_MAX_D or p.nnz == 0:
+    prob = problem
+    if prob.d > EXPLICIT_MAX_D or prob.nnz == 0:
         return False
-    if p.rows.is_sparse:
-        cost = float(row_nnz_squares(p.rows.indptr)) / p.nnz
+    if prob.rows.is_sparse:
+        cost = float(row_nnz_squares(prob.rows.indptr)) / prob.nnz
     else:
-        cost = float(p.d)
+        cost = float(prob.d)
     return cost <= EXPLICIT_MAX_COST
 
 
@@ -79,7 +79,7 @@ class NewtonSolver(Solver):
     """Truncated Newton-CG with a line search or a trust region; a primal method.
 
     Problem: ``min_w P(w) = f(w) = (1/W) sum_i c_i phi(x_i . w; y_i) +
-    lam/2 ||w||^2`` (GUIDE §1) with ``l1 = 0`` and a loss with a (generalized)
+    lam/2 ||w||^2`` (docs/conventions.md §1) with ``l1 = 0`` and a loss with a (generalized)
     Hessian: ``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``.
     Its gradient and Hessian are::
 
@@ -142,7 +142,7 @@ class NewtonSolver(Solver):
     one pass; forming the explicit Hessian is one pass (it reads the data
     once, with ``d`` times the flops of a matrix-vector product).
 
-    Certificate: a primal method; ``alpha_i = -phi'(x_i . w)`` (GUIDE §1),
+    Certificate: a primal method; ``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1),
     evaluated from the margins and the gradient of the last accepted point,
     so a gap check costs ``O(n + d)``, not a pass.
 
@@ -171,7 +171,6 @@ class NewtonSolver(Solver):
     options = {"cg_tol": 0.1, "hessian": "auto", "max_cg_iter": None,
                "globalization": "line_search"}
     supports_l1 = False
-    dual_method = False
 
     # ------------------------------------------------------------ options
     def validate_options(self):
@@ -194,9 +193,9 @@ class NewtonSolver(Solver):
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         w0 = self._warm_point()
-        self.w = np.zeros(p.d) if w0 is None else w0
+        self.w = np.zeros(prob.d) if w0 is None else w0
         self.passes = 0
         self.n_iter = 0
         self.cg_iter = 0
@@ -210,18 +209,18 @@ class NewtonSolver(Solver):
         ws = self.warm_start
         if ws is None:
             return None
-        p = self.problem
+        prob = self.problem
         if isinstance(ws, SolveResult):
             return self.warm_start_coef()
         arr = np.asarray(ws)
-        if arr.ndim == 1 and arr.shape[0] == p.n and p.n != p.d:
+        if arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d:
             alpha = self.warm_start_alpha()
-            return p.w_of(alpha)
+            return prob.w_of(alpha)
         return self.warm_start_coef()
 
     def _alloc(self):
-        p = self.problem
-        n, d = p.n, p.d
+        prob = self.problem
+        n, d = prob.n, prob.d
         # current point (f, g, margins, curvatures) and trial point buffers
         self.g = np.empty(d)
         self.gdata = np.empty(d)
@@ -232,21 +231,21 @@ class NewtonSolver(Solver):
         self._t_curv = np.empty(n)
         self._Hv = np.empty(d)
         self._H = np.empty((d, d)) if self.explicit else None
-        self._buf = (np.empty((n, d)) if self.explicit and not p.rows.is_sparse
+        self._buf = (np.empty((n, d)) if self.explicit and not prob.rows.is_sparse
                      else None)
 
     def _pass_fg(self, w, margins, gdata, curv):
         """f(w) and the data gradient (times W) at w: one pass."""
         r = self.problem.rows
-        p = self.problem
-        loss_sum = fun_grad(r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight,
-                            w, p.loss.code, p.loss.param, margins, gdata, curv)
-        return loss_sum / p.W + 0.5 * p.lam * sum_squares(w)
+        prob = self.problem
+        loss_sum = fun_grad(r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight,
+                            w, prob.loss.code, prob.loss.param, margins, gdata, curv)
+        return loss_sum / prob.W + 0.5 * prob.lam * sum_squares(w)
 
     def _eval_current(self):
-        p = self.problem
+        prob = self.problem
         self.f = self._pass_fg(self.w, self.margins, self.gdata, self.curv)
-        self.g = self.gdata / p.W + p.lam * self.w
+        self.g = self.gdata / prob.W + prob.lam * self.w
 
     def get_state(self):
         meta = {"passes": int(self.passes), "n_iter": int(self.n_iter),
@@ -274,26 +273,26 @@ class NewtonSolver(Solver):
     # ------------------------------------------------------- Hessian parts
     def _form_hessian(self):
         """H = X^T diag(curv) X / W + lam I into self._H (one pass)."""
-        p = self.problem
-        r = p.rows
+        prob = self.problem
+        r = prob.rows
         H = self._H
         if r.is_sparse:
             hess_sparse(r.data, r.indices, r.indptr, r.iptr, self.curv, H)
-            H /= p.W
+            H /= prob.W
         else:
-            np.multiply(r.X, np.sqrt(self.curv / p.W)[:, None], out=self._buf)
+            np.multiply(r.X, np.sqrt(self.curv / prob.W)[:, None], out=self._buf)
             np.dot(self._buf.T, self._buf, out=H)     # one BLAS thread: see run()
-        H[np.diag_indices_from(H)] += p.lam
+        H[np.diag_indices_from(H)] += prob.lam
 
     def _hv(self, v):
         """H v; a pass over the data in matvec mode."""
-        p = self.problem
+        prob = self.problem
         if self.explicit:
             return self._H @ v
-        r = p.rows
+        r = prob.rows
         hess_vec(r.data, r.indices, r.indptr, r.iptr, self.curv, v, self._Hv)
         self.passes += 1
-        return self._Hv / p.W + p.lam * v
+        return self._Hv / prob.W + prob.lam * v
 
     # --------------------------------------------------------- subproblem
     def _steihaug(self, g, delta, max_iter):
@@ -358,7 +357,7 @@ class NewtonSolver(Solver):
     # ----------------------------------------------------------- iterate
     def _iterate(self):
         """One Newton iteration (Algorithm 1 with globalization="trust_region")."""
-        p = self.problem
+        prob = self.problem
         gnorm = math.sqrt(sum_squares(self.g))
         wnorm = math.sqrt(sum_squares(self.w))
         if gnorm == 0.0 or self.delta <= 1e-15 * max(wnorm, 1e-300):
@@ -377,7 +376,7 @@ class NewtonSolver(Solver):
             rho = -math.inf
         elif pred <= 1e-14 * max(abs(self.f), 1e-300):
             # f no longer resolves the decrease: judge the step by ||grad f||
-            g_new = self._t_gdata / p.W + p.lam * w_new
+            g_new = self._t_gdata / prob.W + prob.lam * w_new
             rho = 1.0 if sum_squares(g_new) < gnorm * gnorm else -math.inf
         else:
             rho = act / pred
@@ -418,32 +417,32 @@ class NewtonSolver(Solver):
         self.finished = True                # no decrease representable along s
 
     def _accept(self, w_new, f_new):
-        p = self.problem
+        prob = self.problem
         self.w = w_new
         self.f = f_new
         self.margins, self._t_margins = self._t_margins, self.margins
         self.gdata, self._t_gdata = self._t_gdata, self.gdata
         self.curv, self._t_curv = self._t_curv, self.curv
-        self.g = self.gdata / p.W + p.lam * self.w
+        self.g = self.gdata / prob.W + prob.lam * self.w
 
     def _line_min(self, z, s):
         """argmin over t in [0, 1] of f(w + t s), by safeguarded Newton on the
         directional derivative; each evaluation is O(n) (margins + t X s)."""
-        p = self.problem
-        c, y, W, lam = p.sample_weight, p.y, p.W, p.lam
+        prob = self.problem
+        c, y, W, lam = prob.sample_weight, prob.y, prob.W, prob.lam
         ws, ss = _dot(self.w, s), _dot(s, s)
         lo, hi = 0.0, 1.0
         t = 1.0
         for _ in range(30):
             a = self.margins + t * z
-            d1 = weighted_sum(c, p.loss.derivative(a, y) * z) / W + lam * (ws + t * ss)
+            d1 = weighted_sum(c, prob.loss.derivative(a, y) * z) / W + lam * (ws + t * ss)
             if d1 > 0.0:
                 hi = t
             else:
                 lo = t
                 if t == 1.0:
                     return 1.0
-            d2 = weighted_sum(c, p.loss.second_derivative(a, y) * z * z) / W + lam * ss
+            d2 = weighted_sum(c, prob.loss.second_derivative(a, y) * z * z) / W + lam * ss
             tn = t - d1 / d2 if d2 > 0.0 else 0.5 * (lo + hi)
             if not (lo < tn < hi):
                 tn = 0.5 * (lo + hi)
@@ -476,12 +475,12 @@ class NewtonSolver(Solver):
         ``P = f(w)``; ``v = (1/W) sum_i c_i alpha_i x_i = -(1/W) X^T (c phi')``
         is the data gradient of the same pass, so ``D(alpha) =
         (1/W) sum_i c_i (-phi*(-alpha_i)) - ||v||^2 / (2 lam)`` needs no pass."""
-        p = self.problem
-        alpha = -p.loss.derivative(self.margins, p.y)
-        conj = p.loss.neg_conjugate(alpha, p.y)
-        v = -self.gdata / p.W
+        prob = self.problem
+        alpha = -prob.loss.derivative(self.margins, prob.y)
+        conj = prob.loss.neg_conjugate(alpha, prob.y)
+        v = -self.gdata / prob.W
         if np.isfinite(conj).all():
-            dual = weighted_sum(p.sample_weight, conj) / p.W - p.penalty.conjugate(v)
+            dual = weighted_sum(prob.sample_weight, conj) / prob.W - prob.penalty.conjugate(v)
         else:
             dual = -np.inf
         return Certificate(w=self.w.copy(), alpha=alpha, primal=float(self.f),

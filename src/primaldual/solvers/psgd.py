@@ -18,7 +18,7 @@ communicate; the output is the average ``w = (1/k) sum_q w_q``
 (Algorithm 3's "aggregate from all computers").  One epoch = every part made
 ``|I_q|`` steps (one pass over the data in total).
 
-Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (GUIDE §1),
+Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
 exact primal, dual and gap for that pair.
 
 Options
@@ -72,7 +72,6 @@ class PSGDSolver(Solver):
     __doc__ = __doc__
     name = "psgd"
     options = {"n_workers": None, "sampling": "uniform", "project": False, **RING_OPTIONS}
-    dual_method = False
     supports_client = True
     _ring = None
 

@@ -17,7 +17,7 @@ Step size ``eta``: ``1/L`` with ``L = max_i (n c_i/W) ||x_i||^2 * smoothness
 Section 5; Schmidt et al. 2017 recommend it in practice), or
 ``step="theory"``: ``1/(16 L)`` of Schmidt, Le Roux & Bach (2017), Theorem 1.
 
-Certificate: a primal method, ``alpha_i = -phi'(x_i . w)`` (GUIDE §1).
+Certificate: a primal method, ``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1).
 One pass = n iterations.
 
 Options
@@ -41,7 +41,6 @@ class SAGSolver(Solver):
     name = "sag"
     requires = ("smooth",)
     options = {"step": "1/L"}
-    dual_method = False
 
     def validate_options(self):
         p = self.problem

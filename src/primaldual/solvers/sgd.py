@@ -13,7 +13,7 @@ optimum for losses bounded by 1 at 0.
 
 Certificate: SGD is a primal method, so its dual point is
 ``alpha_i = -phi_i'(x_i . w)`` (a subgradient chosen inside the dual domain,
-GUIDE §1); primal, dual and gap are exact for that pair.
+docs/conventions.md §1); primal, dual and gap are exact for that pair.
 
 Options
 -------
@@ -41,7 +41,6 @@ class SGDSolver(Solver):
     __doc__ = __doc__
     name = "sgd"
     options = {"sampling": "uniform", "project": False, "t0": 1}
-    dual_method = False
 
     def validate_options(self):
         _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))

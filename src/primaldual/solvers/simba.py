@@ -34,7 +34,7 @@ Output and certificate: with ``gamma = min_i y_i (x_i . w_bar + b_bar) + xi_bar_
 and the intercept ``b_bar / gamma`` (Lemma 2.1; with ``rescale=False`` or
 ``gamma <= 0`` the average itself).  SIMBA is a primal method for the
 ``lam`` problem: ``dual_coef = -phi'(x_i . coef)`` and primal, dual and gap
-are exact for ``coef`` in GUIDE's objective with the ``lam`` given (which has
+are exact for ``coef`` in the objective of docs/conventions.md §1 with the ``lam`` given (which has
 no unregularized bias: with ``bias=True`` the intercept is reported in
 ``res.extras["intercept"]`` and used for ``test_error``, but not in the
 certificate).
@@ -167,7 +167,6 @@ class SimbaSolver(Solver):
                "bias": False, "implementation": "auto", "rescale": True,
                "record_draws": 0}
     supports_l1 = False
-    dual_method = False
 
     # ------------------------------------------------------------ options
     def validate_options(self):

@@ -1,6 +1,6 @@
 """SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, ICML 2015).
 
-Problem (GUIDE §1, weights ``c_i``, ``W = sum_i c_i``)::
+Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
     primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
     dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
@@ -87,13 +87,12 @@ class SPDCSolver(Solver):
                "theta": None, "perturbation": "auto", "target_accuracy": None}
     supports_l1 = True
     supports_pure_l1 = True
-    dual_method = True
 
     # ------------------------------------------------------------ options
     def validate_options(self):
         o = self.opts
-        p = self.problem
-        n = p.n
+        prob = self.problem
+        n = prob.n
         _check_choice("sampling", o["sampling"], ("uniform", "weighted"))
         self.m = _positive("batch_size", o["batch_size"], integer=True)
         if self.m > n:
@@ -108,9 +107,9 @@ class SPDCSolver(Solver):
             raise ValueError(f"theta must be in (0, 1], got {o['theta']!r}")
         if o["target_accuracy"] is not None:
             _positive("target_accuracy", o["target_accuracy"])
-        loss = p.loss
+        loss = prob.loss
         needs_dual = not loss.smooth
-        needs_primal = p.lam == 0.0
+        needs_primal = prob.lam == 0.0
         if needs_dual and loss.lipschitz is None:
             raise ValueError(f"solver='spdc' needs a smooth or Lipschitz loss; "
                              f"loss={loss.name!r} is neither")
@@ -124,7 +123,7 @@ class SPDCSolver(Solver):
             if delta > 0 and not (needs_dual or needs_primal):
                 raise ValueError(
                     f"perturbation={pert!r} given but loss={loss.name!r} is smooth and "
-                    f"lam={p.lam} > 0 (Assumption A holds): nothing to perturb; leave "
+                    f"lam={prob.lam} > 0 (Assumption A holds): nothing to perturb; leave "
                     f"perturbation='auto'")
             if delta == 0 and (needs_dual or needs_primal):
                 what = (f"loss={loss.name!r} is not smooth" if needs_dual
@@ -134,11 +133,11 @@ class SPDCSolver(Solver):
                                  f"'auto')")
         self.delta = float(delta)
         self.delta_dual = self.delta if needs_dual else 0.0
-        self.l2 = p.lam + (self.delta if needs_primal else 0.0)
+        self.l2 = prob.lam + (self.delta if needs_primal else 0.0)
         # ---- constants of Theorems 1 / 2
-        r = p.rows
+        r = prob.rows
         norms = np.sqrt(r.sqnorm)
-        self.rho = n * p.sample_weight / p.W
+        self.rho = n * prob.sample_weight / prob.W
         R = float(norms.max())
         if R == 0.0:
             raise ValueError("every row of X is zero; SPDC needs at least one nonzero row")
@@ -163,7 +162,7 @@ class SPDCSolver(Solver):
         self.theta = float(o["theta"]) if o["theta"] is not None else theta
         if not all(math.isfinite(v) and v > 0 for v in (R, self.tau, self.sigma)):
             raise ValueError(f"SPDC's step sizes are not representable for this data "
-                             f"(largest row norm R={R:.3g}, lam={p.lam:g}: tau={self.tau:.3g}, "
+                             f"(largest row norm R={R:.3g}, lam={prob.lam:g}: tau={self.tau:.3g}, "
                              f"sigma={self.sigma:.3g}); scale the rows (e.g. --normalize) "
                              f"or change lam")
         self.params = {"tau": self.tau, "sigma": self.sigma, "theta": self.theta,
@@ -178,8 +177,8 @@ class SPDCSolver(Solver):
             self.alias_idx = np.zeros(0, dtype=np.int64)
 
     def _auto_delta(self, needs_dual, needs_primal):
-        p = self.problem
-        P0 = float(p.sample_weight @ p.loss.value(np.zeros(p.n), p.y)) / p.W
+        prob = self.problem
+        P0 = float(prob.sample_weight @ prob.loss.value(np.zeros(prob.n), prob.y)) / prob.W
         eps = self.opts["target_accuracy"]
         if eps is None:
             eps = self.tol * max(P0, 1e-12)
@@ -189,15 +188,15 @@ class SPDCSolver(Solver):
                                  "target_accuracy or an explicit perturbation")
         C1 = 0.0
         if needs_dual:
-            C1 += p.loss.lipschitz ** 2
+            C1 += prob.loss.lipschitz ** 2
         if needs_primal:
-            C1 += (P0 / p.l1) ** 2
+            C1 += (P0 / prob.l1) ** 2
         return float(eps) / C1
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
-        p = self.problem
-        n, d = p.n, p.d
+        prob = self.problem
+        n, d = prob.n, prob.d
         self.alpha = np.zeros(n)
         self.x = np.zeros(d)
         ws = warm_start
@@ -205,24 +204,24 @@ class SPDCSolver(Solver):
             self.alpha = self.warm_start_alpha()
             if isinstance(ws, SolveResult):
                 self.x = self.warm_start_coef()
-            elif p.lam > 0:
-                self.x = p.w_of(self.alpha)
+            elif prob.lam > 0:
+                self.x = prob.w_of(self.alpha)
         # per-coordinate state (d, 4): x^{(last)}, x^{(last-1)}, u = -v, last
         self.st = np.zeros((d, 4))
         self.st[:, 0] = self.x
         self.st[:, 1] = self.x
-        self.st[:, 2] = -p.dual_image(self.alpha)
+        self.st[:, 2] = -prob.dual_image(self.alpha)
         del self.x
         self.t = 0
         self._scratch()
 
     def _scratch(self):
-        p = self.problem
-        self.du = np.zeros(p.d)
-        self.mark = np.zeros(p.n, dtype=np.int64)
+        prob = self.problem
+        self.du = np.zeros(prob.d)
+        self.mark = np.zeros(prob.n, dtype=np.int64)
         self.batch = np.zeros(self.m, dtype=np.int64)
         # expm1(k log c) for gaps k < n/m + 1: most catch-ups read it from here
-        self.em1 = np.empty(p.n // self.m + 2)
+        self.em1 = np.empty(prob.n // self.m + 2)
         expm1_table(self.em1.shape[0], -math.log1p(self.tau * self.l2), self.em1)
 
     def get_state(self):
@@ -238,9 +237,9 @@ class SPDCSolver(Solver):
 
     # ---------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
-        p = self.problem
-        r = p.rows
-        n, m = p.n, self.m
+        prob = self.problem
+        r = prob.rows
+        n, m = prob.n, self.m
         total = max(1, int(round(n_epochs * n / m)))
         chunk = max(1, n // m)
         weighted = self.opts["sampling"] == "weighted"
@@ -249,10 +248,10 @@ class SPDCSolver(Solver):
             k = min(chunk, total - done)
             U = self.rng.random((k, m))
             status, it, acc = spdc_run(
-                r.data, r.indices, r.indptr, r.iptr, p.y, self.rho, U, weighted,
+                r.data, r.indices, r.indptr, r.iptr, prob.y, self.rho, U, weighted,
                 self.alias_prob, self.alias_idx, self.pn, self.alpha, self.st,
                 self.du, self.mark, self.batch, self.t,
-                p.loss.code, p.loss.param, self.tau, self.sigma, self.theta, p.l1,
+                prob.loss.code, prob.loss.param, self.tau, self.sigma, self.theta, prob.l1,
                 self.l2, self.delta_dual, k, self.em1)
             self.feature_accesses += acc
             self.t += it
@@ -260,7 +259,7 @@ class SPDCSolver(Solver):
             done += it
             if status == STATUS_NONFINITE:
                 raise FloatingPointError(
-                    f"non-finite value in SPDC at iteration {self.t} (lam={p.lam!r}, "
+                    f"non-finite value in SPDC at iteration {self.t} (lam={prob.lam!r}, "
                     f"tau={self.tau:.3g}, sigma={self.sigma:.3g}); scale the rows "
                     f"(e.g. --normalize) or use the default step parameters")
             if deadline is not None and time.perf_counter() >= deadline:
@@ -269,22 +268,22 @@ class SPDCSolver(Solver):
     # ------------------------------------------------------ certificate
     def current_w(self):
         """x^{(t)} for every coordinate (the lazy ones brought up to date)."""
-        p = self.problem
-        out = np.empty(p.d)
+        prob = self.problem
+        out = np.empty(prob.d)
         c = 1.0 / (1.0 + self.tau * self.l2)
-        catch_up_all(self.t, self.st, self.tau, p.l1, self.l2, c,
+        catch_up_all(self.t, self.st, self.tau, prob.l1, self.l2, c,
                      -math.log1p(self.tau * self.l2), out)
         return out
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         w = self.current_w()
         alpha = self.alpha
-        if p.lam == 0.0:
-            vmax = float(np.abs(p.dual_image(alpha)).max(initial=0.0))
-            if vmax > p.l1:
-                alpha = alpha * (p.l1 / vmax) * (1.0 - 1e-15)
-        return p.certificate(w, alpha)
+        if prob.lam == 0.0:
+            vmax = float(np.abs(prob.dual_image(alpha)).max(initial=0.0))
+            if vmax > prob.l1:
+                alpha = alpha * (prob.l1 / vmax) * (1.0 - 1e-15)
+        return prob.certificate(w, alpha)
 
     def trace_extras(self):
         return {"iterations": int(self.t)}
