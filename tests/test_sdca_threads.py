@@ -260,3 +260,29 @@ def test_checkpoint_and_resume_with_threads(tmp_path):
     res = solve(X, y, tol=1e-8, max_epochs=3000, resume=tmp_path, **kw)
     assert res.converged and res.n_epochs > 6
     assert_exact_certificate(X, y, "hinge", 1e-4, res)
+
+
+def test_column_overlap_by_hand():
+    from primaldual.data import as_rows
+    from primaldual.solvers.sdca import column_overlap
+    # column 0 in all 4 rows, column 1 in one row: entries 4 + 1 = 5;
+    # sum omega^2 = 16 + 1 = 17 -> 17 / (4 * 5)
+    X = sp.csr_matrix(np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 0.0], [1.0, 0.0]]))
+    assert column_overlap(as_rows(X)) == pytest.approx(17 / 20)
+
+
+@pytest.mark.parametrize("atomic, dense, expect", [("auto", True, True),
+                                                    ("auto", False, False),
+                                                    (True, False, True),
+                                                    (False, True, False)])
+def test_atomic_choice(atomic, dense, expect):
+    X, y = make_classification_data(n=300, d=200, density=0.02, seed=1)
+    if dense:
+        X = np.random.default_rng(0).standard_normal((300, 8))
+    res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, atomic=atomic,
+                tol=1e-9, max_epochs=3000, random_state=0)
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-3, res)
+    solver = sdca_mod.SDCASolver(Problem(X, y, loss="logistic", lam=1e-3), tol=1e-6,
+                                 max_epochs=10, random_state=0, n_jobs=2, atomic=atomic)
+    assert solver.atomic is expect

@@ -115,7 +115,8 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     ``order[start:stop]``, the step count ``step0`` before it, ``snap_step`` (-1:
     none), ``shrink`` (:class:`Shrinking`), ``avg`` (:class:`Averaging`) and
     ``prox`` (:class:`ProxWork`); ``atomic``: ``v`` is shared with other
-    threads running this kernel, and is added to atomically (no update lost).
+    threads running this kernel, and is added to atomically (no concurrent
+    update lost; a locked instruction per entry).
 
     Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
     max_down)`` where ``pos``

@@ -61,28 +61,33 @@ line; the breakpoints are walked in order
 ``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
 with ``l1 > 0``.
 
-Threads (``n_jobs = k > 1``): PASSCoDe (Hsieh, Yu & Dhillon, ICML 2015), in
-its "atomic" variant, on the passes of SDCA-Perm.  Each pass (a random order of
-the coordinates not shrunk, drawn by the driver from ``random_state``) is cut
-into ``k`` contiguous slices, and ``k`` threads run the serial kernel
+Threads (``n_jobs = k > 1``): PASSCoDe (Hsieh, Yu & Dhillon, ICML 2015) on the
+passes of SDCA-Perm.  Each pass (a random order of the coordinates not
+shrunk, drawn by the driver from ``random_state``) is cut into ``k``
+contiguous slices, and ``k`` threads run the serial kernel
 :func:`~primaldual.kernels.sdca.sdca_epoch` on their slices at once, on the one
 ``alpha`` and the one dual image ``v``.  A step reads ``v`` as it finds it
-(other threads' updates may be half applied: the margin is stale by at most
-the few steps in flight) and adds its change ``(c_i/W) Delta x_i`` to ``v``
-entry by entry with atomic additions (:mod:`primaldual.kernels.atomics`), so
-no update is lost and ``v`` stays ``v(alpha)`` up to rounding; ``alpha_i``
-has one writer per pass.  ``atomic=False`` uses plain additions (PASSCoDe's
-"wild" variant), which lose concurrent updates to the same entry: cheaper
-per step, but on data with dense columns ``v`` drifts from ``v(alpha)`` and
-the steps go wrong until the next check.  Shrinking works as in the serial
-solver, on the whole active set: the threads report their pass's largest
-violations, and the driver sets the next pass's thresholds.
+(the margin may miss the few steps other threads have in flight) and adds its
+change ``(c_i/W) Delta x_i`` to ``v`` entry by entry; ``alpha_i`` has one
+writer per pass.  Plain additions to an entry that another thread is adding
+to can lose one of the two (PASSCoDe's "wild" variant); atomic additions
+(:mod:`primaldual.kernels.atomics`, the "atomic" variant) never lose one but
+cost a locked instruction each (on the CCAT shape 12 ns per entry against 6,
+on one thread).  ``atomic="auto"`` picks atomic additions when concurrent
+writes to one entry are frequent, i.e. when the column overlap
+(:func:`column_overlap`: the share of the rows holding the column of a random
+stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86) and a9a
+(0.45) get atomic additions, text (the CCAT shape 0.18, reuters 0.08) plain
+ones.  On covtype plain additions lose so many updates that the steps go
+wrong between checks.  Shrinking works as
+in the serial solver, on the whole active set: the threads report their
+pass's largest violations, and the driver sets the next pass's thresholds.
 
 The certificate stays exact: at every check the fresh ``v(alpha)`` of the
 certificate pass replaces the threads' ``v``; if they differ by more than
-rounding (plain additions, or ``sampling="uniform"`` drawing one coordinate in
-two slices at once), the certificate is recomputed at ``w(alpha)`` from the
-fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
+rounding (a lost plain addition, or ``sampling="uniform"`` drawing one
+coordinate in two slices at once), the certificate is recomputed at
+``w(alpha)`` from the fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
 sample order depends on ``random_state`` only); not the iterates, since the
 threads' interleaving decides which updates a step sees.  Runs agree on the
 optimum to the tolerance, each certified.  For bitwise repeatable multi-core
@@ -93,7 +98,7 @@ runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
 solver exactly.  Not with ``output="average"`` or ``"random"``.
 
 Options ``n_jobs`` (None or 1: one thread; -1 all cores) and ``atomic``
-(default True).
+("auto" | True | False, default "auto").
 
 Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
@@ -120,6 +125,11 @@ SHRINK_EPS0 = 0.1
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used (a pass costs ~3 ns per entry, waking a thread ~20-50 us)
 MIN_NNZ_PER_THREAD = 100_000
+#: n_jobs > 1, atomic="auto": atomic additions when the column overlap (the
+#: chance that another row has an entry in the column of a random entry) is at
+#: least this (covtype 0.86, a9a 0.45, mushrooms 0.49: atomic; the CCAT shape
+#: 0.18, reuters 0.08: plain)
+ATOMIC_OVERLAP = 0.3
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
@@ -127,6 +137,15 @@ RESYNC_DRIFT = 1e-11
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
+
+
+def column_overlap(rows) -> float:
+    """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
+    j: the share of the rows that hold the column of a random stored entry.
+    Concurrent steps write the same entry of ``v`` at about this rate."""
+    omega = rows.column_counts()
+    nnz = float(omega.sum())
+    return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
 
 
 def _raise_nonfinite(problem, i):
@@ -142,7 +161,7 @@ class SDCASolver(Solver):
     name = "sdca"
     requires = ()
     options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
-               "shrinking": "auto", "n_jobs": None, "atomic": True}
+               "shrinking": "auto", "n_jobs": None, "atomic": "auto"}
     supports_l1 = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
@@ -186,10 +205,12 @@ class SDCASolver(Solver):
         # stored entries per pass, else its share would not pay for waking it
         self.n_threads = max(1, min(resolve_n_jobs(o["n_jobs"]), p.n,
                                     p.nnz // max(MIN_NNZ_PER_THREAD, 1)))
-        _check_choice("atomic", o["atomic"], (True, False))
-        self.atomic = bool(o["atomic"])
+        _check_choice("atomic", o["atomic"], ("auto", True, False))
         if self.n_threads == 1:
             return
+        # the columns whose updates are atomic (see the module docstring)
+        a = o["atomic"]
+        self.atomic = bool(column_overlap(p.rows) >= ATOMIC_OVERLAP if a == "auto" else a)
         if o["output"] != "last":
             raise ValueError(f"n_jobs > 1 runs output='last' only (got "
                              f"output={o['output']!r}); averaging and random output "
