@@ -27,7 +27,7 @@ def test_h1_reduces_exactly_to_minibatch_sdca(K, loss):
     for agg, msdca in [("adding", dict(step="safe", eso="cauchy_schwarz")),
                        ("averaging", dict(step="average"))]:
         c = solve(X, y, solver="cocoa", n_partitions=K, local_iters=1, aggregation=agg,
-                  **common)
+                  local_solver="uniform", **common)
         m = solve(X, y, solver="minibatch_sdca", sampling="distributed", batch_size=K,
                   n_partitions=K, **msdca, **common)
         np.testing.assert_allclose(c.dual_coef, m.dual_coef, rtol=0, atol=1e-12)
@@ -41,7 +41,8 @@ def test_h1_differs_from_paper_eso_msdca():
     different (larger-step) method than CoCoA+'s sigma' = K."""
     X, y = make_classification_data(n=90, d=40, density=0.05, seed=1)
     common = dict(loss="smooth_hinge", lam=1e-2, tol=0, max_epochs=3, random_state=2)
-    c = solve(X, y, solver="cocoa", n_partitions=4, local_iters=1, **common)
+    c = solve(X, y, solver="cocoa", n_partitions=4, local_iters=1, local_solver="uniform",
+              **common)
     m = solve(X, y, solver="minibatch_sdca", sampling="distributed", batch_size=4,
               n_partitions=4, eso="dense", **common)
     assert np.abs(c.dual_coef - m.dual_coef).max() > 1e-6
@@ -85,11 +86,74 @@ def test_kernel_matches_plain_python_reference(agg, dense):
     X, y = make_classification_data(n=50, d=8, seed=4, dense=dense)
     res = solve(X, y, loss="logistic", lam=0.05, solver="cocoa", n_partitions=3,
                 local_iters=7, aggregation=agg, tol=0, max_epochs=2, random_state=9,
-                check_every=2)
+                check_every=2, local_solver="uniform")
     rounds = res.trace[-1]["rounds"]
     alpha, v = _reference_cocoa(X, y, "logistic", 0.05, 3, 7, agg, 9, rounds)
     np.testing.assert_allclose(res.dual_coef, alpha, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.coef, v / 0.05, rtol=0, atol=1e-10)
+
+
+def _reference_cocoa_perm(X, y, loss, lam, K, H, agg, seed, n_rounds, c=None):
+    """Plain Python CoCoA+ whose local solver is SDCA over permutation passes
+    (local_solver="sdca"): partition k draws ``rng_k.permutation(n_k)`` per pass."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    n, d = X.shape
+    c = np.ones(n) if c is None else c
+    W = c.sum()
+    L = make_loss(loss)
+    gamma, sig = (1.0, float(K)) if agg == "adding" else (1.0 / K, 1.0)
+    ptr = contiguous_partition(n, K)
+    gens = spawn_streams(seed, K)
+    alpha = np.zeros(n)
+    v = np.zeros(d)
+    for _ in range(n_rounds):
+        changes = []
+        for k in range(K):
+            a0, a1 = ptr[k], ptr[k + 1]
+            nk = a1 - a0
+            order = np.concatenate([gens[k].permutation(nk)
+                                    for _ in range(-(-H // nk))])[:H] + a0
+            dalpha = np.zeros(n)
+            dv = np.zeros(d)
+            for i in order:
+                a = X[i] @ (v + sig * dv) / lam
+                s = sig * c[i] * (X[i] @ X[i]) / (lam * W)
+                cur = alpha[i] + dalpha[i]
+                delta = dual_step(L.code, L.param, cur, y[i], a, s) - cur
+                dalpha[i] += delta
+                dv += c[i] * delta / W * X[i]
+            changes.append((dalpha, dv))
+        for dalpha, dv in changes:
+            alpha += gamma * dalpha
+            v += gamma * dv
+    return alpha, v
+
+
+@pytest.mark.parametrize("agg", ["adding", "averaging"])
+@pytest.mark.parametrize("loss, H", [("logistic", 7), ("hinge", 40), ("squared_hinge", 16)])
+def test_sdca_local_solver_matches_plain_python_reference(agg, loss, H):
+    X, y = make_classification_data(n=50, d=8, seed=4)
+    c = np.random.default_rng(1).uniform(0.5, 2.0, 50)
+    res = solve(X, y, loss=loss, lam=0.05, solver="cocoa", n_partitions=3,
+                local_iters=H, aggregation=agg, tol=0, max_epochs=3, random_state=9,
+                check_every=3, sample_weight=c)
+    rounds = res.trace[-1]["rounds"]
+    alpha, v = _reference_cocoa_perm(X, y, loss, 0.05, 3, H, agg, 9, rounds, c=c)
+    np.testing.assert_allclose(res.dual_coef, alpha, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(res.coef, v / 0.05, rtol=0, atol=1e-10)
+
+
+def test_threads_give_the_same_iterates():
+    """The partitions of a round are independent: n_jobs changes the time, not
+    the numbers."""
+    X, y = make_classification_data(n=400, d=30, seed=5)
+    kw = dict(loss="logistic", lam=1e-2, solver="cocoa", n_partitions=4, tol=1e-9,
+              max_epochs=1000, random_state=2)
+    one = solve(X, y, n_jobs=1, **kw)
+    two = solve(X, y, n_jobs=2, **kw)
+    assert one.converged
+    np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
+    np.testing.assert_array_equal(one.coef, two.coef)
 
 
 @pytest.mark.parametrize("agg,H", [("adding", None), ("adding", 5), ("averaging", 40)])

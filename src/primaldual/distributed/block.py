@@ -18,8 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..data import Rows, as_rows
+from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import partition_rounds
 from ..kernels.objective import certificate_pass
+from ..kernels.views import RowsView, StepSpec
+from ..solvers._threads import run_threads
+from .local_sdca import MODE_COCOA_SDCA, local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
 
@@ -95,6 +99,13 @@ class PartitionBlock:
                                   for k in range(self.K)], dtype=np.int64)
         self.part_maxrow = np.array([int(self.row_nnz[a:b].max(initial=0)) for a, b in
                                      zip(self.part_ptr[:-1], self.part_ptr[1:])], np.int64)
+        # CoCoA+ with the serial SDCA kernel as local solver (local_sdca.py)
+        self.rows_view = RowsView(rows.data, rows.indices, rows.indptr, rows.iptr,
+                                  self.sqnorm, self.y, self.cw)
+        self.spec = StepSpec(self.kind, self.p, self.lam, 0.0, 1.0 / self.W)
+        self.logit = np.full(self.n if self.kind == LOGISTIC else 0, np.nan)
+        self.n_jobs = 1
+        self._changes = None
 
     # ------------------------------------------------------------ setup
     @classmethod
@@ -109,6 +120,7 @@ class PartitionBlock:
     def set_state(self, alpha, v, rng_states):
         self.alpha[:] = alpha
         self.v[:] = v
+        self.logit[:] = np.nan
         for g, st in zip(self.rngs, rng_states):
             g.bit_generator.state = st
 
@@ -132,8 +144,17 @@ class PartitionBlock:
         """``n_rounds`` rounds (see :func:`partition_rounds`); the uniforms of
         partition k come from its own stream, ``m`` per round.
 
+        ``mode == MODE_COCOA_SDCA``: CoCoA+ rounds whose local solver is the
+        serial SDCA kernel (:mod:`primaldual.distributed.local_sdca`); the
+        partitions run on up to ``n_jobs`` threads (each partition's result does
+        not depend on them).
+
         Returns ``(status, rounds_done, feature_accesses, bad_local_row)``.
         """
+        if mode == MODE_COCOA_SDCA:
+            return self._run_local_sdca(int(m), float(sigma_dot), float(gamma),
+                                        int(n_rounds), bool(apply_v))
+        self._changes = None
         self._ensure_capacity(m)
         u = np.empty((self.K, n_rounds * m))
         for k, g in enumerate(self.rngs):
@@ -146,8 +167,35 @@ class PartitionBlock:
             self.v, self.dalpha, self.dv, self.colmark, self.rowmark, self.perm,
             self.swaps, self.rows_buf, self.out_cols, self.out_vals, self.out_ptr)
 
+    def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
+        acc = 0
+        for r in range(n_rounds):
+            def task(k, stop):
+                a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+                if b == a:
+                    return 0, -1, 0, np.zeros(0, np.int64), np.zeros(0)
+                return local_sdca_round(self.rows_view, self.spec, self.alpha, self.v,
+                                        self.logit, a, b, H, sigma_prime, gamma,
+                                        self.rngs[k])
+
+            if self.n_jobs > 1 and self.K > 1:
+                results, _ = run_threads(task, self.K, n_threads=min(self.n_jobs, self.K))
+            else:
+                results = [task(k, None) for k in range(self.K)]
+            for status, bad, a, _, _ in results:
+                acc += a
+                if status != 0:
+                    return status, r, acc, bad
+            self._changes = [(cols, vals) for _, _, _, cols, vals in results]
+            if apply_v:
+                for cols, vals in self._changes:
+                    self.v[cols] += gamma * vals
+        return 0, n_rounds, acc, -1
+
     def last_changes(self) -> list:
         """Sparse ``Delta v_k`` of the last round: one (cols, vals) per partition."""
+        if self._changes is not None:
+            return [(c.copy(), v.copy()) for c, v in self._changes]
         return [(self.out_cols[a:b].copy(), self.out_vals[a:b].copy())
                 for a, b in zip(self.out_ptr[:-1], self.out_ptr[1:])]
 

@@ -353,7 +353,12 @@ class DaskEngine(Engine):
             acc += a
             compute = max(compute, tc)
         union = np.unique(np.concatenate(all_cols)) if all_cols else np.zeros(0, np.int64)
-        self.sync = ("cols", union, self.v[union].copy())
+        if 2 * union.size >= self.d:
+            # most columns changed: the whole v (8 bytes a column) is smaller
+            # than its changed entries with their indices (16 bytes a column)
+            self.sync = ("full", self.v.copy(), None)
+        else:
+            self.sync = ("cols", union, self.v[union].copy())
         self.round += 1
         self.time_rounds += time.perf_counter() - t0
         self.time_compute += compute

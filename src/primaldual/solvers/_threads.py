@@ -37,8 +37,9 @@ def resolve_n_jobs(n_jobs) -> int:
     return k
 
 
-def run_threads(task, n_tasks):
-    """Run ``task(k, stop)`` for ``k = 0..n_tasks-1``, one OS thread each.
+def run_threads(task, n_tasks, n_threads=None):
+    """Run ``task(k, stop)`` for ``k = 0..n_tasks-1`` on ``n_threads`` OS threads
+    (default: one per task).
 
     ``stop`` is a :class:`threading.Event` that the tasks poll between kernel
     calls.  Returns ``(results, interrupted)``: the tasks' return values in
@@ -48,7 +49,7 @@ def run_threads(task, n_tasks):
     """
     stop = threading.Event()
     interrupted = False
-    ex = _pool(n_tasks)
+    ex = _pool(n_tasks if n_threads is None else int(n_threads))
     futures = [ex.submit(task, k, stop) for k in range(n_tasks)]
     pending = set(futures)
     while pending:

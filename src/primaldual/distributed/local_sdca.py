@@ -1,0 +1,76 @@
+"""CoCoA+'s local solver as the serial SDCA kernel: one partition's round.
+
+In a CoCoA+ round (Ma et al. 2015, Algorithm 1) partition ``k`` maximizes its
+local subproblem ``G_k^{sigma'}`` (their eq. (10)) against the ``v`` of the
+round.  With ``u = v + sigma' Delta v_k`` (the image the local steps see) a
+coordinate step on ``G_k^{sigma'}`` is exactly the serial SDCA step on
+``u`` with the weight ``1/W`` replaced by ``sigma'/W``:
+
+* margin ``x_i . u / lam``, curvature ``s = sigma' c_i ||x_i||^2 / (lam W)``;
+* ``u += (sigma'/W) c_i Delta x_i``, i.e. ``Delta v_k += (1/W) c_i Delta x_i``.
+
+So :func:`local_sdca_round` runs :func:`~primaldual.kernels.sdca.sdca_epoch`
+(prefetching, the logistic logit cache) on a private copy ``u`` of ``v`` with
+``StepSpec(inv_W = sigma'/W)``, over random permutations of the partition's
+rows (SDCA-Perm passes; ``H`` steps), and returns ``Delta v_k = (u - v) /
+sigma'``.  The paper's LocalSDCA (Algorithm 2) draws ``i`` uniformly with
+replacement; passes over permutations converge in fewer steps, as for serial
+SDCA (Shalev-Shwartz & Zhang 2013, Section 6).  ``alpha`` of the partition's
+rows becomes ``alpha + gamma Delta alpha``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
+from ..kernels.views import ProxWork, StepSpec
+
+__all__ = ["local_sdca_round", "permutation_passes", "MODE_COCOA_SDCA"]
+
+#: the round mode of :meth:`PartitionBlock.run` for this local solver (0 and 1
+#: are the kernels' MODE_MSDCA and MODE_COCOA, kernels/minibatch.py)
+MODE_COCOA_SDCA = 2
+
+_NO_SHRINK = Shrinking(False, np.inf, np.inf)
+
+
+def permutation_passes(rng, lo, hi, H) -> np.ndarray:
+    """``H`` row indices: random permutations of ``lo..hi-1`` one after another
+    (the last one cut), drawn from ``rng``."""
+    nk = hi - lo
+    passes = -(-H // nk)
+    order = np.concatenate([rng.permutation(nk) for _ in range(passes)])[:H]
+    return (order + lo).astype(np.int64)
+
+
+def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma, rng):
+    """One partition's CoCoA+ round with serial SDCA as the local solver.
+
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`) and ``spec``
+    (:class:`StepSpec` of the problem) describe the block; the partition is
+    rows ``lo..hi-1``.  ``alpha`` (the block's, updated in place on the
+    partition's rows) and ``logit`` (the logistic cache, or empty) are shared
+    with other partitions, which touch other rows; ``v`` is only read.
+
+    Returns ``(status, bad_row, feature_accesses, cols, vals)`` with
+    ``Delta v_k = (1/W) sum_{i in P_k} c_i Delta alpha_i x_i`` as the sparse
+    ``(cols, vals)`` (not scaled by ``gamma``).
+    """
+    order = permutation_passes(rng, lo, hi, H)
+    u = v.copy()
+    old = alpha[lo:hi].copy() if gamma != 1.0 else None
+    local = StepSpec(spec.kind, spec.param, spec.lam, 0.0, spec.inv_W * sigma_prime)
+    state = SDCAState(alpha, u, logit, np.zeros(0, np.uint8))
+    empty, empty_i = np.zeros(0), np.zeros(0, np.int64)
+    status, pos, _, acc, _, _ = sdca_epoch(
+        rows, local, state, order, 0, H, 0, -1, _NO_SHRINK,
+        Averaging(False, empty, empty_i, 0), ProxWork(empty, empty, empty, empty_i))
+    if status != STATUS_OK:
+        return status, int(order[pos]), int(acc), None, None
+    if old is not None:
+        alpha[lo:hi] = old + gamma * (alpha[lo:hi] - old)
+        if logit.shape[0]:
+            logit[lo:hi] = np.nan            # the cache held the local values
+    dv = (u - v) / sigma_prime
+    cols = np.flatnonzero(dv)
+    return STATUS_OK, -1, int(acc), cols, dv[cols]
