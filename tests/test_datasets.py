@@ -20,6 +20,8 @@ import pytest
 import scipy.sparse as sp
 
 from primaldual import datasets as D
+from primaldual.datasets import fetch
+from primaldual.datasets.fetch import _walk_up_for_shared
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 
@@ -263,14 +265,14 @@ def test_find_from_checkout_sibling(shared_dir, monkeypatch, tmp_path):
     # machines put their scratch space anywhere), and that one legitimately comes first
     # in the lookup order, so the expected hit is computed from both walks rather than
     # assumed to be the checkout's sibling.
-    pkg_hit = D._walk_up_for_shared(Path(D.__file__).resolve().parent)
+    pkg_hit = _walk_up_for_shared(Path(fetch.__file__).resolve().parent)
     if pkg_hit is None:
         pytest.skip("the package is installed away from the checkout")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PRIMALDUAL_DATA", raising=False)
     dirs = D.shared_data_dirs()
     assert pkg_hit.resolve() in dirs, (pkg_hit, dirs)
-    cwd_hit = D._walk_up_for_shared(Path.cwd())
+    cwd_hit = _walk_up_for_shared(Path.cwd())
     walks = [h.resolve() for h in (cwd_hit, pkg_hit) if h is not None]
     with_file = [h for h in walks if (h / "heart_scale").is_file()]
     if not with_file:
