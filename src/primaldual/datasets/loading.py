@@ -24,7 +24,7 @@ def _map_labels(ds, y_raw, path):
 
 
 def load(name, *, subset="train", data_home=None, download=True, allow_unverified=False,
-         dtype=np.float64):
+         dtype=np.float64, max_rows=None):
     """Load a registered LIBSVM binary classification set.
 
     Parameters
@@ -41,6 +41,9 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
         Permit downloads of files with no sha256 in the registry.
     dtype : numpy dtype, default float64
         Dtype of the matrix values.
+    max_rows : int or None
+        Read only the first ``max_rows`` samples of each file (of both files with
+        ``subset="both"``).
 
     Returns
     -------
@@ -65,7 +68,7 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
                  allow_unverified=allow_unverified)
     paths = list(found) if subset == "both" else [found]
     parts = load_svmlight_files(paths, n_features=ds.n_features, dtype=dtype,
-                                zero_based=False)
+                                zero_based=False, max_rows=max_rows)
     out = []
     for p, X, y in zip(paths, parts[0::2], parts[1::2]):
         out.extend([X, _map_labels(ds, y, p)])

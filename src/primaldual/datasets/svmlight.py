@@ -10,6 +10,7 @@ from __future__ import annotations
 import bz2
 import contextlib
 import gzip
+import io
 import lzma
 import zlib
 from pathlib import Path
@@ -53,19 +54,24 @@ def _open_binary(path):
     return open(path, "rb")
 
 
-def _scan_for_bad_line(path, n_features=None, zero_based="auto"):
+def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
     """Find the first line that sklearn's svmlight parser would reject.
 
+    Only the first ``max_rows`` data lines are looked at when it is given.
     Returns ``(lineno, reason, text)`` or None if no bad line is found.
     """
     first_over = None       # first index > n_features (1-based reading)
     first_at = None         # first index >= n_features (0-based reading)
     min_index = None
+    rows = 0
     with _open_binary(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split(b"#", 1)[0].strip()
             if not line:
                 continue
+            if max_rows is not None and rows >= max_rows:
+                break
+            rows += 1
             text = raw.rstrip(b"\r\n")
             tokens = line.split()
             try:
@@ -116,7 +122,7 @@ def _scan_for_bad_line(path, n_features=None, zero_based="auto"):
     return None
 
 
-def _format_error(paths, exc, n_features, zero_based):
+def _format_error(paths, exc, n_features, zero_based, max_rows=None):
     orig = str(exc) or type(exc).__name__
     if isinstance(exc, (EOFError, lzma.LZMAError, zlib.error, OSError)):
         target = paths[0] if len(paths) == 1 else None
@@ -133,7 +139,7 @@ def _format_error(paths, exc, n_features, zero_based):
                                path=target)
     for p in paths:
         try:
-            hit = _scan_for_bad_line(p, n_features, zero_based)
+            hit = _scan_for_bad_line(p, n_features, zero_based, max_rows)
         except (EOFError, lzma.LZMAError, zlib.error, OSError):
             hit = None
         if hit is not None:
@@ -158,7 +164,34 @@ def _is_format_exception(exc):
         exc, (FileNotFoundError, PermissionError, IsADirectoryError)) and exc.errno is None
 
 
-def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based="auto"):
+def _head(handle, max_rows):
+    """The first ``max_rows`` data lines of an open file, as an in-memory file.
+
+    Blank lines and lines holding only a comment are kept (the parser skips them)
+    but not counted, so row ``i`` of the result is the ``i``-th sample of the file.
+    """
+    lines = []
+    rows = 0
+    for raw in handle:
+        if raw.split(b"#", 1)[0].strip():
+            if rows >= max_rows:
+                break
+            rows += 1
+        lines.append(raw if raw.endswith(b"\n") else raw + b"\n")
+    return io.BytesIO(b"".join(lines))
+
+
+def _check_max_rows(max_rows):
+    if max_rows is None:
+        return None
+    if (not isinstance(max_rows, (int, np.integer)) or isinstance(max_rows, bool)
+            or max_rows < 1):
+        raise ValueError(f"max_rows must be None or a positive integer, got {max_rows!r}")
+    return int(max_rows)
+
+
+def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based="auto",
+                        max_rows=None):
     """Parse several LIBSVM/svmlight files into matrices with the same column count.
 
     Parameters
@@ -171,6 +204,9 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
         Dtype of the matrix values.
     zero_based : bool or "auto", default "auto"
         Index base, as in :func:`sklearn.datasets.load_svmlight_files`.
+    max_rows : int or None
+        Parse only the first ``max_rows`` samples of every file (the rest of the file
+        is not read, so a head of a large compressed file costs little).
 
     Returns
     -------
@@ -187,19 +223,22 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     """
     from sklearn.datasets import load_svmlight_files as _sk_load
 
+    max_rows = _check_max_rows(max_rows)
     paths = [Path(p) for p in paths]
     for p in paths:
         if not p.is_file():
             raise FileNotFoundError(f"data file not found: {p}")
     with contextlib.ExitStack() as stack:
-        handles = [stack.enter_context(_open_binary(p)) for p in paths]
         try:
+            handles = [stack.enter_context(_open_binary(p)) for p in paths]
+            if max_rows is not None:
+                handles = [_head(h, max_rows) for h in handles]
             parts = _sk_load(handles, n_features=n_features, dtype=dtype,
                              zero_based=zero_based)
         except Exception as exc:
             if not _is_format_exception(exc):
                 raise
-            raise _format_error(paths, exc, n_features, zero_based) from exc
+            raise _format_error(paths, exc, n_features, zero_based, max_rows) from exc
     out = []
     for X, y in zip(parts[0::2], parts[1::2]):
         X = sp.csr_matrix(X, dtype=dtype)
@@ -210,7 +249,8 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     return out
 
 
-def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto"):
+def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto",
+                  max_rows=None):
     """Parse one LIBSVM/svmlight file (plain, .gz, .bz2 or .xz), without label mapping.
 
     Parameters
@@ -223,6 +263,8 @@ def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto")
         Dtype of the matrix values.
     zero_based : bool or "auto", default "auto"
         Index base, as in :func:`sklearn.datasets.load_svmlight_file`.
+    max_rows : int or None
+        Parse only the first ``max_rows`` samples.
 
     Returns
     -------
@@ -239,5 +281,5 @@ def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto")
         The file is not valid LIBSVM text; the message names the file and the line.
     """
     X, y = load_svmlight_files([path], n_features=n_features, dtype=dtype,
-                               zero_based=zero_based)
+                               zero_based=zero_based, max_rows=max_rows)
     return X, y
