@@ -39,11 +39,12 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from ._util import atomic_write, encode_pm1
 
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
@@ -265,7 +266,7 @@ def encode_binary_labels(y_raw, loss_name, source):
                          f"two; keep two classes, or use LinearClassifier (one-vs-rest) "
                          f"from Python, or a regression loss such as --loss squared")
     neg, pos = float(values[0]), float(values[1])
-    return np.where(y_raw == pos, 1.0, -1.0), np.array([neg, pos])
+    return encode_pm1(y_raw, pos, neg, source=source), np.array([neg, pos])
 
 
 def _format_label(v: float) -> str:
@@ -279,12 +280,8 @@ def _finite(v):
 
 
 def _atomic_write_text(path, text):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", newline="") as fh:
+    with atomic_write(path, "w", newline="") as fh:
         fh.write(text)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------- trace and plot
@@ -340,11 +337,8 @@ def _save_figure(fig, path, title=None):
     """Write ``fig`` as a PNG atomically (a temporary file renamed over ``path``)."""
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
-    fig.savefig(tmp, format="png", dpi=100)
-    os.replace(tmp, path)
+    with atomic_write(path) as fh:
+        fig.savefig(fh, format="png", dpi=100)
 
 
 # --------------------------------------------------------------- commands
@@ -505,8 +499,9 @@ def cmd_fit(args) -> int:
                                     yt_raw, classes, cw)
         _note(args, f"labels of {args.train}: {_format_label(classes[0])} -> -1, "
                     f"{_format_label(classes[1])} -> +1")
-        y = np.where(y_raw == classes[1], 1.0, -1.0)
-        yt = None if Xt is None else np.where(yt_raw == classes[1], 1.0, -1.0)
+        y = encode_pm1(y_raw, classes[1], classes[0], source=args.train)
+        yt = None if Xt is None else encode_pm1(yt_raw, classes[1], classes[0],
+                                                source=args.test)
         if cw is not None:
             from .estimators import combined_weights
             weights = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
@@ -720,11 +715,9 @@ def split_libsvm(path, k, out_dir, *, normalize=False):
     paths = []
     for j in range(k):
         p = out / f"part-{j:05d}-of-{k:05d}.svm"
-        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-        with open(tmp, "wb") as fh:
+        with atomic_write(p) as fh:
             dump_svmlight_file(X[bounds[j]:bounds[j + 1]], y[bounds[j]:bounds[j + 1]], fh,
                                zero_based=False)
-        os.replace(tmp, p)
         paths.append(p)
     return paths, int(X.shape[1])
 
@@ -828,7 +821,7 @@ def _fit_on_cluster(args, loss, loss_params, options):
             if unknown.size:
                 raise ValueError(f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]}"
                                  f" do not occur in the training parts")
-            yt = np.where(yt_raw == classes[1], 1.0, -1.0)
+            yt = encode_pm1(yt_raw, classes[1], classes[0], source=args.test)
     coef, intercept = _split_bias(res.coef, args.bias)
     return _finish_fit(args, loss, res, _Shape(), Xt, yt, coef, intercept, classes,
                        extra={"partitions": int(pp.n_parts), "scheduler": args.scheduler})

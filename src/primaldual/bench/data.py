@@ -22,7 +22,6 @@ Scaling is fitted on the training rows only and applied to both splits.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import datasets
+from .._util import atomic_write, encode_pm1, make_rng
 from .config import DatasetSpec
 
 __all__ = ["BenchData", "load_data", "clear_memory_cache"]
@@ -108,7 +108,6 @@ def _load_full_registry(name):
     Xt, yt = (_csr(out[2]), np.asarray(out[3], dtype=np.float64)) if subset == "both" \
         else (None, None)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
         payload = {"train_data": X.data, "train_indices": X.indices,
                    "train_indptr": X.indptr, "train_shape": np.array(X.shape),
                    "train_y": y}
@@ -116,9 +115,8 @@ def _load_full_registry(name):
             payload.update({"test_data": Xt.data, "test_indices": Xt.indices,
                             "test_indptr": Xt.indptr, "test_shape": np.array(Xt.shape),
                             "test_y": yt})
-        tmp = cache.with_name(cache.name + f".tmp-{os.getpid()}.npz")
-        np.savez(tmp, **payload)
-        os.replace(tmp, cache)
+        with atomic_write(cache, durable=False) as fh:
+            np.savez(fh, **payload)
     except OSError:
         pass                     # a read-only cache only costs a re-parse next time
     return X, y, Xt, yt
@@ -207,7 +205,7 @@ def _load_sklearn(spec, rng):
     import sklearn.datasets as skd
     X, y = getattr(skd, f"load_{spec.name}")(return_X_y=True)
     first = np.unique(y)[-1] if spec.name == "breast_cancer" else np.unique(y)[0]
-    y = np.where(y == first, 1.0, -1.0)
+    y = encode_pm1(y, first)
     note = (f"scikit-learn's bundled {spec.name} ({'benign' if spec.name == 'breast_cancer' else f'class {first}'}"
             f" = +1)")
     X = _csr(X)
@@ -228,7 +226,7 @@ def _load_file(spec, rng):
     if labels.size != 2:
         raise ValueError(f"{path} has {labels.size} distinct labels; the benchmark needs "
                          f"a binary set")
-    y = np.where(y == labels[1], 1.0, -1.0)
+    y = encode_pm1(y, labels[1], labels[0], source=str(path))
     X = _csr(X)
     X, y, Xt, yt = _holdout(X, y, spec, rng)
     X, y = _subsample(X, y, spec.n, rng)
@@ -251,7 +249,7 @@ def _scale(X, Xt, how):
 
 
 def _load(spec: DatasetSpec) -> BenchData:
-    rng = np.random.default_rng(spec.seed)
+    rng = make_rng(spec.seed)
     if spec.source == "registry":
         X, y, Xt, yt, notes = _load_registry(spec, rng)
     elif spec.source == "synthetic":

@@ -21,9 +21,10 @@ import contextlib
 import hashlib
 import os
 import sys
-import tempfile
 import urllib.request
 from pathlib import Path
+
+from .._util import atomic_write
 
 from .registry import REGISTRY, resolve, subset_files
 
@@ -337,38 +338,33 @@ def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
             raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    try:
-        h = hashlib.sha256()
-        nbytes = 0
-        announced = None
-        bar = None
-        with os.fdopen(fd, "wb") as out:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:
-                length = getattr(resp, "headers", {}).get("Content-Length")
-                if length is not None and str(length).strip().isdigit():
-                    announced = int(length)
-                if progress:
-                    from tqdm.auto import tqdm
+    h = hashlib.sha256()
+    nbytes = 0
+    announced = None
+    bar = None
+    with atomic_write(dest) as out:       # any error below discards the partial file
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            length = getattr(resp, "headers", {}).get("Content-Length")
+            if length is not None and str(length).strip().isdigit():
+                announced = int(length)
+            if progress:
+                from tqdm.auto import tqdm
 
-                    bar = tqdm(total=announced, unit="B", unit_scale=True,
-                               desc=dest.name, file=sys.stderr, leave=False)
-                try:
-                    while True:
-                        chunk = resp.read(chunk_size)
-                        if not chunk:
-                            break
-                        out.write(chunk)
-                        h.update(chunk)
-                        nbytes += len(chunk)
-                        if bar is not None:
-                            bar.update(len(chunk))
-                finally:
+                bar = tqdm(total=announced, unit="B", unit_scale=True,
+                           desc=dest.name, file=sys.stderr, leave=False)
+            try:
+                while True:
+                    chunk = resp.read(chunk_size)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    h.update(chunk)
+                    nbytes += len(chunk)
                     if bar is not None:
-                        bar.close()
-            out.flush()
-            os.fsync(out.fileno())
+                        bar.update(len(chunk))
+            finally:
+                if bar is not None:
+                    bar.close()
         if announced is not None and nbytes != announced:
             raise DownloadError(
                 f"download of {url} is truncated: got {nbytes} bytes, the server "
@@ -382,10 +378,4 @@ def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
         if sha256 is None and expected_size is not None and nbytes != expected_size:
             raise DownloadError(
                 f"download of {url} has {nbytes} bytes, expected {expected_size}")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
     return dest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._util import LabelError, encode_pm1
 from .fetch import find
 from .registry import resolve, subset_files
 from .svmlight import DataFormatError, load_svmlight_files
@@ -12,15 +13,11 @@ __all__ = ["load"]
 
 
 def _map_labels(ds, y_raw, path):
-    uniq = np.unique(y_raw)
-    allowed = np.array([ds.negative_label, ds.positive_label])
-    bad = uniq[~np.isin(uniq, allowed)]
-    if bad.size:
-        raise DataFormatError(
-            f"{path}: labels {bad.tolist()} do not match dataset {ds.name!r}, whose "
-            f"labels are {ds.negative_label:g} (-> -1) and {ds.positive_label:g} (-> +1)",
-            path=path)
-    return np.where(y_raw == ds.positive_label, 1.0, -1.0)
+    try:
+        return encode_pm1(y_raw, ds.positive_label, ds.negative_label,
+                          source=f"{path} (dataset {ds.name!r})")
+    except LabelError as exc:
+        raise DataFormatError(str(exc), path=path) from exc
 
 
 def load(name, *, subset="train", data_home=None, download=True, allow_unverified=False,

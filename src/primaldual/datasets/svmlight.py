@@ -7,16 +7,17 @@ line. Compressed files are recognised by their content.
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
 import io
 import lzma
+import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+from .._util import UnsupportedCompressionError, open_decompressed
 
 __all__ = ["DataFormatError", "load_svmlight", "load_svmlight_files"]
 
@@ -40,20 +41,6 @@ class DataFormatError(ValueError):
         self.lineno = lineno
 
 
-def _open_binary(path):
-    """Open a data file for binary reading, decompressing gzip, bzip2 or xz by content."""
-    path = Path(path)
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    if magic[:2] == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    if magic[:3] == b"BZh":
-        return bz2.open(path, "rb")
-    if magic[:6] == b"\xfd7zXZ\x00":
-        return lzma.open(path, "rb")
-    return open(path, "rb")
-
-
 def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
     """Find the first line that sklearn's svmlight parser would reject.
 
@@ -64,7 +51,7 @@ def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
     first_at = None         # first index >= n_features (0-based reading)
     min_index = None
     rows = 0
-    with _open_binary(path) as f:
+    with open_decompressed(path) as f:
         for lineno, raw in enumerate(f, 1):
             line = raw.split(b"#", 1)[0].strip()
             if not line:
@@ -122,16 +109,20 @@ def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
     return None
 
 
+# what a corrupt or truncated compressed stream raises
+_STREAM_ERRORS = (EOFError, lzma.LZMAError, zlib.error, zipfile.BadZipFile, OSError)
+
+
 def _format_error(paths, exc, n_features, zero_based, max_rows=None):
     orig = str(exc) or type(exc).__name__
-    if isinstance(exc, (EOFError, lzma.LZMAError, zlib.error, OSError)):
+    if isinstance(exc, _STREAM_ERRORS):
         target = paths[0] if len(paths) == 1 else None
         for p in paths:   # find which compressed stream is broken
             try:
-                with _open_binary(p) as f:
+                with open_decompressed(p) as f:
                     while f.read(1 << 20):
                         pass
-            except (EOFError, lzma.LZMAError, zlib.error, OSError):
+            except _STREAM_ERRORS:
                 target = p
                 break
         where = str(target) if target is not None else ", ".join(map(str, paths))
@@ -140,7 +131,7 @@ def _format_error(paths, exc, n_features, zero_based, max_rows=None):
     for p in paths:
         try:
             hit = _scan_for_bad_line(p, n_features, zero_based, max_rows)
-        except (EOFError, lzma.LZMAError, zlib.error, OSError):
+        except _STREAM_ERRORS:
             hit = None
         if hit is not None:
             lineno, reason, text = hit
@@ -157,7 +148,8 @@ def _format_error(paths, exc, n_features, zero_based, max_rows=None):
 
 
 def _is_format_exception(exc):
-    if isinstance(exc, (ValueError, OverflowError, EOFError, lzma.LZMAError, zlib.error)):
+    if isinstance(exc, (ValueError, OverflowError, EOFError, lzma.LZMAError, zlib.error,
+                        zipfile.BadZipFile)):
         return True
     # bz2 and gzip report corrupt streams as bare OSError (no errno)
     return isinstance(exc, OSError) and not isinstance(
@@ -197,7 +189,8 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     Parameters
     ----------
     paths : sequence of str or path-like
-        Files, plain or compressed (gzip, bzip2, xz; detected from the content).
+        Files, plain or compressed (gzip, bzip2, xz, or a zip archive holding one
+        file; detected from the content, not the name).
     n_features : int or None
         Number of columns of every matrix; default: the largest index over all files.
     dtype : numpy dtype, default float64
@@ -229,8 +222,15 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
         if not p.is_file():
             raise FileNotFoundError(f"data file not found: {p}")
     with contextlib.ExitStack() as stack:
+        handles = []
+        for p in paths:
+            try:
+                handles.append(stack.enter_context(open_decompressed(p)))
+            except UnsupportedCompressionError as exc:
+                raise DataFormatError(str(exc), path=p) from exc
+            except zipfile.BadZipFile as exc:
+                raise DataFormatError(f"{p}: corrupt zip archive ({exc})", path=p) from exc
         try:
-            handles = [stack.enter_context(_open_binary(p)) for p in paths]
             if max_rows is not None:
                 handles = [_head(h, max_rows) for h in handles]
             parts = _sk_load(handles, n_features=n_features, dtype=dtype,
@@ -251,7 +251,7 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
 
 def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto",
                   max_rows=None):
-    """Parse one LIBSVM/svmlight file (plain, .gz, .bz2 or .xz), without label mapping.
+    """Parse one LIBSVM/svmlight file (plain, gzip, bzip2, xz or zip), without label mapping.
 
     Parameters
     ----------

@@ -15,6 +15,8 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from .._util import make_rng
+
 __all__ = ["PLANTED_TEXT_SHAPES", "SYNTHETIC_SHAPES", "SyntheticShape", "ZIPF_EXPONENT",
            "make_planted_text", "make_synthetic"]
 
@@ -59,14 +61,6 @@ def _resolve_shape(shape):
         raise ValueError(f"shape must be a preset name or an (n, d, density) tuple, "
                          f"got {shape!r}") from None
     return None, SyntheticShape(int(n), int(d), float(density))
-
-
-def _rng(random_state):
-    if isinstance(random_state, np.random.Generator):
-        return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
-    return np.random.default_rng(random_state)
 
 
 class _DistinctCalibration:
@@ -253,8 +247,9 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     n_samples : int, optional
         Number of rows, overriding the preset's ``n``; ``d`` and the per-row number of
         nonzeros (hence the density) are kept.
-    random_state : int, numpy Generator or None, default 0
-        Seed; the same seed gives identical output.
+    random_state : int, numpy Generator, RandomState or None, default 0
+        Seed (see :func:`primaldual._util.make_rng`); the same int seed gives
+        identical output. A Generator contributes one draw.
     noise : float in [0, 1], default 0.05
         Fraction of labels flipped after labelling by the planted model.
     dtype : numpy floating dtype, default float64
@@ -269,6 +264,12 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     w_true : ndarray of float64, shape (d,)
         The planted model.
     """
+    args = _synthetic_args(shape, n_samples, noise, dtype)
+    return _draw_synthetic(make_rng(random_state), *args)
+
+
+def _synthetic_args(shape, n_samples, noise, dtype):
+    """Checked ``(key, n, d, density, noise, dtype)`` of :func:`make_synthetic`."""
     key, (n, d, density) = _resolve_shape(shape)
     if n_samples is not None:
         n = int(n_samples)
@@ -281,7 +282,11 @@ def make_synthetic(shape, n_samples=None, random_state=0, noise=0.05, dtype=np.f
     dtype = np.dtype(dtype)
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating type, got {dtype}")
-    rng = _rng(random_state)
+    return key, n, d, density, noise, dtype
+
+
+def _draw_synthetic(rng, key, n, d, density, noise, dtype):
+    """:func:`make_synthetic`'s draw from the generator ``rng`` (which it advances)."""
     sigma = _ROW_SIGMA.get(key, _DEFAULT_ROW_SIGMA)
 
     # column popularity by rank, and a random rank -> column assignment
@@ -396,7 +401,8 @@ def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
         ``support_size`` and ``df_range``), or any :func:`make_synthetic` shape.
     n_samples : int, optional
         Number of rows (default: the shape's ``n``).
-    random_state : int, numpy Generator or None, default 0
+    random_state : int, numpy Generator, RandomState or None, default 0
+        As in :func:`make_synthetic`.
     noise : float in [0, 1], default 0.01
         Fraction of labels flipped at random.
     support_size : int, optional
@@ -433,9 +439,9 @@ def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
         raise ValueError(f"noise must be in [0, 1], got {noise}")
     if not topic_words >= 1.0:
         raise ValueError(f"topic_words must be >= 1, got {topic_words}")
-    rng = _rng(random_state)
-    X, _, _ = make_synthetic(shape, n_samples=n_samples, random_state=rng, noise=0.0,
-                             dtype=np.float64)
+    rng = make_rng(random_state)
+    # the background matrix and the planted model come from one stream
+    X, _, _ = _draw_synthetic(rng, *_synthetic_args(shape, n_samples, 0.0, np.float64))
     n, d = X.shape
     df = np.bincount(X.indices, minlength=d) / n
     mid = np.flatnonzero((df >= df_range[0]) & (df <= df_range[1]))
