@@ -25,9 +25,10 @@ Dask cluster from part files that the workers read themselves.  ``cv`` is
 k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
 :class:`primaldual.LinearClassifierCV` runs it.
 
-Data files are LIBSVM/svmlight text, plain or compressed (``.gz``, ``.bz2``,
-``.xz``), parsed by :func:`primaldual.datasets.load_svmlight_files`, whose
-errors name the file and the line.  ``fit`` calls :func:`primaldual.solve`
+Data files are LIBSVM/svmlight text, plain or compressed (gzip, bzip2, xz, or a
+zip holding one file; recognised by content), parsed by
+:func:`primaldual.datasets.load_svmlight_files`, whose errors name the file and
+the line.  ``fit`` calls :func:`primaldual.solve`
 with exactly the arguments given, so its JSON summary equals ``solve()`` run
 on the same data with the same seed.  Errors go to stderr as
 ``primaldual <command>: error: <message>`` with exit code 1 (2 for usage
