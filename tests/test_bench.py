@@ -376,3 +376,75 @@ def test_importing_snapml_leaves_ieee_arithmetic():
     import_snapml()
     x = np.array([1e-310])
     assert (x * 1.0)[0] == 1e-310
+
+
+# ------------------------------------------------------- the one data loader
+_TOY = b"".join(b"%d 1:%d 2:0.5 %d:1\n" % (2 if i % 3 else 1, i + 1, 3 + i % 2)
+                for i in range(12))
+
+
+@pytest.fixture
+def toy_registry(tmp_path, monkeypatch):
+    """A registered set 'benchtoy' (labels 1/2, 4 features) in $PRIMALDUAL_DATA."""
+    import primaldual.datasets as D
+    from primaldual.bench.data import clear_memory_cache
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "benchtoy.svm").write_bytes(_TOY)
+    monkeypatch.setenv("PRIMALDUAL_DATA", str(data))
+    monkeypatch.setenv("PRIMALDUAL_CACHE", str(tmp_path / "cache"))
+    ds = D.Dataset("benchtoy", D.DataFile("benchtoy.svm"), None, 4, 1.0, 2.0, "bench toy")
+    monkeypatch.setitem(D.REGISTRY, "benchtoy", ds)
+    clear_memory_cache()
+    yield data
+    clear_memory_cache()
+
+
+def test_bench_registry_head_is_the_loader_head(toy_registry):
+    import primaldual.datasets as D
+    from primaldual.bench.data import load_data
+
+    X, y = D.load("benchtoy", download=False)
+    d = load_data(C.DatasetSpec.parse({"name": "benchtoy", "n": 5, "subsample": "head",
+                                       "scale": "none"}))
+    assert d.X.shape == (5, 4) and d.X_test is None
+    np.testing.assert_array_equal(d.X.toarray(), X[:5].toarray())
+    np.testing.assert_array_equal(d.y, y[:5])
+    assert set(np.unique(d.y)) == {-1.0, 1.0} and "first 5 rows of benchtoy.svm" in d.note
+
+
+def test_bench_registry_random_subsample_and_parsed_cache(toy_registry, tmp_path):
+    import primaldual.datasets as D
+    from primaldual.bench.data import clear_memory_cache, load_data
+
+    X, y = D.load("benchtoy", download=False)
+    spec = C.DatasetSpec.parse({"name": "benchtoy", "n": 6, "subsample": "random",
+                                "test_fraction": 0.25, "scale": "none", "seed": 3})
+    d = load_data(spec)
+    assert d.X.shape[0] + d.X_test.shape[0] == 9 and d.X.shape[0] == 6
+    rows = {tuple(r) for r in X.toarray()}
+    assert all(tuple(r) in rows for r in np.vstack([d.X.toarray(), d.X_test.toarray()]))
+    cached = list((tmp_path / "cache" / "parsed").iterdir())
+    assert len(cached) == 1 and cached[0].suffix == ".npz"      # no temporary file left
+    clear_memory_cache()
+    d2 = load_data(spec)                                        # from the .npz, same draw
+    np.testing.assert_array_equal(d2.X.toarray(), d.X.toarray())
+    np.testing.assert_array_equal(d2.y, d.y)
+
+
+def test_bench_file_source_uses_the_loader_errors(tmp_path):
+    import primaldual.datasets as D
+    from primaldual.bench.data import clear_memory_cache, load_data
+
+    clear_memory_cache()
+    bad = tmp_path / "bad.svm"
+    bad.write_bytes(b"1 1:1\n3 1:2\n3 2:x\n")
+    with pytest.raises(D.DataFormatError, match="line 3"):
+        load_data(C.DatasetSpec.parse({"name": f"file:{bad}", "test_fraction": 0.5}))
+    good = tmp_path / "good.svm"
+    good.write_bytes(b"1 1:1\n3 1:2\n3 2:1\n1 2:2\n")
+    d = load_data(C.DatasetSpec.parse({"name": f"file:{good}", "test_fraction": 0.5,
+                                       "scale": "none"}))
+    assert sorted(np.concatenate([d.y, d.y_test]).tolist()) == [-1, -1, 1, 1]
+    assert "label 3 = +1" in d.note

@@ -20,6 +20,8 @@ import pytest
 import scipy.sparse as sp
 
 from primaldual import datasets as D
+from primaldual.datasets import fetch
+from primaldual.datasets.fetch import _walk_up_for_shared
 
 LIBSVM = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 
@@ -263,14 +265,14 @@ def test_find_from_checkout_sibling(shared_dir, monkeypatch, tmp_path):
     # machines put their scratch space anywhere), and that one legitimately comes first
     # in the lookup order, so the expected hit is computed from both walks rather than
     # assumed to be the checkout's sibling.
-    pkg_hit = D._walk_up_for_shared(Path(D.__file__).resolve().parent)
+    pkg_hit = _walk_up_for_shared(Path(fetch.__file__).resolve().parent)
     if pkg_hit is None:
         pytest.skip("the package is installed away from the checkout")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PRIMALDUAL_DATA", raising=False)
     dirs = D.shared_data_dirs()
     assert pkg_hit.resolve() in dirs, (pkg_hit, dirs)
-    cwd_hit = D._walk_up_for_shared(Path.cwd())
+    cwd_hit = _walk_up_for_shared(Path.cwd())
     walks = [h.resolve() for h in (cwd_hit, pkg_hit) if h is not None]
     with_file = [h for h in walks if (h / "heart_scale").is_file()]
     if not with_file:
@@ -518,6 +520,46 @@ def test_compressed_files(tmp_path, opener, suffix):
         f.write(b"1 1:1\n1 1:1\n1 1:nope\n")
     with pytest.raises(D.DataFormatError, match=r"line 3"):
         D.load_svmlight(bad)
+
+
+@pytest.mark.parametrize("opener", [open, gzip.open, bz2.open])
+def test_max_rows_reads_only_the_head(tmp_path, opener):
+    # blank and comment-only lines are not samples; a bad line after the head is not read
+    content = b"# header\n1 1:0.5 3:1\n\n-1 2:1\n# note\n1 1:2 4:1\n-1 1:nope\n"
+    path = tmp_path / "head.svm"
+    with opener(path, "wb") as f:
+        f.write(content)
+    X, y = D.load_svmlight(path, n_features=4, max_rows=3)
+    assert y.tolist() == [1.0, -1.0, 1.0]
+    np.testing.assert_array_equal(X.toarray(), [[0.5, 0, 1, 0], [0, 1, 0, 0], [2, 0, 0, 1]])
+    X1, y1 = D.load_svmlight(path, n_features=4, max_rows=1)
+    assert X1.shape == (1, 4) and y1.tolist() == [1.0]
+    with pytest.raises(D.DataFormatError) as err:     # the fourth sample is the bad one
+        D.load_svmlight(path, n_features=4, max_rows=4)
+    assert err.value.lineno == 7 and "invalid value" in str(err.value)
+    with pytest.raises(D.DataFormatError):
+        D.load_svmlight(path, n_features=4)
+
+
+def test_max_rows_past_the_end_and_bad_values(tmp_path):
+    path = tmp_path / "short.svm"
+    path.write_bytes(b"1 1:1\n-1 2:1")               # no final newline
+    X, y = D.load_svmlight(path, max_rows=10)
+    assert X.shape == (2, 2) and y.tolist() == [1.0, -1.0]
+    for bad in (0, -1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="max_rows"):
+            D.load_svmlight(path, max_rows=bad)
+
+
+def test_load_registered_head(sandbox):
+    X, y, Xt, yt = D.load("toy", subset="both")
+    Xh, yh = D.load("toy", max_rows=2)
+    assert Xh.shape == (2, 4)
+    np.testing.assert_array_equal(Xh.toarray(), X[:2].toarray())
+    np.testing.assert_array_equal(yh, y[:2])
+    Xh, yh, Xth, yth = D.load("toy", subset="both", max_rows=1)
+    np.testing.assert_array_equal(Xth.toarray(), Xt[:1].toarray())
+    assert yth.tolist() == yt[:1].tolist() and Xh.shape == (1, 4)
 
 
 def test_truncated_compressed_file(tmp_path):

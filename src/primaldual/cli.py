@@ -25,9 +25,10 @@ Dask cluster from part files that the workers read themselves.  ``cv`` is
 k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
 :class:`primaldual.LinearClassifierCV` runs it.
 
-Data files are LIBSVM/svmlight text, plain or compressed (``.gz``, ``.bz2``,
-``.xz``), parsed by :func:`primaldual.datasets.load_svmlight_files`, whose
-errors name the file and the line.  ``fit`` calls :func:`primaldual.solve`
+Data files are LIBSVM/svmlight text, plain or compressed (gzip, bzip2, xz, or a
+zip holding one file; recognised by content), parsed by
+:func:`primaldual.datasets.load_svmlight_files`, whose errors name the file and
+the line.  ``fit`` calls :func:`primaldual.solve`
 with exactly the arguments given, so its JSON summary equals ``solve()`` run
 on the same data with the same seed.  Errors go to stderr as
 ``primaldual <command>: error: <message>`` with exit code 1 (2 for usage
@@ -39,13 +40,13 @@ import argparse
 import csv
 import json
 import math
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from ._extras import MissingExtraError, have, require
+from ._util import atomic_write, encode_pm1
 
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
@@ -269,7 +270,7 @@ def encode_binary_labels(y_raw, loss_name, source):
                          f"two; keep two classes, or use LinearClassifier (one-vs-rest) "
                          f"from Python, or a regression loss such as --loss squared")
     neg, pos = float(values[0]), float(values[1])
-    return np.where(y_raw == pos, 1.0, -1.0), np.array([neg, pos])
+    return encode_pm1(y_raw, pos, neg, source=source), np.array([neg, pos])
 
 
 def _format_label(v: float) -> str:
@@ -283,12 +284,8 @@ def _finite(v):
 
 
 def _atomic_write_text(path, text):
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", newline="") as fh:
+    with atomic_write(path, "w", newline="") as fh:
         fh.write(text)
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------- trace and plot
@@ -345,11 +342,8 @@ def _save_figure(fig, path, title=None):
     """Write ``fig`` as a PNG atomically (a temporary file renamed over ``path``)."""
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}.png")
-    fig.savefig(tmp, format="png", dpi=100)
-    os.replace(tmp, path)
+    with atomic_write(path) as fh:
+        fig.savefig(fh, format="png", dpi=100)
 
 
 # --------------------------------------------------------------- commands
@@ -510,8 +504,9 @@ def cmd_fit(args) -> int:
                                     yt_raw, classes, cw)
         _note(args, f"labels of {args.train}: {_format_label(classes[0])} -> -1, "
                     f"{_format_label(classes[1])} -> +1")
-        y = np.where(y_raw == classes[1], 1.0, -1.0)
-        yt = None if Xt is None else np.where(yt_raw == classes[1], 1.0, -1.0)
+        y = encode_pm1(y_raw, classes[1], classes[0], source=args.train)
+        yt = None if Xt is None else encode_pm1(yt_raw, classes[1], classes[0],
+                                                source=args.test)
         if cw is not None:
             from .estimators import combined_weights
             weights = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
@@ -730,11 +725,9 @@ def split_libsvm(path, k, out_dir, *, normalize=False):
     paths = []
     for j in range(k):
         p = out / f"part-{j:05d}-of-{k:05d}.svm"
-        tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}")
-        with open(tmp, "wb") as fh:
+        with atomic_write(p) as fh:
             dump_svmlight_file(X[bounds[j]:bounds[j + 1]], y[bounds[j]:bounds[j + 1]], fh,
                                zero_based=False)
-        os.replace(tmp, p)
         paths.append(p)
     return paths, int(X.shape[1])
 
@@ -835,7 +828,7 @@ def _fit_on_cluster(args, loss, loss_params, options):
             if unknown.size:
                 raise ValueError(f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]}"
                                  f" do not occur in the training parts")
-            yt = np.where(yt_raw == classes[1], 1.0, -1.0)
+            yt = encode_pm1(yt_raw, classes[1], classes[0], source=args.test)
     coef, intercept = _split_bias(res.coef, args.bias)
     return _finish_fit(args, loss, res, _Shape(), Xt, yt, coef, intercept, classes,
                        extra={"partitions": int(pp.n_parts), "scheduler": args.scheduler})

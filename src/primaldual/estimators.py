@@ -63,13 +63,14 @@ import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils import check_random_state
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from ._util import encode_pm1, seed_entropy
+from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
 from .solvers import solve, threaded_solvers
 from .solvers._threads import resolve_n_jobs
@@ -97,18 +98,7 @@ def spawn_seeds(random_state, k):
     one-vs-rest problem depends only on ``random_state`` and the class
     index, never on thread scheduling.
     """
-    if random_state is None:
-        ss = np.random.SeedSequence()
-    elif isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be >= 0, got {random_state}")
-        ss = np.random.SeedSequence(int(random_state))
-    elif isinstance(random_state, np.random.Generator):
-        ss = np.random.SeedSequence(int(random_state.integers(2 ** 63)))
-    else:
-        rs = check_random_state(random_state)
-        ss = np.random.SeedSequence(int(rs.randint(np.iinfo(np.int32).max)))
-    return [int(c.generate_state(1, np.uint64)[0]) for c in ss.spawn(k)]
+    return _spawn_seeds(seed_entropy(random_state), k)
 
 
 def _check_number(name, value, *, low=0.0, allow_equal=False, integer=False):
@@ -398,10 +388,10 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         weights = None if np.all(ck == 1.0) else ck
         yk = y[keep]
         if classes.size == 2:
-            targets = [np.where(yk == classes[1], 1.0, -1.0)]
+            targets = [encode_pm1(yk, classes[1], classes[0])]
             labels = [None]
         else:
-            targets = [np.where(yk == cl, 1.0, -1.0) for cl in classes]
+            targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
         prev = self._previous_dual_coef(len(targets), n)
         warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]

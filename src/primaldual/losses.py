@@ -142,16 +142,41 @@ class Loss:
     def in_dual_domain(self, alpha, y):
         return self._pointwise(_vec_in_domain, alpha, y, dtype=np.bool_)
 
+    def dual_bounds(self, y):
+        """Per-sample bounds ``(lo, hi)`` of the dual domain, the one home of the box.
+
+        ``alpha_i`` is dual feasible exactly when ``lo_i <= alpha_i <= hi_i`` (the
+        logistic conjugate is finite on the closed interval, with value 0 at both
+        ends). For the classification losses, with ``y_i = +-1``:
+        ``alpha_i y_i in [0, 1]`` (hinge, smooth hinge, logistic) or ``[0, inf)``
+        (squared hinge); ``alpha_i`` free for the squared loss and in ``[-1, 1]``
+        for the absolute and epsilon-insensitive losses.
+
+        Parameters
+        ----------
+        y : array-like of shape (n,) or float
+            Labels.
+
+        Returns
+        -------
+        lo, hi : ndarray of float64, shape (n,)
+            C-contiguous; entries may be infinite.
+        """
+        y = _arr(y)
+        if self.code in (K.HINGE, K.SMOOTH_HINGE, K.LOGISTIC, K.SQUARED_HINGE):
+            top = np.inf if self.code == K.SQUARED_HINGE else 1.0
+            lo = np.where(y > 0, 0.0, -top)
+            hi = np.where(y > 0, top, 0.0)
+        elif self.code == K.SQUARED:
+            lo, hi = np.full(y.shape, -np.inf), np.full(y.shape, np.inf)
+        else:
+            lo, hi = np.full(y.shape, -1.0), np.full(y.shape, 1.0)
+        return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+
     def dual_domain(self, y):
-        """Bounds (lo, hi) of alpha for label y (may be infinite)."""
-        y = float(y)
-        if self.code in (K.HINGE, K.SMOOTH_HINGE, K.LOGISTIC):
-            return (0.0, 1.0) if y > 0 else (-1.0, 0.0)
-        if self.code == K.SQUARED_HINGE:
-            return (0.0, np.inf) if y > 0 else (-np.inf, 0.0)
-        if self.code == K.SQUARED:
-            return (-np.inf, np.inf)
-        return (-1.0, 1.0)
+        """Bounds ``(lo, hi)`` of alpha for one label ``y`` (may be infinite)."""
+        lo, hi = self.dual_bounds(float(y))
+        return float(lo[0]), float(hi[0])
 
     def dual_step(self, alpha, y, a, sqnorm, lam_n, *, curvature=None):
         """Exact SDCA coordinate maximizer (new alpha_i).

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from ._util import atomic_write
 
 __all__ = ["FORMAT_VERSION", "LinearModel", "save_model", "load_model", "read_model",
            "ModelFileError"]
@@ -280,17 +281,8 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         v = getattr(m, k)
         if v is not None:
             payload[k] = np.array(float(v))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with atomic_write(path) as fh:
+        np.savez(fh, **payload)
     return path
 
 

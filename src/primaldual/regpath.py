@@ -50,6 +50,7 @@ from sklearn.model_selection import check_cv
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
+from ._util import encode_pm1
 from .estimators import (LinearClassifier, LinearRegressor, _check_number,
                          add_intercept_column, combined_weights)
 from .problem import Problem
@@ -240,7 +241,7 @@ class _CVMixin:
         if self._is_classifier:
             classes = np.unique(y)
             pos = classes[1:] if classes.size == 2 else classes
-            lmax = max(lam_max(X, np.where(y == k, 1.0, -1.0), self.loss, **kw) for k in pos)
+            lmax = max(lam_max(X, encode_pm1(y, k), self.loss, **kw) for k in pos)
         else:
             lmax = lam_max(X, y, self.loss, **kw)
         return lam_grid(lmax, self.n_alphas, self.eps)

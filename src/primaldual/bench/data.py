@@ -1,10 +1,15 @@
-"""Loading, cutting and scaling the benchmark data sets (:class:`~.config.DatasetSpec`).
+"""Cutting and scaling the benchmark data sets (:class:`~.config.DatasetSpec`).
 
-- registry sets come from :mod:`primaldual.datasets` (its lookup order); with
-  ``subsample="head"`` only the first ``n`` lines of the file are parsed, so a
-  subset of a large file costs little; otherwise the whole file is parsed
-  once and kept as ``.npz`` in ``<cache>/parsed/`` (keyed by the file's size
-  and modification time), then ``n`` rows are drawn with ``seed``;
+Every file is read by :mod:`primaldual.datasets` (its lookup order, parser,
+errors and label mapping); this module only cuts, holds out and scales:
+
+- registry sets come from :func:`primaldual.datasets.load`; with
+  ``subsample="head"`` only the first ``n`` samples of the file are parsed
+  (``max_rows``), so a subset of a large file costs little; otherwise the whole
+  file is parsed once and kept as ``.npz`` in ``<cache>/parsed/`` (keyed by the
+  file's size and modification time), then ``n`` rows are drawn with ``seed``;
+- ``file:PATH`` is parsed by :func:`primaldual.datasets.load_svmlight`; its
+  larger label becomes +1;
 - synthetic sets are generated with :func:`primaldual.datasets.make_synthetic`
   as ``n + n_test`` rows from one planted model, the first ``n`` for training;
 - ``sklearn:NAME`` reads a set bundled inside scikit-learn (no download);
@@ -16,18 +21,15 @@ Scaling is fitted on the training rows only and applied to both splits.
 """
 from __future__ import annotations
 
-import bz2
-import gzip
-import io
-import lzma
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from .. import datasets
+from .._util import atomic_write, encode_pm1, make_rng
 from .config import DatasetSpec
 
 __all__ = ["BenchData", "load_data", "clear_memory_cache"]
@@ -81,52 +83,13 @@ def _csr(X):
     return X
 
 
-def _open(path: Path):
-    name = path.name
-    if name.endswith(".bz2"):
-        return bz2.open(path, "rb")
-    if name.endswith(".gz"):
-        return gzip.open(path, "rb")
-    if name.endswith(".xz"):
-        return lzma.open(path, "rb")
-    return open(path, "rb")
-
-
-def _read_head(path: Path, n_rows, n_features):
-    """Parse the first ``n_rows`` lines (all when None) of a LIBSVM file."""
-    from sklearn.datasets import load_svmlight_file
-    lines = []
-    with _open(path) as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            lines.append(line)
-            if n_rows is not None and len(lines) >= n_rows:
-                break
-    X, y = load_svmlight_file(io.BytesIO(b"".join(lines)), n_features=n_features)
-    return X, y
-
-
-def _map_labels(y, label_map, where):
-    out = np.empty(y.shape[0])
-    seen = np.unique(y)
-    for raw in seen:
-        if float(raw) not in label_map:
-            raise ValueError(f"{where} holds label {raw!r}; the registry expects "
-                             f"{sorted(label_map)}")
-        out[y == raw] = label_map[float(raw)]
-    return out
-
-
 def _parsed_cache_path(name, paths):
-    from .. import datasets
     stamp = "-".join(f"{p.stat().st_size}-{int(p.stat().st_mtime)}" for p in paths)
     return datasets.cache_dir() / "parsed" / f"{name}-{stamp}.npz"
 
 
 def _load_full_registry(name):
     """The whole registered set, parsed once and cached as .npz."""
-    from .. import datasets
     ds = datasets.REGISTRY[name]
     subset = "both" if ds.test is not None else "train"
     found = datasets.find(name, subset=subset)
@@ -145,7 +108,6 @@ def _load_full_registry(name):
     Xt, yt = (_csr(out[2]), np.asarray(out[3], dtype=np.float64)) if subset == "both" \
         else (None, None)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
         payload = {"train_data": X.data, "train_indices": X.indices,
                    "train_indptr": X.indptr, "train_shape": np.array(X.shape),
                    "train_y": y}
@@ -153,9 +115,8 @@ def _load_full_registry(name):
             payload.update({"test_data": Xt.data, "test_indices": Xt.indices,
                             "test_indptr": Xt.indptr, "test_shape": np.array(Xt.shape),
                             "test_y": yt})
-        tmp = cache.with_name(cache.name + f".tmp-{os.getpid()}.npz")
-        np.savez(tmp, **payload)
-        os.replace(tmp, cache)
+        with atomic_write(cache, durable=False) as fh:
+            np.savez(fh, **payload)
     except OSError:
         pass                     # a read-only cache only costs a re-parse next time
     return X, y, Xt, yt
@@ -185,28 +146,24 @@ def _holdout(X, y, spec, rng):
 
 
 def _load_registry(spec, rng):
-    from .. import datasets
     ds = datasets.REGISTRY.get(spec.name)
     if ds is None:
         datasets.info(spec.name)           # raises a ValueError listing the names
     notes = []
     if spec.subsample == "head" and spec.n is not None:
-        path = datasets.find(spec.name, subset="train")
         n_read = spec.n
         if ds.test is None and spec.test_fraction is not None:
             n_read = int(math.ceil(spec.n / (1.0 - spec.test_fraction)))
         elif ds.test is None and spec.n_test is not None:
             n_read = spec.n + spec.n_test
-        X, y = _read_head(path, n_read, ds.n_features)
-        y = _map_labels(y, ds.label_map, path)
-        notes.append(f"first {X.shape[0]} rows of {path.name}")
+        X, y = datasets.load(spec.name, subset="train", download=False, max_rows=n_read)
+        notes.append(f"first {X.shape[0]} rows of {ds.train.filename}")
         Xt = yt = None
         if ds.test is not None:
-            tpath = datasets.find(spec.name, subset="test")
-            Xt, yt = _read_head(tpath, spec.n_test, ds.n_features)
-            yt = _map_labels(yt, ds.label_map, tpath)
+            Xt, yt = datasets.load(spec.name, subset="test", download=False,
+                                   max_rows=spec.n_test)
             notes.append(f"test: {'first ' if spec.n_test else ''}{Xt.shape[0]} rows of "
-                         f"{tpath.name}")
+                         f"{ds.test.filename}")
         X = _csr(X)
         Xt = None if Xt is None else _csr(Xt)
     else:
@@ -231,7 +188,6 @@ def _load_registry(spec, rng):
 
 
 def _load_synthetic(spec):
-    from .. import datasets
     shape = datasets.SYNTHETIC_SHAPES[spec.name]
     n = spec.n or shape.n
     n_test = spec.n_test or 0
@@ -249,7 +205,7 @@ def _load_sklearn(spec, rng):
     import sklearn.datasets as skd
     X, y = getattr(skd, f"load_{spec.name}")(return_X_y=True)
     first = np.unique(y)[-1] if spec.name == "breast_cancer" else np.unique(y)[0]
-    y = np.where(y == first, 1.0, -1.0)
+    y = encode_pm1(y, first)
     note = (f"scikit-learn's bundled {spec.name} ({'benign' if spec.name == 'breast_cancer' else f'class {first}'}"
             f" = +1)")
     X = _csr(X)
@@ -264,16 +220,13 @@ def _load_sklearn(spec, rng):
 
 
 def _load_file(spec, rng):
-    from sklearn.datasets import load_svmlight_file
     path = Path(spec.name)
-    if not path.exists():
-        raise ValueError(f"data file {path} does not exist")
-    X, y = load_svmlight_file(str(path))
+    X, y = datasets.load_svmlight(path)
     labels = np.unique(y)
     if labels.size != 2:
         raise ValueError(f"{path} has {labels.size} distinct labels; the benchmark needs "
                          f"a binary set")
-    y = np.where(y == labels[1], 1.0, -1.0)
+    y = encode_pm1(y, labels[1], labels[0], source=str(path))
     X = _csr(X)
     X, y, Xt, yt = _holdout(X, y, spec, rng)
     X, y = _subsample(X, y, spec.n, rng)
@@ -296,7 +249,7 @@ def _scale(X, Xt, how):
 
 
 def _load(spec: DatasetSpec) -> BenchData:
-    rng = np.random.default_rng(spec.seed)
+    rng = make_rng(spec.seed)
     if spec.source == "registry":
         X, y, Xt, yt, notes = _load_registry(spec, rng)
     elif spec.source == "synthetic":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._util import seed_entropy, spawn_streams
 from ..data import Rows, as_rows
 from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import partition_rounds
@@ -43,15 +44,7 @@ def contiguous_partition(n: int, n_parts: int) -> np.ndarray:
 def stream_entropy(random_state, rng) -> int:
     """The root entropy of the partition streams: ``random_state`` itself
     when it is an int, otherwise one draw from the solver's generator."""
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        return int(random_state)
-    return int(rng.integers(2 ** 63))
-
-
-def spawn_streams(entropy: int, n_parts: int) -> list:
-    """One PCG64 generator per partition: ``SeedSequence(entropy).spawn(K)``."""
-    return [np.random.Generator(np.random.PCG64(s))
-            for s in np.random.SeedSequence(entropy).spawn(n_parts)]
+    return seed_entropy(random_state, rng)
 
 
 class PartitionBlock:

@@ -26,12 +26,12 @@ not finish within ``round_timeout`` seconds on live workers raises
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._util import atomic_write
 from .engine import Engine, assemble_certificate, raise_nonfinite
 
 __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
@@ -288,15 +288,10 @@ class DaskEngine(Engine):
                 "rng": list(rng_states), "v": self.v.copy()}
         if self.recovery_dir is not None:
             path = Path(self.recovery_dir)
-            path.mkdir(parents=True, exist_ok=True)
-            tmp = path / f"recovery.npz.tmp-{os.getpid()}"
-            with open(tmp, "wb") as fh:
+            with atomic_write(path / "recovery.npz") as fh:
                 np.savez(fh, round=np.array(self.round), v=snap["v"],
                          rng=np.array(json.dumps(snap["rng"])),
                          **{f"alpha_{k}": a for k, a in enumerate(snap["alpha"])})
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path / "recovery.npz")
             self._snap = {"path": path / "recovery.npz"}
         else:
             self._snap = snap

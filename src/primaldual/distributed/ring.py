@@ -38,22 +38,19 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .._util import atomic_write, rng_from_state
 from .dask_engine import DaskEngine, PartitionSet, _Lost  # noqa: F401  (re-exported)
 
 __all__ = ["DSOPartitionActor", "PSGDPartActor", "ActorStateEngine", "place",
            "restore_rng"]
 
 
-def restore_rng(state):
-    g = np.random.Generator(np.random.PCG64())
-    g.bit_generator.state = state
-    return g
+restore_rng = rng_from_state
 
 
 # ------------------------------------------------------------------ actors
@@ -336,18 +333,13 @@ class ActorStateEngine(DaskEngine):
             self._snap = snap
             return
         path = Path(self.recovery_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        tmp = path / f"recovery.npz.tmp-{os.getpid()}"
         arrays = {f"p{k}_{name}": np.asarray(val) for k, st in enumerate(states)
                   for name, val in st.items()}
-        with open(tmp, "wb") as fh:
+        with atomic_write(path / "recovery.npz") as fh:
             np.savez(fh, round=np.array(self.round),
                      meta=np.array(json.dumps({"meta": meta, "rng": snap["rng"],
                                                "keys": [sorted(st) for st in states]})),
                      **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path / "recovery.npz")
         self._snap = {"path": path / "recovery.npz"}
 
     def _load_snapshot(self):

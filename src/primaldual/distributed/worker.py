@@ -13,6 +13,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from .._util import encode_pm1
 from .block import PartitionBlock
 
 __all__ = ["PartitionActor", "load_source"]
@@ -84,7 +85,7 @@ class PartitionActor:
         y = self.y_raw
         if label_map is not None:
             lo, hi = label_map
-            y = np.where(y == hi, 1.0, np.where(y == lo, -1.0, np.nan))
+            y = encode_pm1(y, hi, lo, source="labels of this partition")
         part_ptr = np.array([0, X.shape[0]], dtype=np.int64)
         self.block = PartitionBlock.from_arrays(X, y, self.c, part_ptr, loss_code,
                                                 loss_param, lam, W)

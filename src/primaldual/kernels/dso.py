@@ -53,8 +53,7 @@ from numba import njit
 from .loss_kernels import (ABSOLUTE, EPSILON_INSENSITIVE, HINGE, LOGISTIC, SMOOTH_HINGE,
                            SQUARED, SQUARED_HINGE)
 
-STATUS_OK = 0
-STATUS_NONFINITE = 2
+from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 STEP_SCALAR = 0     # eta given (eta0/sqrt(t) or constant)
 STEP_ADAGRAD = 1

@@ -31,9 +31,7 @@ from numba import njit
 from .loss_kernels import _clip, dual_step
 from .threadsync import barrier
 
-STATUS_OK = 0
-STATUS_NONFINITE = 2
-STATUS_ABORTED = 3
+from .status import STATUS_ABORTED, STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 MODE_MSDCA = 0
 MODE_COCOA = 1

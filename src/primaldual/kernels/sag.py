@@ -24,8 +24,7 @@ from numba import njit
 from .loss_kernels import loss_derivative
 from .prefetch import prefetch_row
 
-STATUS_OK = 0
-STATUS_NONFINITE = 2
+from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 
 @njit(cache=True, nogil=True)

@@ -8,8 +8,8 @@ the same order can reproduce every iterate) and passed in as ``order``.
 The kernels maintain the dual image ``v = (1/W) sum_i c_i alpha_i x_i``; with
 the L2 penalty the primal point is ``w = v / lam`` (docs/conventions.md §1).
 
-Status codes
-------------
+Status codes (:mod:`.status`)
+-----------------------------
 ``STATUS_OK``          the slice ``order[start:stop]`` was processed
 ``STATUS_SNAPSHOT``    stopped right after step ``snap_step`` (random output):
                        ``alpha`` is the iterate to snapshot; resume at ``pos``
@@ -28,9 +28,8 @@ from .prefetch import prefetch, prefetch_row
 from .prox_sdca import prox_dual_step
 from .views import ProxWork, RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
 
-STATUS_OK = 0
-STATUS_SNAPSHOT = 1
-STATUS_NONFINITE = 2
+from .status import (STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK,  # noqa: F401
+                     STATUS_SNAPSHOT)
 
 
 class SDCAState(NamedTuple):
@@ -272,8 +271,6 @@ def modified_sgd_epoch(rows, spec, order, alpha, u):
 ORDER_UNIFORM = 0
 ORDER_PERMUTATION = 1
 ORDER_CYCLIC = 2
-#: :func:`sdca_passes` ran out of uniforms at the start of a pass
-STATUS_NEED_UNIFORMS = 3
 
 
 class Passes(NamedTuple):

@@ -18,7 +18,7 @@ from numba import njit
 
 from .loss_kernels import loss_derivative
 from .prefetch import prefetch_row
-from .sdca import STATUS_NONFINITE, STATUS_OK
+from .status import STATUS_NONFINITE, STATUS_OK
 
 _RESCALE_BELOW = 1e-8
 

@@ -59,9 +59,9 @@ from numba import njit
 from .sampling_trees import (min_tree_argmin, min_tree_update, sum_tree_sample,
                              sum_tree_update)
 
-STATUS_OK = 0            # the feature-access budget or the iteration limit was reached
-STATUS_NEED_UNIFORMS = 1  # the uniform buffer is exhausted: refill and call again
-STATUS_NONFINITE = 2     # a non-finite value appeared
+# STATUS_OK: the feature-access budget or the iteration limit was reached;
+# STATUS_NEED_UNIFORMS: the uniform buffer is exhausted, refill and call again
+from .status import STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 SCHED_CONSTANT = 0
 SCHED_ADAPTIVE = 1

@@ -89,8 +89,7 @@ from numba import njit
 from .loss_kernels import dual_step
 from .prefetch import prefetch, prefetch_row
 
-STATUS_OK = 0
-STATUS_NONFINITE = 2
+from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 #: with m = 1, how many iterations ahead the sampled row's values and indices
 #: (PF_ROW) and its per-row scalars / alias-table entry (PF_SCALAR) are

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .._extras import require
+from .._util import atomic_write, make_rng  # noqa: F401  (make_rng: re-exported)
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
 
@@ -147,12 +148,8 @@ def save_state(state: SolverState, path) -> Path:
         if arr.dtype == object:
             raise TypeError(f"state array {k!r} has dtype=object; refusing to pickle")
         payload[k] = arr
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    with open(tmp, "wb") as fh:
+    with atomic_write(path) as fh:
         np.savez(fh, **payload)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
     return path
 
 
@@ -180,22 +177,6 @@ def load_state(path) -> SolverState:
 
 
 # ---------------------------------------------------------------- helpers
-def make_rng(random_state) -> np.random.Generator:
-    """A PCG64 generator from ``random_state`` (int, None, Generator or RandomState)."""
-    if isinstance(random_state, np.random.Generator):
-        return np.random.Generator(np.random.PCG64(random_state.integers(2 ** 63)))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.Generator(np.random.PCG64(random_state.randint(2 ** 31 - 1)))
-    if random_state is None:
-        return np.random.Generator(np.random.PCG64())
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state must be >= 0, got {random_state}")
-        return np.random.Generator(np.random.PCG64(int(random_state)))
-    raise ValueError(f"random_state must be None, an int, a numpy Generator or "
-                     f"RandomState, got {random_state!r}")
-
-
 def _check_choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"{name}={value!r} is not valid; choose one of "

@@ -134,13 +134,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.dso import (STATUS_NONFINITE, STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel,
+from ..kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel,
                            CHUNK, fill_chunk_order, layout_block_counts, layout_counts,
                            layout_fill, fill_identity, permute_block, svrg_full_gradient,
                            PA_STRIDE, PW_STRIDE, dso_block_kernel_packed, pack_block,
                            unpack_block)
+from .._util import make_rng, rng_from_state, seed_entropy, spawn_streams
 from ..kernels import loss_kernels as LK
-from ..kernels.sdca import STATUS_NONFINITE as SDCA_NONFINITE
+from ..kernels.status import STATUS_NONFINITE
 from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork
 from ..distributed.rounds import RoundsMixin
@@ -382,8 +383,8 @@ def _packed_buffers(part, nq, dr):
 
 def shuffle_layout(layout, seed):
     """Store every block's nonzeros in a uniformly random order (in place),
-    drawn from ``np.random.default_rng(seed)`` block by block."""
-    rng = np.random.default_rng(seed)
+    drawn from ``make_rng(seed)`` block by block."""
+    rng = make_rng(seed)
     sizes = np.diff(layout.block_ptr)
     m = int(sizes.max()) if sizes.size else 0
     tmp_i = np.empty(m, dtype=layout.rows.dtype)
@@ -403,31 +404,18 @@ def partition_streams(random_state, fallback_rng, p):
     reproduces the streams from the same seed); otherwise an entropy value is
     drawn from ``fallback_rng`` (the solver's generator).
     """
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        ss = np.random.SeedSequence(int(random_state))
-    else:
-        ss = np.random.SeedSequence(int(fallback_rng.integers(2 ** 63)))
-    return [np.random.Generator(np.random.PCG64(s)) for s in ss.spawn(p)]
+    return spawn_streams(seed_entropy(random_state, fallback_rng), p)
 
 
 # --------------------------------------------------------------- maths
 def dual_bounds(loss, y):
-    """Per-sample bounds ``[a_lo, a_hi]`` of alpha (Appendix A projections)."""
-    y = np.asarray(y, dtype=np.float64)
-    n = y.shape[0]
-    code = loss.code
-    if code in (LK.HINGE, LK.SMOOTH_HINGE, LK.LOGISTIC, LK.SQUARED_HINGE):
-        blo, bhi = 0.0, 1.0
-        if code == LK.LOGISTIC:
-            blo, bhi = LOGISTIC_MARGIN, 1.0 - LOGISTIC_MARGIN
-        elif code == LK.SQUARED_HINGE:
-            bhi = np.inf
-        lo = np.where(y > 0, blo, -bhi)
-        hi = np.where(y > 0, bhi, -blo)
-        return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
-    if code == LK.SQUARED:
-        return np.full(n, -np.inf), np.full(n, np.inf)
-    return np.full(n, -1.0), np.full(n, 1.0)
+    """Per-sample bounds ``[a_lo, a_hi]`` of alpha (Appendix A projections): the
+    loss's dual domain (:meth:`~primaldual.losses.Loss.dual_bounds`), pulled
+    ``LOGISTIC_MARGIN`` inside its ends for the logistic loss (finite log terms)."""
+    lo, hi = loss.dual_bounds(np.asarray(y, dtype=np.float64))
+    if loss.code == LK.LOGISTIC:
+        lo, hi = lo + LOGISTIC_MARGIN, hi - LOGISTIC_MARGIN      # width-1 interval
+    return lo, hi
 
 
 def box_radius(problem):
@@ -622,9 +610,7 @@ class DSOSolver(Solver):
         self._shuffle_layout()
         self.streams = []
         for st in meta["streams"]:
-            g = np.random.Generator(np.random.PCG64())
-            g.bit_generator.state = st
-            self.streams.append(g)
+            self.streams.append(rng_from_state(st))
         if len(self.streams) != self.p:
             raise ValueError(f"the checkpoint was written with n_workers="
                              f"{len(self.streams)}; resume with the same n_workers")
@@ -711,7 +697,7 @@ class DSOSolver(Solver):
                     SDCAState(alpha, vq, empty, shrunk), order, 0, order.shape[0], 0, -1,
                     no_shrink, no_avg, no_prox)
                 self.feature_accesses += acc
-                if status == SDCA_NONFINITE:
+                if status == STATUS_NONFINITE:
                     raise FloatingPointError(
                         f"non-finite value in the DCD initialization at sample "
                         f"{int(order[pos])}; scale the rows or increase lam")
@@ -844,7 +830,6 @@ class DSOSolver(Solver):
                         self._ring_meta(), (self.t - 1) * self.p + self.r)
 
     def _ring_pull(self):
-        from ..distributed.ring import restore_rng
         states, rngs = self._ring.fetch(self._ring_round, self._ring_restore, self._ring_meta)
         L = self.layout
         for q, st in enumerate(states):
@@ -862,7 +847,7 @@ class DSOSolver(Solver):
                 arr = getattr(self, k)
                 if arr.size:
                     arr[sl] = st[k]
-        self.streams = [restore_rng(g) for g in rngs]
+        self.streams = [rng_from_state(g) for g in rngs]
 
     def _ring_svrg(self):
         """SVRG snapshot on the ring at the start of epoch t (r = 0, partition q

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from .._util import rng_from_state
 from ..kernels.sgd import sgd_epoch
 from ._base import Solver, _check_choice, _positive, register
 from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
@@ -130,9 +131,7 @@ class PSGDSolver(Solver):
         self.t = np.array(arrays["t"], dtype=np.int64)
         self.streams = []
         for st in meta["streams"]:
-            g = np.random.Generator(np.random.PCG64())
-            g.bit_generator.state = st
-            self.streams.append(g)
+            self.streams.append(rng_from_state(st))
         if len(self.streams) != self.k:
             raise ValueError(f"the checkpoint was written with n_workers={len(self.streams)}"
                              f"; resume with the same n_workers")
@@ -217,7 +216,6 @@ class PSGDSolver(Solver):
                         self._ring_meta(), 0)
 
     def _ring_pull(self):
-        from ..distributed.ring import restore_rng
         states, rngs = self._ring.fetch(self._ring_epoch, self._ring_restore,
                                         self._ring_meta)
         for q, st in enumerate(states):
@@ -225,7 +223,7 @@ class PSGDSolver(Solver):
             self.scale[q] = st["scale"]
             self.unorm2[q] = st["unorm2"]
             self.t[q] = int(st["t"])
-        self.streams = [restore_rng(g) for g in rngs]
+        self.streams = [rng_from_state(g) for g in rngs]
 
     def _ring_epoch(self):
         ring = self._ring

@@ -31,7 +31,8 @@ import time
 
 import numpy as np
 
-from ..kernels.sag import STATUS_NONFINITE, sag_current_w, sag_run
+from ..kernels.sag import sag_current_w, sag_run
+from ..kernels.status import STATUS_NONFINITE
 from ._base import Solver, _positive, register
 
 

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ..kernels.sdca import STATUS_NONFINITE
+from ..kernels.status import STATUS_NONFINITE
 from ..kernels.sgd import sgd_epoch
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 

@@ -73,8 +73,8 @@ import time
 
 import numpy as np
 
-from ..kernels.spdc import (STATUS_NONFINITE, build_alias, catch_up_all, expm1_table,
-                            spdc_run)
+from ..kernels.spdc import build_alias, catch_up_all, expm1_table, spdc_run
+from ..kernels.status import STATUS_NONFINITE
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 
 

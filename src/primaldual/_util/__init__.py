@@ -1,0 +1,27 @@
+"""Small helpers with one home each, at the bottom of the layering.
+
+Nothing here imports any other part of :mod:`primaldual` (only the standard
+library and numpy), so every layer -- kernels, model, solvers, distributed,
+estimators, CLI and bench -- may use it.
+
+============================  ============================================================
+:mod:`.atomic`                :func:`atomic_write`: temporary file in the same directory,
+                              fsync, ``os.replace``; nothing partial is ever visible
+:mod:`.seeding`               :func:`make_rng`, :func:`seed_entropy`, :func:`spawn_streams`,
+                              :func:`spawn_seeds`, :func:`rng_from_state`: every random
+                              choice from ``random_state``
+:mod:`.labels`                :func:`encode_pm1`: raw labels to -1/+1, naming bad labels
+:mod:`.compression`           :func:`detect_compression`, :func:`open_decompressed`:
+                              gzip, bzip2, xz and zip recognised by their magic bytes
+============================  ============================================================
+"""
+
+from .atomic import atomic_write
+from .compression import (COMPRESSION_MAGIC, UnsupportedCompressionError, detect_compression,
+                          open_decompressed)
+from .labels import LabelError, encode_pm1
+from .seeding import make_rng, rng_from_state, seed_entropy, spawn_seeds, spawn_streams
+
+__all__ = ["COMPRESSION_MAGIC", "LabelError", "UnsupportedCompressionError", "atomic_write",
+           "detect_compression", "encode_pm1", "make_rng", "open_decompressed",
+           "rng_from_state", "seed_entropy", "spawn_seeds", "spawn_streams"]
