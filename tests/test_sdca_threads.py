@@ -21,7 +21,7 @@ import primaldual
 import primaldual.solvers.sdca as sdca_mod
 from primaldual import solve
 from primaldual.problem import Problem
-from primaldual.solvers._threads import resolve_n_jobs
+from primaldual._util.threads import resolve_n_jobs
 
 from conftest import make_classification_data, make_regression_data
 
@@ -286,3 +286,20 @@ def test_atomic_choice(atomic, dense, expect):
     solver = sdca_mod.SDCASolver(Problem(X, y, loss="logistic", lam=1e-3), tol=1e-6,
                                  max_epochs=10, random_state=0, n_jobs=2, atomic=atomic)
     assert solver.atomic is expect
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])
+def test_threaded_certificate_pass_equals_one_thread(loss):
+    X, y = data_for(loss, n=500, d=40, seed=3)
+    c = np.random.default_rng(2).uniform(0.5, 2.0, X.shape[0])
+    prob = Problem(X, y, loss=loss, lam=1e-3, sample_weight=c)
+    alpha = solve(X, y, loss=loss, lam=1e-3, sample_weight=c, solver="sdca", tol=1e-3,
+                  random_state=0).dual_coef
+    w = np.random.default_rng(4).standard_normal(X.shape[1])
+    one = prob.certificate(w, alpha)
+    for k in (2, 3, 7):
+        many = prob.certificate(w, alpha, n_threads=k)
+        assert many.primal == pytest.approx(one.primal, rel=1e-13)
+        assert many.dual == pytest.approx(one.dual, rel=1e-13)
+        np.testing.assert_allclose(many.v, one.v, rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(many.margins, one.margins)

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ._extras import MissingExtraError, have, require
-from ._util import atomic_write, encode_pm1
+from ._util import atomic_write, encode_pm1, resolve_n_jobs
 
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
@@ -360,7 +360,6 @@ def _check_common(args):
     from .losses import make_loss
     from .penalties import make_penalty
     from .solvers import check_solver_name
-    from .solvers._threads import resolve_n_jobs
 
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)

@@ -73,7 +73,7 @@ from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
 from .solvers import solve, threaded_solvers
-from .solvers._threads import resolve_n_jobs
+from ._util.threads import resolve_n_jobs
 
 __all__ = ["LinearClassifier", "LinearRegressor"]
 

@@ -13,6 +13,9 @@ estimators, CLI and bench -- may use it.
 :mod:`.labels`                :func:`encode_pm1`: raw labels to -1/+1, naming bad labels
 :mod:`.compression`           :func:`detect_compression`, :func:`open_decompressed`:
                               gzip, bzip2, xz and zip recognised by their magic bytes
+:mod:`.threads`               :func:`resolve_n_jobs` (what ``n_jobs`` means),
+                              :func:`run_threads` (tasks on a kept pool of OS threads,
+                              stopped cleanly by KeyboardInterrupt)
 ============================  ============================================================
 """
 
@@ -21,7 +24,9 @@ from .compression import (COMPRESSION_MAGIC, UnsupportedCompressionError, detect
                           open_decompressed)
 from .labels import LabelError, encode_pm1
 from .seeding import make_rng, rng_from_state, seed_entropy, spawn_seeds, spawn_streams
+from .threads import resolve_n_jobs, run_threads
 
 __all__ = ["COMPRESSION_MAGIC", "LabelError", "UnsupportedCompressionError", "atomic_write",
            "detect_compression", "encode_pm1", "make_rng", "open_decompressed",
-           "rng_from_state", "seed_entropy", "spawn_seeds", "spawn_streams"]
+           "resolve_n_jobs", "rng_from_state", "run_threads", "seed_entropy", "spawn_seeds",
+           "spawn_streams"]

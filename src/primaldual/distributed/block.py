@@ -23,7 +23,7 @@ from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import partition_rounds
 from ..kernels.objective import certificate_pass
 from ..kernels.views import RowsView, StepSpec
-from ..solvers._threads import run_threads
+from .._util.threads import run_threads
 from .local_sdca import MODE_COCOA_SDCA, local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]

@@ -6,7 +6,7 @@ import pkgutil
 
 from ..problem import Problem
 from ._base import SOLVERS, SolveResult, Solver, SolverState, load_state, save_state
-from ._threads import resolve_n_jobs
+from .._util.threads import resolve_n_jobs
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.

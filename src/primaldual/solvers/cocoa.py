@@ -71,7 +71,7 @@ from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin
 from ..distributed.local_sdca import MODE_COCOA_SDCA
 from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, _check_choice, _positive, register
-from ._threads import resolve_n_jobs
+from .._util.threads import resolve_n_jobs
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]

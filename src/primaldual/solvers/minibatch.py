@@ -115,7 +115,7 @@ from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, m
                                  msdca_thread, row_splits, sparse_eso_weights)
 from ..kernels.threadsync import make_flags, signal_abort
 from ._base import Solver, _check_choice, _positive, register
-from ._threads import resolve_n_jobs
+from .._util.threads import resolve_n_jobs
 
 __all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared"]
 

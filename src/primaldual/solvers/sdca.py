@@ -115,7 +115,7 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from ._base import Solver, _check_choice, _positive, register
-from ._threads import resolve_n_jobs, run_threads
+from .._util.threads import resolve_n_jobs, run_threads
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
@@ -508,23 +508,24 @@ class SDCASolver(Solver):
 
     def certificate(self):
         p = self.problem
+        nt = self.n_threads          # the certificate pass runs on the threads too
         alpha_out = self._output_alpha()
         if p.l1 > 0:
             # elastic net: w(alpha) = soft_threshold(v, l1) / lam
             if alpha_out is None:
-                cert = p.certificate(p.penalty.grad_conjugate(self.v), self.alpha)
+                cert = p.certificate(p.penalty.grad_conjugate(self.v), self.alpha, nt)
             else:
                 cert = p.certificate(p.penalty.grad_conjugate(p.dual_image(alpha_out)),
-                                     alpha_out)
+                                     alpha_out, nt)
         elif alpha_out is None:
             # the incremental v is not replaced by the fresh v(alpha) of the check,
             # so the iterates do not depend on when checks happen (the adaptive
             # schedule moves them); the certificate is exact for the returned pair
             # (P at w = v/lam, D at alpha with v(alpha) recomputed), and the rounding
             # drift of v is ~1e-16 sqrt(steps) relative
-            cert = p.certificate(self.v / p.lam, self.alpha)
+            cert = p.certificate(self.v / p.lam, self.alpha, nt)
         else:
-            cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out)
+            cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out, nt)
         if self.n_threads > 1:
             cert = self._resync(cert)
         if self.shrinking and cert.rel_gap > self.tol:
@@ -546,7 +547,7 @@ class SDCASolver(Solver):
         self.v = fresh
         if drift > RESYNC_DRIFT:
             w = (p.penalty.grad_conjugate(fresh) if p.l1 > 0 else fresh / p.lam)
-            cert = p.certificate(w, self.alpha)
+            cert = p.certificate(w, self.alpha, self.n_threads)
         return cert
 
     def _reactivate(self, cert):
