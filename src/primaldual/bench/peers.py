@@ -370,8 +370,9 @@ class LightningSdcaPeer(Peer):
 
 
 # ------------------------------------------------------------------- Snap ML
-def snapml_estimator(loss_name, lam, n, tol, max_iter, seed=0):
-    """The Snap ML estimator for our (loss, lam) on ``n`` rows, one thread, no bias.
+def snapml_estimator(loss_name, lam, n, tol, max_iter, seed=0, n_jobs=1):
+    """The Snap ML estimator for our (loss, lam) on ``n`` rows, ``n_jobs`` threads
+    (default one), no bias.
 
     hinge and squared_hinge: ``SupportVectorMachine(loss=...)``; logistic:
     ``LogisticRegression(dual=True)``; ``regularizer = lam * n``.  Snap ML
@@ -380,7 +381,7 @@ def snapml_estimator(loss_name, lam, n, tol, max_iter, seed=0):
     if loss_name not in ("hinge", "squared_hinge", "logistic"):
         raise ValueError(f"Snap ML has no {loss_name!r} loss (hinge, squared_hinge, logistic)")
     snapml = import_snapml()
-    common = dict(regularizer=lam * n, fit_intercept=False, n_jobs=1, tol=tol,
+    common = dict(regularizer=lam * n, fit_intercept=False, n_jobs=int(n_jobs), tol=tol,
                   max_iter=int(max_iter), random_state=seed, use_gpu=False)
     if loss_name in ("hinge", "squared_hinge"):
         return snapml.SupportVectorMachine(loss=loss_name, **common)

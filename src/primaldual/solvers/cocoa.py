@@ -43,7 +43,8 @@ methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
 
 Options
 -------
-n_partitions : int or None    ``K`` (default: number of Dask workers with a client, else 4)
+n_partitions : int or None    ``K`` (default: the number of Dask workers with a client;
+                              in process, ``n_jobs`` -- one partition per thread)
 local_iters : int or None     ``H`` (default: the size of the largest block, one
                               local pass per round)
 aggregation : "adding" | "averaging", default "adding"
@@ -96,7 +97,12 @@ class CoCoASolver(RoundsMixin, Solver):
                              "partition at most); on Dask run one worker per core "
                              "(threads_per_worker=1) instead")
         if o["n_partitions"] is None:
-            o["n_partitions"] = _default_partitions(o["client"], self.problem)
+            # in process: one partition per thread (CoCoA+'s sigma' = K damps every
+            # local step, so more partitions than threads only cost epochs)
+            o["n_partitions"] = (min(self.n_jobs, self.problem.n)
+                                 if o["client"] is None
+                                 and type(self.problem).__name__ != "PartitionedProblem"
+                                 else _default_partitions(o["client"], self.problem))
         self._validate_engine_options()
         K = int(o["n_partitions"])
         if K > self.problem.n:
