@@ -1,0 +1,161 @@
+"""The measured inputs of the scaling model in docs/distributed.md (issue 14).
+
+On this machine (2 cores) it measures, on the CCAT shape and on covtype:
+
+- ``t_nnz(1)``: one thread's SDCA epoch, ns per stored entry (plain additions);
+- ``t_nnz(2)``: the same per thread while two threads run their slices of one
+  pass at once (what sharing ``v`` and the memory system cost), plain and
+  atomic additions;
+- ``t_atomic``: one thread's epoch with atomic additions (the price of a
+  locked instruction per entry);
+- ``t_cert(k)``: the certificate pass on ``k`` threads;
+- ``t_wake``: waking the thread pool for one pass and waiting for it (empty
+  tasks), in microseconds;
+- Dask: one CoCoA+ round on a 2-worker LocalCluster (time per round, its
+  compute part, so the rest is scheduling and transfer).
+
+Writes ``benchmarks/results/scaling.json`` and ``scaling.md``; the projection
+in docs/distributed.md reads these numbers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+import primaldual  # noqa: E402
+from primaldual._util.threads import run_threads  # noqa: E402
+from primaldual.bench.config import DatasetSpec  # noqa: E402
+from primaldual.bench.data import load_data  # noqa: E402
+from primaldual.bench.report import cpu_model  # noqa: E402
+from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
+from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch  # noqa: E402
+
+REPS = 5
+
+
+def epoch_costs(prob):
+    """ns per entry per thread: 1 thread, 2 threads (plain), 1 and 2 threads atomic."""
+    rows, spec = prob.rows_view(), prob.step_spec()
+    n, nnz = prob.n, prob.nnz
+    no_shrink = Shrinking(False, np.inf, np.inf)
+    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    rng = np.random.default_rng(0)
+    out = {}
+    for label, K, atomic in (("1 thread", 1, False), ("2 threads", 2, False),
+                             ("1 thread atomic", 1, True), ("2 threads atomic", 2, True)):
+        times = []
+        for _ in range(REPS):
+            alpha, v = np.zeros(n), np.zeros(prob.d)
+            logit = np.full(n if prob.loss.name == "logistic" else 0, np.nan)
+            st = SDCAState(alpha, v, logit, np.zeros(n, np.uint8))
+            order = rng.permutation(n).astype(np.int64)
+            cuts = np.linspace(0, n, K + 1).round().astype(np.int64)
+            prox = [prox_work_arrays(prob.rows, 0.0) for _ in range(K)]
+            sdca_epoch(rows, spec, st, order, 0, min(n, 100), 0, -1, no_shrink, no_avg,
+                       prox[0], atomic)                       # compile / warm caches
+
+            def task(k, stop):
+                return sdca_epoch(rows, spec, st, order, cuts[k], cuts[k + 1], 0, -1,
+                                  no_shrink, no_avg, prox[k], atomic)
+            t = time.perf_counter()
+            run_threads(task, K)
+            times.append(time.perf_counter() - t)
+        # each thread handled nnz / K entries in the wall time
+        out[label] = 1e9 * float(np.median(times)) * K / nnz
+    return out
+
+
+def cert_costs(prob):
+    rng = np.random.default_rng(1)
+    alpha = rng.uniform(0, 1, prob.n) * prob.y if prob.loss.name != "squared" else \
+        rng.standard_normal(prob.n)
+    w = rng.standard_normal(prob.d) * 1e-3
+    out = {}
+    for k in (1, 2):
+        prob.certificate(w, alpha, n_threads=k)
+        times = []
+        for _ in range(REPS):
+            t = time.perf_counter()
+            prob.certificate(w, alpha, n_threads=k)
+            times.append(time.perf_counter() - t)
+        out[f"{k} thread{'s' if k > 1 else ''}"] = 1e9 * float(np.median(times)) / prob.nnz
+    return out
+
+
+def wake_cost():
+    def task(k, stop):
+        return k
+    run_threads(task, 2)
+    times = []
+    for _ in range(2000):
+        t = time.perf_counter()
+        run_threads(task, 2)
+        times.append(time.perf_counter() - t)
+    return 1e6 * float(np.median(times))
+
+
+def dask_round(X, y):
+    from distributed import Client, LocalCluster
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster) as client:
+        t = time.perf_counter()
+        res = primaldual.solve(X, y, loss="logistic", lam=1e-5, solver="cocoa",
+                               n_partitions=2, client=client, tol=0.0, max_epochs=4,
+                               check_every=4)
+        total = time.perf_counter() - t
+        last = res.trace[-1]
+        return {"round_ms": last.get("round_ms"), "round_compute_ms":
+                last.get("round_compute_ms"), "whole_call_s": total,
+                "rounds": last.get("rounds"), "d": X.shape[1]}
+
+
+def main():
+    out = {"machine": cpu_model(), "cores": os.cpu_count(),
+           "python": platform.python_version()}
+    for name, spec, loss in (("CCAT shape", DatasetSpec(name="CCAT", source="synthetic"),
+                              "logistic"),
+                             ("covtype", DatasetSpec(name="covtype", subsample="random"),
+                              "hinge")):
+        d = load_data(spec)
+        prob = primaldual.Problem(d.X, d.y, loss=loss, lam=1e-5)
+        rec = {"n": prob.n, "d": prob.d, "nnz": prob.nnz, "loss": loss,
+               "epoch_ns_per_nnz": epoch_costs(prob), "cert_ns_per_nnz": cert_costs(prob)}
+        if name == "CCAT shape":
+            rec["dask_cocoa"] = dask_round(d.X, d.y)
+        out[name] = rec
+        print(name, json.dumps(rec, indent=1), flush=True)
+    out["wake_us"] = wake_cost()
+    print("wake", out["wake_us"], "us")
+    res_dir = ROOT / "benchmarks" / "results"
+    (res_dir / "scaling.json").write_text(json.dumps(out, indent=1) + "\n")
+    lines = ["# Inputs of the scaling model (benchmarks/bench_scaling.py)", "",
+             f"Machine: {out['machine']}, {out['cores']} logical cores.  Per-thread costs "
+             "in ns per stored entry (median of 5); the model is in docs/distributed.md.", "",
+             "| set | epoch, 1 thread | epoch, per thread of 2 | atomic, 1 thread | "
+             "atomic, per thread of 2 | certificate, 1 thread | certificate, 2 threads "
+             "(wall per entry) |", "|---|---|---|---|---|---|---|"]
+    for name in ("CCAT shape", "covtype"):
+        e, c = out[name]["epoch_ns_per_nnz"], out[name]["cert_ns_per_nnz"]
+        lines.append(f"| {name} | {e['1 thread']:.2f} | {e['2 threads']:.2f} | "
+                     f"{e['1 thread atomic']:.2f} | {e['2 threads atomic']:.2f} | "
+                     f"{c['1 thread']:.2f} | {c['2 threads']:.2f} |")
+    dk = out["CCAT shape"]["dask_cocoa"]
+    lines += ["", f"Waking the 2-thread pool for one pass and waiting for it: "
+              f"{out['wake_us']:.1f} us.", "",
+              f"CoCoA+ on a 2-worker Dask LocalCluster, CCAT shape (d = {dk['d']}): "
+              f"{dk['round_ms']:.1f} ms per round, of which {dk['round_compute_ms']:.1f} ms "
+              f"compute on the slower worker."]
+    (res_dir / "scaling.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
