@@ -118,6 +118,45 @@ def dask_round(X, y):
                 "rounds": last.get("rounds"), "d": X.shape[1]}
 
 
+# ------------------------------------------------------------- the model
+#: assumptions of the projection (docs/distributed.md states them)
+BANDWIDTH = 200e9          # bytes/s a 64-core socket streams from memory
+BYTES_PER_ENTRY = 12.0     # one stored entry: 8 bytes of value, 4 of column index
+NET = 1.25e9               # bytes/s into the Dask client (10 Gbit/s)
+LATENCY = 0.02             # s per Dask round beyond compute (measured: LocalCluster)
+SHAPES = {"CCAT shape": {"n": 781_265, "d": 47_236, "nnz": 59_046_639},
+          "criteo-like": {"n": 45_000_000, "d": 1_000_000, "nnz": 45_000_000 * 40}}
+
+
+def project(meas, epochs_serial, checks, epochs_cocoa2):
+    """Time to a certified 1e-6 for k threads and W Dask workers (see the
+    module docstring and docs/distributed.md)."""
+    e1 = meas["epoch_ns_per_nnz"]["1 thread"] * 1e-9
+    e2 = meas["epoch_ns_per_nnz"]["2 threads"] * 1e-9
+    contention = e2 / e1                        # per-thread slow-down at 2 threads
+    cert = meas["cert_ns_per_nnz"]["1 thread"] * 1e-9
+    wake = meas["wake_us"] * 1e-6
+    rows = []
+    for shape, sh in SHAPES.items():
+        nnz, d = sh["nnz"], sh["d"]
+        for k in (1, 2, 4, 8, 16, 32, 64):
+            per_entry = e1 if k == 1 else e1 * contention
+            compute = max(nnz * per_entry / k, nnz * BYTES_PER_ENTRY / BANDWIDTH)
+            check = max(nnz * cert / k, nnz * BYTES_PER_ENTRY / BANDWIDTH)
+            t = epochs_serial * (compute + wake * k / 2) + checks * check
+            rows.append({"shape": shape, "how": "threads", "k": k, "seconds": t})
+        for W in (2, 4, 8, 16, 32, 64):
+            epochs = epochs_cocoa2 * W / 2.0     # sigma' = W damps every local step
+            per_round = nnz * e1 / W + LATENCY + 16.0 * d * W / NET
+            t = epochs * per_round + checks * (nnz * cert / W + LATENCY + 8.0 * d * W / NET)
+            rows.append({"shape": shape, "how": "dask cocoa", "k": W, "seconds": t})
+    return rows
+
+
+def res_dir_path():
+    return ROOT / "benchmarks" / "results"
+
+
 def main():
     out = {"machine": cpu_model(), "cores": os.cpu_count(),
            "python": platform.python_version()}
@@ -135,7 +174,25 @@ def main():
         print(name, json.dumps(rec, indent=1), flush=True)
     out["wake_us"] = wake_cost()
     print("wake", out["wake_us"], "us")
-    res_dir = ROOT / "benchmarks" / "results"
+    # epochs and checks to a certified 1e-6 on the CCAT shape (logistic, lam 1e-5),
+    # measured by benchmarks/bench_parallel.py when its results exist
+    ep1, ep_c, checks = 5.6, 30.0, 4
+    pj = res_dir_path() / "parallel.jsonl"
+    if pj.exists():
+        for line in pj.read_text().splitlines():
+            r = json.loads(line)
+            if r["set"] == "CCAT shape" and r["loss"] == "logistic" and r["lam"] == 1e-5:
+                ep1, checks = r["sdca_1"]["epochs"], r["sdca_1"]["checks"]
+                co = r.get("cocoa on Dask, 2 workers")
+                if co and co.get("converged"):
+                    ep_c = co["epochs"]
+    out["model_inputs"] = {"epochs_serial": ep1, "checks": checks,
+                           "epochs_cocoa_2_workers": ep_c, "bandwidth": BANDWIDTH,
+                           "bytes_per_entry": BYTES_PER_ENTRY, "net": NET,
+                           "latency": LATENCY}
+    out["projection"] = project(out["CCAT shape"] | {"wake_us": out["wake_us"]}, ep1,
+                                checks, ep_c)
+    res_dir = res_dir_path()
     (res_dir / "scaling.json").write_text(json.dumps(out, indent=1) + "\n")
     lines = ["# Inputs of the scaling model (benchmarks/bench_scaling.py)", "",
              f"Machine: {out['machine']}, {out['cores']} logical cores.  Per-thread costs "
@@ -154,6 +211,22 @@ def main():
               f"CoCoA+ on a 2-worker Dask LocalCluster, CCAT shape (d = {dk['d']}): "
               f"{dk['round_ms']:.1f} ms per round, of which {dk['round_compute_ms']:.1f} ms "
               f"compute on the slower worker."]
+    mi = out["model_inputs"]
+    lines += ["", "## Projection (the model of docs/distributed.md)", "",
+              f"Inputs: {mi['epochs_serial']:g} epochs and {mi['checks']} checks to a "
+              f"certified 1e-6 (CCAT shape, logistic, lam 1e-5, one thread), CoCoA+ "
+              f"{mi['epochs_cocoa_2_workers']:g} epochs on 2 workers; memory "
+              f"{mi['bandwidth'] / 1e9:g} GB/s, {mi['bytes_per_entry']:g} bytes per entry, "
+              f"network {mi['net'] / 1e9:g} GB/s into the client, "
+              f"{1e3 * mi['latency']:g} ms per round.", "",
+              "| shape | how | 1 | 2 | 4 | 8 | 16 | 32 | 64 |", "|---|---|---|---|---|---|---|---|---|"]
+    for shape in SHAPES:
+        for how in ("threads", "dask cocoa"):
+            cells = {r["k"]: r["seconds"] for r in out["projection"]
+                     if r["shape"] == shape and r["how"] == how}
+            lines.append(f"| {shape} | {how} | " + " | ".join(
+                f"{cells[k]:.3g} s" if k in cells else "—"
+                for k in (1, 2, 4, 8, 16, 32, 64)) + " |")
     (res_dir / "scaling.md").write_text("\n".join(lines) + "\n")
 
 
