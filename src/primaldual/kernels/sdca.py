@@ -56,6 +56,36 @@ class Averaging(NamedTuple):
     T0: int
 
 
+class ThreadCopy(NamedTuple):
+    """A thread's own copy of the dual image (the kernel's ``v``, read and
+    written by its steps) and what it shares: every ``every`` updates
+    (``count[0]`` counts them) :func:`sync_copy` adds the copy's change since
+    the last sync, ``v - base``, to the ``shared`` image (atomically when
+    ``atomic``) and refreshes the copy and ``base`` from it."""
+    base: object
+    shared: object
+    count: object
+    every: int
+    atomic: bool
+
+
+@njit(cache=True, nogil=True)
+def sync_copy(v, copy):
+    """``shared += v - base``; then ``v = base = shared`` (one pass over d)."""
+    base, shared = copy.base, copy.shared
+    for j in range(v.shape[0]):
+        change = v[j] - base[j]
+        if change != 0.0:
+            if copy.atomic:
+                atomic_add(shared, j, change)
+            else:
+                shared[j] += change
+        s = shared[j]
+        v[j] = s
+        base[j] = s
+    copy.count[0] = 0
+
+
 class EpochResult(NamedTuple):
     status: int
     pos: int
@@ -71,7 +101,7 @@ PF_SCALAR = 6
 
 @njit(cache=True, nogil=True)
 def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox,
-               atomic=False):
+               atomic=False, copy=None):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
     Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
@@ -115,7 +145,11 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     none), ``shrink`` (:class:`Shrinking`), ``avg`` (:class:`Averaging`) and
     ``prox`` (:class:`ProxWork`); ``atomic``: ``v`` is shared with other
     threads running this kernel, and is added to atomically (no concurrent
-    update lost; a locked instruction per entry).
+    update lost; a locked instruction per entry).  ``copy``
+    (:class:`ThreadCopy`): ``v`` is this thread's copy of the shared image
+    ``copy.shared``; every ``copy.every`` updates :func:`sync_copy` shares
+    its changes and refreshes it; the caller syncs once more when the call
+    returns.
 
     Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
     max_down)`` where ``pos``
@@ -204,12 +238,16 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 avg_last[i] = t
             alpha[i] = new
             coef = cw[i] * delta * inv_W
-            if atomic:
+            if atomic and copy is None:
                 for k in range(rs, re):
                     atomic_add(v, indices[k + off], coef * data[k])
             else:
                 for k in range(rs, re):
                     v[indices[k + off]] += coef * data[k]
+            if copy is not None:
+                copy.count[0] += 1
+                if copy.count[0] >= copy.every:
+                    sync_copy(v, copy)
         if t == snap_step:
             return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
     return EpochResult(STATUS_OK, stop, t, accesses, max_up, max_down)

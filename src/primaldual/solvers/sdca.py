@@ -112,6 +112,7 @@ import numpy as np
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
+                            ThreadCopy, sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from ._base import Solver, _check_choice, _positive, register
@@ -130,6 +131,12 @@ MIN_NNZ_PER_THREAD = 100_000
 #: least this (covtype 0.86, a9a 0.45, mushrooms 0.49: atomic; the CCAT shape
 #: 0.18, reuters 0.08: plain)
 ATOMIC_OVERLAP = 0.3
+#: n_jobs > 1, sync_every="auto": a thread shares its changes of v and refreshes
+#: its copy every max(SYNC_MIN, min(SYNC_MAX, SYNC_COST_RATIO d / mean row nnz))
+#: updates (the CCAT shape: ~5,000; covtype: 36; see the module docstring)
+SYNC_COST_RATIO = 8.0
+SYNC_MIN = 16
+SYNC_MAX = 8192
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
@@ -161,7 +168,7 @@ class SDCASolver(Solver):
     name = "sdca"
     requires = ()
     options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
-               "shrinking": "auto", "n_jobs": None, "atomic": "auto"}
+               "shrinking": "auto", "n_jobs": None, "atomic": "auto", "sync_every": "auto"}
     supports_l1 = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
@@ -211,6 +218,16 @@ class SDCASolver(Solver):
         # the columns whose updates are atomic (see the module docstring)
         a = o["atomic"]
         self.atomic = bool(column_overlap(p.rows) >= ATOMIC_OVERLAP if a == "auto" else a)
+        se = o["sync_every"]
+        if se == "auto":
+            # a sync passes over d entries three times; it costs about
+            # 1/SYNC_COST_SHARE... of the steps between syncs (a step costs about
+            # 4 ns per entry of its row, a sync 1 ns per column)
+            se = min(SYNC_MAX, max(SYNC_MIN, math.ceil(
+                SYNC_COST_RATIO * p.d / max(p.nnz / p.n, 1.0))))
+        elif se is not False:
+            se = _positive("sync_every", se, integer=True, allow_zero=True)
+        self.sync_every = int(se or 0)
         if o["output"] != "last":
             raise ValueError(f"n_jobs > 1 runs output='last' only (got "
                              f"output={o['output']!r}); averaging and random output "
@@ -258,6 +275,7 @@ class SDCASolver(Solver):
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
 
+
     def _threaded_pass(self):
         """Draw the next pass for the threads; False when everything is shrunk.
 
@@ -298,18 +316,36 @@ class SDCASolver(Solver):
         K = self.n_threads
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
         no_avg = Averaging(False, self.v[:0], np.zeros(0, np.int64), 0)
+        row_nnz = p.rows.row_nnz
         while self.steps < target:
-            if self.pos >= self.order.shape[0] and not self._threaded_pass():
-                self.steps = target                      # everything shrunk
-                break
+            if self.pos >= self.order.shape[0]:
+                if not self._threaded_pass():
+                    self.steps = target                  # everything shrunk
+                    break
+                if self.shrinking and (int(row_nnz[self.order].sum())
+                                       < MIN_NNZ_PER_THREAD * K):
+                    # the active set is too small to share out: its passes run
+                    # in the serial kernel (each pass would cost a wake-up)
+                    return self._advance_shrinking(target, deadline)
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
             cuts = np.linspace(self.pos, stop, K + 1).round().astype(np.int64)
             shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
 
             def task(k, stop_flag):
-                return sdca_epoch(rows, spec, state, order, cuts[k], cuts[k + 1], 0, -1,
-                                  shrink, no_avg, self.thread_prox[k], self.atomic)
+                if not self.sync_every:        # PASSCoDe: every step writes the one v
+                    return sdca_epoch(rows, spec, state, order, cuts[k], cuts[k + 1], 0,
+                                      -1, shrink, no_avg, self.thread_prox[k], self.atomic)
+                # this thread's copy and its base: one snapshot (the other
+                # threads may already be adding to self.v)
+                mine = self.v.copy()
+                local = state._replace(v=mine)
+                copy = ThreadCopy(mine.copy(), self.v, np.zeros(1, np.int64),
+                                  self.sync_every, self.atomic)
+                res = sdca_epoch(rows, spec, local, order, cuts[k], cuts[k + 1], 0, -1,
+                                 shrink, no_avg, self.thread_prox[k], self.atomic, copy)
+                sync_copy(local.v, copy)
+                return res
 
             results, interrupted = run_threads(task, K)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
