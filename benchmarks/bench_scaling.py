@@ -2,12 +2,15 @@
 
 On this machine (2 cores) it measures, on the CCAT shape and on covtype:
 
-- ``t_nnz(1)``: one thread's SDCA epoch, ns per stored entry (plain additions);
+- ``t_nnz(1)``: one thread's SDCA epoch, ns per stored entry;
 - ``t_nnz(2)``: the same per thread while two threads run their slices of one
-  pass at once (what sharing ``v`` and the memory system cost), plain and
-  atomic additions;
+  pass at once, each on its own copy of ``v`` synced every ``sync_every``
+  updates (the solver's default; the syncs are inside the time), and, for
+  comparison, with every step writing the one shared ``v`` (PASSCoDe), plain
+  and atomic;
 - ``t_atomic``: one thread's epoch with atomic additions (the price of a
   locked instruction per entry);
+- ``t_sync``: one sync of a thread's copy, ns per column;
 - ``t_cert(k)``: the certificate pass on ``k`` threads;
 - ``t_wake``: waking the thread pool for one pass and waiting for it (empty
   tasks), in microseconds;
@@ -20,6 +23,7 @@ in docs/distributed.md reads these numbers.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -37,21 +41,42 @@ from primaldual.bench.config import DatasetSpec  # noqa: E402
 from primaldual.bench.data import load_data  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
-from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch  # noqa: E402
+from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking, ThreadCopy,  # noqa: E402
+                                     sdca_epoch, sync_copy)
+from primaldual.solvers import sdca as sdca_module  # noqa: E402
 
 REPS = 5
 
 
+def auto_sync_every(prob):
+    """The solver's ``sync_every="auto"`` for this problem."""
+    return min(sdca_module.SYNC_MAX, max(sdca_module.SYNC_MIN, int(np.ceil(
+        sdca_module.SYNC_COST_RATIO * prob.d / max(prob.nnz / prob.n, 1.0)))))
+
+
+#: the ways k threads run one pass: (label, threads, mode, atomic); mode "copy"
+#: is the solver's default (a v per thread, synced every sync_every updates),
+#: "shared" every step writing the one v (PASSCoDe)
+MODES = (("1 thread", 1, "serial", False),
+         ("2 threads, copies", 2, "copy", None),
+         ("2 threads, shared v", 2, "shared", False),
+         ("1 thread atomic", 1, "shared", True),
+         ("2 threads, shared v atomic", 2, "shared", True))
+
+
 def epoch_costs(prob):
-    """ns per entry per thread: 1 thread, 2 threads (plain), 1 and 2 threads atomic."""
+    """ns per stored entry per thread for one pass run each way of MODES (the
+    syncs of the copies included)."""
     rows, spec = prob.rows_view(), prob.step_spec()
     n, nnz = prob.n, prob.nnz
     no_shrink = Shrinking(False, np.inf, np.inf)
     no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    every = auto_sync_every(prob)
+    atomic_auto = sdca_module.column_overlap(prob.rows) >= sdca_module.ATOMIC_OVERLAP
     rng = np.random.default_rng(0)
     out = {}
-    for label, K, atomic in (("1 thread", 1, False), ("2 threads", 2, False),
-                             ("1 thread atomic", 1, True), ("2 threads atomic", 2, True)):
+    for label, K, mode, atomic in MODES:
+        atomic = atomic_auto if atomic is None else atomic
         times = []
         for _ in range(REPS):
             alpha, v = np.zeros(n), np.zeros(prob.d)
@@ -60,17 +85,53 @@ def epoch_costs(prob):
             order = rng.permutation(n).astype(np.int64)
             cuts = np.linspace(0, n, K + 1).round().astype(np.int64)
             prox = [prox_work_arrays(prob.rows, 0.0) for _ in range(K)]
-            sdca_epoch(rows, spec, st, order, 0, min(n, 100), 0, -1, no_shrink, no_avg,
-                       prox[0], atomic)                       # compile / warm caches
+            warm = np.zeros(prob.d)
+            sdca_epoch(rows, spec, st._replace(v=warm), order, 0, min(n, 100), 0, -1,
+                       no_shrink, no_avg, prox[0], atomic)        # compile / warm caches
+            sdca_epoch(rows, spec, st._replace(v=warm), order, 0, min(n, 100), 0, -1,
+                       no_shrink, no_avg, prox[0], atomic,
+                       ThreadCopy(warm.copy(), np.zeros(prob.d), np.zeros(1, np.int64),
+                                  every, atomic))
+            alpha[:] = 0.0
+            logit[:] = np.nan
 
             def task(k, stop):
-                return sdca_epoch(rows, spec, st, order, cuts[k], cuts[k + 1], 0, -1,
-                                  no_shrink, no_avg, prox[k], atomic)
+                if mode != "copy":
+                    return sdca_epoch(rows, spec, st, order, cuts[k], cuts[k + 1], 0, -1,
+                                      no_shrink, no_avg, prox[k], atomic and mode == "shared")
+                mine = v.copy()
+                copy = ThreadCopy(mine.copy(), v, np.zeros(1, np.int64), every, atomic)
+                local = st._replace(v=mine)
+                res = sdca_epoch(rows, spec, local, order, cuts[k], cuts[k + 1], 0, -1,
+                                 no_shrink, no_avg, prox[k], atomic, copy)
+                sync_copy(mine, copy)
+                return res
             t = time.perf_counter()
             run_threads(task, K)
             times.append(time.perf_counter() - t)
         # each thread handled nnz / K entries in the wall time
         out[label] = 1e9 * float(np.median(times)) * K / nnz
+    out["sync_every"] = every
+    out["atomic_auto"] = bool(atomic_auto)
+    return out
+
+
+def sync_cost(prob):
+    """ns per column of one :func:`sync_copy` (plain and atomic additions)."""
+    d = prob.d
+    out = {}
+    for atomic in (False, True):
+        shared = np.random.default_rng(2).standard_normal(d)
+        mine = shared + 1e-3
+        copy = ThreadCopy(shared.copy(), shared, np.zeros(1, np.int64), 1, atomic)
+        sync_copy(mine, copy)
+        times = []
+        for _ in range(50):
+            mine += 1e-3
+            t = time.perf_counter()
+            sync_copy(mine, copy)
+            times.append(time.perf_counter() - t)
+        out["atomic" if atomic else "plain"] = 1e9 * float(np.median(times)) / d
     return out
 
 
@@ -128,28 +189,47 @@ SHAPES = {"CCAT shape": {"n": 781_265, "d": 47_236, "nnz": 59_046_639},
           "criteo-like": {"n": 45_000_000, "d": 1_000_000, "nnz": 45_000_000 * 40}}
 
 
-def project(meas, epochs_serial, checks, epochs_cocoa2):
+def sync_every_for(sh):
+    """sync_every="auto" for a shape (the solver's rule)."""
+    return min(sdca_module.SYNC_MAX, max(sdca_module.SYNC_MIN, int(np.ceil(
+        sdca_module.SYNC_COST_RATIO * sh["d"] * sh["n"] / sh["nnz"]))))
+
+
+def project(meas, epochs_serial, epochs_2, checks, epochs_cocoa2):
     """Time to a certified 1e-6 for k threads and W Dask workers (see the
     module docstring and docs/distributed.md)."""
     e1 = meas["epoch_ns_per_nnz"]["1 thread"] * 1e-9
-    e2 = meas["epoch_ns_per_nnz"]["2 threads"] * 1e-9
-    contention = e2 / e1                        # per-thread slow-down at 2 threads
+    ec = meas["epoch_ns_per_nnz"]["2 threads, copies"] * 1e-9
+    contention = ec / e1                        # per-thread slow-down at 2 threads
+    t_sync = meas["sync_ns_per_column"]["plain"] * 1e-9
     cert = meas["cert_ns_per_nnz"]["1 thread"] * 1e-9
     wake = meas["wake_us"] * 1e-6
+    growth = epochs_2 / epochs_serial           # epochs, 2 threads over 1
     rows = []
     for shape, sh in SHAPES.items():
-        nnz, d = sh["nnz"], sh["d"]
-        for k in (1, 2, 4, 8, 16, 32, 64):
-            per_entry = e1 if k == 1 else e1 * contention
-            compute = max(nnz * per_entry / k, nnz * BYTES_PER_ENTRY / BANDWIDTH)
-            check = max(nnz * cert / k, nnz * BYTES_PER_ENTRY / BANDWIDTH)
-            t = epochs_serial * (compute + wake * k / 2) + checks * check
-            rows.append({"shape": shape, "how": "threads", "k": k, "seconds": t})
+        n, nnz, d = sh["n"], sh["nnz"], sh["d"]
+        S = sync_every_for(sh)
+        for how in ("threads", "threads, epochs as 1 thread"):
+            for k in (1, 2, 4, 8, 16, 32, 64):
+                if k == 1:
+                    compute, syncs, traffic = nnz * e1, 0.0, nnz * BYTES_PER_ENTRY
+                else:
+                    n_syncs = n / S                 # all threads together, per epoch
+                    compute = nnz * e1 * contention / k
+                    syncs = n_syncs * d * t_sync / k
+                    traffic = nnz * BYTES_PER_ENTRY + n_syncs * d * 24.0
+                epoch = max(compute + syncs, traffic / BANDWIDTH) + wake * k / 2
+                check = max(nnz * cert / k, nnz * BYTES_PER_ENTRY / BANDWIDTH)
+                E = epochs_serial * (growth ** math.log2(k) if how == "threads" else 1.0)
+                rows.append({"shape": shape, "how": how, "k": k, "seconds":
+                             E * epoch + checks * check, "epochs": E,
+                             "sync_share": syncs / max(compute + syncs, 1e-30)})
         for W in (2, 4, 8, 16, 32, 64):
             epochs = epochs_cocoa2 * W / 2.0     # sigma' = W damps every local step
             per_round = nnz * e1 / W + LATENCY + 16.0 * d * W / NET
             t = epochs * per_round + checks * (nnz * cert / W + LATENCY + 8.0 * d * W / NET)
-            rows.append({"shape": shape, "how": "dask cocoa", "k": W, "seconds": t})
+            rows.append({"shape": shape, "how": "dask cocoa", "k": W, "seconds": t,
+                         "epochs": epochs})
     return rows
 
 
@@ -167,7 +247,8 @@ def main():
         d = load_data(spec)
         prob = primaldual.Problem(d.X, d.y, loss=loss, lam=1e-5)
         rec = {"n": prob.n, "d": prob.d, "nnz": prob.nnz, "loss": loss,
-               "epoch_ns_per_nnz": epoch_costs(prob), "cert_ns_per_nnz": cert_costs(prob)}
+               "epoch_ns_per_nnz": epoch_costs(prob), "cert_ns_per_nnz": cert_costs(prob),
+               "sync_ns_per_column": sync_cost(prob)}
         if name == "CCAT shape":
             rec["dask_cocoa"] = dask_round(d.X, d.y)
         out[name] = rec
@@ -176,35 +257,43 @@ def main():
     print("wake", out["wake_us"], "us")
     # epochs and checks to a certified 1e-6 on the CCAT shape (logistic, lam 1e-5),
     # measured by benchmarks/bench_parallel.py when its results exist
-    ep1, ep_c, checks = 5.6, 30.0, 4
+    ep1, ep2, ep_c, checks = 5.6, 5.6, 30.0, 4
     pj = res_dir_path() / "parallel.jsonl"
     if pj.exists():
         for line in pj.read_text().splitlines():
             r = json.loads(line)
             if r["set"] == "CCAT shape" and r["loss"] == "logistic" and r["lam"] == 1e-5:
                 ep1, checks = r["sdca_1"]["epochs"], r["sdca_1"]["checks"]
+                ep2 = r["sdca_2"]["epochs"]
                 co = r.get("cocoa on Dask, 2 workers")
                 if co and co.get("converged"):
                     ep_c = co["epochs"]
-    out["model_inputs"] = {"epochs_serial": ep1, "checks": checks,
+    out["model_inputs"] = {"epochs_serial": ep1, "epochs_2_threads": ep2, "checks": checks,
                            "epochs_cocoa_2_workers": ep_c, "bandwidth": BANDWIDTH,
                            "bytes_per_entry": BYTES_PER_ENTRY, "net": NET,
                            "latency": LATENCY}
     out["projection"] = project(out["CCAT shape"] | {"wake_us": out["wake_us"]}, ep1,
-                                checks, ep_c)
+                                ep2, checks, ep_c)
     res_dir = res_dir_path()
     (res_dir / "scaling.json").write_text(json.dumps(out, indent=1) + "\n")
     lines = ["# Inputs of the scaling model (benchmarks/bench_scaling.py)", "",
              f"Machine: {out['machine']}, {out['cores']} logical cores.  Per-thread costs "
              "in ns per stored entry (median of 5); the model is in docs/distributed.md.", "",
-             "| set | epoch, 1 thread | epoch, per thread of 2 | atomic, 1 thread | "
-             "atomic, per thread of 2 | certificate, 1 thread | certificate, 2 threads "
-             "(wall per entry) |", "|---|---|---|---|---|---|---|"]
+             "| set | 1 thread | per thread of 2, copies (default) | per thread of 2, "
+             "shared v | 1 thread, atomic | per thread of 2, shared v, atomic | "
+             "sync, ns per column (plain / atomic) | sync_every | certificate, 1 thread | "
+             "certificate, 2 threads (wall per entry) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for name in ("CCAT shape", "covtype"):
         e, c = out[name]["epoch_ns_per_nnz"], out[name]["cert_ns_per_nnz"]
-        lines.append(f"| {name} | {e['1 thread']:.2f} | {e['2 threads']:.2f} | "
-                     f"{e['1 thread atomic']:.2f} | {e['2 threads atomic']:.2f} | "
+        sc = out[name]["sync_ns_per_column"]
+        lines.append(f"| {name} | {e['1 thread']:.2f} | {e['2 threads, copies']:.2f} | "
+                     f"{e['2 threads, shared v']:.2f} | {e['1 thread atomic']:.2f} | "
+                     f"{e['2 threads, shared v atomic']:.2f} | {sc['plain']:.2f} / "
+                     f"{sc['atomic']:.2f} | {e['sync_every']} | "
                      f"{c['1 thread']:.2f} | {c['2 threads']:.2f} |")
+    lines += ["", "A sync is timed as a call from Python, which costs about 1 us: on "
+              "covtype (54 columns) that call, not the sync, is what the column measures."]
     dk = out["CCAT shape"]["dask_cocoa"]
     lines += ["", f"Waking the 2-thread pool for one pass and waiting for it: "
               f"{out['wake_us']:.1f} us.", "",
@@ -213,15 +302,16 @@ def main():
               f"compute on the slower worker."]
     mi = out["model_inputs"]
     lines += ["", "## Projection (the model of docs/distributed.md)", "",
-              f"Inputs: {mi['epochs_serial']:g} epochs and {mi['checks']} checks to a "
-              f"certified 1e-6 (CCAT shape, logistic, lam 1e-5, one thread), CoCoA+ "
+              f"Inputs: {mi['epochs_serial']:g} epochs (one thread; "
+              f"{mi['epochs_2_threads']:g} on two) and {mi['checks']} checks to a "
+              f"certified 1e-6 (CCAT shape, logistic, lam 1e-5), CoCoA+ "
               f"{mi['epochs_cocoa_2_workers']:g} epochs on 2 workers; memory "
               f"{mi['bandwidth'] / 1e9:g} GB/s, {mi['bytes_per_entry']:g} bytes per entry, "
               f"network {mi['net'] / 1e9:g} GB/s into the client, "
               f"{1e3 * mi['latency']:g} ms per round.", "",
               "| shape | how | 1 | 2 | 4 | 8 | 16 | 32 | 64 |", "|---|---|---|---|---|---|---|---|---|"]
     for shape in SHAPES:
-        for how in ("threads", "dask cocoa"):
+        for how in ("threads", "threads, epochs as 1 thread", "dask cocoa"):
             cells = {r["k"]: r["seconds"] for r in out["projection"]
                      if r["shape"] == shape and r["how"] == how}
             lines.append(f"| {shape} | {how} | " + " | ".join(

@@ -61,44 +61,62 @@ line; the breakpoints are walked in order
 ``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
 with ``l1 > 0``.
 
-Threads (``n_jobs = k > 1``): PASSCoDe (Hsieh, Yu & Dhillon, ICML 2015) on the
-passes of SDCA-Perm.  Each pass (a random order of the coordinates not
-shrunk, drawn by the driver from ``random_state``) is cut into ``k``
-contiguous slices, and ``k`` threads run the serial kernel
-:func:`~primaldual.kernels.sdca.sdca_epoch` on their slices at once, on the one
-``alpha`` and the one dual image ``v``.  A step reads ``v`` as it finds it
-(the margin may miss the few steps other threads have in flight) and adds its
-change ``(c_i/W) Delta x_i`` to ``v`` entry by entry; ``alpha_i`` has one
-writer per pass.  Plain additions to an entry that another thread is adding
-to can lose one of the two (PASSCoDe's "wild" variant); atomic additions
-(:mod:`primaldual.kernels.atomics`, the "atomic" variant) never lose one but
-cost a locked instruction each (on the CCAT shape 12 ns per entry against 6,
-on one thread).  ``atomic="auto"`` picks atomic additions when concurrent
-writes to one entry are frequent, i.e. when the column overlap
-(:func:`column_overlap`: the share of the rows holding the column of a random
-stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86) and a9a
-(0.45) get atomic additions, text (the CCAT shape 0.18, reuters 0.08) plain
-ones.  On covtype plain additions lose so many updates that the steps go
-wrong between checks.  Shrinking works as
-in the serial solver, on the whole active set: the threads report their
-pass's largest violations, and the driver sets the next pass's thresholds.
+Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
+passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
+2015) with thread-local dual images, as in Snap ML's SySCD (Ioannou et al.,
+NeurIPS 2019).  Each pass (a random order of the coordinates not shrunk,
+drawn by the driver from ``random_state``) is cut into ``k`` contiguous
+slices, and ``k`` threads run the serial kernel
+:func:`~primaldual.kernels.sdca.sdca_epoch` on their slices at once.
+``alpha_i`` has one writer per pass.  Each thread steps on its own copy of
+the dual image ``v`` (:class:`~primaldual.kernels.sdca.ThreadCopy`): every
+``sync_every`` updates it adds its change since the last sync, ``v - base``,
+to the shared image and refreshes its copy from it
+(:func:`~primaldual.kernels.sdca.sync_copy`, one pass over the ``d``
+entries), and once more at the end of its slice.  So a step's margin misses
+at most the other threads' last ``sync_every`` updates (PASSCoDe's bounded
+delay), and no two cores write the same cache lines between syncs.  Writing
+one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
+or its "atomic" one with ``atomic=True``) is kept as an option; on the
+2-core machine here it is 2-4x slower than one thread (the cores take turns
+owning the cache lines of ``v``), while the copies are 0.6-0.9x
+(benchmarks/results/parallel.md).  ``sync_every="auto"`` syncs every
+``clamp(8 d / mean row nnz, 16, 8192)`` updates: a step costs about 4 ns per
+entry of its row and a sync about 1 ns per column, so the syncs cost about
+1/32 of the steps between them (the CCAT shape: ~5,000; covtype: 36).
+A sync's additions to the shared image are atomic when ``atomic`` is true;
+``atomic="auto"`` chooses them when concurrent writes to one entry are
+frequent, i.e. when the column overlap (:func:`column_overlap`: the share of
+the rows holding the column of a random stored entry) is at least
+``ATOMIC_OVERLAP`` (0.3): covtype (0.86) and a9a (0.45) get atomic
+additions, text (the CCAT shape 0.18, reuters 0.08) plain ones.  A plain
+addition can lose a concurrent one; the certificate catches it (below).
+
+Shrinking works as in the serial solver, on the whole active set: the
+threads report their pass's largest violations, and the driver sets the next
+pass's thresholds.  A pass whose active rows hold fewer than
+``MIN_NNZ_PER_THREAD * k`` stored entries is not worth a wake-up of the
+threads: from then on the passes run in the serial in-kernel loop
+(``sdca_passes``) until the next check.  ``n_jobs`` is an upper bound: each
+thread gets at least ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per
+pass; ``res.extras["threads"]`` is the number used.
 
 The certificate stays exact: at every check the fresh ``v(alpha)`` of the
-certificate pass replaces the threads' ``v``; if they differ by more than
-rounding (a lost plain addition, or ``sampling="uniform"`` drawing one
-coordinate in two slices at once), the certificate is recomputed at
-``w(alpha)`` from the fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
-sample order depends on ``random_state`` only); not the iterates, since the
-threads' interleaving decides which updates a step sees.  Runs agree on the
-optimum to the tolerance, each certified.  For bitwise repeatable multi-core
-runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
-``n_jobs`` is an upper bound: each thread gets at least
-``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass;
-``res.extras["threads"]`` is the number used.  ``n_jobs=1`` is the serial
-solver exactly.  Not with ``output="average"`` or ``"random"``.
+certificate pass (itself run on the threads) replaces the shared ``v``; if
+they differ by more than rounding (a lost plain addition, or
+``sampling="uniform"`` drawing one coordinate in two slices at once), the
+certificate is recomputed at ``w(alpha)`` from the fresh image.  What is
+deterministic with ``n_jobs > 1``: the passes (the sample order depends on
+``random_state`` only); not the iterates, since the threads' interleaving
+decides which updates a step sees.  Runs agree on the optimum to the
+tolerance, each certified.  For bitwise repeatable multi-core runs use
+``solver="cocoa"`` (fixed partitions, a deterministic reduction).
+``n_jobs=1`` is the serial solver exactly.  Not with ``output="average"`` or
+``"random"``.
 
-Options ``n_jobs`` (None or 1: one thread; -1 all cores) and ``atomic``
-("auto" | True | False, default "auto").
+Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
+("auto" | True | False, default "auto") and ``sync_every`` ("auto" | int >= 0,
+default "auto"; 0 writes the one shared ``v`` directly).
 
 Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
@@ -220,9 +238,9 @@ class SDCASolver(Solver):
         self.atomic = bool(column_overlap(p.rows) >= ATOMIC_OVERLAP if a == "auto" else a)
         se = o["sync_every"]
         if se == "auto":
-            # a sync passes over d entries three times; it costs about
-            # 1/SYNC_COST_SHARE... of the steps between syncs (a step costs about
-            # 4 ns per entry of its row, a sync 1 ns per column)
+            # a sync passes over d entries (three arrays); with a step at about
+            # 4 ns per entry of its row and a sync at about 1 ns per column,
+            # syncing every 8 d / (mean row nnz) updates costs ~1/32 of the steps
             se = min(SYNC_MAX, max(SYNC_MIN, math.ceil(
                 SYNC_COST_RATIO * p.d / max(p.nnz / p.n, 1.0))))
         elif se is not False:
