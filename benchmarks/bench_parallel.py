@@ -175,6 +175,8 @@ def main(argv=None):
     ap.add_argument("--cocoa", action="store_true", help="CoCoA+ runs on the CCAT shape")
     ap.add_argument("--no-snap", action="store_true")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--note", default="", help="a line about the run's conditions, "
+                    "written under the table's heading")
     args = ap.parse_args(argv)
     stem = "parallel-quick" if args.quick else "parallel"
     out_dir = ROOT / "benchmarks" / "results"
@@ -235,7 +237,7 @@ def write_md(records, path, args):
         "jsonl).  SDCA: the whole `solve(..., solver='sdca', n_jobs=k, tol=1e-6)` "
         "call, certified.  Snap ML: its whole `fit` at the loosest tolerance that "
         "reaches relative sub-optimality 1e-6 against the certified reference, "
-        "no certificate.", "",
+        "no certificate." + (f"  {args.note}" if args.note else ""), "",
         "| set | loss | lam | SDCA 1 thread s (epochs) | SDCA 2 threads s (epochs) | "
         "2 / 1 | Snap ML 1 thread s | Snap ML 2 threads s | SDCA 2 / Snap ML 2 |",
         "|---|---|---|---|---|---|---|---|---|"]
