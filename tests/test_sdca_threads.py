@@ -271,20 +271,24 @@ def test_column_overlap_by_hand():
     assert column_overlap(as_rows(X)) == pytest.approx(17 / 20)
 
 
-@pytest.mark.parametrize("atomic, dense, expect", [("auto", True, True),
-                                                    ("auto", False, False),
-                                                    (True, False, True),
-                                                    (False, True, False)])
-def test_atomic_choice(atomic, dense, expect):
+@pytest.mark.parametrize("atomic, dense, sync_every, expect", [
+    ("auto", False, "auto", True),     # thread copies: atomic syncs
+    ("auto", True, 0, True),           # one shared v, dense columns: atomic
+    ("auto", False, 0, False),         # one shared v, sparse text-like: plain
+    (True, False, 0, True),
+    (False, True, "auto", False),
+    (False, True, 0, False)])
+def test_atomic_choice(atomic, dense, sync_every, expect):
     X, y = make_classification_data(n=300, d=200, density=0.02, seed=1)
     if dense:
         X = np.random.default_rng(0).standard_normal((300, 8))
     res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, atomic=atomic,
-                tol=1e-9, max_epochs=3000, random_state=0)
+                sync_every=sync_every, tol=1e-9, max_epochs=3000, random_state=0)
     assert res.converged
     assert_exact_certificate(X, y, "logistic", 1e-3, res)
     solver = sdca_mod.SDCASolver(Problem(X, y, loss="logistic", lam=1e-3), tol=1e-6,
-                                 max_epochs=10, random_state=0, n_jobs=2, atomic=atomic)
+                                 max_epochs=10, random_state=0, n_jobs=2, atomic=atomic,
+                                 sync_every=sync_every)
     assert solver.atomic is expect
 
 
@@ -303,3 +307,18 @@ def test_threaded_certificate_pass_equals_one_thread(loss):
         assert many.dual == pytest.approx(one.dual, rel=1e-13)
         np.testing.assert_allclose(many.v, one.v, rtol=1e-12, atol=1e-15)
         np.testing.assert_array_equal(many.margins, one.margins)
+
+
+def test_mean_row_cosine_and_auto_sync_every_by_hand():
+    from primaldual.data import as_rows
+    from primaldual.solvers.sdca import auto_sync_every, mean_row_cosine
+    # rows (1, 0), (0, 0) (skipped), (1, 1): one pair, cosine 1/sqrt(2)
+    X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]))
+    assert mean_row_cosine(as_rows(X)) == pytest.approx(1 / np.sqrt(2), rel=1e-12)
+    # orthogonal rows: cosine 0, the cost rule alone: 8 d / (nnz / n) = 8 * 3 / 1
+    Xo = sp.csr_matrix(np.eye(3))
+    assert mean_row_cosine(as_rows(Xo)) == pytest.approx(0.0, abs=1e-15)
+    assert auto_sync_every(as_rows(Xo)) == 24
+    # parallel rows: cosine 1, the staleness rule (2.5 / 1)^2 -> 7, under the cost rule
+    Xp = sp.csr_matrix(np.tile(np.arange(1.0, 41.0), (50, 1)))
+    assert auto_sync_every(as_rows(Xp)) == 7

@@ -80,17 +80,27 @@ one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
 or its "atomic" one with ``atomic=True``) is kept as an option; on the
 2-core machine here it is 2-4x slower than one thread (the cores take turns
 owning the cache lines of ``v``), while the copies are 0.6-0.9x
-(benchmarks/results/parallel.md).  ``sync_every="auto"`` syncs every
-``clamp(8 d / mean row nnz, 16, 8192)`` updates: a step costs about 4 ns per
-entry of its row and a sync about 1 ns per column, so the syncs cost about
-1/32 of the steps between them (the CCAT shape: ~5,000; covtype: 36).
-A sync's additions to the shared image are atomic when ``atomic`` is true;
-``atomic="auto"`` chooses them when concurrent writes to one entry are
-frequent, i.e. when the column overlap (:func:`column_overlap`: the share of
-the rows holding the column of a random stored entry) is at least
-``ATOMIC_OVERLAP`` (0.3): covtype (0.86) and a9a (0.45) get atomic
-additions, text (the CCAT shape 0.18, reuters 0.08) plain ones.  A plain
-addition can lose a concurrent one; the certificate catches it (below).
+(benchmarks/results/parallel.md).  ``sync_every="auto"`` (:func:`auto_sync_every`) syncs every
+``8 d / mean row nnz`` updates, so that the syncs cost about 1/32 of the
+steps (a step costs about 4 ns per entry of its row, a sync about 1 ns per
+column), but at most ``(2.5 / c)^2`` updates, ``c`` the mean cosine between
+rows (:func:`mean_row_cosine`): a step that misses ``S`` updates of the
+other threads has a margin error of about ``sqrt(S) c``; clamped to
+4..8,192.  The CCAT shape (``c`` = 0.02): 5,000 (the cost rule); covtype
+(``c`` = 0.89): 8, where 37 (the cost rule alone) took 14-22 epochs to a
+certified 1e-6 at lam 1e-6 against 11 with 8 and 8 on one thread.
+With ``atomic="auto"`` (the default) a sync's additions to the shared image
+are atomic: two threads syncing at once lose updates otherwise (measured on
+the CCAT shape: a relative drift of 2e-4 at one check, which the certificate
+caught and paid for with a second pass); on the CCAT shape an atomic sync
+costs 2.8 ns per column against 0.4, about 6% of the steps between syncs.
+With one shared ``v`` (``sync_every=0``) "auto" picks atomic additions when
+concurrent writes to one entry are frequent, i.e. when the column overlap
+(:func:`column_overlap`: the share of the rows holding the column of a
+random stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86)
+and a9a (0.45) get atomic additions, text (the CCAT shape 0.18, reuters
+0.08) plain ones.  A lost plain addition is caught by the certificate
+(below).
 
 Shrinking works as in the serial solver, on the whole active set: the
 threads report their pass's largest violations, and the driver sets the next
@@ -150,10 +160,12 @@ MIN_NNZ_PER_THREAD = 100_000
 #: 0.18, reuters 0.08: plain)
 ATOMIC_OVERLAP = 0.3
 #: n_jobs > 1, sync_every="auto": a thread shares its changes of v and refreshes
-#: its copy every max(SYNC_MIN, min(SYNC_MAX, SYNC_COST_RATIO d / mean row nnz))
-#: updates (the CCAT shape: ~5,000; covtype: 36; see the module docstring)
+#: its copy every clamp(min(SYNC_COST_RATIO d / mean row nnz,
+#: (SYNC_STALENESS / mean row cosine)^2), SYNC_MIN, SYNC_MAX) updates (the CCAT
+#: shape: ~5,000; covtype: 8; see the module docstring)
 SYNC_COST_RATIO = 8.0
-SYNC_MIN = 16
+SYNC_STALENESS = 2.5
+SYNC_MIN = 4
 SYNC_MAX = 8192
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
@@ -171,6 +183,32 @@ def column_overlap(rows) -> float:
     omega = rows.column_counts()
     nnz = float(omega.sum())
     return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
+
+
+def mean_row_cosine(rows) -> float:
+    """The mean cosine ``x_i . x_j / (||x_i|| ||x_j||)`` over pairs ``i != j`` of
+    non-zero rows (one pass: ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of
+    the ``m`` normalized rows).  A step that misses ``S`` updates of other
+    threads has a margin error of about ``sqrt(S)`` times this (random signs)."""
+    norms = np.sqrt(rows.sqnorm)
+    nonzero = norms > 0
+    m = int(nonzero.sum())
+    if m < 2:
+        return 0.0
+    inv = np.zeros(rows.n)
+    inv[nonzero] = 1.0 / norms[nonzero]
+    s = rows.rmatvec(inv)
+    return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
+
+
+def auto_sync_every(rows) -> int:
+    """``sync_every="auto"``: syncs cost about 1/32 of the steps between them
+    (``SYNC_COST_RATIO d / mean row nnz``), but no more stale updates than keep
+    ``sqrt(S) * mean_row_cosine`` under ``SYNC_STALENESS``."""
+    cost = SYNC_COST_RATIO * rows.d / max(rows.nnz / max(rows.n, 1), 1.0)
+    cos = mean_row_cosine(rows)
+    stale = (SYNC_STALENESS / cos) ** 2 if cos > 0 else math.inf
+    return int(min(SYNC_MAX, max(SYNC_MIN, math.ceil(min(cost, stale)))))
 
 
 def _raise_nonfinite(problem, i):
@@ -233,19 +271,21 @@ class SDCASolver(Solver):
         _check_choice("atomic", o["atomic"], ("auto", True, False))
         if self.n_threads == 1:
             return
-        # the columns whose updates are atomic (see the module docstring)
-        a = o["atomic"]
-        self.atomic = bool(column_overlap(p.rows) >= ATOMIC_OVERLAP if a == "auto" else a)
         se = o["sync_every"]
         if se == "auto":
-            # a sync passes over d entries (three arrays); with a step at about
-            # 4 ns per entry of its row and a sync at about 1 ns per column,
-            # syncing every 8 d / (mean row nnz) updates costs ~1/32 of the steps
-            se = min(SYNC_MAX, max(SYNC_MIN, math.ceil(
-                SYNC_COST_RATIO * p.d / max(p.nnz / p.n, 1.0))))
+            se = auto_sync_every(p.rows)
         elif se is not False:
             se = _positive("sync_every", se, integer=True, allow_zero=True)
         self.sync_every = int(se or 0)
+        a = o["atomic"]
+        if a == "auto":
+            # thread copies: a sync's additions are atomic (two threads syncing at
+            # once lose updates otherwise; measured: a drift of 2e-4 on the CCAT
+            # shape, and the certificate pass then runs twice); one shared v:
+            # atomic where concurrent writes to an entry are frequent
+            a = (True if self.sync_every
+                 else column_overlap(p.rows) >= ATOMIC_OVERLAP)
+        self.atomic = bool(a)
         if o["output"] != "last":
             raise ValueError(f"n_jobs > 1 runs output='last' only (got "
                              f"output={o['output']!r}); averaging and random output "
