@@ -44,28 +44,9 @@ import time
 import numpy as np
 
 from .._util import rng_from_state
-from ..kernels.sgd import sgd_epoch
+from ..blocks.psgd import psgd_local_pass
 from ._base import Solver, _check_choice, _positive, register
 from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
-
-
-def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind, loss_param,
-                    lam, t, project):
-    """One local pass of a part: ``|I_q|`` SGD steps on the rows ``idx`` of ``rows``
-    (:func:`~primaldual.kernels.sgd.sgd_epoch`), sampled from ``rng`` uniformly with
-    replacement or as a permutation.  Shared by the serial solver (global rows,
-    ``idx = I_q``) and the Dask part actor (its own rows, ``idx = 0..|I_q|-1``):
-    the draws are positions in ``idx``, so both see the same sample sequence.
-    Returns ``(steps_done, |I_q|, feature_accesses)``."""
-    n = idx.shape[0]
-    if sampling == "uniform":
-        order = idx[rng.integers(0, n, size=n)]
-    else:
-        order = rng.permutation(idx)
-    status, pos, acc = sgd_epoch(rows.data, rows.indices, rows.indptr, rows.iptr, y, grad_w,
-                                 order, 0, n, U, scale, kind, loss_param, lam, int(t),
-                                 bool(project), unorm2)
-    return int(pos), int(n), int(acc)
 
 
 @register
