@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .._util import atomic_write
+from .._util.clients import client_workers as _workers
 from .engine import Engine, assemble_certificate, raise_nonfinite
 
 __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
@@ -49,19 +50,6 @@ class _Lost(Exception):
     def __init__(self, parts):
         super().__init__(f"partitions {parts} lost")
         self.parts = parts
-
-
-def _workers(client):
-    return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _takes_n(client) \
-        else sorted(client.scheduler_info()["workers"])
-
-
-def _takes_n(client):
-    import inspect
-    try:
-        return "n_workers" in inspect.signature(client.scheduler_info).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 class PartitionSet:

@@ -51,7 +51,7 @@ from ..kernels.dso import svrg_full_gradient
 from .dask_engine import DaskEngine, PartitionSet, _Lost  # noqa: F401  (re-exported)
 
 __all__ = ["DSOPartitionActor", "PSGDPartActor", "ActorStateEngine", "place",
-           "restore_rng"]
+           "restore_rng", "ring_engine"]
 
 
 restore_rng = rng_from_state
@@ -244,6 +244,16 @@ def place(client, actor_cls, payloads, timeout):
         return make
     return _actor_set(actor_cls)(client, [source(k) for k in range(len(payloads))],
                                  timeout)
+
+
+def ring_engine(payloads, opts):
+    """The solvers' hook ``ring_engine`` (registered by :mod:`primaldual.distributed`):
+    place one actor per payload on ``opts["client"]`` -- :class:`DSOPartitionActor`
+    for ``("dso", ...)`` payloads, :class:`PSGDPartActor` for ``("psgd", ...)`` --
+    and wrap them in an :class:`ActorStateEngine`."""
+    actor_cls = {"dso": DSOPartitionActor, "psgd": PSGDPartActor}[payloads[0][0]]
+    pset = place(opts["client"], actor_cls, payloads, opts["round_timeout"])
+    return ActorStateEngine(pset, opts)
 
 
 # ------------------------------------------------------------------ engine

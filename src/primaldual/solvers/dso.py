@@ -134,6 +134,7 @@ import time
 import numpy as np
 
 from .._util import rng_from_state
+from .._util.clients import check_client, client_workers
 from ..blocks.dso import (BlockLayout, DSOParams, RowPartition, WBlock,  # noqa: F401
                           build_layout, col_bounds, dso_block, partition_streams,
                           row_bounds, shuffle_layout, sigma)
@@ -142,8 +143,8 @@ from ..kernels import loss_kernels as LK
 from ..kernels.status import STATUS_NONFINITE
 from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork
-from ..distributed.rounds import RoundsMixin
 from ._base import Solver, SolveResult, _check_choice, _positive, register
+from ._rounds import engine_hook
 
 #: Dask options of dso and psgd (see docs/distributed.md); the engine's, minus
 #: ``n_partitions`` (``n_workers`` is the number of partitions)
@@ -159,8 +160,8 @@ def check_ring_options(o):
 
 
 def n_dask_workers(client):
-    from ..distributed.dask_engine import _workers
-    return max(1, len(_workers(client)))
+    return max(1, len(client_workers(client)))
+
 
 __all__ = ["DSOSolver", "BlockLayout", "RowPartition", "WBlock", "DSOParams",
            "build_layout", "sigma", "dso_block", "partition_streams", "row_bounds",
@@ -243,7 +244,7 @@ class DSOSolver(Solver):
         o = self.opts
         p = self.problem
         if o["client"] is not None:
-            RoundsMixin._check_client(o["client"])
+            check_client(o["client"])
             check_ring_options(o)
         if o["n_workers"] is None:
             o["n_workers"] = 1 if o["client"] is None else n_dask_workers(o["client"])
@@ -581,14 +582,13 @@ class DSOSolver(Solver):
         return states
 
     def _ring_push(self):
-        from ..distributed.ring import ActorStateEngine, DSOPartitionActor, place
         if self._ring is None:
             L = self.layout
             payloads = [("dso", part, self.params, L.col_bounds, L.col_cnt)
                         for part in self.partitions()]
-            pset = place(self.opts["client"], DSOPartitionActor, payloads,
-                         self.opts["round_timeout"])
-            self._ring = ActorStateEngine(pset, self.opts)
+            # distributed.ring's DSOPartitionActor in an ActorStateEngine (the
+            # engine is handed over from the layer above, see solvers._rounds)
+            self._ring = engine_hook("ring_engine")(payloads, self.opts)
         self._ring.push(self._ring_states(), [g.bit_generator.state for g in self.streams],
                         self._ring_meta(), (self.t - 1) * self.p + self.r)
 

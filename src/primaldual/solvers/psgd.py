@@ -45,7 +45,9 @@ import numpy as np
 
 from .._util import rng_from_state
 from ..blocks.psgd import psgd_local_pass
+from .._util.clients import check_client
 from ._base import Solver, _check_choice, _positive, register
+from ._rounds import engine_hook
 from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
 
 
@@ -60,8 +62,7 @@ class PSGDSolver(Solver):
     def validate_options(self):
         o = self.opts
         if o["client"] is not None:
-            from ..distributed.rounds import RoundsMixin
-            RoundsMixin._check_client(o["client"])
+            check_client(o["client"])
             check_ring_options(o)
         if o["n_workers"] is None:
             o["n_workers"] = 2 if o["client"] is None else n_dask_workers(o["client"])
@@ -181,15 +182,14 @@ class PSGDSolver(Solver):
         self.feature_accesses = int(meta["feature_accesses"])
 
     def _ring_push(self):
-        from ..distributed.ring import ActorStateEngine, PSGDPartActor, place
         p = self.problem
         if self._ring is None:
             payloads = [("psgd", p.X[idx], p.y[idx], self.grad_w[idx], p.loss.code,
                          p.loss.param, p.lam, bool(self.opts["project"]),
                          self.opts["sampling"]) for idx in self.parts]
-            pset = place(self.opts["client"], PSGDPartActor, payloads,
-                         self.opts["round_timeout"])
-            self._ring = ActorStateEngine(pset, self.opts)
+            # distributed.ring's PSGDPartActor in an ActorStateEngine (handed over
+            # from the layer above, see solvers._rounds)
+            self._ring = engine_hook("ring_engine")(payloads, self.opts)
         states = [{"U": self.U[q].copy(), "scale": self.scale[q].copy(),
                    "unorm2": self.unorm2[q].copy(), "t": int(self.t[q])}
                   for q in range(self.k)]
