@@ -34,6 +34,7 @@ import numpy as np
 from .._util import atomic_write
 from .._util.clients import client_workers as _workers
 from .engine import Engine, assemble_certificate, raise_nonfinite
+from .worker import PartitionActor
 
 __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
 
@@ -65,7 +66,6 @@ class PartitionSet:
     """
 
     def __init__(self, client, sources, timeout):
-        from .worker import PartitionActor
         self._actor_cls = PartitionActor
         self.client = client
         self.sources = list(sources)
