@@ -15,6 +15,9 @@ from .losses import LOSS_NAMES, Loss, make_loss
 from .penalties import ElasticNet
 from .problem import Problem
 from .solvers import SOLVERS, SolveResult, SolverState, load_state, save_state, solve
+# the solvers' engines: primaldual.distributed hands them over on import
+# (solvers <- distributed; see primaldual.solvers._rounds)
+from . import distributed  # noqa: E402,F401
 
 __version__ = "0.1.0"
 

@@ -45,8 +45,19 @@ from pathlib import Path
 
 import numpy as np
 
+import primaldual
+
 from ._extras import MissingExtraError, have, require
 from ._util import atomic_write, encode_pm1, resolve_n_jobs
+from .datasets import DataFormatError, load_svmlight_files
+from .distributed.problem import PartitionedProblem
+from .estimators import (LinearClassifier, LinearRegressor, add_intercept_column,
+                         combined_weights)
+from .losses import make_loss
+from .model_io import LinearModel, read_model, save_model
+from .penalties import make_penalty
+from .regpath import LinearClassifierCV, LinearRegressorCV
+from .solvers import SOLVERS, check_solver_name
 
 __all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
 
@@ -229,7 +240,6 @@ def read_libsvm(paths, n_features=None):
     Returns ``[(X, y_raw), ...]``.  Non-finite values are refused with the
     file and sample named; an empty file is refused.
     """
-    from .datasets import load_svmlight_files
 
     parts = load_svmlight_files([str(p) for p in paths], n_features=n_features)
     out = []
@@ -357,9 +367,6 @@ def _check_common(args):
 
     Returns ``(loss, loss_params, options)``.
     """
-    from .losses import make_loss
-    from .penalties import make_penalty
-    from .solvers import check_solver_name
 
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
@@ -434,7 +441,6 @@ def _classes_of(y_raw, loss_name, source):
 def _with_bias(X, bias):
     if bias is None or X is None:
         return X
-    from .estimators import add_intercept_column
     return add_intercept_column(X, float(bias))
 
 
@@ -507,12 +513,10 @@ def cmd_fit(args) -> int:
         yt = None if Xt is None else encode_pm1(yt_raw, classes[1], classes[0],
                                                 source=args.test)
         if cw is not None:
-            from .estimators import combined_weights
             weights = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
             _note(args, "class weights: " + ", ".join(
                 f"{_format_label(c)} -> {weights[y_raw == c][0]:.6g}" for c in classes))
 
-    import primaldual
     options = _run_options(args, options)
     Xb, Xtb = _with_bias(X, args.bias), _with_bias(Xt, args.bias)
     res = primaldual.solve(Xb, y, loss=loss.name, lam=args.lam, solver=args.solver,
@@ -542,7 +546,6 @@ def _summary(args, res, n, d, nnz):
 
 def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None):
     """Summary, model, trace, plot and the printed report of a single-problem fit."""
-    from .model_io import LinearModel, save_model
 
     n, d = X.shape
     summary = _summary(args, res, n, d, X.nnz)
@@ -610,8 +613,6 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
 
     from sklearn.exceptions import ConvergenceWarning
 
-    from .estimators import LinearClassifier
-    from .model_io import save_model
 
     if args.checkpoint or args.resume:
         raise ValueError(f"--checkpoint/--resume hold one solver state, but {args.train} "
@@ -621,7 +622,6 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
                 f"({', '.join(_format_label(v) for v in classes[:10])}"
                 f"{', ...' if classes.size > 10 else ''}): one-vs-rest, one problem per class")
     if cw is not None:
-        from .estimators import combined_weights
         w = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
         _note(args, "class weights: " + ", ".join(
             f"{_format_label(c)} -> {w[y_raw == c][0]:.6g}" for c in classes))
@@ -733,8 +733,6 @@ def split_libsvm(path, k, out_dir, *, normalize=False):
 
 def _fit_on_cluster(args, loss, loss_params, options):
     """``--scheduler``: part files on disk, one partition each, read by the workers."""
-    from .distributed.problem import PartitionedProblem
-    from .solvers import SOLVERS
 
     solver = "cocoa" if args.solver == "auto" else args.solver
     if solver not in _DASK_SOLVERS:
@@ -841,8 +839,6 @@ def cmd_cv(args) -> int:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from .estimators import LinearClassifier, LinearRegressor, combined_weights
-    from .regpath import LinearClassifierCV, LinearRegressorCV
 
     loss, loss_params, options = _check_common(args)
     if args.folds < 2:
@@ -989,8 +985,6 @@ def plot_ovr_traces(traces, labels, path, title=""):
 
 
 def cmd_predict(args) -> int:
-    from .datasets import DataFormatError
-    from .model_io import read_model
 
     model = read_model(args.model)
     try:

@@ -33,6 +33,7 @@ from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
 from .estimators import spawn_seeds
 from .solvers import SOLVERS
+from .distributed.problem import PartitionedProblem
 
 __all__ = ["LinearClassifier"]
 
@@ -106,7 +107,6 @@ class LinearClassifier(_LocalLinearClassifier):
             self.solver_options = saved
 
     def _fit_partitioned(self, X, y, sample_weight, opts):
-        from .distributed.problem import PartitionedProblem
         self._validate_params_values()
         if self.class_weight is not None:
             raise ValueError("class_weight is not supported for part files or Dask arrays "

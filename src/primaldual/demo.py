@@ -38,7 +38,16 @@ import sys
 import time
 from pathlib import Path
 
+import primaldual
+
+from . import datasets as D
 from ._extras import require
+from .bench.config import (BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings,
+                           SolverSpec)
+from .bench.harness import run_bench
+from .bench.peers import PEERS
+from .bench.plots import plot_overview
+from .bench.report import markdown_table
 
 __all__ = ["main", "build_config", "demo_datasets"]
 
@@ -59,8 +68,6 @@ PREFERRED = ("a9a", "reuters", "covtype", "mushrooms")
 
 def demo_datasets(quick: bool, max_rows=None, max_sets=None):
     """The demo's data sets (DatasetSpec list) and the real sets left out, with why."""
-    from . import datasets as D
-    from .bench.config import DatasetSpec
     rows = max_rows or (1000 if quick else 5000)
     n_syn = max_rows if max_rows else (2000 if quick else None)
     specs = [DatasetSpec(name="rcv1", source="synthetic", n=n_syn,
@@ -96,9 +103,6 @@ def demo_datasets(quick: bool, max_rows=None, max_sets=None):
 
 def demo_solvers():
     """Our solvers that run without a client (SolverSpec list, sdca first), then peers."""
-    import primaldual
-    from .bench.config import SolverSpec
-    from .bench.peers import PEERS
     ours, left_out = [], []
     for name in sorted(primaldual.SOLVERS, key=lambda s: (s != "sdca", s)):
         cls = primaldual.SOLVERS[name]
@@ -112,7 +116,6 @@ def demo_solvers():
 
 def build_config(quick=False, max_rows=None, max_epochs=None, max_sets=None):
     """The demo as a :class:`~primaldual.bench.config.BenchConfig`."""
-    from .bench.config import BenchConfig, Experiment, LossSpec, ReferenceSettings
     data, skipped = demo_datasets(quick, max_rows, max_sets)
     solvers, left_out = demo_solvers()
     epochs = max_epochs or 60
@@ -151,7 +154,6 @@ def warm_up(losses=LOSSES, quiet=True):
     import numpy as np
     import scipy.sparse as sp
 
-    import primaldual
     rng = np.random.default_rng(0)
     X = sp.random(64, 16, density=0.3, random_state=rng, format="csr")
     X.data = rng.standard_normal(X.data.size)
@@ -296,7 +298,6 @@ def plot_choice(result, loss, rows):
 
 
 def _plots(result, rows):
-    from .bench.plots import plot_overview
     out = []
     for loss in LOSSES:
         ours, peers = plot_choice(result, loss, rows)
@@ -315,7 +316,6 @@ def _plots(result, rows):
 
 def _report(result, skipped, left_out, elapsed, plots, quick):
     """demo/report.md (and report.html): first screen, plots, full table."""
-    from .bench.report import markdown_table
     cfg = result.config
     meta = result.meta
     out = result.out_dir
@@ -462,7 +462,6 @@ def main(argv=None) -> int:
         return 2
     if not args.no_plots:
         require("matplotlib", "the demo's figures (--no-plots goes without)")
-    from .bench.harness import run_bench
     t0 = time.perf_counter()
     if args.max_datasets is not None and args.max_datasets < 0:
         print("primaldual demo: error: --max-datasets must be >= 0", file=sys.stderr)

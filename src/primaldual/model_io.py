@@ -45,7 +45,11 @@ from pathlib import Path
 
 import numpy as np
 
+from . import estimators
 from ._util import atomic_write
+from .data import check_X
+from .losses import make_loss
+from .solvers import SolveResult
 
 __all__ = ["FORMAT_VERSION", "LinearModel", "save_model", "load_model", "read_model",
            "ModelFileError"]
@@ -94,7 +98,6 @@ class LinearModel:
     def _prepare(self, X):
         import scipy.sparse as sp
 
-        from .data import check_X
         X = check_X(X)
         if X.shape[1] != self.n_features:
             raise ValueError(f"X has {X.shape[1]} features but the model was fit with "
@@ -127,8 +130,6 @@ class LinearModel:
 # ------------------------------------------------------------------ writing
 def _model_from_object(obj, *, classes=None, loss_params=None, normalize_rows=False):
     """Build a LinearModel from a SolveResult, a fitted estimator or a LinearModel."""
-    from .losses import make_loss
-    from .solvers import SolveResult
 
     if isinstance(obj, LinearModel):
         return obj
@@ -221,7 +222,6 @@ def _check_model(m: LinearModel, where):
             bad(f"classes must be distinct, got {m.classes.tolist()}")
     elif K != 1:
         bad(f"a regressor has one coefficient row, got {K}")
-    from .losses import make_loss
     try:
         loss = make_loss(m.loss, m.loss_params or None)
     except ValueError as e:
@@ -437,7 +437,6 @@ def to_estimator(m: LinearModel):
     """The fitted estimator (or Normalizer pipeline) equivalent to ``m``."""
     import inspect
 
-    from . import estimators
 
     cls = estimators.LinearClassifier if m.kind == "classifier" else estimators.LinearRegressor
     wanted = {"loss": m.loss, "alpha": m.lam, "l1": m.l1,

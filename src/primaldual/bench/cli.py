@@ -13,6 +13,10 @@ import sys
 from pathlib import Path
 
 from .._extras import require
+from .presets import get_preset, presets
+from .config import load_config
+from .harness import run_bench
+from .report import markdown_table
 
 __all__ = ["main", "build_parser"]
 
@@ -40,7 +44,6 @@ def main(argv=None) -> int:
     """Entry point of ``primaldual bench``; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    from .presets import get_preset, presets
     if args.list:
         for name, mod in sorted(presets().items()):
             print(f"{name:20s} {getattr(mod, 'DESCRIPTION', '')}")
@@ -59,7 +62,6 @@ def main(argv=None) -> int:
             if args.quick:
                 raise ValueError("--quick applies to presets only; shrink the TOML config "
                                  "instead")
-            from .config import load_config
             config = load_config(args.config)
         if args.seeds is not None:
             if any(s < 0 for s in args.seeds):
@@ -69,14 +71,12 @@ def main(argv=None) -> int:
             config.name + ("-quick" if args.quick else ""))
         if not args.no_plots:
             require("matplotlib", "the figures (--no-plots goes without)")
-        from .harness import run_bench
         result = run_bench(config, out, quiet=args.quiet, plots=not args.no_plots,
                            argv=["primaldual", "bench", *argv], figures=figures)
     except (ValueError, FileNotFoundError) as e:
         print(f"primaldual bench: error: {e}", file=sys.stderr)
         return 2
     if not args.quiet:
-        from .report import markdown_table
         print(markdown_table(result.summaries, config.targets))
         print(f"\nwrote {out}/summary.md, meta.json, traces/ ({len(result.runs)} runs)"
               + (f", {len(result.plots)} plots" if result.plots else ""))

@@ -53,6 +53,9 @@ import re
 import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from .. import SOLVERS, datasets
+from ..losses import LOSS_NAMES, make_loss
+from .peers import PEERS
 
 __all__ = ["DatasetSpec", "LossSpec", "SolverSpec", "Experiment", "ReferenceSettings",
            "BenchConfig", "parse_config", "load_config", "PLOT_KINDS", "DEFAULT_TARGETS",
@@ -164,7 +167,6 @@ class DatasetSpec:
             raise ValueError(f"{where}: sklearn:{name} is not a data set bundled with "
                              f"scikit-learn; choose one of {', '.join(SKLEARN_BUNDLED)}")
         if source == "synthetic":
-            from .. import datasets
             shapes = {k.lower(): k for k in datasets.SYNTHETIC_SHAPES}
             if name.lower() not in shapes:
                 raise ValueError(f"{where}: unknown synthetic shape {name!r}; choose one of "
@@ -223,7 +225,6 @@ class LossSpec:
             raise ValueError(f"{where} must be a name or a table, got {item!r}")
         name = table.pop("name", None)
         label = str(table.pop("label", ""))
-        from ..losses import LOSS_NAMES, make_loss
         if name not in LOSS_NAMES:
             raise ValueError(f"{where}: unknown loss {name!r}; choose one of "
                              f"{', '.join(LOSS_NAMES)}")
@@ -258,7 +259,6 @@ class SolverSpec:
         if isinstance(item, SolverSpec):
             return item
         if isinstance(item, str):
-            from .peers import PEERS
             table = {"peer": item} if item in PEERS else {"solver": item}
         elif isinstance(item, dict):
             table = dict(item)
@@ -273,7 +273,6 @@ class SolverSpec:
             raise ValueError(f"{where}.options must be a table, got {options!r}")
         label = str(table.get("label", ""))
         if "peer" in table:
-            from .peers import PEERS
             name = table["peer"]
             if name not in PEERS:
                 raise ValueError(f"{where}: unknown peer {name!r}; choose one of "
@@ -282,7 +281,6 @@ class SolverSpec:
                 raise ValueError(f"{where}: peers take no options (got {sorted(options)})")
             return cls(name=name, kind="peer", label=label or PEERS[name].label)
         name = table["solver"]
-        from .. import SOLVERS
         if name not in SOLVERS:
             raise ValueError(f"{where}: unknown solver {name!r}; choose one of "
                              f"{', '.join(sorted(SOLVERS))}")

@@ -31,11 +31,14 @@ from pathlib import Path
 
 import numpy as np
 
+import primaldual
+
 from .._extras import NullBar, have, require
-from .config import BenchConfig, LossSpec, ReferenceSettings
+from .config import BenchConfig, LossSpec, ReferenceSettings, _label_safe
 from .data import BenchData, load_data
 from .peers import PEERS
 from . import report
+from .plots import plot_experiments
 
 __all__ = ["Reference", "RunResult", "BenchResult", "compute_reference",
            "refine_references", "run_bench", "run_id_for", "warm_up"]
@@ -113,7 +116,6 @@ class BenchResult:
 
 
 def run_id_for(exp, dspec, lspec, lam, sspec, seed):
-    from .config import _label_safe
     return _label_safe(f"{exp}__{dspec.display}__{lspec.display}__lam{lam:g}__"
                        f"{sspec.display}__s{seed}")
 
@@ -122,7 +124,6 @@ def run_id_for(exp, dspec, lspec, lam, sspec, seed):
 def compute_reference(data: BenchData, loss: LossSpec, lam: float,
                       settings: ReferenceSettings) -> Reference:
     """A tight SDCA run (certified) and, when possible, LIBLINEAR; keep the lower primal."""
-    import primaldual
     t0 = time.perf_counter()
     res = primaldual.solve(data.X, data.y, loss=loss.name, loss_params=loss.params_dict or None,
                            lam=lam, solver="sdca", tol=settings.tol,
@@ -226,7 +227,6 @@ def warm_up(data, lspec, lam, sspec):
     first timed run does not pay Numba's compile time (or a library's first-call
     costs).  Once per solver, loss, options and data format in a process; a
     warm-up that fails is ignored (the real run reports the problem)."""
-    import primaldual
     X = data.X
     key = (sspec.kind, sspec.name, lspec.name, lspec.params, sspec.options,
            type(X).__name__, str(getattr(X, "dtype", "")))
@@ -254,7 +254,6 @@ def warm_up(data, lspec, lam, sspec):
 
 
 def _run_ours(data, lspec, lam, sspec, seed, exp, ref):
-    import primaldual
     warm_up(data, lspec, lam, sspec)
 
     def cb(snap):
@@ -279,7 +278,6 @@ def _run_ours(data, lspec, lam, sspec, seed, exp, ref):
 
 
 def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
-    import primaldual
     peer = PEERS[sspec.name]
     warm_up(data, lspec, lam, sspec)
     prob = primaldual.Problem(data.X, data.y, loss=lspec.name,
@@ -308,7 +306,6 @@ def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
 
 def _execute(data, lspec, lam, sspec, seed, exp, ref):
     """(status, reason, trace, extra) of one run; unsupported combinations are skipped."""
-    import primaldual
     if sspec.kind == "peer":
         peer = PEERS[sspec.name]
         why = peer.status()
@@ -440,7 +437,6 @@ def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads):
     result.summaries = [r.summary(config.targets) for r in runs]
     report.write_outputs(result)
     if plots:
-        from .plots import plot_experiments
         result.plots = plot_experiments(result)
         if figures is not None:
             result.plots += list(figures(result, out_dir) or [])

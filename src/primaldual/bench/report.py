@@ -10,6 +10,9 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
+import primaldual
+
+from .peers import peer_status
 
 __all__ = ["environment", "summarize_run", "markdown_table", "write_outputs",
            "TIME_KEYS", "deterministic_view"]
@@ -42,8 +45,6 @@ def cpu_model():
 
 def environment(config, argv=None) -> dict:
     """Versions, machine facts, seeds and the command: stored as meta.json."""
-    import primaldual
-    from .peers import peer_status
     versions = {"python": sys.version.split()[0]}
     versions.update({k: _version(v) for k, v in _PACKAGES.items()})
     if versions["primaldual"] == "not installed":

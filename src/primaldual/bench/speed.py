@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+import primaldual
+
 from .peers import LIBLINEAR_SOLVERS, PEERS, snapml_coef, snapml_estimator
 
 __all__ = ["TARGET", "REF_CERT", "Variant", "peer_variants", "certify_reference",
@@ -164,7 +166,6 @@ class Variant:
 
 
 def _loss_obj(loss_name):
-    import primaldual
     return primaldual.make_loss(loss_name)
 
 

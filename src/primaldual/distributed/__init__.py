@@ -13,22 +13,31 @@ Layers (see ``docs/distributed.md``):
                        recovery and round timeouts;
 * :mod:`.problem`      :class:`PartitionedProblem`: a problem whose rows live on
                        the workers only (LIBSVM part files or Dask arrays);
-* :mod:`.rounds`       :class:`RoundsMixin`: the solver side (state, rounds,
-                       certificate) used by ``minibatch_sdca`` and ``cocoa``.
+* :mod:`.rounds`       :func:`~.rounds.make_engine`: the engine of a round-based
+                       solver (the solver side, ``RoundsMixin``, is
+                       :mod:`primaldual.solvers._rounds`);
+* :mod:`.ring`         DSO's ring and PSGD's parts on Dask actors.
+
+Import direction: this package sits above :mod:`primaldual.solvers` (it
+imports them, never the reverse).  The solvers get their engines from here
+through :func:`primaldual.solvers._rounds.provide_engines`, called below when
+this package is imported (``import primaldual`` imports it).  The per-block
+maths that both sides run is in :mod:`primaldual.blocks`.
 """
+from ..solvers._rounds import provide_engines
 from .block import PartitionBlock, contiguous_partition, spawn_streams
+from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
+from .local_sdca import MODE_COCOA_SDCA
+from .problem import PartitionedProblem
+from .ring import ring_engine
+from .rounds import make_engine
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "Engine",
            "LocalEngine", "DaskEngine", "PartitionedProblem", "RoundTimeoutError",
            "WorkerLostError"]
 
 
-def __getattr__(name):
-    if name in ("DaskEngine", "RoundTimeoutError", "WorkerLostError"):
-        from . import dask_engine
-        return getattr(dask_engine, name)
-    if name == "PartitionedProblem":
-        from .problem import PartitionedProblem
-        return PartitionedProblem
-    raise AttributeError(name)
+# the solvers' engines (see primaldual.solvers._rounds)
+provide_engines(rounds_engine=make_engine, ring_engine=ring_engine,
+                partitioned_type=PartitionedProblem, mode_cocoa_sdca=MODE_COCOA_SDCA)

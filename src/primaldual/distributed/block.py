@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import seed_entropy, spawn_streams
-from ..data import Rows, as_rows
+from ..data import Rows, as_rows, check_X
 from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import partition_rounds
 from ..kernels.objective import certificate_pass
@@ -103,7 +103,6 @@ class PartitionBlock:
     # ------------------------------------------------------------ setup
     @classmethod
     def from_arrays(cls, X, y, cw, part_ptr, loss_code, loss_param, lam, W):
-        from ..data import check_X
         return cls(as_rows(check_X(X)), y, cw, part_ptr, loss_code, loss_param, lam, W)
 
     def set_curvature(self, beta: float):

@@ -32,7 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from .._util import atomic_write
+from .._util.clients import client_workers as _workers
 from .engine import Engine, assemble_certificate, raise_nonfinite
+from .worker import PartitionActor
 
 __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
 
@@ -51,19 +53,6 @@ class _Lost(Exception):
         self.parts = parts
 
 
-def _workers(client):
-    return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _takes_n(client) \
-        else sorted(client.scheduler_info()["workers"])
-
-
-def _takes_n(client):
-    import inspect
-    try:
-        return "n_workers" in inspect.signature(client.scheduler_info).parameters
-    except (TypeError, ValueError):
-        return False
-
-
 class PartitionSet:
     """The placed actors of ``K`` partitions and how to re-create each one.
 
@@ -77,7 +66,6 @@ class PartitionSet:
     """
 
     def __init__(self, client, sources, timeout):
-        from .worker import PartitionActor
         self._actor_cls = PartitionActor
         self.client = client
         self.sources = list(sources)

@@ -21,16 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Certificate
+from ..solvers._rounds import raise_nonfinite
 from .block import PartitionBlock, spawn_streams
 
 __all__ = ["Engine", "LocalEngine", "assemble_certificate", "raise_nonfinite"]
-
-
-def raise_nonfinite(lam, row):
-    raise FloatingPointError(
-        f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
-        f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
-        f"or increase lam")
 
 
 def assemble_certificate(parts, w, alpha, penalty, W) -> Certificate:

@@ -15,7 +15,7 @@ shape of the state differ:
     nonzeros grouped by column block, its ``alpha`` (never leaves the worker
     except in snapshots) and its random stream.  It holds one column block
     ``w^(sigma_r(q))`` at a time.  ``step(r, eta)`` runs
-    :func:`primaldual.solvers.dso.dso_block` on it and then **pushes the block
+    :func:`primaldual.blocks.dso.dso_block` on it and then **pushes the block
     to its next owner** ``q - 1 mod p`` (who needs it in inner iteration
     ``r + 1``: ``sigma_{r+1}(q - 1) = sigma_r(q)``) with an actor call
     ``next.receive(block)``.  That call goes worker to worker (the sender's
@@ -44,10 +44,14 @@ from pathlib import Path
 import numpy as np
 
 from .._util import atomic_write, rng_from_state
+from ..blocks.dso import WBlock, dso_block, sigma
+from ..blocks.psgd import psgd_local_pass
+from ..data import as_rows, check_X
+from ..kernels.dso import svrg_full_gradient
 from .dask_engine import DaskEngine, PartitionSet, _Lost  # noqa: F401  (re-exported)
 
 __all__ = ["DSOPartitionActor", "PSGDPartActor", "ActorStateEngine", "place",
-           "restore_rng"]
+           "restore_rng", "ring_engine"]
 
 
 restore_rng = rng_from_state
@@ -58,9 +62,9 @@ class DSOPartitionActor:
     """Partition ``q`` of DSO on its worker (see the module docstring).
 
     ``source = ("dso", part, params, col_bounds, col_cnt)``: a
-    :class:`~primaldual.solvers.dso.RowPartition` with its static arrays (the
+    :class:`~primaldual.blocks.dso.RowPartition` with its static arrays (the
     state arrays are set by :meth:`set_state`), the
-    :class:`~primaldual.solvers.dso.DSOParams`, the column block bounds and
+    :class:`~primaldual.blocks.dso.DSOParams`, the column block bounds and
     ``|Omega-bar_j|`` (so only ``w`` and its companions travel).
     """
 
@@ -83,7 +87,6 @@ class DSOPartitionActor:
         return True
 
     def _wblock(self, s, w, Gw, w_snap, Fw):
-        from ..solvers.dso import WBlock
         j0, j1 = int(self.col_bounds[s]), int(self.col_bounds[s + 1])
         return WBlock(r=s, col_start=j0, w=w, col_cnt=self.col_cnt[j0:j1], Gw=Gw,
                       w_snap=w_snap, Fw=Fw)
@@ -106,7 +109,6 @@ class DSOPartitionActor:
 
     def get_state(self, r):
         """State at the start of inner iteration ``r`` (block ``sigma_r(q)`` held)."""
-        from ..solvers.dso import sigma
         s = sigma(self.q, r, self.p)
         blk = self.inbox[s]
         part = self.part
@@ -118,7 +120,6 @@ class DSOPartitionActor:
 
     def held_w(self, r):
         """The ``w`` of the block held at the start of inner iteration ``r``."""
-        from ..solvers.dso import sigma
         return self.inbox[sigma(self.q, r, self.p)].w.copy()
 
     async def receive(self, s, w, Gw, w_snap, Fw):
@@ -130,7 +131,6 @@ class DSOPartitionActor:
     def svrg_local(self, wbar):
         """Snapshot ``abar = alpha``, ``margins = X_q wbar``, ``Fa``; returns
         ``v_q = sum_{i in I_q} (c_i/W) abar_i x_i`` (length d)."""
-        from ..kernels.dso import svrg_full_gradient
         part = self.part
         part.a_snap[:] = part.alpha
         nq = part.y.shape[0]
@@ -156,7 +156,6 @@ class DSOPartitionActor:
         ``snap = (w_snap, Fw)`` of the held block at the start of an SVRG epoch.
         Returns ``(status, n_updates, compute_seconds, send_seconds)``.
         """
-        from ..solvers.dso import dso_block, sigma
         s = sigma(self.q, r, self.p)
         blk = self.inbox.pop(s)
         if snap is not None:
@@ -191,7 +190,6 @@ class PSGDPartActor:
     increasing global order."""
 
     def __init__(self, source):
-        from ..data import as_rows, check_X
         _, X, y, gw, self.kind, self.lp, self.lam, self.project, self.sampling = source
         self.rows = as_rows(check_X(X))
         self.y = np.ascontiguousarray(y, dtype=np.float64)
@@ -219,7 +217,6 @@ class PSGDPartActor:
 
     def epoch(self):
         """One local pass (|I_q| SGD steps); returns ``(pos, n, accesses, seconds)``."""
-        from ..solvers.psgd import psgd_local_pass
         t0 = time.perf_counter()
         pos, n, acc = psgd_local_pass(self.rows, self.y, self.grad_w, self.idx, self.rng,
                                       self.sampling, self.U, self.scale, self.unorm2,
@@ -247,6 +244,16 @@ def place(client, actor_cls, payloads, timeout):
         return make
     return _actor_set(actor_cls)(client, [source(k) for k in range(len(payloads))],
                                  timeout)
+
+
+def ring_engine(payloads, opts):
+    """The solvers' hook ``ring_engine`` (registered by :mod:`primaldual.distributed`):
+    place one actor per payload on ``opts["client"]`` -- :class:`DSOPartitionActor`
+    for ``("dso", ...)`` payloads, :class:`PSGDPartActor` for ``("psgd", ...)`` --
+    and wrap them in an :class:`ActorStateEngine`."""
+    actor_cls = {"dso": DSOPartitionActor, "psgd": PSGDPartActor}[payloads[0][0]]
+    pset = place(opts["client"], actor_cls, payloads, opts["round_timeout"])
+    return ActorStateEngine(pset, opts)
 
 
 # ------------------------------------------------------------------ engine

@@ -1,168 +1,30 @@
-"""The solver side of partitioned (round-based) dual methods.
+"""The engines of round-based solvers (mini-batch SDCA with distributed
+sampling, CoCoA+).
 
-:class:`RoundsMixin` gives a :class:`~primaldual.solvers._base.Solver` the
-state handling, rounds, certificate and engine selection that distributed
-mini-batch SDCA and CoCoA+ share (and that DSO can reuse).  The solver
-provides
-
-``round_spec()``      ``(mode, m, sigma_dot, gamma)`` of one round
-``steps_per_round``   elementary coordinate updates per round
-``eso_beta()``        the ESO factor ``beta`` of ``v_i = beta ||x_i||^2``
-
-and the mixin provides ``init_state``, ``advance``, ``certificate``,
-``get_state`` and ``set_state`` for the engine path.  The explicit state is
-``alpha``, the incremental ``v`` and the per-partition stream states; ``w``
-is ``v / lam``.
+The solver side, :class:`~primaldual.solvers._rounds.RoundsMixin` (state,
+rounds, certificate), lives with the solvers, below this layer; it asks for
+its engine through the hook ``rounds_engine``, which is
+:func:`make_engine` here (registered by :mod:`primaldual.distributed` on
+import).  ``RoundsMixin``, ``ENGINE_OPTIONS`` and ``next_check_target`` are
+re-exported from here for existing imports.
 """
 from __future__ import annotations
 
-import math
-import time
-
-import numpy as np
-
-from .block import contiguous_partition, stream_entropy
+from ..solvers._rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target  # noqa: F401
+from .block import contiguous_partition
+from .dask_engine import DaskEngine
 from .engine import LocalEngine
 
-__all__ = ["RoundsMixin", "ENGINE_OPTIONS", "next_check_target"]
-
-#: options of every round-based solver (engine, placement, fault handling)
-ENGINE_OPTIONS = {
-    "n_partitions": 4,         # K (C in the mini-batch paper)
-    "client": None,            # dask.distributed.Client: run the partitions on it
-    "round_timeout": 120.0,    # seconds a Dask round may take before a clear error
-    "recovery_every": None,    # rounds between in-memory/disk recovery snapshots (Dask)
-    "recovery_dir": None,      # directory for recovery snapshots (Dask); None: client memory
-    "max_recoveries": 3,       # worker losses tolerated in one fit (Dask)
-}
+__all__ = ["make_engine", "RoundsMixin", "ENGINE_OPTIONS", "next_check_target"]
 
 
-def next_check_target(done, unit, n, check_every, max_epochs):
-    """The iteration (or round) count at which the next check falls.
-
-    Checks sit on a fixed grid ``ceil(k * check_every * n / unit)``, capped by
-    ``ceil(max_epochs * n / unit)``, so that a run split by ``max_epochs`` and
-    resumed visits the same checks (which re-synchronize ``v``) as an
-    uninterrupted one: resume == uninterrupted, bit for bit.
-    """
-    per = check_every * n / unit
-    k = max(1, int(math.floor(done / per)))
-    while math.ceil(k * per - 1e-9) <= done:
-        k += 1
-    target = min(math.ceil(k * per - 1e-9), math.ceil(max_epochs * n / unit - 1e-9))
-    return max(int(target), done + 1)
-
-
-class RoundsMixin:
-    """See the module docstring."""
-
-    engine = None
-
-    # --------------------------------------------------------- helpers
-    def _validate_engine_options(self):
-        from ..solvers._base import _positive
-        o = self.opts
-        K = o["n_partitions"]
-        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K!r}")
-        _positive("round_timeout", o["round_timeout"])
-        if o["recovery_every"] is not None:
-            _positive("recovery_every", o["recovery_every"], integer=True)
-        _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
-        from .problem import PartitionedProblem
-        self.distributed_input = isinstance(self.problem, PartitionedProblem)
-        if self.distributed_input:
-            if o["client"] is None:
-                o["client"] = self.problem.client
-            if self.warm_start is not None:
-                raise ValueError("warm_start is not supported for partitioned input (the "
-                                 "rows are on the workers)")
-            if K != self.problem.n_parts:
-                raise ValueError(f"n_partitions={K} but the partitioned input has "
-                                 f"{self.problem.n_parts} partitions (one per part file "
-                                 f"or chunk); set n_partitions={self.problem.n_parts}")
-        if o["client"] is not None:
-            self._check_client(o["client"])
-
-    @staticmethod
-    def _check_client(client):
-        try:
-            from distributed import Client
-        except ImportError:                       # pragma: no cover - dask is a dependency
-            raise ValueError("client= needs dask.distributed installed") from None
-        if not isinstance(client, Client):
-            raise ValueError(f"client must be a dask.distributed.Client, got "
-                             f"{type(client).__name__}")
-
-    def _make_engine(self):
-        o = self.opts
-        if self.distributed_input:
-            from .dask_engine import DaskEngine
-            return DaskEngine.from_partitioned(self.problem, o)
-        part_ptr = contiguous_partition(self.problem.n, int(o["n_partitions"]))
-        if o["client"] is not None:
-            from .dask_engine import DaskEngine
-            return DaskEngine.from_problem(self.problem, part_ptr, o)
-        return LocalEngine(self.problem, part_ptr)
-
-    # ----------------------------------------------------------- hooks
-    def engine_init_state(self, alpha0):
-        p = self.problem
-        self.engine = self._make_engine()
-        self.engine.set_curvature(self.eso_beta())
-        entropy = stream_entropy(self.random_state, self.rng)
-        states = self.engine.init_streams(entropy)
-        if alpha0 is None:
-            alpha = np.zeros(p.n)
-            v = np.zeros(p.d)
-        else:
-            alpha = alpha0
-            v = p.dual_image(alpha)
-        self.engine.set_state(alpha, v, states)
-        self.rounds = 0
-
-    def engine_advance(self, n_epochs, deadline):
-        p = self.problem
-        spr = self.steps_per_round
-        total = next_check_target(self.rounds, spr, p.n, self.check_every,
-                                  self.max_epochs) - self.rounds
-        mode, m, sigma_dot, gamma = self.round_spec()
-        chunk = total if deadline is None else max(1, math.ceil(total / 10))
-        done = 0
-        while done < total:
-            r = min(chunk, total - done)
-            self.feature_accesses += self.engine.run(mode, m, sigma_dot, gamma, r)
-            done += r
-            self.rounds += r
-            self.steps += r * spr
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-
-    def engine_certificate(self):
-        v = self.engine.v
-        w = v / self.problem.lam
-        return self.engine.certificate(w)
-
-    def engine_get_state(self):
-        alpha, v, states = self.engine.get_state()
-        meta = {"rounds": int(self.rounds), "stream_states": states,
-                "backend": self.engine.backend}
-        return meta, {"alpha": alpha, "v": v}
-
-    def engine_set_state(self, meta, arrays):
-        if self.engine is None:
-            self.engine = self._make_engine()
-            self.engine.set_curvature(self.eso_beta())
-        states = meta["stream_states"]
-        if len(states) != self.engine.K:
-            raise ValueError(f"the checkpoint has {len(states)} partition streams but "
-                             f"n_partitions={self.engine.K}; resume with the same "
-                             f"n_partitions")
-        self.engine.set_state(np.asarray(arrays["alpha"], dtype=np.float64),
-                              np.asarray(arrays["v"], dtype=np.float64), states)
-        self.rounds = int(meta["rounds"])
-
-    def engine_trace_extras(self):
-        out = {"rounds": int(self.rounds)}
-        out.update(self.engine.info() if self.engine is not None else {})
-        return out
+def make_engine(problem, opts, distributed_input):
+    """The engine of a round-based solver: :class:`DaskEngine` for partitioned
+    input or with ``opts["client"]``, otherwise :class:`LocalEngine`; the rows
+    are split into ``opts["n_partitions"]`` contiguous partitions."""
+    if distributed_input:
+        return DaskEngine.from_partitioned(problem, opts)
+    part_ptr = contiguous_partition(problem.n, int(opts["n_partitions"]))
+    if opts["client"] is not None:
+        return DaskEngine.from_problem(problem, part_ptr, opts)
+    return LocalEngine(problem, part_ptr)

@@ -5,8 +5,10 @@ import importlib
 import pkgutil
 
 from ..problem import Problem
-from ._base import SOLVERS, SolveResult, Solver, SolverState, load_state, save_state
+from ._base import (COMMON_OPTIONS, SOLVERS, SolveResult, Solver, SolverState, load_state,
+                    save_state)
 from .._util.threads import resolve_n_jobs
+from .newton import explicit_hessian_pays
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -91,7 +93,6 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     loss = problem.loss
     if "newton" in SOLVERS and loss.generalized_hessian and problem.l1 == 0 \
             and problem.lam > 0:
-        from .newton import explicit_hessian_pays
         ratio = conditioning_ratio(problem)
         if not explicit_hessian_pays(problem):
             limit = NEWTON_RATIO_MATVEC
@@ -110,7 +111,6 @@ def threaded_solvers() -> list:
 
 
 def _accepts_options(name, options):
-    from ._base import COMMON_OPTIONS
     extra = set(options or ()) - set(COMMON_OPTIONS) - {"client"}
     return extra <= set(SOLVERS[name].options)
 

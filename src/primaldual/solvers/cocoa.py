@@ -68,11 +68,10 @@ Warm start: a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
 
-from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin
-from ..distributed.local_sdca import MODE_COCOA_SDCA
 from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, _check_choice, _positive, register
 from .._util.threads import resolve_n_jobs
+from ._rounds import ENGINE_OPTIONS, RoundsMixin, engine_hook
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
@@ -122,7 +121,9 @@ class CoCoASolver(RoundsMixin, Solver):
         return self.K * self.H
 
     def round_spec(self):
-        mode = MODE_COCOA_SDCA if self.opts["local_solver"] == "sdca" else MODE_COCOA
+        # MODE_COCOA_SDCA is distributed.local_sdca's (handed over with the engines)
+        mode = (engine_hook("mode_cocoa_sdca") if self.opts["local_solver"] == "sdca"
+                else MODE_COCOA)
         return mode, self.H, self.sigma_prime, self.gamma
 
     def eso_beta(self):

@@ -110,12 +110,13 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ..distributed.rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target
 from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, msdca_serial,
                                  msdca_thread, row_splits, sparse_eso_weights)
 from ..kernels.threadsync import make_flags, signal_abort
 from ._base import Solver, _check_choice, _positive, register
 from .._util.threads import resolve_n_jobs
+from .._util.clients import check_client, client_workers
+from ._rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target, raise_nonfinite
 
 __all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared"]
 
@@ -404,7 +405,6 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
             self.feature_accesses += acc
             self.steps += k * b
             if st == STATUS_NONFINITE:
-                from ..distributed.engine import raise_nonfinite
                 raise_nonfinite(p.lam, bad)
             done += it
             if deadline is not None and time.perf_counter() >= deadline:
@@ -469,7 +469,6 @@ def _default_partitions(client, problem):
     if problem.__class__.__name__ == "PartitionedProblem":
         return problem.n_parts
     if client is not None:
-        RoundsMixin._check_client(client)
-        from ..distributed.dask_engine import _workers
-        return max(1, len(_workers(client)))
+        check_client(client)
+        return max(1, len(client_workers(client)))
     return 4

@@ -44,28 +44,11 @@ import time
 import numpy as np
 
 from .._util import rng_from_state
-from ..kernels.sgd import sgd_epoch
+from ..blocks.psgd import psgd_local_pass
+from .._util.clients import check_client
 from ._base import Solver, _check_choice, _positive, register
+from ._rounds import engine_hook
 from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
-
-
-def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind, loss_param,
-                    lam, t, project):
-    """One local pass of a part: ``|I_q|`` SGD steps on the rows ``idx`` of ``rows``
-    (:func:`~primaldual.kernels.sgd.sgd_epoch`), sampled from ``rng`` uniformly with
-    replacement or as a permutation.  Shared by the serial solver (global rows,
-    ``idx = I_q``) and the Dask part actor (its own rows, ``idx = 0..|I_q|-1``):
-    the draws are positions in ``idx``, so both see the same sample sequence.
-    Returns ``(steps_done, |I_q|, feature_accesses)``."""
-    n = idx.shape[0]
-    if sampling == "uniform":
-        order = idx[rng.integers(0, n, size=n)]
-    else:
-        order = rng.permutation(idx)
-    status, pos, acc = sgd_epoch(rows.data, rows.indices, rows.indptr, rows.iptr, y, grad_w,
-                                 order, 0, n, U, scale, kind, loss_param, lam, int(t),
-                                 bool(project), unorm2)
-    return int(pos), int(n), int(acc)
 
 
 @register
@@ -79,8 +62,7 @@ class PSGDSolver(Solver):
     def validate_options(self):
         o = self.opts
         if o["client"] is not None:
-            from ..distributed.rounds import RoundsMixin
-            RoundsMixin._check_client(o["client"])
+            check_client(o["client"])
             check_ring_options(o)
         if o["n_workers"] is None:
             o["n_workers"] = 2 if o["client"] is None else n_dask_workers(o["client"])
@@ -200,15 +182,14 @@ class PSGDSolver(Solver):
         self.feature_accesses = int(meta["feature_accesses"])
 
     def _ring_push(self):
-        from ..distributed.ring import ActorStateEngine, PSGDPartActor, place
         p = self.problem
         if self._ring is None:
             payloads = [("psgd", p.X[idx], p.y[idx], self.grad_w[idx], p.loss.code,
                          p.loss.param, p.lam, bool(self.opts["project"]),
                          self.opts["sampling"]) for idx in self.parts]
-            pset = place(self.opts["client"], PSGDPartActor, payloads,
-                         self.opts["round_timeout"])
-            self._ring = ActorStateEngine(pset, self.opts)
+            # distributed.ring's PSGDPartActor in an ActorStateEngine (handed over
+            # from the layer above, see solvers._rounds)
+            self._ring = engine_hook("ring_engine")(payloads, self.opts)
         states = [{"U": self.U[q].copy(), "scale": self.scale[q].copy(),
                    "unorm2": self.unorm2[q].copy(), "t": int(self.t[q])}
                   for q in range(self.k)]

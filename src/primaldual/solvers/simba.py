@@ -108,6 +108,8 @@ import scipy.sparse as sp
 
 from ..kernels import simba as K
 from ..kernels.sampling_trees import min_tree_build, sum_tree_build, tree_size
+from .. import solvers  # this package: solvers.solve, looked up when called (defined after
+#                         the package imports this module; the one intra-package back edge)
 from ._base import Solver, _check_choice, _positive, register
 
 __all__ = ["SimbaSolver", "nu_from_lam_solution"]
@@ -254,9 +256,8 @@ class SimbaSolver(Solver):
 
     def _derive_nu(self):
         """nu from lam (Lemma 2.1) through an SDCA solution of the lam problem."""
-        from . import solve
         p = self.problem
-        res = solve(p.X, p.y, loss="hinge", lam=p.lam, solver="sdca", tol=1e-4,
+        res = solvers.solve(p.X, p.y, loss="hinge", lam=p.lam, solver="sdca", tol=1e-4,
                     max_epochs=1000, random_state=0)
         nu = nu_from_lam_solution(res.coef, p.X, p.y)
         self.margin_lb = 1.0 / float(np.linalg.norm(res.coef))

@@ -30,6 +30,8 @@ import numpy as np
 
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
+from ... import datasets as D
+from ... import solve
 
 NAME = "dso-paper"
 DESCRIPTION = ("DSO paper Figs. 2-5: epoch time vs p with the |Omega| T_u/p + T_c fit; test "
@@ -123,7 +125,6 @@ def fig4(result, path):
 
 
 def _data(quick):
-    from ... import datasets as D
     n, n_test = _sizes(quick)
     X, y, _ = D.make_synthetic("real-sim", n_samples=n + n_test, random_state=0)
     return X[:n], y[:n], X[n:], y[n:]
@@ -145,7 +146,6 @@ def epoch_time_vs_p(X, y, client, epochs):
     """Measured seconds per DSO epoch on the ring for p = 1, 2 (wall, updates only:
     no SVRG so that an epoch is the p inner iterations of Algorithm 1), the
     compute-only critical path, and the fit |Omega| T_u / p + T_c."""
-    from ... import solve
     out = {}
     for p in (1, 2):
         kw = dict(loss="hinge", lam=1e-5, solver="dso", n_workers=p, tol=0.0,
@@ -190,7 +190,6 @@ def fig2(fit, path, backend):
 
 def fig5_runs(X, y, Xt, yt, client, epochs):
     """PSGD, BMRM and DSO with p = 2 (Dask when ``client`` is a Client)."""
-    from ... import solve
     out = {}
     for name, opts in (("PSGD", dict(solver="psgd", n_workers=2)),
                        ("BMRM", dict(solver="bmrm")),
@@ -232,7 +231,6 @@ def figures(result, out_dir):
         "local simulation (no Dask cluster)"
     try:
         cl = client if cluster is not None else None
-        from ... import datasets as D
         X2, y2, _ = D.make_synthetic("real-sim", n_samples=20000 if quick else 72309,
                                      random_state=1)
         fit = epoch_time_vs_p(X2, y2, cl, 3 if quick else 10)

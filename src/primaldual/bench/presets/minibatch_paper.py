@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
+from ... import datasets as D
+from ..plots import line_style, panel_grid, save_figure
 
 NAME = "minibatch-paper"
 DESCRIPTION = ("Mini-batch SDCA paper Fig. 1: epochs to a gap vs b and C (standard vs "
@@ -47,7 +49,6 @@ def _cocoa(C, H, label):
 
 
 def datasets(quick):
-    from ... import datasets as D
     n = 2000 if quick else None
     out = [DatasetSpec(name="rcv1", source="synthetic", n=n or 20242, label="rcv1-like"),
            DatasetSpec(name="news20", source="synthetic", n=n or 19996, label="news20-like")]
@@ -106,7 +107,6 @@ def figures(result, out_dir):
     harness's ``gap-epochs`` plot of the second experiment)."""
     from pathlib import Path
 
-    from ..plots import line_style, panel_grid, save_figure
     runs = [r for r in result.runs if r.status == "ok" and r.trace
             and r.experiment == "b-and-C"]
     dsets = list(dict.fromkeys(r.dataset for r in runs))

@@ -40,6 +40,8 @@ import numpy as np
 
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
+from ... import datasets as D
+from ..plots import line_style, panel_grid, save_figure
 
 NAME = "sdca-paper"
 DESCRIPTION = ("SDCA paper Figs. 1-8: smoothed hinge gamma in {0,0.01,0.1,1}, lam 1e-3..1e-6, "
@@ -70,7 +72,6 @@ SGD = SolverSpec(name="sgd", options=(("sampling", "uniform"),), label="SGD")
 
 def datasets(quick):
     """The three data sets (cov1 only when covtype is found locally)."""
-    from ... import datasets as D
     if quick:
         out = [DatasetSpec(name="astro-ph", source="synthetic", n=2000, n_test=1000,
                            label="astro-ph"),
@@ -156,7 +157,6 @@ def _xy(trace, key, *, until_gap=None):
 
 def _figure(result, path, title, lines, *, log=True, ylabel=""):
     """``lines``: list of (label, fn(run_dataset, lam) -> (x, y) or None)."""
-    from ..plots import line_style, panel_grid, save_figure
     runs = [r for r in result.runs if r.status == "ok"]
     dsets = list(dict.fromkeys(r.dataset for r in runs))
     lams = sorted({r.lam for r in runs}, reverse=True)

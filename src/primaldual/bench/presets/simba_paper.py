@@ -67,6 +67,8 @@ import numpy as np
 
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
+from ... import datasets as D
+from ..plots import _plt, line_style
 
 NAME = "simba-paper"
 DESCRIPTION = ("SIMBA paper Fig. 1: test error vs feature accesses (log), mean ± std over "
@@ -106,7 +108,6 @@ REAL_SIM = DatasetSpec(name="real-sim", source="synthetic", n=20000, n_test=5230
 def datasets(quick):
     """reuters (when its files are found) and the two synthetic shapes; ``quick``:
     reuters only, and a ValueError if it is missing."""
-    from ... import datasets as D
     have = "reuters" in D.available_real()
     if quick:
         if not have:
@@ -231,7 +232,6 @@ def _jsonable(analysis):
 def figure(analysis, path, title):
     """One panel per data set: tuned Pegasos and tuned SIMBA, mean ± std test error
     against feature accesses (log x), with Pegasos' best mean as a dotted line."""
-    from ..plots import _plt, line_style
     plt = _plt()
     names = list(analysis)
     cols = max(len(names), 1)

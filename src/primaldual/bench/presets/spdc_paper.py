@@ -27,6 +27,8 @@ from pathlib import Path
 
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
+from ... import datasets as D
+from .sdca_paper import _figure, _one, _xy
 
 NAME = "spdc-paper"
 DESCRIPTION = ("SPDC paper Figs. 1-2: smoothed hinge (gamma=1), lam 1e-4..1e-8, SPDC vs "
@@ -44,7 +46,6 @@ ASDCA = SolverSpec(name="asdca", label="ASDCA")
 
 
 def datasets(quick):
-    from ... import datasets as D
     n_cov, n_rcv, n_news = (2000, 2000, 2000) if quick else (100000, None, 10000)
     out = []
     if "covtype" in D.available_real():
@@ -76,7 +77,6 @@ def build(quick: bool = False) -> BenchConfig:
 def figures(result, out_dir):
     """Figs. 1 and 2: log optimality gap P - P* against passes, a panel per
     (lam, data set), written to ``out_dir/figures/spdc_fig{1,2}.png``."""
-    from .sdca_paper import _figure, _one, _xy
     out_dir = Path(out_dir) / "figures"
 
     def metric(solver, experiment):

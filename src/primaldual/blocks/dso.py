@@ -1,0 +1,259 @@
+"""DSO's per-block maths: the block layout of the nonzeros, the schedule
+``sigma``, a row partition, a column block of ``w`` and the update of one
+block (Matsushima et al. 2014, Algorithm 1; see :mod:`primaldual.solvers.dso`
+for the method).
+
+This is the part both the serial solver (:mod:`primaldual.solvers.dso`) and
+the Dask ring (:mod:`primaldual.distributed.ring`, one actor per row
+partition) run, so it sits below both: it imports only kernels and the model
+layer (``primaldual._util``).  The solver re-exports every public name here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._util import make_rng, seed_entropy, spawn_streams
+from ..kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, dso_block_kernel_packed,
+                           fill_chunk_order, fill_identity, layout_block_counts,
+                           layout_counts, layout_fill, pack_block, permute_block,
+                           unpack_block)
+
+__all__ = ["BlockLayout", "RowPartition", "WBlock", "DSOParams", "build_layout", "sigma",
+           "dso_block", "shuffle_layout", "partition_streams", "row_bounds", "col_bounds"]
+
+
+# ------------------------------------------------------------------ layout
+def sigma(q, r, p):
+    """Column block owned by partition ``q`` in inner iteration ``r`` (0-based)."""
+    return (q + r) % p
+
+
+def row_bounds(n, p):
+    """Contiguous row parts of (almost) equal size: ``I_q = [b[q], b[q+1])``."""
+    return np.array([(k * n) // p for k in range(p + 1)], dtype=np.int64)
+
+
+def col_bounds(col_cnt, p):
+    """Contiguous column parts with (almost) equal numbers of nonzeros.
+
+    Bounds are placed at the quantiles ``k |Omega| / p`` of the cumulative column
+    counts, then made strictly increasing so that every part is non-empty.
+    """
+    d = col_cnt.shape[0]
+    cum = np.cumsum(col_cnt)
+    total = cum[-1] if d else 0
+    b = np.zeros(p + 1, dtype=np.int64)
+    b[p] = d
+    for k in range(1, p):
+        b[k] = int(np.searchsorted(cum, k * total / p, side="left")) + 1
+    for k in range(1, p):                      # strictly increasing, room left for the rest
+        b[k] = min(max(b[k], b[k - 1] + 1), d - (p - k))
+    return b
+
+
+@dataclass
+class BlockLayout:
+    """The p x p partition of Omega, stored block by block (memory O(nnz)).
+
+    Entries are sorted by (row part q, column block r) and, inside a block, by
+    row.  ``rows`` are local to the row part (``i - row_bounds[q]``), ``cols``
+    local to the column block (``j - col_bounds[r]``).  Block ``(q, r)`` is
+    ``slice(block_ptr[q*p + r], block_ptr[q*p + r + 1])``; the blocks of row part
+    ``q`` are contiguous, which is what worker ``q`` holds.
+    """
+
+    p: int
+    n: int
+    d: int
+    row_bounds: np.ndarray
+    col_bounds: np.ndarray
+    block_ptr: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    row_cnt: np.ndarray      # |Omega_i| (float64)
+    col_cnt: np.ndarray      # |Omega-bar_j| (float64)
+
+    @property
+    def nnz(self) -> int:
+        return int(self.block_ptr[-1])
+
+    def block(self, q, r):
+        k = q * self.p + r
+        return slice(int(self.block_ptr[k]), int(self.block_ptr[k + 1]))
+
+    def block_sizes(self):
+        return np.diff(self.block_ptr).reshape(self.p, self.p)
+
+
+def build_layout(rows, p) -> BlockLayout:
+    """Build the block partition from the row view of the data (dense or CSR).
+
+    ``Omega`` holds the entries with ``x_ij != 0`` (explicit stored zeros are not
+    part of it).  Row and column counts come from one compiled pass, the block
+    order from a counting sort (``kernels.dso.layout_fill``) that keeps CSR
+    order inside each block: O(nnz) time, and no nnz-length temporary beyond
+    the layout itself (16 bytes per nonzero with int32 indices).
+    """
+    n, d = rows.n, rows.d
+    args = (rows.data, rows.indices, rows.indptr, rows.iptr)
+    row_cnt = np.zeros(n)
+    col_cnt = np.zeros(d)
+    layout_counts(*args, row_cnt, col_cnt)
+    rb = row_bounds(n, p)
+    cb = col_bounds(col_cnt, p)
+    col_block = (np.searchsorted(cb, np.arange(d), side="right") - 1).astype(np.int32)
+    block_ptr = np.zeros(p * p + 1, dtype=np.int64)
+    layout_block_counts(*args, p, rb, col_block, block_ptr[1:])
+    nnz = int(block_ptr.sum())
+    idx_t = np.int32 if max(n, d) < 2 ** 31 - 1 else np.int64
+    out_rows = np.empty(nnz, dtype=idx_t)
+    out_cols = np.empty(nnz, dtype=idx_t)
+    out_vals = np.empty(nnz, dtype=np.float64)
+    layout_fill(*args, p, rb, col_block, cb, block_ptr, out_rows, out_cols, out_vals)
+    return BlockLayout(
+        p=p, n=n, d=d, row_bounds=rb, col_bounds=cb, block_ptr=block_ptr,
+        rows=out_rows, cols=out_cols, vals=out_vals, row_cnt=row_cnt, col_cnt=col_cnt)
+
+
+# ------------------------------------------------------- worker-side pieces
+@dataclass
+class DSOParams:
+    """Scalars every block update needs (picklable, sent once to workers)."""
+
+    kind: int
+    loss_param: float
+    lam: float
+    l1: float
+    l1_prox: bool
+    R: float
+    step_mode: int
+    eta0: float
+    svrg: bool
+    chunk_order: bool = True
+
+
+@dataclass
+class RowPartition:
+    """What partition (worker) ``q`` owns: its rows' nonzeros grouped by column
+    block, its part of alpha and the per-row constants.  Never moves."""
+
+    q: int
+    p: int
+    row_start: int
+    block_ptr: np.ndarray    # (p+1,) local offsets of blocks (q, 0..p-1)
+    rows: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    perm: np.ndarray         # work buffer for the processing order
+    y: np.ndarray
+    cw: np.ndarray           # c_i / W
+    row_cnt: np.ndarray
+    a_lo: np.ndarray
+    a_hi: np.ndarray
+    alpha: np.ndarray
+    Ga: np.ndarray           # AdaGrad accumulators (size 0 unless adagrad)
+    a_snap: np.ndarray       # SVRG snapshot and full gradient (size 0 unless svrg)
+    Fa: np.ndarray
+    segs: np.ndarray = None  # work buffer of chunk indices (order="chunks")
+
+
+@dataclass
+class WBlock:
+    """Column block ``r`` of w and what travels with it around the ring."""
+
+    r: int
+    col_start: int
+    w: np.ndarray
+    col_cnt: np.ndarray
+    Gw: np.ndarray
+    w_snap: np.ndarray
+    Fw: np.ndarray
+
+
+def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
+              params: DSOParams, eta: float):
+    """Inner iteration ``r`` of partition ``q``: process block ``(q, sigma_r(q))``.
+
+    The order is drawn from ``rng`` (partition ``q``'s stream): with
+    ``params.chunk_order`` (``order="chunks"``) the block's chunks of
+    ``CHUNK`` stored nonzeros in a uniformly random order (the solver stores
+    each block's nonzeros in a random order once, :func:`shuffle_layout`);
+    otherwise a uniform random permutation of the block's nonzeros; the updates are
+    :func:`~primaldual.kernels.dso.dso_block_kernel`.  Only ``part.alpha`` (and
+    its accumulators) and ``wblk.w`` (and its accumulators) change.  Returns
+    ``(status, n_processed)``.
+    """
+    s = sigma(q, r, part.p)
+    if part.q != q or wblk.r != s:
+        raise ValueError(f"partition {part.q} / w block {wblk.r} do not match the schedule "
+                         f"(q={q}, r={r}, sigma_r(q)={s})")
+    lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
+    seg = part.perm[lo:hi]
+    if params.chunk_order:
+        k = -(-(hi - lo) // CHUNK)
+        segs = part.segs
+        if segs is None or segs.shape[0] < k:
+            segs = part.segs = np.empty(k, dtype=np.int64)
+        fill_identity(segs[:k])
+        rng.shuffle(segs[:k])
+        fill_chunk_order(segs, k, hi - lo, seg)
+    else:
+        fill_identity(seg)
+        rng.shuffle(seg)
+    # the packed kernel: one record per row and per column (see kernels.dso)
+    nq, dr = part.alpha.shape[0], wblk.w.shape[0]
+    PA, PW = _packed_buffers(part, nq, dr)
+    adagrad = params.step_mode == STEP_ADAGRAD
+    pack_block(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
+               part.a_snap, part.Fa, wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw,
+               adagrad, params.svrg, PA, PW)
+    status, pos = dso_block_kernel_packed(
+        part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo, PA, PW,
+        params.R, params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
+        params.step_mode, eta, params.eta0, params.svrg)
+    unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
+    return status, pos
+
+
+_PACKED = {}
+
+
+def _packed_buffers(part, nq, dr):
+    """Work buffers of the packed kernel, reused across calls (keyed by the
+    partition object and sizes; the contents are rebuilt by every call)."""
+    key = (id(part.alpha), nq, dr)
+    buf = _PACKED.get(key)
+    if buf is None:
+        if len(_PACKED) > 64:
+            _PACKED.clear()
+        buf = _PACKED[key] = (np.empty((nq, PA_STRIDE)), np.empty((dr, PW_STRIDE)))
+    return buf
+
+
+def shuffle_layout(layout, seed):
+    """Store every block's nonzeros in a uniformly random order (in place),
+    drawn from ``make_rng(seed)`` block by block."""
+    rng = make_rng(seed)
+    sizes = np.diff(layout.block_ptr)
+    m = int(sizes.max()) if sizes.size else 0
+    tmp_i = np.empty(m, dtype=layout.rows.dtype)
+    tmp_f = np.empty(m)
+    for b in range(sizes.size):
+        lo, hi = int(layout.block_ptr[b]), int(layout.block_ptr[b + 1])
+        if hi - lo > 1:
+            perm = rng.permutation(hi - lo)
+            permute_block(layout.rows[lo:hi], layout.cols[lo:hi], layout.vals[lo:hi], perm,
+                          tmp_i, tmp_f)
+
+
+def partition_streams(random_state, fallback_rng, p):
+    """``p`` independent generators: ``SeedSequence(random_state).spawn(p)``.
+
+    An int ``random_state`` seeds the SeedSequence directly (so the Dask version
+    reproduces the streams from the same seed); otherwise an entropy value is
+    drawn from ``fallback_rng`` (the solver's generator).
+    """
+    return spawn_streams(seed_entropy(random_state, fallback_rng), p)

@@ -1,0 +1,208 @@
+"""The solver side of partitioned (round-based) dual methods.
+
+:class:`RoundsMixin` gives a :class:`~primaldual.solvers._base.Solver` the
+state handling, rounds, certificate and engine selection that distributed
+mini-batch SDCA and CoCoA+ share (and that DSO can reuse).  The solver
+provides
+
+``round_spec()``      ``(mode, m, sigma_dot, gamma)`` of one round
+``steps_per_round``   elementary coordinate updates per round
+``eso_beta()``        the ESO factor ``beta`` of ``v_i = beta ||x_i||^2``
+
+and the mixin provides ``init_state``, ``advance``, ``certificate``,
+``get_state`` and ``set_state`` for the engine path.  The explicit state is
+``alpha``, the incremental ``v`` and the per-partition stream states; ``w``
+is ``v / lam``.
+
+Engines come from above.  The solvers sit below :mod:`primaldual.distributed`
+(kernels <- model <- solvers <- distributed <- estimators/CLI; see
+``tests/test_layers.py``), so nothing here imports the engines.  Instead
+:mod:`primaldual.distributed` hands them over when it is imported, with
+:func:`provide_engines` (``import primaldual`` imports it, so every solver
+sees them):
+
+``rounds_engine(problem, opts, distributed_input)``
+    the engine of a round-based solver (``LocalEngine`` in process,
+    ``DaskEngine`` with a client or partitioned input);
+``ring_engine(payloads, opts)``
+    the Dask actors of DSO's ring or PSGD's parts and their recovery
+    (``distributed.ring``);
+``partitioned_type``
+    the class of problems whose rows live on the workers
+    (``PartitionedProblem``);
+``mode_cocoa_sdca``
+    the round mode of CoCoA+ with the serial SDCA local solver
+    (``distributed.local_sdca``).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._util import seed_entropy
+from .._util.clients import check_client
+from ._base import _positive
+
+__all__ = ["RoundsMixin", "ENGINE_OPTIONS", "next_check_target", "provide_engines",
+           "engine_hook", "is_partitioned", "raise_nonfinite"]
+
+#: what primaldual.distributed supplies (see the module docstring)
+_ENGINES = {}
+_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type", "mode_cocoa_sdca")
+
+
+def provide_engines(**hooks):
+    """Called by :mod:`primaldual.distributed` on import: the engines and
+    constants the solvers use without importing the layer above."""
+    unknown = set(hooks) - set(_ENGINE_HOOKS)
+    if unknown:
+        raise TypeError(f"unknown engine hooks {sorted(unknown)}")
+    _ENGINES.update(hooks)
+
+
+def engine_hook(name):
+    """The hook ``name`` supplied by :mod:`primaldual.distributed`."""
+    try:
+        return _ENGINES[name]
+    except KeyError:
+        raise RuntimeError(f"no {name!r} registered: primaldual.distributed supplies the "
+                           f"engines when it is imported (import primaldual does)") from None
+
+
+def is_partitioned(problem) -> bool:
+    """True for a problem whose rows live on the workers (``PartitionedProblem``;
+    none can exist before :mod:`primaldual.distributed` is imported)."""
+    return isinstance(problem, _ENGINES.get("partitioned_type", ()))
+
+
+def raise_nonfinite(lam, row):
+    raise FloatingPointError(
+        f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
+        f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
+        f"or increase lam")
+
+
+#: options of every round-based solver (engine, placement, fault handling)
+ENGINE_OPTIONS = {
+    "n_partitions": 4,         # K (C in the mini-batch paper)
+    "client": None,            # dask.distributed.Client: run the partitions on it
+    "round_timeout": 120.0,    # seconds a Dask round may take before a clear error
+    "recovery_every": None,    # rounds between in-memory/disk recovery snapshots (Dask)
+    "recovery_dir": None,      # directory for recovery snapshots (Dask); None: client memory
+    "max_recoveries": 3,       # worker losses tolerated in one fit (Dask)
+}
+
+
+def next_check_target(done, unit, n, check_every, max_epochs):
+    """The iteration (or round) count at which the next check falls.
+
+    Checks sit on a fixed grid ``ceil(k * check_every * n / unit)``, capped by
+    ``ceil(max_epochs * n / unit)``, so that a run split by ``max_epochs`` and
+    resumed visits the same checks (which re-synchronize ``v``) as an
+    uninterrupted one: resume == uninterrupted, bit for bit.
+    """
+    per = check_every * n / unit
+    k = max(1, int(math.floor(done / per)))
+    while math.ceil(k * per - 1e-9) <= done:
+        k += 1
+    target = min(math.ceil(k * per - 1e-9), math.ceil(max_epochs * n / unit - 1e-9))
+    return max(int(target), done + 1)
+
+
+class RoundsMixin:
+    """See the module docstring."""
+
+    engine = None
+
+    # --------------------------------------------------------- helpers
+    def _validate_engine_options(self):
+        o = self.opts
+        K = o["n_partitions"]
+        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
+            raise ValueError(f"n_partitions must be a positive integer, got {K!r}")
+        _positive("round_timeout", o["round_timeout"])
+        if o["recovery_every"] is not None:
+            _positive("recovery_every", o["recovery_every"], integer=True)
+        _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
+        self.distributed_input = is_partitioned(self.problem)
+        if self.distributed_input:
+            if o["client"] is None:
+                o["client"] = self.problem.client
+            if self.warm_start is not None:
+                raise ValueError("warm_start is not supported for partitioned input (the "
+                                 "rows are on the workers)")
+            if K != self.problem.n_parts:
+                raise ValueError(f"n_partitions={K} but the partitioned input has "
+                                 f"{self.problem.n_parts} partitions (one per part file "
+                                 f"or chunk); set n_partitions={self.problem.n_parts}")
+        if o["client"] is not None:
+            self._check_client(o["client"])
+
+    _check_client = staticmethod(check_client)
+
+    def _make_engine(self):
+        return engine_hook("rounds_engine")(self.problem, self.opts, self.distributed_input)
+
+    # ----------------------------------------------------------- hooks
+    def engine_init_state(self, alpha0):
+        p = self.problem
+        self.engine = self._make_engine()
+        self.engine.set_curvature(self.eso_beta())
+        entropy = seed_entropy(self.random_state, self.rng)
+        states = self.engine.init_streams(entropy)
+        if alpha0 is None:
+            alpha = np.zeros(p.n)
+            v = np.zeros(p.d)
+        else:
+            alpha = alpha0
+            v = p.dual_image(alpha)
+        self.engine.set_state(alpha, v, states)
+        self.rounds = 0
+
+    def engine_advance(self, n_epochs, deadline):
+        p = self.problem
+        spr = self.steps_per_round
+        total = next_check_target(self.rounds, spr, p.n, self.check_every,
+                                  self.max_epochs) - self.rounds
+        mode, m, sigma_dot, gamma = self.round_spec()
+        chunk = total if deadline is None else max(1, math.ceil(total / 10))
+        done = 0
+        while done < total:
+            r = min(chunk, total - done)
+            self.feature_accesses += self.engine.run(mode, m, sigma_dot, gamma, r)
+            done += r
+            self.rounds += r
+            self.steps += r * spr
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    def engine_certificate(self):
+        v = self.engine.v
+        w = v / self.problem.lam
+        return self.engine.certificate(w)
+
+    def engine_get_state(self):
+        alpha, v, states = self.engine.get_state()
+        meta = {"rounds": int(self.rounds), "stream_states": states,
+                "backend": self.engine.backend}
+        return meta, {"alpha": alpha, "v": v}
+
+    def engine_set_state(self, meta, arrays):
+        if self.engine is None:
+            self.engine = self._make_engine()
+            self.engine.set_curvature(self.eso_beta())
+        states = meta["stream_states"]
+        if len(states) != self.engine.K:
+            raise ValueError(f"the checkpoint has {len(states)} partition streams but "
+                             f"n_partitions={self.engine.K}; resume with the same "
+                             f"n_partitions")
+        self.engine.set_state(np.asarray(arrays["alpha"], dtype=np.float64),
+                              np.asarray(arrays["v"], dtype=np.float64), states)
+        self.rounds = int(meta["rounds"])
+
+    def engine_trace_extras(self):
+        out = {"rounds": int(self.rounds)}
+        out.update(self.engine.info() if self.engine is not None else {})
+        return out

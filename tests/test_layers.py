@@ -1,0 +1,310 @@
+"""The import layers of primaldual (issue 13; docs/distributed.md, "Import direction").
+
+Every module under src/primaldual is parsed with ``ast`` (nothing is imported):
+
+* no import of a primaldual module inside a function or method body (such an
+  import is how a cycle hides; imports of optional third-party packages --
+  dask, distributed, matplotlib, tqdm, snapml, liblinear, lightning -- stay
+  lazy inside functions and are not checked here);
+* every module has a layer in ``LAYERS`` and imports, at module level, only
+  modules of its own layer or below;
+* the graph of module-level imports between packages has no cycle.
+
+A new module must be given a layer here (an unmapped module fails), so the map
+is kept up to date.
+"""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PKG = "primaldual"
+
+#: The layers, lowest first.  A key ending in ".*" covers a package and every
+#: module in it; any other key is one module.  A module below may never import
+#: a module above at module level.
+#:   0 kernels      the numba kernels
+#:   1 model        problem, losses, penalties, data, datasets, helpers, extras and
+#:                  the per-block maths shared by solvers and their engines (blocks)
+#:   2 solvers      the solvers (they get their engines from layer 3 through
+#:                  solvers._rounds.provide_engines, never by importing it)
+#:   3 distributed  engines, Dask actors, partitioned problems
+#:   4 front ends   estimators, regularization path, model files (model_io imports
+#:                  the estimators to rebuild them), the Dask estimators, CLI, demo,
+#:                  bench, and the package's own __init__ / __main__
+LAYERS = {
+    "primaldual.kernels.*": 0,
+    "primaldual.problem": 1,
+    "primaldual.losses": 1,
+    "primaldual.penalties": 1,
+    "primaldual.data": 1,
+    "primaldual.datasets.*": 1,
+    "primaldual._util.*": 1,
+    "primaldual._extras": 1,
+    "primaldual.blocks.*": 1,
+    "primaldual.solvers.*": 2,
+    "primaldual.distributed.*": 3,
+    "primaldual.estimators": 4,
+    "primaldual.regpath": 4,
+    "primaldual.model_io": 4,
+    "primaldual.dask": 4,
+    "primaldual.cli": 4,
+    "primaldual.demo": 4,
+    "primaldual.bench.*": 4,
+    "primaldual.__main__": 4,
+    "primaldual": 4,
+}
+
+#: (module, imported module) pairs allowed inside a function, with the reason.
+#: Keep it empty: hoist the import, or move the shared code down a layer.
+LOCAL_IMPORT_ALLOWED: dict = {}
+
+
+# ---------------------------------------------------------------- the checker
+def module_name(path: Path, root: Path = SRC) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def all_modules(root: Path = SRC) -> dict:
+    """module name -> path, for every .py file of the package."""
+    return {module_name(p, root): p for p in sorted((root / PKG).rglob("*.py"))}
+
+
+def layer_of(module: str, layers: dict = LAYERS):
+    """The layer of ``module``, or None when the map does not cover it."""
+    if module in layers:
+        return layers[module]
+    parts = module.split(".")
+    for k in range(len(parts), 0, -1):
+        key = ".".join(parts[:k]) + ".*"
+        if key in layers:
+            return layers[key]
+    return None
+
+
+def _resolve(module: str, is_pkg: bool, node, known) -> list:
+    """The primaldual modules an import statement loads (a name imported from a
+    package counts as its submodule when there is one, else as the package)."""
+    if isinstance(node, ast.Import):
+        targets = [a.name for a in node.names]
+    else:
+        if node.level:
+            base = module.split(".")
+            if not is_pkg:
+                base = base[:-1]
+            base = base[:len(base) - (node.level - 1)]
+            mod = ".".join(base + ([node.module] if node.module else []))
+        else:
+            mod = node.module or ""
+        targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod
+                   for a in node.names]
+    out = []
+    for t in targets:
+        if t.split(".")[0] != PKG:
+            continue
+        while t not in known and "." in t:     # an attribute of a module
+            t = t.rpartition(".")[0]
+        out.append(t)
+    return sorted(set(out))
+
+
+def scan(source: str, module: str, is_pkg: bool = False, known=None):
+    """``(module_level, local)`` primaldual imports of one module's source:
+    ``module_level`` a set of module names, ``local`` a list of
+    ``(lineno, function, module)`` for imports inside a function body."""
+    known = set(all_modules()) if known is None else set(known)
+    tree = ast.parse(source)
+    top, local = set(), []
+
+    def visit(node, func):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, getattr(child, "name", "<lambda>"))
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                for t in _resolve(module, is_pkg, child, known):
+                    if func is None:
+                        top.add(t)
+                    else:
+                        local.append((child.lineno, func, t))
+            else:
+                visit(child, func)
+
+    visit(tree, None)
+    top.discard(module)
+    return top, local
+
+
+def package_of(module: str) -> str:
+    """The node of the package graph: ``primaldual.<first part>`` (the package's
+    own ``__init__`` is ``primaldual``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def check(modules: dict, layers: dict = LAYERS, allowed: dict = LOCAL_IMPORT_ALLOWED):
+    """Every violation in ``modules`` (name -> source text, or path), as text lines;
+    also returns the module-level import graph between packages."""
+    known = set(modules)
+    problems = []
+    graph = defaultdict(set)
+    for mod, src in sorted(modules.items()):
+        text = src.read_text() if isinstance(src, Path) else src
+        is_pkg = (src.name == "__init__.py" if isinstance(src, Path)
+                  else any(k.startswith(mod + ".") for k in known))
+        top, local = scan(text, mod, is_pkg, known)
+        for lineno, func, target in local:
+            if (mod, target) not in allowed:
+                problems.append(f"{mod}:{lineno}: imports {target} inside {func}() "
+                                f"(hoist it to module level)")
+        lay = layer_of(mod, layers)
+        if lay is None:
+            problems.append(f"{mod}: no layer in LAYERS (add it to tests/test_layers.py)")
+            continue
+        for target in sorted(top):
+            tl = layer_of(target, layers)
+            if tl is not None and tl > lay:
+                problems.append(f"{mod} (layer {lay}) imports {target} (layer {tl}) at "
+                                f"module level")
+            if package_of(target) != package_of(mod):
+                graph[package_of(mod)].add(package_of(target))
+    cycle = find_cycle(graph)
+    if cycle:
+        problems.append("package import cycle: " + " -> ".join(cycle))
+    return problems, graph
+
+
+def find_cycle(graph):
+    """One cycle of the directed graph as a list of nodes, or None."""
+    state = {}
+
+    def dfs(u, path):
+        state[u] = 1
+        path.append(u)
+        for v in sorted(graph.get(u, ())):
+            if state.get(v) == 1:
+                return path[path.index(v):] + [v]
+            if v not in state:
+                found = dfs(v, path)
+                if found:
+                    return found
+        path.pop()
+        state[u] = 2
+        return None
+
+    for u in sorted(graph):
+        if u not in state:
+            found = dfs(u, [])
+            if found:
+                return found
+    return None
+
+
+# ------------------------------------------------------------------- the tests
+def test_the_package_follows_the_layers():
+    problems, _ = check(all_modules())
+    assert not problems, "\n".join(problems)
+
+
+def test_every_layer_key_names_existing_modules():
+    mods = all_modules()
+    for key in LAYERS:
+        if key.endswith(".*"):
+            assert any(m == key[:-2] or m.startswith(key[:-1]) for m in mods), key
+        else:
+            assert key in mods, key
+
+
+def test_solvers_never_import_distributed():
+    """Stated separately: the direction the issue is about."""
+    for mod, path in all_modules().items():
+        if mod.startswith("primaldual.solvers"):
+            top, local = scan(path.read_text(), mod, path.name == "__init__.py")
+            assert not [t for t in top if t.startswith("primaldual.distributed")], mod
+            assert not local, mod
+
+
+def test_the_distributed_layer_hands_the_engines_to_the_solvers():
+    """The solvers get their engines from above (solvers._rounds.provide_engines),
+    and ``import primaldual`` puts every hook in place."""
+    import primaldual  # noqa: F401
+    from primaldual.distributed import PartitionedProblem
+    from primaldual.distributed.ring import ring_engine
+    from primaldual.distributed.rounds import make_engine
+    from primaldual.solvers import _rounds
+
+    assert set(_rounds._ENGINES) == set(_rounds._ENGINE_HOOKS)
+    assert _rounds.engine_hook("rounds_engine") is make_engine
+    assert _rounds.engine_hook("ring_engine") is ring_engine
+    assert _rounds.engine_hook("partitioned_type") is PartitionedProblem
+    with pytest.raises(RuntimeError, match="primaldual.distributed supplies"):
+        _rounds.engine_hook("no_such_hook")
+
+
+# ----------------------------------------------- the checker catches what it should
+KNOWN = ["primaldual", "primaldual.solvers", "primaldual.solvers.dso",
+         "primaldual.distributed", "primaldual.distributed.ring", "primaldual.blocks",
+         "primaldual.blocks.dso", "primaldual.kernels", "primaldual.kernels.dso"]
+
+
+def _modules(**sources):
+    """name -> source, with every KNOWN module present and empty."""
+    mods = dict.fromkeys(KNOWN, "")
+    mods.update({k.replace("__", "."): v for k, v in sources.items()})
+    return mods
+
+
+def test_checker_reports_a_function_local_import():
+    """The cycle of issue 13: ring.py importing solvers.dso inside a method."""
+    ring = ("class DSOPartitionActor:\n"
+            "    def step(self):\n"
+            "        from ..solvers.dso import dso_block\n"
+            "        return dso_block\n")
+    problems, _ = check(_modules(primaldual__distributed__ring=ring))
+    assert problems == ["primaldual.distributed.ring:3: imports primaldual.solvers.dso "
+                        "inside step() (hoist it to module level)"]
+    # absolute and nested forms too
+    src = "def f():\n    def g():\n        import primaldual.solvers.dso as d\n"
+    problems, _ = check(_modules(primaldual__blocks__dso=src))
+    assert len(problems) == 1 and "inside g()" in problems[0]
+
+
+def test_checker_reports_an_upward_import_and_the_cycle():
+    """solvers.dso importing distributed.ring at module level (while ring imports
+    solvers.dso) breaks the layers and closes a package cycle."""
+    problems, graph = check(_modules(
+        primaldual__solvers__dso="from ..distributed.ring import place\n",
+        primaldual__distributed__ring="from ..solvers.dso import dso_block\n"))
+    assert ("primaldual.solvers.dso (layer 2) imports primaldual.distributed.ring "
+            "(layer 3) at module level") in problems
+    assert any(p.startswith("package import cycle: ") for p in problems)
+    assert graph["primaldual.solvers"] == {"primaldual.distributed"}
+
+
+def test_checker_allows_imports_downwards_and_of_third_party_packages():
+    problems, graph = check(_modules(
+        primaldual__distributed__ring=("from ..blocks.dso import dso_block\n"
+                                       "def f():\n    import dask.array\n"
+                                       "    from distributed import Client\n"),
+        primaldual__blocks__dso="from ..kernels.dso import x\n"))
+    assert problems == []
+    assert graph["primaldual.distributed"] == {"primaldual.blocks"}
+
+
+def test_checker_rejects_an_unmapped_module():
+    problems, _ = check(_modules(primaldual__newthing="import numpy\n"))
+    assert problems == ["primaldual.newthing: no layer in LAYERS (add it to "
+                        "tests/test_layers.py)"]
+
+
+@pytest.mark.parametrize("module, layer", [
+    ("primaldual.kernels.dso", 0), ("primaldual.blocks.psgd", 1), ("primaldual._util", 1),
+    ("primaldual.solvers._rounds", 2), ("primaldual.distributed.ring", 3),
+    ("primaldual.bench.presets.dso_paper", 4), ("primaldual", 4), ("primaldual.nope", None)])
+def test_layer_of(module, layer):
+    assert layer_of(module) == layer
