@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import operator
 import os
+import queue
 import threading
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
 
 __all__ = ["resolve_n_jobs", "run_threads"]
 
@@ -49,8 +50,8 @@ def run_threads(task, n_tasks, n_threads=None):
     """
     stop = threading.Event()
     interrupted = False
-    ex = _pool(n_tasks if n_threads is None else int(n_threads))
-    futures = [ex.submit(task, k, stop) for k in range(n_tasks)]
+    workers = _pool(n_tasks if n_threads is None else int(n_threads))
+    futures = [workers.submit(k, task, k, stop) for k in range(n_tasks)]
     pending = set(futures)
     while pending:
         try:
@@ -64,16 +65,45 @@ def run_threads(task, n_tasks, n_threads=None):
     return [f.result() for f in futures], interrupted
 
 
+class _Workers:
+    """``n`` threads started once, each with its own queue: task ``k`` runs on
+    thread ``k mod n``, so ``n`` tasks always run on ``n`` threads at once.
+    (A ``ThreadPoolExecutor`` spawns threads lazily and hands a task to any idle
+    thread, so it does not promise that ``n`` tasks run on ``n`` distinct
+    threads; the slices of an SDCA pass must.)"""
+
+    def __init__(self, n):
+        self.queues = [queue.SimpleQueue() for _ in range(n)]
+        for i, q in enumerate(self.queues):
+            threading.Thread(target=self._loop, args=(q,), daemon=True,
+                             name=f"primaldual-{n}-{i}").start()
+
+    @staticmethod
+    def _loop(q):
+        while True:
+            fut, fn, args = q.get()
+            if not fut.set_running_or_notify_cancel():
+                continue
+            try:
+                fut.set_result(fn(*args))
+            except BaseException as exc:          # handed to the caller
+                fut.set_exception(exc)
+
+    def submit(self, k, fn, *args) -> Future:
+        fut = Future()
+        self.queues[k % len(self.queues)].put((fut, fn, args))
+        return fut
+
+
 _POOLS: dict = {}
 _POOLS_LOCK = threading.Lock()
 
 
-def _pool(n_threads) -> ThreadPoolExecutor:
-    """One pool of ``n_threads`` threads per size, kept for the process: a
+def _pool(n_threads) -> _Workers:
+    """One set of ``n_threads`` threads per size, kept for the process: a
     solver with shrinking runs a pass per call, and passes can be short."""
     with _POOLS_LOCK:
-        ex = _POOLS.get(n_threads)
-        if ex is None:
-            ex = _POOLS[n_threads] = ThreadPoolExecutor(
-                max_workers=n_threads, thread_name_prefix=f"primaldual-{n_threads}")
-        return ex
+        workers = _POOLS.get(n_threads)
+        if workers is None:
+            workers = _POOLS[n_threads] = _Workers(n_threads)
+        return workers
