@@ -65,15 +65,17 @@ Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
 passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
 2015) with thread-local dual images, as in Snap ML's SySCD (Ioannou et al.,
 NeurIPS 2019).  Each pass (a random order of the coordinates not shrunk,
-drawn by the driver from ``random_state``) is cut into ``k`` contiguous
-slices, and ``k`` threads run the serial kernel
-:func:`~primaldual.kernels.sdca.sdca_epoch` on their slices at once.
+drawn by the driver from ``random_state``) is cut into contiguous chunks of
+about ``CHUNK_NNZ`` (200,000) stored entries (``k`` to ``16 k`` of them), and
+``k`` threads take the chunks in turn and run the serial kernel
+:func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a thread slowed by
+other work on its core takes fewer.
 ``alpha_i`` has one writer per pass.  Each thread steps on its own copy of
 the dual image ``v`` (:class:`~primaldual.kernels.sdca.ThreadCopy`): every
 ``sync_every`` updates it adds its change since the last sync, ``v - base``,
 to the shared image and refreshes its copy from it
 (:func:`~primaldual.kernels.sdca.sync_copy`, one pass over the ``d``
-entries), and once more at the end of its slice.  So a step's margin misses
+entries), and once more at the end of the pass.  So a step's margin misses
 at most the other threads' last ``sync_every`` updates (PASSCoDe's bounded
 delay), and no two cores write the same cache lines between syncs.  Writing
 one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
@@ -132,6 +134,7 @@ Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -164,6 +167,11 @@ ATOMIC_OVERLAP = 0.3
 #: (SYNC_STALENESS / mean row cosine)^2), SYNC_MIN, SYNC_MAX) updates (the CCAT
 #: shape: ~5,000; covtype: 8; see the module docstring)
 SYNC_COST_RATIO = 8.0
+#: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
+#: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
+#: per thread)
+CHUNK_NNZ = 200_000
+MAX_CHUNKS_PER_THREAD = 16
 SYNC_STALENESS = 2.5
 SYNC_MIN = 4
 SYNC_MAX = 8192
@@ -373,8 +381,8 @@ class SDCASolver(Solver):
 
     def _advance_threads(self, target, deadline):
         """Steps up to ``target`` on ``n_threads`` threads: each pass is cut into
-        ``n_threads`` contiguous slices, run at once by :func:`sdca_epoch` on
-        the shared ``alpha`` and ``v`` (see the module docstring, "Threads")."""
+        chunks that the threads take in turn and run with :func:`sdca_epoch`,
+        each on its copy of ``v`` (see the module docstring, "Threads")."""
         p = self.problem
         K = self.n_threads
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
@@ -392,23 +400,41 @@ class SDCASolver(Solver):
                     return self._advance_shrinking(target, deadline)
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
-            cuts = np.linspace(self.pos, stop, K + 1).round().astype(np.int64)
+            # the pass in chunks that the threads take in turn (a thread slowed by
+            # other work on its core takes fewer): about CHUNK_NNZ entries each,
+            # K to MAX_CHUNKS_PER_THREAD * K of them
+            est = (stop - self.pos) * p.nnz / max(p.n, 1)
+            n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, est // CHUNK_NNZ)))
+            chunks = np.linspace(self.pos, stop, n_chunks + 1).round().astype(np.int64)
+            next_chunk = itertools.count().__next__     # atomic under the GIL
             shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
 
             def task(k, stop_flag):
-                if not self.sync_every:        # PASSCoDe: every step writes the one v
-                    return sdca_epoch(rows, spec, state, order, cuts[k], cuts[k + 1], 0,
-                                      -1, shrink, no_avg, self.thread_prox[k], self.atomic)
-                # this thread's copy and its base: one snapshot (the other
-                # threads may already be adding to self.v)
-                mine = self.v.copy()
-                local = state._replace(v=mine)
-                copy = ThreadCopy(mine.copy(), self.v, np.zeros(1, np.int64),
-                                  self.sync_every, self.atomic)
-                res = sdca_epoch(rows, spec, local, order, cuts[k], cuts[k + 1], 0, -1,
-                                 shrink, no_avg, self.thread_prox[k], self.atomic, copy)
-                sync_copy(local.v, copy)
-                return res
+                copy, local = None, state
+                if self.sync_every:
+                    # this thread's copy of v and its base: one snapshot (the
+                    # other threads may already be adding to self.v)
+                    mine = self.v.copy()
+                    local = state._replace(v=mine)
+                    copy = ThreadCopy(mine.copy(), self.v, np.zeros(1, np.int64),
+                                      self.sync_every, self.atomic)
+                status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
+                while not stop_flag.is_set():
+                    c = next_chunk()
+                    if c >= n_chunks:
+                        break
+                    res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1],
+                                     0, -1, shrink, no_avg, self.thread_prox[k],
+                                     self.atomic, copy)
+                    steps += res.steps
+                    acc += res.accesses
+                    up, down = max(up, res.max_up), max(down, res.max_down)
+                    if res.status != 0:
+                        status, pos = res.status, res.pos
+                        break
+                if copy is not None:
+                    sync_copy(local.v, copy)
+                return status, pos, steps, acc, up, down
 
             results, interrupted = run_threads(task, K)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
