@@ -238,3 +238,31 @@ def test_iterates_stay_dual_feasible_under_clipping(agg):
     m = solve(X, y, loss="hinge", lam=1e-4, solver="minibatch_sdca", batch_size=64,
               step="average", tol=0, max_epochs=8, random_state=0)
     assert (m.dual_coef * y).min() >= 0.0 and (m.dual_coef * y).max() <= 1.0
+
+
+@pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
+def test_threads_inside_one_partition_reach_the_optimum(loss, monkeypatch):
+    """One partition and n_jobs = 3: the threads run inside its local SDCA
+    (asynchronous; each on its own copy of the local image); the run still
+    certifies the optimum of the serial solver."""
+    import primaldual.distributed.local_sdca as local_sdca
+    calls = []
+    real = local_sdca._threaded_passes
+
+    def counting(*args):
+        calls.append(args[-2])                 # the number of threads
+        return real(*args)
+    monkeypatch.setattr(local_sdca, "_threaded_passes", counting)
+    if loss == "squared":
+        X, y = make_regression_data(n=600, d=30, seed=8)
+    else:
+        X, y = make_classification_data(n=600, d=30, seed=8)
+    ref = solve(X, y, loss=loss, lam=1e-2, solver="sdca", tol=1e-11, max_epochs=2000)
+    res = solve(X, y, loss=loss, lam=1e-2, solver="cocoa", n_partitions=1, n_jobs=3,
+                tol=1e-8, max_epochs=2000, random_state=1)
+    assert calls and set(calls) == {3}
+    assert res.converged and res.rel_gap <= 1e-8
+    assert res.primal == pytest.approx(ref.primal, rel=1e-7)
+    # the certificate is that of (w(alpha), alpha), recomputed here
+    c = sp.csr_matrix(X).T @ res.dual_coef / X.shape[0]
+    np.testing.assert_allclose(res.coef, c / 1e-2, rtol=0, atol=1e-9)

@@ -43,6 +43,20 @@ def test_dask_equals_local(client, data, solver, opts):
     assert dist.trace[-1]["round_ms"] > 0
 
 
+def test_dask_threads_inside_each_worker(client, data):
+    """n_jobs with a client: threads inside each worker's local SDCA; the run
+    certifies the serial optimum (the iterates are not bitwise those of a
+    local run: the local solver is asynchronous)."""
+    X, y = data
+    ref = solve(X, y, loss="logistic", lam=1e-2, solver="sdca", tol=1e-11,
+                max_epochs=2000)
+    res = solve(X, y, loss="logistic", lam=1e-2, solver="cocoa", n_partitions=2,
+                n_jobs=2, client=client, tol=1e-8, max_epochs=2000, random_state=3)
+    assert res.converged and res.rel_gap <= 1e-8
+    assert res.primal == pytest.approx(ref.primal, rel=1e-7)
+    assert res.state.meta["backend"] == "dask"
+
+
 def _write_parts(tmp_path, X, y, sizes):
     from sklearn.datasets import dump_svmlight_file
     paths, a = [], 0

@@ -24,6 +24,7 @@ from ..kernels.minibatch import partition_rounds
 from ..kernels.objective import certificate_pass
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
+from ..solvers.sdca import auto_sync_every
 from .local_sdca import MODE_COCOA_SDCA, local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
@@ -98,6 +99,7 @@ class PartitionBlock:
         self.spec = StepSpec(self.kind, self.p, self.lam, 0.0, 1.0 / self.W)
         self.logit = np.full(self.n if self.kind == LOGISTIC else 0, np.nan)
         self.n_jobs = 1
+        self._sync_every = None
         self._changes = None
 
     # ------------------------------------------------------------ setup
@@ -161,6 +163,12 @@ class PartitionBlock:
 
     def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
         acc = 0
+        # one partition and several threads (a Dask worker with n_jobs cores):
+        # the threads run inside its local solver; several partitions: one
+        # partition per thread
+        inner = self.n_jobs if self.K == 1 and self.n_jobs > 1 else 1
+        if inner > 1 and self._sync_every is None:
+            self._sync_every = auto_sync_every(self.rows)
         for r in range(n_rounds):
             def task(k, stop):
                 a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
@@ -168,7 +176,7 @@ class PartitionBlock:
                     return 0, -1, 0, np.zeros(0, np.int64), np.zeros(0)
                 return local_sdca_round(self.rows_view, self.spec, self.alpha, self.v,
                                         self.logit, a, b, H, sigma_prime, gamma,
-                                        self.rngs[k])
+                                        self.rngs[k], inner, self._sync_every or 0)
 
             if self.n_jobs > 1 and self.K > 1:
                 results, _ = run_threads(task, self.K, n_threads=min(self.n_jobs, self.K))

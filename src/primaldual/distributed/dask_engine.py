@@ -73,6 +73,7 @@ class PartitionSet:
         self.K = len(self.sources)
         self.config = None
         self.beta = None
+        self.n_jobs = None
         workers = _workers(client)
         if not workers:
             raise WorkerLostError("the Dask client has no workers; start some or wait "
@@ -179,6 +180,8 @@ class PartitionSet:
                 self.wait([self.actors[k].configure(*self.config)], "configure")
             if self.beta is not None:
                 self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature")
+            if self.n_jobs is not None:
+                self.wait([self.actors[k].set_threads(self.n_jobs)], "set_threads")
 
     def configure(self, *config):
         self.config = config
@@ -187,6 +190,11 @@ class PartitionSet:
     def set_curvature(self, beta):
         self.beta = float(beta)
         self.call_all("set_curvature", self.beta)
+
+    def set_threads(self, n_jobs):
+        """Threads inside each worker's partition (kept for replaced actors)."""
+        self.n_jobs = int(n_jobs)
+        self.call_all("set_threads", self.n_jobs)
 
 
 class DaskEngine(Engine):
@@ -248,6 +256,9 @@ class DaskEngine(Engine):
     # ------------------------------------------------------------- state
     def set_curvature(self, beta):
         self.pset.set_curvature(beta)
+
+    def set_threads(self, n_jobs):
+        self.pset.set_threads(n_jobs)
 
     def _push_state(self, alpha_blocks, v, rng_states):
         futs = [self.pset.actors[k].set_state(alpha_blocks[k], v, rng_states[k])

@@ -91,6 +91,11 @@ class LocalEngine(Engine):
     def set_curvature(self, beta):
         self.block.set_curvature(beta)
 
+    def set_threads(self, n_jobs):
+        """Threads for the block's rounds: one partition per thread, or, with
+        one partition, threads inside its local solver."""
+        self.block.n_jobs = int(n_jobs)
+
     def set_state(self, alpha, v, rng_states):
         self.block.set_state(alpha, v, rng_states)
 

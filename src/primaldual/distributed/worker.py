@@ -99,6 +99,11 @@ class PartitionActor:
         self.block.set_curvature(beta)
         return True
 
+    def set_threads(self, n_jobs):
+        """Threads this partition's local solver runs on (CoCoA+ with SDCA)."""
+        self.block.n_jobs = int(n_jobs)
+        return True
+
     def set_state(self, alpha, v, rng_state):
         self.block.set_state(alpha, v, [rng_state])
         return True

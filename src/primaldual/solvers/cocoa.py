@@ -57,10 +57,17 @@ local_solver : "sdca" | "uniform", default "sdca"
     "uniform": the paper's LocalSDCA (Algorithm 2), ``i`` uniform with
     replacement (the reduction to mini-batch SDCA below holds for it).
 n_jobs : int or None
-    In-process runs: the partitions of a round run at once on up to
-    ``n_jobs`` threads (-1: all cores).  A partition's round does not depend
-    on the others', so the iterates are the same for every ``n_jobs``
-    (bitwise).  On Dask, run one worker per core instead.
+    In-process runs with several partitions: the partitions of a round run at
+    once on up to ``n_jobs`` threads (-1: all cores).  A partition's round
+    does not depend on the others', so the iterates are the same for every
+    ``n_jobs`` (bitwise).  With ``client`` (one partition per Dask actor), or
+    in process with one partition: the threads run *inside* each
+    partition's local SDCA (``local_solver="sdca"``), asynchronously as the
+    threaded serial SDCA does (:mod:`primaldual.distributed.local_sdca`);
+    the local solver's result then depends on how the threads interleave, so
+    such runs are not bitwise repeatable, and Dask runs equal local runs only
+    with ``n_jobs`` 1.  On Dask, ``-1`` means the cores of the client's
+    machine: give a number when the workers' machines differ.
 client, round_timeout, recovery_every, recovery_dir, max_recoveries :
     Dask engine options, see ``docs/distributed.md``.
 
@@ -91,10 +98,10 @@ class CoCoASolver(RoundsMixin, Solver):
         _check_choice("aggregation", o["aggregation"], ("adding", "averaging"))
         _check_choice("local_solver", o["local_solver"], ("sdca", "uniform"))
         self.n_jobs = resolve_n_jobs(o["n_jobs"])
-        if self.n_jobs > 1 and o["client"] is not None:
-            raise ValueError("n_jobs sets the threads of an in-process run (one per "
-                             "partition at most); on Dask run one worker per core "
-                             "(threads_per_worker=1) instead")
+        if self.n_jobs > 1 and o["local_solver"] != "sdca" and o["client"] is not None:
+            raise ValueError("n_jobs with a client runs threads inside each worker's "
+                             "local SDCA (local_solver='sdca'); the uniform local "
+                             "solver runs on one thread per partition")
         if o["n_partitions"] is None:
             # in process: one partition per thread (CoCoA+'s sigma' = K damps every
             # local step, so more partitions than threads only cost epochs)
@@ -134,9 +141,8 @@ class CoCoASolver(RoundsMixin, Solver):
         self._set_threads()
 
     def _set_threads(self):
-        block = getattr(self.engine, "block", None)       # the in-process engine
-        if block is not None:
-            block.n_jobs = self.n_jobs
+        if self.n_jobs > 1 or getattr(self.engine, "block", None) is not None:
+            self.engine.set_threads(self.n_jobs)
 
     def advance(self, n_epochs, deadline):
         self.engine_advance(n_epochs, deadline)
