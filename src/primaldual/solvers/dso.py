@@ -484,11 +484,10 @@ def adagrad_w_scale(problem):
     width 1 whatever the data (Appendix A's projections), hence ``eta0 = 0.5``.
     ``w`` does not: scaling the rows by ``s`` maps the problem at ``lam`` to the
     unscaled one at ``lam / s^2`` with ``w -> w / s`` (``x_i . w`` and the dual
-    are unchanged), so ``w``'s step should shrink by ``s`` too.  Algorithm 1
-    assumes ``||x_i|| <= 1`` (where this factor is 1 and nothing changes); the
-    factor puts the rows' scale back into the ``w`` side, and makes the default
-    run on ``c X`` at ``lam`` take the steps of the run on ``X`` at ``lam / c^2``
-    (tested).  Measured effect on binary unnormalized w8a-shaped rows (norms up
+    are unchanged), so ``w``'s step should shrink by ``s`` too.  On unit-norm
+    rows the factor is 1 and nothing changes; otherwise it puts the rows' scale
+    into the ``w`` side, and the default run on ``c X`` at ``lam`` takes the
+    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on binary unnormalized w8a-shaped rows (norms up
     to ~12): docs/reproducing-dso.md, section 6b.  The largest row is the
     conservative choice (it bounds ``|x_i . w|`` changes); one very long row
     makes every ``w`` step small.
