@@ -12,6 +12,7 @@ from sklearn.preprocessing import normalize
 
 import primaldual
 from primaldual.bench import config as C
+from primaldual.bench.data import clear_memory_cache, load_data
 from primaldual.bench.harness import compute_reference, run_bench
 from primaldual.bench.peers import PEERS, budget_schedule, liblinear_options
 from primaldual.bench.report import deterministic_view
@@ -431,6 +432,30 @@ def test_bench_registry_random_subsample_and_parsed_cache(toy_registry, tmp_path
     d2 = load_data(spec)                                        # from the .npz, same draw
     np.testing.assert_array_equal(d2.X.toarray(), d.X.toarray())
     np.testing.assert_array_equal(d2.y, d.y)
+
+
+def test_planted_source_draws_make_planted_text():
+    """``planted:SHAPE`` is make_planted_text's draw (n + n_test rows of one seed,
+    the first n for training, unit rows), not make_synthetic's; unknown shapes are
+    errors naming the planted shapes."""
+    spec = C.DatasetSpec.parse({"name": "planted:Real-Sim", "n": 1500, "n_test": 500,
+                                "seed": 4})
+    assert (spec.source, spec.name, spec.display) == ("planted", "real-sim",
+                                                      "planted:real-sim[n=1500]")
+    clear_memory_cache()
+    d = load_data(spec)
+    X, y, _ = primaldual.datasets.make_planted_text("real-sim", n_samples=2000,
+                                                    random_state=4)
+    np.testing.assert_array_equal(d.y, y[:1500])
+    np.testing.assert_array_equal(d.y_test, y[1500:])
+    np.testing.assert_allclose(d.X.toarray(), normalize(X[:1500]).toarray(), rtol=1e-12)
+    assert "planted-text real-sim" in d.note
+    Xs, ys, _ = primaldual.datasets.make_synthetic("real-sim", n_samples=2000, random_state=4)
+    assert not np.array_equal(ys[:1500], d.y)
+    with pytest.raises(ValueError, match="unknown planted shape 'rcv1'.*news20, real-sim"):
+        C.DatasetSpec.parse("planted:rcv1")
+    with pytest.raises(ValueError, match="source must be one of .*planted"):
+        C.DatasetSpec.parse({"name": "x", "source": "plant"})
 
 
 def test_bench_file_source_uses_the_loader_errors(tmp_path):

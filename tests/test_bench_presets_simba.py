@@ -71,9 +71,9 @@ def test_full_config(with_reuters):
         specs = {d.display: d for d in e.datasets}
         assert list(specs) == ["reuters", "news20-shaped", "real-sim-shaped"]
         news, rs = specs["news20-shaped"], specs["real-sim-shaped"]
-        assert (news.source, news.name, news.n, news.n_test) == ("synthetic", "news20",
+        assert (news.source, news.name, news.n, news.n_test) == ("planted", "news20",
                                                                  8000, 11996)
-        assert (rs.source, rs.name, rs.n, rs.n_test) == ("synthetic", "real-sim",
+        assert (rs.source, rs.name, rs.n, rs.n_test) == ("planted", "real-sim",
                                                          20000, 52309)
         assert e.max_epochs == 20.0 and e.check_every == 0.05
     assert len(_grid(cfg)) == 3 * (3 + len(S.NUS)) * 10

@@ -10,12 +10,13 @@ import pytest
 import scipy.sparse as sp
 
 import primaldual
+from primaldual.datasets import make_synthetic
 from primaldual.kernels import loss_kernels as LK
 from primaldual.kernels.dso import STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
-from primaldual.solvers.dso import (box_radius, build_layout, dual_bounds, saddle_gap,
-                                    sigma)
+from primaldual.solvers.dso import (adagrad_w_scale, box_radius, build_layout,
+                                    dual_bounds, saddle_gap, sigma)
 
 from conftest import load_binary, make_classification_data
 
@@ -367,6 +368,54 @@ def test_defaults_meet_1e_3_on_a_held_out_w8a_shaped_set(loss):
                            check_every=200, tol=0.0, random_state=0)
     assert (res.primal - opt) / opt <= 1e-3, (res.primal - opt) / opt
     assert res.gap >= 0 and res.dual <= opt * (1 + 1e-12)
+
+
+def _binary_w8a_shaped(n, seed):
+    """make_synthetic's w8a shape with every stored value set to 1 (binary rows, as
+    the real w8a; row norms sqrt(|Omega_i|), ~3.3 on average, up to ~12)."""
+    X, y, _ = make_synthetic((n, 300, 0.04), random_state=seed)
+    X = X.copy()
+    X.data[:] = 1.0
+    return X, y
+
+
+def test_default_adagrad_w_step_follows_the_row_scale():
+    """Rows scaled by c at lam are the unscaled problem at lam / c^2 with w -> w / c;
+    with the default eta0 (w steps times 1 / max_i ||x_i||) DSO takes the same steps
+    on both, so c * coef(c X, lam) = coef(X, lam / c^2).  With one eta0 on both
+    sides (the old default) the two runs differ."""
+    X, y = _binary_w8a_shaped(400, 5)
+    c, lam = 0.25, 1e-3
+    kw = dict(loss="hinge", solver="dso", max_epochs=6, check_every=6, tol=0.0,
+              random_state=0)
+    a = primaldual.solve(c * X, y, lam=lam, **kw)
+    b = primaldual.solve(X, y, lam=lam / c ** 2, **kw)
+    np.testing.assert_allclose(c * a.coef, b.coef, rtol=1e-9, atol=1e-12)
+    assert a.primal == pytest.approx(b.primal, rel=1e-9)
+    prob = Problem(X, y, loss="hinge", lam=lam)
+    assert adagrad_w_scale(prob) == pytest.approx(1 / np.sqrt(X.multiply(X).sum(1).max()))
+    old_a = primaldual.solve(c * X, y, lam=lam, eta0=0.5, **kw)
+    old_b = primaldual.solve(X, y, lam=lam / c ** 2, eta0=0.5, **kw)
+    assert np.abs(c * old_a.coef - old_b.coef).max() > 1e-3 * np.abs(old_b.coef).max()
+
+
+def test_defaults_on_a_held_out_unnormalized_binary_set():
+    """Binary, unnormalized w8a-shaped rows (4,000 rows, seed 21, not used to choose
+    the rule), lam = 1e-4, 200 epochs, defaults, against SDCA to a certified 1e-10
+    relative gap.  Measured: logistic 1.5e-5, hinge 4.4e-3.  Logistic must meet
+    1e-3; hinge does not reach 1e-3 in 200 epochs on these rows and is held to
+    1e-2.  (On this small set the old default, eta0 = 0.5 on both sides, gives
+    1.2e-5 and 7.2e-3; the gain from the w-side scaling shows on 50,000 rows,
+    docs/reproducing-dso.md section 6b.)"""
+    X, y = _binary_w8a_shaped(4000, 21)
+    for loss, target in (("logistic", 1e-3), ("hinge", 1e-2)):
+        ref = primaldual.solve(X, y, loss=loss, lam=1e-4, solver="sdca", tol=1e-10,
+                               max_epochs=20000)
+        assert ref.rel_gap <= 1e-10
+        res = primaldual.solve(X, y, loss=loss, lam=1e-4, solver="dso", max_epochs=200,
+                               check_every=200, tol=0.0, random_state=0)
+        sub = (res.primal - ref.primal) / ref.primal
+        assert -1e-9 <= sub <= target, (loss, sub)
 
 
 def test_chunk_order_resume_equals_uninterrupted():

@@ -32,7 +32,12 @@ TOML file describes the same structure::
 Dataset names
 -------------
 ``"a9a"`` (any :data:`primaldual.datasets.REGISTRY` name), ``"synthetic:rcv1"``
-(a :data:`primaldual.datasets.SYNTHETIC_SHAPES` key), ``"sklearn:breast_cancer"``
+(a :data:`primaldual.datasets.SYNTHETIC_SHAPES` key, drawn by
+:func:`~primaldual.datasets.make_synthetic`), ``"planted:news20"`` (a
+:data:`primaldual.datasets.PLANTED_TEXT_SHAPES` key, drawn by
+:func:`~primaldual.datasets.make_planted_text`: the same background matrix with
+labels from a sparse model on mid-frequency features, learnable from a few
+thousand rows), ``"sklearn:breast_cancer"``
 (a data set bundled inside scikit-learn, never downloaded) or
 ``"file:/path/to/data.svm"``.  The table form adds ``n`` (training rows),
 ``n_test`` (test rows), ``subsample`` (``"head"``: the first ``n`` rows of
@@ -59,7 +64,7 @@ from .peers import PEERS
 
 __all__ = ["DatasetSpec", "LossSpec", "SolverSpec", "Experiment", "ReferenceSettings",
            "BenchConfig", "parse_config", "load_config", "PLOT_KINDS", "DEFAULT_TARGETS",
-           "SCALINGS"]
+           "SCALINGS", "SOURCES"]
 
 #: relative gap / sub-optimality levels reported in the summary table
 DEFAULT_TARGETS = (1e-2, 1e-4, 1e-6, 1e-8)
@@ -70,6 +75,8 @@ PLOT_KINDS = ("gap-epochs", "gap-time", "subopt-epochs", "subopt-time", "test_er
 SCALINGS = ("unit", "maxabs+unit", "none")
 SUBSAMPLES = ("head", "random")
 SKLEARN_BUNDLED = ("breast_cancer", "digits", "iris", "wine")
+#: where a data set comes from (``"<source>:<name>"`` or the ``source`` key)
+SOURCES = ("registry", "synthetic", "planted", "sklearn", "file")
 
 
 def _check_keys(where, table, allowed):
@@ -112,7 +119,8 @@ def _pos_float(where, value, allow_none=False, allow_zero=False):
 class DatasetSpec:
     """Where a data set comes from and how it is cut and scaled.
 
-    ``source`` is ``"registry"``, ``"synthetic"``, ``"sklearn"`` or ``"file"``.
+    ``source`` is one of :data:`SOURCES`: ``"registry"``, ``"synthetic"``,
+    ``"planted"``, ``"sklearn"`` or ``"file"``.
     """
 
     name: str
@@ -157,20 +165,22 @@ class DatasetSpec:
         source = table.get("source")
         if source is None:
             source = "registry"
-            for prefix in ("synthetic", "sklearn", "file"):
+            for prefix in SOURCES[1:]:
                 if name.startswith(prefix + ":"):
                     source, name = prefix, name[len(prefix) + 1:]
-        if source not in ("registry", "synthetic", "sklearn", "file"):
-            raise ValueError(f"{where}: source must be registry, synthetic, sklearn or file, "
+        if source not in SOURCES:
+            raise ValueError(f"{where}: source must be one of {', '.join(SOURCES)}, "
                              f"got {source!r}")
         if source == "sklearn" and name not in SKLEARN_BUNDLED:
             raise ValueError(f"{where}: sklearn:{name} is not a data set bundled with "
                              f"scikit-learn; choose one of {', '.join(SKLEARN_BUNDLED)}")
-        if source == "synthetic":
-            shapes = {k.lower(): k for k in datasets.SYNTHETIC_SHAPES}
+        if source in ("synthetic", "planted"):
+            known = (datasets.SYNTHETIC_SHAPES if source == "synthetic"
+                     else datasets.PLANTED_TEXT_SHAPES)
+            shapes = {k.lower(): k for k in known}
             if name.lower() not in shapes:
-                raise ValueError(f"{where}: unknown synthetic shape {name!r}; choose one of "
-                                 f"{', '.join(datasets.SYNTHETIC_SHAPES)}")
+                raise ValueError(f"{where}: unknown {source} shape {name!r}; choose one of "
+                                 f"{', '.join(known)}")
             name = shapes[name.lower()]
         scale = table.get("scale", "unit")
         if scale not in SCALINGS:

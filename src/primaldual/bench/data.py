@@ -11,7 +11,9 @@ errors and label mapping); this module only cuts, holds out and scales:
 - ``file:PATH`` is parsed by :func:`primaldual.datasets.load_svmlight`; its
   larger label becomes +1;
 - synthetic sets are generated with :func:`primaldual.datasets.make_synthetic`
-  as ``n + n_test`` rows from one planted model, the first ``n`` for training;
+  (``synthetic:SHAPE``) or :func:`primaldual.datasets.make_planted_text`
+  (``planted:SHAPE``) as ``n + n_test`` rows from one planted model, the first
+  ``n`` for training;
 - ``sklearn:NAME`` reads a set bundled inside scikit-learn (no download);
   multi-class sets become "first class vs rest";
 - when a set has no test split, ``test_fraction`` (or ``n_test`` rows) is held
@@ -188,13 +190,19 @@ def _load_registry(spec, rng):
 
 
 def _load_synthetic(spec):
-    shape = datasets.SYNTHETIC_SHAPES[spec.name]
+    """``synthetic:SHAPE`` (make_synthetic) or ``planted:SHAPE`` (make_planted_text):
+    ``n + n_test`` rows of one draw, the first ``n`` for training."""
+    if spec.source == "planted":
+        shape = datasets.SYNTHETIC_SHAPES[datasets.PLANTED_TEXT_SHAPES[spec.name][0]]
+        make, what = datasets.make_planted_text, "planted-text"
+    else:
+        shape = datasets.SYNTHETIC_SHAPES[spec.name]
+        make, what = datasets.make_synthetic, "synthetic"
     n = spec.n or shape.n
     n_test = spec.n_test or 0
-    X, y, _ = datasets.make_synthetic(spec.name, n_samples=n + n_test,
-                                      random_state=spec.seed)
+    X, y, _ = make(spec.name, n_samples=n + n_test, random_state=spec.seed)
     X = _csr(X)
-    note = (f"synthetic {spec.name} shape (seed {spec.seed}): {n} training rows"
+    note = (f"{what} {spec.name} shape (seed {spec.seed}): {n} training rows"
             + (f" + {n_test} test rows from the same planted model" if n_test else ""))
     if n_test:
         return X[:n], y[:n], X[n:], y[n:], [note]
@@ -252,7 +260,7 @@ def _load(spec: DatasetSpec) -> BenchData:
     rng = make_rng(spec.seed)
     if spec.source == "registry":
         X, y, Xt, yt, notes = _load_registry(spec, rng)
-    elif spec.source == "synthetic":
+    elif spec.source in ("synthetic", "planted"):
         X, y, Xt, yt, notes = _load_synthetic(spec)
     elif spec.source == "sklearn":
         X, y, Xt, yt, notes = _load_sklearn(spec, rng)

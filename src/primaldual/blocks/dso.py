@@ -133,6 +133,7 @@ class DSOParams:
     eta0: float
     svrg: bool
     chunk_order: bool = True
+    w_scale: float = 1.0     # AdaGrad's w steps are w_scale * eta0 / sqrt(G)
 
 
 @dataclass
@@ -213,7 +214,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     status, pos = dso_block_kernel_packed(
         part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo, PA, PW,
         params.R, params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
-        params.step_mode, eta, params.eta0, params.svrg)
+        params.step_mode, eta, params.eta0, params.svrg, params.w_scale)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
 

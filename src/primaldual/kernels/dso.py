@@ -23,7 +23,9 @@ current ``(w_j, alpha_i)``::
 
 Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
 constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
-Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate.
+Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
+``w_scale`` on the ``w`` side (default 1; the solver's default is
+``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.default_eta0`).
 
 SVRG (``svrg=True``): the component gradient is replaced by the
 variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
@@ -133,7 +135,7 @@ def dso_block_kernel(rows, cols, vals, perm, start, stop,
                      alpha, a_lo, a_hi, y, cw, row_cnt,
                      w, col_cnt, R,
                      kind, p, lam, l1, l1_prox, step_mode, eta, eta0, Ga, Gw,
-                     svrg, a_snap, w_snap, Fa, Fw):
+                     svrg, a_snap, w_snap, Fa, Fw, w_scale=1.0):
     """Apply update (8) to the nonzeros ``perm[start:stop]`` of one block.
 
     ``cw[i]`` is ``c_i / W``; ``row_cnt[i] = |Omega_i|``, ``col_cnt[j] =
@@ -166,7 +168,7 @@ def dso_block_kernel(rows, cols, vals, perm, start, stop,
         if step_mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
             Ga[i] += ga * ga
-            eta_w = eta0 / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
+            eta_w = w_scale * eta0 / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
             eta_a = eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
         else:
             eta_w = eta
@@ -351,7 +353,8 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
 
 @njit(cache=True, nogil=True)
 def dso_block_kernel_packed(rows, cols, vals, perm, start, stop, PA, PW, R,
-                            kind, p, lam, l1, l1_prox, step_mode, eta, eta0, svrg):
+                            kind, p, lam, l1, l1_prox, step_mode, eta, eta0, svrg,
+                            w_scale=1.0):
     """:func:`dso_block_kernel` on the packed records (same update (8), same
     SVRG estimator and steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored
     as reciprocals).  Returns ``(status, pos)``."""
@@ -381,7 +384,7 @@ def dso_block_kernel_packed(rows, cols, vals, perm, start, stop, PA, PW, R,
             gaa = PA[i, PA_G] + ga * ga
             PW[j, PW_G] = gwa
             PA[i, PA_G] = gaa
-            eta_w = eta0 / math.sqrt(gwa) if gwa > 0.0 else 0.0
+            eta_w = w_scale * eta0 / math.sqrt(gwa) if gwa > 0.0 else 0.0
             eta_a = eta0 / math.sqrt(gaa) if gaa > 0.0 else 0.0
         else:
             eta_w = eta

@@ -76,9 +76,11 @@ step : "adagrad" | "sqrt" | "constant", default "adagrad"
     "constant": ``eta = eta0`` (the usual choice with SVRG).
 eta0 : float or None
     None gives ``0.5`` for AdaGrad (a first step of at most 0.5 on ``alpha_i
-    y_i``, whose domain has width 1) and ``min(1/lam, W / (2 sqrt(max_j
-    |Omega-bar_j|) max|x_ij|))`` for "sqrt" and "constant"
-    (:func:`default_eta0`).
+    y_i``, whose domain has width 1), with the ``w`` steps scaled by ``1 /
+    max_i ||x_i||`` (:func:`adagrad_w_scale`: ``w``'s scale is the inverse of
+    the rows'), and ``min(1/lam, W / (2 sqrt(max_j |Omega-bar_j|) max|x_ij|))``
+    for "sqrt" and "constant" (:func:`default_eta0`).  A given ``eta0`` is used
+    as it is on both sides.
 output : "last" | "average", default "last"
     The iterate returned: the last one, or Theorem 1's averages ``(1/T)
     sum_{s<=T} (w^s, alpha^s)`` of the end-of-epoch iterates (whose saddle gap
@@ -165,7 +167,8 @@ def n_dask_workers(client):
 
 __all__ = ["DSOSolver", "BlockLayout", "RowPartition", "WBlock", "DSOParams",
            "build_layout", "sigma", "dso_block", "partition_streams", "row_bounds",
-           "col_bounds", "dual_bounds", "box_radius", "saddle_gap", "default_eta0"]
+           "col_bounds", "dual_bounds", "box_radius", "saddle_gap", "default_eta0",
+           "adagrad_w_scale"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -220,12 +223,40 @@ def default_eta0(step, problem, layout):
     that walk at O(1) for the densest column, and Theorem 1's ``eta < 1/lam``
     (L2 case).  The scalar step is sensitive to this choice (see
     docs/reproducing-dso.md); AdaGrad is the robust default.
+
+    With the default AdaGrad ``eta0`` the ``w`` side is scaled further by
+    :func:`adagrad_w_scale` (``1 / max_i ||x_i||``); a given ``eta0`` is used as
+    it is, on both sides.
     """
     if step == "adagrad":
         return 0.5
     xmax = float(np.abs(layout.vals).max())
     eta = problem.W / (2.0 * math.sqrt(float(layout.col_cnt.max())) * xmax)
     return eta if problem.lam == 0 else min(eta, 1.0 / problem.lam)
+
+
+def adagrad_w_scale(problem):
+    """Factor on AdaGrad's ``w`` steps with the default ``eta0``: ``1 / max_i ||x_i||``
+    (row norms from ``problem.rows.sqnorm``).
+
+    Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
+    ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
+    about ``eta0`` per step whatever the size of its gradients, so ``eta0`` is a
+    length in the coordinate's own units, and the regret bound wants it of the
+    order of the distance to the optimum.  ``alpha_i y_i`` lives in an interval of
+    width 1 whatever the data (Appendix A's projections), hence ``eta0 = 0.5``.
+    ``w`` does not: scaling the rows by ``s`` maps the problem at ``lam`` to the
+    unscaled one at ``lam / s^2`` with ``w -> w / s`` (``x_i . w`` and the dual
+    are unchanged), so ``w``'s step should shrink by ``s`` too.  On unit-norm
+    rows the factor is 1 and nothing changes; otherwise it puts the rows' scale
+    into the ``w`` side, and the default run on ``c X`` at ``lam`` takes the
+    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on binary unnormalized w8a-shaped rows (norms up
+    to ~12): docs/reproducing-dso.md, section 6b.  The largest row is the
+    conservative choice (it bounds ``|x_i . w|`` changes); one very long row
+    makes every ``w`` step small.
+    """
+    smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
+    return 1.0 / smax if smax > 0 else 1.0
 
 
 # ------------------------------------------------------------------ solver
@@ -273,13 +304,15 @@ class DSOSolver(Solver):
         self.R = box_radius(p)
         self.eta0 = (default_eta0(o["step"], p, self.layout) if o["eta0"] is None
                      else _positive("eta0", o["eta0"]))
+        w_scale = (adagrad_w_scale(p) if o["eta0"] is None and o["step"] == "adagrad"
+                   else 1.0)
         self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
         self.params = DSOParams(
             kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
             l1_prox=o["l1_update"] == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o["step"] == "adagrad" else STEP_SCALAR,
             eta0=self.eta0, svrg=o["variance_reduction"] == "svrg",
-            chunk_order=o["order"] == "chunks")
+            chunk_order=o["order"] == "chunks", w_scale=w_scale)
         self.cwW = p.sample_weight / p.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
