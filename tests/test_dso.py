@@ -394,6 +394,10 @@ def test_default_adagrad_w_step_follows_the_row_scale():
     assert a.primal == pytest.approx(b.primal, rel=1e-9)
     prob = Problem(X, y, loss="hinge", lam=lam)
     assert adagrad_w_scale(prob) == pytest.approx(1 / np.sqrt(X.multiply(X).sum(1).max()))
+    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    assert DSO(prob, **mk).params.w_scale == adagrad_w_scale(prob) < 1
+    assert DSO(prob, eta0=0.5, **mk).params.w_scale == 1.0    # a given eta0 as it is
+    assert DSO(prob, step="sqrt", **mk).params.w_scale == 1.0
     old_a = primaldual.solve(c * X, y, lam=lam, eta0=0.5, **kw)
     old_b = primaldual.solve(X, y, lam=lam / c ** 2, eta0=0.5, **kw)
     assert np.abs(c * old_a.coef - old_b.coef).max() > 1e-3 * np.abs(old_b.coef).max()

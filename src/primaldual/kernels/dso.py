@@ -25,7 +25,7 @@ Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
 constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
 Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
 ``w_scale`` on the ``w`` side (default 1; the solver's default is
-``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.default_eta0`).
+``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`).
 
 SVRG (``svrg=True``): the component gradient is replaced by the
 variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum

@@ -242,18 +242,19 @@ def adagrad_w_scale(problem):
     Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
     ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
     about ``eta0`` per step whatever the size of its gradients, so ``eta0`` is a
-    length in the coordinate's own units, and the regret bound wants it of the
-    order of the distance to the optimum.  ``alpha_i y_i`` lives in an interval of
+    length in the coordinate's own units (AdaGrad's regret bound takes it of the
+    order of the domain's diameter).  ``alpha_i y_i`` lives in an interval of
     width 1 whatever the data (Appendix A's projections), hence ``eta0 = 0.5``.
     ``w`` does not: scaling the rows by ``s`` maps the problem at ``lam`` to the
     unscaled one at ``lam / s^2`` with ``w -> w / s`` (``x_i . w`` and the dual
     are unchanged), so ``w``'s step should shrink by ``s`` too.  On unit-norm
     rows the factor is 1 and nothing changes; otherwise it puts the rows' scale
     into the ``w`` side, and the default run on ``c X`` at ``lam`` takes the
-    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on binary unnormalized w8a-shaped rows (norms up
-    to ~12): docs/reproducing-dso.md, section 6b.  The largest row is the
-    conservative choice (it bounds ``|x_i . w|`` changes); one very long row
-    makes every ``w`` step small.
+    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on
+    binary unnormalized w8a-shaped rows (norms up to ~12):
+    docs/reproducing-dso.md, section 6b.  The largest row is the conservative
+    choice (it bounds ``|x_i . w|`` changes); one very long row makes every
+    ``w`` step small.
     """
     smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
     return 1.0 / smax if smax > 0 else 1.0
