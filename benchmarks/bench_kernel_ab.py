@@ -1,8 +1,10 @@
 """A/B timing of the kernels at two commits: did narrowing their arguments cost speed?
 
 Times one epoch (``Solver.advance(1.0)``: the kernel calls of one pass and the
-driver around them, identical in both versions; sparse SIMBA: a tenth of an
-epoch, ``check_every=0.1``) of each kernel in the list
+driver around them, identical in both versions; sparse SIMBA: a twentieth of
+an epoch, ``check_every=0.05``, with ``nu = 1e-3`` (with a larger ``nu`` it spends
+its time in up to ``nu n / 2`` slack swaps per iteration on this data)) of each
+kernel in the list
 below, at the working tree (``--cur``, default: this checkout's ``src``) and at
 a base commit (``--base``, checked out with ``git worktree add`` into a
 temporary folder).  Each version runs in its own subprocess (its own Numba
@@ -41,8 +43,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: (case, data set, solver, loss, lam, options)
 CASES = [
-    ("simba_sparse_run", "sparse", "simba", "hinge", 1e-4, {"implementation": "sparse", "nu": 0.1,
-                                                       "check_every": 0.1}),
+    ("simba_sparse_run", "sparse", "simba", "hinge", 1e-4, {"implementation": "sparse", "nu": 1e-3,
+                                                       "check_every": 0.05}),
     ("simba_dense_run", "dense", "simba", "hinge", 1e-4, {"implementation": "dense", "nu": 0.1}),
     ("spdc_run (m=1)", "sparse", "spdc", "logistic", 1e-5, {}),
     ("spdc_run (m=1)", "dense", "spdc", "logistic", 1e-5, {}),
@@ -78,7 +80,7 @@ def make_data(folder):
     np.save(folder / "dense_y.npy", yd)
 
 
-def worker(src, data_dir, reps):
+def worker(src, data_dir, reps, cases=None):
     """In a subprocess: import primaldual from ``src`` and time every case."""
     sys.path.insert(0, str(src))
     import scipy.sparse as sp
@@ -93,6 +95,8 @@ def worker(src, data_dir, reps):
             "dense": (np.load(data_dir / "dense.npy"), np.load(data_dir / "dense_y.npy"))}
     out = {}
     for case, dset, solver, loss, lam, opts in CASES:
+        if cases and not any(case.startswith(c) for c in cases.split(",")):
+            continue
         X, y = sets[dset]
         prob = Problem(X, y, loss=loss, lam=lam)
         s = SOLVERS[solver](prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
@@ -123,12 +127,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "kernel-ab.md"))
+    ap.add_argument("--cases", default=None,
+                    help="comma-separated prefixes of the kernels to time (default: all)")
+    ap.add_argument("--data-dir", default=None,
+                    help="keep the synthetic data here and reuse it (default: a temporary folder)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--src", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
-        return worker(a.src, a.data, a.reps)
+        return worker(a.src, a.data, a.reps, a.cases)
     base = a.base or git("merge-base", "HEAD", "main")
     base_full = git("rev-parse", base)
     cur_desc = (git("rev-parse", a.after)[:10] if a.after
@@ -142,8 +150,11 @@ def main():
             git("worktree", "add", "--detach", str(tmp / "after"), git("rev-parse", a.after))
             cur = tmp / "after" / "src"
         try:
-            print("making data ...", file=sys.stderr)
-            make_data(tmp)
+            data = Path(a.data_dir) if a.data_dir else tmp
+            if not (data / "dense_y.npy").exists():
+                print("making data ...", file=sys.stderr)
+                data.mkdir(parents=True, exist_ok=True)
+                make_data(data)
             versions = {"before": prev / "src", "after": cur}
             res = {"before": [], "after": []}
             for r in range(a.rounds):
@@ -152,8 +163,9 @@ def main():
                     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / f"numba-{v}"))
                     env.pop("PYTHONPATH", None)
                     p = subprocess.run([sys.executable, __file__, "--worker", "--src",
-                                        str(versions[v]), "--data", str(tmp),
-                                        "--reps", str(a.reps)],
+                                        str(versions[v]), "--data", str(data),
+                                        "--reps", str(a.reps)]
+                                       + (["--cases", a.cases] if a.cases else []),
                                        env=env, capture_output=True, text=True, cwd=tmp)
                     if p.returncode:
                         sys.exit(f"worker {v} failed:\n{p.stderr}")
