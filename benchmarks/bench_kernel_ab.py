@@ -50,7 +50,7 @@ CASES = [
     ("spdc_run (m=1)", "dense", "spdc", "logistic", 1e-5, {}),
     ("spdc_run (m=8)", "sparse", "spdc", "smooth_hinge", 1e-5, {"batch_size": 8}),
     ("msdca_serial", "sparse", "minibatch_sdca", "hinge", 1e-5, {"batch_size": 64}),
-    ("sgd_epoch", "sparse", "sgd", "hinge", 1e-5, {}),
+    ("sgd_run", "sparse", "sgd", "hinge", 1e-5, {}),
     ("sag_run", "sparse", "sag", "logistic", 1e-5, {}),
 ]
 
