@@ -12,6 +12,8 @@ import pytest
 import scipy.sparse as sp
 
 import primaldual as pd
+from primaldual.kernels.sag import SAGState
+from primaldual.kernels.views import RowsView, StepSpec
 from conftest import make_classification_data, make_regression_data, shared_file
 
 BASELINES = ["afg", "lbfgs", "sag", "asdca"]
@@ -100,8 +102,9 @@ def test_sag_lazy_updates_equal_dense_sag():
     order = np.random.default_rng(0).integers(0, n, 500).astype(np.int64)
     cw = np.ones(n)
     grad, w, dsum, last = np.zeros(n), np.zeros(d), np.zeros(d), np.zeros(d, np.int64)
-    sag_run(X.data, X.indices, X.indptr, X.indptr, y, cw, order, grad, w, dsum, last, 0,
-            loss.code, loss.param, lam, eta, 1.0 / n)
+    sag_run(RowsView(X.data, X.indices, X.indptr, X.indptr, np.zeros(n), y, cw),
+            StepSpec(loss.code, loss.param, lam, 0.0, 1.0 / n), eta,
+            SAGState(grad, w, dsum, last), order, 0)
     w_now = np.empty(d)
     sag_current_w(w, dsum, last, 500, eta, lam, w_now)
     Xd = X.toarray()

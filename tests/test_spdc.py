@@ -11,8 +11,10 @@ from scipy.optimize import minimize_scalar
 
 import primaldual as pd
 from primaldual.kernels.loss_kernels import dual_step
-from primaldual.kernels.spdc import (alias_draw, build_alias, catch_up_all, expm1_table,
+from primaldual.kernels.spdc import (SPDCSampling, SPDCSpec, SPDCState, SPDCWork,
+                                     alias_draw, build_alias, catch_up_all, expm1_table,
                                      prox_recursion, prox_step, spdc_run)
+from primaldual.kernels.views import RowsView
 from primaldual.losses import make_loss
 from conftest import load_binary, make_classification_data, make_regression_data
 
@@ -169,10 +171,11 @@ def test_lazy_equals_dense(case):
     em1 = np.empty(30)
     expm1_table(30, -math.log1p(tau * l2), em1)
     for chunk in (U[:250], U[250:]):
-        status, it, _ = spdc_run(X.data, X.indices, X.indptr, X.indptr, y, rho, chunk, weighted,
-                             ap, ai, pn if weighted else np.ones(0), alpha, st,
-                             du, mark, batch, t, loss.code, loss.param, tau, sigma,
-                             theta, l1, l2, delta_dual, chunk.shape[0], em1)
+        status, it, _ = spdc_run(
+            RowsView(X.data, X.indices, X.indptr, X.indptr, np.zeros(n), y, np.ones(n)),
+            SPDCSpec(loss.code, loss.param, tau, sigma, theta, l1, l2, delta_dual),
+            SPDCSampling(weighted, ap, ai, pn if weighted else np.ones(0), rho),
+            SPDCState(alpha, st), SPDCWork(du, mark, batch, em1), chunk, t, chunk.shape[0])
         assert status == 0
         t += it
     assert st[:, 3].min() < t - 5        # some coordinates really were lazy

@@ -20,7 +20,7 @@ import numpy as np
 from .._util import seed_entropy, spawn_streams
 from ..data import Rows, as_rows, check_X
 from ..kernels.loss_kernels import LOGISTIC
-from ..kernels.minibatch import partition_rounds
+from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
@@ -153,13 +153,14 @@ class PartitionBlock:
         u = np.empty((self.K, n_rounds * m))
         for k, g in enumerate(self.rngs):
             u[k] = g.random(n_rounds * m)
-        r = self.rows
         return partition_rounds(
-            r.data, r.indices, r.indptr, r.iptr, self.y, self.cw, self.curv, self.kind,
-            self.p, 1.0 / self.lam, 1.0 / self.W, self.part_ptr, int(mode), int(m),
-            float(sigma_dot), float(gamma), u, int(n_rounds), bool(apply_v), self.alpha,
-            self.v, self.dalpha, self.dv, self.colmark, self.rowmark, self.perm,
-            self.swaps, self.rows_buf, self.out_cols, self.out_vals, self.out_ptr)
+            self.rows_view, self.spec,
+            RoundSpec(self.part_ptr, self.curv, int(mode), int(m), float(sigma_dot),
+                      float(gamma), bool(apply_v)),
+            DualState(self.alpha, self.v), u, int(n_rounds),
+            RoundWork(self.dalpha, self.dv, self.colmark, self.rowmark, self.perm,
+                      self.swaps, self.rows_buf),
+            RoundOut(self.out_cols, self.out_vals, self.out_ptr))
 
     def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
         acc = 0

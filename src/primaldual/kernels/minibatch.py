@@ -20,10 +20,21 @@ the Python driver (so that the generator state is explicit): a subset of size
 Fisher-Yates shuffle of a scratch permutation that is at rest the identity;
 the swaps are undone afterwards, so each draw costs O(tau) and consumes
 exactly ``tau`` uniforms.
+
+The three run kernels take a few structured arguments (NamedTuples, compiled
+by Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`;
+``data``, ``indices``, ``indptr``, ``iptr``, ``y`` and the weights ``cw``), the
+coordinate problem (:class:`~primaldual.kernels.views.StepSpec`; ``kind``,
+``param``, ``lam`` and ``inv_W``, ``l1`` unused), the iterates
+(:class:`DualState`), the batch or round constants (:class:`MiniBatch`,
+:class:`RoundSpec`), work arrays (:class:`SerialWork`, :class:`ThreadWork`,
+:class:`RoundWork`), a thread's team (:class:`ThreadTeam`) and the rounds'
+output (:class:`RoundOut`); they return a :class:`RunResult`.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -35,6 +46,96 @@ from .status import STATUS_ABORTED, STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 MODE_MSDCA = 0
 MODE_COCOA = 1
+
+
+class DualState(NamedTuple):
+    """The iterates, updated in place: ``alpha`` (n) and the dual image ``v`` (d)."""
+    alpha: object
+    v: object
+
+
+class MiniBatch(NamedTuple):
+    """mSDCA's constants: the ESO weights ``curv`` (n), the batch size ``b`` and
+    the combination ``scale`` (1 for the safe and naive steps, ``1/b`` averaging)."""
+    curv: object
+    b: int
+    scale: float
+
+
+class SerialWork(NamedTuple):
+    """Scratch of :func:`msdca_serial`: ``perm`` (n, the identity at rest),
+    ``swaps``, ``batch`` (b, int), ``news``, ``coefs`` (b)."""
+    perm: object
+    swaps: object
+    batch: object
+    news: object
+    coefs: object
+
+
+class ThreadWork(NamedTuple):
+    """A thread's private scratch in :func:`msdca_thread`: ``perm`` (n, its own
+    copy, the identity at rest), ``swaps``, ``batch`` (b, int), ``coefs`` (b)."""
+    perm: object
+    swaps: object
+    batch: object
+    coefs: object
+
+
+class ThreadTeam(NamedTuple):
+    """Who a thread of :func:`msdca_thread` is and what the team shares:
+    ``tid`` of ``nthreads``, the barrier ``flags``
+    (:func:`~primaldual.kernels.threadsync.make_flags`), ``pdot`` (2, T, b),
+    ``news`` (2, b), ``olds`` (2, b) and the row ``splits`` (:func:`row_splits`)."""
+    tid: int
+    nthreads: int
+    flags: object
+    pdot: object
+    news: object
+    olds: object
+    splits: object
+
+
+class RoundSpec(NamedTuple):
+    """The constants of :func:`partition_rounds`: the partitions ``part_ptr``,
+    the curvatures ``curv`` (n), ``mode`` (``MODE_MSDCA``/``MODE_COCOA``), ``m``
+    (rows per partition and round), ``sigma_dot`` (sigma'), ``gamma`` and
+    whether to add the changes to ``v`` (``apply_v``)."""
+    part_ptr: object
+    curv: object
+    mode: int
+    m: int
+    sigma_dot: float
+    gamma: float
+    apply_v: bool
+
+
+class RoundWork(NamedTuple):
+    """Scratch of :func:`partition_rounds`: ``dalpha`` (n), ``dv`` (d), the marks
+    ``colmark`` (d), ``rowmark`` (n), ``perm`` (n, the identity on entry, restored),
+    ``swaps`` (m) and ``rows`` (the touched rows)."""
+    dalpha: object
+    dv: object
+    colmark: object
+    rowmark: object
+    perm: object
+    swaps: object
+    rows: object
+
+
+class RoundOut(NamedTuple):
+    """The sparse ``Delta v_k`` of the last round: ``cols``/``vals[ptr[k]:ptr[k+1]]``."""
+    cols: object
+    vals: object
+    ptr: object
+
+
+class RunResult(NamedTuple):
+    """Status code (:mod:`.status`), iterations (rounds) done, feature
+    accesses, and the index of the row with a non-finite value (or -1)."""
+    status: int
+    done: int
+    accesses: int
+    bad: int
 
 
 # ------------------------------------------------------------- sampling
@@ -180,17 +281,28 @@ def _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b):
 
 
 @njit(cache=True, nogil=True)
-def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                 scale, u, n_iter, b, alpha, v, perm, swaps, batch, news, coefs):
+def msdca_serial(rows, spec, mb, state, u, n_iter, work):
     """``n_iter`` iterations of Algorithm 1 (mSDCA) with a uniform b-subset
     per iteration (standard sampling; b = 1 is serial SDCA), one thread.
+
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`), ``spec``
+    (:class:`~primaldual.kernels.views.StepSpec`), ``mb`` (:class:`MiniBatch`:
+    ``curv``, ``b``, ``scale``), ``state`` (:class:`DualState`, updated in place),
+    the uniforms ``u`` (``n_iter * b``), ``work`` (:class:`SerialWork`).
 
     Iteration t: draw ``S_t`` from ``u[t*b:(t+1)*b]``, compute every
     ``Delta_i`` of update (2) with ``w = v / lam`` fixed, then set
     ``alpha_i += scale Delta_i`` and ``v += sum_i (c_i scale Delta_i / W) x_i``
     (``scale`` is 1 for the safe and naive steps, ``1/b`` for averaging).
-    Returns ``(status, iterations done, feature accesses, bad index)``.
+    Returns a :class:`RunResult` ``(status, iterations done, feature accesses,
+    bad index)``.
     """
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    y, cw = rows.y, rows.cw
+    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    curv, b, scale = mb.curv, mb.b, mb.scale
+    alpha, v = state.alpha, state.v
+    perm, swaps, batch, news, coefs = work.perm, work.swaps, work.batch, work.news, work.coefs
     n = alpha.shape[0]
     d = v.shape[0]
     acc = 0
@@ -201,10 +313,10 @@ def msdca_serial(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv
                                    inv_lam, inv_W, alpha, v, batch[q])
         st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b)
         if st < 0:
-            return STATUS_NONFINITE, t, acc, batch[-1 - st]
+            return RunResult(STATUS_NONFINITE, t, acc, batch[-1 - st])
         acc += a
         _scatter_columns(data, indices, indptr, iptr, batch, coefs, b, 0, d, v)
-    return STATUS_OK, n_iter, acc, -1
+    return RunResult(STATUS_OK, n_iter, acc, -1)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -217,11 +329,15 @@ def _share(indptr, splits, i, tid, nthreads):
 
 
 @njit(cache=True, nogil=True)
-def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv, kind,
-                 p, inv_lam, inv_W, scale, u, n_iter, b, alpha, v, perm, swaps, batch,
-                 pdot, news, olds, coefs, splits):
-    """Thread ``tid`` of ``nthreads`` running mSDCA (:func:`msdca_serial`)
-    together, each owning one column range of ``v`` (``splits``).
+def msdca_thread(team, rows, spec, mb, state, u, n_iter, work):
+    """Thread ``team.tid`` of ``team.nthreads`` running mSDCA (:func:`msdca_serial`)
+    together, each owning one column range of ``v`` (``team.splits``).
+
+    ``team`` (:class:`ThreadTeam`: ``tid``, ``nthreads``, ``flags`` and the
+    shared ``pdot``, ``news``, ``olds``, ``splits``); ``rows``, ``spec``, ``mb``,
+    ``state``, ``u``, ``n_iter`` as in :func:`msdca_serial`; ``work``
+    (:class:`ThreadWork`, the thread's private ``perm``, ``swaps``, ``batch``,
+    ``coefs``).
 
     Every ``v[j]`` is read and written by one thread only, so ``v`` never
     moves between cores' caches; only the ``b`` partial inner products per
@@ -248,10 +364,18 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
     it from overwriting products or new values still being read.  Results
     are deterministic for a given ``nthreads``; against the serial kernel
     only the association of each inner product's sum differs (rounding).
-    Returns ``(status, iterations done, feature accesses of this thread's
-    column range, bad index)``; status ``STATUS_ABORTED`` when the abort slot
-    of ``flags`` was set.
+    Returns a :class:`RunResult` ``(status, iterations done, feature accesses
+    of this thread's column range, bad index)``; status ``STATUS_ABORTED`` when
+    the abort slot of ``flags`` was set.
     """
+    tid, nthreads, flags = team.tid, team.nthreads, team.flags
+    pdot, news, olds, splits = team.pdot, team.news, team.olds, team.splits
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    y, cw = rows.y, rows.cw
+    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    curv, b, scale = mb.curv, mb.b, mb.scale
+    alpha, v = state.alpha, state.v
+    perm, swaps, batch, coefs = work.perm, work.swaps, work.batch, work.coefs
     n = alpha.shape[0]
     q_lo = (tid * b) // nthreads
     q_hi = ((tid + 1) * b) // nthreads
@@ -267,7 +391,7 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
             pdot[par, tid, q] = _partial_dot(data, indices, lo, hi, iptr[i] - indptr[i], v)
         k += 1
         if not barrier(flags, tid, nthreads, k):
-            return STATUS_ABORTED, t, acc, -1
+            return RunResult(STATUS_ABORTED, t, acc, -1)
         for q in range(q_lo, q_hi):
             i = batch[q]
             dot = 0.0
@@ -283,10 +407,10 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
             news[par, q] = new
         k += 1
         if not barrier(flags, tid, nthreads, k):
-            return STATUS_ABORTED, t, acc, -1
+            return RunResult(STATUS_ABORTED, t, acc, -1)
         for q in range(b):
             if not math.isfinite(news[par, q]):
-                return STATUS_NONFINITE, t, acc, batch[q]
+                return RunResult(STATUS_NONFINITE, t, acc, batch[q])
         for q in range(b):
             i = batch[q]
             old = olds[par, q]
@@ -303,16 +427,20 @@ def msdca_thread(tid, nthreads, flags, data, indices, indptr, iptr, y, cw, curv,
             off = iptr[i] - indptr[i]
             for kk in range(lo, hi):
                 v[indices[kk + off]] += c * data[kk]
-    return STATUS_OK, n_iter, acc, -1
+    return RunResult(STATUS_OK, n_iter, acc, -1)
 
 
 # ------------------------------------------------ partitioned rounds
 @njit(cache=True, nogil=True)
-def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
-                     part_ptr, mode, m, sigma_dot, gamma, u, n_rounds, apply_v,
-                     alpha, v, dalpha, dv, colmark, rowmark, perm, swaps, rows,
-                     out_cols, out_vals, out_ptr):
+def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
     """Rounds of distributed mSDCA or CoCoA+ over the partitions ``part_ptr``.
+
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`), ``spec``
+    (:class:`~primaldual.kernels.views.StepSpec`), ``rounds`` (:class:`RoundSpec`:
+    ``part_ptr``, ``curv``, ``mode``, ``m``, ``sigma_dot``, ``gamma``,
+    ``apply_v``), ``state`` (:class:`DualState`, updated in place), the uniforms
+    ``u`` (K, n_rounds * m), ``work`` (:class:`RoundWork`) and ``out``
+    (:class:`RoundOut`: ``out_cols``, ``out_vals``, ``out_ptr`` below).
 
     In a round every partition ``k`` (rows ``part_ptr[k]..part_ptr[k+1]-1``)
     works against the same ``v`` and produces a local change ``Delta alpha_[k]``
@@ -337,8 +465,17 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
     ``out_cols/out_vals[out_ptr[k]:out_ptr[k+1]]`` hold the sparse
     ``Delta v_k`` of the last round (columns in first-touch order).
     ``perm`` must be the identity on entry (it is restored).
-    Returns ``(status, rounds done, feature accesses, bad row)``.
+    Returns a :class:`RunResult` ``(status, rounds done, feature accesses, bad row)``.
     """
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    y, cw = rows.y, rows.cw
+    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    part_ptr, curv, mode, m = rounds.part_ptr, rounds.curv, rounds.mode, rounds.m
+    sigma_dot, gamma, apply_v = rounds.sigma_dot, rounds.gamma, rounds.apply_v
+    alpha, v = state.alpha, state.v
+    dalpha, dv, colmark, rowmark = work.dalpha, work.dv, work.colmark, work.rowmark
+    perm, swaps, rbuf = work.perm, work.swaps, work.rows
+    out_cols, out_vals, out_ptr = out.cols, out.vals, out.ptr
     K = part_ptr.shape[0] - 1
     acc = 0
     for r in range(n_rounds):
@@ -353,18 +490,18 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
             ncols = 0
             if mode == MODE_MSDCA:
                 tau = m if m < nk else nk
-                draw_subset(u[k], r * m, nk, tau, perm, s0, swaps, rows, 0)
+                draw_subset(u[k], r * m, nk, tau, perm, s0, swaps, rbuf, 0)
                 nrows = tau
                 for q in range(tau):
-                    i = rows[q]
+                    i = rbuf[q]
                     nw = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
                                     inv_lam, inv_W, alpha, v, i)
                     if not math.isfinite(nw):
-                        return STATUS_NONFINITE, r, acc, i
+                        return RunResult(STATUS_NONFINITE, r, acc, i)
                     dalpha[i] = nw
                     acc += indptr[i + 1] - indptr[i]
                 for q in range(tau):
-                    i = rows[q]
+                    i = rbuf[q]
                     coef = cw[i] * (dalpha[i] - alpha[i]) * inv_W
                     rs = indptr[i]
                     off = iptr[i] - rs
@@ -395,12 +532,12 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                     s = cw[i] * curv[i] * inv_W * inv_lam
                     new = dual_step(kind, p, cur, y[i], a, s)
                     if not (math.isfinite(new) and math.isfinite(a)):
-                        return STATUS_NONFINITE, r, acc, i
+                        return RunResult(STATUS_NONFINITE, r, acc, i)
                     acc += re - rs
                     delta = new - cur
                     if rowmark[i] == 0:
                         rowmark[i] = 1
-                        rows[nrows] = i
+                        rbuf[nrows] = i
                         nrows += 1
                     dalpha[i] = new
                     coef = cw[i] * delta * inv_W
@@ -413,7 +550,7 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
                                 ncols += 1
                             dv[col] += coef * data[kk]
             for q in range(nrows):
-                i = rows[q]
+                i = rbuf[q]
                 alpha[i] = _combine(alpha[i], dalpha[i], gamma)
                 dalpha[i] = 0.0
                 rowmark[i] = 0
@@ -427,7 +564,7 @@ def partition_rounds(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam,
         if apply_v:
             for q in range(nout):
                 v[out_cols[q]] += gamma * out_vals[q]
-    return STATUS_OK, n_rounds, acc, -1
+    return RunResult(STATUS_OK, n_rounds, acc, -1)
 
 
 # --------------------------------------------------------- ESO helpers

@@ -14,10 +14,16 @@ and ``w_j`` follows the affine recursion ``w <- c w - eta d_j``
 (``c = 1 - eta lam``) with fixed point ``w* = -d_j/lam``, so ``k`` missed
 steps are applied in O(1): ``w_j <- w* + c^k (w_j - w*)``.  Each iteration
 costs O(nnz(x_i)).
+
+:func:`sag_run` takes a few structured arguments (NamedTuples, compiled by
+Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
+the problem (:class:`~primaldual.kernels.views.StepSpec`), the iterates
+(:class:`SAGState`); it returns a :class:`SAGResult`.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from numba import njit
 
@@ -25,6 +31,23 @@ from .loss_kernels import loss_derivative
 from .prefetch import prefetch_row
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
+
+
+class SAGState(NamedTuple):
+    """The iterates, updated in place: the last derivative ``grad`` (n) seen for
+    every sample, ``w`` (d; ``w_j`` current up to iteration ``last[j]``), the
+    aggregate ``d`` (d) and ``last`` (d, int)."""
+    grad: object
+    w: object
+    d: object
+    last: object
+
+
+class SAGResult(NamedTuple):
+    """Status code (:mod:`.status`), iterations done, feature accesses."""
+    status: int
+    iterations: int
+    accesses: int
 
 
 @njit(cache=True, nogil=True)
@@ -36,13 +59,20 @@ def _late(wj, k, dj, eta, lam, logc):
 
 
 @njit(cache=True, nogil=True)
-def sag_run(data, indices, indptr, iptr, y, cw, order, grad, w, d, last, t0, kind, p,
-            lam, eta, inv_W):
+def sag_run(rows, spec, eta, state, order, t0):
     """SAG iterations ``t0, t0+1, ...`` over the sample indices in ``order``.
 
-    ``last[j]`` is the iteration up to which ``w_j`` is current.  Returns
-    ``(status, iterations_done, feature_accesses)``.
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`; reads ``data``,
+    ``indices``, ``indptr``, ``iptr``, ``y`` and the weights ``cw``), ``spec``
+    (:class:`~primaldual.kernels.views.StepSpec`; ``kind``, ``param``, ``lam``,
+    ``inv_W``), the step ``eta``, ``state`` (:class:`SAGState`, updated in
+    place; ``last[j]`` is the iteration up to which ``w_j`` is current).
+    Returns a :class:`SAGResult` ``(status, iterations done, feature accesses)``.
     """
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    y, cw = rows.y, rows.cw
+    kind, p, lam, inv_W = spec.kind, spec.param, spec.lam, spec.inv_W
+    grad, w, d, last = state.grad, state.w, state.d, state.last
     logc = math.log1p(-eta * lam)
     c = 1.0 - eta * lam
     acc = 0
@@ -63,7 +93,7 @@ def sag_run(data, indices, indptr, iptr, y, cw, order, grad, w, d, last, t0, kin
             a += data[k] * w[j]
         acc += re - rs
         if not math.isfinite(a):
-            return STATUS_NONFINITE, it, acc
+            return SAGResult(STATUS_NONFINITE, it, acc)
         g = loss_derivative(kind, p, a, y[i])
         coef = cw[i] * inv_W * (g - grad[i])
         grad[i] = g
@@ -73,7 +103,7 @@ def sag_run(data, indices, indptr, iptr, y, cw, order, grad, w, d, last, t0, kin
                 d[j] += coef * data[k]
             w[j] = c * w[j] - eta * d[j]
             last[j] = t + 1
-    return STATUS_OK, order.shape[0], acc
+    return SAGResult(STATUS_OK, order.shape[0], acc)
 
 
 @njit(cache=True, nogil=True)

@@ -9,29 +9,67 @@ weighted objective.  ``w = scale * u`` keeps each step O(nnz(x_i)).
 With ``project=True`` (Pegasos, Shalev-Shwartz et al. 2011) ``w`` is then
 projected onto the ball of radius ``1/sqrt(lam)``; the squared norm is tracked
 incrementally so the projection is O(1) per step.
+
+:func:`sgd_run` takes a few structured arguments (NamedTuples, compiled by
+Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
+the problem (:class:`~primaldual.kernels.views.StepSpec`), the step options
+(:class:`SGDOptions`) and the iterate (:class:`SGDState`); it returns an
+:class:`SGDResult`.  :func:`sgd_epoch` is the same kernel with loose
+arguments (PSGD's local pass calls it).
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from numba import njit
 
 from .loss_kernels import loss_derivative
 from .prefetch import prefetch_row
 from .status import STATUS_NONFINITE, STATUS_OK
+from .views import RowsView, StepSpec
 
 _RESCALE_BELOW = 1e-8
 
 
+class SGDOptions(NamedTuple):
+    """The per-row gradient weights ``grad_w`` (``g_i = n c_i / W``) and whether
+    to project onto the ball of radius ``1/sqrt(lam)`` (Pegasos)."""
+    grad_w: object
+    project: bool
+
+
+class SGDState(NamedTuple):
+    """The iterate ``w = scale[0] * u``, updated in place: ``u`` (d), ``scale``
+    (1,) and ``sqnorm`` (1,), ``||u||^2`` (maintained only when projecting)."""
+    u: object
+    scale: object
+    sqnorm: object
+
+
+class SGDResult(NamedTuple):
+    """Status code (:mod:`.status`), the position reached in ``order``, feature accesses."""
+    status: int
+    pos: int
+    accesses: int
+
+
 @njit(cache=True, nogil=True)
-def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, scale_arr,
-              kind, p, lam, t0, project, sqnorm_arr):
+def sgd_run(rows, spec, opts, state, order, start, stop, t0):
     """Run SGD steps ``t0 + 1, ...`` for ``i in order[start:stop]``.
 
-    ``scale_arr[0]`` holds the scale of ``w = scale * u``; ``sqnorm_arr[0]``
-    holds ``||u||^2`` (maintained only when ``project``).  Returns
-    ``(status, pos, feature_accesses)``.
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`; reads ``data``,
+    ``indices``, ``indptr``, ``iptr`` and ``y``), ``spec``
+    (:class:`~primaldual.kernels.views.StepSpec`; ``kind``, ``param``, ``lam``),
+    ``opts`` (:class:`SGDOptions`: ``grad_w``, ``project``), ``state``
+    (:class:`SGDState`: ``w = scale[0] * u``; ``sqnorm[0]`` holds ``||u||^2``,
+    maintained only when ``project``).  Returns an :class:`SGDResult`
+    ``(status, pos, accesses)``.
     """
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    kind, p, lam = spec.kind, spec.param, spec.lam
+    grad_w, project = opts.grad_w, opts.project
+    u, scale_arr, sqnorm_arr = state.u, state.scale, state.sqnorm
     scale = scale_arr[0]
     unorm2 = sqnorm_arr[0]
     accesses = 0
@@ -54,7 +92,7 @@ def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, sca
         if not math.isfinite(a):
             scale_arr[0] = scale
             sqnorm_arr[0] = unorm2
-            return STATUS_NONFINITE, pos, accesses
+            return SGDResult(STATUS_NONFINITE, pos, accesses)
         # shrink: w <- (1 - 1/t) w
         shrink = 1.0 - 1.0 / t
         if shrink <= 0.0:
@@ -88,4 +126,16 @@ def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, sca
             scale = 1.0
     scale_arr[0] = scale
     sqnorm_arr[0] = unorm2
-    return STATUS_OK, stop, accesses
+    return SGDResult(STATUS_OK, stop, accesses)
+
+
+@njit(cache=True, nogil=True)
+def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, scale_arr,
+              kind, p, lam, t0, project, sqnorm_arr):
+    """:func:`sgd_run` with loose arguments: ``scale_arr[0]`` holds the scale of
+    ``w = scale * u``; ``sqnorm_arr[0]`` holds ``||u||^2`` (maintained only when
+    ``project``).  Returns ``(status, pos, feature_accesses)``."""
+    res = sgd_run(RowsView(data, indices, indptr, iptr, grad_w, y, grad_w),
+                  StepSpec(kind, p, lam, 0.0, 1.0), SGDOptions(grad_w, project),
+                  SGDState(u, scale_arr, sqnorm_arr), order, start, stop, t0)
+    return res.status, res.pos, res.accesses

@@ -48,10 +48,18 @@ data, as in the paper's cost model).
 
 Random numbers come from the driver: ``uniforms[pos, 0]`` draws ``i_t`` and
 ``uniforms[pos, 1]`` draws ``j_t``.
+
+Both run kernels take a few structured arguments (NamedTuples, compiled by
+Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
+the columns (:class:`ColumnsView`), the constants (:class:`SimbaSpec`), the
+state they update in place (:class:`DenseState` / :class:`SparseState`), the
+dense kernel's scratch (:class:`DenseWork`) and the call's cursor and limits
+(:class:`SimbaRun`); they return a :class:`SimbaResult`.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -66,6 +74,86 @@ from .status import STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK  # noqa: F
 SCHED_CONSTANT = 0
 SCHED_ADAPTIVE = 1
 SCHED_ADAPTIVE_SQRT = 2
+
+
+class ColumnsView(NamedTuple):
+    """The columns in the four-array layout of the rows (column ``j`` is
+    ``data[indptr[j]:indptr[j+1]]`` with row indices at ``+ iptr[j] - indptr[j]``)."""
+    data: object
+    indices: object
+    indptr: object
+    iptr: object
+
+
+class SimbaSpec(NamedTuple):
+    """The run's constants: the horizon ``T`` (``SCHED_CONSTANT`` only), the step
+    schedule code, ``log n``, ``nu n`` and whether to use the bias extension."""
+    T: float
+    schedule: int
+    logn: float
+    nu_n: float
+    bias: bool
+
+
+class DenseState(NamedTuple):
+    """State of :func:`simba_dense_run` (updated in place): ``logq`` (log q_t,
+    max 0), ``u``, ``wsum = sum_t w_t``, ``xisum = sum_t xi_t``,
+    ``scal[0] = sum_t b_t``."""
+    logq: object
+    u: object
+    wsum: object
+    xisum: object
+    scal: object
+
+
+class DenseWork(NamedTuple):
+    """Scratch of :func:`simba_dense_run`: ``idx`` (n, int), ``xi`` (n), ``buf`` (n)."""
+    idx: object
+    xi: object
+    buf: object
+
+
+class SparseState(NamedTuple):
+    """State of :func:`simba_sparse_run` (updated in place; see its docstring)."""
+    logbase: object
+    group: object
+    cnt: object
+    L: object
+    ref: object
+    SUM: object
+    KEY: object
+    CT: object
+    u: object
+    acc: object
+    lastS: object
+    xi_acc: object
+    enter: object
+    scal: object
+
+
+class SimbaRun(NamedTuple):
+    """One call's cursor and limits: the uniform buffer and the position in it,
+    the iteration counter ``t`` to start from, the feature-access budget, the
+    iteration limit ``max_t`` and the draw records ``rec_i``/``rec_j`` (the
+    first ``len(rec_i)`` iterations' ``i_t``/``j_t``; may be empty)."""
+    uniforms: object
+    upos: int
+    t: int
+    access_budget: int
+    max_t: int
+    rec_i: object
+    rec_j: object
+
+
+class SimbaResult(NamedTuple):
+    """What a run kernel returns: a status code (:mod:`.status`), the new
+    position in the uniforms, the new ``t``, the feature accesses made and
+    the slack swaps (always 0 for the dense kernel)."""
+    status: int
+    upos: int
+    t: int
+    accesses: int
+    swaps: int
 
 
 @njit(cache=True, nogil=True)
@@ -179,25 +267,33 @@ def pst_slacks(logq, nu_n, idx, xi):
 
 
 @njit(cache=True, nogil=True)
-def simba_dense_run(data, indices, indptr, iptr, cdata, cindices, cindptr, ciptr, y,
-                    logq, u, wsum, xisum, scal, idx, xi, buf,
-                    uniforms, upos, t, T, schedule, logn, nu_n, bias,
-                    access_budget, max_t, rec_i, rec_j):
+def simba_dense_run(rows, cols, spec, state, work, run):
     """Algorithm 1 as written, O(n + d) per iteration (see the module docstring).
 
-    State: ``logq`` (log q_t, max 0), ``u``, ``wsum = sum_t w_t``,
-    ``xisum = sum_t xi_t``, ``scal[0] = sum_t b_t``.  Scratch: ``idx`` (n, int),
-    ``xi`` (n), ``buf`` (n).  Runs until ``accesses >= access_budget`` or
-    ``t == max_t`` or the uniforms run out.  Returns
-    ``(status, upos, t, accesses)``.
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`; reads ``data``,
+    ``indices``, ``indptr``, ``iptr`` and ``y``), ``cols`` (:class:`ColumnsView`),
+    ``spec`` (:class:`SimbaSpec`), ``state`` (:class:`DenseState`: ``logq``
+    (log q_t, max 0), ``u``, ``wsum = sum_t w_t``, ``xisum = sum_t xi_t``,
+    ``scal[0] = sum_t b_t``, updated in place), ``work`` (:class:`DenseWork`:
+    ``idx`` (n, int), ``xi`` (n), ``buf`` (n)), ``run`` (:class:`SimbaRun`).
+    Runs from ``run.t`` until ``accesses >= run.access_budget`` or
+    ``t == run.max_t`` or the uniforms run out.  Returns a :class:`SimbaResult`
+    (``swaps = 0``).
     """
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    cdata, cindices, cindptr, ciptr = cols.data, cols.indices, cols.indptr, cols.iptr
+    T, schedule, logn, nu_n, bias = spec.T, spec.schedule, spec.logn, spec.nu_n, spec.bias
+    logq, u, wsum, xisum, scal = state.logq, state.u, state.wsum, state.xisum, state.scal
+    idx, xi, buf = work.idx, work.xi, work.buf
+    uniforms, upos, t = run.uniforms, run.upos, run.t
+    access_budget, max_t, rec_i, rec_j = run.access_budget, run.max_t, run.rec_i, run.rec_j
     n = logq.shape[0]
     d = u.shape[0]
     accesses = 0
     nrec = rec_i.shape[0]
     while accesses < access_budget and t < max_t:
         if upos >= uniforms.shape[0]:
-            return STATUS_NEED_UNIFORMS, upos, t, accesses
+            return SimbaResult(STATUS_NEED_UNIFORMS, upos, t, accesses, 0)
         t += 1
         eta, c = step_sizes(schedule, t, T, logn)
         # p_t = q_t / ||q_t||_1  (logq is shifted so that its maximum is 0)
@@ -265,11 +361,11 @@ def simba_dense_run(data, indices, indptr, iptr, cdata, cindices, cindptr, ciptr
             xisum[i] += xi[i]
         scal[0] += b
         if not math.isfinite(coef) or not math.isfinite(unorm):
-            return STATUS_NONFINITE, upos, t, accesses
+            return SimbaResult(STATUS_NONFINITE, upos, t, accesses, 0)
         if t - 1 < nrec:
             rec_i[t - 1] = it
             rec_j[t - 1] = jt
-    return STATUS_OK, upos, t, accesses
+    return SimbaResult(STATUS_OK, upos, t, accesses, 0)
 
 
 # ------------------------------------------------------------ sparse version
@@ -350,11 +446,13 @@ def _t_worst(KEY, L, cnt):
 
 
 @njit(cache=True, nogil=True)
-def simba_sparse_run(data, indices, indptr, iptr, cdata, cindices, cindptr, ciptr, y,
-                     logbase, group, cnt, L, ref, SUM, KEY, CT, u, acc, lastS,
-                     xi_acc, enter, scal, uniforms, upos, t, T, schedule, logn, nu_n,
-                     bias, access_budget, max_t, rec_i, rec_j):
+def simba_sparse_run(rows, cols, spec, state, run):
     """Sparse SIMBA with sampling trees (see the module docstring).
+
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`; reads ``data``,
+    ``indices``, ``indptr``, ``iptr`` and ``y``), ``cols`` (:class:`ColumnsView`),
+    ``spec`` (:class:`SimbaSpec`), ``state`` (:class:`SparseState`, below, updated
+    in place), ``run`` (:class:`SimbaRun`: uniforms, cursor, limits, records).
 
     State:
       ``log q_t(i) = logbase[i] + L[group[i]]``, groups ``2 * (slack 2) + (y > 0)``;
@@ -367,8 +465,16 @@ def simba_sparse_run(data, indices, indptr, iptr, cdata, cindices, cindptr, cipt
       ``S = scal[0] = sum_tau s_tau``;
       ``xi_acc[i] + 2 (t + 1 - enter[i])`` (slack members) ``= sum_tau xi_tau(i)``;
       ``scal[1] = sum_t b_t``.
-    Returns ``(status, upos, t, accesses, swaps)``.
+    Returns a :class:`SimbaResult`.
     """
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    cdata, cindices, cindptr, ciptr = cols.data, cols.indices, cols.indptr, cols.iptr
+    T, schedule, logn, nu_n, bias = spec.T, spec.schedule, spec.logn, spec.nu_n, spec.bias
+    logbase, group, cnt, L, ref = state.logbase, state.group, state.cnt, state.L, state.ref
+    SUM, KEY, CT, u, acc = state.SUM, state.KEY, state.CT, state.u, state.acc
+    lastS, xi_acc, enter, scal = state.lastS, state.xi_acc, state.enter, state.scal
+    uniforms, upos, t = run.uniforms, run.upos, run.t
+    access_budget, max_t, rec_i, rec_j = run.access_budget, run.max_t, run.rec_i, run.rec_j
     n = logbase.shape[0]
     k_slack = int(math.floor(nu_n / 2.0))
     r = nu_n - 2.0 * k_slack
@@ -378,7 +484,7 @@ def simba_sparse_run(data, indices, indptr, iptr, cdata, cindices, cindptr, cipt
     lf = np.empty(4)  # tiny, once per call
     while accesses < access_budget and t < max_t:
         if upos >= uniforms.shape[0]:
-            return STATUS_NEED_UNIFORMS, upos, t, accesses, swaps
+            return SimbaResult(STATUS_NEED_UNIFORMS, upos, t, accesses, swaps)
         t += 1
         eta, c = step_sizes(schedule, t, T, logn)
         # restore: every slack-2 point precedes every other point (PST step);
@@ -491,8 +597,8 @@ def simba_sparse_run(data, indices, indptr, iptr, cdata, cindices, cindptr, cipt
                     _rebase(SUM, KEY, ref, logbase, group, g)
         scal[1] += b
         if not math.isfinite(coef) or not math.isfinite(unorm):
-            return STATUS_NONFINITE, upos, t, accesses, swaps
+            return SimbaResult(STATUS_NONFINITE, upos, t, accesses, swaps)
         if t - 1 < nrec:
             rec_i[t - 1] = it
             rec_j[t - 1] = jt
-    return STATUS_OK, upos, t, accesses, swaps
+    return SimbaResult(STATUS_OK, upos, t, accesses, swaps)

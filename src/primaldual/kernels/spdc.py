@@ -79,10 +79,17 @@ Sampling.  The driver draws uniforms from its numpy Generator; the kernel
 turns them into indices: Algorithm 1 draws the subset ``K`` (size ``m``,
 uniformly among subsets, so ``P(i in K) = m/n``) with Floyd's algorithm;
 Algorithm 2 draws ``k`` from an alias table (Walker/Vose) with one uniform.
+
+:func:`spdc_run` takes a few structured arguments (NamedTuples, compiled by
+Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
+the constants (:class:`SPDCSpec`), the sampling (:class:`SPDCSampling`), the
+iterates it updates in place (:class:`SPDCState`) and its work arrays
+(:class:`SPDCWork`); it returns an :class:`SPDCResult`.
 """
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from numba import njit
 
@@ -97,6 +104,56 @@ from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 #: prefetched one iteration ahead (see kernels/prefetch.py)
 PF_ROW = 3
 PF_SCALAR = 6
+
+
+class SPDCSpec(NamedTuple):
+    """The constants: loss code and parameter, the steps ``tau``, ``sigma``, the
+    extrapolation ``theta``, ``l1``, the strong convexity ``l2`` of the primal
+    step and the dual perturbation ``delta_dual`` (0: none)."""
+    kind: int
+    param: float
+    tau: float
+    sigma: float
+    theta: float
+    l1: float
+    l2: float
+    delta_dual: float
+
+
+class SPDCSampling(NamedTuple):
+    """How rows are drawn and scaled: ``weighted`` selects Algorithm 2 (alias
+    table ``alias_prob``/``alias_idx``, ``pn[k] = p_k n``) over Algorithm 1
+    (Floyd subsets; the alias arrays and ``pn`` may be empty); ``rho`` (n) the
+    per-row dual scale."""
+    weighted: bool
+    alias_prob: object
+    alias_idx: object
+    pn: object
+    rho: object
+
+
+class SPDCState(NamedTuple):
+    """The iterates, updated in place: ``alpha`` (n) and ``st`` (d, 4), per
+    coordinate ``x^{(last)}, x^{(last-1)}, u, last``."""
+    alpha: object
+    st: object
+
+
+class SPDCWork(NamedTuple):
+    """Work arrays: ``du`` (d, all zeros on entry and exit), ``mark`` (n, stamps
+    ``< t0 + 1``), ``batch`` (m, int) and ``em1``, a table of
+    ``expm1(k log c)`` (:func:`expm1_table`; may be empty)."""
+    du: object
+    mark: object
+    batch: object
+    em1: object
+
+
+class SPDCResult(NamedTuple):
+    """Status code (:mod:`.status`), iterations done, feature accesses."""
+    status: int
+    iterations: int
+    accesses: int
 
 
 @njit(cache=True, nogil=True)
@@ -259,22 +316,31 @@ def catch_up_all(t, st, tau, l1, l2, c, logc, x_out):
 
 
 @njit(cache=True, nogil=True)
-def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob,
-             alias_idx, pn, alpha, st, du, mark, batch, t0, kind, p,
-             tau, sigma, theta, l1, l2, delta_dual, n_iter, em1):
+def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
     """Run ``n_iter`` SPDC iterations starting at iteration counter ``t0``.
 
-    ``uniforms`` has shape (n_iter, m): row ``it`` drives the sample of
-    iteration ``t0 + it``.  ``weighted`` selects Algorithm 2 (m = 1, ``pn[k]
-    = p_k n``, alias table) over Algorithm 1 (Floyd subset of size m).
-    ``st`` (d, 4) holds per coordinate ``x^{(last)}, x^{(last-1)}, u, last``.
-    ``du`` (d) must be all zeros on entry and is left all zeros; ``mark`` (n)
-    holds stamps ``< t0 + 1``.  Returns ``(status, iterations_done,
-    feature_accesses)``.  ``em1`` is a table of ``expm1(k log c)``
-    (:func:`expm1_table`; may be empty) that saves the transcendental call of
-    most catch-ups.  With ``m = 1`` the primal step (6) is fused into the
-    second sweep over the sampled row (``Delta u`` is a multiple of ``x_k``).
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`; reads ``data``,
+    ``indices``, ``indptr``, ``iptr`` and ``y``), ``spec`` (:class:`SPDCSpec`),
+    ``sampling`` (:class:`SPDCSampling`: ``weighted`` selects Algorithm 2
+    (m = 1, ``pn[k] = p_k n``, alias table) over Algorithm 1 (Floyd subset of
+    size m); ``rho``), ``state`` (:class:`SPDCState`: ``alpha`` and ``st`` (d, 4)
+    holding per coordinate ``x^{(last)}, x^{(last-1)}, u, last``; updated in
+    place), ``work`` (:class:`SPDCWork`: ``du`` (d) must be all zeros on entry
+    and is left all zeros; ``mark`` (n) holds stamps ``< t0 + 1``; ``batch``
+    (m); ``em1``, a table of ``expm1(k log c)`` that saves the transcendental
+    call of most catch-ups).  ``uniforms`` has shape (n_iter, m): row ``it``
+    drives the sample of iteration ``t0 + it``.  Returns an
+    :class:`SPDCResult` ``(status, iterations, accesses)``.  With ``m = 1``
+    the primal step (6) is fused into the second sweep over the sampled row
+    (``Delta u`` is a multiple of ``x_k``).
     """
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    kind, p, tau, sigma = spec.kind, spec.param, spec.tau, spec.sigma
+    theta, l1, l2, delta_dual = spec.theta, spec.l1, spec.l2, spec.delta_dual
+    weighted, alias_prob, alias_idx = sampling.weighted, sampling.alias_prob, sampling.alias_idx
+    pn, rho = sampling.pn, sampling.rho
+    alpha, st = state.alpha, state.st
+    du, mark, batch, em1 = work.du, work.mark, work.batch, work.em1
     n = indptr.shape[0] - 1
     m = uniforms.shape[1]
     c = 1.0 / (1.0 + tau * l2)
@@ -381,7 +447,7 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
             else:
                 new = dual_step(kind, p, ak, y[k], A, s)
             if not (math.isfinite(new) and math.isfinite(A)):
-                return STATUS_NONFINITE, it, accesses
+                return SPDCResult(STATUS_NONFINITE, it, accesses)
             dy = -(new - ak)            # change of ytilde_k
             alpha[k] = new
             if m == 1:
@@ -418,4 +484,4 @@ def spdc_run(data, indices, indptr, iptr, y, rho, uniforms, weighted, alias_prob
                     st[j, 2] += ufac_w * du[j]
                     du[j] = 0.0
                     st[j, 3] = t + 1
-    return STATUS_OK, n_iter, accesses
+    return SPDCResult(STATUS_OK, n_iter, accesses)

@@ -110,7 +110,8 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
-from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, msdca_serial,
+from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, DualState,
+                                 MiniBatch, SerialWork, ThreadTeam, ThreadWork, msdca_serial,
                                  msdca_thread, row_splits, sparse_eso_weights)
 from ..kernels.threadsync import make_flags, signal_abort
 from ._base import Solver, _check_choice, _positive, register
@@ -384,24 +385,25 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
         if self.engine_path:
             return self.engine_advance(n_epochs, deadline)
         p = self.problem
-        r = p.rows
         b = self.b
         total = (next_check_target(self.steps // b, b, p.n, self.check_every,
                                    self.max_epochs) - self.steps // b)
         chunk = total if deadline is None else max(1, -(-total // 10))
         scale = 1.0 / b if self.opts["step"] == "average" else 1.0
+        rows, spec = p.rows_view(), p.step_spec()
+        mb = MiniBatch(self.curv, int(b), float(scale))
+        state = DualState(self.alpha, self.v)
         done = 0
         while done < total:
             it = min(chunk, total - done)
             u = self.rng.random(it * b)
-            args = (r.data, r.indices, r.indptr, r.iptr, p.y, p.sample_weight,
-                    self.curv, p.loss.code, p.loss.param, 1.0 / p.lam, 1.0 / p.W,
-                    scale, u, it, b, self.alpha, self.v)
+            args = (rows, spec, mb, state, u, int(it))
             if self.parallel:
                 st, k, acc, bad = self._run_threads(args)
             else:
-                st, k, acc, bad = msdca_serial(*args, self.perm, self.swaps, self.batch,
-                                               self.deltas, self.coefs)
+                st, k, acc, bad = msdca_serial(*args, SerialWork(self.perm, self.swaps,
+                                                                 self.batch, self.deltas,
+                                                                 self.coefs))
             self.feature_accesses += acc
             self.steps += k * b
             if st == STATUS_NONFINITE:
@@ -418,9 +420,9 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
         flags = make_flags(T)
 
         def work(tid):
-            return msdca_thread(tid, T, flags, *args, self.t_perm[tid], self.t_swaps[tid],
-                                self.t_batch[tid], self.pdot, self.news2, self.olds2,
-                                self.t_coefs[tid], self.splits)
+            team = ThreadTeam(tid, T, flags, self.pdot, self.news2, self.olds2, self.splits)
+            return msdca_thread(team, *args, ThreadWork(self.t_perm[tid], self.t_swaps[tid],
+                                                        self.t_batch[tid], self.t_coefs[tid]))
 
         with ThreadPoolExecutor(max_workers=T, thread_name_prefix="msdca") as pool:
             futures = [pool.submit(work, tid) for tid in range(T)]

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ..kernels.sag import sag_current_w, sag_run
+from ..kernels.sag import SAGState, sag_current_w, sag_run
 from ..kernels.status import STATUS_NONFINITE
 from ._base import Solver, _positive, register
 
@@ -87,16 +87,14 @@ class SAGSolver(Solver):
 
     def advance(self, n_epochs, deadline):
         p = self.problem
-        r = p.rows
         total = max(1, int(round(n_epochs * p.n)))
+        rows, spec = p.rows_view(), p.step_spec()
+        state = SAGState(self.grad, self.w, self.d, self.last)
         done = 0
         while done < total:
             k = min(p.n, total - done)
             order = self.rng.integers(0, p.n, size=k, dtype=np.int64)
-            status, it, acc = sag_run(r.data, r.indices, r.indptr, r.iptr, p.y,
-                                      p.sample_weight, order, self.grad, self.w, self.d,
-                                      self.last, self.t, p.loss.code, p.loss.param,
-                                      p.lam, self.eta, 1.0 / p.W)
+            status, it, acc = sag_run(rows, spec, float(self.eta), state, order, int(self.t))
             self.t += it
             self.steps += it
             self.feature_accesses += acc

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from ..kernels.status import STATUS_NONFINITE
-from ..kernels.sgd import sgd_epoch
+from ..kernels.sgd import SGDOptions, SGDState, sgd_run
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 
 
@@ -93,16 +93,16 @@ class SGDSolver(Solver):
 
     def advance(self, n_epochs, deadline):
         p = self.problem
-        r = p.rows
         target = self.steps + max(1, int(round(n_epochs * p.n)))
+        rows, spec = p.rows_view(), p.step_spec()
+        opts = SGDOptions(self.grad_w, bool(self.opts["project"]))
+        state = SGDState(self.u, self.scale, self.unorm2)
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
                 self._new_pass()
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
-            status, pos, acc = sgd_epoch(
-                r.data, r.indices, r.indptr, r.iptr, p.y, self.grad_w, self.order,
-                self.pos, stop, self.u, self.scale, p.loss.code, p.loss.param, p.lam,
-                self.t, bool(self.opts["project"]), self.unorm2)
+            status, pos, acc = sgd_run(rows, spec, opts, state, self.order, int(self.pos),
+                                       int(stop), int(self.t))
             self.feature_accesses += acc
             self.steps += pos - self.pos
             self.t += pos - self.pos

@@ -152,12 +152,12 @@ def _column_view(rows):
     n, d = rows.n, rows.d
     if sp.issparse(X):
         Xc = X.tocsc()
-        return Xc.data, Xc.indices, Xc.indptr, Xc.indptr
+        return K.ColumnsView(Xc.data, Xc.indices, Xc.indptr, Xc.indptr)
     XT = np.ascontiguousarray(X.T)
     cdata = XT.reshape(-1)
     cindices = np.arange(n, dtype=np.int64)
     cindptr = np.arange(0, n * d + 1, n, dtype=np.int64)
-    return cdata, cindices, cindptr, np.zeros(d + 1, dtype=np.int64)
+    return K.ColumnsView(cdata, cindices, cindptr, np.zeros(d + 1, dtype=np.int64))
 
 
 @register
@@ -376,7 +376,6 @@ class SimbaSolver(Solver):
 
     def advance(self, n_epochs, deadline):
         p = self.problem
-        r = p.rows
         ce = self.check_every
         # checks fall on a fixed grid of epochs, so that a resumed run makes
         # exactly the same kernel calls as an uninterrupted one
@@ -387,28 +386,28 @@ class SimbaSolver(Solver):
         T = float(self.T_total) if self.T_total is not None else 1.0
         logn = math.log(p.n)
         nu_n = self.nu * p.n
-        cd, ci, cp, cip = self.cols
+        rows = p.rows_view()
+        spec = K.SimbaSpec(T, int(self.schedule_code), logn, nu_n, bool(self.opts["bias"]))
+        if self.impl == "dense":
+            state = K.DenseState(self.logq, self.u, self.wsum, self.xisum, self.scal)
+            work = K.DenseWork(self.idx, self.xi_buf, self.buf)
+        else:
+            state = K.SparseState(self.logbase, self.group, self.cnt, self.L, self.ref,
+                                  self.SUM, self.KEY, self.CT, self.u, self.acc, self.lastS,
+                                  self.xi_acc, self.enter, self.scal)
         while self.feature_accesses < target_acc and self.t < max_t:
             if self.upos >= self.uniforms.shape[0]:
                 self.uniforms = self.rng.random((_UNIFORM_CHUNK, 2))
                 self.upos = 0
             budget = target_acc - self.feature_accesses
+            run = K.SimbaRun(self.uniforms, int(self.upos), int(self.t), int(budget),
+                             int(max_t), self.rec_i, self.rec_j)
             if self.impl == "dense":
-                status, self.upos, self.t, acc = K.simba_dense_run(
-                    r.data, r.indices, r.indptr, r.iptr, cd, ci, cp, cip, p.y,
-                    self.logq, self.u, self.wsum, self.xisum, self.scal, self.idx,
-                    self.xi_buf, self.buf, self.uniforms, self.upos, self.t, T,
-                    self.schedule_code, logn, nu_n, bool(self.opts["bias"]), budget,
-                    max_t, self.rec_i, self.rec_j)
+                res = K.simba_dense_run(rows, self.cols, spec, state, work, run)
             else:
-                status, self.upos, self.t, acc, sw = K.simba_sparse_run(
-                    r.data, r.indices, r.indptr, r.iptr, cd, ci, cp, cip, p.y,
-                    self.logbase, self.group, self.cnt, self.L, self.ref, self.SUM,
-                    self.KEY, self.CT, self.u, self.acc, self.lastS, self.xi_acc,
-                    self.enter, self.scal, self.uniforms, self.upos, self.t, T,
-                    self.schedule_code, logn, nu_n, bool(self.opts["bias"]), budget,
-                    max_t, self.rec_i, self.rec_j)
-                self.swaps += sw
+                res = K.simba_sparse_run(rows, self.cols, spec, state, run)
+                self.swaps += res.swaps
+            status, self.upos, self.t, acc = res.status, res.upos, res.t, res.accesses
             self.feature_accesses += acc
             self.steps = self.t
             if status == K.STATUS_NONFINITE:

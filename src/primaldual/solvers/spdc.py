@@ -73,7 +73,8 @@ import time
 
 import numpy as np
 
-from ..kernels.spdc import build_alias, catch_up_all, expm1_table, spdc_run
+from ..kernels.spdc import (SPDCSampling, SPDCSpec, SPDCState, SPDCWork, build_alias,
+                            catch_up_all, expm1_table, spdc_run)
 from ..kernels.status import STATUS_NONFINITE
 from ._base import Solver, SolveResult, _check_choice, _positive, register
 
@@ -238,21 +239,22 @@ class SPDCSolver(Solver):
     # ---------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
         prob = self.problem
-        r = prob.rows
         n, m = prob.n, self.m
         total = max(1, int(round(n_epochs * n / m)))
         chunk = max(1, n // m)
         weighted = self.opts["sampling"] == "weighted"
+        rows = prob.rows_view()
+        spec = SPDCSpec(int(prob.loss.code), float(prob.loss.param), float(self.tau),
+                        float(self.sigma), float(self.theta), float(prob.l1), float(self.l2),
+                        float(self.delta_dual))
+        sampling = SPDCSampling(weighted, self.alias_prob, self.alias_idx, self.pn, self.rho)
+        state = SPDCState(self.alpha, self.st)
+        work = SPDCWork(self.du, self.mark, self.batch, self.em1)
         done = 0
         while done < total:
             k = min(chunk, total - done)
             U = self.rng.random((k, m))
-            status, it, acc = spdc_run(
-                r.data, r.indices, r.indptr, r.iptr, prob.y, self.rho, U, weighted,
-                self.alias_prob, self.alias_idx, self.pn, self.alpha, self.st,
-                self.du, self.mark, self.batch, self.t,
-                prob.loss.code, prob.loss.param, self.tau, self.sigma, self.theta, prob.l1,
-                self.l2, self.delta_dual, k, self.em1)
+            status, it, acc = spdc_run(rows, spec, sampling, state, work, U, self.t, k)
             self.feature_accesses += acc
             self.t += it
             self.steps += it * m
