@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import primaldual
-from primaldual.kernels.sgd import sgd_epoch
+from primaldual.kernels.sgd import SGDOptions, SGDState, sgd_run
+from primaldual.kernels.views import StepSpec
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
 from primaldual.solvers.bmrm import solve_simplex_qp
@@ -89,8 +90,9 @@ def test_psgd_local_models_are_the_sgd_kernel_and_output_is_their_average():
     order = rng.permutation(s.parts[1])
     u, scale, un = np.zeros(10), np.ones(1), np.zeros(1)
     r = prob.rows
-    sgd_epoch(r.data, r.indices, r.indptr, r.iptr, prob.y, s.grad_w, order, 0,
-              order.shape[0], u, scale, prob.loss.code, 0.0, prob.lam, 0, False, un)
+    sgd_run(prob.rows_view(), StepSpec(prob.loss.code, 0.0, prob.lam, 0.0, 1.0),
+            SGDOptions(s.grad_w, False), SGDState(u, scale, un), order, 0,
+            order.shape[0], 0)
     s.advance(1, None)
     np.testing.assert_allclose(s.U[1] * s.scale[1], u * scale, rtol=1e-13, atol=1e-15)
     # parts are a partition of the rows; the output is the plain average

@@ -3,7 +3,8 @@
 the Dask part actor (:mod:`primaldual.distributed.ring`).  Imports only kernels."""
 from __future__ import annotations
 
-from ..kernels.sgd import sgd_epoch
+from ..kernels.sgd import SGDOptions, SGDState, sgd_run
+from ..kernels.views import RowsView, StepSpec
 
 __all__ = ["psgd_local_pass"]
 
@@ -11,7 +12,7 @@ __all__ = ["psgd_local_pass"]
 def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind, loss_param,
                     lam, t, project):
     """One local pass of a part: ``|I_q|`` SGD steps on the rows ``idx`` of ``rows``
-    (:func:`~primaldual.kernels.sgd.sgd_epoch`), sampled from ``rng`` uniformly with
+    (:func:`~primaldual.kernels.sgd.sgd_run`), sampled from ``rng`` uniformly with
     replacement or as a permutation.  Shared by the serial solver (global rows,
     ``idx = I_q``) and the Dask part actor (its own rows, ``idx = 0..|I_q|-1``):
     the draws are positions in ``idx``, so both see the same sample sequence.
@@ -21,7 +22,8 @@ def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind,
         order = idx[rng.integers(0, n, size=n)]
     else:
         order = rng.permutation(idx)
-    status, pos, acc = sgd_epoch(rows.data, rows.indices, rows.indptr, rows.iptr, y, grad_w,
-                                 order, 0, n, U, scale, kind, loss_param, lam, int(t),
-                                 bool(project), unorm2)
-    return int(pos), int(n), int(acc)
+    res = sgd_run(RowsView(rows.data, rows.indices, rows.indptr, rows.iptr, rows.sqnorm,
+                           y, grad_w),
+                  StepSpec(kind, loss_param, lam, 0.0, 1.0), SGDOptions(grad_w, bool(project)),
+                  SGDState(U, scale, unorm2), order, 0, n, int(t))
+    return int(res.pos), int(n), int(res.accesses)

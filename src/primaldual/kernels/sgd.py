@@ -14,8 +14,7 @@ incrementally so the projection is O(1) per step.
 Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
 the problem (:class:`~primaldual.kernels.views.StepSpec`), the step options
 (:class:`SGDOptions`) and the iterate (:class:`SGDState`); it returns an
-:class:`SGDResult`.  :func:`sgd_epoch` is the same kernel with loose
-arguments (PSGD's local pass calls it).
+:class:`SGDResult`.
 """
 from __future__ import annotations
 
@@ -127,15 +126,3 @@ def sgd_run(rows, spec, opts, state, order, start, stop, t0):
     scale_arr[0] = scale
     sqnorm_arr[0] = unorm2
     return SGDResult(STATUS_OK, stop, accesses)
-
-
-@njit(cache=True, nogil=True)
-def sgd_epoch(data, indices, indptr, iptr, y, grad_w, order, start, stop, u, scale_arr,
-              kind, p, lam, t0, project, sqnorm_arr):
-    """:func:`sgd_run` with loose arguments: ``scale_arr[0]`` holds the scale of
-    ``w = scale * u``; ``sqnorm_arr[0]`` holds ``||u||^2`` (maintained only when
-    ``project``).  Returns ``(status, pos, feature_accesses)``."""
-    res = sgd_run(RowsView(data, indices, indptr, iptr, grad_w, y, grad_w),
-                  StepSpec(kind, p, lam, 0.0, 1.0), SGDOptions(grad_w, project),
-                  SGDState(u, scale_arr, sqnorm_arr), order, start, stop, t0)
-    return res.status, res.pos, res.accesses

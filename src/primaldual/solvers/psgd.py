@@ -11,8 +11,7 @@ sum_{i in I_q} c_i phi_i(x_i . w) + lam/2 ||w||^2`` with the update of
 
     w_q <- (1 - 1/t_q) w_q - (1/(lam t_q)) g_i phi_i'(x_i . w_q) x_i,  g_i = n_q c_i / W_q
 
-(the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`, through
-its loose-argument form :func:`~primaldual.kernels.sgd.sgd_epoch`),
+(the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`),
 with ``i`` drawn from ``I_q`` by part ``q``'s own stream
 (``np.random.SeedSequence(random_state).spawn(k)``).  The parts never
 communicate; the output is the average ``w = (1/k) sum_q w_q``
