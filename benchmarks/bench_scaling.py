@@ -50,8 +50,7 @@ REPS = 5
 
 def auto_sync_every(prob):
     """The solver's ``sync_every="auto"`` for this problem."""
-    return min(sdca_module.SYNC_MAX, max(sdca_module.SYNC_MIN, int(np.ceil(
-        sdca_module.SYNC_COST_RATIO * prob.d / max(prob.nnz / prob.n, 1.0)))))
+    return sdca_module.auto_sync_every(prob.rows)
 
 
 #: the ways k threads run one pass: (label, threads, mode, atomic); mode "copy"
@@ -72,7 +71,9 @@ def epoch_costs(prob):
     no_shrink = Shrinking(False, np.inf, np.inf)
     no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
     every = auto_sync_every(prob)
-    atomic_auto = sdca_module.column_overlap(prob.rows) >= sdca_module.ATOMIC_OVERLAP
+    # the solver with thread copies syncs atomically ("auto"); the shared-v rows below
+    # set atomic explicitly
+    atomic_auto = True
     rng = np.random.default_rng(0)
     out = {}
     for label, K, mode, atomic in MODES:

@@ -79,10 +79,10 @@ entries), and once more at the end of the pass.  So a step's margin misses
 at most the other threads' last ``sync_every`` updates (PASSCoDe's bounded
 delay), and no two cores write the same cache lines between syncs.  Writing
 one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
-or its "atomic" one with ``atomic=True``) is kept as an option; on the
-2-core machine here it is 2-4x slower than one thread (the cores take turns
-owning the cache lines of ``v``), while the copies are 0.6-0.9x
-(benchmarks/results/parallel.md).  ``sync_every="auto"`` (:func:`auto_sync_every`) syncs every
+or its "atomic" one with ``atomic=True``) is kept as an option; per thread of two
+it costs 9.6-15.8 ns per stored entry on the CCAT shape (39 with atomic
+additions), against 8.2-8.9 for the copies and 7.5 for one thread (the cores
+take turns owning the cache lines of ``v``; benchmarks/results/scaling.md).  ``sync_every="auto"`` (:func:`auto_sync_every`) syncs every
 ``8 d / mean row nnz`` updates, so that the syncs cost about 1/32 of the
 steps (a step costs about 4 ns per entry of its row, a sync about 1 ns per
 column), but at most ``(2.5 / c)^2`` updates, ``c`` the mean cosine between
