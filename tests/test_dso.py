@@ -12,7 +12,8 @@ import scipy.sparse as sp
 import primaldual
 from primaldual.datasets import make_synthetic
 from primaldual.kernels import loss_kernels as LK
-from primaldual.kernels.dso import STEP_ADAGRAD, STEP_SCALAR, dso_block_kernel
+from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec, Nonzeros,
+                                    RowSide, dso_block_kernel)
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
 from primaldual.solvers.dso import (adagrad_w_scale, box_radius, build_layout,
@@ -93,10 +94,11 @@ def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
     w_snap, Fa, Fw = rng.standard_normal(nc), rng.standard_normal(nr), rng.standard_normal(nc)
     args = dict(R=2.0, lam=0.3, eta=0.7, eta0=0.4)
     a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    status, pos = dso_block_kernel(rows, cols, vals, perm, 0, m, a1, lo, hi, y, cw, rc, w1,
-                                   cc, args["R"], kind, 0.0, args["lam"], l1, prox, mode,
-                                   args["eta"], args["eta0"], Ga1, Gw1, svrg, a_snap, w_snap,
-                                   Fa, Fw)
+    status, pos = dso_block_kernel(
+        Nonzeros(rows, cols, vals), perm, 0, m,
+        RowSide(a1, lo, hi, y, cw, rc, Ga1, a_snap, Fa), ColSide(w1, cc, Gw1, w_snap, Fw),
+        DSOSpec(kind, 0.0, args["lam"], l1, prox, args["R"], mode, args["eta"], args["eta0"],
+                svrg, 1.0))
     assert status == 0 and pos == m
     a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     ref_block(rows, cols, vals, perm, a2, lo, hi, y, cw, rc, w2, cc, args["R"], kind,
@@ -329,15 +331,15 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode):
     a_s, w_s, Fa, Fw = 0.5 * y, 0.1 * rng.standard_normal(d), rng.standard_normal(n), \
         rng.standard_normal(d)
     a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    dso_block_kernel(rows, cols, vals, perm, 0, m, a1, lo, hi, y, cw, rc, w1, cc, 3.0,
-                     LK.HINGE, 0.0, 1e-2, 0.0, False, mode, 0.1, 0.5, Ga1, Gw1, svrg, a_s,
-                     w_s, Fa, Fw)
+    spec = DSOSpec(LK.HINGE, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0)
+    nz = Nonzeros(rows, cols, vals)
+    dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
+                     ColSide(w1, cc, Gw1, w_s, Fw), spec)
     PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
     a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    pack_block(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa, w2, cc, Gw2, w_s, Fw,
+    pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa), ColSide(w2, cc, Gw2, w_s, Fw),
                mode == STEP_ADAGRAD, svrg, PA, PW)
-    dso_block_kernel_packed(rows, cols, vals, perm, 0, m, PA, PW, 3.0, LK.HINGE, 0.0,
-                            1e-2, 0.0, False, mode, 0.1, 0.5, svrg)
+    dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
     unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
     np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)

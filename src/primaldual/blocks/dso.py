@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._util import make_rng, seed_entropy, spawn_streams
-from ..kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, dso_block_kernel_packed,
+from ..kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide, DSOSpec,
+                           Nonzeros, RowSide, dso_block_kernel_packed,
                            fill_chunk_order, fill_identity, layout_block_counts,
                            layout_counts, layout_fill, pack_block, permute_block,
                            unpack_block)
@@ -208,13 +209,16 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     nq, dr = part.alpha.shape[0], wblk.w.shape[0]
     PA, PW = _packed_buffers(part, nq, dr)
     adagrad = params.step_mode == STEP_ADAGRAD
-    pack_block(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
-               part.a_snap, part.Fa, wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw,
+    pack_block(RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
+                       part.Ga, part.a_snap, part.Fa),
+               ColSide(wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw),
                adagrad, params.svrg, PA, PW)
+    spec = DSOSpec(params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
+                   params.R, params.step_mode, float(eta), params.eta0, params.svrg,
+                   params.w_scale)
     status, pos = dso_block_kernel_packed(
-        part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi], seg, 0, hi - lo, PA, PW,
-        params.R, params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
-        params.step_mode, eta, params.eta0, params.svrg, params.w_scale)
+        Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]), seg, 0, hi - lo,
+        PA, PW, spec)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
 

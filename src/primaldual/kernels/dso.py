@@ -49,6 +49,7 @@ The kernel is pure: no allocation, status code out.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from numba import njit
 
@@ -130,20 +131,75 @@ def saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1_share, R, a_lo, a_hi):
     return nw, na
 
 
+class Nonzeros(NamedTuple):
+    """A block's stored nonzeros as triplets: row ``rows[e]``, column
+    ``cols[e]``, value ``vals[e]``."""
+    rows: object
+    cols: object
+    vals: object
+
+
+class DSOSpec(NamedTuple):
+    """The constants of update (8): loss ``kind`` and parameter ``p``, ``lam``,
+    ``l1`` (``l1_prox``: as a proximal step), ``R`` the radius of the box on
+    ``w``, the step (``step_mode``; ``eta`` for the scalar steps, ``eta0`` for
+    AdaGrad, whose ``w`` steps are multiplied by ``w_scale``) and ``svrg``."""
+    kind: int
+    p: float
+    lam: float
+    l1: float
+    l1_prox: bool
+    R: float
+    step_mode: int
+    eta: float
+    eta0: float
+    svrg: bool
+    w_scale: float
+
+
+class RowSide(NamedTuple):
+    """The rows' arrays: ``alpha`` (updated), its domain ``[a_lo, a_hi]``,
+    ``y``, ``cw[i] = c_i / W``, ``row_cnt[i] = |Omega_i|``, AdaGrad's sums
+    ``Ga`` (updated), the SVRG snapshot ``a_snap`` and its full gradient ``Fa``."""
+    alpha: object
+    a_lo: object
+    a_hi: object
+    y: object
+    cw: object
+    row_cnt: object
+    Ga: object
+    a_snap: object
+    Fa: object
+
+
+class ColSide(NamedTuple):
+    """The columns' arrays: ``w`` (updated), ``col_cnt[j] = |Omega-bar_j|``,
+    AdaGrad's sums ``Gw`` (updated), the SVRG snapshot ``w_snap`` and its full
+    gradient ``Fw``."""
+    w: object
+    col_cnt: object
+    Gw: object
+    w_snap: object
+    Fw: object
+
+
 @njit(cache=True, nogil=True)
-def dso_block_kernel(rows, cols, vals, perm, start, stop,
-                     alpha, a_lo, a_hi, y, cw, row_cnt,
-                     w, col_cnt, R,
-                     kind, p, lam, l1, l1_prox, step_mode, eta, eta0, Ga, Gw,
-                     svrg, a_snap, w_snap, Fa, Fw, w_scale=1.0):
+def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
     """Apply update (8) to the nonzeros ``perm[start:stop]`` of one block.
 
-    ``cw[i]`` is ``c_i / W``; ``row_cnt[i] = |Omega_i|``, ``col_cnt[j] =
-    |Omega-bar_j|``; ``[a_lo[i], a_hi[i]]`` is the (projected) dual domain of
-    ``alpha_i``; ``R`` the radius of the box on ``w``.  Returns
-    ``(status, pos)``: ``pos`` is where processing stopped (``stop`` on success,
-    the offending position on a non-finite value).
+    ``nz`` (:class:`Nonzeros`) holds the block's triplets, ``rs``
+    (:class:`RowSide`) and ``cs`` (:class:`ColSide`) the rows' and columns'
+    arrays, ``spec`` (:class:`DSOSpec`) the constants.  Returns ``(status,
+    pos)``: ``pos`` is where processing stopped (``stop`` on success, the
+    offending position on a non-finite value).
     """
+    rows, cols, vals = nz.rows, nz.cols, nz.vals
+    alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
+    Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
+    w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
+    kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
+    step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
+                                           spec.w_scale)
     for pos in range(start, stop):
         e = perm[pos]
         i = rows[e]
@@ -317,9 +373,12 @@ PW_STRIDE = 8
 
 
 @njit(cache=True, nogil=True)
-def pack_block(alpha, a_lo, a_hi, y, cw, row_cnt, Ga, a_snap, Fa,
-               w, col_cnt, Gw, w_snap, Fw, adagrad, svrg, PA, PW):
-    """Copy a partition's row arrays into ``PA`` and a w block into ``PW``."""
+def pack_block(rs, cs, adagrad, svrg, PA, PW):
+    """Copy a partition's row arrays (:class:`RowSide`) into ``PA`` and a w
+    block (:class:`ColSide`) into ``PW``."""
+    alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
+    Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
+    w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
     for i in range(alpha.shape[0]):
         PA[i, PA_ALPHA] = alpha[i]
         PA[i, PA_CW] = cw[i]
@@ -352,12 +411,15 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
 
 
 @njit(cache=True, nogil=True)
-def dso_block_kernel_packed(rows, cols, vals, perm, start, stop, PA, PW, R,
-                            kind, p, lam, l1, l1_prox, step_mode, eta, eta0, svrg,
-                            w_scale=1.0):
-    """:func:`dso_block_kernel` on the packed records (same update (8), same
-    SVRG estimator and steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored
-    as reciprocals).  Returns ``(status, pos)``."""
+def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
+    """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
+    (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
+    steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
+    Returns ``(status, pos)``."""
+    rows, cols, vals = nz.rows, nz.cols, nz.vals
+    kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
+    step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
+                                           spec.w_scale)
     l1g = 0.0 if l1_prox else l1
     for pos in range(start, stop):
         e = perm[pos]
