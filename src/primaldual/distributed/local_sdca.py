@@ -30,14 +30,11 @@ round with threads is not bitwise repeatable.
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from .._util.threads import run_threads
-from ..kernels.sdca import (STATUS_OK, Averaging, SDCAState, Shrinking, ThreadCopy,
-                            sdca_epoch, sync_copy)
+from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork, StepSpec
+from ..solvers.sdca import threaded_pass
 
 __all__ = ["local_sdca_round", "permutation_passes", "MODE_COCOA_SDCA"]
 
@@ -55,10 +52,6 @@ def permutation_passes(rng, lo, hi, H) -> np.ndarray:
     passes = -(-H // nk)
     order = np.concatenate([rng.permutation(nk) for _ in range(passes)])[:H]
     return (order + lo).astype(np.int64)
-
-
-#: threads inside a partition: chunks of about this many rows per thread and pass
-_CHUNKS_PER_THREAD = 8
 
 
 def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma, rng,
@@ -87,8 +80,8 @@ def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma,
     no_avg = Averaging(False, empty, empty_i, 0)
     no_prox = ProxWork(empty, empty, empty, empty_i)
     if n_threads > 1 and sync_every > 0 and hi - lo >= 2 * n_threads:
-        status, pos, acc = _threaded_passes(rows, local, state, order, hi - lo, no_avg,
-                                            no_prox, int(n_threads), int(sync_every))
+        status, pos, acc = _threaded_passes(rows, local, state, order, hi - lo, no_prox,
+                                            int(n_threads), int(sync_every))
     else:
         status, pos, _, acc, _, _ = sdca_epoch(rows, local, state, order, 0, H, 0, -1,
                                                _NO_SHRINK, no_avg, no_prox)
@@ -103,39 +96,21 @@ def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma,
     return STATUS_OK, -1, int(acc), cols, dv[cols]
 
 
-def _threaded_passes(rows, spec, state, order, nk, no_avg, no_prox, K, sync_every):
+def _threaded_passes(rows, spec, state, order, nk, no_prox, K, sync_every):
     """The local passes of ``order`` (permutations of ``nk`` rows one after
     another) on ``K`` threads, one pass at a time (a row is in one chunk of a
-    pass, so each ``alpha_i`` has one writer).  Returns ``(status, pos, acc)``."""
+    pass, so each ``alpha_i`` has one writer), by the threaded solver's
+    :func:`~primaldual.solvers.sdca.threaded_pass`.  Returns ``(status, pos,
+    acc)``."""
     acc = 0
     H = order.shape[0]
+    per_row = rows.indptr[-1] / max(rows.indptr.shape[0] - 1, 1)
     for start in range(0, H, nk):
         stop = min(H, start + nk)
-        n_chunks = max(K, min(_CHUNKS_PER_THREAD * K, (stop - start) // 1024))
-        chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
-        next_chunk = itertools.count().__next__          # atomic under the GIL
-
-        def task(k, stop_flag):
-            mine = state.v.copy()
-            copy = ThreadCopy(mine.copy(), state.v, np.zeros(1, np.int64), sync_every,
-                              True)
-            mine_state = state._replace(v=mine)
-            status, pos, accesses = STATUS_OK, 0, 0
-            while True:
-                c = next_chunk()
-                if c >= n_chunks:
-                    break
-                res = sdca_epoch(rows, spec, mine_state, order, chunks[c], chunks[c + 1],
-                                 0, -1, _NO_SHRINK, no_avg, no_prox, True, copy)
-                accesses += res.accesses
-                if res.status != STATUS_OK:
-                    status, pos = res.status, res.pos
-                    break
-            sync_copy(mine, copy)
-            return status, pos, accesses
-
-        results, _ = run_threads(task, K)
-        for status, pos, a in results:
+        results, _ = threaded_pass(rows, spec, state, order, start, stop, K,
+                                   (stop - start) * per_row, _NO_SHRINK, [no_prox] * K,
+                                   True, sync_every)
+        for status, pos, _, a, _, _ in results:
             acc += a
             if status != STATUS_OK:
                 return status, pos, acc

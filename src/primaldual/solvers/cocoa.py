@@ -141,8 +141,7 @@ class CoCoASolver(RoundsMixin, Solver):
         self._set_threads()
 
     def _set_threads(self):
-        if self.n_jobs > 1 or getattr(self.engine, "block", None) is not None:
-            self.engine.set_threads(self.n_jobs)
+        self.engine.set_threads(self.n_jobs)
 
     def advance(self, n_epochs, deadline):
         self.engine_advance(n_epochs, deadline)

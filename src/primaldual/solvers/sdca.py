@@ -167,14 +167,14 @@ ATOMIC_OVERLAP = 0.3
 #: (SYNC_STALENESS / mean row cosine)^2), SYNC_MIN, SYNC_MAX) updates (the CCAT
 #: shape: ~5,000; covtype: 8; see the module docstring)
 SYNC_COST_RATIO = 8.0
+SYNC_STALENESS = 2.5
+SYNC_MIN = 4
+SYNC_MAX = 8192
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
 CHUNK_NNZ = 200_000
 MAX_CHUNKS_PER_THREAD = 16
-SYNC_STALENESS = 2.5
-SYNC_MIN = 4
-SYNC_MAX = 8192
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
@@ -222,6 +222,59 @@ def auto_sync_every(rows) -> int:
     cos = mean_row_cosine(rows)
     stale = (SYNC_STALENESS / cos) ** 2 if cos > 0 else math.inf
     return int(min(SYNC_MAX, max(SYNC_MIN, math.ceil(min(cost, stale)))))
+
+
+def threaded_pass(rows, spec, state, order, start, stop, n_threads, entries, shrink,
+                  prox, atomic, sync_every):
+    """Run ``order[start:stop]`` (no coordinate twice) on ``n_threads`` threads.
+
+    The range is cut into contiguous chunks of about ``CHUNK_NNZ`` stored
+    entries (``entries``: the range's estimated total; ``n_threads`` to
+    ``MAX_CHUNKS_PER_THREAD * n_threads`` chunks) that the threads take in
+    turn, each running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread
+    ``k``'s prox work arrays).  With ``sync_every > 0`` each thread steps on its
+    own copy of ``state.v`` and shares it every ``sync_every`` updates and at
+    the end (:class:`ThreadCopy`, atomically when ``atomic``); with 0 every
+    step writes ``state.v`` (atomically when ``atomic``).  Shared by the
+    threaded solver and CoCoA+'s local solver
+    (:mod:`primaldual.distributed.local_sdca`).
+
+    Returns ``(results, interrupted)`` as :func:`run_threads` does, one
+    ``(status, pos, steps, accesses, max_up, max_down)`` per thread.
+    """
+    K = n_threads
+    n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
+    chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
+    next_chunk = itertools.count().__next__          # atomic under the GIL
+    no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
+
+    def task(k, stop_flag):
+        copy, local = None, state
+        if sync_every:
+            # this thread's copy of v and its base: one snapshot (the other
+            # threads may already be adding to state.v)
+            mine = state.v.copy()
+            local = state._replace(v=mine)
+            copy = ThreadCopy(mine.copy(), state.v, np.zeros(1, np.int64), sync_every,
+                              atomic)
+        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
+        while not stop_flag.is_set():
+            c = next_chunk()
+            if c >= n_chunks:
+                break
+            res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
+                             shrink, no_avg, prox[k], atomic, copy)
+            steps += res.steps
+            acc += res.accesses
+            up, down = max(up, res.max_up), max(down, res.max_down)
+            if res.status != 0:
+                status, pos = res.status, res.pos
+                break
+        if copy is not None:
+            sync_copy(local.v, copy)
+        return status, pos, steps, acc, up, down
+
+    return run_threads(task, K)
 
 
 def _raise_nonfinite(problem, i):
@@ -346,7 +399,6 @@ class SDCASolver(Solver):
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
 
-
     def _threaded_pass(self):
         """Draw the next pass for the threads; False when everything is shrunk.
 
@@ -386,7 +438,6 @@ class SDCASolver(Solver):
         p = self.problem
         K = self.n_threads
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
-        no_avg = Averaging(False, self.v[:0], np.zeros(0, np.int64), 0)
         row_nnz = p.rows.row_nnz
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
@@ -400,43 +451,11 @@ class SDCASolver(Solver):
                     return self._advance_shrinking(target, deadline)
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
-            # the pass in chunks that the threads take in turn (a thread slowed by
-            # other work on its core takes fewer): about CHUNK_NNZ entries each,
-            # K to MAX_CHUNKS_PER_THREAD * K of them
-            est = (stop - self.pos) * p.nnz / max(p.n, 1)
-            n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, est // CHUNK_NNZ)))
-            chunks = np.linspace(self.pos, stop, n_chunks + 1).round().astype(np.int64)
-            next_chunk = itertools.count().__next__     # atomic under the GIL
-            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
-
-            def task(k, stop_flag):
-                copy, local = None, state
-                if self.sync_every:
-                    # this thread's copy of v and its base: one snapshot (the
-                    # other threads may already be adding to self.v)
-                    mine = self.v.copy()
-                    local = state._replace(v=mine)
-                    copy = ThreadCopy(mine.copy(), self.v, np.zeros(1, np.int64),
-                                      self.sync_every, self.atomic)
-                status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
-                while not stop_flag.is_set():
-                    c = next_chunk()
-                    if c >= n_chunks:
-                        break
-                    res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1],
-                                     0, -1, shrink, no_avg, self.thread_prox[k],
-                                     self.atomic, copy)
-                    steps += res.steps
-                    acc += res.accesses
-                    up, down = max(up, res.max_up), max(down, res.max_down)
-                    if res.status != 0:
-                        status, pos = res.status, res.pos
-                        break
-                if copy is not None:
-                    sync_copy(local.v, copy)
-                return status, pos, steps, acc, up, down
-
-            results, interrupted = run_threads(task, K)
+            results, interrupted = threaded_pass(
+                rows, spec, state, order, self.pos, stop, K,
+                (stop - self.pos) * p.nnz / max(p.n, 1),
+                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox,
+                self.atomic, self.sync_every)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
