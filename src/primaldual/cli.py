@@ -57,19 +57,25 @@ from .losses import make_loss
 from .model_io import LinearModel, read_model, save_model
 from .penalties import make_penalty
 from .regpath import LinearClassifierCV, LinearRegressorCV
-from .solvers import SOLVERS, check_solver_name
+from .solvers import SOLVERS, check_solver_name, option_classes
+from .solvers._options import Rule
 
-__all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
+__all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm", "encode_binary_labels"]
 
 #: solve() options that have their own flag; ``--option`` may not set them
 _FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "checkpoint_every": "--checkpoint-every", "resume": "--resume",
                  "warm_start": None}
 
+#: ``--option`` keys that are the command line's, not a solver's
+_CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
+
 
 # ------------------------------------------------------------------ parsing
 def parse_value(text: str):
-    """``KEY=VALUE`` values: int, then float, then bool/None words, else the string."""
+    """``--loss-param KEY=VALUE`` values: int, then float, then bool/None
+    words, else the string.  (``--option`` values are read by the type of the
+    solver's option instead, :func:`parse_option`.)"""
     low = text.strip().lower()
     if low in ("true", "yes", "on"):
         return True
@@ -87,23 +93,60 @@ def parse_value(text: str):
         return text
 
 
+def parse_option(solver, key, text):
+    """The value of ``--option key=text`` for ``--solver solver``: read as the
+    type of the solver's option ``key`` (for ``auto``, of the first solver
+    ``auto`` may pick that has it): an integer, a float, a bool word
+    (true/false/yes/no/on/off), a None word (none/null), one of the choices,
+    or ``auto`` | a number.  A bad value is a ValueError naming the option and
+    what it takes; an unknown key one listing the solver's options."""
+    if key in _CLI_OPTIONS:
+        rule = _CLI_OPTIONS[key]
+        return rule.validate(key, rule.parse(key, text))
+    classes = option_classes(solver)
+    for cls in classes:
+        if key in cls.names():
+            return cls.parse(key, text)
+    raise classes[0].unknown_error([key])
+
+
 def _key_value(text: str, flag: str):
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ValueError(f"{flag} expects KEY=VALUE, got {text!r} (for example "
                          f"{'--loss-param gamma=0.5' if flag == '--loss-param' else '--option sampling=uniform'})")
-    return key.replace("-", "_"), parse_value(value)
+    return key.replace("-", "_"), value
 
 
-def _pairs(items, flag):
+def _pairs(items, flag, parse=None):
+    """``{key: value}`` of the ``KEY=VALUE`` items; ``parse(key, text)`` reads
+    a value (default :func:`parse_value`)."""
     out = {}
     for text in items or ():
         key, value = _key_value(text, flag)
         if key in out:
             raise ValueError(f"{flag} {key} is given twice; give it once")
-        out[key] = value
+        out[key] = parse_value(value) if parse is None else parse(key, value)
     return out
+
+
+def _solver_options(args):
+    """The ``--option`` pairs, each read by the type of the solver's option,
+    after the refusals of the options that have their own flags."""
+    keys = [_key_value(text, "--option")[0] for text in args.option or ()]
+    for key, flag in _FLAG_OPTIONS.items():
+        if key in keys:
+            hint = f"use {flag}" if flag else "it is not available from the command line"
+            raise ValueError(f"--option {key} is not accepted here: {hint}")
+    for key in ("client", "n_jobs"):
+        if key in keys:
+            flag = "--scheduler" if key == "client" else "--jobs"
+            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    solver = args.solver
+    if solver == "auto" and getattr(args, "scheduler", None):
+        solver = "cocoa"                   # what --scheduler runs for auto
+    return _pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
 
 
 def _add_model_flags(parser):
@@ -132,7 +175,8 @@ def _add_problem_flags(parser):
     parser.add_argument("--solver", default="auto", metavar="NAME",
                         help="solver name, or auto (default)")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="solver option, value parsed as int/float/bool/str (repeatable)")
+                        help="solver option, the value read as the option's type "
+                             "(int, float, true/false, none, a choice; repeatable)")
     parser.add_argument("--tol", type=float, default=1e-6, metavar="X",
                         help="stop at relative duality gap <= X (default 1e-6)")
     parser.add_argument("--max-epochs", type=float, default=None, metavar="N",
@@ -373,15 +417,7 @@ def _check_common(args):
     lam = getattr(args, "lam", None)
     make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
     check_solver_name(args.solver)
-    options = _pairs(args.option, "--option")
-    for key, flag in _FLAG_OPTIONS.items():
-        if key in options:
-            hint = f"use {flag}" if flag else "it is not available from the command line"
-            raise ValueError(f"--option {key} is not accepted here: {hint}")
-    for key in ("client", "n_jobs"):
-        if key in options:
-            flag = "--scheduler" if key == "client" else "--jobs"
-            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    options = _solver_options(args)
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
     if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
         raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
