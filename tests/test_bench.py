@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import math
-
+import re
 from pathlib import Path
 
 import numpy as np
@@ -456,6 +456,20 @@ def test_planted_source_draws_make_planted_text():
         C.DatasetSpec.parse("planted:rcv1")
     with pytest.raises(ValueError, match="source must be one of .*planted"):
         C.DatasetSpec.parse({"name": "x", "source": "plant"})
+
+
+def test_the_bench_reads_data_files_only_through_primaldual_datasets():
+    """The bench uses the one loader: no module of primaldual.bench parses or loads
+    a data file itself (no svmlight reader of its own, no np.load of a kept parse)."""
+    import primaldual.bench as B
+
+    readers = re.compile(r"load_svmlight_files?\(|np\.load\(|load_npz\(|"
+                         r"sklearn\.datasets import load_svmlight")
+    for path in Path(B.__file__).parent.rglob("*.py"):
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            hits = [m.group(0) for m in readers.finditer(line)
+                    if not line[:m.start()].endswith("datasets.")]
+            assert not hits, f"{path.name}:{lineno} reads data itself: {line.strip()}"
 
 
 def test_bench_file_source_uses_the_loader_errors(tmp_path):
