@@ -140,7 +140,7 @@ from .._util.clients import check_client, client_workers
 from ..blocks.dso import (BlockLayout, DSOParams, RowPartition, WBlock,  # noqa: F401
                           build_layout, col_bounds, dso_block, partition_streams,
                           row_bounds, shuffle_layout, sigma)
-from ..kernels.dso import STEP_ADAGRAD, STEP_SCALAR, svrg_full_gradient
+from ..kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
 from ..kernels import loss_kernels as LK
 from ..kernels.status import STATUS_NONFINITE
 from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
@@ -464,9 +464,11 @@ class DSOSolver(Solver):
         self.a_snap[:] = self.alpha
         margins = p.rows.matvec(self.w_snap)
         v = p.dual_image(self.a_snap)
-        svrg_full_gradient(self.a_snap, self.w_snap, p.y, self.cwW, self.layout.row_cnt,
-                           self.layout.col_cnt, margins, v, p.loss.code, p.loss.param,
-                           p.lam, 0.0 if self.params.l1_prox else p.l1, self.Fa, self.Fw)
+        svrg_full_gradient(
+            RowSide(self.alpha, self.a_lo, self.a_hi, p.y, self.cwW, self.layout.row_cnt,
+                    self.Ga, self.a_snap, self.Fa),
+            ColSide(self.w, self.layout.col_cnt, self.Gw, self.w_snap, self.Fw),
+            margins, v, self.params.spec())
         self.feature_accesses += 2 * self.layout.nnz
         self.snap_epoch = self.t
 
@@ -661,9 +663,9 @@ class DSOSolver(Solver):
             v += vq
         Fw = np.zeros(p.d)
         empty = np.zeros(0)
-        svrg_full_gradient(empty, wbar, empty, empty, empty, L.col_cnt, empty, v,
-                           p.loss.code, p.loss.param, p.lam,
-                           0.0 if self.params.l1_prox else p.l1, empty, Fw)
+        svrg_full_gradient(RowSide(*(empty,) * 9),
+                           ColSide(empty, L.col_cnt, empty, wbar, Fw), empty, v,
+                           self.params.spec())
         self.feature_accesses += 2 * L.nnz
         self.snap_epoch = self.t
         return [(wbar[int(L.col_bounds[q]):int(L.col_bounds[q + 1])],
