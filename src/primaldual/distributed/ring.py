@@ -46,7 +46,8 @@ import numpy as np
 from .._util import atomic_write, rng_from_state
 from ..blocks.dso import WBlock, dso_block, sigma
 from ..blocks.psgd import psgd_local_pass
-from ..data import as_rows, check_X
+from ..rows import as_rows
+from ..validation import check_X
 from ..kernels.dso import ColSide, RowSide, svrg_full_gradient
 from .dask_engine import DaskEngine, PartitionSet, _Lost  # noqa: F401  (re-exported)
 

@@ -48,7 +48,8 @@ from ..blocks.psgd import psgd_local_pass
 from .._util.clients import check_client
 from ._base import Solver, _check_choice, _positive, register
 from ._rounds import engine_hook
-from .dso import RING_OPTIONS, check_ring_options, n_dask_workers, partition_streams
+from ..blocks.dso import partition_streams
+from ._ring import RING_OPTIONS, check_ring_options, n_dask_workers
 
 
 @register

@@ -135,134 +135,25 @@ import time
 
 import numpy as np
 
-from .._util import rng_from_state
-from .._util.clients import check_client, client_workers
-from ..blocks.dso import (BlockLayout, DSOParams, RowPartition, WBlock,  # noqa: F401
-                          build_layout, col_bounds, dso_block, partition_streams,
-                          row_bounds, shuffle_layout, sigma)
-from ..kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
-from ..kernels import loss_kernels as LK
-from ..kernels.status import STATUS_NONFINITE
-from ..kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
-from ..kernels.views import ProxWork
-from ._base import Solver, SolveResult, _check_choice, _positive, register
-from ._rounds import engine_hook
+from ..._util import rng_from_state
+from ..._util.clients import check_client
+from ...blocks.dso import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
+                           partition_streams, shuffle_layout, sigma)
+from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
+from ...kernels.status import STATUS_NONFINITE
+from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+from ...kernels.views import ProxWork
+from .._base import Solver, SolveResult, _check_choice, _positive, register
+from .._ring import RING_OPTIONS, check_ring_options, n_dask_workers
+from .ring import DSORingDriver
+from .saddle import adagrad_w_scale, box_radius, default_eta0, dual_bounds, saddle_gap
 
-#: Dask options of dso and psgd (see docs/distributed.md); the engine's, minus
-#: ``n_partitions`` (``n_workers`` is the number of partitions)
-RING_OPTIONS = {"client": None, "round_timeout": 120.0, "recovery_every": None,
-                "recovery_dir": None, "max_recoveries": 3}
-
-
-def check_ring_options(o):
-    _positive("round_timeout", o["round_timeout"])
-    if o["recovery_every"] is not None:
-        _positive("recovery_every", o["recovery_every"], integer=True)
-    _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
-
-
-def n_dask_workers(client):
-    return max(1, len(client_workers(client)))
-
-
-__all__ = ["DSOSolver", "BlockLayout", "RowPartition", "WBlock", "DSOParams",
-           "build_layout", "sigma", "dso_block", "partition_streams", "row_bounds",
-           "col_bounds", "dual_bounds", "box_radius", "saddle_gap", "default_eta0",
-           "adagrad_w_scale"]
-
-#: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
-LOGISTIC_MARGIN = 1e-14
-
-
-# --------------------------------------------------------------- maths
-def dual_bounds(loss, y):
-    """Per-sample bounds ``[a_lo, a_hi]`` of alpha (Appendix A projections): the
-    loss's dual domain (:meth:`~primaldual.losses.Loss.dual_bounds`), pulled
-    ``LOGISTIC_MARGIN`` inside its ends for the logistic loss (finite log terms)."""
-    lo, hi = loss.dual_bounds(np.asarray(y, dtype=np.float64))
-    if loss.code == LK.LOGISTIC:
-        lo, hi = lo + LOGISTIC_MARGIN, hi - LOGISTIC_MARGIN      # width-1 interval
-    return lo, hi
-
-
-def box_radius(problem):
-    """R with ``|w*_j| <= R`` for every minimizer (see the module docstring)."""
-    p0 = problem.primal(np.zeros(problem.d))
-    bounds = []
-    if problem.lam > 0:
-        bounds.append(math.sqrt(p0 / problem.lam))
-    if problem.l1 > 0:
-        bounds.append(p0 / problem.l1)
-    return max(min(bounds), 1e-300)
-
-
-def box_min_linear(v, lam, l1, R):
-    """sum_j min_{|u|<=R} lam/2 u^2 + l1|u| - v_j u (closed form)."""
-    v = np.asarray(v, dtype=np.float64)
-    if lam == 0.0:
-        return float(-R * np.maximum(np.abs(v) - l1, 0.0).sum())
-    u = np.clip(np.sign(v) * np.maximum(np.abs(v) - l1, 0.0) / lam, -R, R)
-    return float((0.5 * lam * u * u + l1 * np.abs(u) - v * u).sum())
-
-
-def saddle_gap(problem, w, alpha, R):
-    """Theorem 1's eps(w, alpha) = max_{alpha' in A} f(w, alpha') - min_{w' in B} f(w', alpha)."""
-    primal = problem.primal(w)
-    conj = problem.loss.neg_conjugate(alpha, problem.y)
-    hbar = float(problem.sample_weight @ conj) / problem.W
-    return primal - hbar - box_min_linear(problem.dual_image(alpha), problem.lam,
-                                          problem.l1, R)
-
-
-def default_eta0(step, problem, layout):
-    """Default ``eta0``: 0.5 for AdaGrad; for "sqrt"/"constant"
-    ``min(1/lam, W / (2 sqrt(max_j |Omega-bar_j|) max |x_ij|))``.
-
-    With a scalar step, one epoch moves ``w_j`` by a random walk of
-    ``|Omega-bar_j|`` steps of size up to ``eta c_i |x_ij| / W``; the default keeps
-    that walk at O(1) for the densest column, and Theorem 1's ``eta < 1/lam``
-    (L2 case).  The scalar step is sensitive to this choice (see
-    docs/reproducing-dso.md); AdaGrad is the robust default.
-
-    With the default AdaGrad ``eta0`` the ``w`` side is scaled further by
-    :func:`adagrad_w_scale` (``1 / max_i ||x_i||``); a given ``eta0`` is used as
-    it is, on both sides.
-    """
-    if step == "adagrad":
-        return 0.5
-    xmax = float(np.abs(layout.vals).max())
-    eta = problem.W / (2.0 * math.sqrt(float(layout.col_cnt.max())) * xmax)
-    return eta if problem.lam == 0 else min(eta, 1.0 / problem.lam)
-
-
-def adagrad_w_scale(problem):
-    """Factor on AdaGrad's ``w`` steps with the default ``eta0``: ``1 / max_i ||x_i||``
-    (row norms from ``problem.rows.sqnorm``).
-
-    Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
-    ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
-    about ``eta0`` per step whatever the size of its gradients, so ``eta0`` is a
-    length in the coordinate's own units (AdaGrad's regret bound takes it of the
-    order of the domain's diameter).  ``alpha_i y_i`` lives in an interval of
-    width 1 whatever the data (Appendix A's projections), hence ``eta0 = 0.5``.
-    ``w`` does not: scaling the rows by ``s`` maps the problem at ``lam`` to the
-    unscaled one at ``lam / s^2`` with ``w -> w / s`` (``x_i . w`` and the dual
-    are unchanged), so ``w``'s step should shrink by ``s`` too.  On unit-norm
-    rows the factor is 1 and nothing changes; otherwise it puts the rows' scale
-    into the ``w`` side, and the default run on ``c X`` at ``lam`` takes the
-    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on
-    binary unnormalized w8a-shaped rows (norms up to ~12):
-    docs/reproducing-dso.md, section 6b.  The largest row is the conservative
-    choice (it bounds ``|x_i . w|`` changes); one very long row makes every
-    ``w`` step small.
-    """
-    smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
-    return 1.0 / smax if smax > 0 else 1.0
+__all__ = ["DSOSolver"]
 
 
 # ------------------------------------------------------------------ solver
 @register
-class DSOSolver(Solver):
+class DSOSolver(DSORingDriver, Solver):
     __doc__ = __doc__
     name = "dso"
     options = {"n_workers": None, "step": "adagrad", "eta0": None, "output": "last",
@@ -583,118 +474,3 @@ class DSOSolver(Solver):
             out.update(self._ring.info())
             out["backend"] = "dask"
         return out
-
-    # ------------------------------------------------------ Dask ring
-    # The explicit state is the serial one; between inner iterations partition
-    # q's worker holds its rows' part of it and the column block sigma_r(q) (see
-    # primaldual.distributed.ring).  _ring_push scatters it, _ring_pull gathers it.
-    _ring = None
-
-    def _ring_meta(self):
-        return {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
-                "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
-                "feature_accesses": int(self.feature_accesses)}
-
-    def _ring_restore(self, meta):
-        for k in ("updates", "t", "r", "n_avg", "snap_epoch", "feature_accesses"):
-            setattr(self, k, int(meta[k]))
-
-    def _ring_states(self):
-        L = self.layout
-        states = []
-        for q in range(self.p):
-            ri = slice(int(L.row_bounds[q]), int(L.row_bounds[q + 1]))
-            s = sigma(q, self.r, self.p)
-            cs = slice(int(L.col_bounds[s]), int(L.col_bounds[s + 1]))
-            u = (q - 1) % self.p
-            cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
-            st = {"block": s, "a_sum": self.a_sum[ri].copy(), "alpha": self.alpha[ri].copy(),
-                  "w": self.w[cs].copy(), "w_sum": self.w_sum[cu].copy()}
-            for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
-                          ("Fw", cs)):
-                arr = getattr(self, k)
-                st[k] = arr[sl].copy() if arr.size else arr.copy()
-            states.append(st)
-        return states
-
-    def _ring_push(self):
-        if self._ring is None:
-            L = self.layout
-            payloads = [("dso", part, self.params, L.col_bounds, L.col_cnt)
-                        for part in self.partitions()]
-            # distributed.ring's DSOPartitionActor in an ActorStateEngine (the
-            # engine is handed over from the layer above, see solvers._rounds)
-            self._ring = engine_hook("ring_engine")(payloads, self.opts)
-        self._ring.push(self._ring_states(), [g.bit_generator.state for g in self.streams],
-                        self._ring_meta(), (self.t - 1) * self.p + self.r)
-
-    def _ring_pull(self):
-        states, rngs = self._ring.fetch(self._ring_round, self._ring_restore, self._ring_meta)
-        L = self.layout
-        for q, st in enumerate(states):
-            ri = slice(int(L.row_bounds[q]), int(L.row_bounds[q + 1]))
-            s = int(st["block"])
-            cs = slice(int(L.col_bounds[s]), int(L.col_bounds[s + 1]))
-            u = (q - 1) % self.p
-            cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
-            self.alpha[ri] = st["alpha"]
-            self.a_sum[ri] = st["a_sum"]
-            self.w[cs] = st["w"]
-            self.w_sum[cu] = st["w_sum"]
-            for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
-                          ("Fw", cs)):
-                arr = getattr(self, k)
-                if arr.size:
-                    arr[sl] = st[k]
-        self.streams = [rng_from_state(g) for g in rngs]
-
-    def _ring_svrg(self):
-        """SVRG snapshot on the ring at the start of epoch t (r = 0, partition q
-        holds block q): gather w (d floats), broadcast it, all-reduce v; returns
-        the (w_snap, Fw) of each partition's held block."""
-        ring = self._ring
-        p = self.problem
-        L = self.layout
-        held = ring.pset.call_all("held_w", 0, what="SVRG snapshot")
-        wbar = np.concatenate(held)
-        vs = ring.pset.call_all("svrg_local", wbar, what="SVRG snapshot")
-        v = vs[0].copy()
-        for vq in vs[1:]:
-            v += vq
-        Fw = np.zeros(p.d)
-        empty = np.zeros(0)
-        svrg_full_gradient(RowSide(*(empty,) * 9),
-                           ColSide(empty, L.col_cnt, empty, wbar, Fw), empty, v,
-                           self.params.spec())
-        self.feature_accesses += 2 * L.nnz
-        self.snap_epoch = self.t
-        return [(wbar[int(L.col_bounds[q]):int(L.col_bounds[q + 1])],
-                 Fw[int(L.col_bounds[q]):int(L.col_bounds[q + 1])]) for q in range(self.p)]
-
-    def _ring_round(self):
-        """Inner iteration r of epoch t on the ring (bulk-synchronous)."""
-        ring = self._ring
-        snaps = None
-        if self.r == 0 and self.params.svrg and self.snap_epoch != self.t:
-            snaps = self._ring_svrg()
-        eta = self.step_size()
-        end = self.r == self.p - 1
-        futs = [a.step(self.r, eta, None if snaps is None else snaps[q], end)
-                for q, a in enumerate(ring.pset.actors)]
-        res = ring.pset.wait(futs, f"DSO epoch {self.t} inner iteration {self.r}")
-        sizes = self.layout.block_sizes()
-        for q, (status, _, _, _) in enumerate(res):
-            s = sigma(q, self.r, self.p)
-            if status == STATUS_NONFINITE:
-                raise FloatingPointError(
-                    f"DSO produced a non-finite iterate (epoch {self.t}, block ({q}, {s})); "
-                    f"lower eta0 or use step='adagrad'")
-            self.updates += int(sizes[q, s])
-            self.feature_accesses += int(sizes[q, s])
-        ring.time_compute += max(r[2] for r in res)
-        ring.time_send += max(r[3] for r in res)
-        self.r += 1
-        if self.r == self.p:
-            self.r = 0
-            self.n_avg += 1
-            self.t += 1

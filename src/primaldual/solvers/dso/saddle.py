@@ -1,0 +1,102 @@
+"""DSO's saddle-point maths outside the kernels: the dual box, the primal box
+radius R, Theorem 1's saddle gap and the default step sizes (see
+:mod:`primaldual.solvers.dso.solver` for the problem and the notation)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...kernels import loss_kernels as LK
+
+__all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
+           "default_eta0", "adagrad_w_scale"]
+
+#: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
+LOGISTIC_MARGIN = 1e-14
+
+
+# --------------------------------------------------------------- maths
+def dual_bounds(loss, y):
+    """Per-sample bounds ``[a_lo, a_hi]`` of alpha (Appendix A projections): the
+    loss's dual domain (:meth:`~primaldual.losses.Loss.dual_bounds`), pulled
+    ``LOGISTIC_MARGIN`` inside its ends for the logistic loss (finite log terms)."""
+    lo, hi = loss.dual_bounds(np.asarray(y, dtype=np.float64))
+    if loss.code == LK.LOGISTIC:
+        lo, hi = lo + LOGISTIC_MARGIN, hi - LOGISTIC_MARGIN      # width-1 interval
+    return lo, hi
+
+
+def box_radius(problem):
+    """R with ``|w*_j| <= R`` for every minimizer (see the module docstring)."""
+    p0 = problem.primal(np.zeros(problem.d))
+    bounds = []
+    if problem.lam > 0:
+        bounds.append(math.sqrt(p0 / problem.lam))
+    if problem.l1 > 0:
+        bounds.append(p0 / problem.l1)
+    return max(min(bounds), 1e-300)
+
+
+def box_min_linear(v, lam, l1, R):
+    """sum_j min_{|u|<=R} lam/2 u^2 + l1|u| - v_j u (closed form)."""
+    v = np.asarray(v, dtype=np.float64)
+    if lam == 0.0:
+        return float(-R * np.maximum(np.abs(v) - l1, 0.0).sum())
+    u = np.clip(np.sign(v) * np.maximum(np.abs(v) - l1, 0.0) / lam, -R, R)
+    return float((0.5 * lam * u * u + l1 * np.abs(u) - v * u).sum())
+
+
+def saddle_gap(problem, w, alpha, R):
+    """Theorem 1's eps(w, alpha) = max_{alpha' in A} f(w, alpha') - min_{w' in B} f(w', alpha)."""
+    primal = problem.primal(w)
+    conj = problem.loss.neg_conjugate(alpha, problem.y)
+    hbar = float(problem.sample_weight @ conj) / problem.W
+    return primal - hbar - box_min_linear(problem.dual_image(alpha), problem.lam,
+                                          problem.l1, R)
+
+
+def default_eta0(step, problem, layout):
+    """Default ``eta0``: 0.5 for AdaGrad; for "sqrt"/"constant"
+    ``min(1/lam, W / (2 sqrt(max_j |Omega-bar_j|) max |x_ij|))``.
+
+    With a scalar step, one epoch moves ``w_j`` by a random walk of
+    ``|Omega-bar_j|`` steps of size up to ``eta c_i |x_ij| / W``; the default keeps
+    that walk at O(1) for the densest column, and Theorem 1's ``eta < 1/lam``
+    (L2 case).  The scalar step is sensitive to this choice (see
+    docs/reproducing-dso.md); AdaGrad is the robust default.
+
+    With the default AdaGrad ``eta0`` the ``w`` side is scaled further by
+    :func:`adagrad_w_scale` (``1 / max_i ||x_i||``); a given ``eta0`` is used as
+    it is, on both sides.
+    """
+    if step == "adagrad":
+        return 0.5
+    xmax = float(np.abs(layout.vals).max())
+    eta = problem.W / (2.0 * math.sqrt(float(layout.col_cnt.max())) * xmax)
+    return eta if problem.lam == 0 else min(eta, 1.0 / problem.lam)
+
+
+def adagrad_w_scale(problem):
+    """Factor on AdaGrad's ``w`` steps with the default ``eta0``: ``1 / max_i ||x_i||``
+    (row norms from ``problem.rows.sqnorm``).
+
+    Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
+    ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
+    about ``eta0`` per step whatever the size of its gradients, so ``eta0`` is a
+    length in the coordinate's own units (AdaGrad's regret bound takes it of the
+    order of the domain's diameter).  ``alpha_i y_i`` lives in an interval of
+    width 1 whatever the data (Appendix A's projections), hence ``eta0 = 0.5``.
+    ``w`` does not: scaling the rows by ``s`` maps the problem at ``lam`` to the
+    unscaled one at ``lam / s^2`` with ``w -> w / s`` (``x_i . w`` and the dual
+    are unchanged), so ``w``'s step should shrink by ``s`` too.  On unit-norm
+    rows the factor is 1 and nothing changes; otherwise it puts the rows' scale
+    into the ``w`` side, and the default run on ``c X`` at ``lam`` takes the
+    steps of the run on ``X`` at ``lam / c^2`` (tested).  Measured effect on
+    binary unnormalized w8a-shaped rows (norms up to ~12):
+    docs/reproducing-dso.md, section 6b.  The largest row is the conservative
+    choice (it bounds ``|x_i . w|`` changes); one very long row makes every
+    ``w`` step small.
+    """
+    smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
+    return 1.0 / smax if smax > 0 else 1.0
