@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import primaldual
+from primaldual.datasets import load_svmlight
 from primaldual.solvers import resolve_solver
 
 DATA = Path(os.environ.get("PRIMALDUAL_DATA",
@@ -63,13 +64,13 @@ def _std(X):
 
 
 def datasets():
-    from sklearn.datasets import load_digits, load_svmlight_file
+    from sklearn.datasets import load_digits
     out = []
-    X, y = load_svmlight_file(str(DATA / "a9a"), n_features=123)
+    X, y = load_svmlight(str(DATA / "a9a"), n_features=123)
     out.append(("a9a (unit rows)", sp.csr_matrix(_unit(X)), _pm1(y)))
-    X, y = load_svmlight_file(str(DATA / "reuters.bz2"))
+    X, y = load_svmlight(str(DATA / "reuters.bz2"))
     out.append(("reuters (unit rows)", sp.csr_matrix(_unit(X)), _pm1(y)))
-    X, y = load_svmlight_file(str(DATA / "covtype.libsvm.binary.bz2"))
+    X, y = load_svmlight(str(DATA / "covtype.libsvm.binary.bz2"))
     rng = np.random.default_rng(0)
     idx = np.sort(rng.choice(X.shape[0], 50_000, replace=False))
     Xc, yc = X[idx].toarray(), _pm1(y[idx])
@@ -90,10 +91,9 @@ def datasets():
 def extra_cells():
     """Cells where the former rule (SPDC when R^2 / (lam gamma) > 1000 n) fires on
     unit-norm data: is Newton also faster than SPDC there?"""
-    from sklearn.datasets import load_svmlight_file
-    X, y = load_svmlight_file(str(DATA / "reuters.bz2"))
+    X, y = load_svmlight(str(DATA / "reuters.bz2"))
     Xr, yr = sp.csr_matrix(_unit(X)), _pm1(y)
-    X, y = load_svmlight_file(str(DATA / "covtype.libsvm.binary.bz2"))
+    X, y = load_svmlight(str(DATA / "covtype.libsvm.binary.bz2"))
     rng = np.random.default_rng(0)
     idx = np.sort(rng.choice(X.shape[0], 2000, replace=False))
     Xc, yc = np.ascontiguousarray(_unit(X[idx].toarray())), _pm1(y[idx])

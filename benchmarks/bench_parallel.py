@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import primaldual  # noqa: E402
 from primaldual.bench.config import DatasetSpec  # noqa: E402
-from primaldual.bench.data import load_data  # noqa: E402
+from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.peers import snapml_coef, snapml_estimator  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.solvers import sdca as sdca_module  # noqa: E402

@@ -17,16 +17,15 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
-
 import primaldual
+from primaldual.datasets import load_svmlight
 from primaldual.regpath import lam_max
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def load(name, n_features=None):
-    X, y = load_svmlight_file(str(DATA / name), n_features=n_features)
+    X, y = load_svmlight(DATA / name, n_features=n_features)
     y = np.where(y == y.max(), 1.0, -1.0)
     return sp.csr_matrix(X), y
 

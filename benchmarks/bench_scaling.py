@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import primaldual  # noqa: E402
 from primaldual._util.threads import run_threads  # noqa: E402
 from primaldual.bench.config import DatasetSpec  # noqa: E402
-from primaldual.bench.data import load_data  # noqa: E402
+from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
 from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking, ThreadCopy,  # noqa: E402

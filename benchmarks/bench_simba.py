@@ -135,8 +135,7 @@ def compare(data="reuters", seeds=(0, 1, 2), max_epochs=20.0, check_every=0.05,
     mean test error; prints the accesses each needs to reach Pegasos' best."""
     import primaldual
     from primaldual.solvers.simba import nu_from_lam_solution
-    from sklearn.datasets import load_svmlight_files
-    from primaldual.datasets import shared_data_dirs
+    from primaldual.datasets import load_svmlight_files, shared_data_dirs
     if data == "reuters":
         base = next(p for p in shared_data_dirs() if (p / "reuters.bz2").exists())
         Xtr, ytr, Xte, yte = load_svmlight_files([str(base / "reuters.bz2"),

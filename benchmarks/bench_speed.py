@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import primaldual  # noqa: E402
 from primaldual.bench.config import DatasetSpec  # noqa: E402
-from primaldual.bench.data import load_data  # noqa: E402
+from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.bench.speed import (REF_CERT, TARGET, certify_reference,  # noqa: E402
                                     peer_variants, rel_subopt, search_tolerance,

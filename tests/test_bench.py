@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import math
-
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +12,7 @@ from sklearn.preprocessing import normalize
 
 import primaldual
 from primaldual.bench import config as C
-from primaldual.bench.data import clear_memory_cache, load_data
+from primaldual.bench.splits import clear_memory_cache, load_data
 from primaldual.bench.harness import compute_reference, run_bench
 from primaldual.bench.peers import PEERS, budget_schedule, liblinear_options
 from primaldual.bench.report import deterministic_view
@@ -185,7 +185,7 @@ def test_snapml_mapping_reaches_our_optimum(loss_name):
 
 # --------------------------------------------------------------- reference
 def test_reference_is_certified_and_records_its_method():
-    from primaldual.bench.data import load_data
+    from primaldual.bench.splits import load_data
     data = load_data(C.DatasetSpec.parse({"name": "synthetic:rcv1", "n": 300}))
     ref = compute_reference(data, C.LossSpec.parse("squared_hinge"), 1e-2,
                             C.ReferenceSettings(tol=1e-12, max_epochs=500))
@@ -350,7 +350,7 @@ def test_harness_warms_each_solver_up_once_on_a_small_slice(monkeypatch):
     """The first timed run of a solver must not carry Numba's compile time: the
     harness first runs it on 64 rows of the same data, once per process."""
     from primaldual.bench import harness
-    from primaldual.bench.data import load_data
+    from primaldual.bench.splits import load_data
     data = load_data(C.DatasetSpec.parse({"name": "synthetic:rcv1", "n": 300}))
     calls = []
     real = primaldual.solve
@@ -388,7 +388,7 @@ _TOY = b"".join(b"%d 1:%d 2:0.5 %d:1\n" % (2 if i % 3 else 1, i + 1, 3 + i % 2)
 def toy_registry(tmp_path, monkeypatch):
     """A registered set 'benchtoy' (labels 1/2, 4 features) in $PRIMALDUAL_DATA."""
     import primaldual.datasets as D
-    from primaldual.bench.data import clear_memory_cache
+    from primaldual.bench.splits import clear_memory_cache
 
     data = tmp_path / "data"
     data.mkdir()
@@ -404,7 +404,7 @@ def toy_registry(tmp_path, monkeypatch):
 
 def test_bench_registry_head_is_the_loader_head(toy_registry):
     import primaldual.datasets as D
-    from primaldual.bench.data import load_data
+    from primaldual.bench.splits import load_data
 
     X, y = D.load("benchtoy", download=False)
     d = load_data(C.DatasetSpec.parse({"name": "benchtoy", "n": 5, "subsample": "head",
@@ -417,7 +417,7 @@ def test_bench_registry_head_is_the_loader_head(toy_registry):
 
 def test_bench_registry_random_subsample_and_parsed_cache(toy_registry, tmp_path):
     import primaldual.datasets as D
-    from primaldual.bench.data import clear_memory_cache, load_data
+    from primaldual.bench.splits import clear_memory_cache, load_data
 
     X, y = D.load("benchtoy", download=False)
     spec = C.DatasetSpec.parse({"name": "benchtoy", "n": 6, "subsample": "random",
@@ -458,9 +458,23 @@ def test_planted_source_draws_make_planted_text():
         C.DatasetSpec.parse({"name": "x", "source": "plant"})
 
 
+def test_the_bench_reads_data_files_only_through_primaldual_datasets():
+    """The bench uses the one loader: no module of primaldual.bench parses or loads
+    a data file itself (no svmlight reader of its own, no np.load of a kept parse)."""
+    import primaldual.bench as B
+
+    readers = re.compile(r"load_svmlight_files?\(|np\.load\(|load_npz\(|"
+                         r"sklearn\.datasets import load_svmlight")
+    for path in Path(B.__file__).parent.rglob("*.py"):
+        for lineno, line in enumerate(path.read_text().splitlines(), 1):
+            hits = [m.group(0) for m in readers.finditer(line)
+                    if not line[:m.start()].endswith("datasets.")]
+            assert not hits, f"{path.name}:{lineno} reads data itself: {line.strip()}"
+
+
 def test_bench_file_source_uses_the_loader_errors(tmp_path):
     import primaldual.datasets as D
-    from primaldual.bench.data import clear_memory_cache, load_data
+    from primaldual.bench.splits import clear_memory_cache, load_data
 
     clear_memory_cache()
     bad = tmp_path / "bad.svm"

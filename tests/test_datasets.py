@@ -562,6 +562,34 @@ def test_load_registered_head(sandbox):
     assert yth.tolist() == yt[:1].tolist() and Xh.shape == (1, 4)
 
 
+def test_load_parsed_cache_keeps_and_reuses_the_parse(sandbox, monkeypatch):
+    """``parsed_cache=True`` keeps the whole parse as one .npz in <cache>/parsed/ and
+    reuses it (no second parse); a head (``max_rows``) never touches it; a changed
+    file gets a new entry."""
+    from primaldual.datasets import loading
+
+    X, y, Xt, yt = D.load("toy", subset="both")
+    out = D.load("toy", subset="both", parsed_cache=True)
+    kept = list((sandbox.cache / "parsed").iterdir())
+    assert len(kept) == 1 and kept[0].suffix == ".npz"         # no temporary file left
+    with monkeypatch.context() as m:
+        m.setattr(loading, "load_svmlight_files",
+                  lambda *a, **k: pytest.fail("parsed again"))
+        again = D.load("toy", subset="both", parsed_cache=True)
+        for a, b in zip(again, (X, y, Xt, yt)):
+            if sp.issparse(b):
+                assert sp.isspmatrix_csr(a) and a.shape == b.shape and (a != b).nnz == 0
+            else:
+                np.testing.assert_array_equal(a, b)
+        assert len(out) == len(again) == 4
+        with pytest.raises(pytest.fail.Exception, match="parsed again"):
+            D.load("toy", subset="both", parsed_cache=True, max_rows=1)
+    path = sandbox.cache / "toy.svm"
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 10))
+    D.load("toy", subset="both", parsed_cache=True)
+    assert len(list((sandbox.cache / "parsed").iterdir())) == 2
+
+
 def test_truncated_compressed_file(tmp_path):
     raw = b"".join(b"1 1:%d 2:0.5\n" % i for i in range(20000))
     path = tmp_path / "t.bz2"

@@ -28,8 +28,9 @@ PKG = "primaldual"
 #: module in it; any other key is one module.  A module below may never import
 #: a module above at module level.
 #:   0 kernels      the numba kernels
-#:   1 model        problem, losses, penalties, data, datasets, helpers, extras and
-#:                  the per-block maths shared by solvers and their engines (blocks)
+#:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
+#:                  extras and the per-block maths shared by solvers and their engines
+#:                  (blocks)
 #:   2 solvers      the solvers (they get their engines from layer 3 through
 #:                  solvers._rounds.provide_engines, never by importing it)
 #:   3 distributed  engines, Dask actors, partitioned problems
@@ -41,7 +42,8 @@ LAYERS = {
     "primaldual.problem": 1,
     "primaldual.losses": 1,
     "primaldual.penalties": 1,
-    "primaldual.data": 1,
+    "primaldual.rows": 1,
+    "primaldual.validation": 1,
     "primaldual.datasets.*": 1,
     "primaldual._util.*": 1,
     "primaldual._extras": 1,

@@ -4,7 +4,8 @@ import pytest
 import scipy.sparse as sp
 
 from primaldual import ElasticNet, Problem
-from primaldual.data import as_rows, check_X
+from primaldual.rows import as_rows
+from primaldual.validation import check_X
 from primaldual.penalties import make_penalty, soft_threshold
 
 from conftest import make_classification_data, make_regression_data

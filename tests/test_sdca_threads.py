@@ -267,7 +267,7 @@ def test_checkpoint_and_resume_with_threads(tmp_path):
 
 
 def test_column_overlap_by_hand():
-    from primaldual.data import as_rows
+    from primaldual.rows import as_rows
     from primaldual.solvers.sdca import column_overlap
     # column 0 in all 4 rows, column 1 in one row: entries 4 + 1 = 5;
     # sum omega^2 = 16 + 1 = 17 -> 17 / (4 * 5)
@@ -314,7 +314,7 @@ def test_threaded_certificate_pass_equals_one_thread(loss):
 
 
 def test_mean_row_cosine_and_auto_sync_every_by_hand():
-    from primaldual.data import as_rows
+    from primaldual.rows import as_rows
     from primaldual.solvers.sdca import auto_sync_every, mean_row_cosine
     # rows (1, 0), (0, 0) (skipped), (1, 1): one pair, cosine 1/sqrt(2)
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]))

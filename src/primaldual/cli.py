@@ -50,7 +50,7 @@ import primaldual
 from ._extras import MissingExtraError, have, require
 from ._util import atomic_write, encode_pm1, resolve_n_jobs
 from .datasets import DataFormatError, load_svmlight_files
-from .distributed.problem import PartitionedProblem
+from .distributed.partitioned import PartitionedProblem
 from .estimators import (LinearClassifier, LinearRegressor, add_intercept_column,
                          combined_weights)
 from .losses import make_loss

@@ -33,7 +33,7 @@ from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
 from .estimators import spawn_seeds
 from .solvers import SOLVERS
-from .distributed.problem import PartitionedProblem
+from .distributed.partitioned import PartitionedProblem
 
 __all__ = ["LinearClassifier"]
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from . import estimators
 from ._util import atomic_write
-from .data import check_X
+from .validation import check_X
 from .losses import make_loss
 from .solvers import SolveResult
 

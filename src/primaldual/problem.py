@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._util.threads import run_threads
-from .data import as_rows, check_binary_labels, check_sample_weight, check_Xy
+from .rows import as_rows
+from .validation import check_binary_labels, check_sample_weight, check_Xy
 from .kernels.objective import certificate_pass, weighted_sum
 from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss

@@ -35,7 +35,7 @@ import primaldual
 
 from .._extras import NullBar, have, require
 from .config import BenchConfig, LossSpec, ReferenceSettings, _label_safe
-from .data import BenchData, load_data
+from .splits import BenchData, load_data
 from .peers import PEERS
 from . import report
 from .plots import plot_experiments

@@ -10,6 +10,6 @@ other for them:
 * :mod:`.psgd`  PSGD's local pass of one part (:func:`~.psgd.psgd_local_pass`).
 
 Modules here import only :mod:`primaldual.kernels` and the model layer
-(``_util``, ``data``, ``problem``, ``losses``, ``penalties``); see
+(``_util``, ``rows``, ``validation``, ``problem``, ``losses``, ``penalties``); see
 ``tests/test_layers.py``.
 """

@@ -135,6 +135,14 @@ class DSOParams:
     svrg: bool
     chunk_order: bool = True
     w_scale: float = 1.0     # AdaGrad's w steps are w_scale * eta0 / sqrt(G)
+    a_prox: float = 0.0
+
+    def spec(self, eta=0.0) -> DSOSpec:
+        """The kernels' constants (:class:`~primaldual.kernels.dso.DSOSpec`) with
+        the scalar step ``eta``."""
+        return DSOSpec(self.kind, self.loss_param, self.lam, self.l1, self.l1_prox,
+                       self.R, self.step_mode, float(eta), self.eta0, self.svrg,
+                       self.w_scale, self.a_prox)
 
 
 @dataclass
@@ -213,9 +221,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
                        part.Ga, part.a_snap, part.Fa),
                ColSide(wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw),
                adagrad, params.svrg, PA, PW)
-    spec = DSOSpec(params.kind, params.loss_param, params.lam, params.l1, params.l1_prox,
-                   params.R, params.step_mode, float(eta), params.eta0, params.svrg,
-                   params.w_scale)
+    spec = params.spec(eta)
     status, pos = dso_block_kernel_packed(
         Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]), seg, 0, hi - lo,
         PA, PW, spec)

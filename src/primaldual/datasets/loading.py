@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
-from .._util import LabelError, encode_pm1
-from .fetch import find
+from .._util import LabelError, atomic_write, encode_pm1
+from .fetch import cache_dir, find
 from .registry import resolve, subset_files
 from .svmlight import DataFormatError, load_svmlight_files
 
@@ -20,8 +21,44 @@ def _map_labels(ds, y_raw, path):
         raise DataFormatError(str(exc), path=path) from exc
 
 
+def _parsed_path(ds, subset, dtype, paths, data_home):
+    """The .npz of a whole parse, keyed by the files' sizes and modification times."""
+    stamp = "-".join(f"{p.stat().st_size}-{int(p.stat().st_mtime)}" for p in paths)
+    return (cache_dir(data_home) / "parsed"
+            / f"{ds.name}-{subset}-{np.dtype(dtype).name}-{stamp}.npz")
+
+
+def _read_parsed(path):
+    """The tuple :func:`load` returns, from a kept parse; None when there is none."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            out = []
+            for k in range(int(z["parts"])):
+                out.append(sp.csr_matrix((z[f"data{k}"], z[f"indices{k}"], z[f"indptr{k}"]),
+                                         shape=tuple(z[f"shape{k}"])))
+                out.append(z[f"y{k}"])
+        return tuple(out)
+    except (OSError, ValueError, KeyError):
+        return None              # unreadable or of another layout: parse again
+
+
+def _write_parsed(path, out):
+    payload = {"parts": np.array(len(out) // 2)}
+    for k, (X, y) in enumerate(zip(out[0::2], out[1::2])):
+        payload.update({f"data{k}": X.data, f"indices{k}": X.indices,
+                        f"indptr{k}": X.indptr, f"shape{k}": np.array(X.shape),
+                        f"y{k}": y})
+    try:
+        with atomic_write(path, durable=False) as fh:
+            np.savez(fh, **payload)
+    except OSError:
+        pass                     # a read-only cache only costs a parse next time
+
+
 def load(name, *, subset="train", data_home=None, download=True, allow_unverified=False,
-         dtype=np.float64, max_rows=None):
+         dtype=np.float64, max_rows=None, parsed_cache=False):
     """Load a registered LIBSVM binary classification set.
 
     Parameters
@@ -41,6 +78,10 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
     max_rows : int or None
         Read only the first ``max_rows`` samples of each file (of both files with
         ``subset="both"``).
+    parsed_cache : bool, default False
+        Keep the parse of the whole files (``max_rows=None``) as ``.npz`` in
+        ``<cache>/parsed/``, keyed by the files' sizes and modification times,
+        and reuse it: a large text file is parsed once (the benchmarks do this).
 
     Returns
     -------
@@ -64,9 +105,17 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
     found = find(name, subset=subset, data_home=data_home, download=download,
                  allow_unverified=allow_unverified)
     paths = list(found) if subset == "both" else [found]
+    keep = parsed_cache and max_rows is None
+    if keep:
+        kept_path = _parsed_path(ds, subset, dtype, paths, data_home)
+        kept = _read_parsed(kept_path)
+        if kept is not None:
+            return kept
     parts = load_svmlight_files(paths, n_features=ds.n_features, dtype=dtype,
                                 zero_based=False, max_rows=max_rows)
     out = []
     for p, X, y in zip(paths, parts[0::2], parts[1::2]):
         out.extend([X, _map_labels(ds, y, p)])
+    if keep:
+        _write_parsed(kept_path, out)
     return tuple(out)

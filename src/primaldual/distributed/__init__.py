@@ -29,7 +29,7 @@ from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
 from .local_sdca import MODE_COCOA_SDCA
-from .problem import PartitionedProblem
+from .partitioned import PartitionedProblem
 from .ring import ring_engine
 from .rounds import make_engine
 

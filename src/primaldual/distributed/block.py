@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import seed_entropy, spawn_streams
-from ..data import Rows, as_rows, check_X
+from ..rows import Rows, as_rows
+from ..validation import check_X
 from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass

@@ -46,8 +46,9 @@ import numpy as np
 from .._util import atomic_write, rng_from_state
 from ..blocks.dso import WBlock, dso_block, sigma
 from ..blocks.psgd import psgd_local_pass
-from ..data import as_rows, check_X
-from ..kernels.dso import svrg_full_gradient
+from ..rows import as_rows
+from ..validation import check_X
+from ..kernels.dso import ColSide, RowSide, svrg_full_gradient
 from .dask_engine import DaskEngine, PartitionSet, _Lost  # noqa: F401  (re-exported)
 
 __all__ = ["DSOPartitionActor", "PSGDPartActor", "ActorStateEngine", "place",
@@ -144,9 +145,10 @@ class DSOPartitionActor:
             v[j0:j1] += np.bincount(cols, weights=vals * (part.cw * part.a_snap)[rows],
                                     minlength=j1 - j0)
         empty = np.zeros(0)
-        svrg_full_gradient(part.a_snap, empty, part.y, part.cw, part.row_cnt, empty,
-                           margins, empty, self.params.kind, self.params.loss_param,
-                           self.params.lam, 0.0, part.Fa, empty)
+        svrg_full_gradient(
+            RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
+                    part.a_snap, part.Fa),
+            ColSide(empty, empty, empty, empty, empty), margins, empty, self.params.spec())
         return v
 
     # ------------------------------------------------------------ the ring

@@ -155,6 +155,7 @@ class DSOSpec(NamedTuple):
     eta0: float
     svrg: bool
     w_scale: float
+    a_prox: float = 0.0
 
 
 class RowSide(NamedTuple):
@@ -200,6 +201,7 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
     kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
+    a_prox = spec.a_prox
     for pos in range(start, stop):
         e = perm[pos]
         i = rows[e]
@@ -221,6 +223,8 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
             gw += Fw[j] * inv_cc
             ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
             ga += Fa[i] * inv_rc
+            if a_prox != 0.0:
+                ga -= ci * a_prox * (ai - as_) * inv_rc
         if step_mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
             Ga[i] += ga * ga
@@ -239,12 +243,19 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
 
 
 @njit(cache=True, nogil=True)
-def svrg_full_gradient(alpha_s, w_s, y, cw, row_cnt, col_cnt, margins, v, kind, p,
-                       lam, l1, Fa, Fw):
-    """Full gradient of (6) at the snapshot: ``Fw_j = r'(wbar_j) - v_j`` for the
-    columns with nonzeros (0 elsewhere) and ``Fa_i = (c_i/W)(H_i'(abar_i) -
-    x_i . wbar)`` for the rows with nonzeros (0 elsewhere).  ``margins = X wbar``
-    and ``v = (1/W) sum_i c_i abar_i x_i`` are computed by the caller."""
+def svrg_full_gradient(rs, cs, margins, v, spec):
+    """Full gradient of (6) at the snapshot ``(cs.w_snap, rs.a_snap)`` into ``cs.Fw``
+    and ``rs.Fa``: ``Fw_j = r'(wbar_j) - v_j`` for the columns with nonzeros (0
+    elsewhere) and ``Fa_i = (c_i/W)(H_i'(abar_i) - x_i . wbar)`` for the rows with
+    nonzeros (0 elsewhere).  ``margins = X wbar`` and ``v = (1/W) sum_i c_i abar_i
+    x_i`` are computed by the caller.  ``rs`` (:class:`RowSide`) and ``cs``
+    (:class:`ColSide`) may carry empty arrays on the side that is not wanted (the
+    Dask ring computes ``Fa`` on each worker and ``Fw`` on the client); ``r'``
+    leaves out the L1 term under ``spec.l1_prox`` (prox-SVRG)."""
+    alpha_s, y, cw, row_cnt, Fa = rs.a_snap, rs.y, rs.cw, rs.row_cnt, rs.Fa
+    w_s, col_cnt, Fw = cs.w_snap, cs.col_cnt, cs.Fw
+    kind, p, lam = spec.kind, spec.p, spec.lam
+    l1 = 0.0 if spec.l1_prox else spec.l1
     for i in range(alpha_s.shape[0]):
         if row_cnt[i] > 0:
             Fa[i] = cw[i] * (neg_conjugate_grad(kind, p, alpha_s[i], y[i]) - margins[i])
@@ -420,6 +431,7 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
+    a_prox = spec.a_prox
     l1g = 0.0 if l1_prox else l1
     for pos in range(start, stop):
         e = perm[pos]
@@ -441,6 +453,8 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
             gw += PW[j, PW_F] * inv_cc
             ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
             ga += PA[i, PA_F] * inv_rc
+            if a_prox != 0.0:
+                ga -= ci * a_prox * (ai - as_) * inv_rc
         if step_mode == STEP_ADAGRAD:
             gwa = PW[j, PW_G] + gw * gw
             gaa = PA[i, PA_G] + ga * ga

@@ -3,7 +3,7 @@ and of CoCoA+ with local SDCA (Ma et al. 2015, Algorithm 1 with LocalSDCA).
 
 All kernels are pure: plain arrays in, a status code and counters out, no
 allocation inside the iterations (every scratch array is passed in).  Rows
-are read through the one access path of :mod:`primaldual.data`: row ``i``
+are read through the one access path of :mod:`primaldual.rows`: row ``i``
 holds ``data[indptr[i]:indptr[i+1]]`` at columns
 ``indices[k + iptr[i] - indptr[i]]``; column indices of a row are sorted
 (CSR in canonical format, or ``arange(d)`` for dense rows), which the

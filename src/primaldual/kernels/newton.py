@@ -1,7 +1,7 @@
 """Passes over the data for the trust-region Newton solver.
 
 All three read the rows through the shared ``(data, indices, indptr, iptr)``
-view (see :mod:`primaldual.data`), so dense and CSR input take one code path,
+view (see :mod:`primaldual.rows`), so dense and CSR input take one code path,
 and float32 data is read as stored and accumulated in float64.
 
 ``fun_grad``    f, grad f and the curvatures ``c_i phi''(x_i . w)`` in one pass

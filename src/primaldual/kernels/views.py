@@ -4,7 +4,7 @@ operations.
 A kernel takes a few NamedTuples instead of a long list of loose arrays (Numba
 compiles a NamedTuple of arrays and scalars into a struct passed by value), and
 reads a row with :func:`row_dot` and writes with :func:`row_axpy`, inlined, on
-the CSR-shaped layout of :mod:`primaldual.data` (dense and sparse alike).
+the CSR-shaped layout of :mod:`primaldual.rows` (dense and sparse alike).
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ __all__ = ["RowsView", "StepSpec", "ProxWork", "row_dot", "row_axpy"]
 
 class RowsView(NamedTuple):
     """What a step reads of the data: the CSR-shaped rows (see
-    :mod:`primaldual.data`), ``||x_i||^2``, the labels and the sample weights."""
+    :mod:`primaldual.rows`), ``||x_i||^2``, the labels and the sample weights."""
     data: object
     indices: object
     indptr: object

@@ -37,7 +37,7 @@ from .._extras import require
 from .._util import atomic_write, make_rng  # noqa: F401  (make_rng: re-exported)
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
-from ..data import check_Xy
+from ..validation import check_Xy
 from ._options import CommonOptions
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",

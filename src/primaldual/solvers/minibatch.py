@@ -136,7 +136,7 @@ def sigma_squared(ops, n, method="power"):
     """``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n`` (Section 4.3).
 
     ``ops`` provides ``gram_matvec(z) = X^T D^-1 X z``, ``column_counts()`` and
-    ``omega_ratio(omega)`` (in memory: :class:`primaldual.data.Rows`;
+    ``omega_ratio(omega)`` (in memory: :class:`primaldual.rows.Rows`;
     distributed: an engine).  Returns ``(sigma2, info)``.
     """
     omega = ops.column_counts()

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._util import rng_from_state
 from ...blocks.dso import sigma
-from ...kernels.dso import svrg_full_gradient
+from ...kernels.dso import ColSide, RowSide, svrg_full_gradient
 from ...kernels.status import STATUS_NONFINITE
 from .._rounds import engine_hook
 
@@ -97,9 +97,9 @@ class DSORingDriver:
             v += vq
         Fw = np.zeros(p.d)
         empty = np.zeros(0)
-        svrg_full_gradient(empty, wbar, empty, empty, empty, L.col_cnt, empty, v,
-                           p.loss.code, p.loss.param, p.lam,
-                           0.0 if self.params.l1_prox else p.l1, empty, Fw)
+        svrg_full_gradient(RowSide(*(empty,) * 9),
+                           ColSide(empty, L.col_cnt, empty, wbar, Fw), empty, v,
+                           self.params.spec())
         self.feature_accesses += 2 * L.nnz
         self.snap_epoch = self.t
         return [(wbar[int(L.col_bounds[q]):int(L.col_bounds[q + 1])],

@@ -143,7 +143,7 @@ from ..._util import rng_from_state
 from ..._util.clients import check_client
 from ...blocks.dso import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
                            partition_streams, shuffle_layout, sigma)
-from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, svrg_full_gradient
+from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
 from ...kernels.status import STATUS_NONFINITE
 from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ...kernels.views import ProxWork
@@ -379,9 +379,11 @@ class DSOSolver(DSORingDriver, Solver):
         self.a_snap[:] = self.alpha
         margins = p.rows.matvec(self.w_snap)
         v = p.dual_image(self.a_snap)
-        svrg_full_gradient(self.a_snap, self.w_snap, p.y, self.cwW, self.layout.row_cnt,
-                           self.layout.col_cnt, margins, v, p.loss.code, p.loss.param,
-                           p.lam, 0.0 if self.params.l1_prox else p.l1, self.Fa, self.Fw)
+        svrg_full_gradient(
+            RowSide(self.alpha, self.a_lo, self.a_hi, p.y, self.cwW, self.layout.row_cnt,
+                    self.Ga, self.a_snap, self.Fa),
+            ColSide(self.w, self.layout.col_cnt, self.Gw, self.w_snap, self.Fw),
+            margins, v, self.params.spec())
         self.feature_accesses += 2 * self.layout.nnz
         self.snap_epoch = self.t
 

@@ -1,4 +1,4 @@
-"""Batch baselines of Zhang & Xiao (2015), Section 5: AFG and L-BFGS.
+"""Full-gradient (batch) baselines of Zhang & Xiao (2015), Section 5: AFG and L-BFGS.
 
 Both minimize the primal of docs/conventions.md §1::
 

@@ -6,8 +6,9 @@ errors and label mapping); this module only cuts, holds out and scales:
 - registry sets come from :func:`primaldual.datasets.load`; with
   ``subsample="head"`` only the first ``n`` samples of the file are parsed
   (``max_rows``), so a subset of a large file costs little; otherwise the whole
-  file is parsed once and kept as ``.npz`` in ``<cache>/parsed/`` (keyed by the
-  file's size and modification time), then ``n`` rows are drawn with ``seed``;
+  file is read with ``parsed_cache=True`` (the loader keeps its parse as ``.npz``
+  in ``<cache>/parsed/``, keyed by the file's size and modification time), then
+  ``n`` rows are drawn with ``seed``;
 - ``file:PATH`` is parsed by :func:`primaldual.datasets.load_svmlight`; its
   larger label becomes +1;
 - synthetic sets are generated with :func:`primaldual.datasets.make_synthetic`
@@ -31,7 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .. import datasets
-from .._util import atomic_write, encode_pm1, make_rng
+from .._util import encode_pm1, make_rng
 from .config import DatasetSpec
 
 __all__ = ["BenchData", "load_data", "clear_memory_cache"]
@@ -85,42 +86,15 @@ def _csr(X):
     return X
 
 
-def _parsed_cache_path(name, paths):
-    stamp = "-".join(f"{p.stat().st_size}-{int(p.stat().st_mtime)}" for p in paths)
-    return datasets.cache_dir() / "parsed" / f"{name}-{stamp}.npz"
-
-
 def _load_full_registry(name):
-    """The whole registered set, parsed once and cached as .npz."""
+    """The whole registered set; :func:`primaldual.datasets.load` keeps its parse
+    as .npz (``parsed_cache=True``), so a large file is parsed once."""
     ds = datasets.REGISTRY[name]
     subset = "both" if ds.test is not None else "train"
-    found = datasets.find(name, subset=subset)
-    paths = list(found) if subset == "both" else [found]
-    cache = _parsed_cache_path(name, paths)
-    if cache.exists():
-        with np.load(cache, allow_pickle=False) as z:
-            parts = [sp.csr_matrix((z[f"{p}_data"], z[f"{p}_indices"], z[f"{p}_indptr"]),
-                                   shape=tuple(z[f"{p}_shape"])) for p in ("train", "test")
-                     if f"{p}_data" in z]
-            ys = [z[f"{p}_y"] for p in ("train", "test") if f"{p}_y" in z]
-        return parts[0], ys[0], (parts[1] if len(parts) > 1 else None), \
-            (ys[1] if len(ys) > 1 else None)
-    out = datasets.load(name, subset=subset, download=False)
+    out = datasets.load(name, subset=subset, download=False, parsed_cache=True)
     X, y = _csr(out[0]), np.asarray(out[1], dtype=np.float64)
     Xt, yt = (_csr(out[2]), np.asarray(out[3], dtype=np.float64)) if subset == "both" \
         else (None, None)
-    try:
-        payload = {"train_data": X.data, "train_indices": X.indices,
-                   "train_indptr": X.indptr, "train_shape": np.array(X.shape),
-                   "train_y": y}
-        if Xt is not None:
-            payload.update({"test_data": Xt.data, "test_indices": Xt.indices,
-                            "test_indptr": Xt.indptr, "test_shape": np.array(Xt.shape),
-                            "test_y": yt})
-        with atomic_write(cache, durable=False) as fh:
-            np.savez(fh, **payload)
-    except OSError:
-        pass                     # a read-only cache only costs a re-parse next time
     return X, y, Xt, yt
 
 

@@ -1,84 +1,18 @@
-"""Input validation and one row-access path for dense and CSR data.
+"""Input validation: X, y and sample weights checked once, at the public entry points.
 
-Kernels read rows through four plain arrays ``(data, indices, indptr, iptr)``:
-row ``i`` holds the values ``data[indptr[i]:indptr[i+1]]`` and their column
-indices ``indices[iptr[i] + k - indptr[i]]``.  For CSR ``iptr is indptr``
-(the same array, no copy); for a C-contiguous dense matrix ``data`` is the
-flattened matrix (a view), ``indices = arange(d)`` and ``iptr`` is all zeros,
-so a dense row is presented as a CSR-shaped view without copying the data
-(the approach of lightning's row datasets).  Every kernel therefore has one
-code path for both kinds of input.
+:func:`check_X` (dense or CSR, finite, real, within the memory cap on the
+number of features), :func:`check_Xy`, :func:`check_sample_weight` and
+:func:`check_binary_labels`.  The validated matrix is handed to
+:func:`primaldual.rows.as_rows`, the one row-access path of the kernels.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
-from .kernels.minibatch import column_counts, normalized_gram_matvec, omega_ratio_max
-from .kernels.objective import row_sqnorms
-
-__all__ = ["Rows", "as_rows", "check_Xy", "check_sample_weight", "check_binary_labels"]
-
-
-@dataclass
-class Rows:
-    """Row access for the kernels, plus the original matrix for BLAS products."""
-
-    X: object                    # the validated matrix (ndarray or csr_matrix)
-    data: np.ndarray
-    indices: np.ndarray
-    indptr: np.ndarray
-    iptr: np.ndarray
-    n: int
-    d: int
-    sqnorm: np.ndarray = field(repr=False)   # ||x_i||^2 (float64)
-    row_nnz: np.ndarray = field(repr=False)  # stored entries per row (int64)
-    is_sparse: bool = False
-
-    @property
-    def nnz(self) -> int:
-        return int(self.indptr[-1])
-
-    @property
-    def dtype(self):
-        return self.data.dtype
-
-    def matvec(self, w):
-        """X @ w as float64."""
-        return np.asarray(self.X @ w, dtype=np.float64).ravel()
-
-    def rmatvec(self, u):
-        """X.T @ u as float64."""
-        return np.asarray(self.X.T @ u, dtype=np.float64).ravel()
-
-    @property
-    def n_zero_rows(self) -> int:
-        return int(np.count_nonzero(self.sqnorm == 0.0))
-
-    # The three passes over the data that mini-batch SDCA's ESO needs
-    # (Takac, Richtarik & Srebro, Section 4.3); a distributed partition block
-    # answers the same calls for its rows.
-    def gram_matvec(self, z):
-        """X^T D^-1 X z with D = diag(||x_i||^2) (rows of zeros skipped)."""
-        out = np.zeros(self.d)
-        normalized_gram_matvec(self.data, self.indices, self.indptr, self.iptr,
-                               self.sqnorm, np.ascontiguousarray(z, dtype=np.float64),
-                               out)
-        return out
-
-    def column_counts(self):
-        """omega_j: the number of rows with a stored entry in column j."""
-        out = np.zeros(self.d)
-        column_counts(self.indices, self.indptr, self.iptr, self.d, out)
-        return out
-
-    def omega_ratio(self, omega):
-        """max_i of the omega-weighted row ratio used by the sigma^2 bound."""
-        return float(omega_ratio_max(self.data, self.indices, self.indptr, self.iptr,
-                                     np.ascontiguousarray(omega, dtype=np.float64)))
+__all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels"]
 
 
 def _check_finite(arr, name):
@@ -219,24 +153,3 @@ def check_sample_weight(sample_weight, n):
         raise ValueError(f"sample_weight has {int((c == 0).sum())} zero weights; weights "
                          f"must be > 0 (drop those rows instead)")
     return c
-
-
-def as_rows(X) -> Rows:
-    """Build the kernel row view of a validated X (see module docstring)."""
-    n, d = X.shape
-    if sp.issparse(X):
-        indptr = X.indptr
-        data = X.data
-        sq = np.empty(n)
-        row_sqnorms(data, indptr, sq)
-        return Rows(X=X, data=data, indices=X.indices, indptr=indptr, iptr=indptr,
-                    n=n, d=d, sqnorm=sq, row_nnz=np.diff(indptr).astype(np.int64),
-                    is_sparse=True)
-    data = X.reshape(-1)
-    indices = np.arange(d, dtype=np.int64)
-    indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
-    iptr = np.zeros(n + 1, dtype=np.int64)
-    sq = np.empty(n)
-    row_sqnorms(data, indptr, sq)
-    return Rows(X=X, data=data, indices=indices, indptr=indptr, iptr=iptr, n=n, d=d,
-                sqnorm=sq, row_nnz=np.full(n, d, dtype=np.int64), is_sparse=False)
