@@ -283,3 +283,10 @@ def test_cli_option_error_end_to_end(tmp_path, capsys):
 def test_options_base_is_abstract_enough():
     assert issubclass(CommonOptions, Options)
     assert CommonOptions().check_every == "auto"
+
+
+def test_minibatch_class_must_match_the_sampling(data):
+    X, y = data
+    with pytest.raises(ValueError, match="runs on MinibatchSDCAEngine"):
+        MinibatchSDCALocal(Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6, max_epochs=2,
+                           random_state=0, sampling="distributed", batch_size=8)

@@ -284,6 +284,11 @@ class MinibatchSDCASolver(Solver):
         return super().__new__(cls)
 
     def validate_options(self):
+        want = minibatch_class(self.opts.sampling)
+        if not isinstance(self, want):
+            raise ValueError(f"sampling={self.opts.sampling!r} runs on {want.__name__}, "
+                             f"not {type(self).__name__}; build MinibatchSDCASolver(...), "
+                             f"which picks the class")
         b, n = self.opts.batch_size, self.problem.n
         if b > n:
             raise ValueError(f"batch_size={b} is larger than n={n}")
