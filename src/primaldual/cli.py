@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import sys
@@ -58,7 +59,7 @@ from .model_io import LinearModel, read_model, save_model
 from .penalties import make_penalty
 from .regpath import LinearClassifierCV, LinearRegressorCV
 from .solvers import SOLVERS, check_solver_name, option_classes
-from .solvers._options import Rule
+from .solvers._options import CommonOptions, Rule
 
 __all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm", "encode_binary_labels"]
 
@@ -267,6 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="describe a LIBSVM file")
     i.add_argument("data", metavar="DATA", help="LIBSVM file")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
+                       description="Without NAME: every solver, what it needs of the loss "
+                                   "and the penalty, and whether it runs on Dask. With NAME: "
+                                   "the keys --option accepts for it, their defaults and "
+                                   "what each takes.")
+    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
 
     _add_cv_parser(sub)
 
@@ -1069,6 +1078,75 @@ def cmd_info(args) -> int:
     return 0
 
 
+#: what a solver's ``requires`` flags mean, for ``primaldual solvers``
+_REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
+                  "generalized_hessian": "losses with a (generalized) Hessian"}
+
+#: options the command line sets with a flag of its own, not with --option
+_OPTION_FLAGS = {**{k: v for k, v in _FLAG_OPTIONS.items() if v}, "n_jobs": "--jobs",
+                 "client": "--scheduler"}
+
+
+def _option_rows(cls):
+    """One dict per option of solver class ``cls``: key, default, what it takes."""
+    oc = cls.options_class
+    rows = []
+    for f in dataclasses.fields(oc):
+        rule = f.metadata["rule"]
+        if f.name in _FLAG_OPTIONS and not _FLAG_OPTIONS[f.name]:
+            continue                                  # warm_start: Python only
+        default = f.default
+        rows.append({"option": f.name, "default": default if _jsonable(default) else repr(default),
+                     "takes": rule.allowed(), "flag": _OPTION_FLAGS.get(f.name),
+                     "doc": f.metadata.get("doc", "")})
+    return rows
+
+
+def _jsonable(v):
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def cmd_solvers(args) -> int:
+    if args.name is None:
+        rows = [{"solver": n, "summary": c.summary,
+                 "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
+                 "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
+                for n, c in sorted(SOLVERS.items())]
+        if args.json:
+            print(json.dumps({"solvers": rows, "auto": "sdca or newton, chosen from the "
+                              "data and lam (docs/cli.md)"}))
+            return 0
+        width = max(len(r["solver"]) for r in rows)
+        for r in rows:
+            tags = [r["losses"] if r["losses"] != "all" else "all losses"]
+            tags += ["l1"] if r["l1"] else []
+            tags += ["dask"] if r["dask"] else []
+            print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
+        print(f"{'auto':<{width}}  sdca or newton, chosen from the data and lam (the default)")
+        print("\nprimaldual solvers NAME lists the --option keys of one solver.")
+        return 0
+    check_solver_name(args.name)
+    if args.name == "auto":
+        raise ValueError("auto is not a solver of its own: it picks sdca or newton; "
+                         "run `primaldual solvers sdca` or `primaldual solvers newton`")
+    cls = SOLVERS[args.name]
+    rows = _option_rows(cls)
+    if args.json:
+        print(json.dumps({"solver": args.name, "summary": cls.summary, "options": rows}))
+        return 0
+    print(f"{args.name}: {cls.summary}\n")
+    width = max(len(r["option"]) for r in rows)
+    for r in rows:
+        how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
+        doc = f"; {r['doc']}" if r["doc"] else ""
+        print(f"  {r['option']:<{width}}  default {r['default']!r}; {how}{doc}")
+    own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
+    if own:
+        print(f"\nexample: primaldual fit TRAIN --solver {args.name} --option "
+              f"{own[0]['option']}=VALUE")
+    return 0
+
+
 def _dispatch(command, rest) -> int:
     """``bench`` and ``demo`` hand their arguments to their own parsers."""
     import importlib
@@ -1088,7 +1166,8 @@ def _dispatch(command, rest) -> int:
         return 1
 
 
-_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info}
+_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info,
+             "solvers": cmd_solvers}
 
 
 def main(argv=None) -> int:

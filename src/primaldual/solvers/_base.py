@@ -264,6 +264,8 @@ class Solver(abc.ABC):
     """Base class: see the module docstring for the hooks."""
 
     name = "base"
+    #: one line for ``primaldual solvers``: the method and its source
+    summary = ""
     #: capability flags the loss must have (see losses.check_capabilities)
     requires: tuple = ()
     #: the options (a frozen dataclass; see primaldual.solvers._options)

@@ -67,6 +67,7 @@ class ASDCAOptions(CommonOptions):
 class ASDCASolver(Solver):
     __doc__ = __doc__
     name = "asdca"
+    summary = "accelerated prox-SDCA (Shalev-Shwartz & Zhang 2014)"
     requires = ("smooth",)
     options_class = ASDCAOptions
     supports_l1 = True

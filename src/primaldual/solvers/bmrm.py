@@ -135,6 +135,7 @@ class BMRMOptions(CommonOptions):
 class BMRMSolver(Solver):
     __doc__ = __doc__
     name = "bmrm"
+    summary = "bundle method for regularized risk, exact master QP (Teo et al. 2010)"
     options_class = BMRMOptions
 
     def init_state(self, warm_start):

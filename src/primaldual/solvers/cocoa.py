@@ -108,6 +108,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
 class CoCoASolver(RoundsMixin, Solver):
     __doc__ = __doc__
     name = "cocoa"
+    summary = "CoCoA+ with local SDCA (Ma et al. 2015), in process or on Dask"
     options_class = CoCoAOptions
     supports_l1 = False
     supports_client = True

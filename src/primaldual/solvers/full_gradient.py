@@ -85,6 +85,7 @@ class AFGSolver(Solver):
     """
 
     name = "afg"
+    summary = "accelerated full gradient with adaptive line search (Nesterov 2013)"
     requires = ("smooth",)
     options_class = AFGOptions
     supports_l1 = True
@@ -208,6 +209,7 @@ class LBFGSSolver(Solver):
     """
 
     name = "lbfgs"
+    summary = "scipy's L-BFGS-B, memory 30"
     requires = ("smooth",)
     options_class = LBFGSOptions
     supports_l1 = True       # refused below with a specific message

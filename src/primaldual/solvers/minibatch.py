@@ -274,6 +274,7 @@ class MinibatchSDCASolver(Solver):
     """
 
     name = "minibatch_sdca"
+    summary = "mini-batch SDCA with ESO steps (Takac, Richtarik & Srebro 2015)"
     options_class = MinibatchSDCAOptions
     supports_l1 = False
     supports_client = True

@@ -182,6 +182,7 @@ class NewtonSolver(Solver):
     """
 
     name = "newton"
+    summary = "truncated Newton-CG, line search as LIBLINEAR or trust region (Lin, Weng & Keerthi 2008)"
     # each Hessian-vector product is a pass: CG on large sparse data at small lam
     # takes hundreds (reuters, squared hinge, lam 1e-6: ~230-1000)
     default_max_epochs = 1000

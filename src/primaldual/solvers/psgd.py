@@ -73,6 +73,7 @@ class PSGDOptions(RingOptions, CommonOptions):
 class PSGDSolver(Solver):
     __doc__ = __doc__
     name = "psgd"
+    summary = "parallel SGD with averaging (Zinkevich et al. 2010)"
     options_class = PSGDOptions
     supports_client = True
     _ring = None

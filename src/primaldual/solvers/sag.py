@@ -54,6 +54,7 @@ class SAGOptions(CommonOptions):
 class SAGSolver(Solver):
     __doc__ = __doc__
     name = "sag"
+    summary = "stochastic average gradient with just-in-time sparse updates (Le Roux et al. 2012)"
     requires = ("smooth",)
     options_class = SAGOptions
 

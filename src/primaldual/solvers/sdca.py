@@ -315,6 +315,7 @@ class SDCAOptions(ThreadOptions, CommonOptions):
 class SDCASolver(Solver):
     __doc__ = __doc__
     name = "sdca"
+    summary = "stochastic dual coordinate ascent, closed-form steps (Shalev-Shwartz & Zhang 2013); prox-SDCA for l1 > 0"
     requires = ()
     options_class = SDCAOptions
     supports_l1 = True

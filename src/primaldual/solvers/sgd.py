@@ -55,6 +55,7 @@ class SGDOptions(CommonOptions):
 class SGDSolver(Solver):
     __doc__ = __doc__
     name = "sgd"
+    summary = "SGD of the SDCA paper's Section 8.6; Pegasos with project=True"
     options_class = SGDOptions
 
     def setup(self):

@@ -187,6 +187,7 @@ class SimbaOptions(CommonOptions):
 class SimbaSolver(Solver):
     __doc__ = __doc__
     name = "simba"
+    summary = "SVM-SIMBA, sublinear-time SVM training (Hazan, Koren & Srebro 2011)"
     requires = ("classification",)
     options_class = SimbaOptions
     supports_l1 = False

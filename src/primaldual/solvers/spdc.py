@@ -108,6 +108,7 @@ class SPDCOptions(CommonOptions):
 class SPDCSolver(Solver):
     __doc__ = __doc__
     name = "spdc"
+    summary = "stochastic primal-dual coordinate method (Zhang & Xiao 2015)"
     requires = ()
     options_class = SPDCOptions
     supports_l1 = True

@@ -178,6 +178,7 @@ class DSOOptions(RingOptions, CommonOptions):
 class DSOSolver(DSORingDriver, Solver):
     __doc__ = __doc__
     name = "dso"
+    summary = "saddle point over the nonzeros, p x p block schedule (Matsushima et al. 2014)"
     options_class = DSOOptions
     supports_l1 = True
     supports_client = True
