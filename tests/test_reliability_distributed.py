@@ -169,3 +169,21 @@ def test_empty_part_file(client, data, tmp_path):
 def solve_pp(pp):
     from primaldual.solvers import SOLVERS
     return SOLVERS["cocoa"](pp, tol=0, max_epochs=2, random_state=0).run()
+
+
+def test_a_cluster_without_workers_waits_then_names_the_problem(data):
+    """No worker at all: the engine waits up to round_timeout for one (a cluster
+    still starting, a worker being restarted), then raises WorkerLostError; a
+    worker that arrives in time is used."""
+    from primaldual.distributed import WorkerLostError
+    X, y = data
+    with distributed.LocalCluster(n_workers=0, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cl, distributed.Client(cl) as c:
+        with pytest.raises(WorkerLostError, match=r"no workers \(waited round_timeout=1.0s\)"):
+            solve(X, y, loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2, client=c,
+                  round_timeout=1.0, max_epochs=2)
+        cl.scale(1)                        # starts one; the fit waits for it
+        res = solve(X, y, loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2,
+                    client=c, round_timeout=120.0, max_epochs=2)
+        assert res.n_epochs == 2 and "round_compute_ms" in res.trace[-1]     # ran on Dask
+        assert len(c.scheduler_info()["workers"]) == 1

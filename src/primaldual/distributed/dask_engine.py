@@ -76,8 +76,15 @@ class PartitionSet:
         self.n_jobs = None
         workers = _workers(client)
         if not workers:
-            raise WorkerLostError("the Dask client has no workers; start some or wait "
-                                  "for them (client.wait_for_workers)")
+            # a cluster still starting, or a worker being restarted by its nanny: wait
+            # for one as long as a round may take, then say what is wrong
+            try:
+                client.wait_for_workers(1, timeout=self.timeout)
+            except TimeoutError:
+                raise WorkerLostError(f"the Dask client has no workers (waited "
+                                      f"round_timeout={self.timeout}s); start some or "
+                                      f"wait for them (client.wait_for_workers)") from None
+            workers = _workers(client)
         self.addresses = [workers[k % len(workers)] for k in range(self.K)]
         self.actors = [None] * self.K
         for k in range(self.K):
