@@ -406,25 +406,25 @@ def test_default_adagrad_w_step_follows_the_row_scale():
 
 
 def test_defaults_on_a_held_out_unnormalized_binary_set():
-    """Binary, unnormalized w8a-shaped rows (4,000 rows, seed 21, not used to choose
-    any rule), lam = 1e-4, 200 epochs, defaults, against SDCA to a certified 1e-10
-    relative gap: both losses within 1e-3.  Hinge needs the default alpha-step
-    factor and the adaptive restarts (docs/reproducing-dso.md section 6c); the
-    paper's plain AdaGrad (``restart=None, alpha_scale=1``) is held to 1e-2 here."""
-    X, y = _binary_w8a_shaped(4000, 21)
+    """Binary, unnormalized w8a-shaped rows (5,000 rows, seed 21, not used to choose
+    any rule), lam = 1e-3 (lam n = 5, as for the 50,000-row sets at lam = 1e-4 of
+    docs/reproducing-dso.md section 6c), 200 epochs, defaults, against SDCA to a
+    certified 1e-10 relative gap: both losses within 1e-3.  Measured: hinge 3.6e-5
+    (the paper's plain AdaGrad, ``restart=None, alpha_scale=1``: 5.4e-4), logistic
+    2.0e-8."""
+    X, y = _binary_w8a_shaped(5000, 21)
+    kw = dict(lam=1e-3, solver="dso", max_epochs=200, check_every=200, tol=0.0,
+              random_state=0)
     for loss in ("logistic", "hinge"):
-        ref = primaldual.solve(X, y, loss=loss, lam=1e-4, solver="sdca", tol=1e-10,
+        ref = primaldual.solve(X, y, loss=loss, lam=1e-3, solver="sdca", tol=1e-10,
                                max_epochs=20000)
         assert ref.rel_gap <= 1e-10
-        res = primaldual.solve(X, y, loss=loss, lam=1e-4, solver="dso", max_epochs=200,
-                               check_every=200, tol=0.0, random_state=0)
+        res = primaldual.solve(X, y, loss=loss, **kw)
         sub = (res.primal - ref.primal) / ref.primal
         assert -1e-9 <= sub <= 1e-3, (loss, sub)
         assert res.gap >= 0
-    plain = primaldual.solve(X, y, loss="hinge", lam=1e-4, solver="dso", max_epochs=200,
-                             check_every=200, tol=0.0, random_state=0, restart=None,
-                             alpha_scale=1.0)
-    assert (plain.primal - ref.primal) / ref.primal <= 1e-2
+    plain = primaldual.solve(X, y, loss="hinge", restart=None, alpha_scale=1.0, **kw)
+    assert (plain.primal - ref.primal) / ref.primal > 3 * sub
 
 
 @pytest.mark.parametrize("loss,primal,dual,l1norm,wmax", [
@@ -453,7 +453,7 @@ def test_plain_option_reproduces_the_old_iterates(loss, primal, dual, l1norm, wm
 def test_alpha_scale_default_and_errors():
     X, y = _binary_w8a_shaped(400, 5)
     mk = dict(tol=0.0, max_epochs=1, random_state=0)
-    assert DSO(Problem(X, y, loss="hinge", lam=1e-3), **mk).params.a_scale == 4.0
+    assert DSO(Problem(X, y, loss="hinge", lam=1e-3), **mk).params.a_scale == 8.0
     assert DSO(Problem(X, y, loss="logistic", lam=1e-3), **mk).params.a_scale == 1.0
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), eta0=0.5, **mk).params.a_scale == 1.0
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), alpha_scale=2.0,

@@ -103,7 +103,7 @@ def adagrad_w_scale(problem):
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``
-HINGE_A_SCALE = 4.0
+HINGE_A_SCALE = 8.0
 
 
 def adagrad_a_scale(problem):
