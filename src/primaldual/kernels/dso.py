@@ -26,7 +26,7 @@ constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
 Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
 ``w_scale`` on the ``w`` side (default 1; the solver's default is
 ``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`) and
-``a_scale`` on the ``alpha`` side (default 1; the solver's default is 4 for
+``a_scale`` on the ``alpha`` side (default 1; the solver's default is 8 for
 the hinge loss, see :func:`primaldual.solvers.dso.adagrad_a_scale`).
 
 SVRG (``svrg=True``): the component gradient is replaced by the

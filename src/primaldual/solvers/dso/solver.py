@@ -115,6 +115,23 @@ order : "chunks" | "nonzeros", default "chunks"
     is updated once per epoch either way; "chunks" reads memory sequentially
     (benchmarks/bench_dso.py; docs/reproducing-dso.md).
 
+restart : "adaptive" | None, default "adaptive"
+    "adaptive": at the end of every epoch compare the certified gap ``P(w) -
+    D(alpha)`` of the current iterate with that of the average of the
+    end-of-epoch iterates since the last restart; restart ``(w, alpha)`` from the
+    better one when PDLP's conditions hold (gap below 0.2 of the gap restarted
+    from, or below 0.8 of it and rising again, or a window of 36% of all epochs;
+    Applegate et al., "Practical large-scale linear programming using
+    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs two
+    to four passes over the data per epoch; on the Dask ring the state is
+    gathered on the client at every epoch end and scattered again after a
+    restart.  None: no restarts (the paper).
+alpha_scale : float or None, default None
+    Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
+    the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
+    ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1`` is the solver
+    before these two defaults (docs/reproducing-dso.md section 6c).
+
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
     blocks travel around the ring (primaldual.distributed.ring); same iterates
@@ -122,8 +139,10 @@ client : dask.distributed.Client or None
 round_timeout, recovery_every, recovery_dir, max_recoveries :
     The Dask engine's options (docs/distributed.md).
 
-Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG); set
-``step="sqrt", variance_reduction=None`` for Algorithm 1 exactly as printed.
+Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG) plus the
+restarts and the hinge ``alpha`` step above; set ``step="sqrt",
+variance_reduction=None, restart=None`` for Algorithm 1 exactly as printed, and
+``restart=None, alpha_scale=1`` for the paper's AdaGrad + SVRG.
 
 Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
 coefficient vector.
