@@ -165,7 +165,8 @@ from ...kernels.views import ProxWork
 from .._base import Solver, SolveResult, _check_choice, _positive, register
 from .._ring import RING_OPTIONS, check_ring_options, n_dask_workers
 from .ring import DSORingDriver
-from .saddle import adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds, saddle_gap
+from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
+                     saddle_gap)
 
 __all__ = ["DSOSolver"]
 
