@@ -10,7 +10,7 @@ import numpy as np
 from ...kernels import loss_kernels as LK
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
-           "default_eta0", "adagrad_w_scale"]
+           "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -125,5 +125,4 @@ def adagrad_a_scale(problem):
     (factor 4: logistic 3e-4 instead of 4e-6 after 200 epochs on a binary
     w8a-shaped set).
     """
-    from ...kernels import loss_kernels as LK
     return HINGE_A_SCALE if problem.loss.code == LK.HINGE else 1.0
