@@ -41,17 +41,21 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: (case, data set, solver, loss, lam, options)
+#: (case, data set, solver, loss, lam, l1, options)
 CASES = [
-    ("simba_sparse_run", "sparse", "simba", "hinge", 1e-4, {"implementation": "sparse", "nu": 1e-3,
-                                                       "check_every": 0.05}),
-    ("simba_dense_run", "dense", "simba", "hinge", 1e-4, {"implementation": "dense", "nu": 0.1}),
-    ("spdc_run (m=1)", "sparse", "spdc", "logistic", 1e-5, {}),
-    ("spdc_run (m=1)", "dense", "spdc", "logistic", 1e-5, {}),
-    ("spdc_run (m=8)", "sparse", "spdc", "smooth_hinge", 1e-5, {"batch_size": 8}),
-    ("msdca_serial", "sparse", "minibatch_sdca", "hinge", 1e-5, {"batch_size": 64}),
-    ("sgd_run", "sparse", "sgd", "hinge", 1e-5, {}),
-    ("sag_run", "sparse", "sag", "logistic", 1e-5, {}),
+    ("simba_sparse_run", "sparse", "simba", "hinge", 1e-4, 0.0,
+     {"implementation": "sparse", "nu": 1e-3, "check_every": 0.05}),
+    ("simba_dense_run", "dense", "simba", "hinge", 1e-4, 0.0,
+     {"implementation": "dense", "nu": 0.1}),
+    ("spdc_run (m=1)", "sparse", "spdc", "logistic", 1e-5, 0.0, {}),
+    ("spdc_run (m=1)", "dense", "spdc", "logistic", 1e-5, 0.0, {}),
+    ("spdc_run (m=8)", "sparse", "spdc", "smooth_hinge", 1e-5, 0.0, {"batch_size": 8}),
+    ("msdca_serial", "sparse", "minibatch_sdca", "hinge", 1e-5, 0.0, {"batch_size": 64}),
+    ("sgd_run", "sparse", "sgd", "hinge", 1e-5, 0.0, {}),
+    ("sag_run", "sparse", "sag", "logistic", 1e-5, 0.0, {}),
+    ("sdca_epoch", "sparse", "sdca", "hinge", 1e-5, 0.0, {}),
+    ("sdca_epoch (elastic net: prox_dual_step)", "sparse", "sdca", "logistic", 1e-5, 1e-5, {}),
+    ("dso_block_kernel + svrg_full_gradient", "sparse", "dso", "logistic", 1e-5, 0.0, {}),
 ]
 
 
@@ -94,11 +98,11 @@ def worker(src, data_dir, reps, cases=None):
                        np.load(data_dir / "sparse_y.npy")),
             "dense": (np.load(data_dir / "dense.npy"), np.load(data_dir / "dense_y.npy"))}
     out = {}
-    for case, dset, solver, loss, lam, opts in CASES:
+    for case, dset, solver, loss, lam, l1, opts in CASES:
         if cases and not any(case.startswith(c) for c in cases.split(",")):
             continue
         X, y = sets[dset]
-        prob = Problem(X, y, loss=loss, lam=lam)
+        prob = Problem(X, y, loss=loss, lam=lam, l1=l1)
         s = SOLVERS[solver](prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
         s.init_state(None)
         s.advance(1.0, None)                      # warm-up: compile / cache load
@@ -131,6 +135,8 @@ def main():
                     help="comma-separated prefixes of the kernels to time (default: all)")
     ap.add_argument("--data-dir", default=None,
                     help="keep the synthetic data here and reuse it (default: a temporary folder)")
+    ap.add_argument("--machine", default="shared with other jobs",
+                    help="how loaded the machine was, for the table's header")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--src", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -181,8 +187,7 @@ def main():
              f"Median over {a.rounds} alternating rounds (one subprocess per version "
              f"and round) of the best of {a.reps} epochs after a warm-up epoch; "
              f"`python benchmarks/bench_kernel_ab.py`. "
-             f"Machine: {os.cpu_count()} cores, shared with other jobs "
-             f"(run under `nice -n 10`).", "",
+             f"Machine: {os.cpu_count()} cores, {a.machine}.", "",
              "| kernel | data | before (ns/access) | after (ns/access) | after/before | "
              "rounds before (min-max) | rounds after (min-max) |",
              "|---|---|---:|---:|---:|---|---|"]

@@ -330,3 +330,57 @@ def test_usage_errors_exit_2(capsys):
     assert code == 2 and "TRAIN" in err
     code, _, err = run_main(capsys, "fit", "x", "--lam", "abc")
     assert code == 2 and "--lam" in err
+
+
+# ------------------------------------------------------------------ solvers
+def test_solvers_lists_every_registered_solver(capsys):
+    from primaldual.solvers import SOLVERS
+    assert cli.main(["solvers"]) == 0
+    out = capsys.readouterr().out
+    names = [line.split()[0] for line in out.splitlines() if line and not line.startswith(
+        "primaldual")]
+    assert names == sorted(SOLVERS) + ["auto"]
+    assert "[smooth losses, l1]" in out.splitlines()[names.index("asdca")]
+    assert cli.main(["solvers", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["solvers"]
+    assert {r["solver"] for r in rows} == set(SOLVERS)
+    assert all(r["summary"] for r in rows)
+    assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso",
+                                                         "psgd"}
+
+
+@pytest.mark.parametrize("solver", ["sdca", "dso", "simba", "minibatch_sdca", "cocoa",
+                                    "newton", "spdc"])
+def test_solvers_name_lists_the_option_keys_that_option_accepts(solver, capsys):
+    """Every key listed without a flag of its own is accepted by --option, with its
+    default written back as text (a round trip through the field's type)."""
+    from primaldual.solvers import SOLVERS
+    assert cli.main(["solvers", solver, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["options"]
+    keys = [r["option"] for r in rows]
+    oc = SOLVERS[solver].options_class
+    assert set(keys) == set(oc.names()) - {"warm_start"}
+    for r in rows:
+        if r["flag"]:
+            continue
+        default = getattr(oc(), r["option"])
+        assert cli.parse_option(solver, r["option"], str(default)) == default
+    assert cli.main(["solvers", solver]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith(f"{solver}: ")
+    assert "set with --time-limit" in text
+
+
+def test_solvers_sdca_names_the_choices(capsys):
+    assert cli.main(["solvers", "sdca"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.strip().startswith("sampling"))
+    assert "default 'permutation'" in line and "'uniform', 'permutation', 'cyclic'" in line
+
+
+def test_solvers_unknown_name_is_an_error(capsys):
+    assert cli.main(["solvers", "sdcaa"]) == 1
+    err = capsys.readouterr().err
+    assert "unknown solver 'sdcaa'" in err and "sdca" in err
+    assert cli.main(["solvers", "auto"]) == 1
+    assert "picks sdca or newton" in capsys.readouterr().err

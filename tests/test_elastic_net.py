@@ -9,6 +9,7 @@ from scipy.optimize import minimize, minimize_scalar
 
 import primaldual as pd
 from primaldual.kernels.prox_sdca import prox_dual_step
+from primaldual.kernels.views import ProxWork, RowsView, StepSpec
 from primaldual.losses import make_loss
 from conftest import load_binary, make_classification_data, make_regression_data
 
@@ -28,8 +29,9 @@ def test_prox_step_matches_bruteforce(name, params):
     loss = make_loss(name, params)
     rng = np.random.default_rng(7)
     nnz = 9
-    keys, dA, dB = np.empty(2 * nnz), np.empty(2 * nnz), np.empty(2 * nnz)
-    heap = np.empty(2 * nnz, dtype=np.int64)
+    work = ProxWork(np.empty(2 * nnz), np.empty(2 * nnz), np.empty(2 * nnz),
+                    np.empty(2 * nnz, dtype=np.int64))
+    indptr = np.array([0, nnz], dtype=np.int64)
     for trial in range(40):
         x = rng.normal(size=nnz) * rng.choice([0.1, 1.0, 5.0])
         if trial % 5 == 0:
@@ -42,8 +44,11 @@ def test_prox_step_matches_bruteforce(name, params):
         y = rng.choice([-1.0, 1.0]) if loss.classification else rng.normal()
         lo, hi = loss.dual_domain(y)
         alpha = rng.uniform(max(lo, -3), min(hi, 3))
-        got = prox_dual_step(loss.code, loss.param, alpha, y, x, idx, 0, nnz, 0, v, kappa,
-                             lam, l1, keys, dA, dB, heap)
+        # one row x (CSR-shaped, iptr = indptr) with label y and weight c = kappa, W = 1
+        row = RowsView(x, idx, indptr, indptr, np.array([x @ x]), np.array([y]),
+                       np.array([kappa]))
+        got = prox_dual_step(row, StepSpec(loss.code, loss.param, lam, l1, 1.0), 0, alpha,
+                             v, work)
 
         def H(beta):
             nc = loss.neg_conjugate(beta, y)[0]

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import sys
@@ -57,19 +58,25 @@ from .losses import make_loss
 from .model_io import LinearModel, read_model, save_model
 from .penalties import make_penalty
 from .regpath import LinearClassifierCV, LinearRegressorCV
-from .solvers import SOLVERS, check_solver_name
+from .solvers import SOLVERS, check_solver_name, option_classes
+from .solvers._options import CommonOptions, Rule
 
-__all__ = ["main", "build_parser", "parse_value", "read_libsvm", "encode_binary_labels"]
+__all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm", "encode_binary_labels"]
 
 #: solve() options that have their own flag; ``--option`` may not set them
 _FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "checkpoint_every": "--checkpoint-every", "resume": "--resume",
                  "warm_start": None}
 
+#: ``--option`` keys that are the command line's, not a solver's
+_CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
+
 
 # ------------------------------------------------------------------ parsing
 def parse_value(text: str):
-    """``KEY=VALUE`` values: int, then float, then bool/None words, else the string."""
+    """``--loss-param KEY=VALUE`` values: int, then float, then bool/None
+    words, else the string.  (``--option`` values are read by the type of the
+    solver's option instead, :func:`parse_option`.)"""
     low = text.strip().lower()
     if low in ("true", "yes", "on"):
         return True
@@ -87,23 +94,60 @@ def parse_value(text: str):
         return text
 
 
+def parse_option(solver, key, text):
+    """The value of ``--option key=text`` for ``--solver solver``: read as the
+    type of the solver's option ``key`` (for ``auto``, of the first solver
+    ``auto`` may pick that has it): an integer, a float, a bool word
+    (true/false/yes/no/on/off), a None word (none/null), one of the choices,
+    or ``auto`` | a number.  A bad value is a ValueError naming the option and
+    what it takes; an unknown key one listing the solver's options."""
+    if key in _CLI_OPTIONS:
+        rule = _CLI_OPTIONS[key]
+        return rule.validate(key, rule.parse(key, text))
+    classes = option_classes(solver)
+    for cls in classes:
+        if key in cls.names():
+            return cls.parse(key, text)
+    raise classes[0].unknown_error([key])
+
+
 def _key_value(text: str, flag: str):
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
         raise ValueError(f"{flag} expects KEY=VALUE, got {text!r} (for example "
                          f"{'--loss-param gamma=0.5' if flag == '--loss-param' else '--option sampling=uniform'})")
-    return key.replace("-", "_"), parse_value(value)
+    return key.replace("-", "_"), value
 
 
-def _pairs(items, flag):
+def _pairs(items, flag, parse=None):
+    """``{key: value}`` of the ``KEY=VALUE`` items; ``parse(key, text)`` reads
+    a value (default :func:`parse_value`)."""
     out = {}
     for text in items or ():
         key, value = _key_value(text, flag)
         if key in out:
             raise ValueError(f"{flag} {key} is given twice; give it once")
-        out[key] = value
+        out[key] = parse_value(value) if parse is None else parse(key, value)
     return out
+
+
+def _solver_options(args):
+    """The ``--option`` pairs, each read by the type of the solver's option,
+    after the refusals of the options that have their own flags."""
+    keys = [_key_value(text, "--option")[0] for text in args.option or ()]
+    for key, flag in _FLAG_OPTIONS.items():
+        if key in keys:
+            hint = f"use {flag}" if flag else "it is not available from the command line"
+            raise ValueError(f"--option {key} is not accepted here: {hint}")
+    for key in ("client", "n_jobs"):
+        if key in keys:
+            flag = "--scheduler" if key == "client" else "--jobs"
+            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    solver = args.solver
+    if solver == "auto" and getattr(args, "scheduler", None):
+        solver = "cocoa"                   # what --scheduler runs for auto
+    return _pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
 
 
 def _add_model_flags(parser):
@@ -132,7 +176,8 @@ def _add_problem_flags(parser):
     parser.add_argument("--solver", default="auto", metavar="NAME",
                         help="solver name, or auto (default)")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
-                        help="solver option, value parsed as int/float/bool/str (repeatable)")
+                        help="solver option, the value read as the option's type "
+                             "(int, float, true/false, none, a choice; repeatable)")
     parser.add_argument("--tol", type=float, default=1e-6, metavar="X",
                         help="stop at relative duality gap <= X (default 1e-6)")
     parser.add_argument("--max-epochs", type=float, default=None, metavar="N",
@@ -223,6 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("info", help="describe a LIBSVM file")
     i.add_argument("data", metavar="DATA", help="LIBSVM file")
     i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
+                       description="Without NAME: every solver, what it needs of the loss "
+                                   "and the penalty, and whether it runs on Dask. With NAME: "
+                                   "the keys --option accepts for it, their defaults and "
+                                   "what each takes.")
+    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
 
     _add_cv_parser(sub)
 
@@ -373,15 +426,7 @@ def _check_common(args):
     lam = getattr(args, "lam", None)
     make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
     check_solver_name(args.solver)
-    options = _pairs(args.option, "--option")
-    for key, flag in _FLAG_OPTIONS.items():
-        if key in options:
-            hint = f"use {flag}" if flag else "it is not available from the command line"
-            raise ValueError(f"--option {key} is not accepted here: {hint}")
-    for key in ("client", "n_jobs"):
-        if key in options:
-            flag = "--scheduler" if key == "client" else "--jobs"
-            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    options = _solver_options(args)
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
     if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
         raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
@@ -1033,6 +1078,75 @@ def cmd_info(args) -> int:
     return 0
 
 
+#: what a solver's ``requires`` flags mean, for ``primaldual solvers``
+_REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
+                  "generalized_hessian": "losses with a (generalized) Hessian"}
+
+#: options the command line sets with a flag of its own, not with --option
+_OPTION_FLAGS = {**{k: v for k, v in _FLAG_OPTIONS.items() if v}, "n_jobs": "--jobs",
+                 "client": "--scheduler"}
+
+
+def _option_rows(cls):
+    """One dict per option of solver class ``cls``: key, default, what it takes."""
+    oc = cls.options_class
+    rows = []
+    for f in dataclasses.fields(oc):
+        rule = f.metadata["rule"]
+        if f.name in _FLAG_OPTIONS and not _FLAG_OPTIONS[f.name]:
+            continue                                  # warm_start: Python only
+        default = f.default
+        rows.append({"option": f.name, "default": default if _jsonable(default) else repr(default),
+                     "takes": rule.allowed(), "flag": _OPTION_FLAGS.get(f.name),
+                     "doc": f.metadata.get("doc", "")})
+    return rows
+
+
+def _jsonable(v):
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def cmd_solvers(args) -> int:
+    if args.name is None:
+        rows = [{"solver": n, "summary": c.summary,
+                 "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
+                 "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
+                for n, c in sorted(SOLVERS.items())]
+        if args.json:
+            print(json.dumps({"solvers": rows, "auto": "sdca or newton, chosen from the "
+                              "data and lam (docs/cli.md)"}))
+            return 0
+        width = max(len(r["solver"]) for r in rows)
+        for r in rows:
+            tags = [r["losses"] if r["losses"] != "all" else "all losses"]
+            tags += ["l1"] if r["l1"] else []
+            tags += ["dask"] if r["dask"] else []
+            print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
+        print(f"{'auto':<{width}}  sdca or newton, chosen from the data and lam (the default)")
+        print("\nprimaldual solvers NAME lists the --option keys of one solver.")
+        return 0
+    check_solver_name(args.name)
+    if args.name == "auto":
+        raise ValueError("auto is not a solver of its own: it picks sdca or newton; "
+                         "run `primaldual solvers sdca` or `primaldual solvers newton`")
+    cls = SOLVERS[args.name]
+    rows = _option_rows(cls)
+    if args.json:
+        print(json.dumps({"solver": args.name, "summary": cls.summary, "options": rows}))
+        return 0
+    print(f"{args.name}: {cls.summary}\n")
+    width = max(len(r["option"]) for r in rows)
+    for r in rows:
+        how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
+        doc = f"; {r['doc']}" if r["doc"] else ""
+        print(f"  {r['option']:<{width}}  default {r['default']!r}; {how}{doc}")
+    own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
+    if own:
+        print(f"\nexample: primaldual fit TRAIN --solver {args.name} --option "
+              f"{own[0]['option']}=VALUE")
+    return 0
+
+
 def _dispatch(command, rest) -> int:
     """``bench`` and ``demo`` hand their arguments to their own parsers."""
     import importlib
@@ -1052,7 +1166,8 @@ def _dispatch(command, rest) -> int:
         return 1
 
 
-_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info}
+_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info,
+             "solvers": cmd_solvers}
 
 
 def main(argv=None) -> int:

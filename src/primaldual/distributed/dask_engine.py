@@ -210,9 +210,9 @@ class DaskEngine(Engine):
         self.lam = float(problem_consts["lam"])
         self.W = float(problem_consts["W"])
         self.penalty = problem_consts["penalty"]
-        self.recovery_every = opts.get("recovery_every")
-        self.recovery_dir = opts.get("recovery_dir")
-        self.max_recoveries = int(opts.get("max_recoveries", 3))
+        self.recovery_every = opts.recovery_every
+        self.recovery_dir = opts.recovery_dir
+        self.max_recoveries = int(opts.max_recoveries)
         self.v = np.zeros(self.d)
         self.sync = None
         self.round = 0
@@ -239,8 +239,8 @@ class DaskEngine(Engine):
                 return ("arrays", *parts)
             return make
 
-        pset = PartitionSet(opts["client"], [source(k) for k in range(len(part_ptr) - 1)],
-                            opts["round_timeout"])
+        pset = PartitionSet(opts.client, [source(k) for k in range(len(part_ptr) - 1)],
+                            opts.round_timeout)
         loss = problem.loss
         pset.configure(problem.d, None, loss.code, loss.param, problem.lam, problem.W)
         consts = {"lam": problem.lam, "W": problem.W, "penalty": problem.penalty}
@@ -249,7 +249,7 @@ class DaskEngine(Engine):
     @classmethod
     def from_partitioned(cls, pproblem, opts):
         pset = pproblem.pset
-        pset.timeout = float(opts["round_timeout"])
+        pset.timeout = float(opts.round_timeout)
         consts = {"lam": pproblem.lam, "W": pproblem.W, "penalty": pproblem.penalty}
         return cls(pset, pproblem.part_ptr, pproblem.d, consts, opts)
 

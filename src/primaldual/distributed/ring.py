@@ -250,11 +250,11 @@ def place(client, actor_cls, payloads, timeout):
 
 def ring_engine(payloads, opts):
     """The solvers' hook ``ring_engine`` (registered by :mod:`primaldual.distributed`):
-    place one actor per payload on ``opts["client"]`` -- :class:`DSOPartitionActor`
+    place one actor per payload on ``opts.client`` -- :class:`DSOPartitionActor`
     for ``("dso", ...)`` payloads, :class:`PSGDPartActor` for ``("psgd", ...)`` --
     and wrap them in an :class:`ActorStateEngine`."""
     actor_cls = {"dso": DSOPartitionActor, "psgd": PSGDPartActor}[payloads[0][0]]
-    pset = place(opts["client"], actor_cls, payloads, opts["round_timeout"])
+    pset = place(opts.client, actor_cls, payloads, opts.round_timeout)
     return ActorStateEngine(pset, opts)
 
 

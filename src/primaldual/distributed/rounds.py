@@ -20,11 +20,12 @@ __all__ = ["make_engine", "RoundsMixin", "ENGINE_OPTIONS", "next_check_target"]
 
 def make_engine(problem, opts, distributed_input):
     """The engine of a round-based solver: :class:`DaskEngine` for partitioned
-    input or with ``opts["client"]``, otherwise :class:`LocalEngine`; the rows
-    are split into ``opts["n_partitions"]`` contiguous partitions."""
+    input or with ``opts.client``, otherwise :class:`LocalEngine`; the rows
+    are split into ``opts.n_partitions`` contiguous partitions (``opts``: the
+    solver's options, :class:`~primaldual.solvers._options.EngineOptions`)."""
     if distributed_input:
         return DaskEngine.from_partitioned(problem, opts)
-    part_ptr = contiguous_partition(problem.n, int(opts["n_partitions"]))
-    if opts["client"] is not None:
+    part_ptr = contiguous_partition(problem.n, int(opts.n_partitions))
+    if opts.client is not None:
         return DaskEngine.from_problem(problem, part_ptr, opts)
     return LocalEngine(problem, part_ptr)

@@ -66,13 +66,21 @@ def _contrib(x, vj, s, l1, lam):
 
 
 @njit(cache=True, nogil=True)
-def _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1, dirn,
-          keys, dA, dB, heap):
-    """Maximize H along direction ``dirn`` (+1 right, -1 left) from delta = 0.
+def _walk(rows, spec, i, alpha, v, work, dirn):
+    """Maximize H along direction ``dirn`` (+1 right, -1 left) from delta = 0
+    (the arguments as in :func:`prox_dual_step`).
 
     Returns the new alpha (or ``alpha`` itself with a flag when the first
     segment's maximizer points the other way).
     """
+    data, indices = rows.data, rows.indices
+    rs = rows.indptr[i]
+    re = rows.indptr[i + 1]
+    off = rows.iptr[i] - rs
+    y = rows.y[i]
+    kappa = rows.cw[i] * spec.inv_W
+    kind, param, lam, l1 = spec.kind, spec.param, spec.lam, spec.l1
+    keys, dA, dB, heap = work.keys, work.dA, work.dB, work.heap
     A = 0.0
     B = 0.0
     ne = 0
@@ -134,7 +142,7 @@ def _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1, dirn
     first = True
     while True:
         hi = keys[heap[0]] if size > 0 else math.inf
-        new = dual_step(kind, p, alpha, y, A, B)
+        new = dual_step(kind, param, alpha, y, A, B)
         step = (new - alpha) * dirn
         if first:
             first = False
@@ -157,19 +165,23 @@ def _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1, dirn
 
 
 @njit(cache=True, nogil=True)
-def prox_dual_step(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam, l1,
-                   keys, dA, dB, heap):
-    """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem.
+def prox_dual_step(rows, spec, i, alpha, v, work):
+    """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem of
+    row ``i``.
 
-    ``keys, dA, dB`` (float64) and ``heap`` (int64) are work arrays of length
-    at least ``2 * nnz(x_i)``.
+    ``rows`` (:class:`~primaldual.kernels.views.RowsView`): the row ``x_i``, its
+    label ``y_i`` and weight ``c_i``; ``spec``
+    (:class:`~primaldual.kernels.views.StepSpec`): the loss, ``lam``, ``l1`` and
+    ``1/W`` (so ``kappa = c_i / W``); ``alpha`` the current ``alpha_i``; ``v``
+    the dual image the step reads; ``work``
+    (:class:`~primaldual.kernels.views.ProxWork`): ``keys, dA, dB`` (float64)
+    and ``heap`` (int64), of length at least ``2 * nnz(x_i)``
+    (:func:`prox_work_arrays`).
     """
-    new, moved = _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
-                       l1, 1, keys, dA, dB, heap)
+    new, moved = _walk(rows, spec, i, alpha, v, work, 1)
     if moved:
         return new
-    new, moved = _walk(kind, p, alpha, y, data, indices, rs, re, off, v, kappa, lam,
-                       l1, -1, keys, dA, dB, heap)
+    new, moved = _walk(rows, spec, i, alpha, v, work, -1)
     if moved:
         return new
     return alpha

@@ -113,8 +113,8 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     is ``a = x_i . S(v, l1) / lam`` and the step is the exact maximizer of the
     coordinate problem with ``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)``
     (:func:`primaldual.kernels.prox_sdca.prox_dual_step`, a walk over the
-    breakpoints; ``keys, dA, dB, heap`` are its work arrays, of length
-    ``2 max_i nnz(x_i)``; empty when ``l1 = 0``).  Everything else (order,
+    breakpoints; ``prox`` holds its work arrays, of length ``2 max_i nnz(x_i)``;
+    empty when ``l1 = 0``).  Everything else (order,
     shrinking, averaging, snapshots, status codes) is shared by both cases.
 
     Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
@@ -161,7 +161,6 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     alpha, v, logit, shrunk = state.alpha, state.v, state.logit, state.shrunk
     shrinking, shrink_up, shrink_down = shrink.on, shrink.up, shrink.down
     averaging, avg_sum, avg_last, avg_T0 = avg.on, avg.total, avg.last, avg.T0
-    keys, dA, dB, heap = prox.keys, prox.dA, prox.dB, prox.heap
     accesses = 0
     max_up = 0.0
     max_down = 0.0
@@ -217,8 +216,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
             if -gm > max_down:
                 max_down = -gm
         if l1 > 0.0:
-            new = prox_dual_step(kind, p, ai, yi, data, indices, rs, re, off, v,
-                                 cw[i] * inv_W, lam, l1, keys, dA, dB, heap)
+            new = prox_dual_step(rows, spec, i, ai, v, prox)
         elif kind == LOGISTIC and logit.shape[0] > 0:
             b, z = logistic_newton(ai * yi, a * yi, cw[i] * sqnorm[i] * inv_W * inv_lam,
                                    logit[i])

@@ -5,7 +5,7 @@ import importlib
 import pkgutil
 
 from ..problem import Problem
-from ._base import (COMMON_OPTIONS, SOLVERS, SolveResult, Solver, SolverState, load_state,
+from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
 from .._util.threads import resolve_n_jobs
 from .newton import explicit_hessian_pays
@@ -17,7 +17,11 @@ for _mod in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_mod.name}")
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
-           "check_solver_name", "load_state", "save_state", "threaded_solvers"]
+           "check_solver_name", "load_state", "save_state", "threaded_solvers",
+           "AUTO_CANDIDATES", "option_classes"]
+
+#: the solvers ``solver="auto"`` picks from (:func:`resolve_solver`), SDCA first
+AUTO_CANDIDATES = ("sdca", "newton")
 
 
 
@@ -107,12 +111,20 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
 
 def threaded_solvers() -> list:
     """The solvers that take ``n_jobs`` (run on several threads)."""
-    return sorted(k for k, c in SOLVERS.items() if "n_jobs" in c.options)
+    return sorted(k for k, c in SOLVERS.items() if "n_jobs" in c.options_class.names())
+
+
+def option_classes(solver) -> list:
+    """The options classes that may apply to ``solver``: its own, or for
+    ``"auto"`` those of :data:`AUTO_CANDIDATES` (an option is read by the
+    first that has it)."""
+    names = AUTO_CANDIDATES if solver == "auto" else (solver,)
+    return [SOLVERS[n].options_class for n in names if n in SOLVERS]
 
 
 def _accepts_options(name, options):
-    extra = set(options or ()) - set(COMMON_OPTIONS) - {"client"}
-    return extra <= set(SOLVERS[name].options)
+    extra = set(options or ()) - {"client"}
+    return extra <= set(SOLVERS[name].options_class.names())
 
 
 def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None,
@@ -176,7 +188,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
                          f"available: {', '.join(sorted(SOLVERS))}")
     cls = SOLVERS[name]
     if n_jobs is not None:
-        if "n_jobs" in cls.options:
+        if "n_jobs" in cls.options_class.names():
             solver_options["n_jobs"] = n_jobs
         elif threads > 1 and solver != "auto":
             raise ValueError(f"solver={name!r} runs on one thread; n_jobs={n_jobs!r} "

@@ -1,8 +1,14 @@
 """What every solver shares: the registry, options, the check loop, the
 result, the explicit solver state, checkpoints and callbacks.
 
-A solver subclasses :class:`Solver` and implements four hooks:
+A solver subclasses :class:`Solver`, names its options class (a frozen
+dataclass from :mod:`primaldual.solvers._options`, validated when it is
+built) and implements these hooks:
 
+``validate_options()``       checks of the options against the problem (pure:
+                             it raises or returns, and changes nothing)
+``setup()``                  the work the options imply (derived values,
+                             layouts, step sizes), kept on the solver
 ``init_state(warm_start)``   allocate its iterates (from zero or a warm start)
 ``advance(n_epochs, deadline)``   run about ``n_epochs`` passes of updates
 ``certificate()``            an exact :class:`~primaldual.problem.Certificate`
@@ -22,7 +28,7 @@ import os
 import sys
 import time
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +38,7 @@ from .._util import atomic_write, make_rng  # noqa: F401  (make_rng: re-exported
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
 from ..validation import check_Xy
+from ._options import CommonOptions
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
            "save_state", "load_state", "COMMON_OPTIONS", "next_check_interval",
@@ -48,18 +55,9 @@ def register(cls):
     return cls
 
 
-#: options every solver accepts (handled by the shared loop)
-COMMON_OPTIONS = {
-    "time_limit": None,       # seconds of wall time; checked at each check
-    "check_every": "auto",    # epochs between exact gap checks (may be fractional),
-                              # or "auto": predicted from the observed rate (see
-                              # next_check_interval); 1 epoch for solvers without it
-    "warm_start": None,       # SolveResult or an initial point (see each solver)
-    "resume": None,           # SolverState, SolveResult, or a checkpoint path
-    "checkpoint": None,       # directory: write the state there atomically
-    "checkpoint_every": 1.0,  # epochs between checkpoints
-    "progress": False,        # tqdm progress bar on stderr
-}
+#: the options every solver accepts (handled by the shared loop) and their
+#: defaults; the fields of :class:`~primaldual.solvers._options.CommonOptions`
+COMMON_OPTIONS = {f.name: f.default for f in fields(CommonOptions)}
 
 
 # ---------------------------------------------------------------- results
@@ -178,13 +176,6 @@ def load_state(path) -> SolverState:
 
 
 # ---------------------------------------------------------------- helpers
-def _check_choice(name, value, choices):
-    if value not in choices:
-        raise ValueError(f"{name}={value!r} is not valid; choose one of "
-                         f"{', '.join(repr(c) for c in choices)}")
-    return value
-
-
 def _positive(name, value, *, allow_none=False, integer=False, allow_zero=False):
     if value is None and allow_none:
         return None
@@ -273,10 +264,12 @@ class Solver(abc.ABC):
     """Base class: see the module docstring for the hooks."""
 
     name = "base"
+    #: one line for ``primaldual solvers``: the method and its source
+    summary = ""
     #: capability flags the loss must have (see losses.check_capabilities)
     requires: tuple = ()
-    #: solver-specific options and their defaults
-    options: dict = {}
+    #: the options (a frozen dataclass; see primaldual.solvers._options)
+    options_class: type = CommonOptions
     #: accepts l1 > 0
     supports_l1 = False
     #: accepts lam == 0 with l1 > 0
@@ -304,26 +297,21 @@ class Solver(abc.ABC):
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
                              f"L1 is supported only by solvers that document it (spdc, dso)")
-        unknown = set(opts) - set(self.options) - set(COMMON_OPTIONS)
-        if unknown:
-            valid = sorted(set(self.options) | set(COMMON_OPTIONS))
-            raise ValueError(f"unknown option(s) {sorted(unknown)} for solver="
-                             f"{self.name!r}; valid options: {', '.join(valid)}")
-        common = {k: opts.pop(k, v) for k, v in COMMON_OPTIONS.items()}
-        self.opts = {k: opts.get(k, v) for k, v in self.options.items()}
+        o = self.opts = self.options_class.create(**opts)
+        #: the options with the values the solver resolved (``None``/``"auto"``
+        #: made concrete by :meth:`setup`); what the result and checkpoints record
+        self.resolved_opts = o
         self.tol = _positive("tol", tol, allow_zero=True)
         self.max_epochs = _positive("max_epochs", self.default_max_epochs
                                     if max_epochs is None else max_epochs)
-        self.time_limit = _positive("time_limit", common["time_limit"], allow_none=True)
-        self.check_auto = (isinstance(common["check_every"], str)
-                           and common["check_every"] == "auto")
-        self.check_every = (1.0 if self.check_auto
-                            else _positive("check_every", common["check_every"]))
-        self.checkpoint = common["checkpoint"]
-        self.checkpoint_every = _positive("checkpoint_every", common["checkpoint_every"])
-        self.progress = bool(common["progress"])
-        self.warm_start = common["warm_start"]
-        self.resume_from = common["resume"]
+        self.time_limit = o.time_limit
+        self.check_auto = o.check_every == "auto"
+        self.check_every = 1.0 if self.check_auto else float(o.check_every)
+        self.checkpoint = o.checkpoint
+        self.checkpoint_every = o.checkpoint_every
+        self.progress = o.progress
+        self.warm_start = o.warm_start
+        self.resume_from = o.resume
         self.callback = callback
         if callback is not None and not callable(callback):
             raise ValueError(f"callback must be callable, got {callback!r}")
@@ -334,10 +322,18 @@ class Solver(abc.ABC):
         self.steps = 0                 # elementary updates done
         self.feature_accesses = 0
         self.validate_options()
+        self.setup()
 
     # ------------------------------------------------------------- hooks
     def validate_options(self):
-        """Check ``self.opts``; raise ValueError naming the bad option."""
+        """Check ``self.opts`` against the problem; raise ValueError naming the
+        bad option.  Pure: it changes neither the options nor the solver (the
+        options object checked its own values when it was built)."""
+
+    def setup(self):
+        """The work the options imply (derived values, layouts, step sizes),
+        stored on the solver; the options stay as given (resolved values go to
+        ``self.resolved_opts``, a new options object)."""
 
     @abc.abstractmethod
     def init_state(self, warm_start):
@@ -436,7 +432,7 @@ class Solver(abc.ABC):
             "steps": int(self.steps), "epochs": self.epochs,
             "feature_accesses": int(self.feature_accesses),
             "rng_state": self.rng.bit_generator.state, "elapsed": float(elapsed),
-            "trace": trace, "options": _jsonable_options(self.opts),
+            "trace": trace, "options": self.resolved_opts.to_dict(),
             "problem": self.problem.fingerprint(),
         })
         return SolverState(solver=self.name, meta=meta, arrays=dict(arrays))
@@ -573,22 +569,10 @@ class Solver(abc.ABC):
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
-            options=_jsonable_options(self.opts), converged=rec["rel_gap"] <= self.tol,
+            options=self.resolved_opts.to_dict(), converged=rec["rel_gap"] <= self.tol,
             n_epochs=self.epochs, time=elapsed, trace=trace, loss=p.loss.name,
             lam=p.lam, l1=p.l1, tol=self.tol, feature_accesses=int(self.feature_accesses),
             stop_reason=stop, state=state)
-
-
-def _jsonable_options(opts):
-    out = {}
-    for k, v in opts.items():
-        if isinstance(v, (str, int, float, bool)) or v is None:
-            out[k] = v
-        elif isinstance(v, np.generic):
-            out[k] = v.item()
-        else:
-            out[k] = repr(v)
-    return out
 
 
 def _progress_bar(enabled, total, name):

@@ -2,22 +2,18 @@
 :mod:`primaldual.distributed.ring` (dso and psgd)."""
 from __future__ import annotations
 
+from dataclasses import fields
+
 from .._util.clients import client_workers
-from ._base import _positive
+from ._options import RingOptions
 
-__all__ = ["RING_OPTIONS", "check_ring_options", "n_dask_workers"]
+__all__ = ["RING_OPTIONS", "RingOptions", "n_dask_workers"]
 
-#: Dask options of dso and psgd (see docs/distributed.md); the engine's, minus
-#: ``n_partitions`` (``n_workers`` is the number of partitions)
-RING_OPTIONS = {"client": None, "round_timeout": 120.0, "recovery_every": None,
-                "recovery_dir": None, "max_recoveries": 3}
-
-
-def check_ring_options(o):
-    _positive("round_timeout", o["round_timeout"])
-    if o["recovery_every"] is not None:
-        _positive("recovery_every", o["recovery_every"], integer=True)
-    _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
+#: Dask options of dso and psgd (see docs/distributed.md) and their defaults:
+#: the fields of :class:`~primaldual.solvers._options.RingOptions`, the engine's
+#: minus ``n_partitions`` (``n_workers`` is the number of partitions); the
+#: values are checked when the solver's options object is built
+RING_OPTIONS = {f.name: f.default for f in fields(RingOptions)}
 
 
 def n_dask_workers(client):

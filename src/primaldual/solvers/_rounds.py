@@ -22,6 +22,7 @@ Engines come from above.  The solvers sit below :mod:`primaldual.distributed`
 sees them):
 
 ``rounds_engine(problem, opts, distributed_input)``
+    (``opts``: the solver's resolved options object, read by attribute)
     the engine of a round-based solver (``LocalEngine`` in process,
     ``DaskEngine`` with a client or partitioned input);
 ``ring_engine(payloads, opts)``
@@ -38,12 +39,13 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import fields
 
 import numpy as np
 
 from .._util import seed_entropy
 from .._util.clients import check_client
-from ._base import _positive
+from ._options import EngineOptions
 
 __all__ = ["RoundsMixin", "ENGINE_OPTIONS", "next_check_target", "provide_engines",
            "engine_hook", "is_partitioned", "raise_nonfinite"]
@@ -84,15 +86,9 @@ def raise_nonfinite(lam, row):
         f"or increase lam")
 
 
-#: options of every round-based solver (engine, placement, fault handling)
-ENGINE_OPTIONS = {
-    "n_partitions": 4,         # K (C in the mini-batch paper)
-    "client": None,            # dask.distributed.Client: run the partitions on it
-    "round_timeout": 120.0,    # seconds a Dask round may take before a clear error
-    "recovery_every": None,    # rounds between in-memory/disk recovery snapshots (Dask)
-    "recovery_dir": None,      # directory for recovery snapshots (Dask); None: client memory
-    "max_recoveries": 3,       # worker losses tolerated in one fit (Dask)
-}
+#: options of every round-based solver (engine, placement, fault handling) and
+#: their defaults: the fields of :class:`~primaldual.solvers._options.EngineOptions`
+ENGINE_OPTIONS = {f.name: f.default for f in fields(EngineOptions)}
 
 
 def next_check_target(done, unit, n, check_every, max_epochs):
@@ -117,19 +113,17 @@ class RoundsMixin:
     engine = None
 
     # --------------------------------------------------------- helpers
-    def _validate_engine_options(self):
-        o = self.opts
-        K = o["n_partitions"]
-        if not isinstance(K, (int, np.integer)) or isinstance(K, bool) or K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K!r}")
-        _positive("round_timeout", o["round_timeout"])
-        if o["recovery_every"] is not None:
-            _positive("recovery_every", o["recovery_every"], integer=True)
-        _positive("max_recoveries", o["max_recoveries"], integer=True, allow_zero=True)
-        self.distributed_input = is_partitioned(self.problem)
-        if self.distributed_input:
-            if o["client"] is None:
-                o["client"] = self.problem.client
+    def _engine_client(self):
+        """The client the partitions run on: the option, else the client of
+        partitioned input, else None (in process)."""
+        if self.opts.client is None and is_partitioned(self.problem):
+            return self.problem.client
+        return self.opts.client
+
+    def _check_engine_options(self, K):
+        """The checks of the engine options against the problem, ``K`` the
+        number of partitions the solver will use (pure)."""
+        if is_partitioned(self.problem):
             if self.warm_start is not None:
                 raise ValueError("warm_start is not supported for partitioned input (the "
                                  "rows are on the workers)")
@@ -137,13 +131,23 @@ class RoundsMixin:
                 raise ValueError(f"n_partitions={K} but the partitioned input has "
                                  f"{self.problem.n_parts} partitions (one per part file "
                                  f"or chunk); set n_partitions={self.problem.n_parts}")
-        if o["client"] is not None:
-            self._check_client(o["client"])
+        client = self._engine_client()
+        if client is not None:
+            self._check_client(client)
 
     _check_client = staticmethod(check_client)
 
+    def _setup_engine_options(self, K):
+        """Resolve the engine's options: ``K`` partitions and the client (from
+        partitioned input); the engine gets ``self.resolved_opts``."""
+        self.distributed_input = is_partitioned(self.problem)
+        self.n_partitions = int(K)
+        self.resolved_opts = self.resolved_opts.replace(n_partitions=self.n_partitions,
+                                                        client=self._engine_client())
+
     def _make_engine(self):
-        return engine_hook("rounds_engine")(self.problem, self.opts, self.distributed_input)
+        return engine_hook("rounds_engine")(self.problem, self.resolved_opts,
+                                            self.distributed_input)
 
     # ----------------------------------------------------------- hooks
     def engine_init_state(self, alpha0):

@@ -37,13 +37,14 @@ Passes: inner coordinate updates / n (the inner gap checks are counted in
 ``w`` with ``alpha_i = -phi'(x_i . w)`` (exact for the original problem); the
 objective may rise at the start of an outer iteration, as the paper notes.
 
-Options: none beyond the common ones.
+Options: none beyond the common ones (:class:`ASDCAOptions`).
 """
 from __future__ import annotations
 
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -52,23 +53,39 @@ from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (STATUS_NONFINITE, Averaging, SDCAState, Shrinking,
                             sdca_epoch)
 from ._base import Solver, register
+from ._options import CommonOptions
+
+
+@dataclass(frozen=True)
+class ASDCAOptions(CommonOptions):
+    """The options of :class:`ASDCASolver`: the common ones only."""
+
+    solver_name = "asdca"
 
 
 @register
 class ASDCASolver(Solver):
     __doc__ = __doc__
     name = "asdca"
+    summary = "accelerated prox-SDCA (Shalev-Shwartz & Zhang 2014)"
     requires = ("smooth",)
-    options = {}
+    options_class = ASDCAOptions
     supports_l1 = True
 
-    def validate_options(self):
+    def _R2(self):
         prob = self.problem
-        gamma = 1.0 / prob.loss.smoothness
-        R2 = float((prob.n * prob.sample_weight / prob.W * prob.rows.sqnorm).max())
+        return float((prob.n * prob.sample_weight / prob.W * prob.rows.sqnorm).max())
+
+    def validate_options(self):
+        R2 = self._R2()
         if not math.isfinite(R2):
             raise ValueError(f"the largest (weighted) squared row norm is {R2}; ASDCA's "
                              f"kappa is not representable: scale the rows (e.g. --normalize)")
+
+    def setup(self):
+        prob = self.problem
+        gamma = 1.0 / prob.loss.smoothness
+        R2 = self._R2()
         bound = R2 / (10.0 * gamma * prob.n)
         self.condition_holds = prob.lam <= bound
         if not self.condition_holds:

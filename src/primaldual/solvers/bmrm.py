@@ -34,15 +34,17 @@ master lower bound.  ``dual_coef`` is whichever of ``alpha_bar`` and
 ``O((n + d) t)`` after ``t`` iterations.  One iteration = one epoch (one pass
 computing the risk and its subgradient).
 
-Options: none beyond the common ones.
+Options: none beyond the common ones (:class:`BMRMOptions`).
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ._base import Solver, register
+from ._options import CommonOptions
 
 
 def solve_simplex_qp(H, b, beta0=None, max_iter=10000):
@@ -122,11 +124,19 @@ def solve_simplex_qp(H, b, beta0=None, max_iter=10000):
     return beta, max(fw, 0.0)
 
 
+@dataclass(frozen=True)
+class BMRMOptions(CommonOptions):
+    """The options of :class:`BMRMSolver`: the common ones only."""
+
+    solver_name = "bmrm"
+
+
 @register
 class BMRMSolver(Solver):
     __doc__ = __doc__
     name = "bmrm"
-    options = {}
+    summary = "bundle method for regularized risk, exact master QP (Teo et al. 2010)"
+    options_class = BMRMOptions
 
     def init_state(self, warm_start):
         prob = self.problem

@@ -43,6 +43,9 @@ methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
 
 Options
 -------
+The fields of :class:`CoCoAOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 n_partitions : int or None    ``K`` (default: the number of Dask workers with a client;
                               in process, ``n_jobs`` -- one partition per thread)
 local_iters : int or None     ``H`` (default: the size of the largest block, one
@@ -75,50 +78,73 @@ Warm start: a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..kernels.minibatch import MODE_COCOA
-from ._base import Solver, _check_choice, _positive, register
+from ._base import Solver, register
+from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import ENGINE_OPTIONS, RoundsMixin, engine_hook
+from ._rounds import RoundsMixin, engine_hook, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
+
+
+@dataclass(frozen=True)
+class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
+    """The options of :class:`CoCoASolver` (see the module docstring)."""
+
+    solver_name = "cocoa"
+    n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                      doc="K; None: one per thread in process, else "
+                                          "the parts or the Dask workers")
+    local_iters: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                     doc="H; None: ceil(n / K)")
+    aggregation: str = choice("adding", "adding", "averaging")
+    local_solver: str = choice("sdca", "sdca", "uniform")
 
 
 @register
 class CoCoASolver(RoundsMixin, Solver):
     __doc__ = __doc__
     name = "cocoa"
-    options = {**ENGINE_OPTIONS, "n_partitions": None, "local_iters": None,
-               "aggregation": "adding", "local_solver": "sdca", "n_jobs": None}
+    summary = "CoCoA+ with local SDCA (Ma et al. 2015), in process or on Dask"
+    options_class = CoCoAOptions
     supports_l1 = False
     supports_client = True
 
+    def _partitions(self):
+        """K: the option, else one partition per thread in process (CoCoA+'s
+        sigma' = K damps every local step, so more partitions than threads
+        only cost epochs), else the parts of partitioned input or the Dask
+        workers."""
+        o = self.opts
+        if o.n_partitions is not None:
+            return o.n_partitions
+        if o.client is None and not is_partitioned(self.problem):
+            return min(resolve_n_jobs(o.n_jobs), self.problem.n)
+        return _default_partitions(o.client, self.problem)
+
     def validate_options(self):
         o = self.opts
-        _check_choice("aggregation", o["aggregation"], ("adding", "averaging"))
-        _check_choice("local_solver", o["local_solver"], ("sdca", "uniform"))
-        self.n_jobs = resolve_n_jobs(o["n_jobs"])
-        if self.n_jobs > 1 and o["local_solver"] != "sdca" and o["client"] is not None:
+        if resolve_n_jobs(o.n_jobs) > 1 and o.local_solver != "sdca" \
+                and o.client is not None:
             raise ValueError("n_jobs with a client runs threads inside each worker's "
                              "local SDCA (local_solver='sdca'); the uniform local "
                              "solver runs on one thread per partition")
-        if o["n_partitions"] is None:
-            # in process: one partition per thread (CoCoA+'s sigma' = K damps every
-            # local step, so more partitions than threads only cost epochs)
-            o["n_partitions"] = (min(self.n_jobs, self.problem.n)
-                                 if o["client"] is None
-                                 and type(self.problem).__name__ != "PartitionedProblem"
-                                 else _default_partitions(o["client"], self.problem))
-        self._validate_engine_options()
-        K = int(o["n_partitions"])
+        K = self._partitions()
+        self._check_engine_options(K)
         if K > self.problem.n:
             raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
-        if o["local_iters"] is None:
-            self.H = int(-(-self.problem.n // K))
-        else:
-            self.H = _positive("local_iters", o["local_iters"], integer=True)
+
+    def setup(self):
+        o = self.opts
+        self.n_jobs = resolve_n_jobs(o.n_jobs)
+        K = self._partitions()
+        self._setup_engine_options(K)
+        self.H = int(-(-self.problem.n // K)) if o.local_iters is None else o.local_iters
         self.K = K
-        if o["aggregation"] == "adding":
+        if o.aggregation == "adding":
             self.gamma, self.sigma_prime = 1.0, float(K)
         else:
             self.gamma, self.sigma_prime = 1.0 / K, 1.0
@@ -129,7 +155,7 @@ class CoCoASolver(RoundsMixin, Solver):
 
     def round_spec(self):
         # MODE_COCOA_SDCA is distributed.local_sdca's (handed over with the engines)
-        mode = (engine_hook("mode_cocoa_sdca") if self.opts["local_solver"] == "sdca"
+        mode = (engine_hook("mode_cocoa_sdca") if self.opts.local_solver == "sdca"
                 else MODE_COCOA)
         return mode, self.H, self.sigma_prime, self.gamma
 

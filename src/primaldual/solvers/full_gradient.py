@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import Solver, _positive, register
+from ._base import Solver, register
+from ._options import CommonOptions, number
 
 
 class _Smooth:
@@ -36,6 +38,17 @@ class _Smooth:
         g = prob.rows.rmatvec(c * prob.loss.derivative(a, prob.y)) / prob.W
         self.evals += 1
         return f, g
+
+
+@dataclass(frozen=True)
+class AFGOptions(CommonOptions):
+    """The options of :class:`AFGSolver` (see its docstring)."""
+
+    solver_name = "afg"
+    L0: float | None = number(None, low=0.0, also=(None,),
+                              doc="initial Lipschitz estimate; None: trace / d")
+    gamma_u: float = number(2.0, low=1.0, strict=False, doc="line-search increase")
+    gamma_d: float = number(2.0, low=1.0, strict=False, doc="line-search decrease")
 
 
 @register
@@ -61,6 +74,8 @@ class AFGSolver(Solver):
 
     Options
     -------
+    The fields of :class:`AFGOptions` (checked when it is built).
+
     L0 : float or None
         Initial Lipschitz estimate (default: the smoothness of the loss times
         the mean of ``c_i ||x_i||^2 / W`` over features, i.e. trace/d, a lower
@@ -70,25 +85,18 @@ class AFGSolver(Solver):
     """
 
     name = "afg"
+    summary = "accelerated full gradient with adaptive line search (Nesterov 2013)"
     requires = ("smooth",)
-    options = {"L0": None, "gamma_u": 2.0, "gamma_d": 2.0}
+    options_class = AFGOptions
     supports_l1 = True
-
-    def validate_options(self):
-        o = self.opts
-        if o["L0"] is not None:
-            _positive("L0", o["L0"])
-        for k in ("gamma_u", "gamma_d"):
-            if _positive(k, o[k]) < 1.0:
-                raise ValueError(f"{k} must be >= 1, got {o[k]!r}")
 
     def init_state(self, warm_start):
         prob = self.problem
         x0 = self.warm_start_coef()
         if x0 is None:
             x0 = np.zeros(prob.d)
-        if self.opts["L0"] is not None:
-            L0 = float(self.opts["L0"])
+        if self.opts.L0 is not None:
+            L0 = float(self.opts.L0)
         else:
             L0 = (prob.loss.smoothness * float(prob.sample_weight @ prob.rows.sqnorm)
                   / (prob.W * prob.d))
@@ -122,7 +130,7 @@ class AFGSolver(Solver):
         prob = self.problem
         fg = _Smooth(prob)
         mu = prob.lam
-        gu, gd = float(self.opts["gamma_u"]), float(self.opts["gamma_d"])
+        gu, gd = float(self.opts.gamma_u), float(self.opts.gamma_d)
         target = self.evals + max(1.0, n_epochs)
         while self.evals < target - 1e-9:
             L = self.L
@@ -167,6 +175,14 @@ class _Stop(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class LBFGSOptions(CommonOptions):
+    """The options of :class:`LBFGSSolver` (see its docstring)."""
+
+    solver_name = "lbfgs"
+    maxcor: int = number(30, integer=True, low=0.0, doc="L-BFGS memory (scipy's maxcor)")
+
+
 @register
 class LBFGSSolver(Solver):
     """L-BFGS baseline: scipy.optimize L-BFGS-B with memory 30 (Nocedal & Wright).
@@ -187,12 +203,15 @@ class LBFGSSolver(Solver):
 
     Options
     -------
+    The fields of :class:`LBFGSOptions` (checked when it is built).
+
     maxcor : int, default 30
     """
 
     name = "lbfgs"
+    summary = "scipy's L-BFGS-B, memory 30"
     requires = ("smooth",)
-    options = {"maxcor": 30}
+    options_class = LBFGSOptions
     supports_l1 = True       # refused below with a specific message
 
     def validate_options(self):
@@ -200,7 +219,9 @@ class LBFGSSolver(Solver):
             raise ValueError("solver='lbfgs' does not support l1 > 0: L-BFGS needs a "
                              "differentiable objective; use solver='afg' (composite "
                              "prox), 'spdc' or 'sdca' for the elastic net")
-        self.maxcor = _positive("maxcor", self.opts["maxcor"], integer=True)
+
+    def setup(self):
+        self.maxcor = self.opts.maxcor
 
     def init_state(self, warm_start):
         prob = self.problem

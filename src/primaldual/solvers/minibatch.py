@@ -87,6 +87,9 @@ check agreement to 1e-12 after several epochs).  Used when ``n_jobs > 1`` and
 
 Options
 -------
+The fields of :class:`MinibatchSDCAOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 batch_size : int, default 64          ``b``
 sampling : "serial" | "standard" | "distributed", default "standard"
 step : "safe" | "naive" | "average", default "safe"
@@ -106,6 +109,7 @@ equal sizes, so ``C`` should divide ``n`` for the guarantees to apply exactly.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
@@ -114,12 +118,14 @@ from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, D
                                  MiniBatch, SerialWork, ThreadTeam, ThreadWork, msdca_serial,
                                  msdca_thread, row_splits, sparse_eso_weights)
 from ..kernels.threadsync import make_flags, signal_abort
-from ._base import Solver, _check_choice, _positive, register
+from ._base import Solver, register
+from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
 from .._util.clients import check_client, client_workers
-from ._rounds import ENGINE_OPTIONS, RoundsMixin, next_check_target, raise_nonfinite
+from ._rounds import RoundsMixin, is_partitioned, next_check_target, raise_nonfinite
 
-__all__ = ["MinibatchSDCASolver", "eso_factor", "sparse_eso", "sigma_squared"]
+__all__ = ["MinibatchSDCASolver", "MinibatchSDCALocal", "MinibatchSDCAEngine",
+           "MinibatchSDCAOptions", "minibatch_class", "eso_factor", "sparse_eso", "sigma_squared"]
 
 _POWER_RTOL = 1e-4
 _POWER_MAXITER = 500
@@ -201,42 +207,30 @@ def _column_bounds(rows, n_chunks):
     return np.concatenate([[0], inner, [rows.d]]).astype(np.int64)
 
 
-# --------------------------------------------------------------- solver
-@register
-class MinibatchSDCASolver(RoundsMixin, Solver):
-    __doc__ = __doc__
-    name = "minibatch_sdca"
-    options = {"batch_size": 64, "sampling": "standard", "step": "safe", "eso": "auto",
-               "sigma": "power", "n_jobs": None, **ENGINE_OPTIONS,
-               "n_partitions": None}
-    supports_l1 = False
-    supports_client = True
+# -------------------------------------------------------------- options
+@dataclass(frozen=True)
+class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
+    """The options of mini-batch SDCA (see the module docstring)."""
 
-    def validate_options(self):
-        o = self.opts
-        p = self.problem
-        _check_choice("sampling", o["sampling"], ("serial", "standard", "distributed"))
-        _check_choice("step", o["step"], ("safe", "naive", "average"))
-        _check_choice("eso", o["eso"], ("auto", "dense", "sparse", "safe", "cauchy_schwarz"))
-        if not isinstance(o["sigma"], str):
-            sig = _positive("sigma", o["sigma"], allow_zero=True)
-            if sig > 1.0:
-                raise ValueError(f"sigma (as sigma^2) must lie in [0, 1], got {sig}")
-        else:
-            _check_choice("sigma", o["sigma"], ("power", "bound"))
-        b = _positive("batch_size", o["batch_size"], integer=True)
-        if b > p.n:
-            raise ValueError(f"batch_size={b} is larger than n={p.n}")
-        self.b = b
-        s = o["sampling"]
-        self.n_threads = resolve_n_jobs(o["n_jobs"])
+    solver_name = "minibatch_sdca"
+    n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                      doc="C for sampling='distributed' (None: the "
+                                          "number of Dask workers with a client, else 4)")
+    batch_size: int = number(64, integer=True, low=0.0, doc="b")
+    sampling: str = choice("standard", "serial", "standard", "distributed")
+    step: str = choice("safe", "safe", "naive", "average")
+    eso: str = choice("auto", "auto", "dense", "sparse", "safe", "cauchy_schwarz")
+    sigma: str | float = number("power", low=0.0, strict=False, high=1.0,
+                                also=("power", "bound"), doc="sigma^2, or how to get it")
+
+    def check(self):
+        s, eso, b = self.sampling, self.eso, self.batch_size
         if s == "serial" and b != 1:
             raise ValueError(f"sampling='serial' updates one coordinate per iteration; "
                              f"batch_size must be 1, got {b}")
-        if o["step"] != "safe" and o["eso"] != "auto":
-            raise ValueError(f"eso={o['eso']!r} sets the weights of step='safe'; "
-                             f"step={o['step']!r} uses ||x_i||^2, leave eso='auto'")
-        eso = o["eso"]
+        if self.step != "safe" and eso != "auto":
+            raise ValueError(f"eso={eso!r} sets the weights of step='safe'; "
+                             f"step={self.step!r} uses ||x_i||^2, leave eso='auto'")
         if s == "serial" and eso not in ("auto",):
             raise ValueError("sampling='serial' has the single ESO v_i = ||x_i||^2; "
                              "leave eso='auto'")
@@ -250,56 +244,105 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
                              "'cauchy_schwarz'")
         if s != "distributed":
             for key in ("n_partitions", "client", "recovery_dir", "recovery_every"):
-                if o[key] is not None:
+                if getattr(self, key) is not None:
                     raise ValueError(f"{key} applies to sampling='distributed' only "
                                      f"(got sampling={s!r})")
-            self.distributed_input = False
-            if p.__class__.__name__ == "PartitionedProblem":
-                raise ValueError("partitioned input needs sampling='distributed'")
-        else:
-            if o["n_partitions"] is None:
-                o["n_partitions"] = _default_partitions(o["client"], p)
-            self._validate_engine_options()
-            C = int(o["n_partitions"])
-            if b % C:
-                raise ValueError(f"(C,b)-distributed sampling draws b/C rows per "
-                                 f"partition; batch_size={b} is not a multiple of "
-                                 f"n_partitions={C}")
+        elif self.n_partitions is not None and b % self.n_partitions:
+            raise ValueError(f"(C,b)-distributed sampling draws b/C rows per "
+                             f"partition; batch_size={b} is not a multiple of "
+                             f"n_partitions={self.n_partitions}")
+
+
+def minibatch_class(sampling):
+    """The class that runs mini-batch SDCA with ``sampling``: the engine class
+    for ``"distributed"``, the in-memory one otherwise (the factory behind
+    ``MinibatchSDCASolver(...)``)."""
+    return MinibatchSDCAEngine if sampling == "distributed" else MinibatchSDCALocal
+
+
+# --------------------------------------------------------------- solver
+@register
+class MinibatchSDCASolver(Solver):
+    """Mini-batch SDCA (see the module docstring).
+
+    Building ``MinibatchSDCASolver(problem, ...)`` (what ``solve`` and the
+    registry do) returns a :class:`MinibatchSDCALocal` (samplings "serial" and
+    "standard", in memory, on threads) or a :class:`MinibatchSDCAEngine`
+    (sampling "distributed", partitions on an engine), chosen by
+    :func:`minibatch_class`; this class holds what both share: the options,
+    the ESO and the step rule.
+    """
+
+    name = "minibatch_sdca"
+    summary = "mini-batch SDCA with ESO steps (Takac, Richtarik & Srebro 2015)"
+    options_class = MinibatchSDCAOptions
+    supports_l1 = False
+    supports_client = True
+
+    def __new__(cls, *args, **kwargs):
+        if cls is MinibatchSDCASolver:
+            cls = minibatch_class(kwargs.get("sampling", MinibatchSDCAOptions.sampling))
+        return super().__new__(cls)
+
+    def validate_options(self):
+        want = minibatch_class(self.opts.sampling)
+        if not isinstance(self, want):
+            raise ValueError(f"sampling={self.opts.sampling!r} runs on {want.__name__}, "
+                             f"not {type(self).__name__}; build MinibatchSDCASolver(...), "
+                             f"which picks the class")
+        b, n = self.opts.batch_size, self.problem.n
+        if b > n:
+            raise ValueError(f"batch_size={b} is larger than n={n}")
+
+    def setup(self):
+        self.b = self.opts.batch_size
+        self.n_threads = resolve_n_jobs(self.opts.n_jobs)
         self.eso = self._resolve_eso()
 
     def _resolve_eso(self):
         o = self.opts
-        s = o["sampling"]
-        if o["step"] != "safe":
+        if o.step != "safe":
             return "none"
-        if s == "serial":
+        if o.sampling == "serial":
             return "serial"
-        if o["eso"] != "auto":
-            return o["eso"]
-        if s == "standard":
-            return "dense"
-        return "dense"      # b is a multiple of C: b == C or b >= 2C always holds
+        if o.eso != "auto":
+            return o.eso
+        return "dense"   # standard; distributed: b is a multiple of C, so b == C or b >= 2C
 
-    # --------------------------------------------------------------- ESO
     def _sigma2(self, ops):
-        sig = self.opts["sigma"]
+        sig = self.opts.sigma
         if not isinstance(sig, str):
             self.eso_info = {"sigma_method": "given"}
             return float(sig)
         s2, self.eso_info = sigma_squared(ops, self.problem.n, sig)
         return s2
 
-    def eso_beta(self):
-        """ESO factor for the engine path (distributed sampling)."""
-        o = self.opts
-        self.eso_info = {}
-        if self.eso == "none":
-            return 1.0
-        if self.eso == "cauchy_schwarz":
-            return float(self.b)
-        self.sigma2 = self._sigma2(self.engine)
-        return eso_factor("distributed", self.eso, self.b, self.problem.n,
-                          int(o["n_partitions"]), self.sigma2)
+    @property
+    def step_scale(self):
+        """The factor of the summed steps: ``1/b`` for step='average'."""
+        return 1.0 / self.b if self.opts.step == "average" else 1.0
+
+    def _check_finite(self, cert):
+        if not (np.isfinite(cert.primal) and np.isfinite(cert.v).all()):
+            raise FloatingPointError(
+                f"mini-batch SDCA diverged after {self.epochs:g} epochs (the primal "
+                f"objective is no longer finite) with step={self.opts.step!r}, "
+                f"batch_size={self.b}: the summed serial steps overshoot on correlated "
+                f"rows (Section 3); use step='safe' (ESO weights) or a smaller batch_size")
+        return cert
+
+    def trace_extras(self):
+        return {"iterations": int(self.steps // self.b)}
+
+
+class MinibatchSDCALocal(MinibatchSDCASolver):
+    """Samplings "serial" and "standard": the rows in memory, one or several
+    threads (``n_jobs``)."""
+
+    def validate_options(self):
+        super().validate_options()
+        if is_partitioned(self.problem):
+            raise ValueError("partitioned input needs sampling='distributed'")
 
     def _local_curvature(self):
         """ESO weights v_i for serial/standard sampling (in memory)."""
@@ -315,25 +358,9 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
         self.sigma2 = self._sigma2(r)
         return eso_factor("standard", "dense", self.b, p.n, 1, self.sigma2) * r.sqnorm
 
-    # ------------------------------------------------------------ rounds
-    @property
-    def steps_per_round(self):
-        return self.b
-
-    def round_spec(self):
-        gamma = 1.0 / self.b if self.opts["step"] == "average" else 1.0
-        return MODE_MSDCA, self.b // int(self.opts["n_partitions"]), 0.0, gamma
-
     # ------------------------------------------------------------- state
-    @property
-    def engine_path(self):
-        return self.opts["sampling"] == "distributed"
-
     def init_state(self, warm_start):
         alpha0 = self.warm_start_alpha()
-        if self.engine_path:
-            self.engine_init_state(alpha0)
-            return
         p = self.problem
         self.alpha = np.zeros(p.n) if alpha0 is None else alpha0
         self.v = np.zeros(p.d) if alpha0 is None else p.dual_image(self.alpha)
@@ -368,28 +395,21 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
                        self.splits)
 
     def get_state(self):
-        if self.engine_path:
-            return self.engine_get_state()
         return {}, {"alpha": self.alpha.copy(), "v": self.v.copy()}
 
     def set_state(self, meta, arrays):
-        if self.engine_path:
-            self.engine_set_state(meta, arrays)
-            return
         self.alpha = np.array(arrays["alpha"], dtype=np.float64)
         self.v = np.array(arrays["v"], dtype=np.float64)
         self._setup_local()
 
     # ----------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
-        if self.engine_path:
-            return self.engine_advance(n_epochs, deadline)
         p = self.problem
         b = self.b
         total = (next_check_target(self.steps // b, b, p.n, self.check_every,
                                    self.max_epochs) - self.steps // b)
         chunk = total if deadline is None else max(1, -(-total // 10))
-        scale = 1.0 / b if self.opts["step"] == "average" else 1.0
+        scale = self.step_scale
         rows, spec = p.rows_view(), p.step_spec()
         mb = MiniBatch(self.curv, int(b), float(scale))
         state = DualState(self.alpha, self.v)
@@ -445,30 +465,79 @@ class MinibatchSDCASolver(RoundsMixin, Solver):
 
     # ------------------------------------------------------- certificate
     def certificate(self):
-        if self.engine_path:
-            cert = self.engine_certificate()
-        else:
-            p = self.problem
-            with np.errstate(over="ignore", invalid="ignore"):
-                cert = p.certificate(self.v / p.lam, self.alpha)
-            self.v = cert.v
-        if not (np.isfinite(cert.primal) and np.isfinite(cert.v).all()):
-            raise FloatingPointError(
-                f"mini-batch SDCA diverged after {self.epochs:g} epochs (the primal "
-                f"objective is no longer finite) with step={self.opts['step']!r}, "
-                f"batch_size={self.b}: the summed serial steps overshoot on correlated "
-                f"rows (Section 3); use step='safe' (ESO weights) or a smaller batch_size")
-        return cert
+        p = self.problem
+        with np.errstate(over="ignore", invalid="ignore"):
+            cert = p.certificate(self.v / p.lam, self.alpha)
+        self.v = cert.v
+        return self._check_finite(cert)
+
+
+class MinibatchSDCAEngine(RoundsMixin, MinibatchSDCASolver):
+    """Sampling "distributed": ``C = n_partitions`` partitions on an engine
+    (in process, or on a Dask client), each drawing ``b / C`` rows a round."""
+
+    def _partitions(self):
+        """``C``: as given, else the parts of partitioned input, the client's
+        workers, or 4."""
+        o = self.opts
+        if o.n_partitions is not None:
+            return o.n_partitions
+        return _default_partitions(o.client, self.problem)
+
+    def validate_options(self):
+        super().validate_options()
+        C = self._partitions()
+        self._check_engine_options(C)
+        if self.opts.batch_size % C:
+            raise ValueError(f"(C,b)-distributed sampling draws b/C rows per "
+                             f"partition; batch_size={self.opts.batch_size} is not a "
+                             f"multiple of n_partitions={C}")
+
+    def setup(self):
+        super().setup()
+        self._setup_engine_options(self._partitions())
+
+    def eso_beta(self):
+        """ESO factor of the engine's partitions (distributed sampling)."""
+        self.eso_info = {}
+        if self.eso == "none":
+            return 1.0
+        if self.eso == "cauchy_schwarz":
+            return float(self.b)
+        self.sigma2 = self._sigma2(self.engine)
+        return eso_factor("distributed", self.eso, self.b, self.problem.n,
+                          self.n_partitions, self.sigma2)
+
+    @property
+    def steps_per_round(self):
+        return self.b
+
+    def round_spec(self):
+        return MODE_MSDCA, self.b // self.n_partitions, 0.0, self.step_scale
+
+    def init_state(self, warm_start):
+        self.engine_init_state(self.warm_start_alpha())
+
+    def get_state(self):
+        return self.engine_get_state()
+
+    def set_state(self, meta, arrays):
+        self.engine_set_state(meta, arrays)
+
+    def advance(self, n_epochs, deadline):
+        return self.engine_advance(n_epochs, deadline)
+
+    def certificate(self):
+        return self._check_finite(self.engine_certificate())
 
     def trace_extras(self):
-        out = {"iterations": int(self.steps // self.b)}
-        if self.engine_path:
-            out.update(self.engine_trace_extras())
+        out = super().trace_extras()
+        out.update(self.engine_trace_extras())
         return out
 
 
 def _default_partitions(client, problem):
-    if problem.__class__.__name__ == "PartitionedProblem":
+    if is_partitioned(problem):
         return problem.n_parts
     if client is not None:
         check_client(client)

@@ -16,7 +16,10 @@ import scipy.linalg
 from ..kernels.newton import fun_grad, hess_sparse, hess_vec, row_nnz_squares
 from ..kernels.objective import sum_squares, weighted_sum
 from ..problem import Certificate
-from ._base import Solver, SolveResult, _check_choice, _positive, register
+from dataclasses import dataclass
+
+from ._base import Solver, SolveResult, register
+from ._options import CommonOptions, choice, number
 
 #: acceptance and radius constants of rule (10), Lin, Weng & Keerthi (2008):
 #: eta0 < eta1 < eta2 < 1 and sigma1 < sigma2 < 1 < sigma3
@@ -72,6 +75,19 @@ def explicit_hessian_pays(problem) -> bool:
 
 def _dot(a, b):
     return float(np.dot(a, b))
+
+
+@dataclass(frozen=True)
+class NewtonOptions(CommonOptions):
+    """The options of :class:`NewtonSolver` (see its docstring)."""
+
+    solver_name = "newton"
+    cg_tol: float = number(0.1, low=0.0, high=1.0, high_strict=True,
+                           doc="xi of Algorithm 2 (LIBLINEAR's value)")
+    hessian: str = choice("auto", "auto", "explicit", "matvec")
+    max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                     doc="cap on CG iterations per Newton step")
+    globalization: str = choice("line_search", "line_search", "trust_region")
 
 
 @register
@@ -152,6 +168,8 @@ class NewtonSolver(Solver):
 
     Options
     -------
+    The fields of :class:`NewtonOptions` (checked when it is built).
+
     cg_tol : float, default 0.1
         ``xi`` of Algorithm 2 (LIBLINEAR's value).
     hessian : {"auto", "explicit", "matvec"}, default "auto"
@@ -164,27 +182,21 @@ class NewtonSolver(Solver):
     """
 
     name = "newton"
+    summary = "truncated Newton-CG, line search as LIBLINEAR or trust region (Lin, Weng & Keerthi 2008)"
     # each Hessian-vector product is a pass: CG on large sparse data at small lam
     # takes hundreds (reuters, squared hinge, lam 1e-6: ~230-1000)
     default_max_epochs = 1000
     requires = ("generalized_hessian",)
-    options = {"cg_tol": 0.1, "hessian": "auto", "max_cg_iter": None,
-               "globalization": "line_search"}
+    options_class = NewtonOptions
     supports_l1 = False
 
     # ------------------------------------------------------------ options
-    def validate_options(self):
+    def setup(self):
         o = self.opts
-        xi = _positive("cg_tol", o["cg_tol"])
-        if xi >= 1.0:
-            raise ValueError(f"cg_tol must be in (0, 1), got {o['cg_tol']!r}")
-        self.cg_tol = xi
-        _check_choice("hessian", o["hessian"], ("auto", "explicit", "matvec"))
-        self.max_cg_iter = _positive("max_cg_iter", o["max_cg_iter"], allow_none=True,
-                                     integer=True)
-        self.explicit = self._choose_explicit(o["hessian"])
-        _check_choice("globalization", o["globalization"], ("line_search", "trust_region"))
-        self.trust_region = o["globalization"] == "trust_region"
+        self.cg_tol = float(o.cg_tol)
+        self.max_cg_iter = o.max_cg_iter
+        self.explicit = self._choose_explicit(o.hessian)
+        self.trust_region = o.globalization == "trust_region"
 
     def _choose_explicit(self, mode):
         if mode != "auto":

@@ -23,6 +23,9 @@ exact primal, dual and gap for that pair.
 
 Options
 -------
+The fields of :class:`PSGDOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 n_workers : int or None, default None (2; the number of Dask workers with a client)
     ``k``, the number of parts (1 gives plain SGD on a single stream).
 sampling : "uniform" | "permutation", default "uniform"
@@ -40,39 +43,59 @@ project : bool, default False
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._util import rng_from_state
 from ..blocks.psgd import psgd_local_pass
 from .._util.clients import check_client
-from ._base import Solver, _check_choice, _positive, register
+from ._base import Solver, register
+from ._options import CommonOptions, RingOptions, choice, flag, number
 from ._rounds import engine_hook
 from ..blocks.dso import partition_streams
-from ._ring import RING_OPTIONS, check_ring_options, n_dask_workers
+from ._ring import n_dask_workers
+
+
+@dataclass(frozen=True)
+class PSGDOptions(RingOptions, CommonOptions):
+    """The options of :class:`PSGDSolver` (see the module docstring)."""
+
+    solver_name = "psgd"
+    n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                   doc="k, the number of parts; None: 2, or the Dask "
+                                       "workers with a client")
+    sampling: str = choice("uniform", "uniform", "permutation")
+    project: bool = flag(False)
 
 
 @register
 class PSGDSolver(Solver):
     __doc__ = __doc__
     name = "psgd"
-    options = {"n_workers": None, "sampling": "uniform", "project": False, **RING_OPTIONS}
+    summary = "parallel SGD with averaging (Zinkevich et al. 2010)"
+    options_class = PSGDOptions
     supports_client = True
     _ring = None
 
-    def validate_options(self):
+    def _n_workers(self):
+        """k: the option, else 2 in process or the client's workers."""
         o = self.opts
-        if o["client"] is not None:
-            check_client(o["client"])
-            check_ring_options(o)
-        if o["n_workers"] is None:
-            o["n_workers"] = 2 if o["client"] is None else n_dask_workers(o["client"])
-        self.k = _positive("n_workers", self.opts["n_workers"], integer=True)
-        _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))
-        _check_choice("project", self.opts["project"], (True, False))
-        if self.k > self.problem.n:
-            raise ValueError(f"n_workers={self.k} exceeds the number of samples "
+        if o.n_workers is not None:
+            return o.n_workers
+        return 2 if o.client is None else n_dask_workers(o.client)
+
+    def validate_options(self):
+        if self.opts.client is not None:
+            check_client(self.opts.client)
+        k = self._n_workers()
+        if k > self.problem.n:
+            raise ValueError(f"n_workers={k} exceeds the number of samples "
                              f"{self.problem.n}; every part needs at least one row")
+
+    def setup(self):
+        self.k = self._n_workers()
+        self.resolved_opts = self.opts.replace(n_workers=self.k)
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -87,7 +110,7 @@ class PSGDSolver(Solver):
         self.unorm2 = np.zeros((self.k, 1))
         self.t = np.zeros(self.k, dtype=np.int64)
         self._setup()
-        if self.opts["client"] is not None:
+        if self.opts.client is not None:
             self._ring_push()
 
     def _setup(self):
@@ -119,7 +142,7 @@ class PSGDSolver(Solver):
             raise ValueError(f"the checkpoint was written with n_workers={len(self.streams)}"
                              f"; resume with the same n_workers")
         self._setup()
-        if self.opts["client"] is not None:
+        if self.opts.client is not None:
             self._ring_push()
 
     # ---------------------------------------------------------- advance
@@ -127,9 +150,9 @@ class PSGDSolver(Solver):
         """One local pass of part q: |I_q| SGD steps (what worker q runs)."""
         p = self.problem
         pos, n, acc = psgd_local_pass(p.rows, p.y, self.grad_w, self.parts[q], self.streams[q],
-                                      self.opts["sampling"], self.U[q], self.scale[q],
+                                      self.opts.sampling, self.U[q], self.scale[q],
                                       self.unorm2[q], p.loss.code, p.loss.param, p.lam,
-                                      int(self.t[q]), bool(self.opts["project"]))
+                                      int(self.t[q]), bool(self.opts.project))
         self._count(q, pos, n, acc)
 
     def _count(self, q, pos, n, acc, local=True):
@@ -186,8 +209,8 @@ class PSGDSolver(Solver):
         p = self.problem
         if self._ring is None:
             payloads = [("psgd", p.X[idx], p.y[idx], self.grad_w[idx], p.loss.code,
-                         p.loss.param, p.lam, bool(self.opts["project"]),
-                         self.opts["sampling"]) for idx in self.parts]
+                         p.loss.param, p.lam, bool(self.opts.project),
+                         self.opts.sampling) for idx in self.parts]
             # distributed.ring's PSGDPartActor in an ActorStateEngine (handed over
             # from the layer above, see solvers._rounds)
             self._ring = engine_hook("ring_engine")(payloads, self.opts)

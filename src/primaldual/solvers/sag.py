@@ -22,6 +22,9 @@ One pass = n iterations.
 
 Options
 -------
+The fields of :class:`SAGOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 step : "1/L" | "theory" | float, default "1/L"
 """
 from __future__ import annotations
@@ -33,37 +36,49 @@ import numpy as np
 
 from ..kernels.sag import SAGState, sag_current_w, sag_run
 from ..kernels.status import STATUS_NONFINITE
-from ._base import Solver, _positive, register
+from dataclasses import dataclass
+
+from ._base import Solver, register
+from ._options import CommonOptions, number
+
+
+@dataclass(frozen=True)
+class SAGOptions(CommonOptions):
+    """The options of :class:`SAGSolver` (see the module docstring)."""
+
+    solver_name = "sag"
+    step: str | float = number("1/L", low=0.0, also=("1/L", "theory"))
 
 
 @register
 class SAGSolver(Solver):
     __doc__ = __doc__
     name = "sag"
+    summary = "stochastic average gradient with just-in-time sparse updates (Le Roux et al. 2012)"
     requires = ("smooth",)
-    options = {"step": "1/L"}
+    options_class = SAGOptions
 
     def validate_options(self):
+        s = self.opts.step
+        if not isinstance(s, str) and s * self.problem.lam >= 1.0:
+            raise ValueError(f"step={s!r} is too large: step * lam must be < 1")
+
+    def setup(self):
         p = self.problem
         L = (p.loss.smoothness * float((p.n * p.sample_weight / p.W * p.rows.sqnorm).max())
              + p.lam)
-        s = self.opts["step"]
+        s = self.opts.step
         if s == "1/L":
             self.eta = 1.0 / L
         elif s == "theory":
             self.eta = 1.0 / (16.0 * L)
-        elif isinstance(s, str):
-            raise ValueError(f"step={s!r} is not valid; choose '1/L', 'theory' or a "
-                             f"positive number")
         else:
-            self.eta = _positive("step", s)
+            self.eta = float(s)
         if isinstance(s, str):
             # eta lam = lam / L < 1 exactly; it rounds to 1 when the data term of L is
             # below the resolution of lam (tiny or zero rows): step just below 1/lam
             while self.eta * p.lam >= 1.0:
                 self.eta = math.nextafter(self.eta, 0.0)
-        if self.eta * p.lam >= 1.0:
-            raise ValueError(f"step={self.eta!r} is too large: step * lam must be < 1")
         self.L = L
 
     def init_state(self, warm_start):

@@ -130,6 +130,10 @@ Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
 ("auto" | True | False, default "auto") and ``sync_every`` ("auto" | int >= 0,
 default "auto"; 0 writes the one shared ``v`` directly).
 
+The options are the fields of :class:`SDCAOptions` (checked when they are
+built); ``solver.opts`` holds them as given, and the values derived from them
+(the threads used, the sync period, shrinking on or off) live on the solver.
+
 Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
@@ -146,7 +150,10 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             ThreadCopy, sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
-from ._base import Solver, _check_choice, _positive, register
+from dataclasses import dataclass
+
+from ._base import Solver, register
+from ._options import CommonOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs, run_threads
 
 #: first tolerance on the active set's violation range below which every shrunk
@@ -284,13 +291,33 @@ def _raise_nonfinite(problem, i):
         f"(e.g. --normalize) or increase lam")
 
 
+@dataclass(frozen=True)
+class SDCAOptions(ThreadOptions, CommonOptions):
+    """The options of :class:`SDCASolver` (see the module docstring)."""
+
+    solver_name = "sdca"
+    sampling: str = choice("permutation", "uniform", "permutation", "cyclic")
+    output: str = choice("last", "last", "average", "random")
+    T0: float | None = number(None, low=0.0, strict=False, also=(None,),
+                              doc="start of averaging, in epochs; None: max_epochs / 2")
+    init: str = choice("zero", "zero", "sgd")
+    shrinking: str | bool = choice("auto", "auto", True, False)
+    atomic: str | bool = choice("auto", "auto", True, False)
+    sync_every: str | bool | int = number("auto", integer=True, low=0.0, strict=False,
+                                          also=("auto", False))
+
+    def check(self):
+        if self.shrinking is True and self.output != "last":
+            raise ValueError("shrinking=True works with output='last' only")
+
+
 @register
 class SDCASolver(Solver):
     __doc__ = __doc__
     name = "sdca"
+    summary = "stochastic dual coordinate ascent, closed-form steps (Shalev-Shwartz & Zhang 2013); prox-SDCA for l1 > 0"
     requires = ()
-    options = {"sampling": "permutation", "output": "last", "T0": None, "init": "zero",
-               "shrinking": "auto", "n_jobs": None, "atomic": "auto", "sync_every": "auto"}
+    options_class = SDCAOptions
     supports_l1 = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
@@ -302,48 +329,49 @@ class SDCASolver(Solver):
 
     def validate_options(self):
         o = self.opts
-        _check_choice("sampling", o["sampling"], ("uniform", "permutation", "cyclic"))
-        _check_choice("output", o["output"], ("last", "average", "random"))
-        _check_choice("init", o["init"], ("zero", "sgd"))
-        _check_choice("shrinking", o["shrinking"], ("auto", True, False))
-        if o["T0"] is not None:
-            _positive("T0", o["T0"], allow_zero=True)
-        box = self.problem.loss.box_dual
-        if o["shrinking"] is True and not box:
+        if o.shrinking is True and not self.problem.loss.box_dual:
             raise ValueError(f"shrinking=True needs a loss with a box dual domain "
                              f"(hinge, smooth_hinge, squared_hinge, absolute, "
                              f"epsilon_insensitive); loss={self.problem.loss.name!r} has none")
-        if o["shrinking"] is True and o["output"] != "last":
-            raise ValueError("shrinking=True works with output='last' only")
-        self.shrinking = (o["shrinking"] is True
-                          or (o["shrinking"] == "auto" and box and o["output"] == "last"))
-        if o["init"] == "sgd" and self.warm_start is not None:
+        if o.init == "sgd" and self.warm_start is not None:
             raise ValueError("init='sgd' and warm_start both set the starting alpha; "
                              "choose one")
-        if o["init"] == "sgd" and self.problem.l1 > 0:
+        if o.init == "sgd" and self.problem.l1 > 0:
             raise ValueError("init='sgd' (Modified-SGD) is defined for the L2 penalty "
                              "only; with l1 > 0 use init='zero'")
-        T0 = o["T0"] if o["T0"] is not None else self.max_epochs / 2.0
-        self.T0_steps = int(round(T0 * self.problem.n))
-        self._validate_threads()
+        if self._threads_for() > 1 and o.output != "last":
+            raise ValueError(f"n_jobs > 1 runs output='last' only (got "
+                             f"output={o.output!r}); averaging and random output "
+                             f"follow one sequence of iterates, which threads do not have")
 
-    def _validate_threads(self):
+    def _threads_for(self):
+        """The threads a pass runs on: ``n_jobs`` is an upper bound, a thread
+        gets at least MIN_NNZ_PER_THREAD stored entries per pass, else its
+        share would not pay for waking it."""
+        p = self.problem
+        return max(1, min(resolve_n_jobs(self.opts.n_jobs), p.n,
+                          p.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+
+    def setup(self):
+        o = self.opts
+        self.shrinking = (o.shrinking is True
+                          or (o.shrinking == "auto" and self.problem.loss.box_dual
+                              and o.output == "last"))
+        T0 = o.T0 if o.T0 is not None else self.max_epochs / 2.0
+        self.T0_steps = int(round(T0 * self.problem.n))
+        self._setup_threads()
+
+    def _setup_threads(self):
         o = self.opts
         p = self.problem
-        # n_jobs is an upper bound: a thread gets at least MIN_NNZ_PER_THREAD
-        # stored entries per pass, else its share would not pay for waking it
-        self.n_threads = max(1, min(resolve_n_jobs(o["n_jobs"]), p.n,
-                                    p.nnz // max(MIN_NNZ_PER_THREAD, 1)))
-        _check_choice("atomic", o["atomic"], ("auto", True, False))
+        self.n_threads = self._threads_for()
         if self.n_threads == 1:
             return
-        se = o["sync_every"]
+        se = o.sync_every
         if se == "auto":
             se = auto_sync_every(p.rows)
-        elif se is not False:
-            se = _positive("sync_every", se, integer=True, allow_zero=True)
         self.sync_every = int(se or 0)
-        a = o["atomic"]
+        a = o.atomic
         if a == "auto":
             # thread copies: a sync's additions are atomic (two threads syncing at
             # once lose updates otherwise; measured: a drift of 2e-4 on the CCAT
@@ -352,10 +380,6 @@ class SDCASolver(Solver):
             a = (True if self.sync_every
                  else column_overlap(p.rows) >= ATOMIC_OVERLAP)
         self.atomic = bool(a)
-        if o["output"] != "last":
-            raise ValueError(f"n_jobs > 1 runs output='last' only (got "
-                             f"output={o['output']!r}); averaging and random output "
-                             f"follow one sequence of iterates, which threads do not have")
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -364,9 +388,9 @@ class SDCASolver(Solver):
         alpha = self.warm_start_alpha()
         self.alpha = np.zeros(n) if alpha is None else alpha
         self.v = p.dual_image(self.alpha) if alpha is not None else np.zeros(d)
-        self.pending_sgd_init = self.opts["init"] == "sgd"
+        self.pending_sgd_init = self.opts.init == "sgd"
         self.cyclic_order = (self.rng.permutation(n).astype(np.int64)
-                             if self.opts["sampling"] == "cyclic" else np.zeros(0, np.int64))
+                             if self.opts.sampling == "cyclic" else np.zeros(0, np.int64))
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
@@ -374,7 +398,7 @@ class SDCASolver(Solver):
         # kernels.sdca.sdca_passes) and the active list of the pass
         self.thr = np.array([np.inf, np.inf, 0.0, 0.0, SHRINK_EPS0])
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
-        out = self.opts["output"]
+        out = self.opts.output
         self.avg_sum = np.zeros(n if out == "average" else 0)
         self.avg_last = np.zeros(n if out == "average" else 0, dtype=np.int64)
         self.snapshot = np.zeros(n if out == "random" else 0)
@@ -420,7 +444,7 @@ class SDCASolver(Solver):
         thr[0] = thr[2] if thr[2] > 0.0 else np.inf
         thr[1] = thr[3] if thr[3] > 0.0 else np.inf
         thr[2] = thr[3] = 0.0
-        s = self.opts["sampling"]
+        s = self.opts.sampling
         if s == "permutation":
             self.order = self.rng.permutation(active)
         elif s == "uniform":
@@ -514,7 +538,7 @@ class SDCASolver(Solver):
     # -------------------------------------------------------- sampling
     def _all_active(self):
         """The coordinates not shrunk, in the order passes are built from."""
-        if self.opts["sampling"] == "cyclic":
+        if self.opts.sampling == "cyclic":
             return self.cyclic_order[self.shrunk[self.cyclic_order] == 0].astype(np.int64)
         return np.flatnonzero(self.shrunk == 0).astype(np.int64)
 
@@ -522,7 +546,7 @@ class SDCASolver(Solver):
         """Draw the order of the next pass (without shrinking; with shrinking
         the kernel draws its passes itself, see :meth:`_advance_shrinking`)."""
         n = self.problem.n
-        s = self.opts["sampling"]
+        s = self.opts.sampling
         if s == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         elif s == "permutation":
@@ -556,7 +580,7 @@ class SDCASolver(Solver):
             self.v = u / p.W
             self.steps += n
             self.pending_sgd_init = False
-        out = self.opts["output"]
+        out = self.opts.output
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
         if self.n_threads > 1:
@@ -597,7 +621,7 @@ class SDCASolver(Solver):
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
                                       self.pos, self.thr)
         rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
-        code = _ORDER_CODES[self.opts["sampling"]]
+        code = _ORDER_CODES[self.opts.sampling]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
@@ -619,7 +643,7 @@ class SDCASolver(Solver):
     def _base_order(self):
         """The coordinates in the order passes are built from."""
         n = self.problem.n
-        return (self.cyclic_order if self.opts["sampling"] == "cyclic"
+        return (self.cyclic_order if self.opts.sampling == "cyclic"
                 else np.arange(n, dtype=np.int64))
 
     @staticmethod
@@ -641,7 +665,7 @@ class SDCASolver(Solver):
 
     # ------------------------------------------------------ certificate
     def _output_alpha(self):
-        out = self.opts["output"]
+        out = self.opts.output
         if out == "last" or self.steps <= self.T0_steps:
             return None
         if out == "average":

@@ -17,6 +17,9 @@ docs/conventions.md §1); primal, dual and gap are exact for that pair.
 
 Options
 -------
+The fields of :class:`SGDOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 sampling : "uniform" | "permutation", default "uniform"
 project : bool, default False
 t0 : int, default 1
@@ -28,24 +31,35 @@ coefficient vector (d,) together with ``t0 > 1``.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..kernels.status import STATUS_NONFINITE
-from ..kernels.sgd import SGDOptions, SGDState, sgd_run
-from ._base import Solver, SolveResult, _check_choice, _positive, register
+from ..kernels.sgd import SGDOptions as SGDStepArgs, SGDState, sgd_run
+from ._base import Solver, SolveResult, register
+from ._options import CommonOptions, choice, flag, number
+
+
+@dataclass(frozen=True)
+class SGDOptions(CommonOptions):
+    """The options of :class:`SGDSolver` (see the module docstring)."""
+
+    solver_name = "sgd"
+    sampling: str = choice("uniform", "uniform", "permutation")
+    project: bool = flag(False)
+    t0: int = number(1, integer=True, low=0.0, doc="index of the first step")
 
 
 @register
 class SGDSolver(Solver):
     __doc__ = __doc__
     name = "sgd"
-    options = {"sampling": "uniform", "project": False, "t0": 1}
+    summary = "SGD of the SDCA paper's Section 8.6; Pegasos with project=True"
+    options_class = SGDOptions
 
-    def validate_options(self):
-        _check_choice("sampling", self.opts["sampling"], ("uniform", "permutation"))
-        _check_choice("project", self.opts["project"], (True, False))
-        self.t0 = _positive("t0", self.opts["t0"], integer=True)
+    def setup(self):
+        self.t0 = self.opts.t0
 
     def init_state(self, warm_start):
         p = self.problem
@@ -85,7 +99,7 @@ class SGDSolver(Solver):
 
     def _new_pass(self):
         n = self.problem.n
-        if self.opts["sampling"] == "uniform":
+        if self.opts.sampling == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         else:
             self.order = self.rng.permutation(n).astype(np.int64)
@@ -95,7 +109,7 @@ class SGDSolver(Solver):
         p = self.problem
         target = self.steps + max(1, int(round(n_epochs * p.n)))
         rows, spec = p.rows_view(), p.step_spec()
-        opts = SGDOptions(self.grad_w, bool(self.opts["project"]))
+        opts = SGDStepArgs(self.grad_w, bool(self.opts.project))
         state = SGDState(self.u, self.scale, self.unorm2)
         while self.steps < target:
             if self.pos >= self.order.shape[0]:

@@ -45,6 +45,9 @@ reads and an epoch is ``feature_accesses / nnz``.
 
 Options
 -------
+The fields of :class:`SimbaOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 nu : float in [0, 1] or None, default None
     The slack budget of (3).  None derives it from ``lam``: the ``lam`` problem
     is solved by SDCA (relative gap 1e-4) and ``nu = R_hinge(w)/||w||``
@@ -102,6 +105,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -110,7 +114,8 @@ from ..kernels import simba as K
 from ..kernels.sampling_trees import min_tree_build, sum_tree_build, tree_size
 from .. import solvers  # this package: solvers.solve, looked up when called (defined after
 #                         the package imports this module; the one intra-package back edge)
-from ._base import Solver, _check_choice, _positive, register
+from ._base import Solver, register
+from ._options import CommonOptions, choice, flag, number
 
 __all__ = ["SimbaSolver", "nu_from_lam_solution"]
 
@@ -160,20 +165,36 @@ def _column_view(rows):
     return K.ColumnsView(cdata, cindices, cindptr, np.zeros(d + 1, dtype=np.int64))
 
 
+@dataclass(frozen=True)
+class SimbaOptions(CommonOptions):
+    """The options of :class:`SimbaSolver` (see the module docstring)."""
+
+    solver_name = "simba"
+    nu: float | None = number(None, low=0.0, strict=False, high=1.0, also=(None,),
+                              doc="the slack budget of (3); None: derived from lam")
+    epsilon: float | None = number(None, low=0.0, also=(None,),
+                                   doc="Algorithm 1's accuracy")
+    T: int | None = number(None, integer=True, low=0.0, also=(None,),
+                           doc="the number of iterations (overrides epsilon)")
+    schedule: str = choice("adaptive_sqrt", *_SCHEDULES)
+    bias: bool = flag(False)
+    implementation: str = choice("auto", "auto", "dense", "sparse")
+    rescale: bool = flag(True)
+    record_draws: int = number(0, integer=True, low=0.0, strict=False)
+
+
 @register
 class SimbaSolver(Solver):
     __doc__ = __doc__
     name = "simba"
+    summary = "SVM-SIMBA, sublinear-time SVM training (Hazan, Koren & Srebro 2011)"
     requires = ("classification",)
-    options = {"nu": None, "epsilon": None, "T": None, "schedule": "adaptive_sqrt",
-               "bias": False, "implementation": "auto", "rescale": True,
-               "record_draws": 0}
+    options_class = SimbaOptions
     supports_l1 = False
 
     # ------------------------------------------------------------ options
     def validate_options(self):
         p = self.problem
-        o = self.opts
         if p.loss.name != "hinge":
             raise ValueError(f"solver='simba' supports only loss='hinge' (the nu-formulation "
                              f"(3) of Hazan, Koren & Srebro is the hinge SVM); got "
@@ -195,30 +216,24 @@ class SimbaSolver(Solver):
         if self.warm_start is not None:
             raise ValueError("solver='simba' does not take warm_start (its state is the "
                              "dual distribution and running averages); use resume=")
-        _check_choice("schedule", o["schedule"], tuple(_SCHEDULES))
-        _check_choice("bias", o["bias"], (True, False))
-        _check_choice("rescale", o["rescale"], (True, False))
-        _check_choice("implementation", o["implementation"], ("auto", "dense", "sparse"))
-        self.record_n = _positive("record_draws", o["record_draws"], integer=True,
-                                  allow_zero=True)
-        if o["nu"] is not None:
-            nu = _positive("nu", o["nu"], allow_zero=True)
-            if nu > 1.0:
-                raise ValueError(f"nu must be in [0, 1] (Algorithm 1's input), got {nu!r}")
-        eps = _positive("epsilon", o["epsilon"], allow_none=True)
-        T = _positive("T", o["T"], allow_none=True, integer=True)
+
+    def setup(self):
+        p = self.problem
+        o = self.opts
+        self.record_n = o.record_draws
+        eps, T = o.epsilon, o.T
         if T is None and eps is not None:
             T = int(math.ceil(100.0 ** 2 / eps ** 2 * math.log(p.n)))
-        if T is None and o["schedule"] == "constant":
+        if T is None and o.schedule == "constant":
             per_iter = p.nnz / p.n + p.nnz / p.d
             T = max(1, int(self.max_epochs * p.nnz / per_iter))
         self.T_total = T          # None: adaptive steps without an iteration limit
         self.eps_target = eps
-        impl = o["implementation"]
+        impl = o.implementation
         if impl == "auto":
             impl = "sparse" if p.rows.is_sparse else "dense"
         self.impl = impl
-        self.schedule_code = _SCHEDULES[o["schedule"]]
+        self.schedule_code = _SCHEDULES[o.schedule]
 
     def budget_iterations(self):
         """Iterations the budget allows: ``max_epochs * nnz`` feature accesses at
@@ -236,7 +251,7 @@ class SimbaSolver(Solver):
         p = self.problem
         eps, what = self.eps_target, "epsilon"
         if eps is None:
-            if self.opts["schedule"] != "constant":
+            if self.opts.schedule != "constant":
                 return       # the any-time schedules take no T from the theory
             if self.margin_lb is not None:
                 eps, what = self.margin_lb, "the margin 1/||w_lam|| of Lemma 2.1"
@@ -277,10 +292,10 @@ class SimbaSolver(Solver):
         p = self.problem
         n, d = p.n, p.d
         self.margin_lb = None
-        if self.opts["nu"] is None:
+        if self.opts.nu is None:
             self.nu, self.nu_presolve_epochs = self._derive_nu()
         else:
-            self.nu, self.nu_presolve_epochs = float(self.opts["nu"]), 0.0
+            self.nu, self.nu_presolve_epochs = float(self.opts.nu), 0.0
         self._budget_warning()
         self._setup_views()
         self.t = 0
@@ -387,7 +402,7 @@ class SimbaSolver(Solver):
         logn = math.log(p.n)
         nu_n = self.nu * p.n
         rows = p.rows_view()
-        spec = K.SimbaSpec(T, int(self.schedule_code), logn, nu_n, bool(self.opts["bias"]))
+        spec = K.SimbaSpec(T, int(self.schedule_code), logn, nu_n, bool(self.opts.bias))
         if self.impl == "dense":
             state = K.DenseState(self.logq, self.u, self.wsum, self.xisum, self.scal)
             work = K.DenseWork(self.idx, self.xi_buf, self.buf)
@@ -435,7 +450,7 @@ class SimbaSolver(Solver):
         p = self.problem
         wbar, xibar, bbar = self.averages()
         gamma = float(np.min(p.y * (p.rows.matvec(wbar) + bbar) + xibar))
-        rescaled = bool(self.opts["rescale"]) and gamma > 0.0 and self.t > 0
+        rescaled = bool(self.opts.rescale) and gamma > 0.0 and self.t > 0
         scale = 1.0 / gamma if rescaled else 1.0
         w = wbar * scale
         self._out = {"gamma": gamma, "intercept": bbar * scale, "rescaled": rescaled}

@@ -51,6 +51,9 @@ for pure L1 (``g*`` the indicator of ``||v||_inf <= l1``) alpha is scaled by
 
 Options
 -------
+The fields of :class:`SPDCOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 batch_size : int, default 1
     The mini-batch size m of Algorithm 1 (the paper's experiments use 1).
 sampling : "uniform" | "weighted", default "uniform"
@@ -70,22 +73,44 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..kernels.spdc import (SPDCSampling, SPDCSpec, SPDCState, SPDCWork, build_alias,
                             catch_up_all, expm1_table, spdc_run)
 from ..kernels.status import STATUS_NONFINITE
-from ._base import Solver, SolveResult, _check_choice, _positive, register
+from ._base import Solver, SolveResult, register
+from ._options import CommonOptions, choice, number
+
+
+@dataclass(frozen=True)
+class SPDCOptions(CommonOptions):
+    """The options of :class:`SPDCSolver` (see the module docstring)."""
+
+    solver_name = "spdc"
+    batch_size: int = number(1, integer=True, low=0.0, doc="the mini-batch size m")
+    sampling: str = choice("uniform", "uniform", "weighted")
+    tau: float | None = number(None, low=0.0, also=(None,))
+    sigma: float | None = number(None, low=0.0, also=(None,))
+    theta: float | None = number(None, low=0.0, high=1.0, also=(None,))
+    perturbation: str | float = number("auto", low=0.0, strict=False, also=("auto",),
+                                       doc="delta of Section 3.1")
+    target_accuracy: float | None = number(None, low=0.0, also=(None,))
+
+    def check(self):
+        if self.sampling == "weighted" and self.batch_size != 1:
+            raise ValueError("sampling='weighted' is Algorithm 2 of Zhang & Xiao, stated "
+                             "for batch_size=1; use batch_size=1 or sampling='uniform'")
 
 
 @register
 class SPDCSolver(Solver):
     __doc__ = __doc__
     name = "spdc"
+    summary = "stochastic primal-dual coordinate method (Zhang & Xiao 2015)"
     requires = ()
-    options = {"batch_size": 1, "sampling": "uniform", "tau": None, "sigma": None,
-               "theta": None, "perturbation": "auto", "target_accuracy": None}
+    options_class = SPDCOptions
     supports_l1 = True
     supports_pure_l1 = True
 
@@ -94,33 +119,18 @@ class SPDCSolver(Solver):
         o = self.opts
         prob = self.problem
         n = prob.n
-        _check_choice("sampling", o["sampling"], ("uniform", "weighted"))
-        self.m = _positive("batch_size", o["batch_size"], integer=True)
-        if self.m > n:
-            raise ValueError(f"batch_size={self.m} exceeds the number of samples n={n}")
-        if o["sampling"] == "weighted" and self.m != 1:
-            raise ValueError("sampling='weighted' is Algorithm 2 of Zhang & Xiao, stated "
-                             "for batch_size=1; use batch_size=1 or sampling='uniform'")
-        for k in ("tau", "sigma", "theta"):
-            if o[k] is not None:
-                _positive(k, o[k])
-        if o["theta"] is not None and not 0 < float(o["theta"]) <= 1:
-            raise ValueError(f"theta must be in (0, 1], got {o['theta']!r}")
-        if o["target_accuracy"] is not None:
-            _positive("target_accuracy", o["target_accuracy"])
+        if o.batch_size > n:
+            raise ValueError(f"batch_size={o.batch_size} exceeds the number of samples "
+                             f"n={n}")
         loss = prob.loss
         needs_dual = not loss.smooth
         needs_primal = prob.lam == 0.0
         if needs_dual and loss.lipschitz is None:
             raise ValueError(f"solver='spdc' needs a smooth or Lipschitz loss; "
                              f"loss={loss.name!r} is neither")
-        pert = o["perturbation"]
-        if isinstance(pert, str):
-            _check_choice("perturbation", pert, ("auto",))
-            delta = self._auto_delta(needs_dual, needs_primal) \
-                if (needs_dual or needs_primal) else 0.0
-        else:
-            delta = _positive("perturbation", pert, allow_zero=True)
+        pert = o.perturbation
+        if not isinstance(pert, str):
+            delta = pert
             if delta > 0 and not (needs_dual or needs_primal):
                 raise ValueError(
                     f"perturbation={pert!r} given but loss={loss.name!r} is smooth and "
@@ -132,6 +142,23 @@ class SPDCSolver(Solver):
                 raise ValueError(f"perturbation=0 is not allowed: {what}; SPDC needs the "
                                  f"delta-perturbation of Section 3.1 (give delta > 0 or "
                                  f"'auto')")
+        if float(prob.rows.sqnorm.max()) == 0.0:
+            raise ValueError("every row of X is zero; SPDC needs at least one nonzero row")
+
+    def setup(self):
+        o = self.opts
+        prob = self.problem
+        n = prob.n
+        loss = prob.loss
+        needs_dual = not loss.smooth
+        needs_primal = prob.lam == 0.0
+        self.m = o.batch_size
+        pert = o.perturbation
+        if isinstance(pert, str):
+            delta = self._auto_delta(needs_dual, needs_primal) \
+                if (needs_dual or needs_primal) else 0.0
+        else:
+            delta = pert
         self.delta = float(delta)
         self.delta_dual = self.delta if needs_dual else 0.0
         self.l2 = prob.lam + (self.delta if needs_primal else 0.0)
@@ -140,13 +167,11 @@ class SPDCSolver(Solver):
         norms = np.sqrt(r.sqnorm)
         self.rho = n * prob.sample_weight / prob.W
         R = float(norms.max())
-        if R == 0.0:
-            raise ValueError("every row of X is zero; SPDC needs at least one nonzero row")
         gamma = (1.0 / loss.smoothness if loss.smooth else 0.0) / float(self.rho.max())
         gamma += self.delta_dual
         lam = self.l2
         m = self.m
-        if o["sampling"] == "uniform":
+        if o.sampling == "uniform":
             tau = math.sqrt(m * gamma / (n * lam)) / (2 * R)
             sigma = math.sqrt(n * lam / (m * gamma)) / (2 * R)
             theta = 1.0 - 1.0 / (n / m + R * math.sqrt((n / m) / (lam * gamma)))
@@ -158,9 +183,9 @@ class SPDCSolver(Solver):
             theta = 1.0 - 1.0 / (2 * n + 2 * Rbar * math.sqrt(n / (lam * gamma)))
             prob = 1.0 / (2 * n) + norms / (2 * norms.sum())
             self.pn = prob * n
-        self.tau = float(o["tau"]) if o["tau"] is not None else tau
-        self.sigma = float(o["sigma"]) if o["sigma"] is not None else sigma
-        self.theta = float(o["theta"]) if o["theta"] is not None else theta
+        self.tau = float(o.tau) if o.tau is not None else tau
+        self.sigma = float(o.sigma) if o.sigma is not None else sigma
+        self.theta = float(o.theta) if o.theta is not None else theta
         if not all(math.isfinite(v) and v > 0 for v in (R, self.tau, self.sigma)):
             raise ValueError(f"SPDC's step sizes are not representable for this data "
                              f"(largest row norm R={R:.3g}, lam={prob.lam:g}: tau={self.tau:.3g}, "
@@ -168,7 +193,7 @@ class SPDCSolver(Solver):
                              f"or change lam")
         self.params = {"tau": self.tau, "sigma": self.sigma, "theta": self.theta,
                        "delta": self.delta, "R": R, "gamma": gamma, "lam_eff": lam}
-        if o["sampling"] == "weighted":
+        if o.sampling == "weighted":
             self.alias_prob = np.empty(n)
             self.alias_idx = np.empty(n, dtype=np.int64)
             build_alias(prob, self.alias_prob, self.alias_idx, np.empty(n, np.int64),
@@ -180,7 +205,7 @@ class SPDCSolver(Solver):
     def _auto_delta(self, needs_dual, needs_primal):
         prob = self.problem
         P0 = float(prob.sample_weight @ prob.loss.value(np.zeros(prob.n), prob.y)) / prob.W
-        eps = self.opts["target_accuracy"]
+        eps = self.opts.target_accuracy
         if eps is None:
             eps = self.tol * max(P0, 1e-12)
             if eps <= 0:
@@ -242,7 +267,7 @@ class SPDCSolver(Solver):
         n, m = prob.n, self.m
         total = max(1, int(round(n_epochs * n / m)))
         chunk = max(1, n // m)
-        weighted = self.opts["sampling"] == "weighted"
+        weighted = self.opts.sampling == "weighted"
         rows = prob.rows_view()
         spec = SPDCSpec(int(prob.loss.code), float(prob.loss.param), float(self.tau),
                         float(self.sigma), float(self.theta), float(prob.l1), float(self.l2),

@@ -66,6 +66,9 @@ Since ``w* in B``, ``eps >= P(w~) - P*``.
 
 Options
 -------
+The fields of :class:`DSOOptions`, checked when it is built (a bad value is a
+ValueError naming the option); ``solver.opts`` holds them as given.
+
 n_workers : int or None, default None (1; the number of Dask workers with a client)
     ``p``: the number of row partitions and column blocks; fixes the block
     schedule (the Dask version with ``p`` workers gives the same iterates).
@@ -151,6 +154,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -162,13 +166,35 @@ from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_ful
 from ...kernels.status import STATUS_NONFINITE
 from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ...kernels.views import ProxWork
-from .._base import Solver, SolveResult, _check_choice, _positive, register
-from .._ring import RING_OPTIONS, check_ring_options, n_dask_workers
+from .._base import Solver, SolveResult, register
+from .._options import CommonOptions, RingOptions, choice, number
+from .._ring import n_dask_workers
 from .ring import DSORingDriver
 from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
                      saddle_gap)
 
-__all__ = ["DSOSolver"]
+__all__ = ["DSOSolver", "DSOOptions"]
+
+
+@dataclass(frozen=True)
+class DSOOptions(RingOptions, CommonOptions):
+    """The options of :class:`DSOSolver` (see the module docstring)."""
+
+    solver_name = "dso"
+    n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                   doc="p; None: 1, or the Dask workers with a client")
+    step: str = choice("adagrad", "adagrad", "sqrt", "constant")
+    eta0: float | None = number(None, low=0.0, also=(None,))
+    output: str = choice("last", "average", "last")
+    init: str = choice("zero", "zero", "dcd")
+    init_passes: int = number(20, integer=True, low=0.0)
+    variance_reduction: str | None = choice("svrg", None, "svrg")
+    l1_update: str = choice("prox", "prox", "subgradient")
+    order: str = choice("chunks", "chunks", "nonzeros")
+    restart: str | None = choice("adaptive", "adaptive", None)
+    alpha_scale: float | None = number(None, low=0.0, also=(None,),
+                                       doc="AdaGrad's alpha-step factor; None: 8 for "
+                                           "hinge, 1 otherwise")
 
 
 # ------------------------------------------------------------------ solver
@@ -176,66 +202,67 @@ __all__ = ["DSOSolver"]
 class DSOSolver(DSORingDriver, Solver):
     __doc__ = __doc__
     name = "dso"
-    options = {"n_workers": None, "step": "adagrad", "eta0": None, "output": "last",
-               "init": "zero", "init_passes": 20, "variance_reduction": "svrg",
-               "l1_update": "prox", "order": "chunks", "restart": "adaptive",
-               "alpha_scale": None, **RING_OPTIONS}
+    summary = "saddle point over the nonzeros, p x p block schedule (Matsushima et al. 2014)"
+    options_class = DSOOptions
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
 
+    def _n_workers(self):
+        """p: the option, else 1 in process or the client's workers."""
+        o = self.opts
+        if o.n_workers is not None:
+            return o.n_workers
+        return 1 if o.client is None else n_dask_workers(o.client)
+
     def validate_options(self):
         o = self.opts
         p = self.problem
-        if o["client"] is not None:
-            check_client(o["client"])
-            check_ring_options(o)
-        if o["n_workers"] is None:
-            o["n_workers"] = 1 if o["client"] is None else n_dask_workers(o["client"])
-        self.p = _positive("n_workers", o["n_workers"], integer=True)
-        _check_choice("step", o["step"], ("adagrad", "sqrt", "constant"))
-        _check_choice("output", o["output"], ("average", "last"))
-        _check_choice("init", o["init"], ("zero", "dcd"))
-        _check_choice("variance_reduction", o["variance_reduction"], (None, "svrg"))
-        _check_choice("l1_update", o["l1_update"], ("prox", "subgradient"))
-        _check_choice("order", o["order"], ("chunks", "nonzeros"))
-        _check_choice("restart", o["restart"], ("adaptive", None))
-        self.init_passes = _positive("init_passes", o["init_passes"], integer=True)
-        if self.p > min(p.n, p.d):
-            raise ValueError(f"n_workers={self.p} exceeds min(n_samples, n_features) = "
+        if o.client is not None:
+            check_client(o.client)
+        k = self._n_workers()
+        if k > min(p.n, p.d):
+            raise ValueError(f"n_workers={k} exceeds min(n_samples, n_features) = "
                              f"{min(p.n, p.d)}; DSO needs p <= min(n, d) (every row part "
                              f"and column block non-empty)")
-        if o["init"] == "dcd" and (p.l1 > 0 or p.lam == 0):
+        if o.init == "dcd" and (p.l1 > 0 or p.lam == 0):
             raise ValueError("init='dcd' runs local SDCA/DCD, which needs the plain L2 "
                              "penalty (l1=0, lam>0); use init='zero' with l1 > 0")
-        if o["init"] == "dcd" and self.warm_start is not None:
+        if o.init == "dcd" and self.warm_start is not None:
             raise ValueError("init='dcd' and warm_start both set the starting point; "
                              "choose one")
+        if o.alpha_scale is not None and o.step != "adagrad":
+            raise ValueError("alpha_scale multiplies AdaGrad's alpha steps; it needs "
+                             "step='adagrad'")
+
+    def setup(self):
+        o = self.opts
+        p = self.problem
+        self.p = self._n_workers()
+        self.resolved_opts = o.replace(n_workers=self.p)
+        self.init_passes = o.init_passes
         self.layout = build_layout(p.rows, self.p)
-        if self.layout.nnz == 0:
+        if self.layout.nnz == 0:        # the layout keeps the nonzero values only
             raise ValueError("X has no nonzero entries; DSO updates run over the "
                              "nonzeros, so there is nothing to fit")
         self.R = box_radius(p)
-        self.eta0 = (default_eta0(o["step"], p, self.layout) if o["eta0"] is None
-                     else _positive("eta0", o["eta0"]))
-        w_scale = (adagrad_w_scale(p) if o["eta0"] is None and o["step"] == "adagrad"
+        self.eta0 = (default_eta0(o.step, p, self.layout) if o.eta0 is None
+                     else float(o.eta0))
+        w_scale = (adagrad_w_scale(p) if o.eta0 is None and o.step == "adagrad"
                    else 1.0)
-        if o["alpha_scale"] is not None:
-            a_scale = _positive("alpha_scale", o["alpha_scale"])
-            if o["step"] != "adagrad":
-                raise ValueError("alpha_scale multiplies AdaGrad's alpha steps; it needs "
-                                 "step='adagrad'")
+        if o.alpha_scale is not None:
+            a_scale = float(o.alpha_scale)
         else:
-            a_scale = (adagrad_a_scale(p) if o["eta0"] is None and o["step"] == "adagrad"
+            a_scale = (adagrad_a_scale(p) if o.eta0 is None and o.step == "adagrad"
                        else 1.0)
-        self.restart = o["restart"]
+        self.restart = o.restart
         self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
         self.params = DSOParams(
             kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
-            l1_prox=o["l1_update"] == "prox", R=self.R,
-            step_mode=STEP_ADAGRAD if o["step"] == "adagrad" else STEP_SCALAR,
-            eta0=self.eta0, svrg=o["variance_reduction"] == "svrg",
-            chunk_order=o["order"] == "chunks", w_scale=w_scale, a_scale=a_scale)
+            l1_prox=o.l1_update == "prox", R=self.R,
+            step_mode=STEP_ADAGRAD if o.step == "adagrad" else STEP_SCALAR,
+            eta0=self.eta0, svrg=o.variance_reduction == "svrg",
+            chunk_order=o.order == "chunks", w_scale=w_scale, a_scale=a_scale)
         self.cwW = p.sample_weight / p.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
@@ -262,9 +289,9 @@ class DSOSolver(DSORingDriver, Solver):
         if warm_start is not None:
             self._apply_warm_start(warm_start)
         self._allocate()
-        if self.opts["init"] == "dcd":
+        if self.opts.init == "dcd":
             self._dcd_init()
-        if self.opts["client"] is not None:
+        if self.opts.client is not None:
             self._ring_push()
 
     def _shuffle_layout(self):
@@ -354,7 +381,7 @@ class DSOSolver(DSORingDriver, Solver):
         if len(self.streams) != self.p:
             raise ValueError(f"the checkpoint was written with n_workers="
                              f"{len(self.streams)}; resume with the same n_workers")
-        if self.opts["client"] is not None:
+        if self.opts.client is not None:
             self._ring_push()
 
     # ------------------------------------------------------ partitions
@@ -395,7 +422,7 @@ class DSOSolver(DSORingDriver, Solver):
 
     # --------------------------------------------------------- helpers
     def step_size(self):
-        step = self.opts["step"]
+        step = self.opts.step
         if step == "sqrt":
             return self.eta0 / math.sqrt(self.t)
         return self.eta0
@@ -576,7 +603,7 @@ class DSOSolver(DSORingDriver, Solver):
         if self._ring is not None:
             self._ring_pull()
         avg = self.averaged()
-        if self.opts["output"] == "average" and avg is not None:
+        if self.opts.output == "average" and avg is not None:
             w_out, a_out = avg
         else:
             w_out, a_out = self.w, self.alpha
