@@ -72,7 +72,7 @@ class PartitionBlock:
         self.n = rows.n
         self.d = rows.d
         self.kind = int(loss_code)
-        self.p = float(loss_param)
+        self.param = float(loss_param)
         self.lam = float(lam)
         self.W = float(W)
         self.sqnorm = rows.sqnorm
@@ -97,7 +97,7 @@ class PartitionBlock:
         # CoCoA+ with the serial SDCA kernel as local solver (local_sdca.py)
         self.rows_view = RowsView(rows.data, rows.indices, rows.indptr, rows.iptr,
                                   self.sqnorm, self.y, self.cw)
-        self.spec = StepSpec(self.kind, self.p, self.lam, 0.0, 1.0 / self.W)
+        self.spec = StepSpec(self.kind, self.param, self.lam, 0.0, 1.0 / self.W)
         self.logit = np.full(self.n if self.kind == LOGISTIC else 0, np.nan)
         self.n_jobs = 1
         self._sync_every = None
@@ -212,7 +212,7 @@ class PartitionBlock:
             margins = np.empty(b - a)
             ls, cs = certificate_pass(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
                                       self.y[a:b], self.cw[a:b], self.alpha[a:b], w,
-                                      self.kind, self.p, vs, margins)
+                                      self.kind, self.param, vs, margins)
             out.append((float(ls), float(cs), vs, margins))
         return out
 

@@ -1,7 +1,7 @@
 """Compiled scalar kernels for the seven losses of docs/conventions.md §2.
 
 Every function here is a pure ``@njit`` scalar function dispatched on an
-integer loss code ``kind`` with one real parameter ``p`` (``gamma`` for the
+integer loss code ``kind`` with one real parameter ``param`` (``gamma`` for the
 smoothed hinge, ``epsilon`` for the epsilon-insensitive loss, unused
 otherwise).  The :mod:`primaldual.losses` objects wrap them for Python use;
 the epoch kernels call them directly so that one definition of each formula
@@ -85,7 +85,7 @@ def _xlogx(b):
 
 
 @njit(cache=True, nogil=True)
-def loss_value(kind, p, a, y):
+def loss_value(kind, param, a, y):
     """phi(a; y)."""
     if kind == HINGE:
         m = 1.0 - y * a
@@ -94,9 +94,9 @@ def loss_value(kind, p, a, y):
         m = 1.0 - y * a  # = 1 - ya
         if m <= 0.0:
             return 0.0
-        if m >= p:
-            return m - 0.5 * p
-        return m * m / (2.0 * p)
+        if m >= param:
+            return m - 0.5 * param
+        return m * m / (2.0 * param)
     if kind == SQUARED_HINGE:
         m = 1.0 - y * a
         return m * m if m > 0.0 else 0.0
@@ -108,12 +108,12 @@ def loss_value(kind, p, a, y):
     if kind == ABSOLUTE:
         return abs(a - y)
     # EPSILON_INSENSITIVE
-    r = abs(a - y) - p
+    r = abs(a - y) - param
     return r if r > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)
-def loss_derivative(kind, p, a, y):
+def loss_derivative(kind, param, a, y):
     """A (sub)derivative phi'(a; y) whose negation lies in the dual domain.
 
     At kinks the subgradient 0 is chosen where it is admissible (hinge at
@@ -125,9 +125,9 @@ def loss_derivative(kind, p, a, y):
         m = 1.0 - y * a
         if m <= 0.0:
             return 0.0
-        if m >= p:
+        if m >= param:
             return -y
-        return -y * m / p
+        return -y * m / param
     if kind == SQUARED_HINGE:
         m = 1.0 - y * a
         return -2.0 * y * m if m > 0.0 else 0.0
@@ -143,15 +143,15 @@ def loss_derivative(kind, p, a, y):
             return -1.0
         return 0.0
     r = a - y
-    if r > p:
+    if r > param:
         return 1.0
-    if r < -p:
+    if r < -param:
         return -1.0
     return 0.0
 
 
 @njit(cache=True, nogil=True)
-def dual_in_domain(kind, p, alpha, y):
+def dual_in_domain(kind, param, alpha, y):
     """True when -alpha is in the domain of phi* (alpha is dual feasible)."""
     if kind == HINGE or kind == SMOOTH_HINGE:
         b = alpha * y
@@ -167,14 +167,14 @@ def dual_in_domain(kind, p, alpha, y):
 
 
 @njit(cache=True, nogil=True)
-def neg_conjugate(kind, p, alpha, y):
+def neg_conjugate(kind, param, alpha, y):
     """-phi*(-alpha; y); -inf outside the dual domain."""
-    if not dual_in_domain(kind, p, alpha, y):
+    if not dual_in_domain(kind, param, alpha, y):
         return -np.inf
     if kind == HINGE:
         return alpha * y
     if kind == SMOOTH_HINGE:
-        return alpha * y - 0.5 * p * alpha * alpha
+        return alpha * y - 0.5 * param * alpha * alpha
     if kind == SQUARED_HINGE:
         return alpha * y - 0.25 * alpha * alpha
     if kind == LOGISTIC:
@@ -184,7 +184,7 @@ def neg_conjugate(kind, p, alpha, y):
         return alpha * y - 0.5 * alpha * alpha
     if kind == ABSOLUTE:
         return alpha * y
-    return alpha * y - p * abs(alpha)
+    return alpha * y - param * abs(alpha)
 
 
 @njit(cache=True, nogil=True)
@@ -281,7 +281,7 @@ def _logistic_step(alpha, y, a, s):
 
 
 @njit(cache=True, nogil=True)
-def dual_step(kind, p, alpha, y, a, s):
+def dual_step(kind, param, alpha, y, a, s):
     """New value of alpha_i maximizing the SDCA coordinate objective.
 
     Maximizes ``-phi*(-beta) - a (beta - alpha) - (s/2)(beta - alpha)^2`` over
@@ -299,7 +299,7 @@ def dual_step(kind, p, alpha, y, a, s):
         return b * y
     if kind == SMOOTH_HINGE:
         b0 = alpha * y
-        b = _clip((1.0 - a * y + s * b0) / (p + s), 0.0, 1.0)
+        b = _clip((1.0 - a * y + s * b0) / (param + s), 0.0, 1.0)
         return b * y
     if kind == SQUARED_HINGE:
         b0 = alpha * y
@@ -318,25 +318,25 @@ def dual_step(kind, p, alpha, y, a, s):
         return 1.0 if g > 0.0 else (-1.0 if g < 0.0 else alpha)
     # EPSILON_INSENSITIVE: concave piecewise quadratic with a kink at 0
     if s > 0.0:
-        up = alpha + (y - a - p) / s
+        up = alpha + (y - a - param) / s
         if up > 0.0:
             return up if up < 1.0 else 1.0
-        dn = alpha + (y - a + p) / s
+        dn = alpha + (y - a + param) / s
         if dn < 0.0:
             return dn if dn > -1.0 else -1.0
         return 0.0
     g = y - a
-    if g > p:
+    if g > param:
         return 1.0
-    if g < -p:
+    if g < -param:
         return -1.0
-    if g == p or g == -p:
+    if g == param or g == -param:
         return alpha
     return 0.0
 
 
 @njit(cache=True, nogil=True)
-def dual_slopes(kind, p, alpha, y, a):
+def dual_slopes(kind, param, alpha, y, a):
     """One-sided slopes (g_plus, g_minus) of the coordinate gain at delta = 0.
 
     ``g_plus`` is the right derivative of ``-phi*(-(alpha + d)) - a d`` at
@@ -350,7 +350,7 @@ def dual_slopes(kind, p, alpha, y, a):
         if kind == HINGE:
             g = 1.0 - a * y
         elif kind == SMOOTH_HINGE:
-            g = 1.0 - a * y - p * b
+            g = 1.0 - a * y - param * b
         else:
             g = 1.0 - a * y - 0.5 * b
         # slope in b-space equals slope in alpha-space times y; report in b
@@ -384,14 +384,14 @@ def dual_slopes(kind, p, alpha, y, a):
     # EPSILON_INSENSITIVE
     g = y - a
     if alpha > 0.0:
-        gp = g - p
-        gm = g - p
+        gp = g - param
+        gm = g - param
     elif alpha < 0.0:
-        gp = g + p
-        gm = g + p
+        gp = g + param
+        gm = g + param
     else:
-        gp = g - p
-        gm = g + p
+        gp = g - param
+        gm = g + param
     if alpha <= -1.0:
         gm = inf
     if alpha >= 1.0:
@@ -400,7 +400,7 @@ def dual_slopes(kind, p, alpha, y, a):
 
 
 @njit(cache=True, nogil=True)
-def loss_second_derivative(kind, p, a, y):
+def loss_second_derivative(kind, param, a, y):
     """A (generalized) second derivative phi''(a; y) of the smooth losses.
 
     Where phi' has a kink (squared hinge at ``y a = 1``, the smoothed hinge at
@@ -411,9 +411,9 @@ def loss_second_derivative(kind, p, a, y):
     """
     if kind == SMOOTH_HINGE:
         m = 1.0 - y * a
-        if m <= 0.0 or m >= p:
+        if m <= 0.0 or m >= param:
             return 0.0
-        return 1.0 / p
+        return 1.0 / param
     if kind == SQUARED_HINGE:
         return 2.0 if 1.0 - y * a > 0.0 else 0.0
     if kind == LOGISTIC:

@@ -194,13 +194,13 @@ def _first_at_least(indices, lo_k, hi_k, off, col):
 
 
 @njit(cache=True, nogil=True)
-def _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p, inv_lam, inv_W,
+def _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, param, inv_lam, inv_W,
                alpha, v, i):
     """Update (2) for coordinate ``i`` with ``w = v / lam`` held fixed: the new
     value of ``alpha_i`` (NaN when a non-finite value appears)."""
     a = _row_dot(data, indices, indptr, iptr, i, v) * inv_lam
     s = cw[i] * curv[i] * inv_W * inv_lam
-    new = dual_step(kind, p, alpha[i], y[i], a, s)
+    new = dual_step(kind, param, alpha[i], y[i], a, s)
     if not (math.isfinite(new) and math.isfinite(a)):
         return np.nan
     return new
@@ -299,7 +299,7 @@ def msdca_serial(rows, spec, mb, state, u, n_iter, work):
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     y, cw = rows.y, rows.cw
-    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    kind, param, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
     curv, b, scale = mb.curv, mb.b, mb.scale
     alpha, v = state.alpha, state.v
     perm, swaps, batch, news, coefs = work.perm, work.swaps, work.batch, work.news, work.coefs
@@ -309,7 +309,7 @@ def msdca_serial(rows, spec, mb, state, u, n_iter, work):
     for t in range(n_iter):
         _msdca_prepare(u, t, b, n, perm, swaps, batch)
         for q in range(b):
-            news[q] = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
+            news[q] = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, param,
                                    inv_lam, inv_W, alpha, v, batch[q])
         st, a = _msdca_finish(indptr, cw, inv_W, scale, alpha, batch, news, coefs, b)
         if st < 0:
@@ -372,7 +372,7 @@ def msdca_thread(team, rows, spec, mb, state, u, n_iter, work):
     pdot, news, olds, splits = team.pdot, team.news, team.olds, team.splits
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     y, cw = rows.y, rows.cw
-    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    kind, param, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
     curv, b, scale = mb.curv, mb.b, mb.scale
     alpha, v = state.alpha, state.v
     perm, swaps, batch, coefs = work.perm, work.swaps, work.batch, work.coefs
@@ -400,7 +400,7 @@ def msdca_thread(team, rows, spec, mb, state, u, n_iter, work):
             a = dot * inv_lam
             s = cw[i] * curv[i] * inv_W * inv_lam
             old = alpha[i]
-            new = dual_step(kind, p, old, y[i], a, s)
+            new = dual_step(kind, param, old, y[i], a, s)
             if not (math.isfinite(new) and math.isfinite(a)):
                 new = np.nan
             olds[par, q] = old
@@ -469,7 +469,7 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     y, cw = rows.y, rows.cw
-    kind, p, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
+    kind, param, inv_lam, inv_W = spec.kind, spec.param, 1.0 / spec.lam, spec.inv_W
     part_ptr, curv, mode, m = rounds.part_ptr, rounds.curv, rounds.mode, rounds.m
     sigma_dot, gamma, apply_v = rounds.sigma_dot, rounds.gamma, rounds.apply_v
     alpha, v = state.alpha, state.v
@@ -494,7 +494,7 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
                 nrows = tau
                 for q in range(tau):
                     i = rbuf[q]
-                    nw = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, p,
+                    nw = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, param,
                                     inv_lam, inv_W, alpha, v, i)
                     if not math.isfinite(nw):
                         return RunResult(STATUS_NONFINITE, r, acc, i)
@@ -530,7 +530,7 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
                     a = (dot_v + sigma_dot * dot_dv) * inv_lam
                     cur = dalpha[i] if rowmark[i] else alpha[i]
                     s = cw[i] * curv[i] * inv_W * inv_lam
-                    new = dual_step(kind, p, cur, y[i], a, s)
+                    new = dual_step(kind, param, cur, y[i], a, s)
                     if not (math.isfinite(new) and math.isfinite(a)):
                         return RunResult(STATUS_NONFINITE, r, acc, i)
                     acc += re - rs

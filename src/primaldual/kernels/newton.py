@@ -18,7 +18,7 @@ from .views import row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
-def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, p, margins, grad, curv):
+def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, param, margins, grad, curv):
     """One pass at ``w``.
 
     Writes ``margins[i] = x_i . w``, ``grad = sum_i c_i phi'(x_i . w) x_i`` and
@@ -36,9 +36,9 @@ def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, p, margins, grad, curv
         a = row_dot(data, indices, start, end, off, w)
         margins[i] = a
         c = cw[i]
-        loss_sum += c * loss_value(kind, p, a, y[i])
-        curv[i] = c * loss_second_derivative(kind, p, a, y[i])
-        g = c * loss_derivative(kind, p, a, y[i])
+        loss_sum += c * loss_value(kind, param, a, y[i])
+        curv[i] = c * loss_second_derivative(kind, param, a, y[i])
+        g = c * loss_derivative(kind, param, a, y[i])
         if g != 0.0:
             row_axpy(g, data, indices, start, end, off, grad)
     return loss_sum

@@ -24,7 +24,7 @@ from .views import row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
-def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, p,
+def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, param,
                      v_out, margins):
     n = indptr.shape[0] - 1
     for j in range(v_out.shape[0]):
@@ -37,8 +37,8 @@ def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, p,
         off = iptr[i] - start
         a = row_dot(data, indices, start, end, off, w)
         margins[i] = a
-        loss_sum += cw[i] * loss_value(kind, p, a, y[i])
-        conj_sum += cw[i] * neg_conjugate(kind, p, alpha[i], y[i])
+        loss_sum += cw[i] * loss_value(kind, param, a, y[i])
+        conj_sum += cw[i] * neg_conjugate(kind, param, alpha[i], y[i])
         coef = cw[i] * alpha[i]
         if coef != 0.0:
             row_axpy(coef, data, indices, start, end, off, v_out)

@@ -71,7 +71,7 @@ def sag_run(rows, spec, eta, state, order, t0):
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     y, cw = rows.y, rows.cw
-    kind, p, lam, inv_W = spec.kind, spec.param, spec.lam, spec.inv_W
+    kind, param, lam, inv_W = spec.kind, spec.param, spec.lam, spec.inv_W
     grad, w, d, last = state.grad, state.w, state.d, state.last
     logc = math.log1p(-eta * lam)
     c = 1.0 - eta * lam
@@ -94,7 +94,7 @@ def sag_run(rows, spec, eta, state, order, t0):
         acc += re - rs
         if not math.isfinite(a):
             return SAGResult(STATUS_NONFINITE, it, acc)
-        g = loss_derivative(kind, p, a, y[i])
+        g = loss_derivative(kind, param, a, y[i])
         coef = cw[i] * inv_W * (g - grad[i])
         grad[i] = g
         for k in range(rs, re):

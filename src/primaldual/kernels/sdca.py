@@ -157,7 +157,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
-    kind, p, lam, l1, inv_W = spec.kind, spec.param, spec.lam, spec.l1, spec.inv_W
+    kind, param, lam, l1, inv_W = spec.kind, spec.param, spec.lam, spec.l1, spec.inv_W
     alpha, v, logit, shrunk = state.alpha, state.v, state.logit, state.shrunk
     shrinking, shrink_up, shrink_down = shrink.on, shrink.up, shrink.down
     averaging, avg_sum, avg_last, avg_T0 = avg.on, avg.total, avg.last, avg.T0
@@ -204,7 +204,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
         ai = alpha[i]
         yi = y[i]
         if shrinking:
-            gp, gm = dual_slopes(kind, p, ai, yi, a)
+            gp, gm = dual_slopes(kind, param, ai, yi, a)
             if gp < -shrink_down and gm > shrink_up:
                 shrunk[i] = 1
                 t += 1
@@ -223,7 +223,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
             new = b * yi
             logit[i] = z
         else:
-            new = dual_step(kind, p, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
+            new = dual_step(kind, param, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
             return EpochResult(STATUS_NONFINITE, pos, t, accesses, max_up, max_down)
         t += 1
@@ -272,7 +272,7 @@ def modified_sgd_epoch(rows, spec, order, alpha, u):
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
-    kind, p, lam = spec.kind, spec.param, spec.lam
+    kind, param, lam = spec.kind, spec.param, spec.lam
     W_prev = 0.0
     accesses = 0
     for pos in range(order.shape[0]):
@@ -290,7 +290,7 @@ def modified_sgd_epoch(rows, spec, order, alpha, u):
             a = dot / (lam * W_prev)
         W_t = W_prev + cw[i]
         s = cw[i] * sqnorm[i] / (lam * W_t)
-        new = dual_step(kind, p, 0.0, y[i], a, s)
+        new = dual_step(kind, param, 0.0, y[i], a, s)
         if not (math.isfinite(new) and math.isfinite(a)):
             return STATUS_NONFINITE, pos, accesses
         alpha[i] = new

@@ -66,7 +66,7 @@ def sgd_run(rows, spec, opts, state, order, start, stop, t0):
     ``(status, pos, accesses)``.
     """
     data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
-    kind, p, lam = spec.kind, spec.param, spec.lam
+    kind, param, lam = spec.kind, spec.param, spec.lam
     grad_w, project = opts.grad_w, opts.project
     u, scale_arr, sqnorm_arr = state.u, state.scale, state.sqnorm
     scale = scale_arr[0]
@@ -87,7 +87,7 @@ def sgd_run(rows, spec, opts, state, order, start, stop, t0):
             dot += data[k] * u[indices[k + off]]
         a = dot * scale
         accesses += re - rs
-        g = loss_derivative(kind, p, a, y[i])
+        g = loss_derivative(kind, param, a, y[i])
         if not math.isfinite(a):
             scale_arr[0] = scale
             sqnorm_arr[0] = unorm2

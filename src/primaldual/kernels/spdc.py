@@ -335,7 +335,7 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
     (``Delta u`` is a multiple of ``x_k``).
     """
     data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
-    kind, p, tau, sigma = spec.kind, spec.param, spec.tau, spec.sigma
+    kind, param, tau, sigma = spec.kind, spec.param, spec.tau, spec.sigma
     theta, l1, l2, delta_dual = spec.theta, spec.l1, spec.l2, spec.delta_dual
     weighted, alias_prob, alias_idx = sampling.weighted, sampling.alias_prob, sampling.alias_idx
     pn, rho = sampling.pn, sampling.rho
@@ -443,9 +443,9 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
                 coef_primal = rho[k] / m
             if delta_dual > 0.0:
                 sd = s + delta_dual * rho[k]
-                new = dual_step(kind, p, s * ak / sd, y[k], A, sd)
+                new = dual_step(kind, param, s * ak / sd, y[k], A, sd)
             else:
-                new = dual_step(kind, p, ak, y[k], A, s)
+                new = dual_step(kind, param, ak, y[k], A, s)
             if not (math.isfinite(new) and math.isfinite(A)):
                 return SPDCResult(STATUS_NONFINITE, it, accesses)
             dy = -(new - ak)            # change of ytilde_k

@@ -565,13 +565,14 @@ class Solver(abc.ABC):
         elapsed = time.perf_counter() - t_start
         state = self.export_state(trace, elapsed)
         rec = trace[-1]
-        p = self.problem
+        prob = self.problem
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
             options=self.resolved_opts.to_dict(), converged=rec["rel_gap"] <= self.tol,
-            n_epochs=self.epochs, time=elapsed, trace=trace, loss=p.loss.name,
-            lam=p.lam, l1=p.l1, tol=self.tol, feature_accesses=int(self.feature_accesses),
+            n_epochs=self.epochs, time=elapsed, trace=trace, loss=prob.loss.name,
+            lam=prob.lam, l1=prob.l1, tol=self.tol,
+            feature_accesses=int(self.feature_accesses),
             stop_reason=stop, state=state)
 
 

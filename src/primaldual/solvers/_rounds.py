@@ -151,24 +151,24 @@ class RoundsMixin:
 
     # ----------------------------------------------------------- hooks
     def engine_init_state(self, alpha0):
-        p = self.problem
+        prob = self.problem
         self.engine = self._make_engine()
         self.engine.set_curvature(self.eso_beta())
         entropy = seed_entropy(self.random_state, self.rng)
         states = self.engine.init_streams(entropy)
         if alpha0 is None:
-            alpha = np.zeros(p.n)
-            v = np.zeros(p.d)
+            alpha = np.zeros(prob.n)
+            v = np.zeros(prob.d)
         else:
             alpha = alpha0
-            v = p.dual_image(alpha)
+            v = prob.dual_image(alpha)
         self.engine.set_state(alpha, v, states)
         self.rounds = 0
 
     def engine_advance(self, n_epochs, deadline):
-        p = self.problem
+        prob = self.problem
         spr = self.steps_per_round
-        total = next_check_target(self.rounds, spr, p.n, self.check_every,
+        total = next_check_target(self.rounds, spr, prob.n, self.check_every,
                                   self.max_epochs) - self.rounds
         mode, m, sigma_dot, gamma = self.round_spec()
         chunk = total if deadline is None else max(1, math.ceil(total / 10))

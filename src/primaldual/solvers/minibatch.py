@@ -346,8 +346,8 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
 
     def _local_curvature(self):
         """ESO weights v_i for serial/standard sampling (in memory)."""
-        p = self.problem
-        r = p.rows
+        prob = self.problem
+        r = prob.rows
         self.eso_info = {}
         if self.eso in ("none", "serial"):
             return r.sqnorm.copy()
@@ -356,28 +356,28 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
         if self.eso == "sparse":
             return sparse_eso(r, self.b)
         self.sigma2 = self._sigma2(r)
-        return eso_factor("standard", "dense", self.b, p.n, 1, self.sigma2) * r.sqnorm
+        return eso_factor("standard", "dense", self.b, prob.n, 1, self.sigma2) * r.sqnorm
 
     # ------------------------------------------------------------- state
     def init_state(self, warm_start):
         alpha0 = self.warm_start_alpha()
-        p = self.problem
-        self.alpha = np.zeros(p.n) if alpha0 is None else alpha0
-        self.v = np.zeros(p.d) if alpha0 is None else p.dual_image(self.alpha)
+        prob = self.problem
+        self.alpha = np.zeros(prob.n) if alpha0 is None else alpha0
+        self.v = np.zeros(prob.d) if alpha0 is None else prob.dual_image(self.alpha)
         self._setup_local()
 
     def _setup_local(self):
-        p = self.problem
+        prob = self.problem
         self.curv = self._local_curvature()
         b = self.b
-        self.perm = np.arange(p.n, dtype=np.int64)
+        self.perm = np.arange(prob.n, dtype=np.int64)
         self.swaps = np.zeros(b, dtype=np.int64)
         self.batch = np.zeros(b, dtype=np.int64)
         self.deltas = np.zeros(b)
         self.coefs = np.zeros(b)
         self.parallel = self.n_threads > 1 and b >= 16
         T = self.n_threads_used = min(self.n_threads, b) if self.parallel else 1
-        self.col_bounds = _column_bounds(p.rows, T)
+        self.col_bounds = _column_bounds(prob.rows, T)
         if self.parallel:
             # shared: partial products, new and old dual values (double
             # buffered); private: the batch-drawing scratch (every thread draws
@@ -390,8 +390,8 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
             self.t_swaps = [self.swaps] + [np.zeros(b, dtype=np.int64) for _ in range(T - 1)]
             self.t_batch = [self.batch] + [np.zeros(b, dtype=np.int64) for _ in range(T - 1)]
             self.t_coefs = [self.coefs] + [np.zeros(b) for _ in range(T - 1)]
-            self.splits = np.zeros((p.n, T - 1), dtype=np.int32)
-            row_splits(p.rows.indices, p.rows.indptr, p.rows.iptr, self.col_bounds,
+            self.splits = np.zeros((prob.n, T - 1), dtype=np.int32)
+            row_splits(prob.rows.indices, prob.rows.indptr, prob.rows.iptr, self.col_bounds,
                        self.splits)
 
     def get_state(self):
@@ -404,13 +404,13 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
 
     # ----------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
-        p = self.problem
+        prob = self.problem
         b = self.b
-        total = (next_check_target(self.steps // b, b, p.n, self.check_every,
+        total = (next_check_target(self.steps // b, b, prob.n, self.check_every,
                                    self.max_epochs) - self.steps // b)
         chunk = total if deadline is None else max(1, -(-total // 10))
         scale = self.step_scale
-        rows, spec = p.rows_view(), p.step_spec()
+        rows, spec = prob.rows_view(), prob.step_spec()
         mb = MiniBatch(self.curv, int(b), float(scale))
         state = DualState(self.alpha, self.v)
         done = 0
@@ -427,7 +427,7 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
             self.feature_accesses += acc
             self.steps += k * b
             if st == STATUS_NONFINITE:
-                raise_nonfinite(p.lam, bad)
+                raise_nonfinite(prob.lam, bad)
             done += it
             if deadline is not None and time.perf_counter() >= deadline:
                 break
@@ -465,9 +465,9 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
 
     # ------------------------------------------------------- certificate
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         with np.errstate(over="ignore", invalid="ignore"):
-            cert = p.certificate(self.v / p.lam, self.alpha)
+            cert = prob.certificate(self.v / prob.lam, self.alpha)
         self.v = cert.v
         return self._check_finite(cert)
 

@@ -348,9 +348,9 @@ class SDCASolver(Solver):
         """The threads a pass runs on: ``n_jobs`` is an upper bound, a thread
         gets at least MIN_NNZ_PER_THREAD stored entries per pass, else its
         share would not pay for waking it."""
-        p = self.problem
-        return max(1, min(resolve_n_jobs(self.opts.n_jobs), p.n,
-                          p.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+        prob = self.problem
+        return max(1, min(resolve_n_jobs(self.opts.n_jobs), prob.n,
+                          prob.nnz // max(MIN_NNZ_PER_THREAD, 1)))
 
     def setup(self):
         o = self.opts
@@ -363,13 +363,13 @@ class SDCASolver(Solver):
 
     def _setup_threads(self):
         o = self.opts
-        p = self.problem
+        prob = self.problem
         self.n_threads = self._threads_for()
         if self.n_threads == 1:
             return
         se = o.sync_every
         if se == "auto":
-            se = auto_sync_every(p.rows)
+            se = auto_sync_every(prob.rows)
         self.sync_every = int(se or 0)
         a = o.atomic
         if a == "auto":
@@ -378,16 +378,16 @@ class SDCASolver(Solver):
             # shape, and the certificate pass then runs twice); one shared v:
             # atomic where concurrent writes to an entry are frequent
             a = (True if self.sync_every
-                 else column_overlap(p.rows) >= ATOMIC_OVERLAP)
+                 else column_overlap(prob.rows) >= ATOMIC_OVERLAP)
         self.atomic = bool(a)
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
-        p = self.problem
-        n, d = p.n, p.d
+        prob = self.problem
+        n, d = prob.n, prob.d
         alpha = self.warm_start_alpha()
         self.alpha = np.zeros(n) if alpha is None else alpha
-        self.v = p.dual_image(self.alpha) if alpha is not None else np.zeros(d)
+        self.v = prob.dual_image(self.alpha) if alpha is not None else np.zeros(d)
         self.pending_sgd_init = self.opts.init == "sgd"
         self.cyclic_order = (self.rng.permutation(n).astype(np.int64)
                              if self.opts.sampling == "cyclic" else np.zeros(0, np.int64))
@@ -459,10 +459,10 @@ class SDCASolver(Solver):
         """Steps up to ``target`` on ``n_threads`` threads: each pass is cut into
         chunks that the threads take in turn and run with :func:`sdca_epoch`,
         each on its copy of ``v`` (see the module docstring, "Threads")."""
-        p = self.problem
+        prob = self.problem
         K = self.n_threads
-        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
-        row_nnz = p.rows.row_nnz
+        rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
+        row_nnz = prob.rows.row_nnz
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
                 if not self._threaded_pass():
@@ -477,7 +477,7 @@ class SDCASolver(Solver):
             stop = min(order.shape[0], self.pos + (target - self.steps))
             results, interrupted = threaded_pass(
                 rows, spec, state, order, self.pos, stop, K,
-                (stop - self.pos) * p.nnz / max(p.n, 1),
+                (stop - self.pos) * prob.nnz / max(prob.n, 1),
                 Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox,
                 self.atomic, self.sync_every)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
@@ -486,7 +486,7 @@ class SDCASolver(Solver):
                 thr[2] = max(thr[2], up)
                 thr[3] = max(thr[3], down)
                 if status == STATUS_NONFINITE:
-                    _raise_nonfinite(p, order[pos])
+                    _raise_nonfinite(prob, order[pos])
             self.pos = stop
             if interrupted:
                 self.interrupted = True
@@ -497,9 +497,9 @@ class SDCASolver(Solver):
     def _logit_cache(self):
         """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
         iteration of the next step on row i starts (NaN: computed from alpha_i)."""
-        p = self.problem
-        use = p.loss.name == "logistic" and p.l1 == 0
-        self.logit = np.full(p.n if use else 0, np.nan)
+        prob = self.problem
+        use = prob.loss.name == "logistic" and prob.l1 == 0
+        self.logit = np.full(prob.n if use else 0, np.nan)
 
     def _prox_scratch(self):
         """Work arrays of the elastic-net step (2 breakpoints per nonzero)."""
@@ -566,18 +566,18 @@ class SDCASolver(Solver):
 
     # ---------------------------------------------------------- advance
     def advance(self, n_epochs, deadline):
-        p = self.problem
-        n = p.n
+        prob = self.problem
+        n = prob.n
         target = self.steps + max(1, int(round(n_epochs * n)))
         if self.pending_sgd_init:
             perm = self.rng.permutation(n).astype(np.int64)
-            u = np.zeros(p.d)
-            status, pos, acc = modified_sgd_epoch(p.rows_view(), p.step_spec(), perm,
+            u = np.zeros(prob.d)
+            status, pos, acc = modified_sgd_epoch(prob.rows_view(), prob.step_spec(), perm,
                                                   self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(p, perm[pos])
-            self.v = u / p.W
+                _raise_nonfinite(prob, perm[pos])
+            self.v = u / prob.W
             self.steps += n
             self.pending_sgd_init = False
         out = self.opts.output
@@ -587,7 +587,7 @@ class SDCASolver(Solver):
             return self._advance_threads(target, deadline)
         if self.shrinking:
             return self._advance_shrinking(target, deadline)
-        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
+        rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
         no_shrink = Shrinking(False, np.inf, np.inf)
         avg = Averaging(out == "average", self.avg_sum, self.avg_last, self.T0_steps)
         while self.steps < target:
@@ -600,7 +600,7 @@ class SDCASolver(Solver):
                 no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(p, self.order[pos])
+                _raise_nonfinite(prob, self.order[pos])
             self.pos = pos
             self.steps = t
             if status == STATUS_SNAPSHOT:
@@ -616,11 +616,11 @@ class SDCASolver(Solver):
         The driver hands it a block of uniforms for drawing passes (one per
         step still to make plus one full pass; more on request) and the
         buffers of the active list and the current pass."""
-        p = self.problem
-        n = p.n
+        prob = self.problem
+        n = prob.n
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
                                       self.pos, self.thr)
-        rows, spec, state = p.rows_view(), p.step_spec(), self._state_view()
+        rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
         code = _ORDER_CODES[self.opts.sampling]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
@@ -632,7 +632,7 @@ class SDCASolver(Solver):
             self.steps = t
             if status == STATUS_NONFINITE:
                 self._keep_passes(passes)
-                _raise_nonfinite(p, passes.order[passes.cursor[2]])
+                _raise_nonfinite(prob, passes.order[passes.cursor[2]])
             if passes.cursor[0] == 0:                  # everything shrunk
                 self.steps = target
                 break
@@ -675,25 +675,25 @@ class SDCASolver(Solver):
         return self.snapshot.copy()
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         nt = self.n_threads          # the certificate pass runs on the threads too
         alpha_out = self._output_alpha()
-        if p.l1 > 0:
+        if prob.l1 > 0:
             # elastic net: w(alpha) = soft_threshold(v, l1) / lam
             if alpha_out is None:
-                cert = p.certificate(p.penalty.grad_conjugate(self.v), self.alpha, nt)
+                cert = prob.certificate(prob.penalty.grad_conjugate(self.v), self.alpha, nt)
             else:
-                cert = p.certificate(p.penalty.grad_conjugate(p.dual_image(alpha_out)),
-                                     alpha_out, nt)
+                w = prob.penalty.grad_conjugate(prob.dual_image(alpha_out))
+                cert = prob.certificate(w, alpha_out, nt)
         elif alpha_out is None:
             # the incremental v is not replaced by the fresh v(alpha) of the check,
             # so the iterates do not depend on when checks happen (the adaptive
             # schedule moves them); the certificate is exact for the returned pair
             # (P at w = v/lam, D at alpha with v(alpha) recomputed), and the rounding
             # drift of v is ~1e-16 sqrt(steps) relative
-            cert = p.certificate(self.v / p.lam, self.alpha, nt)
+            cert = prob.certificate(self.v / prob.lam, self.alpha, nt)
         else:
-            cert = p.certificate(p.dual_image(alpha_out) / p.lam, alpha_out, nt)
+            cert = prob.certificate(prob.dual_image(alpha_out) / prob.lam, alpha_out, nt)
         if self.n_threads > 1:
             cert = self._resync(cert)
         if self.shrinking and cert.rel_gap > self.tol:
@@ -708,14 +708,14 @@ class SDCASolver(Solver):
         two slices -- ``v`` has drifted: the certificate is then recomputed at
         ``w(alpha)`` from the fresh image.  Either way the threads go on from
         the fresh image."""
-        p = self.problem
+        prob = self.problem
         fresh = cert.v
         scale = max(float(np.abs(fresh).max(initial=0.0)), 1e-300)
         drift = float(np.abs(fresh - self.v).max(initial=0.0)) / scale
         self.v = fresh
         if drift > RESYNC_DRIFT:
-            w = (p.penalty.grad_conjugate(fresh) if p.l1 > 0 else fresh / p.lam)
-            cert = p.certificate(w, self.alpha, self.n_threads)
+            w = (prob.penalty.grad_conjugate(fresh) if prob.l1 > 0 else fresh / prob.lam)
+            cert = prob.certificate(w, self.alpha, self.n_threads)
         return cert
 
     def _reactivate(self, cert):
@@ -723,9 +723,9 @@ class SDCASolver(Solver):
         shrunk = np.flatnonzero(self.shrunk)
         if shrunk.size == 0:
             return
-        p = self.problem
-        gi = p.coordinate_gaps(cert.margins, cert.alpha, idx=shrunk)
-        allowed = self.tol * max(abs(cert.primal), 1e-12) / p.n
+        prob = self.problem
+        gi = prob.coordinate_gaps(cert.margins, cert.alpha, idx=shrunk)
+        allowed = self.tol * max(abs(cert.primal), 1e-12) / prob.n
         back = shrunk[gi > allowed]
         if back.size:
             self.shrunk[back] = 0
