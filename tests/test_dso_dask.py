@@ -25,7 +25,7 @@ def data():
 
 
 @pytest.mark.parametrize("loss,opts", [
-    ("hinge", dict(n_workers=2)),                                    # AdaGrad + SVRG
+    ("hinge", dict(n_workers=2, max_epochs=12)),     # AdaGrad + SVRG + adaptive restarts
     ("logistic", dict(n_workers=3, step="sqrt", variance_reduction=None,
                       output="average", check_every=0.5)),           # 3 parts on 2 workers
     ("logistic", dict(n_workers=2, l1=1e-3, step="constant", eta0=5.0)),
@@ -33,8 +33,8 @@ def data():
 def test_dso_ring_equals_serial(client, data, loss, opts):
     X, y = data
     opts = dict(opts)
-    kw = dict(loss=loss, lam=1e-2, solver="dso", tol=0, max_epochs=4, random_state=7,
-              l1=opts.pop("l1", 0.0), **opts)
+    kw = dict(loss=loss, lam=1e-2, solver="dso", tol=0, random_state=7,
+              max_epochs=opts.pop("max_epochs", 4), l1=opts.pop("l1", 0.0), **opts)
     serial = solve(X, y, **kw)
     ring = solve(X, y, client=client, **kw)
     np.testing.assert_allclose(ring.coef, serial.coef, rtol=0, atol=1e-10)
@@ -44,6 +44,9 @@ def test_dso_ring_equals_serial(client, data, loss, opts):
         assert a["saddle_gap" if "saddle_gap" in b else "gap"] == pytest.approx(
             b["saddle_gap" if "saddle_gap" in b else "gap"], rel=1e-9, abs=1e-12)
     last = ring.trace[-1]
+    assert last["restarts"] == serial.trace[-1]["restarts"]
+    if loss == "hinge":
+        assert last["restarts"] > 0           # the restarts ran on the ring too
     assert last["backend"] == "dask" and last["round_ms"] > 0
     assert last["round_send_ms"] > 0          # the block really moved between workers
     # a Dask checkpoint resumes serially (same explicit state) to the same iterates

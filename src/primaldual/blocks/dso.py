@@ -135,14 +135,14 @@ class DSOParams:
     svrg: bool
     chunk_order: bool = True
     w_scale: float = 1.0     # AdaGrad's w steps are w_scale * eta0 / sqrt(G)
-    a_prox: float = 0.0
+    a_scale: float = 1.0     # ... and its alpha steps a_scale * eta0 / sqrt(G)
 
     def spec(self, eta=0.0) -> DSOSpec:
         """The kernels' constants (:class:`~primaldual.kernels.dso.DSOSpec`) with
         the scalar step ``eta``."""
         return DSOSpec(self.kind, self.loss_param, self.lam, self.l1, self.l1_prox,
                        self.R, self.step_mode, float(eta), self.eta0, self.svrg,
-                       self.w_scale, self.a_prox)
+                       self.w_scale, self.a_scale)
 
 
 @dataclass

@@ -25,7 +25,9 @@ Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
 constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
 Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
 ``w_scale`` on the ``w`` side (default 1; the solver's default is
-``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`).
+``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`) and
+``a_scale`` on the ``alpha`` side (default 1; the solver's default is 8 for
+the hinge loss, see :func:`primaldual.solvers.dso.adagrad_a_scale`).
 
 SVRG (``svrg=True``): the component gradient is replaced by the
 variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
@@ -143,7 +145,8 @@ class DSOSpec(NamedTuple):
     """The constants of update (8): loss ``kind`` and parameter ``p``, ``lam``,
     ``l1`` (``l1_prox``: as a proximal step), ``R`` the radius of the box on
     ``w``, the step (``step_mode``; ``eta`` for the scalar steps, ``eta0`` for
-    AdaGrad, whose ``w`` steps are multiplied by ``w_scale``) and ``svrg``."""
+    AdaGrad, whose ``w`` steps are multiplied by ``w_scale`` and ``alpha``
+    steps by ``a_scale``) and ``svrg``."""
     kind: int
     p: float
     lam: float
@@ -155,7 +158,7 @@ class DSOSpec(NamedTuple):
     eta0: float
     svrg: bool
     w_scale: float
-    a_prox: float = 0.0
+    a_scale: float = 1.0
 
 
 class RowSide(NamedTuple):
@@ -201,7 +204,7 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
     kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
-    a_prox = spec.a_prox
+    a_scale = spec.a_scale
     for pos in range(start, stop):
         e = perm[pos]
         i = rows[e]
@@ -223,13 +226,11 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
             gw += Fw[j] * inv_cc
             ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
             ga += Fa[i] * inv_rc
-            if a_prox != 0.0:
-                ga -= ci * a_prox * (ai - as_) * inv_rc
         if step_mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
             Ga[i] += ga * ga
             eta_w = w_scale * eta0 / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
-            eta_a = eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
+            eta_a = a_scale * eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
         else:
             eta_w = eta
             eta_a = eta
@@ -431,7 +432,7 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
-    a_prox = spec.a_prox
+    a_scale = spec.a_scale
     l1g = 0.0 if l1_prox else l1
     for pos in range(start, stop):
         e = perm[pos]
@@ -453,15 +454,13 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
             gw += PW[j, PW_F] * inv_cc
             ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
             ga += PA[i, PA_F] * inv_rc
-            if a_prox != 0.0:
-                ga -= ci * a_prox * (ai - as_) * inv_rc
         if step_mode == STEP_ADAGRAD:
             gwa = PW[j, PW_G] + gw * gw
             gaa = PA[i, PA_G] + ga * ga
             PW[j, PW_G] = gwa
             PA[i, PA_G] = gaa
             eta_w = w_scale * eta0 / math.sqrt(gwa) if gwa > 0.0 else 0.0
-            eta_a = eta0 / math.sqrt(gaa) if gaa > 0.0 else 0.0
+            eta_a = a_scale * eta0 / math.sqrt(gaa) if gaa > 0.0 else 0.0
         else:
             eta_w = eta
             eta_a = eta

@@ -152,7 +152,7 @@ def epoch_time_vs_p(X, y, client, epochs):
     out = {}
     for p in (1, 2):
         kw = dict(loss="hinge", lam=1e-5, solver="dso", n_workers=p, tol=0.0,
-                  random_state=0, variance_reduction=None)
+                  random_state=0, variance_reduction=None, restart=None)
         if client is not None:
             kw["client"] = client
         solve(X, y, max_epochs=1, **kw)                        # warm-up (JIT cache)

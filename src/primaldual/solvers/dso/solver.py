@@ -118,6 +118,23 @@ order : "chunks" | "nonzeros", default "chunks"
     is updated once per epoch either way; "chunks" reads memory sequentially
     (benchmarks/bench_dso.py; docs/reproducing-dso.md).
 
+restart : "adaptive" | None, default "adaptive"
+    "adaptive": at the end of every epoch compare the certified gap ``P(w) -
+    D(alpha)`` of the current iterate with that of the average of the
+    end-of-epoch iterates since the last restart; restart ``(w, alpha)`` from the
+    better one when PDLP's conditions hold (gap below 0.2 of the gap restarted
+    from, or below 0.8 of it and rising again, or a window of 36% of all epochs;
+    Applegate et al., "Practical large-scale linear programming using
+    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs two
+    to four passes over the data per epoch; on the Dask ring the state is
+    gathered on the client at every epoch end and scattered again after a
+    restart.  None: no restarts (the paper).
+alpha_scale : float or None, default None
+    Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
+    the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
+    ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1`` is the solver
+    before these two defaults (docs/reproducing-dso.md section 6c).
+
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
     blocks travel around the ring (primaldual.distributed.ring); same iterates
@@ -125,8 +142,10 @@ client : dask.distributed.Client or None
 round_timeout, recovery_every, recovery_dir, max_recoveries :
     The Dask engine's options (docs/distributed.md).
 
-Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG); set
-``step="sqrt", variance_reduction=None`` for Algorithm 1 exactly as printed.
+Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG) plus the
+restarts and the hinge ``alpha`` step above; set ``step="sqrt",
+variance_reduction=None, restart=None`` for Algorithm 1 exactly as printed, and
+``restart=None, alpha_scale=1`` for the paper's AdaGrad + SVRG.
 
 Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
 coefficient vector.
@@ -151,7 +170,8 @@ from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
 from .._ring import n_dask_workers
 from .ring import DSORingDriver
-from .saddle import adagrad_w_scale, box_radius, default_eta0, dual_bounds, saddle_gap
+from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
+                     saddle_gap)
 
 __all__ = ["DSOSolver", "DSOOptions"]
 
@@ -171,6 +191,10 @@ class DSOOptions(RingOptions, CommonOptions):
     variance_reduction: str | None = choice("svrg", None, "svrg")
     l1_update: str = choice("prox", "prox", "subgradient")
     order: str = choice("chunks", "chunks", "nonzeros")
+    restart: str | None = choice("adaptive", "adaptive", None)
+    alpha_scale: float | None = number(None, low=0.0, also=(None,),
+                                       doc="AdaGrad's alpha-step factor; None: 8 for "
+                                           "hinge, 1 otherwise")
 
 
 # ------------------------------------------------------------------ solver
@@ -207,6 +231,9 @@ class DSOSolver(DSORingDriver, Solver):
         if o.init == "dcd" and self.warm_start is not None:
             raise ValueError("init='dcd' and warm_start both set the starting point; "
                              "choose one")
+        if o.alpha_scale is not None and o.step != "adagrad":
+            raise ValueError("alpha_scale multiplies AdaGrad's alpha steps; it needs "
+                             "step='adagrad'")
 
     def setup(self):
         o = self.opts
@@ -223,13 +250,19 @@ class DSOSolver(DSORingDriver, Solver):
                      else float(o.eta0))
         w_scale = (adagrad_w_scale(p) if o.eta0 is None and o.step == "adagrad"
                    else 1.0)
+        if o.alpha_scale is not None:
+            a_scale = float(o.alpha_scale)
+        else:
+            a_scale = (adagrad_a_scale(p) if o.eta0 is None and o.step == "adagrad"
+                       else 1.0)
+        self.restart = o.restart
         self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
         self.params = DSOParams(
             kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
             l1_prox=o.l1_update == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o.step == "adagrad" else STEP_SCALAR,
             eta0=self.eta0, svrg=o.variance_reduction == "svrg",
-            chunk_order=o.order == "chunks", w_scale=w_scale)
+            chunk_order=o.order == "chunks", w_scale=w_scale, a_scale=a_scale)
         self.cwW = p.sample_weight / p.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
@@ -298,6 +331,16 @@ class DSOSolver(DSORingDriver, Solver):
         self.a_snap = np.zeros(p.n if svrg else 0)
         self.Fw = np.zeros(p.d if svrg else 0)
         self.Fa = np.zeros(p.n if svrg else 0)
+        # restarts: sums of the end-of-epoch iterates since the last restart
+        self.rs_w = np.zeros(p.d if self.restart else 0)
+        self.rs_a = np.zeros(p.n if self.restart else 0)
+        self.rs_n = 0
+        self.rs_gap = None          # gap of the point restarted from (None: not yet)
+        self.rs_prev = None         # the last candidate's gap since then
+        self.n_restarts = 0
+
+    _STATE_ARRAYS = ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
+                     "Fa", "rs_w", "rs_a")
 
     def get_state(self):
         if self._ring is not None:
@@ -305,16 +348,26 @@ class DSOSolver(DSORingDriver, Solver):
         meta = {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
                 "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
                 "streams": [g.bit_generator.state for g in self.streams],
-                "layout_seed": int(self.layout_seed)}
-        arrays = {k: np.array(getattr(self, k)) for k in
-                  ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                   "Fa")}
+                "layout_seed": int(self.layout_seed), "rs_n": int(self.rs_n),
+                "rs_gap": self.rs_gap, "rs_prev": self.rs_prev,
+                "n_restarts": int(self.n_restarts)}
+        arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
         return meta, arrays
 
     def set_state(self, meta, arrays):
-        for k in ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                  "Fa"):
-            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        for k in self._STATE_ARRAYS:
+            if k in arrays:
+                setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        if "rs_w" not in arrays:          # a checkpoint from before restarts
+            self.rs_w = np.zeros(self.w.shape[0] if self.restart else 0)
+            self.rs_a = np.zeros(self.alpha.shape[0] if self.restart else 0)
+        if self.restart and self.rs_w.size == 0:
+            raise ValueError("the checkpoint was written with restart=None; resume with "
+                             "the same restart option")
+        self.rs_n = int(meta.get("rs_n", 0))
+        self.rs_gap = meta.get("rs_gap")
+        self.rs_prev = meta.get("rs_prev")
+        self.n_restarts = int(meta.get("n_restarts", 0))
         self.updates = int(meta["updates"])
         self.t = int(meta["t"])
         self.r = int(meta["r"])
@@ -426,8 +479,22 @@ class DSOSolver(DSORingDriver, Solver):
     def advance(self, n_epochs, deadline):
         n_inner = max(1, int(round(n_epochs * self.p)))
         if self._ring is not None:
-            self._ring.drive(self._ring.round + n_inner, self._ring_round,
-                             self._ring_restore, self._ring_meta, deadline)
+            if not self.restart:
+                self._ring.drive(self._ring.round + n_inner, self._ring_round,
+                                 self._ring_restore, self._ring_meta, deadline)
+                return
+            while n_inner > 0:          # epoch by epoch: the restart test runs on the client
+                k = min(n_inner, self.p - self.r)
+                self._ring.drive(self._ring.round + k, self._ring_round,
+                                 self._ring_restore, self._ring_meta, deadline)
+                n_inner -= k
+                if self.r != 0:
+                    break               # the deadline stopped the epoch
+                self._ring_pull()
+                if self._restart_check():
+                    self._ring_push()
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
             return
         parts = self.partitions()
         blocks = self.wblocks()
@@ -453,8 +520,67 @@ class DSOSolver(DSORingDriver, Solver):
                 self.a_sum += self.alpha
                 self.n_avg += 1
                 self.t += 1
+                if self.restart:
+                    self._restart_check()
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+
+    # --------------------------------------------------------- restarts
+    #: restart when the candidate's gap is below RESTART_SUFFICIENT times the gap
+    #: restarted from, or below RESTART_NECESSARY times it and no longer falling,
+    #: or when the window has RESTART_ARTIFICIAL of all epochs (PDLP's rules)
+    RESTART_SUFFICIENT, RESTART_NECESSARY, RESTART_ARTIFICIAL = 0.2, 0.8, 0.36
+
+    def _pd_gap(self, w, alpha):
+        p = self.problem
+        return p.primal(w) - p.dual(self._feasible(alpha))
+
+    def _restart_check(self):
+        """At the end of an epoch (``restart="adaptive"``): the candidate is the
+        average of the end-of-epoch iterates since the last restart or the
+        current iterate, whichever has the smaller certified gap ``P(w) -
+        D(alpha)``; the iterate restarts from it (both ``w`` and ``alpha``;
+        AdaGrad's sums are kept) when PDLP's conditions hold (Applegate et al.
+        2021, section 3.2, with the duality gap for the normalized gap).
+        Returns True when the iterate changed."""
+        self.rs_w += self.w
+        self.rs_a += self.alpha
+        self.rs_n += 1
+        k = self.rs_n
+        g_cur = self._pd_gap(self.w, self.alpha)
+        g_avg = math.inf                # a window of one epoch: the average is the iterate
+        if k > 1:
+            wa = self.rs_w / k
+            aa = np.clip(self.rs_a / k, self.a_lo, self.a_hi)     # rounding at the bounds
+            g_avg = self._pd_gap(wa, aa)
+        self.feature_accesses += (4 if k > 1 else 2) * self.layout.nnz
+        cand, g = ((wa, aa), g_avg) if g_avg <= g_cur else (None, g_cur)
+        if not math.isfinite(g):
+            g = math.inf
+        first = self.rs_gap is None
+        if first:                       # the first window: its gap is the reference
+            do, cand = True, None
+        else:
+            ref = self.rs_gap
+            prev = math.inf if self.rs_prev is None else self.rs_prev
+            do = (g <= self.RESTART_SUFFICIENT * ref
+                  or (g <= self.RESTART_NECESSARY * ref and g > prev)
+                  or k >= self.RESTART_ARTIFICIAL * self.n_avg)
+        if not do:
+            self.rs_prev = float(g) if math.isfinite(g) else None
+            return False
+        changed = cand is not None
+        if changed:
+            self.w[:] = cand[0]
+            self.alpha[:] = cand[1]
+        if not first:
+            self.n_restarts += 1        # a new window (from the average or the iterate)
+        self.rs_w[:] = 0.0
+        self.rs_a[:] = 0.0
+        self.rs_n = 0
+        self.rs_gap = float(g) if math.isfinite(g) else None
+        self.rs_prev = None
+        return changed
 
     # ----------------------------------------------------- certificate
     def averaged(self):
@@ -493,6 +619,8 @@ class DSOSolver(DSORingDriver, Solver):
     def trace_extras(self):
         out = {"dso_epoch": int(self.t - 1) + self.r / self.p,
                "dual_source": self._dual_source}
+        if self.restart:
+            out["restarts"] = int(self.n_restarts)
         if self._saddle is not None:
             out["saddle_gap"] = float(self._saddle)
         if self._ring is not None:
