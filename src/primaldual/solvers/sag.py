@@ -113,4 +113,4 @@ class SAGSolver(Solver):
     def certificate(self):
         p = self.problem
         w = self.current_w()
-        return p.certificate(w, p.dual_from_primal(w))
+        return p.primal_certificate(w)
