@@ -174,6 +174,15 @@ def merge(work_dir, out_dir):
                 "feature_accesses": last["feature_accesses"],
                 "iterations": last.get("iterations"), "solver_seconds": last["time"],
                 "final_test_error": last["test_error"], "best_test_error": min(errs)}) + "\n")
+    first = Path(work_dir) / f"seed-{seeds[0]}" / "meta.json"
+    if first.exists():                     # the environment, as the harness records it
+        meta = json.loads(first.read_text())
+        meta.update({"description": desc, "seeds": seeds, "command": ["benchmarks/simba_preset_subset.py",
+                                                 "--news20", "WORK_DIR", "OUT_DIR", "SEEDS"],
+                     "wall_seconds": None, "seed_seconds": {
+                         p["seed"]: {"wall": round(p["wall_seconds"], 1),
+                                     "cpu": round(p["cpu_seconds"], 1)} for p in parts}})
+        (out_dir / "meta.json").write_text(json.dumps(meta, indent=1, default=str))
     (out_dir / "config.json").write_text(json.dumps({
         "description": desc, "seeds": seeds, "lams": list(S.LAMS), "nus": list(S.NUS),
         "simba_lam": S.SIMBA_LAM, "passes": S.FULL_PASSES, "check_every": S.CHECK_EVERY,
