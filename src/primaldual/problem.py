@@ -24,7 +24,7 @@ import numpy as np
 from ._util.threads import run_threads
 from .rows import as_rows
 from .validation import check_binary_labels, check_sample_weight, check_Xy
-from .kernels.objective import certificate_pass, weighted_sum
+from .kernels.objective import certificate_pass, certificate_pass_margins, weighted_sum
 from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss
 from .penalties import ElasticNet, make_penalty
@@ -177,17 +177,47 @@ class Problem:
         return -self.loss.derivative(self.rows.matvec(self._w(w)), self.y)
 
     # ------------------------------------------------------- certificate
-    def certificate(self, w, alpha, n_threads=1) -> Certificate:
+    def primal_certificate(self, w) -> Certificate:
+        """``certificate(w, dual_from_primal(w))``, the check of the primal methods,
+        with one product ``X @ w`` instead of two.
+
+        On CSR rows ``dual_from_primal``'s product and the certificate pass's dot
+        products add the same terms in the same order, so the pass reuses the
+        margins and reads only the rows with ``alpha_i != 0``; the result is
+        bitwise that of the two-product form.  Dense rows (whose product goes
+        through BLAS, with its own order of summation) keep the two-product form."""
+        w = np.ascontiguousarray(self._w(w), dtype=np.float64)
+        margins = self.rows.matvec(w)
+        alpha = -self.loss.derivative(margins, self.y)
+        if not self.rows.is_sparse:
+            return self.certificate(w, alpha)
+        return self.certificate(w, alpha, margins=margins)
+
+    def certificate(self, w, alpha, n_threads=1, margins=None) -> Certificate:
         """Exact P(w), D(alpha), the fresh dual image v(alpha) and X @ w, in one pass.
 
         ``n_threads > 1``: the rows are cut into that many contiguous ranges,
         one pass each at once (the kernel releases the GIL); the partial sums
         and images are added in range order, so the result differs from one
-        thread's only by the association of the sums."""
+        thread's only by the association of the sums.
+
+        ``margins``: ``X @ w`` when the caller already has it (one thread only);
+        the pass then skips the dot products and reads only the rows with
+        ``alpha_i != 0``.  The margins are trusted, not recomputed."""
         r = self.rows
         w = np.ascontiguousarray(w, dtype=np.float64)
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         v = np.empty(self.d)
+        if margins is not None and n_threads <= 1 and (w.any() or alpha.any()):
+            margins = np.ascontiguousarray(margins, dtype=np.float64)
+            if margins.shape != (self.n,):
+                raise ValueError(f"margins has shape {margins.shape} but the problem has "
+                                 f"{self.n} samples")
+            loss_sum, conj_sum = certificate_pass_margins(
+                r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha,
+                margins, self.loss.code, self.loss.param, v)
+            v /= self.W
+            return self._certificate_of(w, alpha, v, margins, loss_sum, conj_sum)
         margins = np.empty(self.n)
         if not (w.any() or alpha.any()):
             # the cold start (w, alpha) = (0, 0): margins and v are zero, no pass needed
@@ -205,6 +235,9 @@ class Problem:
                 r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
                 self.loss.code, self.loss.param, v, margins)
             v /= self.W
+        return self._certificate_of(w, alpha, v, margins, loss_sum, conj_sum)
+
+    def _certificate_of(self, w, alpha, v, margins, loss_sum, conj_sum):
         primal = loss_sum / self.W + self.penalty.value(w)
         dual = conj_sum / self.W - self.penalty.conjugate(v) if np.isfinite(conj_sum) \
             else -np.inf

@@ -284,7 +284,7 @@ def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
                               loss_params=lspec.params_dict or None, lam=lam)
     trace = []
     for pt in peer.trace(data.X, data.y, prob.loss, lam, seed, exp.max_epochs):
-        cert = prob.certificate(pt.coef, prob.dual_from_primal(pt.coef))
+        cert = prob.primal_certificate(pt.coef)
         rec = {"epoch": pt.epochs, "time": pt.time, "primal": cert.primal, "dual": cert.dual,
                "gap": cert.gap, "rel_gap": cert.rel_gap}
         if pt.extra:

@@ -200,7 +200,7 @@ class ASDCASolver(Solver):
     def certificate(self):
         prob = self.problem
         w = self.inner_w()
-        return prob.certificate(w, prob.dual_from_primal(w))
+        return prob.primal_certificate(w)
 
     def trace_extras(self):
         return {"outer": int(self.outer), "inner_gap": float(self.inner_gap)}

@@ -165,7 +165,7 @@ class AFGSolver(Solver):
 
     def certificate(self):
         prob = self.problem
-        return prob.certificate(self.x, prob.dual_from_primal(self.x))
+        return prob.primal_certificate(self.x)
 
     def trace_extras(self):
         return {"L": float(self.L)}
@@ -336,4 +336,4 @@ class LBFGSSolver(Solver):
 
     def certificate(self):
         prob = self.problem
-        return prob.certificate(self.x, prob.dual_from_primal(self.x))
+        return prob.primal_certificate(self.x)

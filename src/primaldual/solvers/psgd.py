@@ -187,7 +187,7 @@ class PSGDSolver(Solver):
         if self._ring is not None:
             self._ring_pull()
         w = self.average()
-        return p.certificate(w, p.dual_from_primal(w))
+        return p.primal_certificate(w)
 
     def trace_extras(self):
         if self._ring is None:

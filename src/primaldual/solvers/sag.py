@@ -128,4 +128,4 @@ class SAGSolver(Solver):
     def certificate(self):
         p = self.problem
         w = self.current_w()
-        return p.certificate(w, p.dual_from_primal(w))
+        return p.primal_certificate(w)

@@ -131,5 +131,4 @@ class SGDSolver(Solver):
     def certificate(self):
         p = self.problem
         w = self.u * self.scale[0]
-        alpha = p.dual_from_primal(w)
-        return p.certificate(w, alpha)
+        return p.primal_certificate(w)

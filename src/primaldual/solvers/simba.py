@@ -454,8 +454,7 @@ class SimbaSolver(Solver):
         scale = 1.0 / gamma if rescaled else 1.0
         w = wbar * scale
         self._out = {"gamma": gamma, "intercept": bbar * scale, "rescaled": rescaled}
-        alpha = p.dual_from_primal(w)
-        return p.certificate(w, alpha)
+        return p.primal_certificate(w)
 
     def trace_extras(self):
         return {"iterations": int(self.t), "gamma": self._out["gamma"],
