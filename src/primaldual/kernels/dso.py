@@ -65,7 +65,7 @@ STEP_ADAGRAD = 1
 
 
 @njit(cache=True, nogil=True)
-def neg_conjugate_grad(kind, p, alpha, y):
+def neg_conjugate_grad(kind, param, alpha, y):
     """d/d alpha of H(alpha) = -phi*(-alpha; y), a supergradient at kinks.
 
     hinge, absolute: ``y``; smooth_hinge: ``y - gamma alpha``; squared_hinge:
@@ -76,7 +76,7 @@ def neg_conjugate_grad(kind, p, alpha, y):
     if kind == HINGE or kind == ABSOLUTE:
         return y
     if kind == SMOOTH_HINGE:
-        return y - p * alpha
+        return y - param * alpha
     if kind == SQUARED_HINGE:
         return y - 0.5 * alpha
     if kind == SQUARED:
@@ -86,9 +86,9 @@ def neg_conjugate_grad(kind, p, alpha, y):
         return y * (math.log1p(-b) - math.log(b))
     # EPSILON_INSENSITIVE
     if alpha > 0.0:
-        return y - p
+        return y - param
     if alpha < 0.0:
-        return y + p
+        return y + param
     return y
 
 
@@ -142,13 +142,13 @@ class Nonzeros(NamedTuple):
 
 
 class DSOSpec(NamedTuple):
-    """The constants of update (8): loss ``kind`` and parameter ``p``, ``lam``,
+    """The constants of update (8): loss ``kind`` and parameter ``param``, ``lam``,
     ``l1`` (``l1_prox``: as a proximal step), ``R`` the radius of the box on
     ``w``, the step (``step_mode``; ``eta`` for the scalar steps, ``eta0`` for
     AdaGrad, whose ``w`` steps are multiplied by ``w_scale`` and ``alpha``
     steps by ``a_scale``) and ``svrg``."""
     kind: int
-    p: float
+    param: float
     lam: float
     l1: float
     l1_prox: bool
@@ -201,7 +201,7 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
     alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
     Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
     w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
-    kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
+    kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
     a_scale = spec.a_scale
@@ -218,13 +218,13 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
         inv_rc = 1.0 / row_cnt[i]
         l1g = 0.0 if l1_prox else l1
         gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
-        ga = ci * (neg_conjugate_grad(kind, p, ai, yi) * inv_rc - wj * x)
+        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wj * x)
         if svrg:
             ws = w_snap[j]
             as_ = a_snap[i]
             gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
             gw += Fw[j] * inv_cc
-            ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
+            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - ws * x)
             ga += Fa[i] * inv_rc
         if step_mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
@@ -255,11 +255,11 @@ def svrg_full_gradient(rs, cs, margins, v, spec):
     leaves out the L1 term under ``spec.l1_prox`` (prox-SVRG)."""
     alpha_s, y, cw, row_cnt, Fa = rs.a_snap, rs.y, rs.cw, rs.row_cnt, rs.Fa
     w_s, col_cnt, Fw = cs.w_snap, cs.col_cnt, cs.Fw
-    kind, p, lam = spec.kind, spec.p, spec.lam
+    kind, param, lam = spec.kind, spec.param, spec.lam
     l1 = 0.0 if spec.l1_prox else spec.l1
     for i in range(alpha_s.shape[0]):
         if row_cnt[i] > 0:
-            Fa[i] = cw[i] * (neg_conjugate_grad(kind, p, alpha_s[i], y[i]) - margins[i])
+            Fa[i] = cw[i] * (neg_conjugate_grad(kind, param, alpha_s[i], y[i]) - margins[i])
         else:
             Fa[i] = 0.0
     for j in range(w_s.shape[0]):
@@ -429,7 +429,7 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
     Returns ``(status, pos)``."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
-    kind, p, lam, l1, l1_prox, R = spec.kind, spec.p, spec.lam, spec.l1, spec.l1_prox, spec.R
+    kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
     a_scale = spec.a_scale
@@ -446,13 +446,13 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
         inv_cc = PW[j, PW_INVCC]
         inv_rc = PA[i, PA_INVRC]
         gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
-        ga = ci * (neg_conjugate_grad(kind, p, ai, yi) * inv_rc - wj * x)
+        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wj * x)
         if svrg:
             ws = PW[j, PW_SNAP]
             as_ = PA[i, PA_SNAP]
             gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
             gw += PW[j, PW_F] * inv_cc
-            ga -= ci * (neg_conjugate_grad(kind, p, as_, yi) * inv_rc - ws * x)
+            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - ws * x)
             ga += PA[i, PA_F] * inv_rc
         if step_mode == STEP_ADAGRAD:
             gwa = PW[j, PW_G] + gw * gw

@@ -99,13 +99,13 @@ class PSGDSolver(Solver):
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         if warm_start is not None:
             raise ValueError("psgd does not take a warm_start (Algorithm 3 starts every "
                              "part from w = 0); use resume= to continue a run")
-        self.assign = self.rng.permutation(p.n).astype(np.int64)
+        self.assign = self.rng.permutation(prob.n).astype(np.int64)
         self.streams = partition_streams(self.random_state, self.rng, self.k)
-        self.U = np.zeros((self.k, p.d))
+        self.U = np.zeros((self.k, prob.d))
         self.scale = np.ones((self.k, 1))
         self.unorm2 = np.zeros((self.k, 1))
         self.t = np.zeros(self.k, dtype=np.int64)
@@ -114,13 +114,13 @@ class PSGDSolver(Solver):
             self._ring_push()
 
     def _setup(self):
-        p = self.problem
-        bounds = [(q * p.n) // self.k for q in range(self.k + 1)]
+        prob = self.problem
+        bounds = [(q * prob.n) // self.k for q in range(self.k + 1)]
         self.parts = [np.sort(self.assign[bounds[q]:bounds[q + 1]]) for q in range(self.k)]
-        self.grad_w = np.empty(p.n)
+        self.grad_w = np.empty(prob.n)
         for idx in self.parts:
-            Wq = float(p.sample_weight[idx].sum())
-            self.grad_w[idx] = idx.shape[0] * p.sample_weight[idx] / Wq
+            Wq = float(prob.sample_weight[idx].sum())
+            self.grad_w[idx] = idx.shape[0] * prob.sample_weight[idx] / Wq
 
     def get_state(self):
         if self._ring is not None:
@@ -148,10 +148,10 @@ class PSGDSolver(Solver):
     # ---------------------------------------------------------- advance
     def local_epoch(self, q):
         """One local pass of part q: |I_q| SGD steps (what worker q runs)."""
-        p = self.problem
-        pos, n, acc = psgd_local_pass(p.rows, p.y, self.grad_w, self.parts[q], self.streams[q],
+        prob = self.problem
+        pos, n, acc = psgd_local_pass(prob.rows, prob.y, self.grad_w, self.parts[q], self.streams[q],
                                       self.opts.sampling, self.U[q], self.scale[q],
-                                      self.unorm2[q], p.loss.code, p.loss.param, p.lam,
+                                      self.unorm2[q], prob.loss.code, prob.loss.param, prob.lam,
                                       int(self.t[q]), bool(self.opts.project))
         self._count(q, pos, n, acc)
 
@@ -183,11 +183,11 @@ class PSGDSolver(Solver):
         return (self.U * self.scale).mean(axis=0)
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         if self._ring is not None:
             self._ring_pull()
         w = self.average()
-        return p.primal_certificate(w)
+        return prob.primal_certificate(w)
 
     def trace_extras(self):
         if self._ring is None:
@@ -206,10 +206,10 @@ class PSGDSolver(Solver):
         self.feature_accesses = int(meta["feature_accesses"])
 
     def _ring_push(self):
-        p = self.problem
+        prob = self.problem
         if self._ring is None:
-            payloads = [("psgd", p.X[idx], p.y[idx], self.grad_w[idx], p.loss.code,
-                         p.loss.param, p.lam, bool(self.opts.project),
+            payloads = [("psgd", prob.X[idx], prob.y[idx], self.grad_w[idx], prob.loss.code,
+                         prob.loss.param, prob.lam, bool(self.opts.project),
                          self.opts.sampling) for idx in self.parts]
             # distributed.ring's PSGDPartActor in an ActorStateEngine (handed over
             # from the layer above, see solvers._rounds)

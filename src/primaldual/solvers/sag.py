@@ -64,9 +64,9 @@ class SAGSolver(Solver):
             raise ValueError(f"step={s!r} is too large: step * lam must be < 1")
 
     def setup(self):
-        p = self.problem
-        L = (p.loss.smoothness * float((p.n * p.sample_weight / p.W * p.rows.sqnorm).max())
-             + p.lam)
+        prob = self.problem
+        L = (prob.loss.smoothness * float((prob.n * prob.sample_weight / prob.W * prob.rows.sqnorm).max())
+             + prob.lam)
         s = self.opts.step
         if s == "1/L":
             self.eta = 1.0 / L
@@ -77,17 +77,17 @@ class SAGSolver(Solver):
         if isinstance(s, str):
             # eta lam = lam / L < 1 exactly; it rounds to 1 when the data term of L is
             # below the resolution of lam (tiny or zero rows): step just below 1/lam
-            while self.eta * p.lam >= 1.0:
+            while self.eta * prob.lam >= 1.0:
                 self.eta = math.nextafter(self.eta, 0.0)
         self.L = L
 
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         w0 = self.warm_start_coef()
-        self.w = np.zeros(p.d) if w0 is None else w0
-        self.grad = np.zeros(p.n)
-        self.d = np.zeros(p.d)
-        self.last = np.zeros(p.d, dtype=np.int64)
+        self.w = np.zeros(prob.d) if w0 is None else w0
+        self.grad = np.zeros(prob.n)
+        self.d = np.zeros(prob.d)
+        self.last = np.zeros(prob.d, dtype=np.int64)
         self.t = 0
 
     def get_state(self):
@@ -101,14 +101,14 @@ class SAGSolver(Solver):
         self.t = int(meta["t"])
 
     def advance(self, n_epochs, deadline):
-        p = self.problem
-        total = max(1, int(round(n_epochs * p.n)))
-        rows, spec = p.rows_view(), p.step_spec()
+        prob = self.problem
+        total = max(1, int(round(n_epochs * prob.n)))
+        rows, spec = prob.rows_view(), prob.step_spec()
         state = SAGState(self.grad, self.w, self.d, self.last)
         done = 0
         while done < total:
-            k = min(p.n, total - done)
-            order = self.rng.integers(0, p.n, size=k, dtype=np.int64)
+            k = min(prob.n, total - done)
+            order = self.rng.integers(0, prob.n, size=k, dtype=np.int64)
             status, it, acc = sag_run(rows, spec, float(self.eta), state, order, int(self.t))
             self.t += it
             self.steps += it
@@ -126,6 +126,6 @@ class SAGSolver(Solver):
         return out
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         w = self.current_w()
-        return p.primal_certificate(w)
+        return prob.primal_certificate(w)

@@ -62,8 +62,8 @@ class SGDSolver(Solver):
         self.t0 = self.opts.t0
 
     def init_state(self, warm_start):
-        p = self.problem
-        self.u = np.zeros(p.d)
+        prob = self.problem
+        self.u = np.zeros(prob.d)
         self.scale = np.ones(1)
         self.unorm2 = np.zeros(1)
         self.t = self.t0 - 1
@@ -79,7 +79,7 @@ class SGDSolver(Solver):
                                  "step (w is scaled by 1 - 1/t = 0); pass t0 > 1")
             self.u[:] = w
             self.unorm2[0] = float(w @ w)
-        gw = p.n * p.sample_weight / p.W
+        gw = prob.n * prob.sample_weight / prob.W
         self.grad_w = gw
 
     def get_state(self):
@@ -88,14 +88,14 @@ class SGDSolver(Solver):
         return meta, {"u": self.u.copy(), "order": self.order.copy()}
 
     def set_state(self, meta, arrays):
-        p = self.problem
+        prob = self.problem
         self.u = np.array(arrays["u"], dtype=np.float64)
         self.order = np.array(arrays["order"], dtype=np.int64)
         self.t = int(meta["t"])
         self.pos = int(meta["pos"])
         self.scale = np.array([meta["scale"]])
         self.unorm2 = np.array([meta["unorm2"]])
-        self.grad_w = p.n * p.sample_weight / p.W
+        self.grad_w = prob.n * prob.sample_weight / prob.W
 
     def _new_pass(self):
         n = self.problem.n
@@ -106,9 +106,9 @@ class SGDSolver(Solver):
         self.pos = 0
 
     def advance(self, n_epochs, deadline):
-        p = self.problem
-        target = self.steps + max(1, int(round(n_epochs * p.n)))
-        rows, spec = p.rows_view(), p.step_spec()
+        prob = self.problem
+        target = self.steps + max(1, int(round(n_epochs * prob.n)))
+        rows, spec = prob.rows_view(), prob.step_spec()
         opts = SGDStepArgs(self.grad_w, bool(self.opts.project))
         state = SGDState(self.u, self.scale, self.unorm2)
         while self.steps < target:
@@ -124,11 +124,11 @@ class SGDSolver(Solver):
             if status == STATUS_NONFINITE:
                 raise FloatingPointError(
                     f"SGD diverged (non-finite margin at sample {int(self.order[pos])}); "
-                    f"lam={p.lam!r} may be too small for plain SGD steps 1/(lam t)")
+                    f"lam={prob.lam!r} may be too small for plain SGD steps 1/(lam t)")
             if deadline is not None and time.perf_counter() >= deadline:
                 break
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         w = self.u * self.scale[0]
-        return p.primal_certificate(w)
+        return prob.primal_certificate(w)

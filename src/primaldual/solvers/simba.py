@@ -194,20 +194,20 @@ class SimbaSolver(Solver):
 
     # ------------------------------------------------------------ options
     def validate_options(self):
-        p = self.problem
-        if p.loss.name != "hinge":
+        prob = self.problem
+        if prob.loss.name != "hinge":
             raise ValueError(f"solver='simba' supports only loss='hinge' (the nu-formulation "
                              f"(3) of Hazan, Koren & Srebro is the hinge SVM); got "
-                             f"loss={p.loss.name!r}")
-        if not np.all(p.sample_weight == p.sample_weight[0]):
+                             f"loss={prob.loss.name!r}")
+        if not np.all(prob.sample_weight == prob.sample_weight[0]):
             raise ValueError("solver='simba' does not support sample weights: formulation "
                              "(3) weighs every point alike; drop sample_weight or use sdca")
-        if p.n < 2:
+        if prob.n < 2:
             raise ValueError(f"solver='simba' needs at least 2 samples (eta uses log n), "
-                             f"got n={p.n}")
-        if p.nnz == 0:
+                             f"got n={prob.n}")
+        if prob.nnz == 0:
             raise ValueError("X has no nonzero entries; SIMBA has nothing to learn from")
-        rmax = float(p.rows.sqnorm.max())
+        rmax = float(prob.rows.sqnorm.max())
         if rmax > 1.0 + 1e-9:
             raise ValueError(f"solver='simba' needs rows with ||x_i|| <= 1 (Algorithm 1's "
                              f"input); the largest row norm is {math.sqrt(rmax):.6g}. "
@@ -218,28 +218,28 @@ class SimbaSolver(Solver):
                              "dual distribution and running averages); use resume=")
 
     def setup(self):
-        p = self.problem
+        prob = self.problem
         o = self.opts
         self.record_n = o.record_draws
         eps, T = o.epsilon, o.T
         if T is None and eps is not None:
-            T = int(math.ceil(100.0 ** 2 / eps ** 2 * math.log(p.n)))
+            T = int(math.ceil(100.0 ** 2 / eps ** 2 * math.log(prob.n)))
         if T is None and o.schedule == "constant":
-            per_iter = p.nnz / p.n + p.nnz / p.d
-            T = max(1, int(self.max_epochs * p.nnz / per_iter))
+            per_iter = prob.nnz / prob.n + prob.nnz / prob.d
+            T = max(1, int(self.max_epochs * prob.nnz / per_iter))
         self.T_total = T          # None: adaptive steps without an iteration limit
         self.eps_target = eps
         impl = o.implementation
         if impl == "auto":
-            impl = "sparse" if p.rows.is_sparse else "dense"
+            impl = "sparse" if prob.rows.is_sparse else "dense"
         self.impl = impl
         self.schedule_code = _SCHEDULES[o.schedule]
 
     def budget_iterations(self):
         """Iterations the budget allows: ``max_epochs * nnz`` feature accesses at
         the expected ``nnz/n + nnz/d`` per iteration, at most ``T`` if set."""
-        p = self.problem
-        it = max(1, int(min(self.max_epochs * p.nnz / (p.nnz / p.n + p.nnz / p.d),
+        prob = self.problem
+        it = max(1, int(min(self.max_epochs * prob.nnz / (prob.nnz / prob.n + prob.nnz / prob.d),
                             np.iinfo(np.int64).max // 2)))
         if self.T_total is not None:
             it = min(it, int(self.T_total))
@@ -248,7 +248,7 @@ class SimbaSolver(Solver):
     def _budget_warning(self):
         """Warn when the budget allows fewer iterations than Theorem 3.1's T."""
         import warnings
-        p = self.problem
+        prob = self.problem
         eps, what = self.eps_target, "epsilon"
         if eps is None:
             if self.opts.schedule != "constant":
@@ -257,7 +257,7 @@ class SimbaSolver(Solver):
                 eps, what = self.margin_lb, "the margin 1/||w_lam|| of Lemma 2.1"
             else:
                 eps, what = 1.0 + self.nu, "1 + nu, the largest value of (3)"
-        logn = math.log(p.n)
+        logn = math.log(prob.n)
         T_theory = int(math.ceil(100.0 ** 2 / eps ** 2 * logn))
         T_budget = self.budget_iterations()
         if T_budget < T_theory:
@@ -271,13 +271,13 @@ class SimbaSolver(Solver):
 
     def _derive_nu(self):
         """nu from lam (Lemma 2.1) through an SDCA solution of the lam problem."""
-        p = self.problem
-        res = solvers.solve(p.X, p.y, loss="hinge", lam=p.lam, solver="sdca", tol=1e-4,
+        prob = self.problem
+        res = solvers.solve(prob.X, prob.y, loss="hinge", lam=prob.lam, solver="sdca", tol=1e-4,
                     max_epochs=1000, random_state=0)
-        nu = nu_from_lam_solution(res.coef, p.X, p.y)
+        nu = nu_from_lam_solution(res.coef, prob.X, prob.y)
         self.margin_lb = 1.0 / float(np.linalg.norm(res.coef))
         if nu > 1.0:
-            raise ValueError(f"lam={p.lam!r} gives nu = R_hinge(w)/||w|| = {nu:.4g} > 1 "
+            raise ValueError(f"lam={prob.lam!r} gives nu = R_hinge(w)/||w|| = {nu:.4g} > 1 "
                              f"(||w|| = {np.linalg.norm(res.coef):.3g} is too small for "
                              f"formulation (3)); pass nu in [0, 1] or a smaller lam")
         return nu, float(res.n_epochs)
@@ -289,8 +289,8 @@ class SimbaSolver(Solver):
         return self.feature_accesses / self.problem.nnz
 
     def init_state(self, warm_start):
-        p = self.problem
-        n, d = p.n, p.d
+        prob = self.problem
+        n, d = prob.n, prob.d
         self.margin_lb = None
         if self.opts.nu is None:
             self.nu, self.nu_presolve_epochs = self._derive_nu()
@@ -311,7 +311,7 @@ class SimbaSolver(Solver):
             self.scal = np.zeros(1)           # sum_t b_t
         else:
             self.logbase = np.zeros(n)
-            self.group = (2 * (np.arange(n) < k) + (p.y > 0)).astype(np.int64)
+            self.group = (2 * (np.arange(n) < k) + (prob.y > 0)).astype(np.int64)
             self.cnt = np.bincount(self.group, minlength=4).astype(np.int64)
             self.L = np.zeros(4)
             self.ref = np.zeros(4)
@@ -390,18 +390,18 @@ class SimbaSolver(Solver):
         return stop
 
     def advance(self, n_epochs, deadline):
-        p = self.problem
+        prob = self.problem
         ce = self.check_every
         # checks fall on a fixed grid of epochs, so that a resumed run makes
         # exactly the same kernel calls as an uninterrupted one
         grid = (math.floor(self.epochs / ce + 1e-9) + 1) * ce
         target = min(self.max_epochs, grid)
-        target_acc = int(math.ceil(target * p.nnz))
+        target_acc = int(math.ceil(target * prob.nnz))
         max_t = self.T_total if self.T_total is not None else np.iinfo(np.int64).max
         T = float(self.T_total) if self.T_total is not None else 1.0
-        logn = math.log(p.n)
-        nu_n = self.nu * p.n
-        rows = p.rows_view()
+        logn = math.log(prob.n)
+        nu_n = self.nu * prob.n
+        rows = prob.rows_view()
         spec = K.SimbaSpec(T, int(self.schedule_code), logn, nu_n, bool(self.opts.bias))
         if self.impl == "dense":
             state = K.DenseState(self.logq, self.u, self.wsum, self.xisum, self.scal)
@@ -447,14 +447,14 @@ class SimbaSolver(Solver):
         return wsum / t, xisum / t, float(self.scal[1]) / t
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         wbar, xibar, bbar = self.averages()
-        gamma = float(np.min(p.y * (p.rows.matvec(wbar) + bbar) + xibar))
+        gamma = float(np.min(prob.y * (prob.rows.matvec(wbar) + bbar) + xibar))
         rescaled = bool(self.opts.rescale) and gamma > 0.0 and self.t > 0
         scale = 1.0 / gamma if rescaled else 1.0
         w = wbar * scale
         self._out = {"gamma": gamma, "intercept": bbar * scale, "rescaled": rescaled}
-        return p.primal_certificate(w)
+        return prob.primal_certificate(w)
 
     def trace_extras(self):
         return {"iterations": int(self.t), "gamma": self._out["gamma"],
@@ -470,12 +470,12 @@ class SimbaSolver(Solver):
         return {"test_error": float(np.mean(pred != yt))}
 
     def run(self):
-        p = self.problem
+        prob = self.problem
         res = super().run()
         res.extras.update({"nu": float(self.nu), "intercept": self._out["intercept"],
                            "gamma": self._out["gamma"], "rescaled": self._out["rescaled"],
                            "iterations": int(self.t), "T": self.T_total,
-                           "dense_feature_accesses": int(self.t) * (p.n + p.d),
+                           "dense_feature_accesses": int(self.t) * (prob.n + prob.d),
                            "implementation": self.impl, "swaps": int(self.swaps),
                            "nu_presolve_epochs": float(self.nu_presolve_epochs)})
         if self.record_n:

@@ -87,7 +87,7 @@ class DSORingDriver:
         holds block q): gather w (d floats), broadcast it, all-reduce v; returns
         the (w_snap, Fw) of each partition's held block."""
         ring = self._ring
-        p = self.problem
+        prob = self.problem
         L = self.layout
         held = ring.pset.call_all("held_w", 0, what="SVRG snapshot")
         wbar = np.concatenate(held)
@@ -95,7 +95,7 @@ class DSORingDriver:
         v = vs[0].copy()
         for vq in vs[1:]:
             v += vq
-        Fw = np.zeros(p.d)
+        Fw = np.zeros(prob.d)
         empty = np.zeros(0)
         svrg_full_gradient(RowSide(*(empty,) * 9),
                            ColSide(empty, L.col_cnt, empty, wbar, Fw), empty, v,

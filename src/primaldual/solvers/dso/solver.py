@@ -217,15 +217,15 @@ class DSOSolver(DSORingDriver, Solver):
 
     def validate_options(self):
         o = self.opts
-        p = self.problem
+        prob = self.problem
         if o.client is not None:
             check_client(o.client)
         k = self._n_workers()
-        if k > min(p.n, p.d):
+        if k > min(prob.n, prob.d):
             raise ValueError(f"n_workers={k} exceeds min(n_samples, n_features) = "
-                             f"{min(p.n, p.d)}; DSO needs p <= min(n, d) (every row part "
+                             f"{min(prob.n, prob.d)}; DSO needs p <= min(n, d) (every row part "
                              f"and column block non-empty)")
-        if o.init == "dcd" and (p.l1 > 0 or p.lam == 0):
+        if o.init == "dcd" and (prob.l1 > 0 or prob.lam == 0):
             raise ValueError("init='dcd' runs local SDCA/DCD, which needs the plain L2 "
                              "penalty (l1=0, lam>0); use init='zero' with l1 > 0")
         if o.init == "dcd" and self.warm_start is not None:
@@ -237,33 +237,33 @@ class DSOSolver(DSORingDriver, Solver):
 
     def setup(self):
         o = self.opts
-        p = self.problem
+        prob = self.problem
         self.p = self._n_workers()
         self.resolved_opts = o.replace(n_workers=self.p)
         self.init_passes = o.init_passes
-        self.layout = build_layout(p.rows, self.p)
+        self.layout = build_layout(prob.rows, self.p)
         if self.layout.nnz == 0:        # the layout keeps the nonzero values only
             raise ValueError("X has no nonzero entries; DSO updates run over the "
                              "nonzeros, so there is nothing to fit")
-        self.R = box_radius(p)
-        self.eta0 = (default_eta0(o.step, p, self.layout) if o.eta0 is None
+        self.R = box_radius(prob)
+        self.eta0 = (default_eta0(o.step, prob, self.layout) if o.eta0 is None
                      else float(o.eta0))
-        w_scale = (adagrad_w_scale(p) if o.eta0 is None and o.step == "adagrad"
+        w_scale = (adagrad_w_scale(prob) if o.eta0 is None and o.step == "adagrad"
                    else 1.0)
         if o.alpha_scale is not None:
             a_scale = float(o.alpha_scale)
         else:
-            a_scale = (adagrad_a_scale(p) if o.eta0 is None and o.step == "adagrad"
+            a_scale = (adagrad_a_scale(prob) if o.eta0 is None and o.step == "adagrad"
                        else 1.0)
         self.restart = o.restart
-        self.a_lo, self.a_hi = dual_bounds(p.loss, p.y)
+        self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
         self.params = DSOParams(
-            kind=p.loss.code, loss_param=p.loss.param, lam=p.lam, l1=p.l1,
+            kind=prob.loss.code, loss_param=prob.loss.param, lam=prob.lam, l1=prob.l1,
             l1_prox=o.l1_update == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o.step == "adagrad" else STEP_SCALAR,
             eta0=self.eta0, svrg=o.variance_reduction == "svrg",
             chunk_order=o.order == "chunks", w_scale=w_scale, a_scale=a_scale)
-        self.cwW = p.sample_weight / p.W
+        self.cwW = prob.sample_weight / prob.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
         self._dual_source = ""
@@ -275,7 +275,7 @@ class DSOSolver(DSORingDriver, Solver):
         return self.updates / self.layout.nnz
 
     def init_state(self, warm_start):
-        p = self.problem
+        prob = self.problem
         self.updates = 0
         self.t = 1                  # current DSO epoch (eta_t uses it)
         self.r = 0                  # next inner iteration in the epoch
@@ -284,8 +284,8 @@ class DSOSolver(DSORingDriver, Solver):
         self.streams = partition_streams(self.random_state, self.rng, self.p)
         self.layout_seed = int(self.rng.integers(2 ** 63 - 1))
         self._shuffle_layout()
-        self.w = np.zeros(p.d)
-        self.alpha = np.clip(-p.loss.derivative(np.zeros(p.n), p.y), self.a_lo, self.a_hi)
+        self.w = np.zeros(prob.d)
+        self.alpha = np.clip(-prob.loss.derivative(np.zeros(prob.n), prob.y), self.a_lo, self.a_hi)
         if warm_start is not None:
             self._apply_warm_start(warm_start)
         self._allocate()
@@ -303,37 +303,37 @@ class DSOSolver(DSORingDriver, Solver):
             self._shuffled_with = self.layout_seed
 
     def _apply_warm_start(self, ws):
-        p = self.problem
+        prob = self.problem
         if isinstance(ws, SolveResult):
             w, alpha = ws.coef, ws.dual_coef
         else:
             w, alpha = ws, None
         w = np.array(w, dtype=np.float64).ravel()
-        if w.shape != (p.d,) or not np.isfinite(w).all():
-            raise ValueError(f"warm_start coef must be finite with shape ({p.d},), got "
+        if w.shape != (prob.d,) or not np.isfinite(w).all():
+            raise ValueError(f"warm_start coef must be finite with shape ({prob.d},), got "
                              f"shape {w.shape}")
         self.w = np.clip(w, -self.R, self.R)
         if alpha is not None:
             alpha = np.array(alpha, dtype=np.float64).ravel()
-            if alpha.shape != (p.n,) or not np.isfinite(alpha).all():
-                raise ValueError(f"warm_start dual_coef must be finite with shape ({p.n},)")
+            if alpha.shape != (prob.n,) or not np.isfinite(alpha).all():
+                raise ValueError(f"warm_start dual_coef must be finite with shape ({prob.n},)")
             self.alpha = np.clip(alpha, self.a_lo, self.a_hi)
 
     def _allocate(self):
-        p = self.problem
+        prob = self.problem
         ada = self.params.step_mode == STEP_ADAGRAD
         svrg = self.params.svrg
-        self.Gw = np.zeros(p.d if ada else 0)
-        self.Ga = np.zeros(p.n if ada else 0)
-        self.w_sum = np.zeros(p.d)
-        self.a_sum = np.zeros(p.n)
-        self.w_snap = np.zeros(p.d if svrg else 0)
-        self.a_snap = np.zeros(p.n if svrg else 0)
-        self.Fw = np.zeros(p.d if svrg else 0)
-        self.Fa = np.zeros(p.n if svrg else 0)
+        self.Gw = np.zeros(prob.d if ada else 0)
+        self.Ga = np.zeros(prob.n if ada else 0)
+        self.w_sum = np.zeros(prob.d)
+        self.a_sum = np.zeros(prob.n)
+        self.w_snap = np.zeros(prob.d if svrg else 0)
+        self.a_snap = np.zeros(prob.n if svrg else 0)
+        self.Fw = np.zeros(prob.d if svrg else 0)
+        self.Fa = np.zeros(prob.n if svrg else 0)
         # restarts: sums of the end-of-epoch iterates since the last restart
-        self.rs_w = np.zeros(p.d if self.restart else 0)
-        self.rs_a = np.zeros(p.n if self.restart else 0)
+        self.rs_w = np.zeros(prob.d if self.restart else 0)
+        self.rs_a = np.zeros(prob.n if self.restart else 0)
         self.rs_n = 0
         self.rs_gap = None          # gap of the point restarted from (None: not yet)
         self.rs_prev = None         # the last candidate's gap since then
@@ -388,7 +388,7 @@ class DSOSolver(DSORingDriver, Solver):
     def partitions(self):
         """The p :class:`RowPartition` views of the current state (no copies)."""
         L = self.layout
-        p = self.problem
+        prob = self.problem
         out = []
         for q in range(self.p):
             i0, i1 = int(L.row_bounds[q]), int(L.row_bounds[q + 1])
@@ -399,7 +399,7 @@ class DSOSolver(DSORingDriver, Solver):
                 q=q, p=self.p, row_start=i0,
                 block_ptr=L.block_ptr[q * self.p:(q + 1) * self.p + 1] - b0,
                 rows=L.rows[b0:b1], cols=L.cols[b0:b1], vals=L.vals[b0:b1],
-                perm=self.perm_buf[b0:b1], y=p.y[sl], cw=self.cwW[sl],
+                perm=self.perm_buf[b0:b1], y=prob.y[sl], cw=self.cwW[sl],
                 row_cnt=L.row_cnt[sl], a_lo=self.a_lo[sl], a_hi=self.a_hi[sl],
                 alpha=self.alpha[sl], Ga=self.Ga[sl] if self.Ga.size else self.Ga,
                 a_snap=self.a_snap[sl] if self.a_snap.size else self.a_snap,
@@ -428,13 +428,13 @@ class DSOSolver(DSORingDriver, Solver):
         return self.eta0
 
     def _svrg_snapshot(self):
-        p = self.problem
+        prob = self.problem
         self.w_snap[:] = self.w
         self.a_snap[:] = self.alpha
-        margins = p.rows.matvec(self.w_snap)
-        v = p.dual_image(self.a_snap)
+        margins = prob.rows.matvec(self.w_snap)
+        v = prob.dual_image(self.a_snap)
         svrg_full_gradient(
-            RowSide(self.alpha, self.a_lo, self.a_hi, p.y, self.cwW, self.layout.row_cnt,
+            RowSide(self.alpha, self.a_lo, self.a_hi, prob.y, self.cwW, self.layout.row_cnt,
                     self.Ga, self.a_snap, self.Fa),
             ColSide(self.w, self.layout.col_cnt, self.Gw, self.w_snap, self.Fw),
             margins, v, self.params.spec())
@@ -443,26 +443,26 @@ class DSOSolver(DSORingDriver, Solver):
 
     def _dcd_init(self):
         """Local DCD (SDCA) passes on each row part, then w = sum_q (W_q/W) w_q."""
-        p = self.problem
+        prob = self.problem
         L = self.layout
-        shrunk = np.zeros(p.n, dtype=np.uint8)
+        shrunk = np.zeros(prob.n, dtype=np.uint8)
         empty = np.zeros(0)
         empty_i = np.zeros(0, dtype=np.int64)
-        rows = p.rows_view()
+        rows = prob.rows_view()
         no_shrink = Shrinking(False, np.inf, np.inf)
         no_avg = Averaging(False, empty, empty_i, 0)
         no_prox = ProxWork(empty, empty, empty, empty_i)
-        alpha = np.zeros(p.n)
-        w = np.zeros(p.d)
+        alpha = np.zeros(prob.n)
+        w = np.zeros(prob.d)
         for q in range(self.p):
             i0, i1 = int(L.row_bounds[q]), int(L.row_bounds[q + 1])
-            Wq = float(p.sample_weight[i0:i1].sum())
-            vq = np.zeros(p.d)
+            Wq = float(prob.sample_weight[i0:i1].sum())
+            vq = np.zeros(prob.d)
             rng = self.streams[q]
             for _ in range(self.init_passes):
                 order = (i0 + rng.permutation(i1 - i0)).astype(np.int64)
                 status, pos, _, acc, _, _ = sdca_epoch(
-                    rows, p.step_spec(inv_W=1.0 / Wq)._replace(l1=0.0),
+                    rows, prob.step_spec(inv_W=1.0 / Wq)._replace(l1=0.0),
                     SDCAState(alpha, vq, empty, shrunk), order, 0, order.shape[0], 0, -1,
                     no_shrink, no_avg, no_prox)
                 self.feature_accesses += acc
@@ -470,7 +470,7 @@ class DSOSolver(DSORingDriver, Solver):
                     raise FloatingPointError(
                         f"non-finite value in the DCD initialization at sample "
                         f"{int(order[pos])}; scale the rows or increase lam")
-            w += (Wq / p.W) * vq / p.lam
+            w += (Wq / prob.W) * vq / prob.lam
         self.alpha[:] = np.clip(alpha, self.a_lo, self.a_hi)
         self.w[:] = np.clip(w, -self.R, self.R)
         self.updates += self.init_passes * L.nnz
@@ -532,8 +532,8 @@ class DSOSolver(DSORingDriver, Solver):
     RESTART_SUFFICIENT, RESTART_NECESSARY, RESTART_ARTIFICIAL = 0.2, 0.8, 0.36
 
     def _pd_gap(self, w, alpha):
-        p = self.problem
-        return p.primal(w) - p.dual(self._feasible(alpha))
+        prob = self.problem
+        return prob.primal(w) - prob.dual(self._feasible(alpha))
 
     def _restart_check(self):
         """At the end of an epoch (``restart="adaptive"``): the candidate is the
@@ -591,15 +591,15 @@ class DSOSolver(DSORingDriver, Solver):
 
     def _feasible(self, alpha):
         """alpha itself, or scaled into ||v||_inf <= l1 when lam = 0."""
-        p = self.problem
-        if p.lam > 0:
+        prob = self.problem
+        if prob.lam > 0:
             return alpha
-        vmax = float(np.abs(p.dual_image(alpha)).max(initial=0.0))
-        limit = p.l1 * (1.0 - 1e-12)
+        vmax = float(np.abs(prob.dual_image(alpha)).max(initial=0.0))
+        limit = prob.l1 * (1.0 - 1e-12)
         return alpha if vmax <= limit else alpha * (limit / vmax)
 
     def certificate(self):
-        p = self.problem
+        prob = self.problem
         if self._ring is not None:
             self._ring_pull()
         avg = self.averaged()
@@ -608,12 +608,12 @@ class DSOSolver(DSORingDriver, Solver):
         else:
             w_out, a_out = self.w, self.alpha
         best = None
-        for source, alpha in (("iterate", a_out), ("primal", p.dual_from_primal(w_out))):
-            cert = p.certificate(w_out, self._feasible(alpha))
+        for source, alpha in (("iterate", a_out), ("primal", prob.dual_from_primal(w_out))):
+            cert = prob.certificate(w_out, self._feasible(alpha))
             if best is None or cert.dual > best.dual:
                 best = cert
                 self._dual_source = source
-        self._saddle = None if avg is None else saddle_gap(p, avg[0], avg[1], self.R)
+        self._saddle = None if avg is None else saddle_gap(prob, avg[0], avg[1], self.R)
         return best
 
     def trace_extras(self):
