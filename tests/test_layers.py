@@ -54,7 +54,7 @@ LAYERS = {
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,
     "primaldual.dask": 4,
-    "primaldual.cli": 4,
+    "primaldual.cli.*": 4,
     "primaldual.demo": 4,
     "primaldual.bench.*": 4,
     "primaldual.__main__": 4,

@@ -1,0 +1,101 @@
+"""The ``primaldual`` command line (docs/conventions.md §6).
+
+::
+
+    primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE] [--lam X]
+                   [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
+                   [--option KEY=VALUE ...] [--tol X] [--max-epochs N] [--time-limit S]
+                   [--seed N] [--normalize] [--model OUT.npz] [--trace OUT.csv]
+                   [--plot OUT.png] [--checkpoint DIR] [--checkpoint-every K] [--resume]
+                   [--scheduler ADDRESS [--partitions K] [--parts-dir DIR]]
+                   [--json] [--quiet]
+    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | --n-lams N]
+                   [--lam-ratio EPS] ... [--json] [--quiet]
+    primaldual predict MODEL DATA [--json]
+    primaldual info DATA [--json]
+    primaldual solvers [NAME] [--json]
+    primaldual bench ...     (dispatches to primaldual.bench.cli.main)
+    primaldual demo ...      (dispatches to primaldual.demo.main)
+
+Two labels are mapped to -1/+1; more than two train one-vs-rest with
+:class:`primaldual.LinearClassifier` (same seeds, same result).  ``--bias B``
+is LIBLINEAR's ``-B``: a constant feature of value B with a regularized
+weight.  ``--class-weight`` is ``balanced`` or ``LABEL:W,...`` (LIBLINEAR's
+``-wi``).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
+Dask cluster from part files that the workers read themselves.  ``cv`` is
+k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
+:class:`primaldual.LinearClassifierCV` runs it.
+
+Data files are LIBSVM/svmlight text, plain or compressed (gzip, bzip2, xz, or a
+zip holding one file; recognised by content), parsed by
+:func:`primaldual.datasets.load_svmlight_files`, whose errors name the file and
+the line.  ``fit`` calls :func:`primaldual.solve`
+with exactly the arguments given, so its JSON summary equals ``solve()`` run
+on the same data with the same seed.  Errors go to stderr as
+``primaldual <command>: error: <message>`` with exit code 1 (2 for usage
+errors, as argparse does).  See ``docs/cli.md``.
+
+The package: :mod:`.parser` (the argument parser and the checks that need no
+data), :mod:`.files` (data, part, trace and plot files), :mod:`.common` (what
+``fit`` and ``cv`` share), one module per command group (:mod:`.fit`,
+:mod:`.cv`, :mod:`.describe`: predict, info, solvers) and, here, :func:`main`.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+from .._extras import MissingExtraError
+from .cv import cmd_cv
+from .describe import cmd_info, cmd_predict, cmd_solvers
+from .files import encode_binary_labels, read_libsvm, split_libsvm, write_trace_csv
+from .fit import cmd_fit
+from .parser import build_parser, parse_option, parse_value
+
+__all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm",
+           "encode_binary_labels", "split_libsvm", "write_trace_csv"]
+
+
+def _dispatch(command, rest) -> int:
+    """``bench`` and ``demo`` hand their arguments to their own parsers (imported
+    here, by name: they sit in the same layer, and a missing one is reported)."""
+    module = "primaldual.bench.cli" if command == "bench" else "primaldual.demo"
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name is not None and module.startswith(e.name):
+            print(f"primaldual {command}: error: {module} is not installed in this "
+                  f"version of primaldual", file=sys.stderr)
+            return 1
+        raise
+    try:
+        return int(mod.main(list(rest)) or 0)
+    except MissingExtraError as e:
+        print(f"primaldual {command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info,
+             "solvers": cmd_solvers}
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code (0 on success)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("bench", "demo"):
+        return _dispatch(argv[0], argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:          # usage errors and --help: argparse's code
+        return int(e.code or 0)
+    try:
+        return _COMMANDS[args.command](args)
+    except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
+        print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        hint = (f"; continue with --resume --checkpoint {args.checkpoint}"
+                if getattr(args, "checkpoint", None) else "")
+        print(f"primaldual {args.command}: interrupted{hint}", file=sys.stderr)
+        return 130

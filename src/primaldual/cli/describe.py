@@ -1,0 +1,134 @@
+"""``primaldual predict``, ``info`` and ``solvers``: predictions of a model file,
+the shape of a data file, and the solvers with their ``--option`` keys."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+import numpy as np
+
+from ..datasets import DataFormatError
+from ..model_io import read_model
+from ..solvers import SOLVERS, check_solver_name
+from ..solvers._options import CommonOptions
+from .files import _format_label, read_libsvm
+from .parser import _FLAG_OPTIONS
+
+
+def cmd_predict(args) -> int:
+
+    model = read_model(args.model)
+    try:
+        ((X, y),) = read_libsvm([args.data], n_features=model.n_features)
+    except DataFormatError as e:
+        raise DataFormatError(f"{e} [the model {args.model} has {model.n_features} "
+                              f"features; DATA must use feature indices 1..{model.n_features}]",
+                              path=e.path, lineno=e.lineno) from None
+    pred = model.predict(X)
+    fmt = _format_label if model.kind == "classifier" else (lambda v: repr(float(v)))
+    sys.stdout.write("".join(fmt(v) + "\n" for v in pred))
+    if args.json:
+        out = {"n": int(X.shape[0])}
+        if model.kind == "classifier":
+            out["accuracy"] = float(np.mean(pred == y))
+            unknown = np.setdiff1d(np.unique(y), model.classes)
+            if unknown.size:
+                out["unknown_labels"] = [float(v) for v in unknown]
+        else:
+            out["rmse"] = float(np.sqrt(np.mean((pred - y) ** 2)))
+        print(json.dumps(out))
+    return 0
+
+
+def cmd_info(args) -> int:
+    ((X, y),) = read_libsvm([args.data])
+    n, d = X.shape
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    values, counts = np.unique(y, return_counts=True)
+    out = {"file": str(args.data), "n": int(n), "d": int(d), "nnz": int(X.nnz),
+           "density": float(X.nnz) / (n * d) if n * d else 0.0,
+           "labels": {_format_label(v): int(c) for v, c in zip(values, counts)},
+           "zero_rows": int(np.count_nonzero(norms == 0.0)),
+           "min_row_norm": float(norms.min()), "max_row_norm": float(norms.max())}
+    if args.json:
+        print(json.dumps(out))
+        return 0
+    print(f"file          {out['file']}")
+    print(f"samples n     {n}")
+    print(f"features d    {d}")
+    print(f"nonzeros      {out['nnz']}")
+    print(f"density       {out['density']:.6g}")
+    print("labels        " + ", ".join(f"{k} ({v})" for k, v in out["labels"].items()))
+    print(f"zero rows     {out['zero_rows']}")
+    print(f"row norm      min {out['min_row_norm']:.6g}, max {out['max_row_norm']:.6g}")
+    return 0
+
+
+#: what a solver's ``requires`` flags mean, for ``primaldual solvers``
+_REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
+                  "generalized_hessian": "losses with a (generalized) Hessian"}
+
+#: options the command line sets with a flag of its own, not with --option
+_OPTION_FLAGS = {**{k: v for k, v in _FLAG_OPTIONS.items() if v}, "n_jobs": "--jobs",
+                 "client": "--scheduler"}
+
+
+def _option_rows(cls):
+    """One dict per option of solver class ``cls``: key, default, what it takes."""
+    oc = cls.options_class
+    rows = []
+    for f in dataclasses.fields(oc):
+        rule = f.metadata["rule"]
+        if f.name in _FLAG_OPTIONS and not _FLAG_OPTIONS[f.name]:
+            continue                                  # warm_start: Python only
+        default = f.default
+        rows.append({"option": f.name, "default": default if _jsonable(default) else repr(default),
+                     "takes": rule.allowed(), "flag": _OPTION_FLAGS.get(f.name),
+                     "doc": f.metadata.get("doc", "")})
+    return rows
+
+
+def _jsonable(v):
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def cmd_solvers(args) -> int:
+    if args.name is None:
+        rows = [{"solver": n, "summary": c.summary,
+                 "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
+                 "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
+                for n, c in sorted(SOLVERS.items())]
+        if args.json:
+            print(json.dumps({"solvers": rows, "auto": "sdca or newton, chosen from the "
+                              "data and lam (docs/cli.md)"}))
+            return 0
+        width = max(len(r["solver"]) for r in rows)
+        for r in rows:
+            tags = [r["losses"] if r["losses"] != "all" else "all losses"]
+            tags += ["l1"] if r["l1"] else []
+            tags += ["dask"] if r["dask"] else []
+            print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
+        print(f"{'auto':<{width}}  sdca or newton, chosen from the data and lam (the default)")
+        print("\nprimaldual solvers NAME lists the --option keys of one solver.")
+        return 0
+    check_solver_name(args.name)
+    if args.name == "auto":
+        raise ValueError("auto is not a solver of its own: it picks sdca or newton; "
+                         "run `primaldual solvers sdca` or `primaldual solvers newton`")
+    cls = SOLVERS[args.name]
+    rows = _option_rows(cls)
+    if args.json:
+        print(json.dumps({"solver": args.name, "summary": cls.summary, "options": rows}))
+        return 0
+    print(f"{args.name}: {cls.summary}\n")
+    width = max(len(r["option"]) for r in rows)
+    for r in rows:
+        how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
+        doc = f"; {r['doc']}" if r["doc"] else ""
+        print(f"  {r['option']:<{width}}  default {r['default']!r}; {how}{doc}")
+    own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
+    if own:
+        print(f"\nexample: primaldual fit TRAIN --solver {args.name} --option "
+              f"{own[0]['option']}=VALUE")
+    return 0

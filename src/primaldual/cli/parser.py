@@ -1,0 +1,285 @@
+"""Reading the command line: the argument parser, KEY=VALUE pairs, each
+``--option`` value read by its option's type, and the checks that need no data."""
+from __future__ import annotations
+
+import argparse
+import math
+
+
+from .._util import resolve_n_jobs
+from ..losses import make_loss
+from ..penalties import make_penalty
+from ..solvers import check_solver_name, option_classes
+from ..solvers._options import Rule
+
+
+#: solve() options that have their own flag; ``--option`` may not set them
+_FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
+                 "checkpoint_every": "--checkpoint-every", "resume": "--resume",
+                 "warm_start": None}
+
+#: ``--option`` keys that are the command line's, not a solver's
+_CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
+
+
+# ------------------------------------------------------------------ parsing
+def parse_value(text: str):
+    """``--loss-param KEY=VALUE`` values: int, then float, then bool/None
+    words, else the string.  (``--option`` values are read by the type of the
+    solver's option instead, :func:`parse_option`.)"""
+    low = text.strip().lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_option(solver, key, text):
+    """The value of ``--option key=text`` for ``--solver solver``: read as the
+    type of the solver's option ``key`` (for ``auto``, of the first solver
+    ``auto`` may pick that has it): an integer, a float, a bool word
+    (true/false/yes/no/on/off), a None word (none/null), one of the choices,
+    or ``auto`` | a number.  A bad value is a ValueError naming the option and
+    what it takes; an unknown key one listing the solver's options."""
+    if key in _CLI_OPTIONS:
+        rule = _CLI_OPTIONS[key]
+        return rule.validate(key, rule.parse(key, text))
+    classes = option_classes(solver)
+    for cls in classes:
+        if key in cls.names():
+            return cls.parse(key, text)
+    raise classes[0].unknown_error([key])
+
+
+def _key_value(text: str, flag: str):
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"{flag} expects KEY=VALUE, got {text!r} (for example "
+                         f"{'--loss-param gamma=0.5' if flag == '--loss-param' else '--option sampling=uniform'})")
+    return key.replace("-", "_"), value
+
+
+def _pairs(items, flag, parse=None):
+    """``{key: value}`` of the ``KEY=VALUE`` items; ``parse(key, text)`` reads
+    a value (default :func:`parse_value`)."""
+    out = {}
+    for text in items or ():
+        key, value = _key_value(text, flag)
+        if key in out:
+            raise ValueError(f"{flag} {key} is given twice; give it once")
+        out[key] = parse_value(value) if parse is None else parse(key, value)
+    return out
+
+
+def _solver_options(args):
+    """The ``--option`` pairs, each read by the type of the solver's option,
+    after the refusals of the options that have their own flags."""
+    keys = [_key_value(text, "--option")[0] for text in args.option or ()]
+    for key, flag in _FLAG_OPTIONS.items():
+        if key in keys:
+            hint = f"use {flag}" if flag else "it is not available from the command line"
+            raise ValueError(f"--option {key} is not accepted here: {hint}")
+    for key in ("client", "n_jobs"):
+        if key in keys:
+            flag = "--scheduler" if key == "client" else "--jobs"
+            raise ValueError(f"--option {key} is not accepted here: use {flag}")
+    solver = args.solver
+    if solver == "auto" and getattr(args, "scheduler", None):
+        solver = "cocoa"                   # what --scheduler runs for auto
+    return _pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
+
+
+def _add_model_flags(parser):
+    """--bias, --class-weight and --jobs: shared by fit and cv."""
+    parser.add_argument("--bias", type=float, default=None, metavar="B",
+                        help="append a constant feature of value B > 0 to every row; its "
+                             "weight is the intercept (regularized, as LIBLINEAR's -B)")
+    parser.add_argument("--class-weight", default=None, metavar="SPEC",
+                        help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
+                             "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="threads (n_jobs): 1 (default) one, -1 all cores; for "
+                              "solvers that run on several (sdca, minibatch_sdca) and for "
+                              "one-vs-rest")
+
+
+def _add_problem_flags(parser):
+    """The flags that define the problem and the solver: shared by fit and cv."""
+    parser.add_argument("--loss", default="hinge", metavar="NAME",
+                        help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
+                             "epsilon_insensitive (default hinge)")
+    parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
+                        help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
+    parser.add_argument("--l1", type=float, default=0.0, metavar="X",
+                        help="L1 strength >= 0 (default 0)")
+    parser.add_argument("--solver", default="auto", metavar="NAME",
+                        help="solver name, or auto (default)")
+    parser.add_argument("--option", action="append", metavar="KEY=VALUE",
+                        help="solver option, the value read as the option's type "
+                             "(int, float, true/false, none, a choice; repeatable)")
+    parser.add_argument("--tol", type=float, default=1e-6, metavar="X",
+                        help="stop at relative duality gap <= X (default 1e-6)")
+    parser.add_argument("--max-epochs", type=float, default=None, metavar="N",
+                        help="passes over the data (default: the solver's, 1000 for sdca "
+                             "and newton, 100 for the others)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="random seed (default 0)")
+    parser.add_argument("--normalize", action="store_true",
+                        help="scale every row to unit L2 norm")
+
+
+def _add_cv_parser(sub):
+    c = sub.add_parser(
+        "cv", help="k-fold cross-validation, optionally over a warm-started lam grid",
+        description="k-fold cross-validation (LIBLINEAR's -v), and with no --lam a "
+                    "search over a decreasing lam grid, each fold warm-started from "
+                    "the previous lam (LIBLINEAR's -C). Classification is scored by "
+                    "accuracy, regression by mean squared error.")
+    c.add_argument("train", metavar="TRAIN", help="training data (LIBSVM, .gz/.bz2 ok)")
+    c.add_argument("--folds", type=int, default=5, metavar="K",
+                   help="number of folds, >= 2 (default 5; stratified for classification)")
+    c.add_argument("--lam", type=float, default=None, metavar="X",
+                   help="cross-validate this one lam (no search)")
+    c.add_argument("--lams", default=None, metavar="X,Y,...",
+                   help="cross-validate these lams (searched from the largest down)")
+    c.add_argument("--n-lams", type=int, default=10, metavar="N",
+                   help="grid size of the search (default 10)")
+    c.add_argument("--lam-ratio", type=float, default=1e-3, metavar="EPS",
+                   help="smallest grid lam = EPS * lam_max (default 1e-3)")
+    _add_problem_flags(c)
+    _add_model_flags(c)
+    c.add_argument("--json", action="store_true",
+                   help="print the result as one JSON object (last stdout line)")
+    c.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="primaldual",
+        description="Certified stochastic primal-dual solvers for regularized linear "
+                    "models. Every fit reports the exact primal, dual and duality gap.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    f = sub.add_parser("fit", help="fit a model on a LIBSVM file",
+                       description="Minimize (1/n) sum_i phi(x_i.w; y_i) + lam/2 ||w||^2 "
+                                   "+ l1 ||w||_1 and report the certificate.")
+    f.add_argument("train", metavar="TRAIN", help="training data (LIBSVM, .gz/.bz2 ok)")
+    f.add_argument("--test", metavar="TEST", help="test data: adds test_accuracy or "
+                   "test_rmse to the summary and test_error/test_rmse to the trace")
+    f.add_argument("--lam", type=float, default=1e-4, metavar="X",
+                   help="L2 strength lam > 0 (default 1e-4)")
+    _add_problem_flags(f)
+    f.add_argument("--time-limit", type=float, default=None, metavar="S",
+                   help="wall-clock limit in seconds")
+    f.add_argument("--model", metavar="OUT.npz", help="write the model file")
+    f.add_argument("--trace", metavar="OUT.csv", help="write one CSV row per gap check")
+    f.add_argument("--plot", metavar="OUT.png",
+                   help="plot primal, dual and gap against epochs and seconds")
+    f.add_argument("--checkpoint", metavar="DIR",
+                   help="write the solver state to DIR/state.npz (atomically)")
+    f.add_argument("--checkpoint-every", type=float, default=1.0, metavar="K",
+                   help="epochs between checkpoints (default 1)")
+    f.add_argument("--resume", action="store_true",
+                   help="continue from the checkpoint in --checkpoint DIR")
+    _add_model_flags(f)
+    f.add_argument("--scheduler", metavar="ADDRESS",
+                   help="train on a running Dask cluster (e.g. tcp://host:8786) with "
+                        "cocoa or minibatch_sdca; the workers read the part files")
+    f.add_argument("--partitions", type=int, default=None, metavar="K",
+                   help="with --scheduler: split TRAIN into K part files (default: one "
+                        "per worker)")
+    f.add_argument("--parts-dir", metavar="DIR",
+                   help="with --scheduler: where the part files are written (default "
+                        "TRAIN.parts/ beside TRAIN); every worker must be able to read it")
+    f.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object (last stdout line)")
+    f.add_argument("--quiet", action="store_true",
+                   help="no progress bar and no notes on stderr")
+
+    pr = sub.add_parser("predict", help="predict with a model file",
+                        description="Print one prediction per line (original label "
+                                    "values for classifiers).")
+    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model")
+    pr.add_argument("data", metavar="DATA", help="LIBSVM file")
+    pr.add_argument("--json", action="store_true",
+                    help="end with a JSON line: n and accuracy or rmse")
+
+    i = sub.add_parser("info", help="describe a LIBSVM file")
+    i.add_argument("data", metavar="DATA", help="LIBSVM file")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
+                       description="Without NAME: every solver, what it needs of the loss "
+                                   "and the penalty, and whether it runs on Dask. With NAME: "
+                                   "the keys --option accepts for it, their defaults and "
+                                   "what each takes.")
+    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+
+    _add_cv_parser(sub)
+
+    sub.add_parser("bench", help="benchmarks: solvers and peers side by side "
+                                 "(primaldual bench --help)", add_help=False)
+    sub.add_parser("demo", help="the main job on shipped or generated data "
+                                "(primaldual demo --help)", add_help=False)
+    return parser
+
+
+def _check_common(args):
+    """Validate what needs no data: loss, penalty, solver, options, jobs, bias, weights.
+
+    Returns ``(loss, loss_params, options)``.
+    """
+
+    loss_params = _pairs(args.loss_param, "--loss-param")
+    loss = make_loss(args.loss, loss_params or None)
+    lam = getattr(args, "lam", None)
+    make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
+    check_solver_name(args.solver)
+    options = _solver_options(args)
+    resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
+    if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
+        raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
+                         f"feature), got {args.bias}")
+    if args.class_weight is not None and not loss.classification:
+        raise ValueError(f"--class-weight needs a classification loss; loss={loss.name!r} "
+                         f"is a regression loss")
+    _parse_class_weight(args.class_weight)          # syntax only; labels checked later
+    return loss, loss_params, options
+
+
+def _parse_class_weight(spec):
+    """``None``, ``"balanced"`` or ``{label: weight}`` from ``--class-weight``."""
+    if spec is None:
+        return None
+    text = spec.strip()
+    if text == "balanced":
+        return "balanced"
+    out = {}
+    for item in text.split(","):
+        label, sep, weight = item.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            lab, w = float(label), float(weight)
+        except ValueError:
+            raise ValueError(f"--class-weight expects 'balanced' or LABEL:W[,LABEL:W...] "
+                             f"(e.g. 1:5,-1:1), got {spec!r}") from None
+        if not (math.isfinite(w) and w > 0):
+            raise ValueError(f"--class-weight: the weight of label {label.strip()} must be "
+                             f"a finite number > 0, got {weight.strip()}")
+        if lab in out:
+            raise ValueError(f"--class-weight names label {label.strip()} twice")
+        out[lab] = w
+    return out
