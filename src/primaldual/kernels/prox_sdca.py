@@ -65,7 +65,7 @@ def _contrib(x, vj, s, l1, lam):
     return x * (vj - s * l1) / lam
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _walk(rows, spec, i, alpha, v, work, dirn):
     """Maximize H along direction ``dirn`` (+1 right, -1 left) from delta = 0
     (the arguments as in :func:`prox_dual_step`).
@@ -164,7 +164,12 @@ def _walk(rows, spec, i, alpha, v, work, dirn):
         _sift_down(keys, heap, 0, size)
 
 
-@njit(cache=True, nogil=True)
+# inline="always" (here and on _walk): the structured arguments (rows, spec, work)
+# then cost nothing per step; as a called function the elastic-net SDCA epoch was
+# 4-6% slower than with loose arrays (bench_kernel_ab, quiet, 3-5 rounds), inlined
+# it is at parity (1.008) and the L2 epoch too (1.007); first compile of
+# sdca_epoch 6.2 s -> 7.2 s (cached afterwards)
+@njit(cache=True, nogil=True, inline="always")
 def prox_dual_step(rows, spec, i, alpha, v, work):
     """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem of
     row ``i``.
