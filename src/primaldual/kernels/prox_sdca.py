@@ -32,6 +32,7 @@ breakpoint is detected whichever side's (A, B) is used.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -65,20 +66,29 @@ def _contrib(x, vj, s, l1, lam):
     return x * (vj - s * l1) / lam
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _walk(rows, spec, i, alpha, v, work, dirn):
+class RowSegment(NamedTuple):
+    """Row ``i`` as the step reads it: its values ``data[start:end]``, the column of
+    ``data[k]`` at ``indices[k + off]``, its label ``y`` and ``kappa = c_i / W``."""
+    data: object
+    indices: object
+    start: int
+    end: int
+    off: int
+    y: float
+    kappa: float
+
+
+@njit(cache=True, nogil=True)
+def _walk(row, spec, alpha, v, work, dirn):
     """Maximize H along direction ``dirn`` (+1 right, -1 left) from delta = 0
-    (the arguments as in :func:`prox_dual_step`).
+    (``row`` a :class:`RowSegment`, the other arguments as in
+    :func:`prox_dual_step`).
 
     Returns the new alpha (or ``alpha`` itself with a flag when the first
     segment's maximizer points the other way).
     """
-    data, indices = rows.data, rows.indices
-    rs = rows.indptr[i]
-    re = rows.indptr[i + 1]
-    off = rows.iptr[i] - rs
-    y = rows.y[i]
-    kappa = rows.cw[i] * spec.inv_W
+    data, indices, rs, re, off = row.data, row.indices, row.start, row.end, row.off
+    y, kappa = row.y, row.kappa
     kind, param, lam, l1 = spec.kind, spec.param, spec.lam, spec.l1
     keys, dA, dB, heap = work.keys, work.dA, work.dB, work.heap
     A = 0.0
@@ -164,11 +174,11 @@ def _walk(rows, spec, i, alpha, v, work, dirn):
         _sift_down(keys, heap, 0, size)
 
 
-# inline="always" (here and on _walk): the structured arguments (rows, spec, work)
-# then cost nothing per step; as a called function the elastic-net SDCA epoch was
-# 4-6% slower than with loose arrays (bench_kernel_ab, quiet, 3-5 rounds), inlined
-# it is at parity (1.008) and the L2 epoch too (1.007); first compile of
-# sdca_epoch 6.2 s -> 7.2 s (cached afterwards)
+# prox_dual_step is inlined into its callers and hands _walk (called, not inlined)
+# only the row's segment: as a called function taking the whole RowsView the
+# elastic-net SDCA epoch was 4-6% slower than with loose arrays, and with _walk
+# inlined too the L2 epoch lost ~3% (bench_kernel_ab, quiet; see
+# benchmarks/results/kernel-ab-session20.md)
 @njit(cache=True, nogil=True, inline="always")
 def prox_dual_step(rows, spec, i, alpha, v, work):
     """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem of
@@ -183,10 +193,13 @@ def prox_dual_step(rows, spec, i, alpha, v, work):
     and ``heap`` (int64), of length at least ``2 * nnz(x_i)``
     (:func:`prox_work_arrays`).
     """
-    new, moved = _walk(rows, spec, i, alpha, v, work, 1)
+    rs = rows.indptr[i]
+    row = RowSegment(rows.data, rows.indices, rs, rows.indptr[i + 1], rows.iptr[i] - rs,
+                     rows.y[i], rows.cw[i] * spec.inv_W)
+    new, moved = _walk(row, spec, alpha, v, work, 1)
     if moved:
         return new
-    new, moved = _walk(rows, spec, i, alpha, v, work, -1)
+    new, moved = _walk(row, spec, alpha, v, work, -1)
     if moved:
         return new
     return alpha
