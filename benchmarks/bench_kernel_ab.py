@@ -58,11 +58,15 @@ CASES = [
     ("sdca_epoch (elastic net: prox_dual_step)", "sparse", "sdca", "logistic", 1e-5, 1e-5, {}),
     ("dso_block_kernel + svrg_full_gradient", "sparse", "dso", "logistic", 1e-5, 0.0,
      {"restart": None}),
+    ("dso_block_kernel + svrg_full_gradient (hinge)", "sparse", "dso", "hinge", 1e-5, 0.0,
+     {"restart": None, "alpha_scale": 1.0}),
 ]
 
-#: options a tree may not know yet (older trees run without them): the DSO case times
-#: the kernels, not the restart test that the default restart="adaptive" adds
-OPTIONAL = {"restart"}
+#: options a tree may not know yet (older trees run without them): the DSO cases time
+#: the kernels, not the restart test that the default restart="adaptive" adds, and
+#: the hinge case the plain AdaGrad steps (alpha_scale=1), so both trees make the same
+#: iterates
+OPTIONAL = {"restart", "alpha_scale"}
 
 
 def make_data(folder):
