@@ -54,7 +54,7 @@ from ._base import Solver, register
 from ._options import CommonOptions, RingOptions, choice, flag, number
 from ._rounds import engine_hook
 from ..blocks.dso import partition_streams
-from ._ring import n_dask_workers
+from ._ring import ring_workers
 
 
 @dataclass(frozen=True)
@@ -80,10 +80,7 @@ class PSGDSolver(Solver):
 
     def _n_workers(self):
         """k: the option, else 2 in process or the client's workers."""
-        o = self.opts
-        if o.n_workers is not None:
-            return o.n_workers
-        return 2 if o.client is None else n_dask_workers(o.client)
+        return ring_workers(self.opts, 2)
 
     def validate_options(self):
         if self.opts.client is not None:

@@ -168,7 +168,7 @@ from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ...kernels.views import ProxWork
 from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
-from .._ring import n_dask_workers
+from .._ring import ring_workers
 from .ring import DSORingDriver
 from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
                      saddle_gap)
@@ -210,10 +210,7 @@ class DSOSolver(DSORingDriver, Solver):
 
     def _n_workers(self):
         """p: the option, else 1 in process or the client's workers."""
-        o = self.opts
-        if o.n_workers is not None:
-            return o.n_workers
-        return 1 if o.client is None else n_dask_workers(o.client)
+        return ring_workers(self.opts, 1)
 
     def validate_options(self):
         o = self.opts
