@@ -196,7 +196,7 @@ def main():
             if a.after:
                 git("worktree", "remove", "--force", str(tmp / "after"))
     keys = list(res["before"][0])
-    lines = [f"# Kernel A/B: ns per feature access, one epoch, before vs after", "",
+    lines = ["# Kernel A/B: ns per feature access, one epoch, before vs after", "",
              f"before: `{base_full[:10]}`; after: `{cur_desc}`. "
              f"Median over {a.rounds} alternating rounds (one subprocess per version "
              f"and round) of the best of {a.reps} epochs after a warm-up epoch; "

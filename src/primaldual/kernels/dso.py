@@ -55,8 +55,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import (ABSOLUTE, EPSILON_INSENSITIVE, HINGE, LOGISTIC, SMOOTH_HINGE,
-                           SQUARED, SQUARED_HINGE)
+from .loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 

@@ -26,7 +26,7 @@ from numba import njit
 from .loss_kernels import loss_derivative
 from .prefetch import prefetch_row
 from .status import STATUS_NONFINITE, STATUS_OK
-from .views import RowsView, StepSpec
+from .views import RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
 
 _RESCALE_BELOW = 1e-8
 

@@ -73,7 +73,6 @@ import numpy as np
 from ... import datasets as D
 from ..config import BenchConfig, DatasetSpec, Experiment, LossSpec, ReferenceSettings, \
     SolverSpec
-from ... import datasets as D
 from ..plots import _plt, line_style
 
 NAME = "simba-paper"
