@@ -24,7 +24,7 @@ import numpy as np
 from ._util.threads import run_threads
 from .rows import as_rows
 from .validation import check_binary_labels, check_sample_weight, check_Xy
-from .kernels.objective import certificate_pass, certificate_pass_margins, weighted_sum
+from .kernels.objective import certificate_pass, weighted_sum
 from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss
 from .penalties import ElasticNet, make_penalty
@@ -208,17 +208,14 @@ class Problem:
         w = np.ascontiguousarray(w, dtype=np.float64)
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         v = np.empty(self.d)
-        if margins is not None and n_threads <= 1 and (w.any() or alpha.any()):
+        given = margins is not None and n_threads <= 1
+        if given:
             margins = np.ascontiguousarray(margins, dtype=np.float64)
             if margins.shape != (self.n,):
                 raise ValueError(f"margins has shape {margins.shape} but the problem has "
                                  f"{self.n} samples")
-            loss_sum, conj_sum = certificate_pass_margins(
-                r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha,
-                margins, self.loss.code, self.loss.param, v)
-            v /= self.W
-            return self._certificate_of(w, alpha, v, margins, loss_sum, conj_sum)
-        margins = np.empty(self.n)
+        else:
+            margins = np.empty(self.n)
         if not (w.any() or alpha.any()):
             # the cold start (w, alpha) = (0, 0): margins and v are zero, no pass needed
             v[:] = 0.0
@@ -233,11 +230,8 @@ class Problem:
         else:
             loss_sum, conj_sum = certificate_pass(
                 r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
-                self.loss.code, self.loss.param, v, margins)
+                self.loss.code, self.loss.param, v, margins, given)
             v /= self.W
-        return self._certificate_of(w, alpha, v, margins, loss_sum, conj_sum)
-
-    def _certificate_of(self, w, alpha, v, margins, loss_sum, conj_sum):
         primal = loss_sum / self.W + self.penalty.value(w)
         dual = conj_sum / self.W - self.penalty.conjugate(v) if np.isfinite(conj_sum) \
             else -np.inf

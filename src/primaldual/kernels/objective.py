@@ -25,7 +25,14 @@ from .views import row_axpy, row_dot
 
 @njit(cache=True, nogil=True)
 def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, param,
-                     v_out, margins):
+                     v_out, margins, margins_given=False):
+    """One pass for ``(w, alpha)``: fills ``margins`` with ``X @ w`` and ``v_out``
+    with ``sum_i c_i alpha_i x_i``; returns ``(loss_sum, conj_sum)``.
+
+    ``margins_given=True``: ``margins`` already holds ``X @ w`` (the caller made
+    the product, e.g. with scipy); the rows are then read only where ``c_i
+    alpha_i != 0`` (for ``v``), and the sums run in the same order, so given
+    the same margins the result is bitwise the same."""
     n = indptr.shape[0] - 1
     for j in range(v_out.shape[0]):
         v_out[j] = 0.0
@@ -35,37 +42,16 @@ def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, param,
         start = indptr[i]
         end = indptr[i + 1]
         off = iptr[i] - start
-        a = row_dot(data, indices, start, end, off, w)
-        margins[i] = a
+        if margins_given:
+            a = margins[i]
+        else:
+            a = row_dot(data, indices, start, end, off, w)
+            margins[i] = a
         loss_sum += cw[i] * loss_value(kind, param, a, y[i])
         conj_sum += cw[i] * neg_conjugate(kind, param, alpha[i], y[i])
         coef = cw[i] * alpha[i]
         if coef != 0.0:
             row_axpy(coef, data, indices, start, end, off, v_out)
-    return loss_sum, conj_sum
-
-
-@njit(cache=True, nogil=True)
-def certificate_pass_margins(data, indices, indptr, iptr, y, cw, alpha, margins, kind, param,
-                             v_out):
-    """:func:`certificate_pass` for margins ``X @ w`` already computed: the rows are
-    read only where ``c_i alpha_i != 0`` (the image ``v``), not for the dot products.
-
-    The sums run in the same order as :func:`certificate_pass`, so given the same
-    margins the result is bitwise the same."""
-    n = indptr.shape[0] - 1
-    for j in range(v_out.shape[0]):
-        v_out[j] = 0.0
-    loss_sum = 0.0
-    conj_sum = 0.0
-    for i in range(n):
-        loss_sum += cw[i] * loss_value(kind, param, margins[i], y[i])
-        conj_sum += cw[i] * neg_conjugate(kind, param, alpha[i], y[i])
-        coef = cw[i] * alpha[i]
-        if coef != 0.0:
-            start = indptr[i]
-            end = indptr[i + 1]
-            row_axpy(coef, data, indices, start, end, iptr[i] - start, v_out)
     return loss_sum, conj_sum
 
 
