@@ -529,8 +529,7 @@ class DSOSolver(DSORingDriver, Solver):
     RESTART_SUFFICIENT, RESTART_NECESSARY, RESTART_ARTIFICIAL = 0.2, 0.8, 0.36
 
     def _pd_gap(self, w, alpha):
-        prob = self.problem
-        return prob.primal(w) - prob.dual(self._feasible(alpha))
+        return self.problem.gap(w, self._feasible(alpha))
 
     def _restart_check(self):
         """At the end of an epoch (``restart="adaptive"``): the candidate is the
