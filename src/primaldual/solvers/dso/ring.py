@@ -13,7 +13,6 @@ import numpy as np
 from ..._util import rng_from_state
 from ...blocks.dso import sigma
 from ...kernels.dso import ColSide, RowSide, svrg_full_gradient
-from ...kernels.status import STATUS_NONFINITE
 from .._rounds import engine_hook
 
 __all__ = ["DSORingDriver"]
@@ -119,12 +118,7 @@ class DSORingDriver:
         sizes = self.layout.block_sizes()
         for q, (status, _, _, _) in enumerate(res):
             s = sigma(q, self.r, self.p)
-            if status == STATUS_NONFINITE:
-                raise FloatingPointError(
-                    f"DSO produced a non-finite iterate (epoch {self.t}, block ({q}, {s})); "
-                    f"lower eta0 or use step='adagrad'")
-            self.updates += int(sizes[q, s])
-            self.feature_accesses += int(sizes[q, s])
+            self._book_block(status, q, s, sizes[q, s])
         ring.time_compute += max(r[2] for r in res)
         ring.time_send += max(r[3] for r in res)
         self.r += 1

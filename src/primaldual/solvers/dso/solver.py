@@ -504,12 +504,7 @@ class DSOSolver(DSORingDriver, Solver):
                 s = sigma(q, self.r, self.p)
                 status, pos = dso_block(q, self.r, parts[q], blocks[s], self.streams[q],
                                         self.params, eta)
-                if status == STATUS_NONFINITE:
-                    raise FloatingPointError(
-                        f"DSO produced a non-finite iterate (epoch {self.t}, block "
-                        f"({q}, {s})); lower eta0 or use step='adagrad'")
-                self.updates += int(sizes[q, s])
-                self.feature_accesses += int(sizes[q, s])
+                self._book_block(status, q, s, sizes[q, s])
             self.r += 1
             if self.r == self.p:              # end of epoch t
                 self.r = 0
@@ -521,6 +516,16 @@ class DSOSolver(DSORingDriver, Solver):
                     self._restart_check()
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+
+    def _book_block(self, status, q, s, size):
+        """After block ``(q, s)`` of the current inner iteration (here or on the
+        ring): a clear error for a non-finite iterate, else count its updates."""
+        if status == STATUS_NONFINITE:
+            raise FloatingPointError(
+                f"DSO produced a non-finite iterate (epoch {self.t}, block ({q}, {s})); "
+                f"lower eta0 or use step='adagrad'")
+        self.updates += int(size)
+        self.feature_accesses += int(size)
 
     # --------------------------------------------------------- restarts
     #: restart when the candidate's gap is below RESTART_SUFFICIENT times the gap
