@@ -2,18 +2,10 @@
 :mod:`primaldual.distributed.ring` (dso and psgd)."""
 from __future__ import annotations
 
-from dataclasses import fields
-
 from .._util.clients import client_workers
 from ._options import RingOptions
 
-__all__ = ["RING_OPTIONS", "RingOptions", "n_dask_workers", "ring_workers"]
-
-#: Dask options of dso and psgd (see docs/distributed.md) and their defaults:
-#: the fields of :class:`~primaldual.solvers._options.RingOptions`, the engine's
-#: minus ``n_partitions`` (``n_workers`` is the number of partitions); the
-#: values are checked when the solver's options object is built
-RING_OPTIONS = {f.name: f.default for f in fields(RingOptions)}
+__all__ = ["RingOptions", "n_dask_workers", "ring_workers"]
 
 
 def n_dask_workers(client):

@@ -39,15 +39,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import fields
 
 import numpy as np
 
 from .._util import seed_entropy
 from .._util.clients import check_client
-from ._options import EngineOptions
 
-__all__ = ["RoundsMixin", "ENGINE_OPTIONS", "next_check_target", "provide_engines",
+__all__ = ["RoundsMixin", "next_check_target", "provide_engines",
            "engine_hook", "is_partitioned", "raise_nonfinite"]
 
 #: what primaldual.distributed supplies (see the module docstring)
@@ -84,11 +82,6 @@ def raise_nonfinite(lam, row):
         f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
         f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
         f"or increase lam")
-
-
-#: options of every round-based solver (engine, placement, fault handling) and
-#: their defaults: the fields of :class:`~primaldual.solvers._options.EngineOptions`
-ENGINE_OPTIONS = {f.name: f.default for f in fields(EngineOptions)}
 
 
 def next_check_target(done, unit, n, check_every, max_epochs):
