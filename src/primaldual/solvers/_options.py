@@ -40,6 +40,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._util import resolve_n_jobs
+
 __all__ = ["Rule", "Options", "CommonOptions", "choice", "flag", "number", "path",
            "anything", "ThreadOptions", "RingOptions", "EngineOptions"]
 
@@ -342,9 +344,7 @@ _COMMON_NAMES = frozenset(CommonOptions.names())
 
 
 def _check_n_jobs(name, value):
-    if value == 0:
-        raise ValueError(f"{name}=0 means no thread; use {name}=1 for one thread or "
-                         f"-1 for all cores")
+    resolve_n_jobs(value)           # the one rule for n_jobs (0 is refused there)
 
 
 @dataclass(frozen=True)
