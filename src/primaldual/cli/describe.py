@@ -11,7 +11,7 @@ import numpy as np
 from ..datasets import DataFormatError
 from ..model_io import read_model
 from ..solvers import SOLVERS, check_solver_name
-from ..solvers._options import CommonOptions
+from ..solvers._options import CommonOptions, to_jsonable
 from .files import _format_label, read_libsvm
 from .parser import _FLAG_OPTIONS
 
@@ -83,14 +83,10 @@ def _option_rows(cls):
         if f.name in _FLAG_OPTIONS and not _FLAG_OPTIONS[f.name]:
             continue                                  # warm_start: Python only
         default = f.default
-        rows.append({"option": f.name, "default": default if _jsonable(default) else repr(default),
+        rows.append({"option": f.name, "default": to_jsonable(default),
                      "takes": rule.allowed(), "flag": _OPTION_FLAGS.get(f.name),
                      "doc": f.metadata.get("doc", "")})
     return rows
-
-
-def _jsonable(v):
-    return v is None or isinstance(v, (bool, int, float, str))
 
 
 def cmd_solvers(args) -> int:

@@ -43,7 +43,7 @@ import numpy as np
 from .._util import resolve_n_jobs
 
 __all__ = ["Rule", "Options", "CommonOptions", "choice", "flag", "number", "path",
-           "anything", "ThreadOptions", "RingOptions", "EngineOptions"]
+           "anything", "to_jsonable", "ThreadOptions", "RingOptions", "EngineOptions"]
 
 _TRUE_WORDS = ("true", "yes", "on")
 _FALSE_WORDS = ("false", "no", "off")
@@ -236,7 +236,9 @@ def anything(default=None, doc=""):
     return _field(default, Rule(any=True), doc)
 
 
-def _jsonable(v):
+def to_jsonable(v):
+    """``v`` as JSON takes it: plain values as they are, numpy scalars as Python
+    ones, anything else (a client) as its repr."""
     if isinstance(v, (str, int, float, bool)) or v is None:
         return v
     if isinstance(v, np.generic):
@@ -317,7 +319,7 @@ class Options:
         any other object (a client) as its repr.  ``common=False`` leaves out
         the options every solver shares (:class:`CommonOptions`)."""
         skip = () if common else _COMMON_NAMES
-        return {f.name: _jsonable(getattr(self, f.name)) for f in fields(self)
+        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
                 if f.name not in skip}
 
 
