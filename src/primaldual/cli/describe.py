@@ -69,10 +69,6 @@ def cmd_info(args) -> int:
 _REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
                   "generalized_hessian": "losses with a (generalized) Hessian"}
 
-#: options the command line sets with a flag of its own, not with --option
-_OPTION_FLAGS = {**{k: v for k, v in _FLAG_OPTIONS.items() if v}, "n_jobs": "--jobs",
-                 "client": "--scheduler"}
-
 
 def _option_rows(cls):
     """One dict per option of solver class ``cls``: key, default, what it takes."""
@@ -84,7 +80,7 @@ def _option_rows(cls):
             continue                                  # warm_start: Python only
         default = f.default
         rows.append({"option": f.name, "default": to_jsonable(default),
-                     "takes": rule.allowed(), "flag": _OPTION_FLAGS.get(f.name),
+                     "takes": rule.allowed(), "flag": _FLAG_OPTIONS.get(f.name),
                      "doc": f.metadata.get("doc", "")})
     return rows
 

@@ -13,10 +13,11 @@ from ..solvers import check_solver_name, option_classes
 from ..solvers._options import Rule
 
 
-#: solve() options that have their own flag; ``--option`` may not set them
+#: solve() options that have their own flag (None: no flag, Python only);
+#: ``--option`` may not set them
 _FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "checkpoint_every": "--checkpoint-every", "resume": "--resume",
-                 "warm_start": None}
+                 "n_jobs": "--jobs", "client": "--scheduler", "warm_start": None}
 
 #: ``--option`` keys that are the command line's, not a solver's
 _CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
@@ -90,10 +91,6 @@ def _solver_options(args):
         if key in keys:
             hint = f"use {flag}" if flag else "it is not available from the command line"
             raise ValueError(f"--option {key} is not accepted here: {hint}")
-    for key in ("client", "n_jobs"):
-        if key in keys:
-            flag = "--scheduler" if key == "client" else "--jobs"
-            raise ValueError(f"--option {key} is not accepted here: use {flag}")
     solver = args.solver
     if solver == "auto" and getattr(args, "scheduler", None):
         solver = "cocoa"                   # what --scheduler runs for auto
