@@ -212,13 +212,10 @@ class BMRMSolver(Solver):
     def certificate(self):
         prob = self.problem
         w = self.w_best
-        cands = [prob.dual_from_primal(w)]
-        if self.beta.size:
-            cands.append(self.alphas @ self.beta)
-        best = None
-        for alpha in cands:
-            cert = prob.certificate(w, alpha)
-            if best is None or cert.dual > best.dual:
+        best = prob.primal_certificate(w)          # alpha = -phi'(X w)
+        if self.beta.size:                          # the master's dual, same w and margins
+            cert = prob.certificate(w, self.alphas @ self.beta, margins=best.margins)
+            if cert.dual > best.dual:
                 best = cert
         return best
 

@@ -608,12 +608,15 @@ class DSOSolver(DSORingDriver, Solver):
             w_out, a_out = avg
         else:
             w_out, a_out = self.w, self.alpha
-        best = None
-        for source, alpha in (("iterate", a_out), ("primal", prob.dual_from_primal(w_out))):
-            cert = prob.certificate(w_out, self._feasible(alpha))
-            if best is None or cert.dual > best.dual:
-                best = cert
-                self._dual_source = source
+        # two dual candidates for one w: the iterate's alpha, and -phi'(X w) from the
+        # margins of the first pass (the second pass reads only the rows it needs)
+        best = prob.certificate(w_out, self._feasible(a_out))
+        self._dual_source = "iterate"
+        alpha = -prob.loss.derivative(best.margins, prob.y)
+        cert = prob.certificate(w_out, self._feasible(alpha), margins=best.margins)
+        if cert.dual > best.dual:
+            best = cert
+            self._dual_source = "primal"
         self._saddle = None if avg is None else saddle_gap(prob, avg[0], avg[1], self.R)
         return best
 
