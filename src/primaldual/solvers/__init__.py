@@ -8,6 +8,7 @@ from ..problem import Problem
 from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
 from .._util.threads import resolve_n_jobs
+from ..kernels.newton import row_nnz_squares
 from .newton import explicit_hessian_pays
 
 # Every module of this package registers its solvers with @register on import;
@@ -18,10 +19,10 @@ for _mod in pkgutil.iter_modules(__path__):
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
-           "AUTO_CANDIDATES", "option_classes"]
+           "AUTO_CANDIDATES", "option_classes", "row_norm_ratio", "ipm_pays"]
 
 #: the solvers ``solver="auto"`` picks from (:func:`resolve_solver`), SDCA first
-AUTO_CANDIDATES = ("sdca", "newton")
+AUTO_CANDIDATES = ("sdca", "newton", "ipm")
 
 
 
@@ -56,6 +57,42 @@ def conditioning_ratio(problem: Problem) -> float:
     return mean_sq * problem.loss.smoothness / (problem.lam * problem.n)
 
 
+#: auto picks the interior-point method for the hinge when the row-norm ratio
+#: mean_i ||x_i||^2 / (lam n) reaches this value on dense data (or CSR data the
+#: solver densifies),
+IPM_RATIO_DENSE = 10.0
+#: this value on sparse data,
+IPM_RATIO_SPARSE = 50.0
+#: and one iteration costs at most this many passes' worth of flops
+#: (min(n, d) on dense data, sum_i nnz_i^2 / nnz on sparse data) ...
+IPM_MAX_COST = 1000.0
+#: ... with the linear systems at most this size (min(n, d))
+IPM_MAX_SIZE = 2000
+
+
+def row_norm_ratio(problem: Problem) -> float:
+    """``(sum_i c_i ||x_i||^2 / W) / (lam n)``: :func:`conditioning_ratio` without
+    the loss's smoothness, the ``R^2 / (lam n)`` that SDCA's epochs grow with
+    on a Lipschitz loss (Shalev-Shwartz & Zhang 2013, Theorem 2)."""
+    mean_sq = float(problem.sample_weight @ problem.rows.sqnorm) / problem.W
+    return mean_sq / (problem.lam * problem.n)
+
+
+def ipm_pays(problem: Problem) -> bool:
+    """An interior-point iteration is affordable: ``min(n, d) <= IPM_MAX_SIZE``
+    and its cost is at most ``IPM_MAX_COST`` passes' worth of flops."""
+    from .ipm import densifies
+    n, d = problem.n, problem.d
+    m = min(n, d)
+    if m > IPM_MAX_SIZE or problem.nnz == 0:
+        return False
+    if problem.rows.is_sparse and not densifies(problem) and d <= n:
+        cost = float(row_nnz_squares(problem.rows.indptr)) / problem.nnz
+    else:
+        cost = float(m)
+    return cost <= IPM_MAX_COST
+
+
 def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str:
     """The concrete solver for ``solver="auto"``.
 
@@ -73,6 +110,17 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     * 0.5 on sparse data whose Hessian is formed explicitly
       (``sum_i nnz_i^2 <= 300 nnz`` and ``d <= 2000``),
     * 30 when Newton runs on Hessian-vector products (larger ``d``);
+
+    ``ipm`` (the interior-point method on the box dual,
+    :mod:`primaldual.solvers.ipm`) for the ``hinge`` with ``l1 = 0`` when
+    :func:`row_norm_ratio` is at least 10 on dense data (50 on sparse data)
+    and an iteration is affordable (:func:`ipm_pays`: ``min(n, d) <= 2000``,
+    at most 1000 passes' worth of flops).  SDCA on the hinge needs about
+    ``R^2 / (lam n eps)`` epochs; measured (docs/solvers.md) on standardized
+    Covtype (ratio 11) the IPM certifies 1e-6 2.6x faster, on standardized a9a
+    (38) 3x faster while SDCA does not reach it in 1,000 epochs, on a
+    standardized 2,000 x 500 set (2,500) in 15 iterations where SDCA stalls
+    at 0.5; on sparse mushrooms (26) SDCA is 3x faster.
 
     ``sdca`` in every other case.
 
@@ -106,6 +154,13 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
             limit = NEWTON_RATIO_DENSE
         if ratio >= limit * max(int(n_jobs), 1) and _accepts_options("newton", options):
             return "newton"
+    if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
+        from .ipm import densifies
+        dense = not problem.rows.is_sparse or densifies(problem)
+        limit = IPM_RATIO_DENSE if dense else IPM_RATIO_SPARSE
+        if row_norm_ratio(problem) >= limit * max(int(n_jobs), 1) and ipm_pays(problem) \
+                and _accepts_options("ipm", options):
+            return "ipm"
     return "sdca"
 
 

@@ -81,7 +81,12 @@ class SolverState:
 
 @dataclass
 class SolveResult:
-    """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef)."""
+    """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
+
+    A run that stops before reaching ``tol`` returns the pair with the smallest
+    relative gap among its checks (``extras["best_epoch"]`` says which, when it
+    is not the last); ``trace`` still records every check.
+    """
 
     coef: np.ndarray
     dual_coef: np.ndarray
@@ -519,6 +524,7 @@ class Solver(abc.ABC):
         skip_check = resume is not None and len(trace) > 0
         stop = ""
         cert = None
+        best = _BestIterate()
         while True:
             if skip_check:
                 rec = trace[-1]
@@ -543,6 +549,7 @@ class Solver(abc.ABC):
             rec.update(self.trace_extras())
             rec.update(self._evaluate(cert.w))
             trace.append(rec)
+            best.offer(cert, rec)
             if bar is not None:
                 bar.update(self.epochs - bar.n)
                 bar.set_postfix(gap=f"{cert.rel_gap:.2e}")
@@ -566,14 +573,38 @@ class Solver(abc.ABC):
         state = self.export_state(trace, elapsed)
         rec = trace[-1]
         prob = self.problem
+        extras = {}
+        if rec["rel_gap"] > self.tol and best.better_than(cert):
+            # stopped unconverged: return the best certified pair seen, not a worse later one
+            cert = best.cert
+            extras["best_epoch"] = best.epoch
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
-            options=self.resolved_opts.to_dict(), converged=rec["rel_gap"] <= self.tol,
+            options=self.resolved_opts.to_dict(), converged=cert.rel_gap <= self.tol,
             n_epochs=self.epochs, time=elapsed, trace=trace, loss=prob.loss.name,
             lam=prob.lam, l1=prob.l1, tol=self.tol,
             feature_accesses=int(self.feature_accesses),
-            stop_reason=stop, state=state)
+            stop_reason=stop, state=state, extras=extras)
+
+
+class _BestIterate:
+    """The certified pair with the smallest relative gap seen by a run (copied:
+    solvers update their iterates in place)."""
+
+    def __init__(self):
+        self.cert = None
+        self.epoch = None
+
+    def offer(self, cert, rec):
+        if self.cert is None or cert.rel_gap < self.cert.rel_gap:
+            self.cert = Certificate(w=np.array(cert.w), alpha=np.array(cert.alpha),
+                                    primal=cert.primal, dual=cert.dual, v=None,
+                                    margins=None)
+            self.epoch = float(rec["epoch"])
+
+    def better_than(self, cert):
+        return self.cert is not None and self.cert.rel_gap < cert.rel_gap
 
 
 def _progress_bar(enabled, total, name):
