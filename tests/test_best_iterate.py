@@ -1,0 +1,63 @@
+"""An unconverged fit returns the best certified pair it saw, never a worse later one."""
+from __future__ import annotations
+
+import numpy as np
+
+import primaldual
+from primaldual import Problem
+from primaldual.solvers._base import Solver
+
+
+class _Wandering(Solver):
+    """A test solver whose iterate is the optimum after the first advance and
+    walks away from it after: the last check is the worst."""
+
+    name = "wandering"
+
+    def init_state(self, warm_start):
+        self.k = 0
+        self.alpha = np.zeros(self.problem.n)
+
+    def advance(self, n_epochs, deadline):
+        self.k += 1
+        self.steps += self.problem.n
+        self.alpha = self.opt * (1.0 if self.k == 1 else 1.0 / self.k)
+
+    def certificate(self):
+        w = self.problem.w_of(self.alpha)
+        return self.problem.certificate(w, self.alpha)
+
+    def get_state(self):
+        return {"k": self.k}, {"alpha": self.alpha}
+
+    def set_state(self, meta, arrays):
+        self.k, self.alpha = meta["k"], arrays["alpha"]
+
+
+def test_unconverged_run_returns_the_best_checked_pair():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(80) > 0, 1.0, -1.0)
+    ref = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="ipm", tol=1e-12)
+    prob = Problem(X, y, loss="hinge", lam=1e-2)
+    s = _Wandering(prob, tol=0.0, max_epochs=5, random_state=0, check_every=1)
+    s.opt = ref.dual_coef
+    res = s.run()
+    gaps = [r["rel_gap"] for r in res.trace]
+    assert not res.converged and res.stop_reason == "max_epochs"
+    assert gaps[-1] > min(gaps) and np.argmin(gaps) == 1      # the last check is worse
+    assert res.rel_gap == min(gaps)
+    assert res.extras["best_epoch"] == res.trace[1]["epoch"]
+    np.testing.assert_array_equal(res.dual_coef, ref.dual_coef)
+    # the returned pair is certified: its numbers are those of the pair itself
+    cert = prob.certificate(res.coef, res.dual_coef)
+    assert cert.primal == res.primal and cert.dual == res.dual
+
+
+def test_converged_run_returns_the_last_pair():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 4))
+    y = np.where(X[:, 1] > 0, 1.0, -1.0)
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="sdca", tol=1e-8)
+    assert res.converged and "best_epoch" not in res.extras
+    assert res.rel_gap == res.trace[-1]["rel_gap"]
