@@ -10,6 +10,8 @@ tol and a large max_iter.
 """
 import warnings
 
+import primaldual
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -57,13 +59,13 @@ def test_classifier_parity_with_liblinear(name, nf, rows, alpha, loss):
     ref = _liblinear(lambda: ref.fit(X, y))
     ours = LinearClassifier(loss=loss, alpha=alpha, intercept_scaling=scaling,
                             **TIGHT).fit(X, y)
-    assert ours.converged_.all() and ours.rel_gap_[0] <= 1e-12
+    assert ours.converged_ and ours.rel_gap_ <= 1e-12
     assert ours.coef_.shape == (1, X.shape[1]) and ours.intercept_.shape == (1,)
     p_ours = _objective(X, y, loss, alpha, ours.coef_, ours.intercept_, scaling)
     p_ref = _objective(X, y, loss, alpha, ref.coef_, ref.intercept_, scaling)
     assert abs(p_ours - p_ref) <= 1e-7 * p_ref
     # our certificate: the dual value bounds both from below
-    assert p_ref >= p_ours - ours.gap_[0] - 1e-12
+    assert p_ref >= p_ours - ours.gap_ - 1e-12
     np.testing.assert_array_equal(ours.predict(X), ref.predict(X))
 
 
@@ -223,7 +225,7 @@ def test_warm_start_with_new_sample_weights_is_feasible():
     prob = Problem(add_intercept_column(X, 1.0), y, loss="hinge", lam=1e-2, sample_weight=sw)
     pw = prob.primal(np.r_[clf.coef_[0], clf.intercept_])
     pc = prob.primal(np.r_[cold.coef_[0], cold.intercept_])
-    assert clf.converged_[0] and abs(pw - pc) <= 2e-12 * pc
+    assert clf.converged_ and abs(pw - pc) <= 2e-12 * pc
     with pytest.raises(ValueError, match="same training rows"):
         clf.fit(X[:50], y[:50])
 
@@ -233,8 +235,8 @@ def test_convergence_warning_states_gap_and_tol():
     with pytest.warns(ConvergenceWarning, match=r"relative duality gap \d\.\d+e[-+]\d+ > "
                                                 r"target tol=1e-12 after 2 epochs"):
         clf = LinearClassifier(alpha=1e-5, tol=1e-12, max_iter=2, random_state=0).fit(X, y)
-    assert not clf.converged_[0] and clf.n_iter_[0] == 2
-    assert clf.rel_gap_[0] > 1e-12 and clf.gap_[0] > 0
+    assert not clf.converged_ and clf.n_iter_[0] == 2
+    assert clf.rel_gap_ > 1e-12 and clf.gap_ > 0
 
 
 def test_sparse_intercept_column_stays_sparse_and_dense_agrees():
@@ -270,3 +272,54 @@ def test_bad_parameters_are_clear_errors():
         LinearClassifier(intercept_scaling=0).fit(X, y)
     with pytest.raises(ValueError, match="only one class remains"):
         LinearClassifier().fit(X, y, sample_weight=(y > 0).astype(float))
+
+
+def test_binary_model_reports_scalars_and_multiclass_arrays():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((90, 4))
+    y2 = np.where(X[:, 0] > 0, 8, 3)
+    clf = primaldual.LinearClassifier(loss="logistic", alpha=1e-2).fit(X, y2)
+    assert isinstance(clf.gap_, float) and isinstance(clf.rel_gap_, float)
+    assert isinstance(clf.converged_, bool) and clf.converged_
+    y3 = np.digitize(X[:, 0], [-0.5, 0.5])
+    clf3 = primaldual.LinearClassifier(loss="logistic", alpha=1e-2).fit(X, y3)
+    assert clf3.gap_.shape == (3,) and clf3.converged_.shape == (3,)
+
+
+def test_messages_carry_no_numpy_reprs():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(np.int64) + 6
+    with pytest.warns(ConvergenceWarning) as rec:
+        primaldual.LinearClassifier(loss="hinge", alpha=1e-6, max_iter=1,
+                                    solver="sdca").fit(X, y)
+    msg = str(rec[0].message)
+    assert "worst: class " in msg and "np." not in msg
+    with pytest.raises(ValueError) as e:
+        primaldual.LinearClassifier().fit(X, np.full(60, np.int64(8)))
+    assert "np." not in str(e.value) and "8" in str(e.value)
+
+
+@pytest.mark.parametrize("name,points_to", [("C", "lam"), ("max_iter", "max_epochs"),
+                                            ("alpha", "lam")])
+def test_solve_points_estimator_names_to_its_own(name, points_to):
+    X = np.eye(4)
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    with pytest.raises(ValueError, match=f"takes {points_to}"):
+        primaldual.solve(X, y, **{name: 5})
+
+
+def test_convergence_warning_names_the_scale_spread_and_its_remedy():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 3)) * np.array([1.0, 1e4, 1e-2])
+    y = np.where(X[:, 0] + 0.3 * rng.standard_normal(300) > 0, 1, -1)
+    with pytest.warns(ConvergenceWarning) as rec:
+        primaldual.LinearClassifier(loss="hinge", max_iter=2, solver="sdca").fit(X, y)
+    msg = str(rec[0].message)
+    assert "scales differ" in msg and "StandardScaler" in msg and "never rescales" in msg
+    # scaled data: the warning (if any) does not blame the scales, and nothing is rescaled
+    Xs = X / np.abs(X).max(0)
+    with warnings.catch_warnings(record=True) as rec2:
+        warnings.simplefilter("always")
+        primaldual.LinearClassifier(loss="hinge", max_iter=2, solver="sdca").fit(Xs, y)
+    assert all("scales differ" not in str(w.message) for w in rec2)

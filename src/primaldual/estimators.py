@@ -74,6 +74,12 @@ from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
 from .solvers import solve, threaded_solvers
 from ._util.threads import resolve_n_jobs
+from ._util.scales import scale_spread_note
+
+
+def _plain(x):
+    """A label as a user wrote it: numpy scalars as Python ones (no np.int64(8))."""
+    return x.item() if isinstance(x, np.generic) else x
 
 __all__ = ["LinearClassifier", "LinearRegressor"]
 
@@ -212,19 +218,22 @@ class _LinearBase(BaseEstimator):
                       f"converged={r.converged}", file=sys.stderr)
         return results
 
-    def _warn_convergence(self, results, labels):
+    def _warn_convergence(self, results, labels, X=None):
         bad = [(lab, r) for lab, r in zip(labels, results) if not r.converged]
         if not bad:
             return
         worst_label, worst = max(bad, key=lambda t: t[1].rel_gap)
         which = "" if worst_label is None else (
             f" ({len(bad)} of {len(results)} one-vs-rest problems; worst: class "
-            f"{worst_label!r})")
+            f"{_plain(worst_label)!r})")
+        note = "" if X is None else scale_spread_note(X)
         warnings.warn(
             f"{type(self).__name__} did not converge{which}: achieved relative duality "
             f"gap {worst.rel_gap:.3e} > target tol={float(self.tol):g} after "
-            f"{worst.n_epochs:g} epochs (max_iter={self.max_iter}); increase max_iter, "
-            f"increase tol or increase alpha", ConvergenceWarning, stacklevel=3)
+            f"{worst.n_epochs:g} epochs (max_iter={self.max_iter}); "
+            + (f"{note}; otherwise " if note else "")
+            + "increase max_iter, increase tol or increase alpha",
+            ConvergenceWarning, stacklevel=3)
 
     def _split(self, coef_full):
         if self.fit_intercept:
@@ -316,9 +325,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         The dual certificate ``alpha_i`` of each problem (0 for zero-weight rows);
         not the regularization parameter ``alpha``.
     n_iter_ : ndarray of int (1,) or (K,)   epochs run, rounded up
-    gap_ : ndarray (1,) or (K,)             exact duality gap ``P - D``
-    rel_gap_ : ndarray (1,) or (K,)         ``(P - D)/|P|``, compared with ``tol``
-    converged_ : ndarray of bool (1,) or (K,)
+    gap_ : float (binary) or ndarray (K,)   exact duality gap ``P - D``
+    rel_gap_ : float or ndarray (K,)        ``(P - D)/|P|``, compared with ``tol``
+    converged_ : bool or ndarray of bool (K,)
     trace_ : list of lists of dicts, one trace per problem
     solver_ : str                            the solver that ran
     n_features_in_ : int
@@ -363,7 +372,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         classes = np.unique(y)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
-                             f"y has only one class: {classes[0]!r}")
+                             f"y has only one class: {_plain(classes[0])!r}")
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                   ensure_non_negative=True, allow_all_zero_weights=True)
         positive = sw > 0
@@ -407,12 +416,17 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self.dual_coef_ = dual
         self.n_iter_ = np.array([int(math.ceil(r.n_epochs - 1e-9)) for r in results],
                                 dtype=np.int64)
-        self.gap_ = np.array([r.gap for r in results])
-        self.rel_gap_ = np.array([r.rel_gap for r in results])
-        self.converged_ = np.array([r.converged for r in results], dtype=bool)
+        if len(results) == 1:           # binary: one problem, scalars (as LinearRegressor)
+            self.gap_ = float(results[0].gap)
+            self.rel_gap_ = float(results[0].rel_gap)
+            self.converged_ = bool(results[0].converged)
+        else:                           # one-vs-rest: one entry per class
+            self.gap_ = np.array([r.gap for r in results])
+            self.rel_gap_ = np.array([r.rel_gap for r in results])
+            self.converged_ = np.array([r.converged for r in results], dtype=bool)
         self.trace_ = [r.trace for r in results]
         self.solver_ = results[0].solver
-        self._warn_convergence(results, labels)
+        self._warn_convergence(results, labels, X)
         return self
 
     def _check_two_classes(self, y_kept):
@@ -420,7 +434,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         if kept_classes.size < 2:
             raise ValueError(
                 f"after removing the samples of weight 0 only one class remains "
-                f"({kept_classes[0]!r}); {type(self).__name__} needs positive weight on "
+                f"({_plain(kept_classes[0])!r}); {type(self).__name__} needs positive weight on "
                 f"samples of at least 2 classes")
 
     def decision_function(self, X):
@@ -548,7 +562,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         self.converged_ = bool(res.converged)
         self.trace_ = res.trace
         self.solver_ = res.solver
-        self._warn_convergence([res], [None])
+        self._warn_convergence([res], [None], X)
         return self
 
     def predict(self, X):

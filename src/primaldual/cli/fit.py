@@ -13,6 +13,7 @@ import primaldual
 
 from .._extras import have, require
 from .._util import encode_pm1
+from .._util.scales import scale_spread_note
 from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier, combined_weights
 from ..model_io import LinearModel, save_model
@@ -133,8 +134,11 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
         _note(args, "interrupted: the results written are certified at the point reached")
         code = 130
     elif not res.converged:
+        scales = "" if getattr(args, "normalize", False) else scale_spread_note(X)
         _note(args, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
-                    f"{res.rel_gap:.3e} > tol {res.tol:.1e}; raise --max-epochs or tol")
+                    f"{res.rel_gap:.3e} > tol {res.tol:.1e}; "
+                    + (f"{scales}; otherwise " if scales else "")
+                    + "raise --max-epochs or tol")
     if args.json:
         print(json.dumps(summary))
         return code

@@ -9,6 +9,7 @@ from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
 from .._util.threads import resolve_n_jobs
 from ..kernels.newton import row_nnz_squares
+from .ipm import densifies
 from .newton import explicit_hessian_pays
 
 # Every module of this package registers its solvers with @register on import;
@@ -81,7 +82,6 @@ def row_norm_ratio(problem: Problem) -> float:
 def ipm_pays(problem: Problem) -> bool:
     """An interior-point iteration is affordable: ``min(n, d) <= IPM_MAX_SIZE``
     and its cost is at most ``IPM_MAX_COST`` passes' worth of flops."""
-    from .ipm import densifies
     n, d = problem.n, problem.d
     m = min(n, d)
     if m > IPM_MAX_SIZE or problem.nnz == 0:
@@ -155,7 +155,6 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
         if ratio >= limit * max(int(n_jobs), 1) and _accepts_options("newton", options):
             return "newton"
     if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
-        from .ipm import densifies
         dense = not problem.rows.is_sparse or densifies(problem)
         limit = IPM_RATIO_DENSE if dense else IPM_RATIO_SPARSE
         if row_norm_ratio(problem) >= limit * max(int(n_jobs), 1) and ipm_pays(problem) \
@@ -175,6 +174,22 @@ def option_classes(solver) -> list:
     first that has it)."""
     names = AUTO_CANDIDATES if solver == "auto" else (solver,)
     return [SOLVERS[n].options_class for n in names if n in SOLVERS]
+
+
+#: names from scikit-learn / LIBLINEAR that solve() spells differently
+_OTHER_NAMES = {
+    "C": "solve() takes lam, the L2 strength, not C: lam = 1 / (C n) for n unit-weight "
+         "samples (LIBLINEAR's and LinearSVC's C)",
+    "alpha": "solve() takes lam, the L2 strength (the estimators' alpha is the same number)",
+    "max_iter": "solve() takes max_epochs, the passes over the data (the estimators' "
+                "max_iter is the same number)",
+}
+
+
+def _refuse_estimator_names(options):
+    for name, message in _OTHER_NAMES.items():
+        if name in options:
+            raise ValueError(f"{message}; got {name}={options[name]!r}")
 
 
 def _accepts_options(name, options):
@@ -234,6 +249,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         are an error.
     """
     check_solver_name(solver)
+    _refuse_estimator_names(solver_options)
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from ._base import Solver, register
+from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, number
 from .newton import _serial_blas_enter, _serial_blas_exit
 
@@ -176,7 +176,6 @@ class IPMSolver(Solver):
         self.gaps = []
 
     def warm_start_alpha(self):
-        from ._base import SolveResult
         ws = self.warm_start
         if isinstance(ws, SolveResult):
             ws = ws.dual_coef
