@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from ._base import Solver, SolveResult, register
+from ._base import Solver, register
 from ._options import CommonOptions, number
 from .newton import _serial_blas_enter, _serial_blas_exit
 
@@ -38,6 +38,9 @@ DENSIFY_MIN_DENSITY = 0.05
 #: very different scales, see docs/solvers.md)
 STALL_WINDOW = 20
 STALL_START = 50
+
+#: below this many entries (n d) BLAS runs on one thread anyway: no limit is set
+SMALL_PROBLEM = 100_000
 
 #: steps of iterative refinement of each Woodbury solve
 REFINE_STEPS = 2
@@ -175,17 +178,6 @@ class IPMSolver(Solver):
         self.finished = False
         self.gaps = []
 
-    def warm_start_alpha(self):
-        ws = self.warm_start
-        if isinstance(ws, SolveResult):
-            ws = ws.dual_coef
-        arr = np.asarray(ws, dtype=np.float64).ravel()
-        if arr.shape != (self.problem.n,):
-            raise ValueError(f"warm_start for ipm must be a SolveResult or a dual point of "
-                             f"shape ({self.problem.n},), got shape {arr.shape}")
-        self.warm_start = arr
-        return super().warm_start_alpha()
-
     def get_state(self):
         return ({"n_iter": int(self.n_iter), "finished": bool(self.finished),
                  "gaps": list(self.gaps)},
@@ -287,21 +279,25 @@ class IPMSolver(Solver):
 
     def advance(self, n_epochs, deadline):
         target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
-        dense = (self._dense is not None or not self.problem.rows.is_sparse) \
-            and not self.use_kernel
-        if dense:
-            _serial_blas_enter()
-        try:
-            while self.n_iter < target and not self.finished \
-                    and self.n_iter < self.max_epochs - 1e-9:
-                self._iterate()
-                if deadline is not None and time.perf_counter() >= deadline:
-                    break
-        finally:
-            if dense:
-                _serial_blas_exit()
+        while self.n_iter < target and not self.finished \
+                and self.n_iter < self.max_epochs - 1e-9:
+            self._iterate()
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
         self.steps = self.n_iter
         self.feature_accesses = int(self.n_iter) * self.problem.nnz
+
+    def run(self):
+        # M is formed by BLAS on dense data: one thread for the whole run (see
+        # primaldual.solvers.newton; a limit per iteration costs milliseconds)
+        if self.use_kernel or (self._dense is None and self.problem.rows.is_sparse) \
+                or self.problem.n * self.problem.d < SMALL_PROBLEM:
+            return super().run()
+        _serial_blas_enter()
+        try:
+            return super().run()
+        finally:
+            _serial_blas_exit()
 
     # -------------------------------------------------------- certificate
     def dual_point(self):
