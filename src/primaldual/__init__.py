@@ -11,18 +11,23 @@ Public API (docs/conventions.md §4-§5)::
 """
 import importlib
 
-from .losses import LOSS_NAMES, Loss, make_loss
-from .penalties import ElasticNet
-from .problem import Problem
-from .solvers import SOLVERS, SolveResult, SolverState, load_state, save_state, solve
-# the solvers' engines: primaldual.distributed hands them over on import
-# (solvers <- distributed; see primaldual.solvers._rounds)
-from . import distributed  # noqa: E402,F401
-
 __version__ = "0.1.0"
 
-# Names served from modules that import heavier dependencies, loaded on first use.
+# Every public name is loaded on first use, so that ``import primaldual`` costs
+# next to nothing (numpy, scipy, numba and the compiled kernels load with the
+# first name that needs them; scikit-learn only with the estimators).
 _LAZY = {
+    "solve": "primaldual.solvers",
+    "SOLVERS": "primaldual.solvers",
+    "SolveResult": "primaldual.solvers",
+    "SolverState": "primaldual.solvers",
+    "load_state": "primaldual.solvers",
+    "save_state": "primaldual.solvers",
+    "Problem": "primaldual.problem",
+    "Loss": "primaldual.losses",
+    "make_loss": "primaldual.losses",
+    "LOSS_NAMES": "primaldual.losses",
+    "ElasticNet": "primaldual.penalties",
     "LinearClassifier": "primaldual.estimators",
     "LinearRegressor": "primaldual.estimators",
     "LinearClassifierCV": "primaldual.regpath",
@@ -37,6 +42,10 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
+        if _LAZY[name] == "primaldual.solvers":
+            # the solvers' engines: primaldual.distributed hands them over on
+            # import (solvers <- distributed; see primaldual.solvers._rounds)
+            importlib.import_module("primaldual.distributed")
         mod = importlib.import_module(_LAZY[name])
         value = mod if mod.__name__.endswith("." + name) else getattr(mod, name)
         globals()[name] = value
@@ -44,6 +53,8 @@ def __getattr__(name):
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")
 
 
-__all__ = ["solve", "Problem", "SolveResult", "SolverState", "Loss", "make_loss",
-           "LOSS_NAMES", "ElasticNet", "SOLVERS", "load_state", "save_state",
-           "__version__", *_LAZY]
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+__all__ = ["__version__", *_LAZY]

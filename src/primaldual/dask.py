@@ -68,7 +68,7 @@ class LinearClassifier(_LocalLinearClassifier):
     """
 
     def __init__(self, loss="hinge", *, client=None, alpha=1e-4, l1=0.0, loss_params=None,
-                 tol=1e-6, max_iter=100, fit_intercept=True, intercept_scaling=1.0,
+                 tol=1e-6, max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, warm_start=False, random_state=None, solver="cocoa",
                  solver_options=None, n_jobs=None, verbose=0):
         super().__init__(loss=loss, alpha=alpha, l1=l1, loss_params=loss_params, tol=tol,
@@ -131,7 +131,8 @@ class LinearClassifier(_LocalLinearClassifier):
         opts = dict(opts)
         opts.setdefault("n_partitions", pp.n_parts)
         cls = SOLVERS[self.solver]
-        res = cls(pp, tol=float(self.tol), max_epochs=float(self.max_iter),
+        res = cls(pp, tol=float(self.tol),
+                  max_epochs=None if self.max_iter is None else float(self.max_iter),
                   random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
         self.classes_ = np.array(pp.label_map if pp.label_map is not None else (-1.0, 1.0))
         coef, intercept = self._split(res.coef)

@@ -72,6 +72,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
+from . import distributed  # noqa: F401  (hands the solvers their engines, see solvers._rounds)
 from .solvers import solve, threaded_solvers
 from ._util.threads import resolve_n_jobs
 from ._util.scales import scale_spread_note
@@ -286,7 +287,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         Target relative duality gap ``(P - D)/|P|``.
     max_iter : int or None, default None
         Maximum epochs (passes over the data) per problem; None: the solver's
-        default (1000 for sdca and newton, 100 for the others).
+        default (1000 for sdca, newton and ipm, 100 for the others).
     fit_intercept : bool, default True
     intercept_scaling : float, default 1.0
         Value of the appended constant feature (regularized intercept, as LIBLINEAR).

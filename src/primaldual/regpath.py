@@ -301,7 +301,9 @@ class _CVMixin:
         if n_unconverged:
             warnings.warn(f"{type(self).__name__}: {n_unconverged} of {n_fits} fits along "
                           f"the cross-validation path did not reach tol={self.tol:g} "
-                          f"within max_iter={self.max_iter} epochs; increase max_iter",
+                          f"within max_iter={self.max_iter} epochs"
+                          + (" (the solver's default budget)" if self.max_iter is None else "")
+                          + "; increase max_iter",
                           ConvergenceWarning, stacklevel=2)
         self.alphas_ = alphas
         self.cv_scores_ = np.array(scores, dtype=np.float64)
@@ -351,7 +353,7 @@ class LinearClassifierCV(_CVMixin, LinearClassifier):
     _is_classifier = True
 
     def __init__(self, loss="hinge", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
-                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=100,
+                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, solver="auto", solver_options=None, n_jobs=None,
                  verbose=0):
@@ -381,7 +383,7 @@ class LinearRegressorCV(_CVMixin, LinearRegressor):
     _is_classifier = False
 
     def __init__(self, loss="squared", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
-                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=100,
+                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=None,
                  fit_intercept=True, intercept_scaling=1.0, random_state=None,
                  solver="auto", solver_options=None, n_jobs=None, verbose=0):
         self.loss = loss
