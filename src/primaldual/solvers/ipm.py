@@ -39,9 +39,6 @@ DENSIFY_MIN_DENSITY = 0.05
 STALL_WINDOW = 20
 STALL_START = 50
 
-#: below this many entries (n d) BLAS runs on one thread anyway: no limit is set
-SMALL_PROBLEM = 100_000
-
 #: steps of iterative refinement of each Woodbury solve
 REFINE_STEPS = 2
 
@@ -288,11 +285,9 @@ class IPMSolver(Solver):
         self.feature_accesses = int(self.n_iter) * self.problem.nnz
 
     def run(self):
-        # M is formed by BLAS on dense data: one thread for the whole run (see
-        # primaldual.solvers.newton; a limit per iteration costs milliseconds)
-        if self.use_kernel or (self._dense is None and self.problem.rows.is_sparse) \
-                or self.problem.n * self.problem.d < SMALL_PROBLEM:
-            return super().run()
+        # BLAS (forming M, the Cholesky factorization) on one thread for the whole
+        # run: a serial solver; several BLAS threads on a busy machine were measured
+        # 10-100x slower on these sizes (primaldual.solvers.newton)
         _serial_blas_enter()
         try:
             return super().run()
