@@ -324,6 +324,7 @@ def main(argv=None):
     ap.add_argument("--only", nargs="*", help="sets whose name contains one of these")
     ap.add_argument("--skip-tol", action="store_true")
     ap.add_argument("--skip-defaults", action="store_true")
+    ap.add_argument("--tols-from", help="reuse the tol sweep of an earlier run's .json")
     ap.add_argument("--regimes-scale", type=float, default=0.0,
                     help="include the regime suite at this scale of its sizes (0: no)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "defaults.md"))
@@ -335,7 +336,10 @@ def main(argv=None):
         snapml = None
     sets = data_sets(args.covtype_rows, args.only, args.regimes_scale)
     defaults = [] if args.skip_defaults else run_defaults(sets, args.repeats, snapml)
-    tols = [] if args.skip_tol else run_tols(sets)
+    if args.tols_from:
+        tols = json.loads(Path(args.tols_from).read_text())["tols"]
+    else:
+        tols = [] if args.skip_tol else run_tols(sets)
     Path(args.out).with_suffix(".json").write_text(
         json.dumps({"defaults": defaults, "tols": tols}, indent=1))
     write_report(args.out, defaults, tols, sys.argv[1:] if argv is None else argv)
