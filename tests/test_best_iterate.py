@@ -61,3 +61,23 @@ def test_converged_run_returns_the_last_pair():
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="sdca", tol=1e-8)
     assert res.converged and "best_epoch" not in res.extras
     assert res.rel_gap == res.trace[-1]["rel_gap"]
+
+
+def test_resumed_run_returns_the_best_pair_of_the_whole_run():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((50, 4))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    ref = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="ipm", tol=1e-12)
+    prob = Problem(X, y, loss="hinge", lam=1e-2)
+
+    def run(max_epochs, resume=None):
+        s = _Wandering(prob, tol=0.0, max_epochs=max_epochs, random_state=0,
+                       check_every=1, resume=resume)
+        s.opt = ref.dual_coef
+        return s.run()
+
+    full = run(5)
+    part = run(3)                          # its best (epoch 1) is in its state
+    rest = run(5, resume=part.state)       # sees only worse checks itself
+    np.testing.assert_array_equal(rest.dual_coef, full.dual_coef)
+    assert rest.primal == full.primal and rest.extras == full.extras

@@ -433,6 +433,10 @@ class Solver(abc.ABC):
     def export_state(self, trace, elapsed) -> SolverState:
         meta, arrays = self.get_state()
         meta = dict(meta)
+        best = getattr(self, "_best", None)
+        if best is not None and best.cert is not None:
+            meta.update(best.to_meta())
+            arrays = dict(arrays, **best.to_arrays())
         meta.update({
             "steps": int(self.steps), "epochs": self.epochs,
             "feature_accesses": int(self.feature_accesses),
@@ -458,6 +462,7 @@ class Solver(abc.ABC):
         self.feature_accesses = int(state.meta["feature_accesses"])
         self.rng.bit_generator.state = state.meta["rng_state"]
         self.set_state(state.meta, state.arrays)
+        self._best = _BestIterate.from_state(state.meta, state.arrays)
         return list(state.meta.get("trace", [])), float(state.meta.get("elapsed", 0.0))
 
     # -------------------------------------------------------------- loop
@@ -517,6 +522,7 @@ class Solver(abc.ABC):
         else:
             self.init_state(self.warm_start)
             trace, elapsed0 = [], 0.0
+            self._best = _BestIterate()
         t_start = time.perf_counter() - elapsed0
         deadline = None if self.time_limit is None else t_start + self.time_limit
         last_ckpt = self.epochs
@@ -524,7 +530,7 @@ class Solver(abc.ABC):
         skip_check = resume is not None and len(trace) > 0
         stop = ""
         cert = None
-        best = _BestIterate()
+        best = self._best
         while True:
             if skip_check:
                 rec = trace[-1]
@@ -590,11 +596,33 @@ class Solver(abc.ABC):
 
 class _BestIterate:
     """The certified pair with the smallest relative gap seen by a run (copied:
-    solvers update their iterates in place)."""
+    solvers update their iterates in place); part of the state, so that a
+    resumed run returns what the uninterrupted one would."""
+
+    _W, _ALPHA = "best_pair_w", "best_pair_alpha"
 
     def __init__(self):
         self.cert = None
         self.epoch = None
+
+    def to_meta(self):
+        return {"best_pair": {"primal": self.cert.primal, "dual": self.cert.dual,
+                              "epoch": self.epoch}}
+
+    def to_arrays(self):
+        return {self._W: self.cert.w, self._ALPHA: self.cert.alpha}
+
+    @classmethod
+    def from_state(cls, meta, arrays):
+        best = cls()
+        info = meta.get("best_pair")
+        if info is not None and cls._W in arrays and cls._ALPHA in arrays:
+            best.cert = Certificate(w=np.array(arrays[cls._W], dtype=np.float64),
+                                    alpha=np.array(arrays[cls._ALPHA], dtype=np.float64),
+                                    primal=float(info["primal"]), dual=float(info["dual"]),
+                                    v=None, margins=None)
+            best.epoch = float(info["epoch"])
+        return best
 
     def offer(self, cert, rec):
         if self.cert is None or cert.rel_gap < self.cert.rel_gap:
