@@ -59,10 +59,9 @@ def conditioning_ratio(problem: Problem) -> float:
 
 
 #: auto picks the interior-point method for the hinge when the row-norm ratio
-#: mean_i ||x_i||^2 / (lam n) reaches this value on dense data (or CSR data the
-#: solver densifies),
+#: mean_i ||x_i||^2 / (lam n) reaches this value on dense data,
 IPM_RATIO_DENSE = 10.0
-#: this value on sparse data,
+#: this value on sparse (CSR) data, where SDCA's epochs are cheap,
 IPM_RATIO_SPARSE = 50.0
 #: and one iteration costs at most this many passes' worth of flops
 #: (min(n, d) on dense data, sum_i nnz_i^2 / nnz on sparse data) ...
@@ -155,8 +154,7 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
         if ratio >= limit * max(int(n_jobs), 1) and _accepts_options("newton", options):
             return "newton"
     if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
-        dense = not problem.rows.is_sparse or densifies(problem)
-        limit = IPM_RATIO_DENSE if dense else IPM_RATIO_SPARSE
+        limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
         if row_norm_ratio(problem) >= limit * max(int(n_jobs), 1) and ipm_pays(problem) \
                 and _accepts_options("ipm", options):
             return "ipm"
