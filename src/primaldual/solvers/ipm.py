@@ -155,6 +155,7 @@ class IPMSolver(Solver):
         self._kernel = None
         # CSR data dense enough for BLAS to form M faster is densified once (a copy)
         self._dense = prob.rows.X.toarray() if densifies(prob) else None
+        self._buf = None            # X / sqrt(D) on dense data, reused by every iteration
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -222,7 +223,9 @@ class IPMSolver(Solver):
             Xs = X.multiply(np.sqrt(Dinv)[:, None]).tocsr()
             M = (Xs.T @ Xs).toarray()
         else:
-            Xs = X * np.sqrt(Dinv)[:, None]
+            if self._buf is None:
+                self._buf = np.empty(X.shape)
+            Xs = np.multiply(X, np.sqrt(Dinv)[:, None], out=self._buf)
             M = Xs.T @ Xs
         M[np.diag_indices_from(M)] += lam
         cf = _cholesky(M)
