@@ -98,7 +98,8 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, capsys):
 
     monkeypatch.setattr(primaldual, "solve", spy)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
-    code, _, err = run_main(capsys, "fit", path, "--max-epochs", "3", "--tol", "0")
+    code, _, err = run_main(capsys, "fit", path, "--max-epochs", "3", "--tol", "0",
+                            "--solver", "sdca")
     assert code == 0 and seen == [True]
     assert "sdca" in err and "epochs" in err          # tqdm wrote its bar to stderr
     code, _, err = run_main(capsys, "fit", path, "--max-epochs", "3", "--quiet")
@@ -238,7 +239,7 @@ def _fit_args(path, *extra):
     # hinge shrinks, and shrinking re-activates coordinates at checks: a run
     # continued with a larger --max-epochs equals one long run when both check at
     # the same epochs, so the check interval is fixed here
-    return ["fit", path, "--loss", "hinge", "--lam", "1e-4", "--tol", "1e-12",
+    return ["fit", path, "--loss", "hinge", "--lam", "1e-4", "--tol", "1e-12", "--solver", "sdca",
             "--seed", "7", "--json", "--quiet", "--option", "check_every=1", *extra]
 
 
