@@ -120,3 +120,17 @@ def test_auto_keeps_sdca_on_unit_norm_rows():
     prob = Problem(X, y, loss="hinge", lam=1e-4)     # ratio 1 / (lam n) = 5
     assert resolve_solver("auto", prob) == "sdca"
     assert resolve_solver("auto", Problem(X * 10, y, loss="hinge", lam=1e-4)) == "ipm"
+
+
+def test_solution_satisfies_the_hinge_kkt_conditions():
+    """At the optimum beta_i = alpha_i y_i is 1 where y_i x_i.w < 1 and 0 where
+    y_i x_i.w > 1 (the subgradient condition of the hinge), and w = w(alpha)."""
+    X, y = _standardized(300, 6, seed=7)
+    r = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="ipm", tol=1e-12)
+    assert r.converged
+    m = y * (X @ r.coef)
+    beta = r.dual_coef * y
+    assert np.all(beta[m < 1 - 1e-5] > 1 - 1e-5)
+    assert np.all(beta[m > 1 + 1e-5] < 1e-5)
+    np.testing.assert_allclose(r.coef, X.T @ r.dual_coef / (1e-2 * X.shape[0]),
+                               rtol=1e-10, atol=1e-12)
