@@ -244,10 +244,11 @@ def _fmt_gap(g):
     return f"{g:.1e}" if math.isfinite(g) else "inf"
 
 
-def write_report(out, defaults, tols, args):
+def write_report(out, defaults, tols):
     lines = ["# Default against default", "",
-             "Written by `python benchmarks/bench_defaults.py "
-             + " ".join(args) + "`. Times are wall seconds of `fit`, the median of "
+             "Written by `python benchmarks/bench_defaults.py` (the two parts may come from "
+             "separate runs: `--skip-tol`, `--skip-defaults`, `--tols-from`, "
+             "`--defaults-from`). Times are wall seconds of `fit`, the median of "
              "the repeats, methods interleaved, after one warm-up fit; the machine was "
              "loaded by other work (2 shared cores), so read the times as ratios within a "
              "row, not as quiet absolute numbers.", "",
@@ -325,6 +326,8 @@ def main(argv=None):
     ap.add_argument("--skip-tol", action="store_true")
     ap.add_argument("--skip-defaults", action="store_true")
     ap.add_argument("--tols-from", help="reuse the tol sweep of an earlier run's .json")
+    ap.add_argument("--defaults-from",
+                    help="reuse the default-against-default part of an earlier run's .json")
     ap.add_argument("--regimes-scale", type=float, default=0.0,
                     help="include the regime suite at this scale of its sizes (0: no)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "defaults.md"))
@@ -335,14 +338,17 @@ def main(argv=None):
     except ImportError:
         snapml = None
     sets = data_sets(args.covtype_rows, args.only, args.regimes_scale)
-    defaults = [] if args.skip_defaults else run_defaults(sets, args.repeats, snapml)
+    if args.defaults_from:
+        defaults = json.loads(Path(args.defaults_from).read_text())["defaults"]
+    else:
+        defaults = [] if args.skip_defaults else run_defaults(sets, args.repeats, snapml)
     if args.tols_from:
         tols = json.loads(Path(args.tols_from).read_text())["tols"]
     else:
         tols = [] if args.skip_tol else run_tols(sets)
     Path(args.out).with_suffix(".json").write_text(
         json.dumps({"defaults": defaults, "tols": tols}, indent=1))
-    write_report(args.out, defaults, tols, sys.argv[1:] if argv is None else argv)
+    write_report(args.out, defaults, tols)
 
 
 if __name__ == "__main__":
