@@ -128,8 +128,8 @@ def _add_problem_flags(parser):
     parser.add_argument("--tol", type=float, default=1e-6, metavar="X",
                         help="stop at relative duality gap <= X (default 1e-6)")
     parser.add_argument("--max-epochs", type=float, default=None, metavar="N",
-                        help="passes over the data (default: the solver's, 1000 for sdca "
-                             "and newton, 100 for the others)")
+                        help="passes over the data (default: the solver's, 1000 for sdca, "
+                             "newton and ipm, 100 for the others)")
     parser.add_argument("--seed", type=int, default=0, metavar="N",
                         help="random seed (default 0)")
     parser.add_argument("--normalize", action="store_true",

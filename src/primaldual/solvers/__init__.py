@@ -213,14 +213,16 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         hinge, smooth_hinge, squared_hinge, logistic, squared, absolute,
         epsilon_insensitive.
     lam, l1 : float
-        L2 and L1 strengths.
+        L2 and L1 strengths (``lam = 1 / (C n)`` for LIBLINEAR's and
+        scikit-learn's ``C``; ``solve`` refuses ``C``, ``alpha`` and ``max_iter``
+        with a pointer to ``lam`` and ``max_epochs``).
     solver : str
         See ``primaldual.SOLVERS`` and the README's solver table.
     tol : float
         Stop when ``(P - D) / max(|P|, 1e-12) <= tol``.
     max_epochs : float or None
-        Passes over the data; None: the solver's default (1000 for sdca and
-        newton, 100 for the others).
+        Passes over the data; None: the solver's default (1000 for sdca,
+        newton and ipm, 100 for the others).
     random_state : int, Generator, RandomState or None
         Seeds every random choice.
     sample_weight : array (n,), optional
