@@ -115,10 +115,18 @@ def _col_mean(X):
     return np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
 
 
-def _planted(rng, X, noise, support_fraction=0.2):
-    """Labels of a planted unit-norm model on a random share of the columns,
-    orthogonal to the mean row, with a share ``noise`` of them flipped."""
-    w = _planted_model(rng, _col_mean(X), support_fraction)
+def _planted(rng, X, noise, support_fraction=0.2, frequent=None):
+    """Labels of a planted unit-norm model on a random share of the columns (of the
+    ``frequent`` columns held by the most rows, when given), orthogonal to the mean
+    row, with a share ``noise`` of them flipped."""
+    col_mean = _col_mean(X)
+    if frequent is None:
+        w = _planted_model(rng, col_mean, support_fraction)
+    else:
+        df = np.bincount(X.indices, minlength=X.shape[1])
+        top = np.sort(np.argsort(-df, kind="stable")[:int(frequent)])
+        w = np.zeros(X.shape[1])
+        w[top] = _planted_model(rng, col_mean[top], support_fraction)
     return _planted_labels(X, w, noise, rng)
 
 
@@ -148,14 +156,16 @@ def make_shared_vocab_text(n_samples=300_000, n_features=100_000, tokens_per_row
 
 
 def make_orthogonal_text(n_samples=250_000, n_features=200_000, tokens_per_row=62.0,
-                         zipf_exponent=0.5, noise=0.05, random_state=0):
+                         zipf_exponent=0.5, planted_words=2000, noise=0.05, random_state=0):
     """Wide sparse text with nearly orthogonal rows: TF-IDF over a flat vocabulary.
 
     Word counts as in :func:`make_shared_vocab_text` but from a flat Zipf law
     (``p(rank) ~ rank**-0.5``), then TF-IDF values ``(1 + log tf) * log(n / df)``
     and unit-norm rows: two rows rarely share a word, and a shared word weighs
     little, so the mean row cosine is below 0.001 (at the defaults: about 62
-    nonzeros a row, 15M nonzeros).  Labels as in :func:`make_shared_vocab_text`.
+    nonzeros a row, 15M nonzeros).  Labels: a planted model on half of the
+    ``planted_words`` most frequent words (topic words that a few thousand rows
+    see often enough to learn), orthogonal to the mean row, ``noise`` flipped.
     """
     n = _check(n_samples, noise, n_features=n_features, tokens_per_row=tokens_per_row,
                zipf_exponent=zipf_exponent)
@@ -166,7 +176,7 @@ def make_orthogonal_text(n_samples=250_000, n_features=200_000, tokens_per_row=6
     X.data = (1.0 + np.log(X.data)) * idf[X.indices]
     norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
     X.data /= np.repeat(norms, np.diff(X.indptr))
-    return X, _planted(rng, X, noise)
+    return X, _planted(rng, X, noise, support_fraction=0.5, frequent=planted_words)
 
 
 def make_very_wide_sparse(n_samples=19_996, noise=0.01, random_state=0):
@@ -309,7 +319,8 @@ def make_duplicated_rows(n_samples=100_000, mean_copies=5.0, n_features=50_000,
         raise ValueError(f"mean_copies must be >= 1, got {mean_copies}")
     rng = make_rng(random_state)
     m = max(2, int(round(n / mean_copies)))
-    base, y_base = make_orthogonal_text(m, n_features, tokens_per_row, 1.0, noise, rng)
+    base, y_base = make_orthogonal_text(m, n_features, tokens_per_row, 1.0,
+                                        noise=noise, random_state=rng)
     src = rng.permutation(np.concatenate([np.arange(m), rng.integers(0, m, size=n - m)]))
     return base[src], y_base[src]
 
