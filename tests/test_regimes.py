@@ -72,8 +72,14 @@ def test_shared_vocabulary_text_is_raw_counts_with_high_row_cosine():
     X, y = make_shared_vocab_text(n_samples=2000, random_state=1)
     assert X.shape == (2000, 100_000)
     assert 50 <= X.nnz / X.shape[0] <= 65                   # about 57 words a row
-    assert np.all(X.data >= 1) and np.all(X.data == np.round(X.data))   # raw counts
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    np.testing.assert_allclose(norms, 1.0, rtol=1e-12)
     assert regime_cosine(X) >= 0.4
+    C, _ = make_shared_vocab_text(n_samples=2000, unit_rows=False, random_state=1)
+    assert np.all(C.data >= 1) and np.all(C.data == np.round(C.data))   # raw counts
+    np.testing.assert_allclose(C.data / np.repeat(np.sqrt(np.add.reduceat(
+        C.data**2, C.indptr[:-1])), np.diff(C.indptr)), X.data, rtol=1e-12)
+    assert regime_cosine(C) == pytest.approx(regime_cosine(X), rel=1e-9)
 
 
 def test_orthogonal_text_has_unit_rows_and_small_row_cosine():

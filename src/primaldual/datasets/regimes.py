@@ -24,7 +24,7 @@ mean row cosine.
 regime                     default size and why it is in the suite
 =========================  ==================================================================
 ``shared_vocab_text``      300,000 x 100,000, about 57 nonzeros a row (17M): raw term counts
-                           of Zipf words, mean row cosine about 0.5
+                           of Zipf words, unit rows, mean row cosine about 0.5
 ``orthogonal_text``        250,000 x 200,000, about 62 nonzeros a row (15M): TF-IDF rows of a
                            flat vocabulary, mean row cosine about 0.001
 ``very_wide_sparse``       19,996 x 1,355,191 (8M), news20-like: ``d >> n``
@@ -111,6 +111,12 @@ def _token_counts(rng, n, d, tokens_per_row, exponent, sigma=0.5):
     return X
 
 
+def _unit_rows(X):
+    """Scale every row of the CSR ``X`` (no empty rows) to unit L2 norm, in place."""
+    norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
+    X.data /= np.repeat(norms, np.diff(X.indptr))
+
+
 def _col_mean(X):
     return np.asarray(X.mean(axis=0), dtype=np.float64).ravel()
 
@@ -137,21 +143,24 @@ def _standardize(X):
 
 # --------------------------------------------------------------- generators
 def make_shared_vocab_text(n_samples=300_000, n_features=100_000, tokens_per_row=75.0,
-                           zipf_exponent=1.05, noise=0.05, random_state=0):
+                           zipf_exponent=1.05, unit_rows=True, noise=0.05, random_state=0):
     """Wide sparse text whose rows share a vocabulary: raw term counts.
 
     Row ``i`` draws about ``tokens_per_row`` words (lognormal, sigma 0.5) i.i.d.
     from a Zipf law over ``n_features`` words (``p(rank) ~ rank**-1.05``); the
-    values are the raw counts (no TF-IDF, no row scaling), as a user's
-    ``CountVectorizer`` gives.  The frequent words are in almost every row with
-    large counts, so the mean row cosine is about 0.5 (at the defaults: about 57
-    distinct words a row, 17M nonzeros).  Labels: a planted model on 20% of the
-    columns, orthogonal to the mean row, ``noise`` of them flipped.
+    values are the raw counts (no TF-IDF), as a user's ``CountVectorizer`` gives,
+    each row scaled to unit L2 norm (``unit_rows=False``: the counts as they are).
+    The frequent words are in almost every row with large counts, so the mean row
+    cosine is about 0.5 (at the defaults: about 57 distinct words a row, 17M
+    nonzeros).  Labels: a planted model on 20% of the columns, orthogonal to the
+    mean row, ``noise`` of them flipped.
     """
     n = _check(n_samples, noise, n_features=n_features, tokens_per_row=tokens_per_row,
                zipf_exponent=zipf_exponent)
     rng = make_rng(random_state)
     X = _token_counts(rng, n, int(n_features), float(tokens_per_row), zipf_exponent)
+    if unit_rows:
+        _unit_rows(X)
     return X, _planted(rng, X, noise)
 
 
@@ -174,8 +183,7 @@ def make_orthogonal_text(n_samples=250_000, n_features=200_000, tokens_per_row=6
     df = np.bincount(X.indices, minlength=X.shape[1])
     idf = np.log(n / np.maximum(df, 1)) + 1.0
     X.data = (1.0 + np.log(X.data)) * idf[X.indices]
-    norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
-    X.data /= np.repeat(norms, np.diff(X.indptr))
+    _unit_rows(X)
     return X, _planted(rng, X, noise, support_fraction=0.5, frequent=planted_words)
 
 
@@ -337,8 +345,8 @@ class Regime(NamedTuple):
 
 REGIMES: dict[str, Regime] = {r.name: r for r in (
     Regime("shared_vocab_text", make_shared_vocab_text, 300_000,
-           "wide sparse text, shared Zipf vocabulary, raw counts (300k x 100k, 17M nnz, "
-           "row cosine ~0.5)"),
+           "wide sparse text, shared Zipf vocabulary, raw counts in unit rows (300k x 100k, "
+           "17M nnz, row cosine ~0.5)"),
     Regime("orthogonal_text", make_orthogonal_text, 250_000,
            "wide sparse TF-IDF text, flat vocabulary, nearly orthogonal rows (250k x 200k, "
            "15M nnz)"),
