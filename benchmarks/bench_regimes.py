@@ -131,14 +131,19 @@ def accuracy(X, y, coef, intercept=0.0):
 
 
 # ------------------------------------------------------------------- ours
+def warm_slice(X, y, rows=64):
+    """``rows`` rows of the same data holding both labels (a sorted file may start
+    with a run of one class)."""
+    idx = np.sort(np.concatenate([np.flatnonzero(y > 0)[:rows // 2],
+                                  np.flatnonzero(y < 0)[:rows // 2]]))
+    return X[idx], y[idx]
+
+
 def warm_up(X, y, loss):
     """Compile (or load from the cache) the kernels a timed call runs, serial and
     threaded, on 64 rows of the same data (the threads forced on for this call),
     and the estimator's."""
-    Xs, ys = X[:64], y[:64]
-    if np.unique(ys).size < 2:
-        idx = np.concatenate([np.flatnonzero(y > 0)[:32], np.flatnonzero(y < 0)[:32]])
-        Xs, ys = X[np.sort(idx)], y[np.sort(idx)]
+    Xs, ys = warm_slice(X, y)
     saved = getattr(sdca_module, "MIN_NNZ_PER_THREAD", None)
     if saved is not None:
         sdca_module.MIN_NNZ_PER_THREAD = 0
@@ -283,7 +288,7 @@ def peers(X, y, X_te, y_te, loss, lam, args):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                fit(X[:64], y[:64])                  # warm-up: library load, first call
+                fit(*warm_slice(X, y))               # warm-up: library load, first call
                 if _stored(X) >= PREDICT_ABOVE:
                     guess = predicted_seconds(fit, X, y, args.seed)
                     if guess > args.cap:
@@ -496,6 +501,19 @@ def render(records, meta):
     return "\n".join(lines) + "\n"
 
 
+def read_records(paths):
+    """The records of the ``.jsonl`` files, in order; a later record of the same
+    (set, loss) replaces an earlier one (a rerun of some sets)."""
+    out = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                rec["ours"] = {int(k): v for k, v in rec["ours"].items()}
+                out[(rec["set"], rec["loss"])] = rec
+    return list(out.values())
+
+
 def _commit():
     try:
         import subprocess
@@ -526,6 +544,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-snap-target", action="store_true",
                     help="skip the reference and Snap ML's time to 1e-6")
     ap.add_argument("--note", default="", help="a line about the run's conditions")
+    ap.add_argument("--render", nargs="+", default=None, metavar="JSONL",
+                    help="run nothing: write the .md from these records (a later file's "
+                         "record of a (set, loss) replaces an earlier one) and their .jsonl")
     ap.add_argument("--out", default=None,
                     help="results .md path (default benchmarks/results/regimes.md; "
                          "--quick: regimes-quick.md); the .jsonl goes beside it")
@@ -541,10 +562,16 @@ def main(argv=None):
                                                      else "regimes.md")
     md_path.parent.mkdir(parents=True, exist_ok=True)
     jsonl = md_path.with_suffix(".jsonl")
-    jsonl.write_text("")
     meta = {"cpu": cpu_model(), "cores": os.cpu_count(), "python": platform.python_version(),
             "commit": _commit(), "note": args.note, "lam": args.lam, "repeats": args.repeats,
             "cap": args.cap}
+    if args.render:
+        records = read_records(args.render)
+        jsonl.write_text("".join(json.dumps(r, default=float) + "\n" for r in records))
+        md_path.write_text(render(records, meta))
+        print(f"wrote {md_path}")
+        return records
+    jsonl.write_text("")
     records = []
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=1):       # BLAS on one thread: n_jobs is the only parallelism

@@ -236,6 +236,27 @@ def test_quick_bench_runs_end_to_end(tmp_path):
                 assert p["rel_gap"] >= -1e-12 and 0.0 <= p["accuracy"] <= 1.0
     md = out.read_text()
     assert "| tiny | 400 | 20 | 8,000 |" in md and "## Misses" in md
+    # --render rebuilds the same table from the records, a later file's record winning
+    again = tmp_path / "again.md"
+    rerun = tmp_path / "rerun.jsonl"
+    rec = json.loads(lines[0])
+    rec["estimator"]["accuracy"] = 0.123
+    rerun.write_text(json.dumps(rec) + "\n")
+    back = bench.main(["--render", str(out.with_suffix(".jsonl")), str(rerun),
+                       "--out", str(again)])
+    assert [(r["set"], r["loss"]) for r in back] == [(r["set"], r["loss"]) for r in records]
+    assert back[0]["estimator"]["accuracy"] == 0.123
+    assert again.read_text().split("## solve()")[1].split("## Estimator")[0] == \
+        md.split("## solve()")[1].split("## Estimator")[0]
+
+
+def test_warm_slice_holds_both_labels_of_a_sorted_file():
+    bench = _bench_module()
+    y = np.concatenate([np.ones(100), -np.ones(100)])
+    X = np.arange(400.0).reshape(200, 2)
+    Xs, ys = bench.warm_slice(X, y)
+    assert ys.size == 64 and (ys > 0).sum() == 32 and (ys < 0).sum() == 32
+    np.testing.assert_array_equal(Xs, X[np.r_[0:32, 100:132]])      # rows of X, in order
 
 
 def test_flags_follow_the_issue_targets():
