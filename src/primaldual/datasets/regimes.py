@@ -26,7 +26,7 @@ regime                     default size and why it is in the suite
 ``shared_vocab_text``      300,000 x 100,000, about 57 nonzeros a row (17M): raw term counts
                            of Zipf words, unit rows, mean row cosine about 0.5
 ``orthogonal_text``        250,000 x 200,000, about 62 nonzeros a row (15M): TF-IDF rows of a
-                           flat vocabulary, mean row cosine about 0.001
+                           flat vocabulary, mean row cosine below 0.001
 ``very_wide_sparse``       19,996 x 1,355,191 (8M), news20-like: ``d >> n``
 ``one_hot``                300,000 rows, 26 categorical fields, one 1 per field (7.8M), a
                            long tail of rare categories (criteo-like)
