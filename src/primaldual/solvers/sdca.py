@@ -147,10 +147,11 @@ import numpy as np
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            ThreadCopy, sync_copy,
+                            CLOCK_STRIDE, ThreadCopy, start_copy, sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
@@ -162,21 +163,22 @@ from .._util.threads import resolve_n_jobs, run_threads
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
-#: threads are used (a pass costs ~3 ns per entry, waking a thread ~20-50 us)
+#: threads are used, and a pass of a shrunk active set this small runs serially
 MIN_NNZ_PER_THREAD = 100_000
-#: n_jobs > 1, atomic="auto": atomic additions when the column overlap (the
-#: chance that another row has an entry in the column of a random entry) is at
-#: least this (covtype 0.86, a9a 0.45, mushrooms 0.49: atomic; the CCAT shape
-#: 0.18, reuters 0.08: plain)
+#: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
+#: atomic additions when the column overlap (the chance that another row has an
+#: entry in the column of a random entry) is at least this (covtype 0.86, a9a
+#: 0.45, mushrooms 0.49: atomic; the CCAT shape 0.18, reuters 0.08: plain)
 ATOMIC_OVERLAP = 0.3
-#: n_jobs > 1, sync_every="auto": a thread shares its changes of v and refreshes
-#: its copy every clamp(min(SYNC_COST_RATIO d / mean row nnz,
-#: (SYNC_STALENESS / mean row cosine)^2), SYNC_MIN, SYNC_MAX) updates (the CCAT
-#: shape: ~5,000; covtype: 8; see the module docstring)
-SYNC_COST_RATIO = 8.0
-SYNC_STALENESS = 2.5
-SYNC_MIN = 4
-SYNC_MAX = 8192
+#: sync_every="auto" picks the flush period from these powers of two
+#: (thread_plan: the one of least predicted time)
+SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
+#: the cost model's epoch penalty of asynchrony: a run whose steps miss about
+#: ``(k - 1) S`` updates of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS
+#: (k - 1) S c^2`` times the epochs of one thread (module docstring, "Threads")
+STALE_EPOCHS = 0.06
+#: threads run only where the cost model predicts at least this speed-up
+MIN_SPEEDUP = 1.15
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
@@ -186,6 +188,9 @@ MAX_CHUNKS_PER_THREAD = 16
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
 RESYNC_DRIFT = 1e-11
+#: a test hook: when set, ``THREAD_STALL(k, chunk)`` is called by thread ``k``
+#: before each chunk of a threaded pass (the tests stall a thread with it)
+THREAD_STALL = None
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
@@ -221,64 +226,252 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
     return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
 
 
-def auto_sync_every(rows) -> int:
-    """``sync_every="auto"``: syncs cost about 1/32 of the steps between them
-    (``SYNC_COST_RATIO d / mean row nnz``), but no more stale updates than keep
-    ``sqrt(S) * mean_row_cosine`` under ``SYNC_STALENESS``."""
-    cost = SYNC_COST_RATIO * rows.d / max(rows.nnz / max(rows.n, 1), 1.0)
-    cos = mean_row_cosine(rows)
-    stale = (SYNC_STALENESS / cos) ** 2 if cos > 0 else math.inf
-    return int(min(SYNC_MAX, max(SYNC_MIN, math.ceil(min(cost, stale)))))
+def distinct_columns(omega, n, S) -> float:
+    """Expected number of distinct columns among ``S`` rows drawn at random:
+    ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
+    the columns a flush after ``S`` updates adds."""
+    p = omega[omega > 0] / float(max(n, 1))
+    return float(np.sum(-np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))))
 
 
-def threaded_pass(rows, spec, state, order, start, stop, n_threads, entries, shrink,
-                  prox, atomic, sync_every):
-    """Run ``order[start:stop]`` (no coordinate twice) on ``n_threads`` threads.
+# ----------------------------------------------------------- the cost model
+class ThreadCosts(NamedTuple):
+    """This machine's costs, in seconds, that :func:`thread_plan` predicts
+    from: a serial step per stored entry of its row, a step on a thread's
+    copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
+    entry, a sync per column it shares, and a threaded pass with nothing to
+    do (waking the threads and waiting for them)."""
+    step_entry: float
+    buffered_entry: float
+    flush_column: float
+    wake: float
+
+
+_COSTS: list = []
+
+
+def measured_thread_costs() -> ThreadCosts:
+    """:class:`ThreadCosts` measured once per process on a small synthetic set
+    (8,192 rows of 32 entries over 65,536 columns; the least of three runs;
+    about 20 ms) and kept."""
+    if not _COSTS:
+        _COSTS.append(_measure_thread_costs())
+    return _COSTS[0]
+
+
+def _measure_thread_costs() -> ThreadCosts:
+    from ..problem import Problem
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    n, r, d = 8192, 32, 65536
+    cols = rng.integers(0, d, n * r)
+    X = sp.csr_matrix((rng.standard_normal(n * r), cols, np.arange(0, n * r + 1, r)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-4)
+    rows, spec = prob.rows_view(), prob.step_spec()
+    order = rng.permutation(n).astype(np.int64)
+    no_shrink = Shrinking(False, np.inf, np.inf)
+    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    prox = prox_work_arrays(prob.rows, 0.0)
+    nnz = float(X.nnz)
+    serial, buffered, flush, wake = [], [], [], []
+    work = ThreadWork(d, 1, 0.0, 1 << 30, True, r)
+    pool_work = ThreadWork(d, 2, 0.0, 1 << 30, True, r)
+    for _ in range(3):
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox)
+        serial.append((time.perf_counter() - t0) / nnz)
+        shared = np.zeros(d)
+        copy = work.copy(0, shared)
+        start_copy(state.v, copy)
+        state.alpha[:] = 0.0
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
+                   False, copy)
+        buffered.append((time.perf_counter() - t0) / nnz)
+        touched = int(copy.counts[0])
+        t0 = time.perf_counter()
+        sync_copy(state.v, copy)
+        flush.append((time.perf_counter() - t0) / max(touched, 1))
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
+                      [prox, prox])
+        wake.append(time.perf_counter() - t0)
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(wake))
+
+
+class ThreadPlan(NamedTuple):
+    """What :func:`thread_plan` decided: the threads to use, the flush period
+    ``sync_every``, the predicted speed-up over one thread and why, in words."""
+    threads: int
+    sync_every: int
+    speedup: float
+    reason: str
+
+
+def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
+    """Threads or serial, predicted from the data and this machine's costs.
+
+    Per update with ``k`` threads flushing every ``S`` updates, in the
+    measured costs (:func:`measured_thread_costs`, or ``costs``):
+
+    * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
+    * ``k`` threads: ``(r * buffered_entry + k U(S) / S * flush_column) / k``,
+      ``U(S)`` the distinct columns of ``S`` random rows
+      (:func:`distinct_columns`: a sync shares that many columns and takes
+      about ``(k - 1) U(S)`` from the other threads' logs), plus
+      ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
+      of asynchrony ``1 + STALE_EPOCHS (k - 1) S c^2`` (``c`` the mean row
+      cosine, :func:`mean_row_cosine`).
+
+    ``sync_every="auto"`` takes the ``S`` of :data:`SYNC_CHOICES` with the
+    least predicted time; an integer fixes it (0: one shared ``v``, no
+    flushes).  The threads are used when the predicted speed-up of the best
+    ``k <= n_jobs`` is at least :data:`MIN_SPEEDUP`, and each gets at least
+    :data:`MIN_NNZ_PER_THREAD` stored entries per pass."""
+    K = resolve_n_jobs(n_jobs)
+    if K <= 1:
+        return ThreadPlan(1, 0, 1.0, "n_jobs=1")
+    cap = max(1, min(K, rows.n, rows.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+    if cap <= 1:
+        return ThreadPlan(1, 0, 1.0, (
+            f"serial: {rows.nnz} stored entries, fewer than {MIN_NNZ_PER_THREAD} for "
+            f"each of 2 threads"))
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    fixed = None if sync_every == "auto" else int(sync_every or 0)
+    best = max((model.predict(k, S) for k in range(2, cap + 1)
+                for S in (SYNC_CHOICES if fixed is None else (fixed,))),
+               key=lambda p: p[0])
+    speedup, k, S, flush_share, penalty = best
+    detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
+              f"(flushes {100 * flush_share:.0f}% of the step cost, "
+              f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
+    if speedup < MIN_SPEEDUP:
+        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x")
+    return ThreadPlan(k, S, speedup, f"threads: {detail}")
+
+
+def auto_sync_every(rows, n_threads=2, costs=None) -> int:
+    """``sync_every="auto"`` for ``n_threads`` threads: the flush period of
+    :data:`SYNC_CHOICES` with the least predicted time (:func:`thread_plan`'s
+    model), whether or not threads are predicted to win."""
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    return max((model.predict(max(int(n_threads), 2), S) for S in SYNC_CHOICES),
+               key=lambda p: p[0])[2]
+
+
+class _ThreadModel:
+    """:func:`thread_plan`'s prediction for one data set."""
+
+    def __init__(self, rows, costs):
+        self.rows, self.costs = rows, costs
+        self.r = rows.nnz / max(rows.n, 1)
+        self.cosine = mean_row_cosine(rows)
+        self.omega = rows.column_counts()
+
+    def predict(self, k, S):
+        """``(speed-up, k, S, flush share of the step cost, epoch penalty)``."""
+        c, r, n = self.costs, self.r, self.rows.n
+        step = r * c.buffered_entry
+        # a sync shares the thread's U(S) columns and takes the others'
+        flush = (k * distinct_columns(self.omega, n, S) / S * c.flush_column
+                 if S > 0 else 0.0)
+        penalty = 1.0 + STALE_EPOCHS * (k - 1) * max(S, 1) * self.cosine ** 2
+        per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
+        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty)
+
+
+# ---------------------------------------------------------- threaded passes
+class ThreadWork:
+    """The arrays ``k`` threads step with, allocated once per run: each
+    thread's copy of the image and the :class:`ThreadCopy` arrays (``base``,
+    ``mark``, ``touched``, ``seen``, ``counts``), the threads' change logs
+    (``k`` rings of ``L = 4 F + 64`` columns, ``F = min(d, sync_every *
+    longest row)`` the most a sync adds) and the run's ``clock``.  With
+    ``sync_every = 0`` there are none: every step writes the shared ``v``
+    (atomically when ``atomic``)."""
+
+    def __init__(self, d, n_threads, l1, sync_every, atomic, max_row=None):
+        K = int(n_threads)
+        self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
+        # others may do this many updates since a thread's last refresh before
+        # it syncs ahead of its own period (staleness bounded by work)
+        self.limit = 2 * max(K - 1, 1) * self.sync_every
+        m = d if self.sync_every else 0
+        self.max_flush = int(min(d, self.sync_every * (d if max_row is None else max_row)))
+        L = 4 * self.max_flush + 64 if self.sync_every else 0
+        self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
+        self.logs = np.zeros((K, L), dtype=np.int64)
+        self.local = [np.zeros(m) for _ in range(K)]
+        self.base = [np.zeros(m) for _ in range(K)]
+        self.mark = [np.zeros(m, dtype=np.uint8) for _ in range(K)]
+        self.touched = [np.zeros(m, dtype=np.int64) for _ in range(K)]
+        self.seen = [np.zeros(K, dtype=np.int64) for _ in range(K)]
+        self.counts = [np.zeros(4, dtype=np.int64) for _ in range(K)]
+
+    def copy(self, k, shared):
+        """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
+        ``sync_every = 0``)."""
+        if not self.sync_every:
+            return None
+        return ThreadCopy(shared, self.base[k], self.mark[k], self.touched[k], self.logs,
+                          self.clock, self.seen[k], self.counts[k], k, self.n_threads,
+                          self.sync_every, self.limit, self.max_flush, self.atomic)
+
+
+def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
+    """Run ``order[start:stop]`` (no coordinate twice) on ``work.n_threads``
+    threads (:class:`ThreadWork`).
 
     The range is cut into contiguous chunks of about ``CHUNK_NNZ`` stored
-    entries (``entries``: the range's estimated total; ``n_threads`` to
-    ``MAX_CHUNKS_PER_THREAD * n_threads`` chunks) that the threads take in
-    turn, each running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread
-    ``k``'s prox work arrays).  With ``sync_every > 0`` each thread steps on its
-    own copy of ``state.v`` and shares it every ``sync_every`` updates and at
-    the end (:class:`ThreadCopy`, atomically when ``atomic``); with 0 every
-    step writes ``state.v`` (atomically when ``atomic``).  Shared by the
-    threaded solver and CoCoA+'s local solver
-    (:mod:`primaldual.distributed.local_sdca`).
+    entries (``entries``: the range's estimated total; ``k`` to
+    ``MAX_CHUNKS_PER_THREAD * k`` chunks) that the threads take in turn, each
+    running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread ``k``'s prox
+    work arrays).  With ``work.sync_every > 0`` each thread steps on its own
+    copy of ``state.v``, taken when it starts, and syncs the columns that
+    changed every ``sync_every`` updates, sooner when the others got more
+    than ``work.limit`` updates ahead of it, and when it is done
+    (:class:`ThreadCopy`); with 0 every step writes ``state.v`` (atomically
+    when ``work.atomic``).  Shared by the threaded solver and CoCoA+'s local
+    solver (:mod:`primaldual.distributed.local_sdca`).
 
     Returns ``(results, interrupted)`` as :func:`run_threads` does, one
     ``(status, pos, steps, accesses, max_up, max_down)`` per thread.
     """
-    K = n_threads
+    K = work.n_threads
     n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
     chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
     next_chunk = itertools.count().__next__          # atomic under the GIL
     no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
+    atomic = work.atomic and not work.sync_every
 
     def task(k, stop_flag):
-        copy, local = None, state
-        if sync_every:
-            # this thread's copy of v and its base: one snapshot (the other
-            # threads may already be adding to state.v)
-            mine = state.v.copy()
-            local = state._replace(v=mine)
-            copy = ThreadCopy(mine.copy(), state.v, np.zeros(1, np.int64), sync_every,
-                              atomic)
-        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
-        while not stop_flag.is_set():
-            c = next_chunk()
-            if c >= n_chunks:
-                break
-            res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
-                             shrink, no_avg, prox[k], atomic, copy)
-            steps += res.steps
-            acc += res.accesses
-            up, down = max(up, res.max_up), max(down, res.max_down)
-            if res.status != 0:
-                status, pos = res.status, res.pos
-                break
+        copy, local = work.copy(k, state.v), state
         if copy is not None:
-            sync_copy(local.v, copy)
+            local = state._replace(v=work.local[k])
+            start_copy(local.v, copy)
+        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
+        try:
+            while not stop_flag.is_set():
+                c = next_chunk()
+                if c >= n_chunks:
+                    break
+                if THREAD_STALL is not None:
+                    THREAD_STALL(k, c)
+                res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
+                                 shrink, no_avg, prox[k], atomic, copy)
+                steps += res.steps
+                acc += res.accesses
+                up, down = max(up, res.max_up), max(down, res.max_down)
+                if res.status != 0:
+                    status, pos = res.status, res.pos
+                    break
+        finally:
+            if copy is not None:
+                sync_copy(local.v, copy)
         return status, pos, steps, acc, up, down
 
     return run_threads(task, K)
@@ -345,9 +538,9 @@ class SDCASolver(Solver):
                              f"follow one sequence of iterates, which threads do not have")
 
     def _threads_for(self):
-        """The threads a pass runs on: ``n_jobs`` is an upper bound, a thread
-        gets at least MIN_NNZ_PER_THREAD stored entries per pass, else its
-        share would not pay for waking it."""
+        """The most threads a pass could run on: ``n_jobs`` is an upper bound,
+        and a thread gets at least MIN_NNZ_PER_THREAD stored entries per pass
+        (whether they are used is :func:`thread_plan`'s decision)."""
         prob = self.problem
         return max(1, min(resolve_n_jobs(self.opts.n_jobs), prob.n,
                           prob.nnz // max(MIN_NNZ_PER_THREAD, 1)))
@@ -364,19 +557,16 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o = self.opts
         prob = self.problem
-        self.n_threads = self._threads_for()
+        self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
+        self.n_threads = self.plan.threads
+        self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
             return
-        se = o.sync_every
-        if se == "auto":
-            se = auto_sync_every(prob.rows)
-        self.sync_every = int(se or 0)
         a = o.atomic
         if a == "auto":
-            # thread copies: a sync's additions are atomic (two threads syncing at
-            # once lose updates otherwise; measured: a drift of 2e-4 on the CCAT
-            # shape, and the certificate pass then runs twice); one shared v:
-            # atomic where concurrent writes to an entry are frequent
+            # buffered threads: a flush's additions are atomic (two threads
+            # flushing at once lose updates otherwise); one shared v: atomic
+            # where concurrent writes to an entry are frequent
             a = (True if self.sync_every
                  else column_overlap(prob.rows) >= ATOMIC_OVERLAP)
         self.atomic = bool(a)
@@ -411,6 +601,7 @@ class SDCASolver(Solver):
     def run(self):
         res = super().run()
         res.extras["threads"] = self.n_threads
+        res.extras["threads_reason"] = self.plan.reason
         return res
 
     # ---------------------------------------------------------- threads
@@ -422,6 +613,9 @@ class SDCASolver(Solver):
             self.active = self._all_active()
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
+            self.thread_work = ThreadWork(self.problem.d, self.n_threads, self.problem.l1,
+                                          self.sync_every, self.atomic,
+                                          int(self.problem.rows.row_nnz.max(initial=1)))
 
     def _threaded_pass(self):
         """Draw the next pass for the threads; False when everything is shrunk.
@@ -476,10 +670,9 @@ class SDCASolver(Solver):
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
             results, interrupted = threaded_pass(
-                rows, spec, state, order, self.pos, stop, K,
+                rows, spec, state, order, self.pos, stop, self.thread_work,
                 (stop - self.pos) * prob.nnz / max(prob.n, 1),
-                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox,
-                self.atomic, self.sync_every)
+                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
