@@ -106,7 +106,7 @@ def _threaded_passes(rows, spec, state, order, nk, no_prox, K, sync_every):
     H = order.shape[0]
     per_row = rows.indptr[-1] / max(rows.indptr.shape[0] - 1, 1)
     max_row = int((rows.indptr[1:] - rows.indptr[:-1]).max(initial=1))
-    work = ThreadWork(state.v.shape[0], K, 0.0, sync_every, True, max_row)
+    work = ThreadWork(state.v.shape[0], K, sync_every, True, max_row)
     for start in range(0, H, nk):
         stop = min(H, start + nk)
         results, _ = threaded_pass(rows, spec, state, order, start, stop, work,

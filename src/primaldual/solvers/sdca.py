@@ -248,12 +248,19 @@ class ThreadCosts(NamedTuple):
 
 
 _COSTS: list = []
+#: the sync period at which measured_thread_costs measures a sync per column,
+#: and the runs of each measurement it takes the least of
+SYNC_PROBE = 32
+COST_REPEATS = 5
 
 
 def measured_thread_costs() -> ThreadCosts:
     """:class:`ThreadCosts` measured once per process on a small synthetic set
-    (8,192 rows of 32 entries over 65,536 columns; the least of three runs;
-    about 20 ms) and kept."""
+    (8,192 rows of 32 entries over 65,536 columns; the least of
+    ``COST_REPEATS`` runs of each; about 100 ms) and kept: a pass of the serial kernel, one on a thread
+    copy that never syncs, one syncing every ``SYNC_PROBE`` updates (the
+    difference, per column published, is the sync cost) and an empty
+    threaded pass (the wake-up)."""
     if not _COSTS:
         _COSTS.append(_measure_thread_costs())
     return _COSTS[0]
@@ -277,29 +284,34 @@ def _measure_thread_costs() -> ThreadCosts:
     prox = prox_work_arrays(prob.rows, 0.0)
     nnz = float(X.nnz)
     serial, buffered, flush, wake = [], [], [], []
-    work = ThreadWork(d, 1, 0.0, 1 << 30, True, r)
-    pool_work = ThreadWork(d, 2, 0.0, 1 << 30, True, r)
-    for _ in range(3):
+    pool_work = ThreadWork(d, 2, 1 << 30, False, r)
+
+    def on_copy(every):
+        work = ThreadWork(d, 1, every, False, r)
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        copy = work.copy(0, np.zeros(d))
+        start_copy(state.v, copy)
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
+                   False, copy)
+        return time.perf_counter() - t0, int(work.clock[1])
+
+    synced, columns = [], 1
+    for _ in range(COST_REPEATS):
         state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
         t0 = time.perf_counter()
         sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox)
         serial.append((time.perf_counter() - t0) / nnz)
-        shared = np.zeros(d)
-        copy = work.copy(0, shared)
-        start_copy(state.v, copy)
-        state.alpha[:] = 0.0
-        t0 = time.perf_counter()
-        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
-                   False, copy)
-        buffered.append((time.perf_counter() - t0) / nnz)
-        touched = int(copy.counts[0])
-        t0 = time.perf_counter()
-        sync_copy(state.v, copy)
-        flush.append((time.perf_counter() - t0) / max(touched, 1))
+        buffered.append(on_copy(1 << 30)[0] / nnz)
+        secs, columns = on_copy(SYNC_PROBE)
+        synced.append(secs)
         t0 = time.perf_counter()
         threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
                       [prox, prox])
         wake.append(time.perf_counter() - t0)
+    # a sync per column published: what syncing every SYNC_PROBE updates adds
+    # (at least a tenth of a step's entry: the difference of two noisy times)
+    flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
     return ThreadCosts(min(serial), min(buffered), min(flush), min(wake))
 
 
@@ -387,23 +399,24 @@ class _ThreadModel:
 # ---------------------------------------------------------- threaded passes
 class ThreadWork:
     """The arrays ``k`` threads step with, allocated once per run: each
-    thread's copy of the image and the :class:`ThreadCopy` arrays (``base``,
-    ``mark``, ``touched``, ``seen``, ``counts``), the threads' change logs
-    (``k`` rings of ``L = 4 F + 64`` columns, ``F = min(d, sync_every *
-    longest row)`` the most a sync adds) and the run's ``clock``.  With
-    ``sync_every = 0`` there are none: every step writes the shared ``v``
-    (atomically when ``atomic``)."""
+    thread's copy of the image and its :class:`ThreadCopy` arrays (``base``,
+    ``mark``, ``touched``, ``seen``, ``counts``), the threads' published
+    changes ``parts`` (k x d), their change logs (``k`` rings of ``L = 4 F +
+    64`` columns, ``F = min(d, sync_every * longest row)`` the most one sync
+    publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
+    every step writes the shared ``v`` (atomically when ``atomic``)."""
 
-    def __init__(self, d, n_threads, l1, sync_every, atomic, max_row=None):
+    def __init__(self, d, n_threads, sync_every, atomic, max_row):
         K = int(n_threads)
         self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
-        # others may do this many updates since a thread's last refresh before
-        # it syncs ahead of its own period (staleness bounded by work)
+        # others may publish this many updates since a thread's last refresh
+        # before it syncs ahead of its own period (staleness bounded by work)
         self.limit = 2 * max(K - 1, 1) * self.sync_every
         m = d if self.sync_every else 0
-        self.max_flush = int(min(d, self.sync_every * (d if max_row is None else max_row)))
+        self.max_flush = int(min(d, self.sync_every * max(int(max_row), 1)))
         L = 4 * self.max_flush + 64 if self.sync_every else 0
         self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
+        self.parts = np.zeros((K if m else 0, m))
         self.logs = np.zeros((K, L), dtype=np.int64)
         self.local = [np.zeros(m) for _ in range(K)]
         self.base = [np.zeros(m) for _ in range(K)]
@@ -417,9 +430,16 @@ class ThreadWork:
         ``sync_every = 0``)."""
         if not self.sync_every:
             return None
-        return ThreadCopy(shared, self.base[k], self.mark[k], self.touched[k], self.logs,
-                          self.clock, self.seen[k], self.counts[k], k, self.n_threads,
-                          self.sync_every, self.limit, self.max_flush, self.atomic)
+        return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
+                          self.logs, self.clock, self.seen[k], self.counts[k], k,
+                          self.sync_every, self.limit, self.max_flush)
+
+    def fold(self, shared):
+        """After the threads are done: ``shared += sum_t parts[t]``, and the
+        parts start again from zero."""
+        if self.sync_every:
+            shared += self.parts.sum(axis=0)
+            self.parts[:] = 0.0
 
 
 def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
@@ -474,7 +494,9 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
                 sync_copy(local.v, copy)
         return status, pos, steps, acc, up, down
 
-    return run_threads(task, K)
+    out = run_threads(task, K)
+    work.fold(state.v)
+    return out
 
 
 def _raise_nonfinite(problem, i):
@@ -613,7 +635,7 @@ class SDCASolver(Solver):
             self.active = self._all_active()
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
-            self.thread_work = ThreadWork(self.problem.d, self.n_threads, self.problem.l1,
+            self.thread_work = ThreadWork(self.problem.d, self.n_threads,
                                           self.sync_every, self.atomic,
                                           int(self.problem.rows.row_nnz.max(initial=1)))
 
