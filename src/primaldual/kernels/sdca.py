@@ -72,7 +72,7 @@ class ThreadCopy(NamedTuple):
 
     * ``base`` (d): the image's values the copy last took; the thread's own
       unpublished change of column j is ``v[j] - base[j]``.
-    * ``mark`` (uint8, d) and ``touched`` (int64, d): the columns the thread
+    * ``mark`` (uint8, d) and ``touched`` (int64, d + 1): the columns the thread
       changed since its last sync.
     * ``logs`` (int64, k x L): row ``t`` is thread ``t``'s change log, a ring
       of the columns it published, so another thread refreshes those only.
@@ -389,10 +389,10 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 for k in range(rs, re):
                     j = indices[k + off]
                     v[j] += coef * data[k]
-                    if mark[j] == 0:
-                        mark[j] = 1
-                        touched[nt] = j
-                        nt += 1
+                    # branch-free: the slot is kept only for a column not yet listed
+                    touched[nt] = j
+                    nt += 1 - mark[j]
+                    mark[j] = 1
                 counts[0] = nt
                 counts[1] += 1
                 if counts[1] >= copy.every:

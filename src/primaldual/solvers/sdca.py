@@ -174,9 +174,10 @@ ATOMIC_OVERLAP = 0.3
 #: (thread_plan: the one of least predicted time)
 SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
 #: the cost model's epoch penalty of asynchrony: a run whose steps miss about
-#: ``(k - 1) S`` updates of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS
-#: (k - 1) S c^2`` times the epochs of one thread (module docstring, "Threads")
-STALE_EPOCHS = 0.06
+#: ``(k - 1) S`` updates, ``S r / d`` per column (``r`` the mean entries of a
+#: row), of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS (k - 1) (S r /
+#: d) c^2`` times the epochs of one thread (module docstring, "Threads")
+STALE_EPOCHS = 0.12
 #: threads run only where the cost model predicts at least this speed-up
 MIN_SPEEDUP = 1.15
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
@@ -336,8 +337,9 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
       (:func:`distinct_columns`: a sync shares that many columns and takes
       about ``(k - 1) U(S)`` from the other threads' logs), plus
       ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
-      of asynchrony ``1 + STALE_EPOCHS (k - 1) S c^2`` (``c`` the mean row
-      cosine, :func:`mean_row_cosine`).
+      of asynchrony ``1 + STALE_EPOCHS (k - 1) (S r / d) c^2`` (``c`` the
+      mean row cosine, :func:`mean_row_cosine`; ``S r / d`` the missed
+      updates per column).
 
     ``sync_every="auto"`` takes the ``S`` of :data:`SYNC_CHOICES` with the
     least predicted time; an integer fixes it (0: one shared ``v``, no
@@ -391,7 +393,8 @@ class _ThreadModel:
         # a sync shares the thread's U(S) columns and takes the others'
         flush = (k * distinct_columns(self.omega, n, S) / S * c.flush_column
                  if S > 0 else 0.0)
-        penalty = 1.0 + STALE_EPOCHS * (k - 1) * max(S, 1) * self.cosine ** 2
+        per_column = max(S, 1) * r / max(self.rows.d, 1)
+        penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
         per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
         return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty)
 
@@ -421,9 +424,14 @@ class ThreadWork:
         self.local = [np.zeros(m) for _ in range(K)]
         self.base = [np.zeros(m) for _ in range(K)]
         self.mark = [np.zeros(m, dtype=np.uint8) for _ in range(K)]
-        self.touched = [np.zeros(m, dtype=np.int64) for _ in range(K)]
-        self.seen = [np.zeros(K, dtype=np.int64) for _ in range(K)]
-        self.counts = [np.zeros(4, dtype=np.int64) for _ in range(K)]
+        self.touched = [np.zeros(m + 1, dtype=np.int64) for _ in range(K)]
+        # each thread's counters on cache lines of their own (a step writes
+        # them: two threads' counters on one line would bounce it between
+        # the cores at every step)
+        pad = CLOCK_STRIDE * (1 + (K + 3) // CLOCK_STRIDE)
+        self._own = np.zeros((K, 2 * pad), dtype=np.int64)
+        self.seen = [self._own[k, :K] for k in range(K)]
+        self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
 
     def copy(self, k, shared):
         """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
