@@ -63,72 +63,81 @@ with ``l1 > 0``.
 
 Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
 passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
-2015) with thread-local dual images, as in Snap ML's SySCD (Ioannou et al.,
-NeurIPS 2019).  Each pass (a random order of the coordinates not shrunk,
-drawn by the driver from ``random_state``) is cut into contiguous chunks of
-about ``CHUNK_NNZ`` (200,000) stored entries (``k`` to ``16 k`` of them), and
-``k`` threads take the chunks in turn and run the serial kernel
-:func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a thread slowed by
-other work on its core takes fewer.
-``alpha_i`` has one writer per pass.  Each thread steps on its own copy of
-the dual image ``v`` (:class:`~primaldual.kernels.sdca.ThreadCopy`): every
-``sync_every`` updates it adds its change since the last sync, ``v - base``,
-to the shared image and refreshes its copy from it
-(:func:`~primaldual.kernels.sdca.sync_copy`, one pass over the ``d``
-entries), and once more at the end of the pass.  So a step's margin misses
-at most the other threads' last ``sync_every`` updates (PASSCoDe's bounded
-delay), and no two cores write the same cache lines between syncs.  Writing
-one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
-or its "atomic" one with ``atomic=True``) is kept as an option; per thread of two
-it costs 9.6-15.8 ns per stored entry on the CCAT shape (39 with atomic
-additions), against 8.2-8.9 for the copies and 7.5 for one thread (the cores
-take turns owning the cache lines of ``v``; benchmarks/results/scaling.md).  ``sync_every="auto"`` (:func:`auto_sync_every`) syncs every
-``8 d / mean row nnz`` updates, so that the syncs cost about 1/32 of the
-steps (a step costs about 4 ns per entry of its row, a sync about 1 ns per
-column), but at most ``(2.5 / c)^2`` updates, ``c`` the mean cosine between
-rows (:func:`mean_row_cosine`): a step that misses ``S`` updates of the
-other threads has a margin error of about ``sqrt(S) c``; clamped to
-4..8,192.  The CCAT shape (``c`` = 0.02): 5,000 (the cost rule); covtype
-(``c`` = 0.89): 8, where 37 (the cost rule alone) took 14-22 epochs to a
-certified 1e-6 at lam 1e-6 against 11 with 8 and 8 on one thread.
-With ``atomic="auto"`` (the default) a sync's additions to the shared image
-are atomic: two threads syncing at once lose updates otherwise (measured on
-the CCAT shape: a relative drift of 2e-4 at one check, which the certificate
-caught and paid for with a second pass); on the CCAT shape an atomic sync
-costs 2.8 ns per column against 0.4, about 6% of the steps between syncs.
-With one shared ``v`` (``sync_every=0``) "auto" picks atomic additions when
-concurrent writes to one entry are frequent, i.e. when the column overlap
+2015) with thread-local copies of the dual image, as in Snap ML's SySCD
+(Ioannou et al., NeurIPS 2019).  Each pass (a random order of the
+coordinates not shrunk, drawn by the driver from ``random_state``) is cut
+into contiguous chunks of about ``CHUNK_NNZ`` (200,000) stored entries (``k``
+to ``16 k`` of them), and ``k`` threads take the chunks in turn and run the
+serial kernel :func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a
+thread slowed by other work on its core takes fewer.  ``alpha_i`` has one
+writer per pass.
+
+Each thread steps on its own copy of the dual image ``v``
+(:class:`~primaldual.kernels.sdca.ThreadCopy`), taken when it starts the
+pass; the image of the pass is ``v + sum_t parts[t]``, ``parts[t]`` thread
+``t``'s published changes, written by thread ``t`` alone (no atomic
+instruction, no lost update; the driver folds them into ``v`` when the
+threads are done).  A step lists the columns it changes (a byte marker and a
+list, branch-free).  Every ``sync_every`` updates
+(:func:`~primaldual.kernels.sdca.sync_copy`) the thread adds its changes of
+those columns to ``parts[t]``, appends the columns to its change log (a ring
+the others read) and refreshes its copy on them and on the columns in the
+others' logs since its last sync: the cost is proportional to the columns
+changed, not to ``d`` (a sequential sweep over all ``d`` when they number
+more than ``d / 8``).  Staleness is bounded by work, not by the clock: the
+threads publish their update counts at each sync, and before each step a
+thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
+others behind syncs first, so a thread descheduled for many milliseconds
+does not step on a stale copy when it comes back.
+
+Whether threads run is predicted (:func:`thread_plan`) from the data (mean
+entries per row ``r``, ``d``, the column counts, the mean row cosine
+:func:`mean_row_cosine`) and this machine's costs, measured once per process
+(:func:`measured_thread_costs`): per update, one thread costs ``r *
+step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
+copy_entry + k U(S)/S * sync_column) / k + wake / n) * (1 + STALE_EPOCHS
+(k - 1) (S r / d) c^2)``, ``U(S)`` the distinct columns of ``S`` random rows
+(:func:`distinct_columns`).  ``sync_every="auto"`` takes the ``S`` of least
+predicted time; threads run when the best ``k <= n_jobs`` is predicted at
+least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
+``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
+is serial.  ``res.extras["threads"]`` is the number of threads used and
+``res.extras["threads_reason"]`` the decision in words.
+
+Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
+variant, or its "atomic" one with ``atomic=True``) is kept as an option;
+with ``atomic="auto"`` it uses atomic additions when the column overlap
 (:func:`column_overlap`: the share of the rows holding the column of a
 random stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86)
 and a9a (0.45) get atomic additions, text (the CCAT shape 0.18, reuters
 0.08) plain ones.  A lost plain addition is caught by the certificate
-(below).
+(below).  The copies need no atomic additions, so ``atomic`` applies to
+``sync_every=0`` only.
 
 Shrinking works as in the serial solver, on the whole active set: the
 threads report their pass's largest violations, and the driver sets the next
 pass's thresholds.  A pass whose active rows hold fewer than
 ``MIN_NNZ_PER_THREAD * k`` stored entries is not worth a wake-up of the
 threads: from then on the passes run in the serial in-kernel loop
-(``sdca_passes``) until the next check.  ``n_jobs`` is an upper bound: each
-thread gets at least ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per
-pass; ``res.extras["threads"]`` is the number used.
+(``sdca_passes``) until the next check.
 
 The certificate stays exact: at every check the fresh ``v(alpha)`` of the
 certificate pass (itself run on the threads) replaces the shared ``v``; if
-they differ by more than rounding (a lost plain addition, or
-``sampling="uniform"`` drawing one coordinate in two slices at once), the
-certificate is recomputed at ``w(alpha)`` from the fresh image.  What is
-deterministic with ``n_jobs > 1``: the passes (the sample order depends on
-``random_state`` only); not the iterates, since the threads' interleaving
-decides which updates a step sees.  Runs agree on the optimum to the
-tolerance, each certified.  For bitwise repeatable multi-core runs use
-``solver="cocoa"`` (fixed partitions, a deterministic reduction).
+they differ by more than rounding (a lost plain addition with
+``sync_every=0``, or ``sampling="uniform"`` drawing one coordinate in two
+chunks at once), the certificate is recomputed at ``w(alpha)`` from the
+fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
+sample order depends on ``random_state`` only); not the iterates, since the
+threads' interleaving decides which updates a step sees.  Runs agree on the
+optimum to the tolerance, each certified.  For bitwise repeatable multi-core
+runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
 ``n_jobs=1`` is the serial solver exactly.  Not with ``output="average"`` or
 ``"random"``.
 
 Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
-("auto" | True | False, default "auto") and ``sync_every`` ("auto" | int >= 0,
-default "auto"; 0 writes the one shared ``v`` directly).
+("auto" | True | False, default "auto"; ``sync_every=0`` only) and
+``sync_every`` ("auto" | int >= 0, default "auto"; 0 writes the one shared
+``v`` directly).
 
 The options are the fields of :class:`SDCAOptions` (checked when they are
 built); ``solver.opts`` holds them as given, and the values derived from them
