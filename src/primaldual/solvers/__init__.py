@@ -9,6 +9,7 @@ from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
 from .._util.threads import resolve_n_jobs
 from .newton import explicit_hessian_pays
+from .sdca import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -116,7 +117,6 @@ def _sdca_speedup(problem, n_jobs) -> float:
     serially)."""
     if int(n_jobs) <= 1:
         return 1.0
-    from .sdca import thread_plan
     plan = thread_plan(problem.rows, n_jobs)
     return plan.speedup if plan.threads > 1 else 1.0
 

@@ -152,6 +152,7 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
@@ -162,6 +163,7 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..problem import Problem
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs, run_threads
@@ -277,8 +279,6 @@ def measured_thread_costs() -> ThreadCosts:
 
 
 def _measure_thread_costs() -> ThreadCosts:
-    from ..problem import Problem
-    import scipy.sparse as sp
     rng = np.random.default_rng(0)
     n, r, d = 8192, 32, 65536
     cols = rng.integers(0, d, n * r)
