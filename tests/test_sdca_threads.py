@@ -37,7 +37,7 @@ REGRESSION = ("squared", "absolute", "epsilon_insensitive")
 #: costs under which threads always win (no sync or wake-up cost): the tests
 #: below exercise the threads, whatever this machine's measured costs say
 FREE_SYNCS = sdca_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
-                                  wake=0.0)
+                                  sweep_column=0.0, wake=0.0)
 
 
 @pytest.fixture(autouse=True)
@@ -343,7 +343,7 @@ def test_mean_row_cosine_and_distinct_columns_by_hand():
 # ------------------------------------------------------------ the cost model
 #: costs of the size this kind of machine measures (ns per entry, us per wake)
 TYPICAL = sdca_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
-                               wake=3e-4)
+                               sweep_column=1e-9, wake=3e-4)
 
 
 def zipf_text(n, d, tokens=70, exponent=1.03, seed=0):

@@ -95,10 +95,11 @@ entries per row ``r``, ``d``, the column counts, the mean row cosine
 :func:`mean_row_cosine`) and this machine's costs, measured once per process
 (:func:`measured_thread_costs`): per update, one thread costs ``r *
 step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
-copy_entry + k U(S)/S * sync_column) / k + wake / n) * (1 + STALE_EPOCHS
-(k - 1) (S r / d) c^2)``, ``U(S)`` the distinct columns of ``S`` random rows
-(:func:`distinct_columns`).  ``sync_every="auto"`` takes the ``S`` of least
-predicted time; threads run when the best ``k <= n_jobs`` is predicted at
+copy_entry + sync(S) / S) / k + wake / n) * (1 + STALE_EPOCHS (k - 1) (S r
+/ d) c^2)``, a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
+8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
+``S`` random rows, :func:`distinct_columns`).  ``sync_every="auto"`` takes
+the ``S`` of least predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
 ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
@@ -157,7 +158,8 @@ import scipy.sparse as sp
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            CLOCK_STRIDE, ThreadCopy, start_copy, sync_copy,
+                            CLOCK_STRIDE, DENSE_REFRESH, ThreadCopy, start_copy,
+                            sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from dataclasses import dataclass
@@ -251,11 +253,14 @@ class ThreadCosts(NamedTuple):
     """This machine's costs, in seconds, that :func:`thread_plan` predicts
     from: a serial step per stored entry of its row, a step on a thread's
     copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
-    entry, a sync per column it shares, and a threaded pass with nothing to
-    do (waking the threads and waiting for them)."""
+    entry, a sync per column it shares (publishing it and refreshing it), a
+    refresh of the whole copy per column (the sweep a sync makes when many
+    columns changed), and a threaded pass with nothing to do (waking the
+    threads and waiting for them)."""
     step_entry: float
     buffered_entry: float
     flush_column: float
+    sweep_column: float
     wake: float
 
 
@@ -293,7 +298,7 @@ def _measure_thread_costs() -> ThreadCosts:
     no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
     prox = prox_work_arrays(prob.rows, 0.0)
     nnz = float(X.nnz)
-    serial, buffered, flush, wake = [], [], [], []
+    serial, buffered, flush, sweep, wake = [], [], [], [], []
     pool_work = ThreadWork(d, 2, 1 << 30, False, r)
 
     def on_copy(every):
@@ -315,6 +320,10 @@ def _measure_thread_costs() -> ThreadCosts:
         buffered.append(on_copy(1 << 30)[0] / nnz)
         secs, columns = on_copy(SYNC_PROBE)
         synced.append(secs)
+        probe = ThreadWork(d, 1, 1, False, r)
+        t0 = time.perf_counter()
+        start_copy(probe.local[0], probe.copy(0, state.v))
+        sweep.append((time.perf_counter() - t0) / d)
         t0 = time.perf_counter()
         threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
                       [prox, prox])
@@ -322,7 +331,7 @@ def _measure_thread_costs() -> ThreadCosts:
     # a sync per column published: what syncing every SYNC_PROBE updates adds
     # (at least a tenth of a step's entry: the difference of two noisy times)
     flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
-    return ThreadCosts(min(serial), min(buffered), min(flush), min(wake))
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake))
 
 
 class ThreadPlan(NamedTuple):
@@ -341,10 +350,12 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
     measured costs (:func:`measured_thread_costs`, or ``costs``):
 
     * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
-    * ``k`` threads: ``(r * buffered_entry + k U(S) / S * flush_column) / k``,
-      ``U(S)`` the distinct columns of ``S`` random rows
-      (:func:`distinct_columns`: a sync shares that many columns and takes
-      about ``(k - 1) U(S)`` from the other threads' logs), plus
+    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / k``, ``U(S)`` the
+      distinct columns of ``S`` random rows (:func:`distinct_columns`): a
+      sync publishes that many columns and takes about ``(k - 1) U(S)`` from
+      the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
+      flush_column + d sweep_column`` when ``k U(S)`` exceeds ``d /
+      DENSE_REFRESH`` (a sweep refreshes every column), plus
       ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
       of asynchrony ``1 + STALE_EPOCHS (k - 1) (S r / d) c^2`` (``c`` the
       mean row cosine, :func:`mean_row_cosine`; ``S r / d`` the missed
@@ -399,9 +410,14 @@ class _ThreadModel:
         """``(speed-up, k, S, flush share of the step cost, epoch penalty)``."""
         c, r, n = self.costs, self.r, self.rows.n
         step = r * c.buffered_entry
-        # a sync shares the thread's U(S) columns and takes the others'
-        flush = (k * distinct_columns(self.omega, n, S) / S * c.flush_column
-                 if S > 0 else 0.0)
+        # a sync publishes the thread's U(S) columns and takes the others'
+        # ~(k - 1) U(S), or refreshes every column when those are many (as
+        # sync_copy does)
+        U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+        d = self.rows.d
+        sync = (U * c.flush_column + d * c.sweep_column if k * U * DENSE_REFRESH > d
+                else k * U * c.flush_column)
+        flush = sync / S if S > 0 else 0.0
         per_column = max(S, 1) * r / max(self.rows.d, 1)
         penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
         per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
