@@ -98,17 +98,27 @@ def _load(spec):
     return d.X, d.y
 
 
-def ours_interleaved(X, y, loss, reps):
-    runs = {1: [], 2: []}
+def ours_interleaved(X, y, loss, reps, forced):
+    """Interleaved runs of n_jobs=1 and n_jobs=2; with ``forced`` also n_jobs=2
+    with the threads forced on (``MIN_SPEEDUP = 0``: what the cost model's
+    threaded alternative would have taken), as key "2f"."""
+    keys = (1, 2, "2f") if forced else (1, 2)
+    runs = {k: [] for k in keys}
     last = {}
     for _ in range(reps):
-        for k in (1, 2):
-            res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM, solver="sdca",
-                              n_jobs=k, tol=TOL)
+        for k in keys:
+            saved = sdca_module.MIN_SPEEDUP
+            if k == "2f":
+                sdca_module.MIN_SPEEDUP = 0.0
+            try:
+                res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM,
+                                  solver="sdca", n_jobs=2 if k == "2f" else k, tol=TOL)
+            finally:
+                sdca_module.MIN_SPEEDUP = saved
             runs[k].append(secs)
             last[k] = res
     out = {}
-    for k in (1, 2):
+    for k in keys:
         r = last[k]
         out[k] = {**summarize_times(runs[k]), "epochs": float(r.n_epochs),
                   "threads": r.extras.get("threads"),
@@ -128,6 +138,8 @@ def main(argv=None):
     ap.add_argument("--sets", default="shared-vocab 300k,shared-vocab 30k,CCAT shape,covtype")
     ap.add_argument("--losses", default="hinge,logistic")
     ap.add_argument("--no-snap", action="store_true")
+    ap.add_argument("--forced", action="store_true",
+                    help="also n_jobs=2 with the threads forced on (MIN_SPEEDUP = 0)")
     ap.add_argument("--name", default="threads")
     ap.add_argument("--note", default="")
     args = ap.parse_args(argv)
@@ -148,8 +160,14 @@ def main(argv=None):
             rec = {"set": name, "n": X.shape[0], "d": X.shape[1], "nnz": int(X.nnz),
                    "cosine": cos, "loss": loss, "lam": LAM, "costs": costs._asdict()}
             t0 = time.perf_counter()
-            o = ours_interleaved(X, y, loss, args.reps)
+            o = ours_interleaved(X, y, loss, args.reps, args.forced)
             rec["sdca_1"], rec["sdca_2"] = o[1], o[2]
+            if args.forced:
+                rec["sdca_2_forced"] = o["2f"]
+                f = o["2f"]
+                print(f"    threads forced: {fmt(f['median'])} s ({f['epochs']:.1f} ep, "
+                      f"{f['threads']} threads, ratio "
+                      f"{fmt(f['median'] / o[1]['median'])})", flush=True)
             s1, s2 = o[1], o[2]
             rec["ratio_2_over_1"] = (s2["median"] / s1["median"]
                                      if s1["converged"] and s2["converged"] else None)
@@ -181,6 +199,14 @@ def main(argv=None):
     write_md(records, out_dir / f"{args.name}.md", args, costs)
 
 
+def forced(r):
+    f = r.get("sdca_2_forced")
+    if f is None:
+        return "—"
+    return (f"{fmt(f['median'])} ({f['epochs']:.1f}) / "
+            f"{fmt(f['median'] / r['sdca_1']['median'], 2)}")
+
+
 def write_md(records, path, args, costs):
     lines = [
         "# n_jobs=2 against n_jobs=1 (benchmarks/bench_threads.py)", "",
@@ -195,11 +221,13 @@ def write_md(records, path, args, costs):
         "certified reference (no certificate).  Measured costs of this run (the "
         f"cost model's inputs): serial step {costs.step_entry * 1e9:.2f} ns and step "
         f"on a thread copy {costs.buffered_entry * 1e9:.2f} ns per stored entry, "
-        f"sync {costs.flush_column * 1e9:.2f} ns per column, wake-up "
+        f"sync {costs.flush_column * 1e9:.2f} ns per column, sweep "
+        f"{costs.sweep_column * 1e9:.2f} ns per column, wake-up "
         f"{costs.wake * 1e6:.0f} us." + (f"  {args.note}" if args.note else ""), "",
         "| set | n x d | nnz | row cosine | loss | n_jobs=1 s (epochs) | "
-        "n_jobs=2 s (epochs, threads) | 2 / 1 | Snap ML n_jobs=2 s | ours 2 / Snap 2 |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "n_jobs=2 s (epochs, threads) | 2 / 1 | threads forced s (epochs) / 1 | "
+        "Snap ML n_jobs=2 s | ours 2 / Snap 2 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         s1, s2 = r["sdca_1"], r["sdca_2"]
         sn = r.get("snap_2", {})
@@ -211,7 +239,8 @@ def write_md(records, path, args, costs):
             f"{fmt(s1['median'])} ({s1['epochs']:.1f}){'' if s1['converged'] else ' not certified'} | "
             f"{fmt(s2['median'])} ({s2['epochs']:.1f}, {s2['threads']})"
             f"{'' if s2['converged'] else ' not certified'} | "
-            f"{fmt(r['ratio_2_over_1'], 2)} | {snc} | {fmt(r.get('ratio_2_over_snap2'), 2)} |")
+            f"{fmt(r['ratio_2_over_1'], 2)} | {forced(r)} | {snc} | "
+            f"{fmt(r.get('ratio_2_over_snap2'), 2)} |")
     lines += ["", "The cost model's decision for n_jobs=2 (`res.extras['threads_reason']`):", ""]
     for r in records:
         lines.append(f"- {r['set']}, {r['loss']}: {r['sdca_2']['reason']}")
