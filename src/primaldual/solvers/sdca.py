@@ -527,9 +527,10 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
                 sync_copy(local.v, copy)
         return status, pos, steps, acc, up, down
 
-    out = run_threads(task, K)
-    work.fold(state.v)
-    return out
+    try:
+        return run_threads(task, K)
+    finally:
+        work.fold(state.v)            # what the threads published, even on an error
 
 
 def _raise_nonfinite(problem, i):
