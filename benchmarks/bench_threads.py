@@ -141,11 +141,19 @@ def main(argv=None):
     ap.add_argument("--forced", action="store_true",
                     help="also n_jobs=2 with the threads forced on (MIN_SPEEDUP = 0)")
     ap.add_argument("--name", default="threads")
+    ap.add_argument("--from-jsonl", default=None,
+                    help="comma-separated jsonl files of earlier runs: write NAME.md "
+                         "from their records instead of running")
     ap.add_argument("--note", default="")
     args = ap.parse_args(argv)
     out_dir = ROOT / "benchmarks" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     jsonl = out_dir / f"{args.name}.jsonl"
+    if args.from_jsonl:
+        records = [json.loads(line) for f in args.from_jsonl.split(",")
+                   for line in Path(f).read_text().splitlines() if line.strip()]
+        write_md(records, out_dir / f"{args.name}.md", args, None)
+        return
     costs = sdca_module.measured_thread_costs()
     print(f"measured costs: {costs}", flush=True)
     records = []
@@ -208,22 +216,20 @@ def forced(r):
 
 
 def write_md(records, path, args, costs):
+    reps = max((len(r["sdca_1"]["times"]) for r in records), default=0)
     lines = [
         "# n_jobs=2 against n_jobs=1 (benchmarks/bench_threads.py)", "",
         f"Machine: {cpu_model()}, {os.cpu_count()} logical cores, Python "
         f"{platform.python_version()}.  **The machine was loaded by other work "
         "while this ran** (other jobs on both cores): the absolute times are not "
         "quiet-machine times; the ratios come from interleaved repetitions "
-        f"(1, 2, 1, 2, ...; {args.reps} each, medians) in one process.  "
+        f"(1, 2, 1, 2, ...; {reps} each, medians) in one process.  "
         f"lam = {LAM:g}, `solve(..., solver='sdca', n_jobs=k, tol={TOL:g})`, the whole "
         "call, certified.  Snap ML: its whole `fit` with `n_jobs=2` at the loosest "
         "tolerance that reaches relative primal sub-optimality 1e-6 against the "
-        "certified reference (no certificate).  Measured costs of this run (the "
-        f"cost model's inputs): serial step {costs.step_entry * 1e9:.2f} ns and step "
-        f"on a thread copy {costs.buffered_entry * 1e9:.2f} ns per stored entry, "
-        f"sync {costs.flush_column * 1e9:.2f} ns per column, sweep "
-        f"{costs.sweep_column * 1e9:.2f} ns per column, wake-up "
-        f"{costs.wake * 1e6:.0f} us." + (f"  {args.note}" if args.note else ""), "",
+        "certified reference (no certificate).  'threads forced': n_jobs=2 with "
+        "the cost model's threshold set to 0, i.e. what the threaded path takes "
+        "on the same data." + (f"  {args.note}" if args.note else ""), "",
         "| set | n x d | nnz | row cosine | loss | n_jobs=1 s (epochs) | "
         "n_jobs=2 s (epochs, threads) | 2 / 1 | threads forced s (epochs) / 1 | "
         "Snap ML n_jobs=2 s | ours 2 / Snap 2 |",
@@ -241,9 +247,17 @@ def write_md(records, path, args, costs):
             f"{'' if s2['converged'] else ' not certified'} | "
             f"{fmt(r['ratio_2_over_1'], 2)} | {forced(r)} | {snc} | "
             f"{fmt(r.get('ratio_2_over_snap2'), 2)} |")
-    lines += ["", "The cost model's decision for n_jobs=2 (`res.extras['threads_reason']`):", ""]
+    lines += ["", "The cost model's decision for n_jobs=2 (`res.extras['threads_reason']`) "
+              "and the costs that process measured (its inputs: a serial step and a "
+              "step on a thread copy per stored entry, a sync and a sweep per column, "
+              "a wake-up):", ""]
     for r in records:
-        lines.append(f"- {r['set']}, {r['loss']}: {r['sdca_2']['reason']}")
+        c = r["costs"]
+        lines.append(f"- {r['set']}, {r['loss']}: {r['sdca_2']['reason']}; costs "
+                     f"{c['step_entry'] * 1e9:.2f} / {c['buffered_entry'] * 1e9:.2f} ns, "
+                     f"{c['flush_column'] * 1e9:.2f} / "
+                     f"{c.get('sweep_column', float('nan')) * 1e9:.2f} ns, "
+                     f"{c['wake'] * 1e6:.0f} us")
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
 
