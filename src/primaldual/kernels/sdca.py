@@ -83,6 +83,11 @@ class ThreadCopy(NamedTuple):
       ``counts = [n_touched, updates since the last sync, updates published
       in all, the others' published updates at the last refresh]``.
 
+    With ``sparse`` False the steps list nothing and every sync is one
+    sequential sweep over the ``d`` columns (publish and refresh), for data
+    where a sync period touches most columns anyway; the sweep advances the
+    thread's log head by ``L`` so that a reader refreshes every column.
+
     Staleness is bounded by work: before each step the thread compares the
     others' published updates with ``counts[3]`` and syncs first when they
     did more than ``limit`` since its last refresh (a thread descheduled for a
@@ -102,6 +107,7 @@ class ThreadCopy(NamedTuple):
     every: int
     limit: int
     max_flush: int
+    sparse: bool
 
 
 #: int64 slots between two threads' entries of ThreadCopy.clock (a cache line)
@@ -150,6 +156,9 @@ def sync_copy(v, copy):
     L = logs.shape[1]
     nt = counts[0]
     head = atomic_load(clock, tid * CLOCK_STRIDE + 1)
+    if not copy.sparse or nt * DENSE_REFRESH > v.shape[0]:
+        _sweep(v, copy)
+        return
     for q in range(nt):
         if q + PF_SYNC < nt:
             prefetch(base, touched[q + PF_SYNC])
@@ -197,6 +206,38 @@ def sync_copy(v, copy):
             full = True              # the writer may have overwritten what we read
     if full:
         _take_all(v, copy)
+
+
+@njit(cache=True, nogil=True)
+def _sweep(v, copy):
+    """A sync in one sequential pass over all ``d`` columns: publish ``v[j] -
+    base[j]`` and take the image; the log head jumps by ``L`` (a reader then
+    refreshes every column), the list of touched columns is cleared."""
+    shared, parts, base, mark, touched, counts = (copy.shared, copy.parts, copy.base,
+                                                  copy.mark, copy.touched, copy.counts)
+    clock, seen, tid = copy.clock, copy.seen, copy.tid
+    K = parts.shape[0]
+    for o in range(K):
+        if o != tid:
+            seen[o] = atomic_load(clock, o * CLOCK_STRIDE + 1)
+    counts[3] = others_synced(copy)
+    for j in range(v.shape[0]):
+        c = v[j] - base[j]
+        if c != 0.0:
+            parts[tid, j] += c
+        s = shared[j]
+        for o in range(K):
+            s += parts[o, j]
+        v[j] = s
+        base[j] = s
+    for q in range(counts[0]):
+        mark[touched[q]] = 0
+    counts[0] = 0
+    head = atomic_load(clock, tid * CLOCK_STRIDE + 1)
+    atomic_store(clock, tid * CLOCK_STRIDE + 1, head + copy.logs.shape[1])
+    counts[2] += counts[1]
+    counts[1] = 0
+    atomic_store(clock, tid * CLOCK_STRIDE, counts[2])
 
 
 @njit(cache=True, nogil=True)
@@ -382,7 +423,13 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 avg_last[i] = t
             alpha[i] = new
             coef = cw[i] * delta * inv_W
-            if copy is not None:
+            if copy is not None and not copy.sparse:
+                for k in range(rs, re):
+                    v[indices[k + off]] += coef * data[k]
+                copy.counts[1] += 1
+                if copy.counts[1] >= copy.every:
+                    sync_copy(v, copy)
+            elif copy is not None:
                 # this thread's copy: list the columns changed since the last sync
                 mark, touched, counts = copy.mark, copy.touched, copy.counts
                 nt = counts[0]

@@ -335,12 +335,15 @@ def _measure_thread_costs() -> ThreadCosts:
 
 
 class ThreadPlan(NamedTuple):
-    """What :func:`thread_plan` decided: the threads to use, the flush period
-    ``sync_every``, the predicted speed-up over one thread and why, in words."""
+    """What :func:`thread_plan` decided: the threads to use, the sync period
+    ``sync_every``, the predicted speed-up over one thread, why, in words,
+    and whether the syncs list the changed columns (``sparse``) or sweep all
+    ``d``."""
     threads: int
     sync_every: int
     speedup: float
     reason: str
+    sparse: bool = True
 
 
 def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
@@ -376,16 +379,18 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
             f"each of 2 threads"))
     model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
     fixed = None if sync_every == "auto" else int(sync_every or 0)
-    best = max((model.predict(k, S) for k in range(2, cap + 1)
-                for S in (SYNC_CHOICES if fixed is None else (fixed,))),
+    best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
+                for S in (SYNC_CHOICES if fixed is None else (fixed,))
+                for sparse in (True, False)),
                key=lambda p: p[0])
-    speedup, k, S, flush_share, penalty = best
+    speedup, k, S, flush_share, penalty, sparse = best
     detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
-              f"(flushes {100 * flush_share:.0f}% of the step cost, "
+              f"({'sparse' if sparse else 'sweeping'} syncs "
+              f"{100 * flush_share:.0f}% of the step cost, "
               f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
     if speedup < MIN_SPEEDUP:
-        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x")
-    return ThreadPlan(k, S, speedup, f"threads: {detail}")
+        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse)
+    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse)
 
 
 def auto_sync_every(rows, n_threads=2, costs=None) -> int:
@@ -393,7 +398,7 @@ def auto_sync_every(rows, n_threads=2, costs=None) -> int:
     :data:`SYNC_CHOICES` with the least predicted time (:func:`thread_plan`'s
     model), whether or not threads are predicted to win."""
     model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
-    return max((model.predict(max(int(n_threads), 2), S) for S in SYNC_CHOICES),
+    return max((model.predict(max(int(n_threads), 2), S, True) for S in SYNC_CHOICES),
                key=lambda p: p[0])[2]
 
 
@@ -406,22 +411,30 @@ class _ThreadModel:
         self.cosine = mean_row_cosine(rows)
         self.omega = rows.column_counts()
 
-    def predict(self, k, S):
-        """``(speed-up, k, S, flush share of the step cost, epoch penalty)``."""
-        c, r, n = self.costs, self.r, self.rows.n
-        step = r * c.buffered_entry
-        # a sync publishes the thread's U(S) columns and takes the others'
-        # ~(k - 1) U(S), or refreshes every column when those are many (as
-        # sync_copy does)
-        U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
-        d = self.rows.d
-        sync = (U * c.flush_column + d * c.sweep_column if k * U * DENSE_REFRESH > d
-                else k * U * c.flush_column)
+    def predict(self, k, S, sparse):
+        """``(speed-up, k, S, sync share of the step cost, epoch penalty,
+        sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
+        changed columns (``sparse``) or sweeping all ``d`` at each sync."""
+        c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
+        if sparse:
+            step = r * c.buffered_entry
+            # a sync publishes the thread's U(S) columns and takes the
+            # others' ~(k - 1) U(S), or sweeps every column when those are
+            # many (as sync_copy does)
+            U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            sync = (U * c.flush_column + d * c.sweep_column
+                    if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
+        else:
+            # nothing listed; a sync reads and writes every column (twice a
+            # refresh)
+            step = r * c.step_entry
+            sync = 2.0 * d * c.sweep_column
         flush = sync / S if S > 0 else 0.0
-        per_column = max(S, 1) * r / max(self.rows.d, 1)
+        per_column = max(S, 1) * r / max(d, 1)
         penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
         per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
-        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty)
+        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
+                sparse)
 
 
 # ---------------------------------------------------------- threaded passes
@@ -434,9 +447,10 @@ class ThreadWork:
     publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
     every step writes the shared ``v`` (atomically when ``atomic``)."""
 
-    def __init__(self, d, n_threads, sync_every, atomic, max_row):
+    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True):
         K = int(n_threads)
         self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
+        self.sparse = bool(sparse)
         # others may publish this many updates since a thread's last refresh
         # before it syncs ahead of its own period (staleness bounded by work)
         self.limit = 2 * max(K - 1, 1) * self.sync_every
@@ -465,7 +479,7 @@ class ThreadWork:
             return None
         return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
                           self.logs, self.clock, self.seen[k], self.counts[k], k,
-                          self.sync_every, self.limit, self.max_flush)
+                          self.sync_every, self.limit, self.max_flush, self.sparse)
 
     def fold(self, shared):
         """After the threads are done: ``shared += sum_t parts[t]``, and the
@@ -615,6 +629,7 @@ class SDCASolver(Solver):
         prob = self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
         self.n_threads = self.plan.threads
+        self.sparse_sync = self.plan.sparse
         self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
             return
@@ -671,7 +686,8 @@ class SDCASolver(Solver):
                                 for _ in range(self.n_threads)]
             self.thread_work = ThreadWork(self.problem.d, self.n_threads,
                                           self.sync_every, self.atomic,
-                                          int(self.problem.rows.row_nnz.max(initial=1)))
+                                          int(self.problem.rows.row_nnz.max(initial=1)),
+                                          self.sparse_sync)
 
     def _threaded_pass(self):
         """Draw the next pass for the threads; False when everything is shrunk.
