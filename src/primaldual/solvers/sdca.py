@@ -84,7 +84,9 @@ those columns to ``parts[t]``, appends the columns to its change log (a ring
 the others read) and refreshes its copy on them and on the columns in the
 others' logs since its last sync: the cost is proportional to the columns
 changed, not to ``d`` (a sequential sweep over all ``d`` when they number
-more than ``d / 8``).  Staleness is bounded by work, not by the clock: the
+more than ``d / 8``).  Where a sync period touches most columns anyway the
+cost model picks sweeping syncs instead (``ThreadCopy.sparse`` False): the
+steps list nothing and each sync is one sequential pass over ``d``.  Staleness is bounded by work, not by the clock: the
 threads publish their update counts at each sync, and before each step a
 thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
 others behind syncs first, so a thread descheduled for many milliseconds
@@ -98,8 +100,10 @@ step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
 copy_entry + sync(S) / S) / k + wake / n) * (1 + STALE_EPOCHS (k - 1) (S r
 / d) c^2)``, a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
 8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
-``S`` random rows, :func:`distinct_columns`).  ``sync_every="auto"`` takes
-the ``S`` of least predicted time; threads run when the best ``k <= n_jobs`` is predicted at
+``S`` random rows, :func:`distinct_columns`); with sweeping syncs a step
+costs ``r * step_entry`` and a sync ``2 d sweep_column``.
+``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
+predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
 ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
