@@ -259,13 +259,16 @@ class ThreadCosts(NamedTuple):
     copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
     entry, a sync per column it shares (publishing it and refreshing it), a
     refresh of the whole copy per column (the sweep a sync makes when many
-    columns changed), and a threaded pass with nothing to do (waking the
-    threads and waiting for them)."""
+    columns changed), a threaded pass with nothing to do (waking the
+    threads and waiting for them), and ``two_threads``, the speed-up of two
+    threads over one on the same steps, as the machine gives it now (2 on two
+    idle cores; near 1 when other work holds the cores)."""
     step_entry: float
     buffered_entry: float
     flush_column: float
     sweep_column: float
     wake: float
+    two_threads: float = 2.0
 
 
 _COSTS: list = []
@@ -273,6 +276,9 @@ _COSTS: list = []
 #: and the runs of each measurement it takes the least of
 SYNC_PROBE = 32
 COST_REPEATS = 5
+#: measured_thread_costs times two threads against one on this many passes
+#: over its set (about 4 ms of steps)
+PARALLEL_PASSES = 4
 
 
 def measured_thread_costs() -> ThreadCosts:
@@ -303,6 +309,9 @@ def _measure_thread_costs() -> ThreadCosts:
     prox = prox_work_arrays(prob.rows, 0.0)
     nnz = float(X.nnz)
     serial, buffered, flush, sweep, wake = [], [], [], [], []
+    long_order = np.concatenate([order] * PARALLEL_PASSES)
+    long_serial, long_two = [], []
+    two_work = ThreadWork(d, 2, 1 << 30, False, r, False)
     pool_work = ThreadWork(d, 2, 1 << 30, False, r)
 
     def on_copy(every):
@@ -332,10 +341,20 @@ def _measure_thread_costs() -> ThreadCosts:
         threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
                       [prox, prox])
         wake.append(time.perf_counter() - t0)
+        # the same steps on one thread and on two (no syncs but the last)
+        m = long_order.shape[0]
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, long_order, 0, m, 0, -1, no_shrink, no_avg, prox)
+        long_serial.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, long_order, 0, m, two_work, 0, no_shrink,
+                      [prox, prox])
+        long_two.append(time.perf_counter() - t0)
     # a sync per column published: what syncing every SYNC_PROBE updates adds
     # (at least a tenth of a step's entry: the difference of two noisy times)
     flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
-    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake))
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake),
+                       min(2.0, min(long_serial) / min(long_two)))
 
 
 class ThreadPlan(NamedTuple):
@@ -436,7 +455,10 @@ class _ThreadModel:
         flush = sync / S if S > 0 else 0.0
         per_column = max(S, 1) * r / max(d, 1)
         penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
-        per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
+        # the cores the k threads get: k on idle cores, fewer when other work
+        # holds them (measured with two threads)
+        cores = k * min(c.two_threads, 2.0) / 2.0
+        per_update = ((step + flush) / cores + c.wake / max(n, 1)) * penalty
         return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
                 sparse)
 
