@@ -97,8 +97,10 @@ entries per row ``r``, ``d``, the column counts, the mean row cosine
 :func:`mean_row_cosine`) and this machine's costs, measured once per process
 (:func:`measured_thread_costs`): per update, one thread costs ``r *
 step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
-copy_entry + sync(S) / S) / k + wake / n) * (1 + STALE_EPOCHS (k - 1) (S r
-/ d) c^2)``, a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
+copy_entry + sync(S) / S) / cores + wake / n) * (1 + STALE_EPOCHS (k - 1) (S
+r / d) c^2)``, ``cores = k * two_threads / 2`` (``two_threads``: the measured
+speed-up of two threads over one on the same steps, which other work on the
+cores lowers), a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
 8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
 ``S`` random rows, :func:`distinct_columns`); with sweeping syncs a step
 costs ``r * step_entry`` and a sync ``2 d sweep_column``.
@@ -376,7 +378,8 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
     measured costs (:func:`measured_thread_costs`, or ``costs``):
 
     * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
-    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / k``, ``U(S)`` the
+    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / cores``, ``cores =
+      k * two_threads / 2`` (the cores the machine gives now), ``U(S)`` the
       distinct columns of ``S`` random rows (:func:`distinct_columns`): a
       sync publishes that many columns and takes about ``(k - 1) U(S)`` from
       the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
