@@ -436,6 +436,7 @@ class _ThreadModel:
         self.r = rows.nnz / max(rows.n, 1)
         self.cosine = mean_row_cosine(rows)
         self.omega = rows.column_counts()
+        self._U = {}
 
     def predict(self, k, S, sparse):
         """``(speed-up, k, S, sync share of the step cost, epoch penalty,
@@ -447,7 +448,9 @@ class _ThreadModel:
             # a sync publishes the thread's U(S) columns and takes the
             # others' ~(k - 1) U(S), or sweeps every column when those are
             # many (as sync_copy does)
-            U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            if S not in self._U:
+                self._U[S] = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            U = self._U[S]
             sync = (U * c.flush_column + d * c.sweep_column
                     if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
         else:
