@@ -24,6 +24,7 @@ Run:  PYTHONPATH=src python benchmarks/bench_dso_real.py [--sets a9a,covtype,reu
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
@@ -39,20 +40,22 @@ TARGET = 1e-3
 
 
 def reference(X, y, loss, lam, cache, key, sdca_epochs):
-    """(P*, source): kept in ``cache`` (a JSON file) under ``key``."""
+    """(P*, lower bound, source): kept in ``cache`` (a JSON file) under ``key``."""
     import json
     known = json.load(open(cache)) if os.path.exists(cache) else {}
-    if key in known:
-        return known[key]["p_star"], known[key]["ref"]
-    p_star, src = compute_reference(X, y, loss, lam, sdca_epochs)
-    known[key] = {"p_star": p_star, "ref": src}
+    if key in known and "d_best" in known[key]:
+        k = known[key]
+        return k["p_star"], k["d_best"], k["ref"]
+    p_star, d_best, src = compute_reference(X, y, loss, lam, sdca_epochs)
+    known[key] = {"p_star": p_star, "d_best": d_best, "ref": src}
     with open(cache, "w") as f:
         json.dump(known, f, indent=1, sort_keys=True)
-    return p_star, src
+    return p_star, d_best, src
 
 
 def compute_reference(X, y, loss, lam, sdca_epochs):
-    """(P*, source): SDCA to a certified 1e-10, else the better of it and LIBLINEAR."""
+    """(P*, best certified lower bound, source): SDCA to a certified 1e-10, else the
+    better primal of SDCA and LIBLINEAR (the lower bound is SDCA's dual)."""
     r = solve(X, y, loss=loss, lam=lam, solver="sdca", tol=1e-10, max_epochs=sdca_epochs)
     best, src = r.primal, "sdca"
     if r.rel_gap > 1e-10:
@@ -66,8 +69,7 @@ def compute_reference(X, y, loss, lam, sdca_epochs):
         p_ll = Problem(X, y, loss=loss, lam=lam).primal(w)
         if p_ll < best:
             best, src = p_ll, "liblinear"
-        src += f" (sdca gap {r.rel_gap:.0e})"
-    return best, src
+    return best, r.dual, src
 
 
 def sdca_one_epoch(prob, state, rng, parts):
@@ -111,17 +113,26 @@ def main():
     ap.add_argument("--reference-cache", default="benchmarks/results/dso-real-reference.json",
                     help="P* per set/loss/lam, computed once")
     ap.add_argument("--reference-only", action="store_true")
+    ap.add_argument("--jsonl", default=None, help="also append each row to this file")
+    ap.add_argument("--from-jsonl", nargs="*", default=None,
+                    help="write --out from rows collected by earlier runs (no runs)")
     args = ap.parse_args()
+    if args.from_jsonl is not None:
+        rows = [json.loads(line) for p in args.from_jsonl for line in open(p)]
+        for r in rows:
+            r["sub_at"] = {int(k): v for k, v in r["sub_at"].items()}
+        write(args, rows)
+        return
     rows = []
-    load0 = os.getloadavg()
     for name in args.sets.split(","):
         X, y = load(name, download=False, parsed_cache=True)
         for loss in args.losses.split(","):
             for lam in (float(v) for v in args.lams.split(",")):
+                load_start = os.getloadavg()[0]
                 t0 = time.perf_counter()
-                p_star, src = reference(X, y, loss, lam, args.reference_cache,
-                                        f"{name}/{loss}/{lam:g}",
-                                        2000 if X.nnz < 2e6 else 300)
+                p_star, d_best, src = reference(X, y, loss, lam, args.reference_cache,
+                                                f"{name}/{loss}/{lam:g}",
+                                                2000 if X.nnz < 2e6 else 100)
                 t_ref = time.perf_counter() - t0
                 if args.reference_only:
                     print(f"{name} {loss} lam={lam:g}: P*={p_star!r} ({src}, {t_ref:.0f}s)",
@@ -135,28 +146,34 @@ def main():
                 t_dso, t_sdca = epoch_cost_ratio(prob, args.repeats)
                 row = dict(set=name, n=X.shape[0], nnz=X.nnz, loss=loss, lam=lam,
                            lam_n=lam * X.shape[0], p_star=p_star, ref=src,
+                           ref_gap=(p_star - d_best) / abs(p_star),
                            sub200=sub[-1][1], first=first, restarts=r.trace[-1].get("restarts"),
                            t_dso=t_dso, t_sdca=t_sdca, ratio=t_dso / t_sdca,
-                           sub_at={int(ep): v for ep, v in sub})
+                           sub_at={int(ep): v for ep, v in sub},
+                           load=[os.getloadavg()[0], os.getloadavg()[0]])
+                row["load"][0] = load_start
                 rows.append(row)
+                if args.jsonl:
+                    with open(args.jsonl, "a") as f:
+                        f.write(json.dumps(row) + "\n")
                 print(f"{name} {loss} lam={lam:g}: sub200={row['sub200']:.1e} "
                       f"first<=1e-3 at {first} ratio={row['ratio']:.2f} "
                       f"(dso {t_dso * 1e3:.1f} ms, sdca {t_sdca * 1e3:.1f} ms) "
                       f"ref {src} {t_ref:.0f}s", flush=True)
-    load1 = os.getloadavg()
     if rows:
-        write(args, rows, load0, load1)
+        write(args, rows)
 
 
-def write(args, rows, load0, load1):
+def write(args, rows):
+    loads = [v for r in rows for v in r["load"]]
     lines = [
         "# DSO on real data: defaults, 200 epochs, epoch cost next to SDCA",
         "",
         "Written by `benchmarks/bench_dso_real.py` (serial DSO, `n_workers=1`, "
         "`random_state=0`, the solver's defaults; the gap checked every 10 epochs).",
         "",
-        f"Machine: 2 cores, shared with other work during the run (load average "
-        f"{load0[0]:.1f} at the start, {load1[0]:.1f} at the end); the epoch times are "
+        f"Machine: 2 cores, shared with other work during the runs (1-minute load "
+        f"average between {min(loads):.1f} and {max(loads):.1f}); the epoch times are "
         f"loaded times, and only their ratio, measured alternately in the same "
         f"process ({args.repeats} repeats, medians), is meant to carry over.",
         "",
@@ -165,14 +182,15 @@ def write(args, rows, load0, load1):
         "epoch at or below 1e-3; `cost`: DSO epoch (`advance(1)`: SVRG snapshot, "
         "updates, restart test) / SDCA epoch without shrinking (target <= 6).",
         "",
-        "| set | n | nnz | loss | lam | lam n | P* | ref | sub200 | epochs to 1e-3 | "
-        "restarts | DSO epoch ms | SDCA epoch ms | cost |",
+        "| set | n | nnz | loss | lam | lam n | P* | ref (its relative gap) | sub200 | "
+        "epochs to 1e-3 | restarts | DSO epoch ms | SDCA epoch ms | cost |",
         "|---|---:|---:|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['set']} | {r['n']} | {r['nnz']} | {r['loss']} | {r['lam']:g} | "
-            f"{r['lam_n']:.3g} | {r['p_star']:.10g} | {r['ref']} | {r['sub200']:.1e} | "
+            f"{r['lam_n']:.3g} | {r['p_star']:.10g} | {r['ref']} ({r['ref_gap']:.0e}) | "
+            f"{r['sub200']:.1e} | "
             f"{'-' if r['first'] is None else int(r['first'])} | {r['restarts']} | "
             f"{r['t_dso'] * 1e3:.1f} | {r['t_sdca'] * 1e3:.1f} | {r['ratio']:.2f} |")
     lines += ["", "Relative sub-optimality at epochs 50 / 100 / 150 / 200:", ""]

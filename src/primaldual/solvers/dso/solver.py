@@ -125,10 +125,13 @@ restart : "adaptive" | None, default "adaptive"
     better one when PDLP's conditions hold (gap below 0.2 of the gap restarted
     from, or below 0.8 of it and rising again, or a window of 36% of all epochs;
     Applegate et al., "Practical large-scale linear programming using
-    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs two
-    to four passes over the data per epoch; on the Dask ring the state is
-    gathered on the client at every epoch end and scattered again after a
-    restart.  None: no restarts (the paper).
+    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs one
+    pass over the data per epoch: the iterate's certificate (which also gives
+    the next SVRG snapshot its ``X w`` and ``v(alpha)``, and the gap check its
+    first candidate); the average's gap comes from the window's sums of ``X w``
+    and ``v(alpha)`` (both linear).  On the Dask ring the state is gathered on
+    the client at every epoch end and scattered again after a restart.  None: no
+    restarts (the paper).
 alpha_scale : float or None, default None
     Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
     the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
