@@ -72,17 +72,22 @@ def compute_reference(X, y, loss, lam, sdca_epochs):
     return best, r.dual, src
 
 
-def sdca_one_epoch(prob, state, rng, parts):
+def sdca_epochs(prob, state, orders, parts):
+    """Time ``len(orders)`` SDCA epochs back to back; seconds per epoch."""
     rows, spec, no_shrink, no_avg, no_prox = parts
-    order = rng.permutation(prob.n).astype(np.int64)
     t0 = time.perf_counter()
-    sdca_epoch(rows, spec, state, order, 0, prob.n, 0, -1, no_shrink, no_avg, no_prox)
-    return time.perf_counter() - t0
+    for order in orders:
+        sdca_epoch(rows, spec, state, order, 0, prob.n, 0, -1, no_shrink, no_avg, no_prox)
+    return (time.perf_counter() - t0) / len(orders)
 
 
 def epoch_cost_ratio(prob, repeats):
-    """Median DSO ``advance(1)`` time / median SDCA epoch time, timed alternately."""
-    s = SOLVERS["dso"](prob, tol=0.0, max_epochs=repeats + 3, random_state=0)
+    """Median DSO ``advance(1)`` time and median SDCA epoch time, timed alternately.
+
+    Each SDCA sample runs as many epochs back to back as take about one DSO epoch
+    (at least one), so that both samples span the same wall time: on a loaded
+    machine a short sample is less likely to be preempted than a long one."""
+    s = SOLVERS["dso"](prob, tol=0.0, max_epochs=repeats + 4, random_state=0)
     s.init_state(None)
     s.advance(1, None)                     # warm-up; the restart test has a window
     s.advance(1, None)
@@ -92,13 +97,18 @@ def epoch_cost_ratio(prob, repeats):
     parts = (prob.rows_view(), prob.step_spec(), Shrinking(False, np.inf, np.inf),
              Averaging(False, e, ei, 0), ProxWork(e, e, e, ei))
     rng = np.random.default_rng(0)
-    sdca_one_epoch(prob, state, rng, parts)
+    t0 = time.perf_counter()
+    s.advance(1, None)
+    t_first = time.perf_counter() - t0
+    t_one = sdca_epochs(prob, state, [rng.permutation(n).astype(np.int64)], parts)
+    m = max(1, int(round(t_first / max(t_one, 1e-9))))
+    orders = [rng.permutation(n).astype(np.int64) for _ in range(m)]
     t_dso, t_sdca = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         s.advance(1, None)
         t_dso.append(time.perf_counter() - t0)
-        t_sdca.append(sdca_one_epoch(prob, state, rng, parts))
+        t_sdca.append(sdca_epochs(prob, state, orders, parts))
     return float(np.median(t_dso)), float(np.median(t_sdca))
 
 
@@ -113,12 +123,25 @@ def main():
     ap.add_argument("--reference-cache", default="benchmarks/results/dso-real-reference.json",
                     help="P* per set/loss/lam, computed once")
     ap.add_argument("--reference-only", action="store_true")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="only the epoch costs (rows merged over earlier ones by --from-jsonl)")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
     ap.add_argument("--from-jsonl", nargs="*", default=None,
                     help="write --out from rows collected by earlier runs (no runs)")
     args = ap.parse_args()
     if args.from_jsonl is not None:
-        rows = [json.loads(line) for p in args.from_jsonl for line in open(p)]
+        merged = {}              # later files' fields (a timing-only run's) win
+        for path in args.from_jsonl:
+            for line in open(path):
+                r = json.loads(line)
+                key = (r["set"], r["loss"], r["lam"])
+                if key in merged:
+                    both = merged[key]["load"] + r["load"]
+                    merged[key].update(r)
+                    merged[key]["load"] = both
+                else:
+                    merged[key] = r
+        rows = [r for r in merged.values() if "sub_at" in r]
         for r in rows:
             r["sub_at"] = {int(k): v for k, v in r["sub_at"].items()}
         write(args, rows)
@@ -129,6 +152,17 @@ def main():
         for loss in args.losses.split(","):
             for lam in (float(v) for v in args.lams.split(",")):
                 load_start = os.getloadavg()[0]
+                if args.timing_only:
+                    prob = Problem(X, y, loss=loss, lam=lam)
+                    t_dso, t_sdca = epoch_cost_ratio(prob, args.repeats)
+                    row = dict(set=name, loss=loss, lam=lam, t_dso=t_dso, t_sdca=t_sdca,
+                               ratio=t_dso / t_sdca, load=[load_start, os.getloadavg()[0]])
+                    print(f"{name} {loss} lam={lam:g}: cost {row['ratio']:.2f} (dso "
+                          f"{t_dso * 1e3:.1f} ms, sdca {t_sdca * 1e3:.1f} ms)", flush=True)
+                    if args.jsonl:
+                        with open(args.jsonl, "a") as f:
+                            f.write(json.dumps(row) + "\n")
+                    continue
                 t0 = time.perf_counter()
                 p_star, d_best, src = reference(X, y, loss, lam, args.reference_cache,
                                                 f"{name}/{loss}/{lam:g}",
