@@ -358,6 +358,11 @@ class DSOSolver(DSORingDriver, Solver):
                 "rs_gap": self.rs_gap, "rs_prev": self.rs_prev, "rs_full": bool(self.rs_full),
                 "n_restarts": int(self.n_restarts)}
         arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
+        cached = self._cached_iterate()
+        if cached is not None and cached[2] is not None:
+            # the restart test's X w and v(alpha), which the next SVRG snapshot reuses
+            arrays["iterate_margins"] = np.array(cached[1])
+            arrays["iterate_v"] = np.array(cached[2])
         return meta, arrays
 
     def set_state(self, meta, arrays):
@@ -374,6 +379,10 @@ class DSOSolver(DSORingDriver, Solver):
                          else np.zeros(0))
         self.rs_full = bool(meta.get("rs_full", True))
         self._at_iterate = None
+        if "iterate_margins" in arrays:
+            self._at_iterate = (int(meta["updates"]), None,
+                                np.array(arrays["iterate_margins"], dtype=np.float64),
+                                np.array(arrays["iterate_v"], dtype=np.float64))
         if self.restart and self.rs_w.size == 0:
             raise ValueError("the checkpoint was written with restart=None; resume with "
                              "the same restart option")
