@@ -209,7 +209,8 @@ def write(args, rows):
         f"Machine: 2 cores, shared with other work during the runs (1-minute load "
         f"average between {min(loads):.1f} and {max(loads):.1f}); the epoch times are "
         f"loaded times, and only their ratio, measured alternately in the same "
-        f"process ({args.repeats} repeats, medians), is meant to carry over.",
+        f"process (5 to 9 repeats, medians), is meant to carry over; on this machine "
+        f"state the ratio of one setting moved by up to 1.5x between runs.",
         "",
         "`sub200`: relative sub-optimality `(P(w) - P*)/P*` of DSO's output after "
         f"{args.epochs} epochs (target <= 1e-3); `epochs to 1e-3`: the first checked "
