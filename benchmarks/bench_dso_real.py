@@ -181,11 +181,11 @@ def main():
                 row = dict(set=name, n=X.shape[0], nnz=X.nnz, loss=loss, lam=lam,
                            lam_n=lam * X.shape[0], p_star=p_star, ref=src,
                            ref_gap=(p_star - d_best) / abs(p_star),
-                           sub200=sub[-1][1], gap200=r.rel_gap, first=first, restarts=r.trace[-1].get("restarts"),
+                           sub200=sub[-1][1], gap200=r.rel_gap, first=first,
+                           restarts=r.trace[-1].get("restarts"),
                            t_dso=t_dso, t_sdca=t_sdca, ratio=t_dso / t_sdca,
                            sub_at={int(ep): v for ep, v in sub},
-                           load=[os.getloadavg()[0], os.getloadavg()[0]])
-                row["load"][0] = load_start
+                           load=[load_start, os.getloadavg()[0]])
                 rows.append(row)
                 if args.jsonl:
                     with open(args.jsonl, "a") as f:
