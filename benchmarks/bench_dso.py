@@ -175,7 +175,7 @@ def main():
     t_sdca = sdca_epoch_time(prob, args.epochs)
     print(f"SDCA epoch: {t_sdca * 1e3:.1f} ms = {t_sdca / nnz * 1e9:.1f} ns/nnz")
     rows = []
-    # the epoch cost without the restart test (2-4 extra passes per epoch), so the
+    # the epoch cost without the restart test (one extra pass per epoch), so the
     # rows keep their meaning; the defaults row with it comes first
     for label, opts in [("defaults: adagrad+svrg+restart test, order=chunks", dict()),
                         ("adagrad+svrg, order=chunks", dict(restart=None)),

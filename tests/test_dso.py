@@ -312,7 +312,8 @@ def test_bad_options_are_errors():
 # ------------------------------------------------- packed kernel, chunk order, held-out set
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
-def test_packed_kernel_matches_the_array_kernel(svrg, mode):
+@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
+def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind):
     from primaldual.kernels.dso import (PA_STRIDE, PW_STRIDE, dso_block_kernel_packed,
                                         pack_block, unpack_block)
     rng = np.random.default_rng(5)
@@ -323,6 +324,8 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode):
     perm = rng.permutation(m).astype(np.int32)
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     lo, hi = np.minimum(0, y), np.maximum(0, y)
+    if kind == LK.LOGISTIC:
+        lo, hi = lo + 1e-14 * np.abs(y), hi - 1e-14 * np.abs(y)
     rc = np.bincount(rows, minlength=n).astype(float)
     cc = np.bincount(cols, minlength=d).astype(float)
     cw = np.full(n, 1.0 / n)
@@ -331,14 +334,14 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode):
     a_s, w_s, Fa, Fw = 0.5 * y, 0.1 * rng.standard_normal(d), rng.standard_normal(n), \
         rng.standard_normal(d)
     a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    spec = DSOSpec(LK.HINGE, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5)
+    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5)
     nz = Nonzeros(rows, cols, vals)
     dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
                      ColSide(w1, cc, Gw1, w_s, Fw), spec)
     PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
     a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa), ColSide(w2, cc, Gw2, w_s, Fw),
-               mode == STEP_ADAGRAD, svrg, PA, PW)
+               mode == STEP_ADAGRAD, svrg, PA, PW, spec)
     dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
     unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
     np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)

@@ -217,11 +217,11 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     nq, dr = part.alpha.shape[0], wblk.w.shape[0]
     PA, PW = _packed_buffers(part, nq, dr)
     adagrad = params.step_mode == STEP_ADAGRAD
+    spec = params.spec(eta)
     pack_block(RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
                        part.Ga, part.a_snap, part.Fa),
                ColSide(wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw),
-               adagrad, params.svrg, PA, PW)
-    spec = params.spec(eta)
+               adagrad, params.svrg, PA, PW, spec)
     status, pos = dso_block_kernel_packed(
         Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]), seg, 0, hi - lo,
         PA, PW, spec)

@@ -82,7 +82,7 @@ def neg_conjugate_grad(kind, param, alpha, y):
         return y - alpha
     if kind == LOGISTIC:
         b = alpha * y
-        return y * (math.log1p(-b) - math.log(b))
+        return y * math.log((1.0 - b) / b)
     # EPSILON_INSENSITIVE
     if alpha > 0.0:
         return y - param
@@ -376,7 +376,11 @@ def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, c
 # ------------------------------------------------------------------ packed form
 # Row-side fields of the packed kernel (one 128-byte record per row) and
 # column-side fields (one 64-byte record per column): every update touches
-# two records instead of 18 separate arrays.
+# two records instead of 18 separate arrays.  With SVRG the records hold the
+# snapshot's part of the estimator that stays fixed over the epoch, per row
+# and per column (PA_SNAP = (c_i/W) abar_i, PA_F = (Fa_i - (c_i/W) H_i'(abar_i)) /
+# |Omega_i|; PW_F = (Fw_j - r_j'(wbar_j)) / |Omega-bar_j|), so an update
+# evaluates H' and r' once, at the current pair.
 PA_ALPHA, PA_G, PA_SNAP, PA_F, PA_CW, PA_Y, PA_INVRC, PA_LO, PA_HI = range(9)
 PA_STRIDE = 16
 PW_W, PW_G, PW_SNAP, PW_F, PW_INVCC = range(5)
@@ -384,28 +388,38 @@ PW_STRIDE = 8
 
 
 @njit(cache=True, nogil=True)
-def pack_block(rs, cs, adagrad, svrg, PA, PW):
+def pack_block(rs, cs, adagrad, svrg, PA, PW, spec):
     """Copy a partition's row arrays (:class:`RowSide`) into ``PA`` and a w
-    block (:class:`ColSide`) into ``PW``."""
+    block (:class:`ColSide`) into ``PW``; with ``svrg``, the snapshot's fixed
+    part of the estimator per row and column (``spec``: :class:`DSOSpec`)."""
     alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
     Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
     w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
+    kind, param, lam = spec.kind, spec.param, spec.lam
+    l1g = 0.0 if spec.l1_prox else spec.l1
     for i in range(alpha.shape[0]):
+        inv_rc = 1.0 / row_cnt[i] if row_cnt[i] > 0 else 0.0
         PA[i, PA_ALPHA] = alpha[i]
         PA[i, PA_CW] = cw[i]
         PA[i, PA_Y] = y[i]
-        PA[i, PA_INVRC] = 1.0 / row_cnt[i] if row_cnt[i] > 0 else 0.0
+        PA[i, PA_INVRC] = inv_rc
         PA[i, PA_LO] = a_lo[i]
         PA[i, PA_HI] = a_hi[i]
         PA[i, PA_G] = Ga[i] if adagrad else 0.0
-        PA[i, PA_SNAP] = a_snap[i] if svrg else 0.0
-        PA[i, PA_F] = Fa[i] if svrg else 0.0
+        if svrg:
+            PA[i, PA_SNAP] = cw[i] * a_snap[i]
+            PA[i, PA_F] = (Fa[i] - cw[i] * neg_conjugate_grad(kind, param, a_snap[i], y[i])
+                           ) * inv_rc
+        else:
+            PA[i, PA_SNAP] = 0.0
+            PA[i, PA_F] = 0.0
     for j in range(w.shape[0]):
+        inv_cc = 1.0 / col_cnt[j] if col_cnt[j] > 0 else 0.0
         PW[j, PW_W] = w[j]
-        PW[j, PW_INVCC] = 1.0 / col_cnt[j] if col_cnt[j] > 0 else 0.0
+        PW[j, PW_INVCC] = inv_cc
         PW[j, PW_G] = Gw[j] if adagrad else 0.0
         PW[j, PW_SNAP] = w_snap[j] if svrg else 0.0
-        PW[j, PW_F] = Fw[j] if svrg else 0.0
+        PW[j, PW_F] = (Fw[j] - reg_subgrad(lam, l1g, w_snap[j])) * inv_cc if svrg else 0.0
 
 
 @njit(cache=True, nogil=True)
@@ -429,9 +443,9 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     Returns ``(status, pos)``."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
     kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
-    step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
-                                           spec.w_scale)
-    a_scale = spec.a_scale
+    step_mode, eta, eta0, svrg = spec.step_mode, spec.eta, spec.eta0, spec.svrg
+    len_w = spec.w_scale * eta0
+    len_a = spec.a_scale * eta0
     l1g = 0.0 if l1_prox else l1
     for pos in range(start, stop):
         e = perm[pos]
@@ -441,25 +455,20 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
         wj = PW[j, PW_W]
         ai = PA[i, PA_ALPHA]
         ci = PA[i, PA_CW]
-        yi = PA[i, PA_Y]
         inv_cc = PW[j, PW_INVCC]
         inv_rc = PA[i, PA_INVRC]
         gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
-        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wj * x)
-        if svrg:
-            ws = PW[j, PW_SNAP]
-            as_ = PA[i, PA_SNAP]
-            gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
-            gw += PW[j, PW_F] * inv_cc
-            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - ws * x)
-            ga += PA[i, PA_F] * inv_rc
+        ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * inv_rc - wj * x)
+        if svrg:       # the snapshot's terms, their fixed part packed per row / column
+            gw += PA[i, PA_SNAP] * x + PW[j, PW_F]
+            ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
         if step_mode == STEP_ADAGRAD:
             gwa = PW[j, PW_G] + gw * gw
             gaa = PA[i, PA_G] + ga * ga
             PW[j, PW_G] = gwa
             PA[i, PA_G] = gaa
-            eta_w = w_scale * eta0 / math.sqrt(gwa) if gwa > 0.0 else 0.0
-            eta_a = a_scale * eta0 / math.sqrt(gaa) if gaa > 0.0 else 0.0
+            eta_w = len_w / math.sqrt(gwa) if gwa > 0.0 else 0.0
+            eta_a = len_a / math.sqrt(gaa) if gaa > 0.0 else 0.0
         else:
             eta_w = eta
             eta_a = eta

@@ -125,10 +125,13 @@ restart : "adaptive" | None, default "adaptive"
     better one when PDLP's conditions hold (gap below 0.2 of the gap restarted
     from, or below 0.8 of it and rising again, or a window of 36% of all epochs;
     Applegate et al., "Practical large-scale linear programming using
-    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs two
-    to four passes over the data per epoch; on the Dask ring the state is
-    gathered on the client at every epoch end and scattered again after a
-    restart.  None: no restarts (the paper).
+    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs one
+    pass over the data per epoch: the iterate's certificate (which also gives
+    the next SVRG snapshot its ``X w`` and ``v(alpha)``, and the gap check its
+    first candidate); the average's gap comes from the window's sums of ``X w``
+    and ``v(alpha)`` (both linear).  On the Dask ring the state is gathered on
+    the client at every epoch end and scattered again after a restart.  None: no
+    restarts (the paper).
 alpha_scale : float or None, default None
     Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
     the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
@@ -162,6 +165,7 @@ from ..._util import rng_from_state
 from ..._util.clients import check_client
 from ...blocks.dso import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
                            partition_streams, shuffle_layout, sigma)
+from ...kernels.objective import weighted_sum
 from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
 from ...kernels.status import STATUS_NONFINITE
 from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
@@ -263,6 +267,7 @@ class DSOSolver(DSORingDriver, Solver):
         self.cwW = prob.sample_weight / prob.W
         self.perm_buf = np.empty(self.layout.nnz, dtype=self.layout.rows.dtype)
         self._saddle = None
+        self._at_iterate = None     # (updates, certificate, X w, v) of the iterate
         self._dual_source = ""
         self._shuffled_with = None
 
@@ -278,6 +283,7 @@ class DSOSolver(DSORingDriver, Solver):
         self.r = 0                  # next inner iteration in the epoch
         self.n_avg = 0
         self.snap_epoch = 0
+        self._at_iterate = None
         self.streams = partition_streams(self.random_state, self.rng, self.p)
         self.layout_seed = int(self.rng.integers(2 ** 63 - 1))
         self._shuffle_layout()
@@ -331,13 +337,16 @@ class DSOSolver(DSORingDriver, Solver):
         # restarts: sums of the end-of-epoch iterates since the last restart
         self.rs_w = np.zeros(prob.d if self.restart else 0)
         self.rs_a = np.zeros(prob.n if self.restart else 0)
+        self.rs_m = np.zeros(prob.n if self.restart else 0)     # and of their X w
+        self.rs_v = np.zeros(prob.d if self.restart else 0)     # and of their v(alpha)
+        self.rs_full = True         # rs_m and rs_v hold every iterate of the window
         self.rs_n = 0
         self.rs_gap = None          # gap of the point restarted from (None: not yet)
         self.rs_prev = None         # the last candidate's gap since then
         self.n_restarts = 0
 
     _STATE_ARRAYS = ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                     "Fa", "rs_w", "rs_a")
+                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v")
 
     def get_state(self):
         if self._ring is not None:
@@ -346,9 +355,14 @@ class DSOSolver(DSORingDriver, Solver):
                 "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
                 "streams": [g.bit_generator.state for g in self.streams],
                 "layout_seed": int(self.layout_seed), "rs_n": int(self.rs_n),
-                "rs_gap": self.rs_gap, "rs_prev": self.rs_prev,
+                "rs_gap": self.rs_gap, "rs_prev": self.rs_prev, "rs_full": bool(self.rs_full),
                 "n_restarts": int(self.n_restarts)}
         arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
+        cached = self._cached_iterate()
+        if cached is not None and cached[2] is not None:
+            # the restart test's X w and v(alpha), which the next SVRG snapshot reuses
+            arrays["iterate_margins"] = np.array(cached[1])
+            arrays["iterate_v"] = np.array(cached[2])
         return meta, arrays
 
     def set_state(self, meta, arrays):
@@ -358,6 +372,17 @@ class DSOSolver(DSORingDriver, Solver):
         if "rs_w" not in arrays:          # a checkpoint from before restarts
             self.rs_w = np.zeros(self.w.shape[0] if self.restart else 0)
             self.rs_a = np.zeros(self.alpha.shape[0] if self.restart else 0)
+        if "rs_m" not in arrays:          # X w and v are linear: the sums of the window
+            self.rs_m = (self.problem.rows.matvec(self.rs_w) if self.rs_w.size
+                         else np.zeros(0))
+            self.rs_v = (self.problem.dual_image(self.rs_a) if self.rs_a.size
+                         else np.zeros(0))
+        self.rs_full = bool(meta.get("rs_full", True))
+        self._at_iterate = None
+        if "iterate_margins" in arrays:
+            self._at_iterate = (int(meta["updates"]), None,
+                                np.array(arrays["iterate_margins"], dtype=np.float64),
+                                np.array(arrays["iterate_v"], dtype=np.float64))
         if self.restart and self.rs_w.size == 0:
             raise ValueError("the checkpoint was written with restart=None; resume with "
                              "the same restart option")
@@ -428,14 +453,18 @@ class DSOSolver(DSORingDriver, Solver):
         prob = self.problem
         self.w_snap[:] = self.w
         self.a_snap[:] = self.alpha
-        margins = prob.rows.matvec(self.w_snap)
-        v = prob.dual_image(self.a_snap)
+        cached = self._cached_iterate()
+        if cached is not None and cached[2] is not None:   # the restart test's pass
+            margins, v = cached[1], cached[2]
+        else:
+            margins = prob.rows.matvec(self.w_snap)
+            v = prob.dual_image(self.a_snap)
+            self.feature_accesses += 2 * self.layout.nnz
         svrg_full_gradient(
             RowSide(self.alpha, self.a_lo, self.a_hi, prob.y, self.cwW, self.layout.row_cnt,
                     self.Ga, self.a_snap, self.Fa),
             ColSide(self.w, self.layout.col_cnt, self.Gw, self.w_snap, self.Fw),
             margins, v, self.params.spec())
-        self.feature_accesses += 2 * self.layout.nnz
         self.snap_epoch = self.t
 
     def _dcd_init(self):
@@ -536,6 +565,48 @@ class DSOSolver(DSORingDriver, Solver):
     def _pd_gap(self, w, alpha):
         return self.problem.gap(w, self._feasible(alpha))
 
+    def _iterate_pass(self):
+        """One pass over the data at the current iterate: its certificate (``P(w)``,
+        ``D(alpha)``, ``X w``) and ``v(alpha)``, kept for this update count so that
+        the next SVRG snapshot and the check reuse them instead of reading X again."""
+        prob = self.problem
+        alpha = self._feasible(self.alpha)
+        cert = prob.certificate(self.w, alpha)
+        self.feature_accesses += self.layout.nnz
+        v = cert.v if alpha is self.alpha else None     # lam = 0: v of the scaled alpha
+        self._at_iterate = (self.updates, cert, cert.margins, v)
+        return cert
+
+    def _cached_iterate(self):
+        """``(certificate or None, margins, v or None)`` of the current iterate when
+        :meth:`_iterate_pass` (or a restart) left them for this update count."""
+        c = self._at_iterate
+        if c is None or c[0] != self.updates:
+            return None
+        return c[1:]
+
+    def _average_gap(self, k):
+        """``P(w_a) - D(alpha_a)`` of the window's average from the window's sums of
+        ``X w`` and ``v(alpha)`` (both linear), without a pass over the data; exact
+        passes when ``lam = 0`` (the dual needs the scaled alpha) or a sum is
+        missing."""
+        prob = self.problem
+        wa = self.rs_w / k
+        aa = np.clip(self.rs_a / k, self.a_lo, self.a_hi)      # rounding at the bounds
+        if prob.lam == 0 or not self.rs_full:
+            self.feature_accesses += 2 * self.layout.nnz
+            return wa, aa, self._pd_gap(wa, aa), None, None
+        m = self.rs_m / k
+        v = self.rs_v / k
+        c = prob.sample_weight
+        primal = (weighted_sum(c, prob.loss.value(m, prob.y)) / prob.W
+                  + prob.penalty.value(wa))
+        conj = prob.loss.neg_conjugate(aa, prob.y)
+        if not np.isfinite(conj).all():
+            return wa, aa, math.inf, m, v
+        dual = weighted_sum(c, conj) / prob.W - prob.penalty.conjugate(v)
+        return wa, aa, primal - dual, m, v
+
     def _restart_check(self):
         """At the end of an epoch (``restart="adaptive"``): the candidate is the
         average of the end-of-epoch iterates since the last restart or the
@@ -543,18 +614,26 @@ class DSOSolver(DSORingDriver, Solver):
         D(alpha)``; the iterate restarts from it (both ``w`` and ``alpha``;
         AdaGrad's sums are kept) when PDLP's conditions hold (Applegate et al.
         2021, section 3.2, with the duality gap for the normalized gap).
-        Returns True when the iterate changed."""
+
+        Cost: one pass (the iterate's certificate, kept for the SVRG snapshot and
+        the check); the average's gap comes from the window's sums of ``X w`` and
+        ``v(alpha)``.  Returns True when the iterate changed."""
+        cert = self._iterate_pass()
+        cached = self._at_iterate
         self.rs_w += self.w
         self.rs_a += self.alpha
+        if cached[3] is None:
+            self.rs_full = False
+        if self.rs_full:
+            self.rs_m += cached[2]
+            self.rs_v += cached[3]
         self.rs_n += 1
         k = self.rs_n
-        g_cur = self._pd_gap(self.w, self.alpha)
+        g_cur = cert.gap
+        m_avg = v_avg = None
         g_avg = math.inf                # a window of one epoch: the average is the iterate
         if k > 1:
-            wa = self.rs_w / k
-            aa = np.clip(self.rs_a / k, self.a_lo, self.a_hi)     # rounding at the bounds
-            g_avg = self._pd_gap(wa, aa)
-        self.feature_accesses += (4 if k > 1 else 2) * self.layout.nnz
+            wa, aa, g_avg, m_avg, v_avg = self._average_gap(k)
         cand, g = ((wa, aa), g_avg) if g_avg <= g_cur else (None, g_cur)
         if not math.isfinite(g):
             g = math.inf
@@ -574,10 +653,15 @@ class DSOSolver(DSORingDriver, Solver):
         if changed:
             self.w[:] = cand[0]
             self.alpha[:] = cand[1]
+            self._at_iterate = (None if m_avg is None else
+                                (self.updates, None, m_avg.copy(), v_avg.copy()))
         if not first:
             self.n_restarts += 1        # a new window (from the average or the iterate)
         self.rs_w[:] = 0.0
         self.rs_a[:] = 0.0
+        self.rs_m[:] = 0.0
+        self.rs_v[:] = 0.0
+        self.rs_full = True
         self.rs_n = 0
         self.rs_gap = float(g) if math.isfinite(g) else None
         self.rs_prev = None
@@ -610,7 +694,11 @@ class DSOSolver(DSORingDriver, Solver):
             w_out, a_out = self.w, self.alpha
         # two dual candidates for one w: the iterate's alpha, and -phi'(X w) from the
         # margins of the first pass (the second pass reads only the rows it needs)
-        best = prob.certificate(w_out, self._feasible(a_out))
+        cached = self._cached_iterate() if w_out is self.w else None
+        if cached is not None and cached[0] is not None:    # the restart test's pass
+            best = cached[0]
+        else:
+            best = prob.certificate(w_out, self._feasible(a_out))
         self._dual_source = "iterate"
         alpha = -prob.loss.derivative(best.margins, prob.y)
         cert = prob.certificate(w_out, self._feasible(alpha), margins=best.margins)
