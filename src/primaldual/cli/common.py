@@ -45,7 +45,7 @@ def _with_bias(X, bias):
 
 def _read_train_test(args):
     paths = [args.train] + ([args.test] if getattr(args, "test", None) else [])
-    parts = read_libsvm(paths)
+    parts, args.index_base = read_libsvm(paths, with_base=True)
     X, y_raw = parts[0]
     Xt, yt_raw = parts[1] if len(parts) > 1 else (None, None)
     if args.normalize:

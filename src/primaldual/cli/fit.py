@@ -116,7 +116,8 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
             loss=loss.name, loss_params=loss.params, lam=float(res.lam), l1=float(res.l1),
             fit_intercept=args.bias is not None,
             intercept_scaling=float(args.bias) if args.bias is not None else 1.0,
-            normalize_rows=bool(args.normalize), primal=float(res.primal),
+            normalize_rows=bool(args.normalize),
+            feature_index_base=getattr(args, "index_base", None), primal=float(res.primal),
             dual=float(res.dual), gap=float(res.gap))
         written = save_model(model, args.model)
         _note(args, f"model written to {written}")
@@ -209,7 +210,8 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
     if Xt is not None:
         summary["test_accuracy"] = float(np.mean(est.predict(Xt) == yt_raw))
     if args.model:
-        written = save_model(est, args.model, normalize_rows=args.normalize)
+        written = save_model(est, args.model, normalize_rows=args.normalize,
+                             feature_index_base=args.index_base)
         _note(args, f"model written to {written}")
     if args.trace:
         rows = [{"class": sub["class"], **rec} for sub, tr in zip(problems, est.trace_)
@@ -295,7 +297,8 @@ def _fit_on_cluster(args, loss, loss_params, options):
             k = args.partitions or n_workers
             out_dir = Path(args.parts_dir) if args.parts_dir else \
                 train.with_name(train.name + ".parts")
-            parts, n_features = split_libsvm(train, k, out_dir, normalize=args.normalize)
+            parts, n_features, args.index_base = split_libsvm(
+                train, k, out_dir, normalize=args.normalize, with_base=True)
             _note(args, f"{k} part files written to {out_dir}")
         opts = dict(options)
         if solver == "minibatch_sdca":
@@ -333,7 +336,9 @@ def _fit_on_cluster(args, loss, loss_params, options):
 
     Xt = yt = None
     if args.test:
-        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d)
+        base = getattr(args, "index_base", None)
+        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d,
+                                      zero_based="auto" if base is None else base == 0)
         if args.normalize:
             from sklearn.preprocessing import normalize
             Xt = normalize(Xt, norm="l2")
