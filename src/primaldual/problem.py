@@ -23,7 +23,8 @@ import numpy as np
 
 from ._util.threads import run_threads
 from .rows import as_rows
-from .validation import check_binary_labels, check_sample_weight, check_Xy
+from .validation import (check_binary_labels, check_sample_weight, check_Xy,
+                         warn_extreme_rows)
 from .kernels.objective import certificate_pass, weighted_sum
 from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss
@@ -87,6 +88,7 @@ class Problem:
         if self.loss.classification:
             check_binary_labels(y, self.loss.name)
         self.rows = as_rows(X)
+        warn_extreme_rows(self.rows.sqnorm)
         self.X = self.rows.X
         self.y = y
         self.sample_weight = check_sample_weight(sample_weight, X.shape[0])

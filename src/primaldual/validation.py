@@ -8,13 +8,15 @@ before anything reads them), :func:`check_Xy`, :func:`check_sample_weight` and
 """
 from __future__ import annotations
 
+import math
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
-           "check_sparse_structure"]
+           "check_sparse_structure", "warn_extreme_rows"]
 
 
 def _check_finite(arr, name):
@@ -217,4 +219,24 @@ def check_sample_weight(sample_weight, n):
     if (c == 0).any():
         raise ValueError(f"sample_weight has {int((c == 0).sum())} zero weights; weights "
                          f"must be > 0 (drop those rows instead)")
+    total = float(c.sum())
+    if not (math.isfinite(total) and math.isfinite(1.0 / total)):
+        raise ValueError(f"sample_weight sums to {total:.3g}, beyond double precision "
+                         f"(its reciprocal, which scales every loss term, is not finite); "
+                         f"only the ratios of the weights matter: multiply them all by "
+                         f"one constant (e.g. divide by their maximum)")
     return c
+
+
+def warn_extreme_rows(sqnorm, name="X"):
+    """Warn when a squared row norm overflows double precision: the step of
+    every coordinate method is then zero and the iterates stay at 0 (finite
+    entries up to 1e154 are fine)."""
+    bad = ~np.isfinite(sqnorm)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        warnings.warn(f"{name} has {int(bad.sum())} row(s) whose squared norm overflows "
+                      f"double precision (row {i} first); the solvers cannot take steps "
+                      f"along them and the fit will not move from 0. Scale the rows "
+                      f"(--normalize, or divide X by its largest entry)",
+                      RuntimeWarning, stacklevel=3)

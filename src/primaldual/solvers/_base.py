@@ -160,6 +160,13 @@ def load_state(path) -> SolverState:
         path = path / "state.npz"
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise ValueError(f"checkpoint {path} is not a primaldual state file: not an .npz "
+                         f"archive (it starts with {magic!r}); it is corrupt or another "
+                         f"file. Start without --resume, or point to the checkpoint "
+                         f"directory a fit wrote")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["__meta__"]))
@@ -283,6 +290,8 @@ class Solver(abc.ABC):
     options_class: type = CommonOptions
     #: accepts l1 > 0
     supports_l1 = False
+    #: what to use instead, for the refusal of l1 > 0 (default: a generic hint)
+    why_no_l1 = ""
     #: accepts lam == 0 with l1 > 0
     supports_pure_l1 = False
     #: check_every="auto" schedules the checks from the observed convergence
@@ -307,8 +316,9 @@ class Solver(abc.ABC):
         check_capabilities(problem.loss, self.name, self.requires)
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
-                             f"l1={problem.l1}); use a solver with elastic-net support "
-                             f"or set l1=0")
+                             f"l1={problem.l1}); "
+                             + (self.why_no_l1 or "use a solver with elastic-net "
+                                                  "support or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
                              f"L1 is supported only by solvers that document it (spdc, dso)")
@@ -336,8 +346,13 @@ class Solver(abc.ABC):
         # counters shared by every solver
         self.steps = 0                 # elementary updates done
         self.feature_accesses = 0
-        self.validate_options()
-        self.setup()
+        # setup may compile and run kernels (step sizes, layouts): Ctrl-C there
+        # must not raise inside them either; it is raised after, at a safe point
+        with sigint_as_flag() as flag:
+            self.validate_options()
+            self.setup()
+        if flag.is_set():
+            raise KeyboardInterrupt
 
     # ------------------------------------------------------------- hooks
     def validate_options(self):
@@ -506,6 +521,8 @@ class Solver(abc.ABC):
             self.interrupted = True
         if getattr(self, "interrupted", False):
             return "interrupted"
+        if getattr(self, "stalled", False):      # the method can make no more progress
+            return "stalled"
         if self.epochs >= self.max_epochs - 1e-9:
             return "max_epochs"
         if self.time_limit is not None and elapsed >= self.time_limit:
