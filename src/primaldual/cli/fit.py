@@ -131,7 +131,13 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
         _note(args, f"plot written to {args.plot}")
     code = 0
     if res.stop_reason == "interrupted":
-        _note(args, "interrupted: the results written are certified at the point reached")
+        _note(args, f"interrupted at epoch {res.n_epochs:g}: the results written are "
+                    f"certified at the point reached")
+        if getattr(args, "checkpoint", None):
+            from ..solvers import load_state
+            _note(args, f"the checkpoint in {args.checkpoint} is the last scheduled one "
+                        f"(epoch {load_state(args.checkpoint).epoch:g}); continue with "
+                        f"--resume --checkpoint {args.checkpoint}")
         code = 130
     elif not res.converged:
         _note(args, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
