@@ -16,7 +16,7 @@ from .._util import encode_pm1
 from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier, combined_weights
 from ..model_io import LinearModel, save_model
-from ..solvers import SOLVERS
+from ..solvers import SOLVERS, load_state
 from .common import (_class_weight_for, _classes_of, _note, _read_train_test,
                      _run_options, _split_bias, _with_bias)
 from .files import (_finite, _format_label, plot_ovr_traces, plot_trace, read_libsvm,
@@ -134,7 +134,6 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
         _note(args, f"interrupted at epoch {res.n_epochs:g}: the results written are "
                     f"certified at the point reached")
         if getattr(args, "checkpoint", None):
-            from ..solvers import load_state
             _note(args, f"the checkpoint in {args.checkpoint} is the last scheduled one "
                         f"(epoch {load_state(args.checkpoint).epoch:g}); continue with "
                         f"--resume --checkpoint {args.checkpoint}")
