@@ -274,3 +274,58 @@ def test_ctrl_c_while_kernels_compile_ends_without_a_traceback(tmp_path):
     assert "Traceback" not in err and "llvmlite" not in err, err[-3000:]
     assert out.strip() in ("KeyboardInterrupt", "interrupted True"), (out, err[-2000:])
     assert proc.returncode in (0, 130)
+
+
+def test_ctrl_c_stops_every_class_of_a_one_vs_rest_fit(capsys, tmp_path, monkeypatch):
+    """One Ctrl-C during a one-vs-rest fit stops the class being fit and every
+    class after it (they share one flag), and ``fit`` exits with 130 after
+    writing the certified results."""
+    import primaldual.solvers.sdca as sdca_mod
+    rng = np.random.default_rng(3)
+    X = sp.random(600, 30, density=0.3, random_state=rng, format="csr")
+    y = rng.integers(0, 3, 600).astype(float)
+    path = tmp_path / "three.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    real = sdca_mod.sdca_epoch
+    calls = {"n": 0}
+
+    def kernel(*args):
+        calls["n"] += 1
+        if calls["n"] == 30:                     # during the first class's fit
+            signal.raise_signal(signal.SIGINT)
+        return real(*args)
+
+    monkeypatch.setattr(sdca_mod, "sdca_epoch", kernel)
+    code, out, err = run_main(capsys, "fit", path, "--solver", "sdca", "--option",
+                              "shrinking=false", "--lam", "1e-7", "--tol", "0",
+                              "--max-epochs", "5000", "--json", "--model",
+                              tmp_path / "m.npz")
+    assert code == 130 and "interrupted" in err
+    s = json.loads(out.splitlines()[-1])
+    assert len(s["problems"]) == 3
+    assert all(p["epochs"] < 5000 for p in s["problems"]), s["problems"]
+    assert read_model(tmp_path / "m.npz").coef.shape == (3, 30)
+
+
+def test_ctrl_c_stops_cross_validation(capsys, tmp_path, monkeypatch):
+    """Ctrl-C during ``cv``: the running fit stops at once and ``cv`` ends with
+    code 130 between fits (a partial grid is no cross-validation result)."""
+    import primaldual.solvers.sdca as sdca_mod
+    X, y = make_classification_data(n=400, d=20, seed=2)
+    path = tmp_path / "t.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    real = sdca_mod.sdca_epoch
+    calls = {"n": 0}
+
+    def kernel(*args):
+        calls["n"] += 1
+        if calls["n"] == 10:
+            signal.raise_signal(signal.SIGINT)
+        return real(*args)
+
+    monkeypatch.setattr(sdca_mod, "sdca_epoch", kernel)
+    code, _, err = run_main(capsys, "cv", path, "--solver", "sdca", "--option",
+                            "shrinking=false", "--tol", "0", "--max-epochs", "100000",
+                            "--n-lams", "3")
+    assert code == 130 and "interrupted" in err
+    assert calls["n"] < 1000                     # the first fit stopped, no other ran on

@@ -86,22 +86,23 @@ def sigint_as_flag(flag: InterruptFlag | None = None):
     :class:`KeyboardInterrupt` (in the main thread, when Python's default
     handler is in place; otherwise nothing changes).  Yields the flag.
 
-    Blocks nest: an inner block finds the outer one's handler in place and
-    leaves it, so one Ctrl-C reaches the outermost flag, which the inner
-    block shares when it is passed in.
+    Blocks nest: an inner block -- in the main thread or in a worker thread
+    (one-vs-rest and cross-validation fit on several) -- finds the outer
+    block's handler in place and shares its flag, so one Ctrl-C stops every
+    fit under the outer block.
     """
     flag = InterruptFlag() if flag is None else flag
     installed = False
-    if threading.current_thread() is threading.main_thread():
-        try:
-            current = signal.getsignal(signal.SIGINT)
-        except (ValueError, OSError):       # no signals here (embedded interpreter)
-            current = None
-        if current is signal.default_int_handler:
-            signal.signal(signal.SIGINT, flag.handler)
-            installed = True
-        elif getattr(current, "__self__", None).__class__ is InterruptFlag:
-            flag = current.__self__         # an outer fit's flag: share it
+    try:
+        current = signal.getsignal(signal.SIGINT)
+    except (ValueError, OSError):           # no signals here (embedded interpreter)
+        current = None
+    if isinstance(getattr(current, "__self__", None), InterruptFlag):
+        flag = current.__self__             # an outer block's flag (any thread): share it
+    elif (current is signal.default_int_handler
+          and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGINT, flag.handler)
+        installed = True
     try:
         yield flag
     finally:

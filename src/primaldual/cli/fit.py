@@ -13,6 +13,7 @@ import primaldual
 
 from .._extras import have, require
 from .._util import encode_pm1
+from .._util.interrupts import sigint_as_flag
 from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier, combined_weights
 from ..model_io import LinearModel, save_model
@@ -188,7 +189,8 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
                            class_weight=cw, random_state=args.seed, solver=args.solver,
                            solver_options=options or None, n_jobs=args.jobs)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
+    # one Ctrl-C stops every class's fit (they share this flag, also on threads)
+    with sigint_as_flag() as interrupt, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y_raw)
     elapsed = time.perf_counter() - t0
@@ -229,12 +231,17 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
                               f"{loss.name}, lam={args.lam:g}")
         _note(args, f"plot written to {args.plot}")
     bad = [sub["class"] for sub in problems if not sub["converged"]]
-    if bad:
+    code = 0
+    if interrupt.is_set():
+        _note(args, "interrupted: every class's fit stopped; the results written are "
+                    "certified at the points reached")
+        code = 130
+    elif bad:
         _note(args, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
                     f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return code
     print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}, {classes.size} classes")
     print(f"problem   loss={loss.name}, lam={args.lam:g}, l1={args.l1:g}"
           + (f", bias={args.bias:g}" if args.bias is not None else "")
@@ -250,7 +257,7 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
           f"tol {args.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
     if "test_accuracy" in summary:
         print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
-    return 0
+    return code
 
 
 _DASK_SOLVERS = ("cocoa", "minibatch_sdca")

@@ -349,9 +349,10 @@ class Solver(abc.ABC):
         # setup may compile and run kernels (step sizes, layouts): Ctrl-C there
         # must not raise inside them either; it is raised after, at a safe point
         with sigint_as_flag() as flag:
+            before = flag.count          # an outer block's flag may be set already
             self.validate_options()
             self.setup()
-        if flag.is_set():
+        if flag.count > before:
             raise KeyboardInterrupt
 
     # ------------------------------------------------------------- hooks
