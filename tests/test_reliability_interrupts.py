@@ -32,8 +32,6 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-import primaldual
-from primaldual.cli import parse_value
 from primaldual.datasets import load_svmlight
 from primaldual.model_io import read_model
 from primaldual.solvers import load_state
@@ -63,9 +61,9 @@ LAM = 1e-6
 
 def _data(path):
     rng = np.random.default_rng(5)
-    X = sp.random(20000, 200, density=0.05, random_state=rng, format="csr")
+    X = sp.random(6000, 150, density=0.05, random_state=rng, format="csr")
     X.data = rng.standard_normal(X.data.size)
-    y = np.where(X @ rng.standard_normal(200) + 0.5 * rng.standard_normal(20000) > 0,
+    y = np.where(X @ rng.standard_normal(150) + 0.5 * rng.standard_normal(6000) > 0,
                  1.0, -1.0)
     dump_svmlight_file(X, y, str(path), zero_based=False)
     return load_svmlight(path)          # what the CLI reads
@@ -130,10 +128,19 @@ def test_sigint_at_random_moments_exits_130_certified_with_usable_checkpoint(tmp
             proc.stdin.flush()
             # the fit is running once it wrote its first checkpoint (epoch 0)
             assert _until_done(lines, errfile, started=ck / "state.npz") is None
-            time.sleep(rng.uniform(0.0, 0.3))
+            time.sleep(rng.uniform(0.0, 0.2))
             proc.send_signal(signal.SIGINT)
             code, out = _until_done(lines, errfile)
-            runs.append((solver, opts, code, out, ck, model))
+            # usable: the checkpoint resumes (same command, --resume, one epoch more)
+            state = load_state(ck)
+            again = argv + ["--resume", "--max-epochs", repr(state.epoch + 1)]
+            again.remove("1000000")
+            again.remove("--max-epochs")
+            again[again.index(str(model))] = str(model) + ".resumed.npz"
+            proc.stdin.write(json.dumps(again) + "\n")
+            proc.stdin.flush()
+            resumed = _until_done(lines, errfile)
+            runs.append((solver, opts, code, out, state, model, resumed))
         proc.stdin.close()
         proc.wait(timeout=600)
     finally:
@@ -144,7 +151,7 @@ def test_sigint_at_random_moments_exits_130_certified_with_usable_checkpoint(tmp
     err = errfile.read()
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
-    for i, (solver, opts, code, out, ck, model) in enumerate(runs):
+    for i, (solver, opts, code, out, state, model, resumed) in enumerate(runs):
         where = f"run {i} ({solver} {opts})"
         assert code == 130, where
         s = json.loads(out[-1])
@@ -153,11 +160,12 @@ def test_sigint_at_random_moments_exits_130_certified_with_usable_checkpoint(tmp
         coef = read_model(model).coef[0]
         assert s["primal"] == pytest.approx(_logistic_primal(X, y, coef), rel=1e-10), where
         assert np.isfinite(s["dual"]) and s["dual"] <= s["primal"] + 1e-12, where
-        # usable: the checkpoint loads, lies on the schedule (epoch 0 or whole
-        # checkpoint_every = 1 epochs before the interrupt) and resumes
-        state = load_state(ck)
+        # usable: the checkpoint lies on the schedule (the first check or a whole
+        # checkpoint_every = 1 epoch before the interrupt) and resumed to one
+        # epoch more, certified
         assert state.solver == solver and state.epoch <= s["epochs"] + 1e-9, where
-        res = primaldual.solve(X, y, loss="logistic", lam=LAM, solver=solver, tol=1e-15,
-                               random_state=i, resume=ck, max_epochs=state.epoch + 1,
-                               **{k: parse_value(v) for k, v in (o.split("=") for o in opts)})
-        assert res.stop_reason == "max_epochs" and res.gap >= 0, where
+        code2, out2 = resumed
+        assert code2 == 0, where
+        r = json.loads(out2[-1])
+        assert r["stop_reason"] == "max_epochs" and r["epochs"] >= state.epoch + 1 - 1e-9
+        assert r["gap"] >= 0 and np.isfinite(r["primal"]), where
