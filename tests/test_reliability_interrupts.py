@@ -6,7 +6,9 @@ wrapper of a compiled kernel and crash the process (numba issue 2324); the fit
 turns SIGINT into a flag instead (:mod:`primaldual._util.interrupts`).  Each
 interrupt must end with exit code 130, a certified result (the printed primal
 is the primal objective of the written model, the dual is finite and below
-it) and a checkpoint that resumes to the uninterrupted run.
+it) and a checkpoint that lies on the schedule and resumes (``--resume`` to one
+epoch more, certified).  That resuming equals the uninterrupted run bit for
+bit is tested in test_reliability_resume.py.
 
 One worker process runs the 20 fits one after another (``cli.main``, so the
 imports and the compiled kernels are loaded once): the test stays well under
