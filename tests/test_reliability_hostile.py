@@ -37,7 +37,7 @@ from primaldual._util import atomic_write
 from primaldual.model_io import read_model, save_model
 from primaldual.solvers import load_state
 
-from conftest import REPO, make_classification_data
+from conftest import REPO, make_classification_data, sigint_default_in_child
 
 
 def run_main(capsys, *args):
@@ -268,7 +268,7 @@ def test_ctrl_c_while_kernels_compile_ends_without_a_traceback(tmp_path):
                NUMBA_CACHE_DIR=str(tmp_path / "cold-cache"))
     proc = subprocess.Popen([sys.executable, "-c", script, str(REPO / "tests")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env)
+                            env=env, preexec_fn=sigint_default_in_child)
     assert proc.stdout.readline().strip() == "START"
     # the compiler is at work now (seconds on an empty cache); however far it
     # got, both outcomes below are checked
@@ -280,7 +280,8 @@ def test_ctrl_c_while_kernels_compile_ends_without_a_traceback(tmp_path):
     assert proc.returncode in (0, 130)
 
 
-def test_ctrl_c_stops_every_class_of_a_one_vs_rest_fit(capsys, tmp_path, monkeypatch):
+def test_ctrl_c_stops_every_class_of_a_one_vs_rest_fit(capsys, tmp_path, monkeypatch,
+                                                      default_sigint):
     """One Ctrl-C during a one-vs-rest fit stops the class being fit and every
     class after it (they share one flag), and ``fit`` exits with 130 after
     writing the certified results."""
@@ -311,7 +312,7 @@ def test_ctrl_c_stops_every_class_of_a_one_vs_rest_fit(capsys, tmp_path, monkeyp
     assert read_model(tmp_path / "m.npz").coef.shape == (3, 30)
 
 
-def test_ctrl_c_stops_cross_validation(capsys, tmp_path, monkeypatch):
+def test_ctrl_c_stops_cross_validation(capsys, tmp_path, monkeypatch, default_sigint):
     """Ctrl-C during ``cv``: the running fit stops at once and ``cv`` ends with
     code 130 between fits (a partial grid is no cross-validation result)."""
     import primaldual.solvers.sdca as sdca_mod

@@ -38,7 +38,7 @@ from primaldual.datasets import load_svmlight
 from primaldual.model_io import read_model
 from primaldual.solvers import load_state
 
-from conftest import REPO
+from conftest import REPO, sigint_default_in_child
 
 NUMBA_CACHE = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
     tempfile.gettempdir(), "primaldual-test-numba-cache")
@@ -80,7 +80,7 @@ def _worker(tmp_path):
     err = open(tmp_path / "stderr.txt", "w+")
     proc = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=err, text=True, env=env,
-                            cwd=str(REPO))
+                            cwd=str(REPO), preexec_fn=sigint_default_in_child)
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put("")],
                      daemon=True).start()

@@ -177,7 +177,7 @@ def _interrupt_at_call(monkeypatch, module, name, k):
 
 @pytest.mark.parametrize("opts", [{}, {"shrinking": False}])
 def test_ctrl_c_mid_epoch_then_resume_equals_uninterrupted(problems, tmp_path, monkeypatch,
-                                                           opts):
+                                                           opts, default_sigint):
     """SDCA's default (adaptive checks, shrinking that re-activates coordinates
     at checks) interrupted in the middle of an epoch: the interrupted run ends
     certified with stop_reason "interrupted" and leaves the checkpoint of its
@@ -206,7 +206,8 @@ def test_ctrl_c_mid_epoch_then_resume_equals_uninterrupted(problems, tmp_path, m
     assert [r["epoch"] for r in resumed.trace] == [r["epoch"] for r in full.trace]
 
 
-def test_sigint_handler_is_restored_and_left_alone_when_not_default(problems):
+def test_sigint_handler_is_restored_and_left_alone_when_not_default(problems,
+                                                                   default_sigint):
     """The flag handler is installed only over Python's default handler, and
     the previous handler is back after the fit (also after an error)."""
     X, y = problems[True]
