@@ -152,3 +152,21 @@ def busy_cores():
             p.kill()
         for p in procs:
             p.wait()
+
+
+@pytest.fixture
+def default_sigint():
+    """Python's default SIGINT handler for the test (a run started as a
+    background job inherits SIGINT ignored, and then no Ctrl-C arrives)."""
+    import signal
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def sigint_default_in_child():
+    """``preexec_fn`` for a subprocess that must receive Ctrl-C: SIGINT back to
+    its default disposition (see :func:`default_sigint`)."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+

@@ -289,7 +289,11 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
                             cwd=str(REPO))
     state = ck / "state.npz"
     deadline = time.monotonic() + 180
-    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+
+    def past_start():          # a checkpoint after the one of the first check (epoch 0)
+        return state.exists() and load_state(ck).epoch > 0
+
+    while not past_start() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.communicate()

@@ -114,9 +114,17 @@ def test_plots_one_panel_per_dataset_legend_outside(demo_out):
     pngs = sorted((demo_out / "plots").glob("*.png"))
     assert [p.name for p in pngs] == ["hinge_gap-epochs.png", "hinge_subopt-time.png",
                                       "logistic_gap-epochs.png", "logistic_subopt-time.png"]
+    result = RESULT["result"]
     for p in pngs:
+        # readable panels: each data set of the loss gets a panel of about
+        # 4.3 x 3.3 inches at 90 dpi (one to three per row)
+        loss = p.name.split("_")[0]
+        n = len({r.dataset for r in result.runs if r.loss == loss and r.status == "ok"})
+        ncol = 2 if n in (2, 4) else min(3, n)
+        nrow = -(-n // ncol)
         img = plt.imread(p)
-        assert img.shape[0] > 300 and img.shape[1] > 700
+        assert img.shape[0] > 240 * nrow and img.shape[1] > 330 * ncol, (p.name, n,
+                                                                          img.shape)
     # draw again, keeping the figure, to inspect its artists
     captured = {}
     real_savefig = matplotlib.figure.Figure.savefig
@@ -125,7 +133,6 @@ def test_plots_one_panel_per_dataset_legend_outside(demo_out):
         captured["fig"] = fig
         return real_savefig(fig, *a, **k)
 
-    result = RESULT["result"]
     mp = pytest.MonkeyPatch()
     mp.setattr(matplotlib.figure.Figure, "savefig", keep)
     mp.setattr(plt, "close", lambda *a: None)

@@ -60,6 +60,77 @@ def test_killed_worker_minibatch_sdca(client, data, tmp_path):
     client.wait_for_workers(2, timeout=60)
 
 
+def _die_at_certificate(k):
+    """Run on a worker: its ``k``-th certificate call kills the worker process
+    (SIGKILL), after the rounds since the last snapshot have run there."""
+    from primaldual.distributed import worker as W
+    W._certificate_calls = 0
+    orig = W.PartitionActor.certificate
+
+    def certificate(self, *args):
+        W._certificate_calls += 1
+        if W._certificate_calls == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return orig(self, *args)
+    W.PartitionActor.certificate = certificate
+
+
+def test_worker_killed_during_a_certificate_replays_to_the_lost_round(client, data):
+    """The worker dies inside the certificate call at the third check: the
+    engine rolls back to the snapshot of the second check and replays the
+    rounds since, so every check of the fit (primal, dual, epochs) and its end
+    are those of the local run -- not the snapshot's state reported as one
+    epoch later."""
+    X, y = data
+    kw = dict(loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2, local_iters=10,
+              tol=0, max_epochs=5, check_every=1, random_state=4)
+    client.wait_for_workers(2, timeout=60)
+    addr = sorted(client.scheduler_info()["workers"])[-1]
+    client.run(_die_at_certificate, 3, workers=[addr])
+    res = solve(X, y, client=client, round_timeout=60, **kw)
+    assert res.trace[-1]["recoveries"] >= 1
+    local = solve(X, y, **kw)
+    assert [r["epoch"] for r in res.trace] == [r["epoch"] for r in local.trace]
+    for a, b in zip(res.trace, local.trace):
+        assert a["primal"] == pytest.approx(b["primal"], rel=1e-10, abs=1e-12)
+        assert a["dual"] == pytest.approx(b["dual"], rel=1e-10, abs=1e-12)
+    np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(res.dual_coef, local.dual_coef, rtol=0, atol=1e-10)
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_truncated_part_file_and_a_killed_worker_name_the_file(client, data, tmp_path):
+    """A part file cut short during the fit, then its worker killed: reloading
+    the partition finds other rows, and the fit stops with a ValueError naming
+    the file (not a shape error from deep inside, nor a timeout)."""
+    from sklearn.datasets import dump_svmlight_file
+    X, y = data
+    paths = [tmp_path / "part0.svm", tmp_path / "part1.svm"]
+    for p, rows in zip(paths, (slice(0, 100), slice(100, 200))):
+        dump_svmlight_file(X[rows], (y[rows] > 0).astype(int), str(p), zero_based=False)
+    client.wait_for_workers(2, timeout=60)
+    pp = PartitionedProblem.from_files(client, [str(p) for p in paths], loss="hinge",
+                                       lam=1e-2, n_features=X.shape[1], round_timeout=60)
+    holder = pp.pset.addresses[1]
+    done = {}
+
+    def cut_and_kill(snapshot):
+        if snapshot["epoch"] >= 1 and not done:
+            text = paths[1].read_text().splitlines(keepends=True)
+            paths[1].write_text("".join(text[:len(text) // 2]))
+            pid = client.run(os.getpid, workers=[holder])[holder]
+            os.kill(pid, signal.SIGKILL)
+            done["killed"] = pid
+        return False
+
+    from primaldual.solvers import SOLVERS
+    with pytest.raises(ValueError, match=r"part file .*part1\.svm.*changed"):
+        SOLVERS["cocoa"](pp, tol=0, max_epochs=4, check_every=1, random_state=0,
+                         callback=cut_and_kill).run()
+    assert done
+    client.wait_for_workers(2, timeout=60)
+
+
 def _slow_rounds(seconds):
     """Run on a worker: make every PartitionActor round sleep first."""
     from primaldual.distributed import worker as W

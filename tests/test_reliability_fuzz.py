@@ -232,6 +232,155 @@ def test_valid_files_round_trip(parser, tmp_path):
         assert kind == "parsed" and shape == (3, 4)
 
 
+# ----------------------------------------------- malformed CSR arrays to solve
+def _solve_worker(conn):
+    """Fit the CSR matrices sent over ``conn`` (forked: a crash kills only this
+    process, and the parent reports it)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from primaldual import solve
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            break
+        data, indices, indptr, shape = msg
+        X = sp.csr_matrix(shape)
+        X.data, X.indices, X.indptr = data, indices, indptr   # past scipy's checks
+        y = np.where(np.arange(shape[0]) % 2 == 0, 1.0, -1.0)
+        try:
+            res = solve(X, y, lam=0.1, solver="sdca", max_epochs=2, random_state=0)
+            out = ("solved", bool(np.isfinite([res.primal, res.dual]).all()
+                                  and res.gap >= -1e-12), "")
+        except ValueError as e:
+            out = ("value_error", True, str(e))
+        except BaseException as e:     # noqa: BLE001 - reported to the parent
+            out = ("other", False, f"{type(e).__name__}: {e}")
+        conn.send(out)
+
+
+class SolveWorker(Parser):
+    def _start(self):
+        self.parent, child = self.ctx.Pipe()
+        self.proc = self.ctx.Process(target=_solve_worker, args=(child,), daemon=True)
+        self.proc.start()
+
+    def fit(self, arrays):
+        self.count += 1
+        self.parent.send(arrays)
+        if not self.parent.poll(HANG_SECONDS * 6):   # a cold Numba cache compiles first
+            self.proc.kill()
+            self.proc.join()
+            self._start()
+            raise AssertionError(f"solve hung on {arrays}")
+        try:
+            return self.parent.recv()
+        except EOFError:
+            code = self.proc.exitcode
+            self.proc.join()
+            self._start()
+            raise AssertionError(f"solve crashed (exit {code}) on {arrays}") from None
+
+
+@pytest.fixture(scope="module")
+def solver_worker():
+    w = SolveWorker()
+    yield w
+    w.close()
+
+
+#: what can be wrong with the three CSR arrays (None: nothing)
+CSR_FAULTS = [None, "index_high", "index_huge", "index_negative", "indptr_decreasing",
+              "indptr_first", "indptr_last_short", "indptr_last_long", "indptr_length",
+              "indices_length"]
+
+
+@st.composite
+def csr_arrays(draw):
+    import numpy as np
+    n, d = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    rows = [sorted(draw(st.sets(st.integers(0, d - 1), min_size=1, max_size=d)))
+            for _ in range(n)]
+    indptr = np.cumsum([0] + [len(r) for r in rows]).astype(np.int32)
+    indices = np.array([j for r in rows for j in r], dtype=np.int32)
+    data = np.array(draw(st.lists(st.floats(-3, 3).filter(bool), min_size=indices.size,
+                                  max_size=indices.size)), dtype=np.float64)
+    fault = draw(st.sampled_from(CSR_FAULTS))
+    k = draw(st.integers(0, indices.size - 1))
+    if fault == "index_high":
+        indices[k] = d + draw(st.integers(0, 3))
+    elif fault == "index_huge":
+        indices = indices.astype(np.int64)
+        indices[k] = draw(st.sampled_from([10 ** 6, 2 ** 31 - 1, 2 ** 40]))
+    elif fault == "index_negative":
+        indices[k] = -draw(st.integers(1, d + 2))
+    elif fault == "indptr_decreasing" and n >= 2:
+        i = draw(st.integers(1, n - 1))
+        indptr[i] = indptr[i + 1] + draw(st.integers(1, 3))
+    elif fault == "indptr_first":
+        indptr[0] = draw(st.sampled_from([1, -1]))
+    elif fault == "indptr_last_short":
+        indptr[-1] -= 1
+        indptr = np.minimum(indptr, indptr[-1])
+    elif fault == "indptr_last_long":
+        indptr[-1] += draw(st.integers(1, 5))
+    elif fault == "indptr_length":
+        indptr = np.append(indptr, indptr[-1])
+    elif fault == "indices_length":
+        indices, data = indices[:-1], data[:-1]
+    else:
+        fault = None if fault is None else "none_possible"
+    return fault, (data, indices, indptr, (n, d))
+
+
+@settings(FUZZ, max_examples=300)
+@given(case=csr_arrays())
+def test_malformed_csr_is_refused_before_any_kernel(solver_worker, case):
+    """CSR arrays that scipy does not check (index range, indptr order and
+    ends, lengths): ``solve`` raises a ValueError that says "malformed" and
+    names the problem, or (for intact arrays) returns a certificate; it never
+    crashes or reads outside the arrays."""
+    fault, arrays = case
+    kind, ok, msg = solver_worker.fit(arrays)
+    assert kind != "other", msg
+    if fault in (None, "none_possible"):
+        assert kind == "solved" and ok, msg
+    else:
+        assert kind == "value_error" and "malformed" in msg, (fault, msg)
+
+
+@pytest.mark.parametrize("arrays, words", [
+    # the report's examples: scipy accepts both, the kernels would read out of bounds
+    (([1.0, 2.0], [0, 10 ** 6], [0, 1, 2], (2, 5)), ["row 1", "column index 1000000"]),
+    (([1.0, 2.0], [0, -3], [0, 1, 2], (2, 5)), ["row 1", "column index -3", "negative"]),
+    (([1.0, 2.0], [0, 1], [0, 2, 1], (2, 5)), ["indptr decreases at row 1"]),
+    (([1.0, 2.0], [0, 1], [0, 1, 3], (2, 5)), ["indptr[-1] = 3", "indices has 2"]),
+])
+def test_malformed_csr_names_the_problem(solver_worker, arrays, words):
+    import numpy as np
+    data, indices, indptr, shape = arrays
+    kind, _, msg = solver_worker.fit((np.array(data), np.array(indices, np.int64),
+                                      np.array(indptr, np.int64), shape))
+    assert kind == "value_error", msg
+    for w in words:
+        assert w in msg, msg
+
+
+def test_malformed_sparse_of_other_formats_is_refused():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from primaldual.validation import check_X
+    X = sp.csc_matrix(np.eye(3))
+    X.indices[1] = 9
+    with pytest.raises(ValueError, match="malformed CSC .* row index 9"):
+        check_X(X)
+    X = sp.coo_matrix(np.eye(3))
+    X.col[2] = -1
+    with pytest.raises(ValueError, match="malformed COO .* column index -1"):
+        check_X(X)
+
+
 def test_counts(parser):
     """Runs last in this module: the number of inputs the worker parsed."""
     assert parser.count >= 500 + 500 + 300 + 5 + 4

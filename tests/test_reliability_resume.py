@@ -141,6 +141,92 @@ def test_resume_refuses_another_problem(problems, tmp_path):
               resume=str(tmp_path))
 
 
+def test_resume_refuses_another_seed_or_options(problems, tmp_path):
+    """The checkpoint carries its run's random state and iterates; resuming it
+    under another seed or other solver options would continue a different run
+    than the one asked for, so it is refused, naming what differs."""
+    X, y = problems[True]
+    kw = dict(loss="hinge", lam=1e-2, solver="sdca", max_epochs=2)
+    solve(X, y, random_state=3, checkpoint=str(tmp_path), max_epochs=1,
+          **{k: v for k, v in kw.items() if k != "max_epochs"})
+    with pytest.raises(ValueError, match=r"seed \(checkpoint: 3, now: 4\)"):
+        solve(X, y, random_state=4, resume=str(tmp_path), **kw)
+    with pytest.raises(ValueError, match="sampling .*'permutation'.*'uniform'"):
+        solve(X, y, random_state=3, resume=str(tmp_path), sampling="uniform", **kw)
+    # where and when the run executes and checks may change
+    res = solve(X, y, random_state=3, resume=str(tmp_path), check_every=2, **kw)
+    assert res.n_epochs == 2
+
+
+def _interrupt_at_call(monkeypatch, module, name, k):
+    """Make the ``k``-th call of kernel ``module.name`` deliver a real SIGINT to
+    this process while it runs (the call itself completes, as a compiled kernel
+    does)."""
+    real = getattr(module, name)
+    calls = {"n": 0}
+
+    def kernel(*args):
+        calls["n"] += 1
+        if calls["n"] == k:
+            signal.raise_signal(signal.SIGINT)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, kernel)
+    return calls
+
+
+@pytest.mark.parametrize("opts", [{}, {"shrinking": False}])
+def test_ctrl_c_mid_epoch_then_resume_equals_uninterrupted(problems, tmp_path, monkeypatch,
+                                                           opts, default_sigint):
+    """SDCA's default (adaptive checks, shrinking that re-activates coordinates
+    at checks) interrupted in the middle of an epoch: the interrupted run ends
+    certified with stop_reason "interrupted" and leaves the checkpoint of its
+    last scheduled check; resuming it gives the uninterrupted run bit for bit
+    (coefficients, dual coefficients, objectives, epochs and check epochs)."""
+    import primaldual.solvers.sdca as sdca_mod
+    X, y = problems[True]
+    kw = dict(loss="smooth_hinge", lam=1e-4, solver="sdca", tol=1e-12, random_state=9,
+              max_epochs=40, **opts)
+    full = solve(X, y, checkpoint=str(tmp_path / "full"), **kw)
+    kernel = "sdca_epoch" if opts else "sdca_passes"
+    _interrupt_at_call(monkeypatch, sdca_mod, kernel, 23)
+    cut = solve(X, y, checkpoint=str(tmp_path / "ck"), **kw)
+    monkeypatch.undo()
+    assert cut.stop_reason == "interrupted" and cut.n_epochs < full.n_epochs
+    assert cut.gap >= 0 and cut.dual <= cut.primal
+    on_disk = load_state(tmp_path / "ck")
+    assert on_disk.epoch < cut.n_epochs                 # the last scheduled check
+    assert on_disk.epoch in [r["epoch"] for r in full.trace]
+    resumed = solve(X, y, checkpoint=str(tmp_path / "ck"), resume=str(tmp_path / "ck"),
+                    **kw)
+    np.testing.assert_array_equal(resumed.coef, full.coef)
+    np.testing.assert_array_equal(resumed.dual_coef, full.dual_coef)
+    assert (resumed.primal, resumed.dual, resumed.n_epochs) == \
+        (full.primal, full.dual, full.n_epochs)
+    assert [r["epoch"] for r in resumed.trace] == [r["epoch"] for r in full.trace]
+
+
+def test_sigint_handler_is_restored_and_left_alone_when_not_default(problems,
+                                                                   default_sigint):
+    """The flag handler is installed only over Python's default handler, and
+    the previous handler is back after the fit (also after an error)."""
+    X, y = problems[True]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    solve(X, y, loss="hinge", lam=1e-2, max_epochs=1)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(ValueError):
+        solve(X, y, loss="hinge", lam=-1.0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    seen = []
+    old = signal.signal(signal.SIGINT, lambda *a: seen.append(a))
+    try:
+        res = solve(X, y, loss="hinge", lam=1e-2, max_epochs=3, check_every=1,
+                    callback=lambda snap: signal.raise_signal(signal.SIGINT))
+        assert seen and res.stop_reason != "interrupted"    # the caller's handler ran
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 # ------------------------------------------------------------------ CLI
 @pytest.fixture(scope="module")
 def libsvm_file(tmp_path_factory):

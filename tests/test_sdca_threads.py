@@ -239,9 +239,11 @@ def test_callback_stop_with_threads():
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2])
-def test_keyboard_interrupt_stops_cleanly_and_certifies(monkeypatch, n_jobs):
+def test_keyboard_interrupt_stops_cleanly_and_certifies(monkeypatch, n_jobs, default_sigint):
     """A KeyboardInterrupt while the threads run: every thread is waited for,
-    and the run returns a certified result with stop_reason "interrupted"."""
+    and the run returns a certified result with stop_reason "interrupted".
+    (``default_sigint``: under SIGINT ignored, as in a run started in the
+    background, ``interrupt_main`` does nothing.)"""
     X, y = big_problem()
     real = sdca_mod.sdca_epoch
     calls = {"n": 0}

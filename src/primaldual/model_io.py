@@ -23,6 +23,14 @@ key                    content
 ``intercept_scaling``  float
 ``normalize_rows``     bool: rows were scaled to unit L2 norm before fitting
                        (``primaldual fit --normalize``); prediction does the same
+``feature_index_base`` int, 0 or 1 (optional): the index base of the LIBSVM file
+                       the model was trained on (``primaldual fit`` records it);
+                       ``primaldual predict`` reads its data with this base.  A
+                       file without it (written from Python, or by an older
+                       primaldual) is read with the detection rule of
+                       :func:`primaldual.datasets.load_svmlight_files`
+                       (one-based unless some row uses index 0), and
+                       ``predict`` says so on stderr
 ``primal``, ``dual``,  float: the certificate of the fit, when known
 ``gap``
 =====================  =========================================================
@@ -37,6 +45,7 @@ refused with a ValueError that says what is wrong.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zipfile
@@ -87,6 +96,8 @@ class LinearModel:
     fit_intercept: bool = False
     intercept_scaling: float = 1.0
     normalize_rows: bool = False
+    #: 0 or 1: the index base of the training file; None when not recorded
+    feature_index_base: int | None = None
     primal: float | None = None
     dual: float | None = None
     gap: float | None = None
@@ -128,9 +139,17 @@ class LinearModel:
 
 
 # ------------------------------------------------------------------ writing
-def _model_from_object(obj, *, classes=None, loss_params=None, normalize_rows=False):
+def _model_from_object(obj, *, classes=None, loss_params=None, normalize_rows=False,
+                       feature_index_base=None):
     """Build a LinearModel from a SolveResult, a fitted estimator or a LinearModel."""
+    m = _model_from(obj, classes=classes, loss_params=loss_params,
+                    normalize_rows=normalize_rows)
+    if feature_index_base is not None:
+        m = dataclasses.replace(m, feature_index_base=feature_index_base)
+    return m
 
+
+def _model_from(obj, *, classes, loss_params, normalize_rows):
     if isinstance(obj, LinearModel):
         return obj
     if isinstance(obj, SolveResult):
@@ -232,9 +251,12 @@ def _check_model(m: LinearModel, where):
         val = getattr(m, name)
         if not math.isfinite(val) or val < 0:
             bad(f"{name} must be a finite number >= 0, got {val!r}")
+    if m.feature_index_base not in (None, 0, 1):
+        bad(f"feature_index_base must be 0 or 1, got {m.feature_index_base!r}")
 
 
-def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=False):
+def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=False,
+               feature_index_base=None):
     """Write a fitted model to ``path`` (``.npz``), atomically and without pickle.
 
     Parameters
@@ -251,6 +273,9 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         For a SolveResult: the loss parameters (default: read from its state).
     normalize_rows : bool
         Record that rows must be scaled to unit norm before prediction.
+    feature_index_base : {0, 1} or None
+        The index base of the LIBSVM file the model was trained on, for
+        ``primaldual predict`` (None: not recorded).
 
     Returns
     -------
@@ -258,7 +283,8 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         The file written.
     """
     m = _model_from_object(obj, classes=classes, loss_params=loss_params,
-                           normalize_rows=normalize_rows)
+                           normalize_rows=normalize_rows,
+                           feature_index_base=feature_index_base)
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
@@ -277,6 +303,8 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         "intercept_scaling": np.array(float(m.intercept_scaling)),
         "normalize_rows": np.array(bool(m.normalize_rows)),
     }
+    if m.feature_index_base is not None:
+        payload["feature_index_base"] = np.array(int(m.feature_index_base), dtype=np.int64)
     for k in _CERTIFICATE:
         v = getattr(m, k)
         if v is not None:
@@ -313,6 +341,14 @@ def _float_array(z, key, ndim, where):
     if arr.ndim != ndim:
         raise ModelFileError(f"{where}: {key!r} must be {ndim}-D, got shape {arr.shape}")
     return np.ascontiguousarray(arr, dtype=np.float64)
+
+
+def _index_base(z, where):
+    arr = z["feature_index_base"]
+    if arr.shape != () or not np.issubdtype(arr.dtype, np.integer):
+        raise ModelFileError(f"{where}: 'feature_index_base' must be an integer scalar "
+                             f"(0 or 1), got {arr!r}")
+    return int(arr)
 
 
 def read_model(path) -> LinearModel:
@@ -412,6 +448,8 @@ def _read_npz(z, where) -> LinearModel:
         intercept_scaling=_scalar(z, "intercept_scaling", float, where),
         normalize_rows=(_scalar(z, "normalize_rows", bool, where)
                         if "normalize_rows" in files else False),
+        feature_index_base=(_index_base(z, where) if "feature_index_base" in files
+                            else None),
         **cert)
     _check_model(m, where)
     return m

@@ -21,9 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._util.interrupts import sigint_as_flag
 from ._util.threads import run_threads
 from .rows import as_rows
-from .validation import check_binary_labels, check_sample_weight, check_Xy
+from .validation import (check_binary_labels, check_sample_weight, check_Xy,
+                         warn_extreme_rows)
 from .kernels.objective import certificate_pass, weighted_sum
 from .kernels.views import RowsView, StepSpec
 from .losses import Loss, make_loss
@@ -86,7 +88,14 @@ class Problem:
         X, y = check_Xy(X, y)
         if self.loss.classification:
             check_binary_labels(y, self.loss.name)
-        self.rows = as_rows(X)
+        # as_rows runs (and the first time compiles) a kernel: Ctrl-C there
+        # must not raise inside it; it is raised after, at a safe point
+        with sigint_as_flag() as interrupt:
+            before = interrupt.count
+            self.rows = as_rows(X)
+        if interrupt.count > before:
+            raise KeyboardInterrupt
+        warn_extreme_rows(self.rows.sqnorm)
         self.X = self.rows.X
         self.y = y
         self.sample_weight = check_sample_weight(sample_weight, X.shape[0])

@@ -1,18 +1,22 @@
 """Input validation: X, y and sample weights checked once, at the public entry points.
 
 :func:`check_X` (dense or CSR, finite, real, within the memory cap on the
-number of features), :func:`check_Xy`, :func:`check_sample_weight` and
+number of features; sparse index arrays checked by :func:`check_sparse_structure`
+before anything reads them), :func:`check_Xy`, :func:`check_sample_weight` and
 :func:`check_binary_labels`.  The validated matrix is handed to
 :func:`primaldual.rows.as_rows`, the one row-access path of the kernels.
 """
 from __future__ import annotations
 
+import math
 import os
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels"]
+__all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
+           "check_sparse_structure", "warn_extreme_rows"]
 
 
 def _check_finite(arr, name):
@@ -57,6 +61,68 @@ def _check_n_features(X, name):
         f"PRIMALDUAL_MAX_FEATURES if the memory is really there.")
 
 
+def _first(mask):
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_compressed(X, name):
+    """The structure of a CSR (or CSC) matrix, in O(nnz) time and O(n) memory,
+    before anything reads it: scipy accepts index arrays it never checked
+    (``csr_matrix((data, indices, indptr))`` or assigning ``X.indices``), and a
+    kernel reading a column index outside ``[0, d)`` or a decreasing ``indptr``
+    reads or writes outside its arrays."""
+    major, minor = ("row", "column") if X.format == "csr" else ("column", "row")
+    n_major, n_minor = X.shape if X.format == "csr" else X.shape[::-1]
+    indptr, indices, data = X.indptr, X.indices, X.data
+    for arr, what in ((indptr, "indptr"), (indices, "indices")):
+        if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: {what} must be "
+                             f"a 1-D integer array, got dtype={arr.dtype}, shape {arr.shape}")
+    if data.ndim != 1:
+        raise ValueError(f"{name} is a malformed {X.format.upper()} matrix: data must be 1-D, "
+                         f"got shape {data.shape}")
+    bad = f"{name} is a malformed {X.format.upper()} matrix of shape {X.shape}"
+    if indptr.shape[0] != n_major + 1:
+        raise ValueError(f"{bad}: indptr has {indptr.shape[0]} entries, expected "
+                         f"{n_major} {major}s + 1 = {n_major + 1}")
+    if indptr[0] != 0:
+        raise ValueError(f"{bad}: indptr[0] is {int(indptr[0])}, must be 0")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        i = _first(steps < 0)
+        raise ValueError(f"{bad}: indptr decreases at {major} {i} (indptr[{i}] = "
+                         f"{int(indptr[i])} > indptr[{i + 1}] = {int(indptr[i + 1])}); it "
+                         f"must be non-decreasing")
+    if not int(indptr[-1]) == indices.shape[0] == data.shape[0]:
+        raise ValueError(f"{bad}: indptr[-1] = {int(indptr[-1])} stored entries, but "
+                         f"indices has {indices.shape[0]} and data {data.shape[0]}; the "
+                         f"three must agree")
+    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n_minor):
+        k = _first((indices < 0) | (indices >= n_minor))
+        i = int(np.searchsorted(indptr, k, side="right")) - 1
+        raise ValueError(f"{bad}: {major} {i} has {minor} index {int(indices[k])}, outside "
+                         f"[0, {n_minor}) (stored entry {k}); every {minor} index must be "
+                         f"in range (negative indices are not allowed)")
+
+
+def _check_coo(X, name):
+    for arr, what, size in ((X.row, "row", X.shape[0]), (X.col, "column", X.shape[1])):
+        if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= size):
+            k = _first((arr < 0) | (arr >= size))
+            raise ValueError(f"{name} is a malformed COO matrix of shape {X.shape}: entry "
+                             f"{k} has {what} index {int(arr[k])}, outside [0, {size})")
+
+
+def check_sparse_structure(X, name="X"):
+    """Refuse a sparse matrix whose index arrays are inconsistent (see
+    :func:`_check_compressed`); CSR, CSC and COO are checked, the other formats
+    are built by scipy's own constructors, which check them."""
+    if X.format in ("csr", "csc"):
+        _check_compressed(X, name)
+    elif X.format == "coo":
+        _check_coo(X, name)
+
+
 def check_X(X, name="X"):
     """Validate X without densifying or copying more than needed.
 
@@ -71,6 +137,7 @@ def check_X(X, name="X"):
     if sp.issparse(X):
         if X.ndim != 2:
             raise ValueError(f"{name} must be 2-D, got shape {X.shape}")
+        check_sparse_structure(X, name)
         X = X.tocsr() if X.format != "csr" else X
         if X.dtype not in (np.float32, np.float64):
             X = X.astype(np.float64)
@@ -152,4 +219,24 @@ def check_sample_weight(sample_weight, n):
     if (c == 0).any():
         raise ValueError(f"sample_weight has {int((c == 0).sum())} zero weights; weights "
                          f"must be > 0 (drop those rows instead)")
+    total = float(c.sum())
+    if not (math.isfinite(total) and math.isfinite(1.0 / total)):
+        raise ValueError(f"sample_weight sums to {total:.3g}, beyond double precision "
+                         f"(its reciprocal, which scales every loss term, is not finite); "
+                         f"only the ratios of the weights matter: multiply them all by "
+                         f"one constant (e.g. divide by their maximum)")
     return c
+
+
+def warn_extreme_rows(sqnorm, name="X"):
+    """Warn when a squared row norm overflows double precision: the step of
+    every coordinate method is then zero and the iterates stay at 0 (finite
+    entries up to 1e154 are fine)."""
+    bad = ~np.isfinite(sqnorm)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        warnings.warn(f"{name} has {int(bad.sum())} row(s) whose squared norm overflows "
+                      f"double precision (row {i} first); the solvers cannot take steps "
+                      f"along them and the fit will not move from 0. Scale the rows "
+                      f"(--normalize, or divide X by its largest entry)",
+                      RuntimeWarning, stacklevel=3)

@@ -16,6 +16,9 @@ estimators, CLI and bench -- may use it.
 :mod:`.threads`               :func:`resolve_n_jobs` (what ``n_jobs`` means),
                               :func:`run_threads` (tasks on a kept pool of OS threads,
                               stopped cleanly by KeyboardInterrupt)
+:mod:`.interrupts`            :func:`~.interrupts.sigint_as_flag`, :class:`~.interrupts.Deadline`:
+                              Ctrl-C during a fit sets a flag that the driver polls
+                              between kernel calls, instead of raising inside one
 :mod:`.clients`               :func:`~.clients.check_client`,
                               :func:`~.clients.client_workers`: Dask client checks shared by
                               the solvers and the engines (Dask itself stays lazy)

@@ -34,6 +34,15 @@ def _classes_of(y_raw, loss_name, source):
     values = np.unique(y_raw)
     if values.size == 1:
         encode_binary_labels(y_raw, loss_name, source)      # raises the single-class error
+    if values.size > 2:
+        frac = values[values != np.round(values)]
+        if frac.size:
+            shown = ", ".join(_format_label(v) for v in frac[:5])
+            raise ValueError(f"{source}: {values.size} distinct labels, some not whole "
+                             f"numbers ({shown}); loss={loss_name!r} trains classes "
+                             f"(one-vs-rest for more than two), which need class labels. "
+                             f"For real-valued targets use a regression loss such as "
+                             f"--loss squared")
     return values
 
 
@@ -45,7 +54,7 @@ def _with_bias(X, bias):
 
 def _read_train_test(args):
     paths = [args.train] + ([args.test] if getattr(args, "test", None) else [])
-    parts = read_libsvm(paths)
+    parts, args.index_base = read_libsvm(paths, with_base=True)
     X, y_raw = parts[0]
     Xt, yt_raw = parts[1] if len(parts) > 1 else (None, None)
     if args.normalize:

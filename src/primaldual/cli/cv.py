@@ -12,6 +12,7 @@ from ..regpath import LinearClassifierCV, LinearRegressorCV
 from .common import _class_weight_for, _classes_of, _note, _read_train_test, _run_options
 from .files import _format_label
 from .parser import _check_common
+from .._util.interrupts import sigint_as_flag
 
 
 def cmd_cv(args) -> int:
@@ -97,25 +98,11 @@ def cmd_cv(args) -> int:
     epochs = np.zeros(len(lams))
     unconverged = 0
     t0 = time.perf_counter()
-    for f, (tr, te) in enumerate(splitter.split(X, y)):
-        est = base.__class__(**base.get_params()).set_params(warm_start=True)
-        tf = time.perf_counter()
-        for j, lam in enumerate(lams):
-            est.set_params(alpha=float(lam))
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", ConvergenceWarning)
-                est.fit(X[tr], y[tr])
-            unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-            epochs[j] += float(np.sum(est.n_iter_))
-            pred = est.predict(X[te])
-            w = None if score_w is None else score_w[te]
-            if metric == "accuracy":
-                scores[f, j] = float(np.average(pred == y[te], weights=w))
-            else:
-                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
-        _note(args, f"fold {f + 1}/{args.folds}: {len(lams)} lam(s) in "
-                    f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
-                    f"{scores[f, -1]:.4f}")
+    with sigint_as_flag() as interrupt:
+        unconverged_count = [0]
+        _cross_validate(args, splitter, X, y, base, lams, metric, score_w, scores, epochs,
+                        unconverged_count, interrupt)
+    unconverged = unconverged_count[0]
     elapsed = time.perf_counter() - t0
     mean, std = scores.mean(axis=0), scores.std(axis=0)
     best = int(np.argmax(mean)) if metric == "accuracy" else int(np.argmin(mean))
@@ -142,3 +129,35 @@ def cmd_cv(args) -> int:
     print(f"best      lam={lams[best]:g}: cross-validation {label} {mean[best]:.6f} "
           f"({elapsed:.2f} s)")
     return 0
+
+
+def _cross_validate(args, splitter, X, y, base, lams, metric, score_w, scores, epochs,
+                    unconverged, interrupt):
+    """The folds and the lam grid; Ctrl-C stops the fit running (it shares
+    ``interrupt``) and raises KeyboardInterrupt here, between fits."""
+    import time
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    for f, (tr, te) in enumerate(splitter.split(X, y)):
+        est = base.__class__(**base.get_params()).set_params(warm_start=True)
+        tf = time.perf_counter()
+        for j, lam in enumerate(lams):
+            est.set_params(alpha=float(lam))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                est.fit(X[tr], y[tr])
+            if interrupt.is_set():          # the fit stopped on Ctrl-C: stop here
+                raise KeyboardInterrupt
+            unconverged[0] += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+            epochs[j] += float(np.sum(est.n_iter_))
+            pred = est.predict(X[te])
+            w = None if score_w is None else score_w[te]
+            if metric == "accuracy":
+                scores[f, j] = float(np.average(pred == y[te], weights=w))
+            else:
+                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
+        _note(args, f"fold {f + 1}/{args.folds}: {len(lams)} lam(s) in "
+                    f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
+                    f"{scores[f, -1]:.4f}")

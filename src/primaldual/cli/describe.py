@@ -19,12 +19,23 @@ from .parser import _FLAG_OPTIONS
 def cmd_predict(args) -> int:
 
     model = read_model(args.model)
+    base = model.feature_index_base
     try:
-        ((X, y),) = read_libsvm([args.data], n_features=model.n_features)
+        ((X, y),), used = read_libsvm(
+            [args.data], n_features=model.n_features,
+            zero_based="auto" if base is None else base == 0, with_base=True)
     except DataFormatError as e:
+        b = 1 if base is None else base
         raise DataFormatError(f"{e} [the model {args.model} has {model.n_features} "
-                              f"features; DATA must use feature indices 1..{model.n_features}]",
+                              f"features; DATA must use feature indices "
+                              f"{b}..{model.n_features - 1 + b}]",
                               path=e.path, lineno=e.lineno) from None
+    if base is None:
+        print(f"primaldual predict: note: the model file {args.model} does not record "
+              f"the index base of its training data; {args.data} was read as "
+              f"{'zero' if used == 0 else 'one'}-based (it "
+              f"{'uses' if used == 0 else 'does not use'} index 0). Re-save the model "
+              f"with 'primaldual fit --model' to record the base", file=sys.stderr)
     pred = model.predict(X)
     fmt = _format_label if model.kind == "classifier" else (lambda v: repr(float(v)))
     sys.stdout.write("".join(fmt(v) + "\n" for v in pred))

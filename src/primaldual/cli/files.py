@@ -15,14 +15,17 @@ from ..datasets import load_svmlight_files
 
 
 # --------------------------------------------------------------------- data
-def read_libsvm(paths, n_features=None):
+def read_libsvm(paths, n_features=None, *, zero_based="auto", with_base=False):
     """Parse LIBSVM files into CSR matrices with one shared column count.
 
-    Returns ``[(X, y_raw), ...]``.  Non-finite values are refused with the
-    file and sample named; an empty file is refused.
+    Returns ``[(X, y_raw), ...]`` (with ``with_base``: ``(list, base)``, the
+    index base used, 0 or 1).  ``zero_based`` as in
+    :func:`primaldual.datasets.load_svmlight_files`.  Non-finite values are
+    refused with the file and sample named; an empty file is refused.
     """
 
-    parts = load_svmlight_files([str(p) for p in paths], n_features=n_features)
+    parts, base = load_svmlight_files([str(p) for p in paths], n_features=n_features,
+                                      zero_based=zero_based, return_index_base=True)
     out = []
     for path, X, y in zip(paths, parts[0::2], parts[1::2]):
         if X.shape[0] == 0:
@@ -39,7 +42,7 @@ def read_libsvm(paths, n_features=None):
                              f"feature {int(X.indices[k]) + 1}; feature values must be "
                              f"finite, fix or remove that entry")
         out.append((X, y))
-    return out
+    return (out, base) if with_base else out
 
 
 def encode_binary_labels(y_raw, loss_name, source):
@@ -137,17 +140,18 @@ def _save_figure(fig, path, title=None):
         fig.savefig(fh, format="png", dpi=100)
 
 
-def split_libsvm(path, k, out_dir, *, normalize=False):
+def split_libsvm(path, k, out_dir, *, normalize=False, with_base=False):
     """Split a LIBSVM file into ``k`` contiguous part files in ``out_dir``.
 
     The rows are divided as :func:`numpy.array_split` divides them (the
     partitions the local ``cocoa``/``minibatch_sdca`` use); the parts are
     written with :func:`sklearn.datasets.dump_svmlight_file` (1-based indices,
-    labels and values at full precision).  Returns ``(paths, n_features)``.
+    labels and values at full precision).  Returns ``(paths, n_features)``, and
+    the index base of ``path`` as a third item with ``with_base``.
     """
     from sklearn.datasets import dump_svmlight_file
 
-    ((X, y),) = read_libsvm([path])
+    ((X, y),), base = read_libsvm([path], with_base=True)
     if normalize:
         from sklearn.preprocessing import normalize as _normalize
         X = _normalize(X, norm="l2")
@@ -165,7 +169,7 @@ def split_libsvm(path, k, out_dir, *, normalize=False):
             dump_svmlight_file(X[bounds[j]:bounds[j + 1]], y[bounds[j]:bounds[j + 1]], fh,
                                zero_based=False)
         paths.append(p)
-    return paths, int(X.shape[1])
+    return (paths, int(X.shape[1]), base) if with_base else (paths, int(X.shape[1]))
 
 
 def plot_ovr_traces(traces, labels, path, title=""):

@@ -14,10 +14,11 @@ import primaldual
 from .._extras import have, require
 from .._util import encode_pm1
 from .._util.scales import scale_spread_note
+from .._util.interrupts import sigint_as_flag
 from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier, combined_weights
 from ..model_io import LinearModel, save_model
-from ..solvers import SOLVERS
+from ..solvers import SOLVERS, load_state
 from .common import (_class_weight_for, _classes_of, _note, _read_train_test,
                      _run_options, _split_bias, _with_bias)
 from .files import (_finite, _format_label, plot_ovr_traces, plot_trace, read_libsvm,
@@ -117,7 +118,8 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
             loss=loss.name, loss_params=loss.params, lam=float(res.lam), l1=float(res.l1),
             fit_intercept=args.bias is not None,
             intercept_scaling=float(args.bias) if args.bias is not None else 1.0,
-            normalize_rows=bool(args.normalize), primal=float(res.primal),
+            normalize_rows=bool(args.normalize),
+            feature_index_base=getattr(args, "index_base", None), primal=float(res.primal),
             dual=float(res.dual), gap=float(res.gap))
         written = save_model(model, args.model)
         _note(args, f"model written to {written}")
@@ -131,7 +133,12 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
         _note(args, f"plot written to {args.plot}")
     code = 0
     if res.stop_reason == "interrupted":
-        _note(args, "interrupted: the results written are certified at the point reached")
+        _note(args, f"interrupted at epoch {res.n_epochs:g}: the results written are "
+                    f"certified at the point reached")
+        if getattr(args, "checkpoint", None):
+            _note(args, f"the checkpoint in {args.checkpoint} is the last scheduled one "
+                        f"(epoch {load_state(args.checkpoint).epoch:g}); continue with "
+                        f"--resume --checkpoint {args.checkpoint}")
         code = 130
     elif not res.converged:
         scales = "" if getattr(args, "normalize", False) else scale_spread_note(X)
@@ -186,7 +193,8 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
                            class_weight=cw, random_state=args.seed, solver=args.solver,
                            solver_options=options or None, n_jobs=args.jobs)
     t0 = time.perf_counter()
-    with warnings.catch_warnings():
+    # one Ctrl-C stops every class's fit (they share this flag, also on threads)
+    with sigint_as_flag() as interrupt, warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.fit(X, y_raw)
     elapsed = time.perf_counter() - t0
@@ -213,7 +221,8 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
     if Xt is not None:
         summary["test_accuracy"] = float(np.mean(est.predict(Xt) == yt_raw))
     if args.model:
-        written = save_model(est, args.model, normalize_rows=args.normalize)
+        written = save_model(est, args.model, normalize_rows=args.normalize,
+                             feature_index_base=args.index_base)
         _note(args, f"model written to {written}")
     if args.trace:
         rows = [{"class": sub["class"], **rec} for sub, tr in zip(problems, est.trace_)
@@ -226,12 +235,17 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
                               f"{loss.name}, lam={args.lam:g}")
         _note(args, f"plot written to {args.plot}")
     bad = [sub["class"] for sub in problems if not sub["converged"]]
-    if bad:
+    code = 0
+    if interrupt.is_set():
+        _note(args, "interrupted: every class's fit stopped; the results written are "
+                    "certified at the points reached")
+        code = 130
+    elif bad:
         _note(args, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
                     f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return code
     print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}, {classes.size} classes")
     print(f"problem   loss={loss.name}, lam={args.lam:g}, l1={args.l1:g}"
           + (f", bias={args.bias:g}" if args.bias is not None else "")
@@ -247,7 +261,7 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
           f"tol {args.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
     if "test_accuracy" in summary:
         print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
-    return 0
+    return code
 
 
 _DASK_SOLVERS = ("cocoa", "minibatch_sdca")
@@ -299,7 +313,8 @@ def _fit_on_cluster(args, loss, loss_params, options):
             k = args.partitions or n_workers
             out_dir = Path(args.parts_dir) if args.parts_dir else \
                 train.with_name(train.name + ".parts")
-            parts, n_features = split_libsvm(train, k, out_dir, normalize=args.normalize)
+            parts, n_features, args.index_base = split_libsvm(
+                train, k, out_dir, normalize=args.normalize, with_base=True)
             _note(args, f"{k} part files written to {out_dir}")
         opts = dict(options)
         if solver == "minibatch_sdca":
@@ -337,7 +352,9 @@ def _fit_on_cluster(args, loss, loss_params, options):
 
     Xt = yt = None
     if args.test:
-        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d)
+        base = getattr(args, "index_base", None)
+        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d,
+                                      zero_based="auto" if base is None else base == 0)
         if args.normalize:
             from sklearn.preprocessing import normalize
             Xt = normalize(Xt, norm="l2")

@@ -41,6 +41,10 @@ class DataFormatError(ValueError):
         self.lineno = lineno
 
 
+#: the largest feature index the parser reads (scikit-learn's indices are C ints)
+MAX_INDEX = 2 ** 31 - 1
+
+
 def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
     """Find the first line that sklearn's svmlight parser would reject.
 
@@ -86,6 +90,9 @@ def _scan_for_bad_line(path, n_features=None, zero_based="auto", max_rows=None):
                 if idx < 0 or (idx == 0 and zero_based is False):
                     return (lineno, f"invalid feature index {idx} (LIBSVM indices start "
                             "at 1)", text)
+                if idx > MAX_INDEX:
+                    return (lineno, f"feature index {idx} is too large (the parser "
+                            f"reads indices up to {MAX_INDEX})", text)
                 try:
                     float(val_s)
                 except ValueError:
@@ -183,7 +190,7 @@ def _check_max_rows(max_rows):
 
 
 def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based="auto",
-                        max_rows=None):
+                        max_rows=None, return_index_base=False):
     """Parse several LIBSVM/svmlight files into matrices with the same column count.
 
     Parameters
@@ -196,16 +203,21 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     dtype : numpy dtype, default float64
         Dtype of the matrix values.
     zero_based : bool or "auto", default "auto"
-        Index base, as in :func:`sklearn.datasets.load_svmlight_files`.
+        Index base, as in :func:`sklearn.datasets.load_svmlight_files`: True reads
+        index ``j`` as column ``j``, False as column ``j - 1``; "auto" reads the
+        files as one-based when each has an entry and none uses index 0.
     max_rows : int or None
         Parse only the first ``max_rows`` samples of every file (the rest of the file
         is not read, so a head of a large compressed file costs little).
+    return_index_base : bool, default False
+        Also return the base used (0 or 1).
 
     Returns
     -------
     list
         ``[X_1, y_1, X_2, y_2, ...]``: CSR matrices (sorted indices, explicit zeros
-        dropped) and raw labels as float64 arrays.
+        dropped) and raw labels as float64 arrays; with ``return_index_base``,
+        ``(list, base)``.
 
     Raises
     ------
@@ -219,7 +231,10 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     max_rows = _check_max_rows(max_rows)
     paths = [Path(p) for p in paths]
     for p in paths:
-        if not p.is_file():
+        if p.is_dir():
+            raise IsADirectoryError(f"{p} is a directory, not a data file; give the "
+                                    f"path of a LIBSVM file")
+        if not p.exists():
             raise FileNotFoundError(f"data file not found: {p}")
     with contextlib.ExitStack() as stack:
         handles = []
@@ -233,20 +248,55 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
         try:
             if max_rows is not None:
                 handles = [_head(h, max_rows) for h in handles]
-            parts = _sk_load(handles, n_features=n_features, dtype=dtype,
-                             zero_based=zero_based)
+            # the indices as written (zero_based=True keeps them); the base is
+            # decided below, where it can be reported
+            parts = _sk_load(handles, dtype=dtype, zero_based=True)
         except Exception as exc:
             if not _is_format_exception(exc):
                 raise
             raise _format_error(paths, exc, n_features, zero_based, max_rows) from exc
+        matrices = parts[0::2]
+        base = _index_base(matrices, zero_based)
+        if base == 1 and any(X.nnz and X.indices.min() == 0 for X in matrices):
+            raise _format_error(paths, ValueError("invalid index 0"), n_features, False,
+                                max_rows)
+        d_raw = matrices[0].shape[1] if matrices else 0
+        d = max(d_raw - base, 0)
+        if n_features is not None:
+            if d > n_features:
+                raise _format_error(
+                    paths, ValueError(f"n_features={n_features} but the data has column "
+                                      f"index {d - 1 + base}"),
+                    n_features, base == 0, max_rows)
+            d = int(n_features)
     out = []
-    for X, y in zip(parts[0::2], parts[1::2]):
-        X = sp.csr_matrix(X, dtype=dtype)
+    for X, y in zip(matrices, parts[1::2]):
+        indices = X.indices - base if base else X.indices
+        X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], d), dtype=dtype)
         X.eliminate_zeros()
         if not X.has_sorted_indices:
             X.sort_indices()
         out.extend([X, np.asarray(y, dtype=np.float64)])
+    if return_index_base:
+        return out, base
     return out
+
+
+def _index_base(matrices, zero_based):
+    """0 or 1: the index base of files parsed with their indices as written.
+
+    ``zero_based=True``/``False`` say it; ``"auto"`` is scikit-learn's rule:
+    one-based when every file has an entry and none uses index 0.  (A file in
+    which no row happens to use feature 0 looks one-based; a model file records
+    the base of its training data so that ``predict`` does not guess.)
+    """
+    if zero_based is True:
+        return 0
+    if zero_based is False:
+        return 1
+    if zero_based != "auto":
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    return 1 if all(X.nnz and X.indices.min() > 0 for X in matrices) else 0
 
 
 def load_svmlight(path, n_features=None, dtype=np.float64, *, zero_based="auto",

@@ -18,8 +18,12 @@ taken at every certificate (``alpha`` is gathered then anyway) and every
 actor call fails because its worker died, the engine waits for a live worker,
 re-creates the lost actors there (reloading their part files, re-sending
 their arrays or recomputing their Dask chunks), rolls every partition back to
-the snapshot and replays the rounds since: the replay uses the same streams,
-so the fit ends exactly where an uninterrupted fit would.  A round that does
+the snapshot and replays the rounds since, each with the parameters it ran
+with: the replay uses the same streams, so the state is again the one of the
+round that was lost -- whichever call lost the worker (a round, a
+certificate, a state fetch) -- and the fit ends exactly where an
+uninterrupted fit would.  A part file that no longer holds the rows it held
+(truncated or rewritten during the fit) is refused, naming the file.  A round that does
 not finish within ``round_timeout`` seconds on live workers raises
 :class:`RoundTimeoutError`; nothing waits forever.
 """
@@ -87,6 +91,7 @@ class PartitionSet:
             workers = _workers(client)
         self.addresses = [workers[k % len(workers)] for k in range(self.K)]
         self.actors = [None] * self.K
+        self._names = [None] * self.K
         for k in range(self.K):
             self.actors[k] = self._create(k, self.addresses[k])
         self.stats = self.call_all("describe")
@@ -94,6 +99,8 @@ class PartitionSet:
     # ------------------------------------------------------------ actors
     def _create(self, k, address):
         src = self.sources[k](self.client, address)
+        self._names[k] = (f"part file {src[1]}" if src[0] == "svmlight"
+                          else "its in-memory arrays")
         fut = self.client.submit(self._actor_cls, src, actor=True, workers=[address],
                                  allow_other_workers=False, pure=False,
                                  key=f"primaldual-partition-{k}-{time.monotonic_ns()}")
@@ -183,12 +190,27 @@ class PartitionSet:
             address = min(alive, key=lambda a: (load[a], a))
             self.addresses[k] = address
             self.actors[k] = self._create(k, address)
+            self._check_same_rows(k)
             if self.config is not None:
                 self.wait([self.actors[k].configure(*self.config)], "configure")
             if self.beta is not None:
                 self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature")
             if self.n_jobs is not None:
                 self.wait([self.actors[k].set_threads(self.n_jobs)], "set_threads")
+
+    def _check_same_rows(self, k):
+        """A re-created partition must hold the rows it held at the start (its
+        part file may have changed meanwhile); else recovery cannot continue."""
+        now = self.wait([self.actors[k].describe()], "describe")[0]
+        was = self.stats[k]
+        if (now["n"], now["nnz"]) != (was["n"], was["nnz"]):
+            src = self._names[k]
+            raise ValueError(
+                f"partition {k} was reloaded from {src} after its worker was lost, but it "
+                f"now holds {now['n']} rows and {now['nnz']} nonzeros where it held "
+                f"{was['n']} rows and {was['nnz']} nonzeros: the part file changed "
+                f"(truncated or rewritten) during the fit, so the fit cannot be "
+                f"recovered; restore the file and start again")
 
     def configure(self, *config):
         self.config = config
@@ -229,6 +251,8 @@ class DaskEngine(Engine):
         self.n_rounds_timed = 0
         self._snap = None
         self._snap_round = 0
+        #: the parameters of every round since the snapshot, to replay them
+        self._rounds_since_snap = []
 
     # ------------------------------------------------------ constructors
     @classmethod
@@ -290,6 +314,7 @@ class DaskEngine(Engine):
     # --------------------------------------------------------- snapshots
     def _take_snapshot(self, alpha_blocks, rng_states):
         self._snap_round = self.round
+        self._rounds_since_snap = []
         snap = {"round": self.round, "alpha": [np.array(a) for a in alpha_blocks],
                 "rng": list(rng_states), "v": self.v.copy()}
         if self.recovery_dir is not None:
@@ -322,6 +347,11 @@ class DaskEngine(Engine):
         snap = self._load_snapshot()
         self._push_state(snap["alpha"], snap["v"], snap["rng"])
         self.round = snap["round"]
+        # replay the rounds since the snapshot with their own parameters (same
+        # streams, same order): the state is again the one of the round that was
+        # lost, whatever call (a round, a certificate, a state fetch) lost it
+        for params in self._rounds_since_snap:
+            self._one_round(*params, log=False)
 
     def _recover_until_done(self, lost):
         while True:
@@ -339,7 +369,7 @@ class DaskEngine(Engine):
                 self._recover_until_done(e)
 
     # ------------------------------------------------------------ rounds
-    def _one_round(self, mode, m, sigma_dot, gamma):
+    def _one_round(self, mode, m, sigma_dot, gamma, log=True):
         t0 = time.perf_counter()
         futs = [a.round(self.sync, mode, m, sigma_dot, gamma) for a in self.pset.actors]
         res = self.pset.wait(futs, f"round {self.round}")
@@ -361,6 +391,8 @@ class DaskEngine(Engine):
         else:
             self.sync = ("cols", union, self.v[union].copy())
         self.round += 1
+        if log:
+            self._rounds_since_snap.append((mode, m, sigma_dot, gamma))
         self.time_rounds += time.perf_counter() - t0
         self.time_compute += compute
         self.n_rounds_timed += 1
@@ -373,7 +405,7 @@ class DaskEngine(Engine):
             try:
                 acc += self._one_round(mode, m, sigma_dot, gamma)
             except _Lost as e:
-                self._recover_until_done(e)
+                self._recover_until_done(e)    # back at the round that was lost
                 continue
             if (self.recovery_every is not None and self._snap is not None
                     and self.round - self._snap_round >= self.recovery_every):

@@ -35,6 +35,7 @@ import numpy as np
 
 from .._extras import require
 from .._util import atomic_write, make_rng  # noqa: F401  (make_rng: re-exported)
+from .._util.interrupts import Deadline, sigint_as_flag
 from ..losses import check_capabilities
 from ..problem import Certificate, Problem, relative_gap
 from ..validation import check_Xy
@@ -164,6 +165,13 @@ def load_state(path) -> SolverState:
         path = path / "state.npz"
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint at {path}")
+    with open(path, "rb") as fh:
+        magic = fh.read(4)
+    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
+        raise ValueError(f"checkpoint {path} is not a primaldual state file: not an .npz "
+                         f"archive (it starts with {magic!r}); it is corrupt or another "
+                         f"file. Start without --resume, or point to the checkpoint "
+                         f"directory a fit wrote")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["__meta__"]))
@@ -181,6 +189,16 @@ def load_state(path) -> SolverState:
 
 
 # ---------------------------------------------------------------- helpers
+def _seed_of(random_state):
+    """The integer seed a run was given (None for a Generator, a RandomState or
+    no seed: those carry no number to compare)."""
+    if isinstance(random_state, (bool, np.bool_)):
+        return None
+    if isinstance(random_state, (int, np.integer)):
+        return int(random_state)
+    return None
+
+
 def _positive(name, value, *, allow_none=False, integer=False, allow_zero=False):
     if value is None and allow_none:
         return None
@@ -277,6 +295,8 @@ class Solver(abc.ABC):
     options_class: type = CommonOptions
     #: accepts l1 > 0
     supports_l1 = False
+    #: what to use instead, for the refusal of l1 > 0 (default: a generic hint)
+    why_no_l1 = ""
     #: accepts lam == 0 with l1 > 0
     supports_pure_l1 = False
     #: check_every="auto" schedules the checks from the observed convergence
@@ -284,9 +304,13 @@ class Solver(abc.ABC):
     adaptive_checks = False
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
-    #: a KeyboardInterrupt during the epochs stops the run cleanly: the
-    #: iterates stay consistent, and the result is certified at the point
-    #: reached, with stop_reason "interrupted" (False: the interrupt propagates)
+    #: a KeyboardInterrupt raised inside ``advance`` (by a SIGINT handler other
+    #: than the one :meth:`run` installs, or by a test) stops the run cleanly:
+    #: the iterates stay consistent, and the result is certified at the point
+    #: reached, with stop_reason "interrupted" (False: the interrupt propagates).
+    #: Ctrl-C itself never raises during a fit: :meth:`run` turns SIGINT into a
+    #: flag that every solver sees at its next deadline check
+    #: (:mod:`primaldual._util.interrupts`)
     interruptible = False
     #: set when an interrupt arrived; the next check stops the run
     interrupted = False
@@ -297,8 +321,9 @@ class Solver(abc.ABC):
         check_capabilities(problem.loss, self.name, self.requires)
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
-                             f"l1={problem.l1}); use a solver with elastic-net support "
-                             f"or set l1=0")
+                             f"l1={problem.l1}); "
+                             + (self.why_no_l1 or "use a solver with elastic-net "
+                                                  "support or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
                              f"L1 is supported only by solvers that document it (spdc, dso)")
@@ -326,8 +351,14 @@ class Solver(abc.ABC):
         # counters shared by every solver
         self.steps = 0                 # elementary updates done
         self.feature_accesses = 0
-        self.validate_options()
-        self.setup()
+        # setup may compile and run kernels (step sizes, layouts): Ctrl-C there
+        # must not raise inside them either; it is raised after, at a safe point
+        with sigint_as_flag() as flag:
+            before = flag.count          # an outer block's flag may be set already
+            self.validate_options()
+            self.setup()
+        if flag.count > before:
+            raise KeyboardInterrupt
 
     # ------------------------------------------------------------- hooks
     def validate_options(self):
@@ -442,9 +473,36 @@ class Solver(abc.ABC):
             "feature_accesses": int(self.feature_accesses),
             "rng_state": self.rng.bit_generator.state, "elapsed": float(elapsed),
             "trace": trace, "options": self.resolved_opts.to_dict(),
-            "problem": self.problem.fingerprint(),
+            "problem": self.problem.fingerprint(), "seed": _seed_of(self.random_state),
         })
         return SolverState(solver=self.name, meta=meta, arrays=dict(arrays))
+
+    #: options that say where and how a run executes, not which iterates it
+    #: makes: a checkpoint resumes under other values of these
+    EXECUTION_OPTIONS = frozenset({"client", "round_timeout", "recovery_every",
+                                   "recovery_dir", "max_recoveries"})
+
+    def _check_same_run(self, state: SolverState):
+        """Refuse to resume a checkpoint under another seed or other solver
+        options: the checkpoint's random state and iterates would silently
+        continue a different run than the one asked for."""
+        diff = []
+        old_seed, new_seed = state.meta.get("seed"), _seed_of(self.random_state)
+        if old_seed is not None and new_seed is not None and old_seed != new_seed:
+            diff.append(f"seed (checkpoint: {old_seed}, now: {new_seed})")
+        old = state.meta.get("options")
+        if isinstance(old, dict):
+            now = {k: v for k, v in self.resolved_opts.to_dict().items()
+                   if k not in self.EXECUTION_OPTIONS}
+            now = json.loads(json.dumps(now, default=_json_default))
+            for k in sorted(set(now) | set(old)):
+                if k in self.EXECUTION_OPTIONS or now.get(k) == old.get(k):
+                    continue
+                diff.append(f"{k} (checkpoint: {old.get(k)!r}, now: {now.get(k)!r})")
+        if diff:
+            raise ValueError(f"cannot resume: the checkpoint was written by a run with "
+                             f"another {'; '.join(diff)}. Resume with the checkpoint's "
+                             f"values, or start a new run without resume")
 
     def import_state(self, state: SolverState):
         if state.solver != self.name:
@@ -458,6 +516,7 @@ class Solver(abc.ABC):
             raise ValueError(f"the checkpoint was written for a different problem "
                              f"(differs in {', '.join(diff)}); resume with the same data, "
                              f"loss, lam and l1")
+        self._check_same_run(state)
         self.steps = int(state.meta["steps"])
         self.feature_accesses = int(state.meta["feature_accesses"])
         self.rng.bit_generator.state = state.meta["rng_state"]
@@ -469,8 +528,12 @@ class Solver(abc.ABC):
     def _stop_reason(self, rec, elapsed):
         if rec["rel_gap"] <= self.tol:
             return "converged"
+        if self._sigint is not None and self._sigint.is_set():
+            self.interrupted = True
         if getattr(self, "interrupted", False):
             return "interrupted"
+        if getattr(self, "stalled", False):      # the method can make no more progress
+            return "stalled"
         if self.epochs >= self.max_epochs - 1e-9:
             return "max_epochs"
         if self.time_limit is not None and elapsed >= self.time_limit:
@@ -498,6 +561,30 @@ class Solver(abc.ABC):
             interval = min(interval, max(grid - self.epochs, 1e-9))
         return min(interval, remaining)
 
+    #: stops that come at a point an identical run does not reach by itself
+    #: (Ctrl-C, the clock): no checkpoint is written there, so the last one stays
+    #: on the schedule that an uninterrupted run follows
+    UNSCHEDULED_STOPS = ("interrupted", "time_limit")
+
+    def _checkpoint_due(self, stop, trace, last_ckpt, fresh):
+        """Whether the check just made writes the checkpoint.
+
+        Checkpoints are written at the first check of a fresh run, at every check
+        ``checkpoint_every`` epochs after the last one (the schedule puts a check
+        there, :meth:`_next_interval`), and when the run stops by itself
+        (converged, max_epochs, callback).  A stop by Ctrl-C or the time limit
+        lands between two scheduled checks, where the uninterrupted run makes no
+        check; writing the state there would make the resumed run check (and,
+        for solvers whose checks steer the iterates, step) differently.  So the
+        last scheduled checkpoint stays, and resuming from it reproduces the
+        uninterrupted run bit for bit.
+        """
+        if stop:
+            return stop not in self.UNSCHEDULED_STOPS
+        if fresh and len(trace) == 1:
+            return True
+        return self.epochs - last_ckpt >= self.checkpoint_every - 1e-9
+
     def _advance_guarded(self, n_epochs, deadline):
         """:meth:`advance`; for an ``interruptible`` solver a KeyboardInterrupt
         ends the run at a certified point instead of propagating."""
@@ -508,7 +595,21 @@ class Solver(abc.ABC):
         except KeyboardInterrupt:
             self.interrupted = True
 
+    _sigint = None
+
     def run(self) -> SolveResult:
+        """The check loop (module docstring).  While it runs, Ctrl-C (SIGINT)
+        sets a flag instead of raising: the epochs stop at the next kernel
+        boundary, and the run ends with a certificate and stop_reason
+        ``"interrupted"``."""
+        with sigint_as_flag() as flag:
+            self._sigint = flag
+            try:
+                return self._run()
+            finally:
+                self._sigint = None
+
+    def _run(self) -> SolveResult:
         resume = self.resume_from
         if resume is not None:
             if isinstance(resume, SolveResult):
@@ -524,7 +625,9 @@ class Solver(abc.ABC):
             trace, elapsed0 = [], 0.0
             self._best = _BestIterate()
         t_start = time.perf_counter() - elapsed0
-        deadline = None if self.time_limit is None else t_start + self.time_limit
+        # a time that also passes on Ctrl-C: the solvers' deadline checks stop on both
+        deadline = Deadline(None if self.time_limit is None else t_start + self.time_limit,
+                            self._sigint)
         last_ckpt = self.epochs
         bar = _progress_bar(self.progress, self.max_epochs, self.name)
         skip_check = resume is not None and len(trace) > 0
@@ -566,8 +669,8 @@ class Solver(abc.ABC):
                 snap["dual_coef"] = cert.alpha
                 if self.callback(snap):
                     stop = "callback"
-            if self.checkpoint is not None and (
-                    stop or self.epochs - last_ckpt >= self.checkpoint_every - 1e-9):
+            if self.checkpoint is not None and self._checkpoint_due(stop, trace, last_ckpt,
+                                                                    resume is None):
                 save_state(self.export_state(trace, elapsed), self.checkpoint)
                 last_ckpt = self.epochs
             if stop:

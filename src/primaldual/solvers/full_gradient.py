@@ -212,13 +212,9 @@ class LBFGSSolver(Solver):
     summary = "scipy's L-BFGS-B, memory 30"
     requires = ("smooth",)
     options_class = LBFGSOptions
-    supports_l1 = True       # refused below with a specific message
-
-    def validate_options(self):
-        if self.problem.l1 > 0:
-            raise ValueError("solver='lbfgs' does not support l1 > 0: L-BFGS needs a "
-                             "differentiable objective; use solver='afg' (composite "
-                             "prox), 'spdc' or 'sdca' for the elastic net")
+    supports_l1 = False
+    why_no_l1 = ("L-BFGS needs a differentiable objective; use solver='afg' (composite "
+                 "prox), 'spdc' or 'sdca' for the elastic net")
 
     def setup(self):
         self.maxcor = self.opts.maxcor
@@ -306,10 +302,7 @@ class LBFGSSolver(Solver):
         self.finished = self._done
 
     def advance(self, n_epochs, deadline):
-        if self.finished:
-            # scipy stopped: no further progress is possible in floating point;
-            # end the run (the trace records it as stop_reason "max_epochs")
-            self.evals = max(self.evals, int(math.ceil(self.max_epochs)))
+        if self.finished:           # scipy stopped: nothing more to do
             return
         if self._thread is None:
             self._start()
@@ -320,6 +313,13 @@ class LBFGSSolver(Solver):
         self._run_until(self.evals + max(1, int(round(n_epochs))))
         self.steps = int(self.evals * self.problem.n)
         self.feature_accesses = 2 * self.evals * self.problem.nnz
+
+    @property
+    def stalled(self):
+        """scipy's L-BFGS-B stopped by itself (no further progress in floating
+        point): the run ends with stop_reason "stalled" and the true number
+        of gradient evaluations as its epochs."""
+        return self.finished
 
     def shutdown(self):
         if self._thread is not None and self._thread.is_alive() and not self._done:

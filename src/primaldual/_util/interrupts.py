@@ -1,0 +1,110 @@
+"""Ctrl-C during a fit: SIGINT becomes a flag that the driver polls between kernel calls.
+
+Python's default SIGINT handler raises :class:`KeyboardInterrupt` in the main
+thread at the next point where the interpreter runs Python code.  Inside a
+call to a compiled Numba function that point can be the wrapper that boxes the
+kernel's result (a named tuple: building it runs Python code that looks up
+the tuple's class); the exception then makes that lookup return NULL, the
+wrapper calls NULL, and the process dies with a segmentation fault (numba
+issue 2324).  So no exception may be raised while a kernel runs.
+
+:func:`sigint_as_flag` replaces the default handler, for the duration of a
+fit, by one that only sets a flag (:class:`InterruptFlag`).  The solvers
+stop at their next deadline check, between kernel calls, because
+:class:`Deadline` -- the point in time the driver hands to ``advance`` --
+reports itself as passed once the flag is set.  The previous handler is put
+back when the fit ends.  A handler other than Python's default (one the
+caller installed, or ``SIG_IGN``) is left alone, and so is any thread other
+than the main one (only the main thread receives Python signal handlers).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import signal
+import threading
+
+__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag"]
+
+
+class InterruptFlag:
+    """Set by SIGINT while :func:`sigint_as_flag` is active; polled by the driver."""
+
+    def __init__(self):
+        self.count = 0
+
+    def is_set(self) -> bool:
+        return self.count > 0
+
+    def set(self):
+        self.count += 1
+
+    def handler(self, signum, frame):       # a Python signal handler: it never raises
+        self.count += 1
+
+
+class Deadline(float):
+    """A time on the :func:`time.perf_counter` clock that also passes at once
+    when ``flag`` is set.
+
+    The solvers test ``time.perf_counter() >= deadline`` between kernel calls.
+    Python evaluates that as ``deadline <= now`` here (a float subclass that
+    overrides the reflected comparison is asked first), so the same test stops
+    the run on a time limit or on Ctrl-C.  ``Deadline(math.inf, flag)`` is a
+    run without a time limit.
+    """
+
+    def __new__(cls, when, flag):
+        self = super().__new__(cls, math.inf if when is None else when)
+        self.flag = flag
+        return self
+
+    def passed(self, now) -> bool:
+        return self.flag.is_set() or float(self) <= now
+
+    def __le__(self, now):              # now >= deadline
+        return self.passed(now)
+
+    def __lt__(self, now):              # now > deadline
+        return self.flag.is_set() or float(self) < now
+
+    def __ge__(self, now):              # now <= deadline
+        return not self.flag.is_set() and float(self) >= now
+
+    def __gt__(self, now):              # now < deadline
+        return not self.flag.is_set() and float(self) > now
+
+    __hash__ = float.__hash__
+
+    def __reduce__(self):                # pickled (never in files): a plain time
+        return (float, (float(self),))
+
+
+@contextlib.contextmanager
+def sigint_as_flag(flag: InterruptFlag | None = None):
+    """While the block runs, SIGINT sets ``flag`` instead of raising
+    :class:`KeyboardInterrupt` (in the main thread, when Python's default
+    handler is in place; otherwise nothing changes).  Yields the flag.
+
+    Blocks nest: an inner block -- in the main thread or in a worker thread
+    (one-vs-rest and cross-validation fit on several) -- finds the outer
+    block's handler in place and shares its flag, so one Ctrl-C stops every
+    fit under the outer block.
+    """
+    flag = InterruptFlag() if flag is None else flag
+    installed = False
+    try:
+        current = signal.getsignal(signal.SIGINT)
+    except (ValueError, OSError):           # no signals here (embedded interpreter)
+        current = None
+    if isinstance(getattr(current, "__self__", None), InterruptFlag):
+        flag = current.__self__             # an outer block's flag (any thread): share it
+    elif (current is signal.default_int_handler
+          and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGINT, flag.handler)
+        installed = True
+    try:
+        yield flag
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,0 +1,173 @@
+"""Ctrl-C during a fit (docs/reliability.md, "Tried as a hostile user").
+
+A real SIGINT is sent to a process running ``primaldual fit`` while its
+kernels run.  Python's default handler would raise KeyboardInterrupt inside the
+wrapper of a compiled kernel and crash the process (numba issue 2324); the fit
+turns SIGINT into a flag instead (:mod:`primaldual._util.interrupts`).  Each
+interrupt must end with exit code 130, a certified result (the printed primal
+is the primal objective of the written model, the dual is finite and below
+it) and a checkpoint that lies on the schedule and resumes (``--resume`` to one
+epoch more, certified).  That resuming equals the uninterrupted run bit for
+bit is tested in test_reliability_resume.py.
+
+One worker process runs the 20 fits one after another (``cli.main``, so the
+imports and the compiled kernels are loaded once): the test stays well under
+30 s on a loaded machine.  The moments are random (seeded) and the waits are
+for files and lines, never for a time: a slow machine makes the fits slower,
+not the test wrong.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file
+
+from primaldual.datasets import load_svmlight
+from primaldual.model_io import read_model
+from primaldual.solvers import load_state
+
+from conftest import REPO, sigint_default_in_child
+
+NUMBA_CACHE = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(
+    tempfile.gettempdir(), "primaldual-test-numba-cache")
+
+WORKER = textwrap.dedent("""
+    import json, sys
+    from primaldual import cli
+    print("READY", flush=True)
+    for line in sys.stdin:
+        code = cli.main(json.loads(line))
+        print("DONE", code, flush=True)
+""")
+
+#: (solver, options) in turn: the two crashes of the report (SDCA without
+#: shrinking, SPDC), SDCA's default, and solvers with other kernels and loops
+CASES = [("sdca", ["shrinking=false"]), ("spdc", []), ("sdca", []),
+         ("minibatch_sdca", []), ("sag", []), ("dso", []), ("sgd", []),
+         ("sdca", ["shrinking=false", "output=average"]), ("asdca", []), ("newton", [])]
+N_INTERRUPTS = 20
+LAM = 1e-6
+
+
+def _data(path):
+    rng = np.random.default_rng(5)
+    X = sp.random(6000, 150, density=0.05, random_state=rng, format="csr")
+    X.data = rng.standard_normal(X.data.size)
+    y = np.where(X @ rng.standard_normal(150) + 0.5 * rng.standard_normal(6000) > 0,
+                 1.0, -1.0)
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+    return load_svmlight(path)          # what the CLI reads
+
+
+def _logistic_primal(X, y, w):
+    return float(np.mean(np.logaddexp(0.0, -y * (X @ w))) + 0.5 * LAM * w @ w)
+
+
+def _worker(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), NUMBA_CACHE_DIR=NUMBA_CACHE)
+    err = open(tmp_path / "stderr.txt", "w+")
+    proc = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                            cwd=str(REPO), preexec_fn=sigint_default_in_child)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout] + [lines.put("")],
+                     daemon=True).start()
+    return proc, lines, err
+
+
+def _until_done(lines, errfile, started=None, timeout=600):
+    """Lines printed up to the worker's DONE line; with ``started`` (a file),
+    return None as soon as it exists (the fit is running).  ``timeout`` only
+    guards against a hang (a cold Numba cache compiles the kernels first)."""
+    out, end = [], time.monotonic() + timeout
+    while time.monotonic() < end:
+        if started is not None and started.exists():
+            return None
+        try:
+            line = lines.get(timeout=0.002)
+        except queue.Empty:
+            continue
+        if line.startswith("DONE"):
+            return int(line.split()[1]), out
+        if not line:
+            break
+        out.append(line)
+    errfile.seek(0)
+    raise AssertionError(f"the worker did not run the fit: {''.join(out)[-1000:]}\n"
+                         f"{errfile.read()[-3000:]}")
+
+
+def test_sigint_at_random_moments_exits_130_certified_with_usable_checkpoint(tmp_path):
+    data = tmp_path / "train.svm"
+    X, y = _data(data)
+    proc, lines, errfile = _worker(tmp_path)
+    rng = np.random.default_rng(2324)
+    runs = []
+    try:
+        assert lines.get(timeout=600).strip() == "READY"
+        for i in range(N_INTERRUPTS):
+            solver, opts = CASES[i % len(CASES)]
+            ck, model = tmp_path / f"ck{i}", tmp_path / f"model{i}.npz"
+            argv = ["fit", str(data), "--loss", "logistic", "--lam", str(LAM), "--solver",
+                    solver, "--tol",
+                    "1e-15", "--max-epochs", "1000000", "--seed", str(i), "--json",
+                    "--quiet", "--checkpoint", str(ck), "--model", str(model)]
+            for o in opts:
+                argv += ["--option", o]
+            proc.stdin.write(json.dumps(argv) + "\n")
+            proc.stdin.flush()
+            # the fit is running once it wrote its first checkpoint (epoch 0)
+            assert _until_done(lines, errfile, started=ck / "state.npz") is None
+            time.sleep(rng.uniform(0.0, 0.2))
+            proc.send_signal(signal.SIGINT)
+            code, out = _until_done(lines, errfile)
+            # usable: the checkpoint resumes (same command, --resume, one epoch more)
+            state = load_state(ck)
+            again = argv + ["--resume", "--max-epochs", repr(state.epoch + 1)]
+            again.remove("1000000")
+            again.remove("--max-epochs")
+            again[again.index(str(model))] = str(model) + ".resumed.npz"
+            proc.stdin.write(json.dumps(again) + "\n")
+            proc.stdin.flush()
+            resumed = _until_done(lines, errfile)
+            runs.append((solver, opts, code, out, state, model, resumed))
+        proc.stdin.close()
+        proc.wait(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    errfile.seek(0)
+    err = errfile.read()
+    assert proc.returncode == 0, err[-3000:]
+    assert "Traceback" not in err, err[-3000:]
+    for i, (solver, opts, code, out, state, model, resumed) in enumerate(runs):
+        where = f"run {i} ({solver} {opts})"
+        assert code == 130, where
+        s = json.loads(out[-1])
+        assert s["stop_reason"] == "interrupted" and s["solver"] == solver, where
+        # certified: the model's own primal objective, and a dual below it
+        coef = read_model(model).coef[0]
+        assert s["primal"] == pytest.approx(_logistic_primal(X, y, coef), rel=1e-10), where
+        assert np.isfinite(s["dual"]) and s["dual"] <= s["primal"] + 1e-12, where
+        # usable: the checkpoint lies on the schedule (the first check or a whole
+        # checkpoint_every = 1 epoch before the interrupt) and resumed to one
+        # epoch more, certified
+        assert state.solver == solver and state.epoch <= s["epochs"] + 1e-9, where
+        code2, out2 = resumed
+        assert code2 == 0, where
+        r = json.loads(out2[-1])
+        assert r["stop_reason"] == "max_epochs" and r["epochs"] >= state.epoch + 1 - 1e-9
+        assert r["gap"] >= 0 and np.isfinite(r["primal"]), where
