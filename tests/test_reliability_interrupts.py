@@ -171,3 +171,40 @@ def test_sigint_at_random_moments_exits_130_certified_with_usable_checkpoint(tmp
         r = json.loads(out2[-1])
         assert r["stop_reason"] == "max_epochs" and r["epochs"] >= state.epoch + 1 - 1e-9
         assert r["gap"] >= 0 and np.isfinite(r["primal"]), where
+
+
+def test_one_ctrl_c_stops_every_one_vs_rest_problem(default_sigint):
+    """LinearClassifier on three classes, one after another (n_jobs=1): a single
+    SIGINT, sent from inside the first problem's run, stops all three, each at a
+    certified point; without the estimator's shared flag the second and third
+    problems would run their whole max_iter."""
+    import os
+    import signal
+
+    import numpy as np
+
+    import primaldual
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 10))
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(300, 3)), axis=1)
+    sent = []
+
+    def ctrl_c_once(info):
+        if not sent:
+            sent.append(info["epoch"])
+            os.kill(os.getpid(), signal.SIGINT)
+        return False
+
+    clf = primaldual.LinearClassifier(loss="hinge", alpha=1e-6, tol=1e-15, max_iter=3000,
+                                      solver="sdca", n_jobs=1,
+                                      solver_options={"callback": ctrl_c_once})
+    from sklearn.exceptions import ConvergenceWarning
+    with pytest.warns(ConvergenceWarning):
+        clf.fit(X, y)
+    assert len(sent) == 1
+    assert clf.n_iter_.shape == (3,)
+    assert (clf.n_iter_ < 100).all(), clf.n_iter_
+    for trace in clf.trace_:
+        last = trace[-1]
+        assert 0 <= last["gap"] and np.isfinite(last["primal"])

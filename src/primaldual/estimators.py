@@ -74,6 +74,7 @@ from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
 from . import distributed  # noqa: F401  (hands the solvers their engines, see solvers._rounds)
 from .solvers import solve, threaded_solvers
+from ._util.interrupts import sigint_as_flag
 from ._util.threads import resolve_n_jobs
 from ._util.scales import scale_spread_note
 
@@ -207,11 +208,15 @@ class _LinearBase(BaseEstimator):
         if per_problem > 1 and "n_jobs" not in opts and (
                 self.solver == "auto" or self.solver in threaded_solvers()):
             opts = dict(opts, n_jobs=per_problem)
-        if workers > 1:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                results = list(pool.map(one, range(k_total)))
-        else:
-            results = [one(k) for k in range(k_total)]
+        # one Ctrl-C stops every one-vs-rest problem: the solves (on this thread
+        # or the pool's) share this block's flag, and each returns its
+        # certified point (stop_reason "interrupted")
+        with sigint_as_flag():
+            if workers > 1:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    results = list(pool.map(one, range(k_total)))
+            else:
+                results = [one(k) for k in range(k_total)]
         if self.verbose:
             for k, r in enumerate(results):
                 print(f"[{type(self).__name__}] problem {k}: solver={r.solver} "
