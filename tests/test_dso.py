@@ -505,6 +505,8 @@ def test_fixed_primal_weight_divides_w_steps_and_multiplies_alpha_steps():
         DSO(prob, primal_weight=0.0, **mk)
     with pytest.raises(ValueError, match="restart"):
         DSO(prob, primal_weight="adaptive", restart=None, **mk)
+    with pytest.raises(ValueError, match="primal_weight"):
+        DSO(prob, primal_weight=2.0, step="sqrt", **mk)
 
 
 def test_adaptive_primal_weight_follows_pdlp_update():

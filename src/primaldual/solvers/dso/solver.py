@@ -140,7 +140,8 @@ alpha_scale : float or None, default None
 primal_weight : float or "adaptive", default 1.0
     ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
     multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
-    omega``).  "adaptive" (needs ``restart="adaptive"``): PDLP's update at every
+    omega``; other values than 1 need ``step="adagrad"``).  "adaptive" (needs
+    ``restart="adaptive"``): PDLP's update at every
     restart (Applegate et al., "Practical large-scale linear programming using
     primal-dual hybrid gradient", NeurIPS 2021, section 3.3 / Algorithm 3),
     ``log omega <- theta log(dy/dx) + (1 - theta) log omega`` with ``theta =
@@ -251,6 +252,9 @@ class DSOSolver(DSORingDriver, Solver):
         if o.primal_weight == "adaptive" and o.restart is None:
             raise ValueError("primal_weight='adaptive' updates omega at restarts; it "
                              "needs restart='adaptive'")
+        if o.primal_weight != 1.0 and o.step != "adagrad":
+            raise ValueError("primal_weight scales AdaGrad's w and alpha steps; it needs "
+                             "step='adagrad'")
         if o.alpha_scale is not None and o.step != "adagrad":
             raise ValueError("alpha_scale multiplies AdaGrad's alpha steps; it needs "
                              "step='adagrad'")
