@@ -491,3 +491,74 @@ def test_chunk_order_resume_equals_uninterrupted():
     part = primaldual.solve(X, y, max_epochs=3, **kw)
     rest = primaldual.solve(X, y, max_epochs=6, resume=part.state, **kw)
     np.testing.assert_array_equal(rest.coef, full.coef)
+
+
+# ---------------------------------------------------------- primal weight
+def test_fixed_primal_weight_divides_w_steps_and_multiplies_alpha_steps():
+    X, y = _binary_w8a_shaped(400, 5)
+    prob = Problem(X, y, loss="hinge", lam=1e-3)
+    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    base = DSO(prob, **mk).params
+    heavy = DSO(prob, primal_weight=4.0, **mk).params
+    assert heavy.w_scale == base.w_scale / 4.0 and heavy.a_scale == base.a_scale * 4.0
+    with pytest.raises(ValueError, match="primal_weight"):
+        DSO(prob, primal_weight=0.0, **mk)
+    with pytest.raises(ValueError, match="restart"):
+        DSO(prob, primal_weight="adaptive", restart=None, **mk)
+    with pytest.raises(ValueError, match="primal_weight"):
+        DSO(prob, primal_weight=2.0, step="sqrt", **mk)
+
+
+def test_adaptive_primal_weight_follows_pdlp_update():
+    """One restart's update against PDLP's formula written out (Algorithm 3,
+    theta = 0.5), relative to the first window's dy/dx."""
+    X, y = _binary_w8a_shaped(300, 4)
+    prob = Problem(X, y, loss="hinge", lam=1e-3)
+    s = DSO(prob, tol=0.0, max_epochs=1, random_state=0, primal_weight="adaptive")
+    s.init_state(None)
+    rng = np.random.default_rng(0)
+    c = prob.sample_weight / prob.sample_weight.sum()
+
+    def move():
+        s.w[:] = rng.normal(size=prob.d)
+        s.alpha[:] = rng.uniform(0, 1, size=prob.n)
+
+    def ratio(w0, a0):
+        return math.sqrt(np.sum(c * (s.alpha - a0) ** 2)) / np.linalg.norm(s.w - w0)
+
+    w_scale0, a_scale0 = s.params.w_scale, s.params.a_scale
+    move()
+    assert s._update_primal_weight(first=True) is False         # only sets the point
+    w0, a0 = s.w.copy(), s.alpha.copy()
+    move()
+    ref = ratio(w0, a0)
+    assert s._update_primal_weight(first=False) is False        # the unit of omega
+    assert s.params.w_scale == w_scale0
+    w0, a0 = s.w.copy(), s.alpha.copy()
+    move()
+    omega = math.exp(0.5 * math.log(ratio(w0, a0) / ref))
+    assert s._update_primal_weight(first=False) is True
+    assert s.params.w_scale == pytest.approx(w_scale0 / omega, rel=1e-12)
+    assert s.params.a_scale == pytest.approx(a_scale0 * omega, rel=1e-12)
+    w0, a0 = s.w.copy(), s.alpha.copy()
+    move()
+    omega = math.exp(0.5 * math.log(ratio(w0, a0) / ref) + 0.5 * math.log(omega))
+    s._update_primal_weight(first=False)
+    assert s.params.a_scale == pytest.approx(a_scale0 * omega, rel=1e-12)
+
+
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_adaptive_primal_weight_survives_resume(n_workers):
+    """omega and the last restart point are in the checkpoint: cut at epoch 7,
+    resumed, bitwise the uninterrupted run; the run differs from the fixed weight's."""
+    X, y = _binary_w8a_shaped(600, 8)
+    kw = dict(loss="hinge", lam=1e-3, solver="dso", random_state=2, tol=0.0,
+              n_workers=n_workers, primal_weight="adaptive")
+    full = primaldual.solve(X, y, max_epochs=20, check_every=1, **kw)
+    part = primaldual.solve(X, y, max_epochs=7, check_every=1, **kw)
+    rest = primaldual.solve(X, y, max_epochs=20, check_every=1, resume=part.state, **kw)
+    np.testing.assert_array_equal(rest.coef, full.coef)
+    np.testing.assert_array_equal(rest.dual_coef, full.dual_coef)
+    plain = primaldual.solve(X, y, max_epochs=20, check_every=1,
+                             **{**kw, "primal_weight": 1.0})
+    assert not np.array_equal(plain.coef, full.coef)             # the weight did move

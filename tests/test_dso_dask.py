@@ -26,6 +26,7 @@ def data():
 
 @pytest.mark.parametrize("loss,opts", [
     ("hinge", dict(n_workers=2, max_epochs=12)),     # AdaGrad + SVRG + adaptive restarts
+    ("hinge", dict(n_workers=2, max_epochs=12, primal_weight="adaptive")),  # omega moves
     ("logistic", dict(n_workers=3, step="sqrt", variance_reduction=None,
                       output="average", check_every=0.5)),           # 3 parts on 2 workers
     ("logistic", dict(n_workers=2, l1=1e-3, step="constant", eta0=5.0)),

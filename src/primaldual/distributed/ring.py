@@ -96,6 +96,8 @@ class DSOPartitionActor:
         """Partition arrays, the held block ``st['block']`` and ``w_sum`` of block
         ``q - 1 mod p`` (the block this partition holds at the end of an epoch)."""
         part = self.part
+        if "params" in st:          # DSO's step weights change at its restarts
+            self.params = st["params"]
         for k in ("alpha", "Ga", "a_snap", "Fa"):
             setattr(part, k, np.array(st[k], dtype=np.float64))
         self.a_sum = np.array(st["a_sum"], dtype=np.float64)

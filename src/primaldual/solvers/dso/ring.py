@@ -42,7 +42,8 @@ class DSORingDriver:
             u = (q - 1) % self.p
             cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
             st = {"block": s, "a_sum": self.a_sum[ri].copy(), "alpha": self.alpha[ri].copy(),
-                  "w": self.w[cs].copy(), "w_sum": self.w_sum[cu].copy()}
+                  "w": self.w[cs].copy(), "w_sum": self.w_sum[cu].copy(),
+                  "params": self.params}
             for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
                           ("Fw", cs)):
                 arr = getattr(self, k)

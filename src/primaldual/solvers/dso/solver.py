@@ -137,6 +137,19 @@ alpha_scale : float or None, default None
     the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
     ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1`` is the solver
     before these two defaults (docs/reproducing-dso.md section 6c).
+primal_weight : float or "adaptive", default 1.0
+    ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
+    multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
+    omega``; other values than 1 need ``step="adagrad"``).  "adaptive" (needs
+    ``restart="adaptive"``): PDLP's update at every
+    restart (Applegate et al., "Practical large-scale linear programming using
+    primal-dual hybrid gradient", NeurIPS 2021, section 3.3 / Algorithm 3),
+    ``log omega <- theta log(dy/dx) + (1 - theta) log omega`` with ``theta =
+    0.5``, ``dx = ||w - w_last||_2`` and ``dy = (sum_i c_i/W (alpha_i -
+    alpha_last,i)^2)^(1/2)`` the distances moved since the previous restart;
+    the first window's ``dy/dx`` is the unit (``omega = 1`` is the default
+    steps), since AdaGrad's per-coordinate steps have no scalar primal weight
+    of their own.  Measured on real sets in docs/reproducing-dso.md section 6d.
 
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
@@ -155,6 +168,7 @@ coefficient vector.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -199,6 +213,9 @@ class DSOOptions(RingOptions, CommonOptions):
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
+    primal_weight: str | float = number(1.0, low=0.0, also=("adaptive",),
+                                        doc="omega: w steps / omega, alpha steps * omega; "
+                                            "'adaptive': PDLP's update at restarts")
 
 
 # ------------------------------------------------------------------ solver
@@ -232,6 +249,12 @@ class DSOSolver(DSORingDriver, Solver):
         if o.init == "dcd" and self.warm_start is not None:
             raise ValueError("init='dcd' and warm_start both set the starting point; "
                              "choose one")
+        if o.primal_weight == "adaptive" and o.restart is None:
+            raise ValueError("primal_weight='adaptive' updates omega at restarts; it "
+                             "needs restart='adaptive'")
+        if o.primal_weight != 1.0 and o.step != "adagrad":
+            raise ValueError("primal_weight scales AdaGrad's w and alpha steps; it needs "
+                             "step='adagrad'")
         if o.alpha_scale is not None and o.step != "adagrad":
             raise ValueError("alpha_scale multiplies AdaGrad's alpha steps; it needs "
                              "step='adagrad'")
@@ -257,6 +280,10 @@ class DSOSolver(DSORingDriver, Solver):
             a_scale = (adagrad_a_scale(prob) if o.eta0 is None and o.step == "adagrad"
                        else 1.0)
         self.restart = o.restart
+        self.adaptive_weight = o.primal_weight == "adaptive"
+        self.w_scale0, self.a_scale0 = w_scale, a_scale
+        omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
+        w_scale, a_scale = w_scale / omega, a_scale * omega
         self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
         self.params = DSOParams(
             kind=prob.loss.code, loss_param=prob.loss.param, lam=prob.lam, l1=prob.l1,
@@ -344,9 +371,14 @@ class DSOSolver(DSORingDriver, Solver):
         self.rs_gap = None          # gap of the point restarted from (None: not yet)
         self.rs_prev = None         # the last candidate's gap since then
         self.n_restarts = 0
+        # primal_weight="adaptive": the point of the last restart and the weight
+        self.pw_w = np.zeros(prob.d if self.adaptive_weight else 0)
+        self.pw_a = np.zeros(prob.n if self.adaptive_weight else 0)
+        self.pw_log_ref = None      # log(dy/dx) of the first window (omega's unit)
+        self.pw_log = 0.0           # log omega
 
     _STATE_ARRAYS = ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v")
+                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v", "pw_w", "pw_a")
 
     def get_state(self):
         if self._ring is not None:
@@ -356,7 +388,8 @@ class DSOSolver(DSORingDriver, Solver):
                 "streams": [g.bit_generator.state for g in self.streams],
                 "layout_seed": int(self.layout_seed), "rs_n": int(self.rs_n),
                 "rs_gap": self.rs_gap, "rs_prev": self.rs_prev, "rs_full": bool(self.rs_full),
-                "n_restarts": int(self.n_restarts)}
+                "n_restarts": int(self.n_restarts), "pw_log_ref": self.pw_log_ref,
+                "pw_log": float(self.pw_log)}
         arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
         cached = self._cached_iterate()
         if cached is not None and cached[2] is not None:
@@ -390,6 +423,16 @@ class DSOSolver(DSORingDriver, Solver):
         self.rs_gap = meta.get("rs_gap")
         self.rs_prev = meta.get("rs_prev")
         self.n_restarts = int(meta.get("n_restarts", 0))
+        if "pw_w" not in arrays:          # a checkpoint from before the primal weight
+            self.pw_w = np.zeros(0)
+            self.pw_a = np.zeros(0)
+        self.pw_log_ref = meta.get("pw_log_ref")
+        self.pw_log = float(meta.get("pw_log", 0.0))
+        if self.adaptive_weight:
+            if self.pw_w.shape[0] != self.w.shape[0]:
+                raise ValueError("the checkpoint was written without "
+                                 "primal_weight='adaptive'; resume with the same option")
+            self._set_primal_weight(self.pw_log)
         self.updates = int(meta["updates"])
         self.t = int(meta["t"])
         self.r = int(meta["r"])
@@ -657,6 +700,8 @@ class DSOSolver(DSORingDriver, Solver):
                                 (self.updates, None, m_avg.copy(), v_avg.copy()))
         if not first:
             self.n_restarts += 1        # a new window (from the average or the iterate)
+        if self.adaptive_weight:
+            changed = self._update_primal_weight(first) or changed
         self.rs_w[:] = 0.0
         self.rs_a[:] = 0.0
         self.rs_m[:] = 0.0
@@ -666,6 +711,39 @@ class DSOSolver(DSORingDriver, Solver):
         self.rs_gap = float(g) if math.isfinite(g) else None
         self.rs_prev = None
         return changed
+
+    def _set_primal_weight(self, log_omega):
+        """``w`` steps divided by ``omega``, ``alpha`` steps multiplied by it."""
+        self.pw_log = float(log_omega)
+        omega = math.exp(self.pw_log)
+        self.params = dataclasses.replace(self.params, w_scale=self.w_scale0 / omega,
+                                          a_scale=self.a_scale0 * omega)
+
+    def _update_primal_weight(self, first):
+        """PDLP's primal-weight update at a restart (Applegate et al. 2021,
+        Algorithm 3): ``log omega <- theta log(dy/dx) + (1 - theta) log omega``
+        with ``dx = ||w - w_last||``, ``dy = ||alpha - alpha_last||_c`` (weights
+        ``c_i/W``) the distances from the last restart point, ``theta`` =
+        PW_SMOOTHING; ``dy/dx`` is measured relative to the first window's,
+        which defines ``omega = 1`` (the default steps).  Returns True when the
+        steps changed."""
+        dx = float(np.linalg.norm(self.w - self.pw_w))
+        da = self.alpha - self.pw_a
+        dy = math.sqrt(float(np.dot(self.cwW, da * da)))
+        self.pw_w[:] = self.w
+        self.pw_a[:] = self.alpha
+        if first or not (dx > 0.0 and dy > 0.0 and math.isfinite(dx) and math.isfinite(dy)):
+            return False
+        log_ratio = math.log(dy / dx)
+        if self.pw_log_ref is None:
+            self.pw_log_ref = log_ratio
+            return False
+        th = self.PW_SMOOTHING
+        self._set_primal_weight(th * (log_ratio - self.pw_log_ref) + (1 - th) * self.pw_log)
+        return True
+
+    #: theta of the primal-weight update (PDLP's value)
+    PW_SMOOTHING = 0.5
 
     # ----------------------------------------------------- certificate
     def averaged(self):
