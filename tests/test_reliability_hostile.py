@@ -175,7 +175,11 @@ def test_solvers_listing_claims_l1_only_where_accepted(capsys):
 def test_overflowing_rows_warn_and_overflowing_weights_are_refused():
     X, y = make_classification_data(n=30, d=4, dense=True)
     with pytest.warns(RuntimeWarning, match="squared norm overflows"):
-        primaldual.solve(X * 1e300, y, max_epochs=1)
+        res = primaldual.solve(X * 1e300, y, max_epochs=1)
+    assert res.solver == "sdca"          # auto keeps the overflowing rows off the IPM
+    with pytest.warns(RuntimeWarning, match="squared norm overflows"), \
+            pytest.raises(FloatingPointError, match="ipm.*overflows.*scale the rows"):
+        primaldual.solve(X * 1e300, y, solver="ipm", max_epochs=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         primaldual.solve(X * 1e150, y, max_epochs=1)            # 1e300: still finite

@@ -34,8 +34,11 @@ def reference_sgd(X, y, loss, lam, epochs, seed, sampling="uniform", project=Fal
 def test_kernel_matches_plain_python_reference(sampling, project, loss_name):
     X, y = make_classification_data(n=50, d=9, seed=1)
     res = solve(X, y, loss=loss_name, lam=0.05, solver="sgd", sampling=sampling,
-                project=project, max_epochs=4, tol=0, random_state=3)
+                project=project, max_epochs=4, tol=0, random_state=3, check_every=4)
     w = reference_sgd(X, y, make_loss(loss_name), 0.05, 4, 3, sampling, project)
+    # one check after the start: the returned pair is the last iterate (an
+    # unconverged run returns its best check, here the last one)
+    assert "best_epoch" not in res.extras and res.trace[-1]["epoch"] == 4
     np.testing.assert_allclose(res.coef, w, rtol=1e-10, atol=1e-12)
 
 

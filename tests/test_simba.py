@@ -350,7 +350,9 @@ def test_pegasos_matches_reference(dense):
     X, y = make_classification_data(n=70, d=9, seed=9, dense=dense)
     lam = 0.05
     res = primaldual.solve(X, y, loss="hinge", lam=lam, solver="sgd", project=True,
-                           max_epochs=3, random_state=4)
+                           max_epochs=3, random_state=4, check_every=3)
+    # one check after the start: the returned pair is the last iterate
+    assert "best_epoch" not in res.extras and res.trace[-1]["epoch"] == 3
     rng = make_rng(4)
     orders = [rng.integers(0, 70, size=70, dtype=np.int64) for _ in range(3)]
     Xd = X if dense else X.toarray()

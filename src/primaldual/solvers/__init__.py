@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 import pkgutil
 
 from ..problem import Problem
@@ -135,8 +136,8 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     Newton also beats SPDC in every measured cell where the former rule
     (``R^2 / (lam gamma) > 1000 n``) picked SPDC, so that branch is gone.
 
-    With ``n_jobs = k > 1`` threads SDCA may run faster and Newton does not
-    (it runs on one core), so each threshold is multiplied by SDCA's
+    With ``n_jobs = k > 1`` threads SDCA may run faster and Newton and the
+    IPM do not (they run on one core), so each threshold is multiplied by SDCA's
     predicted speed-up (:func:`primaldual.solvers.sdca.thread_plan`; 1 where
     it runs serially): SDCA's epochs grow linearly in the ratio, so the ratio
     at which the two take the same time moves up by SDCA's speed-up.
@@ -158,8 +159,11 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
             return "newton"
     if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
         limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
-        if row_norm_ratio(problem) >= limit * max(int(n_jobs), 1) and ipm_pays(problem) \
-                and _accepts_options("ipm", options):
+        ratio = row_norm_ratio(problem)
+        # an overflowing row norm (ratio inf) stays with SDCA, which warns and
+        # reports non-finite steps; the interior-point systems cannot be formed
+        if math.isfinite(ratio) and ratio >= limit * _sdca_speedup(problem, n_jobs) \
+                and ipm_pays(problem) and _accepts_options("ipm", options):
             return "ipm"
     return "sdca"
 

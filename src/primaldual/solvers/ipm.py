@@ -147,6 +147,11 @@ class IPMSolver(Solver):
 
     def setup(self):
         prob = self.problem
+        if not np.isfinite(prob.rows.sqnorm).all():
+            raise FloatingPointError(
+                "solver='ipm': a row's squared norm overflows double precision, so the "
+                "interior-point method's linear systems cannot be formed; scale the rows "
+                "(e.g. --normalize, StandardScaler) or use solver='sdca'")
         self.eta = float(self.opts.step_fraction)
         self.u = prob.sample_weight / prob.W
         gamma = prob.loss.param if prob.loss.name == "smooth_hinge" else 0.0
