@@ -5,12 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 
-
-from .._util import resolve_n_jobs
-from ..losses import make_loss
-from ..penalties import make_penalty
-from ..solvers import check_solver_name, option_classes
-from ..solvers._options import Rule
+# The losses, penalties and solvers (and their kernels) are imported by the
+# functions that check arguments, not here: building the parser and ``--help``
+# load nothing but argparse (tests/test_startup.py).
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -20,7 +17,12 @@ _FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "n_jobs": "--jobs", "client": "--scheduler", "warm_start": None}
 
 #: ``--option`` keys that are the command line's, not a solver's
-_CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
+_CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: seconds
+
+
+def _cli_option_rule(key):
+    from ..solvers._options import Rule
+    return {"connect_timeout": Rule(number=True, low=0.0)}[key]
 
 
 # ------------------------------------------------------------------ parsing
@@ -53,8 +55,9 @@ def parse_option(solver, key, text):
     or ``auto`` | a number.  A bad value is a ValueError naming the option and
     what it takes; an unknown key one listing the solver's options."""
     if key in _CLI_OPTIONS:
-        rule = _CLI_OPTIONS[key]
+        rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
+    from ..solvers import option_classes
     classes = option_classes(solver)
     for cls in classes:
         if key in cls.names():
@@ -238,6 +241,10 @@ def _check_common(args):
 
     Returns ``(loss, loss_params, options)``.
     """
+    from .._util import resolve_n_jobs
+    from ..losses import make_loss
+    from ..penalties import make_penalty
+    from ..solvers import check_solver_name
 
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
