@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 
-# The losses, penalties and solvers (and their kernels) are imported by the
-# functions that check arguments, not here: building the parser and ``--help``
-# load nothing but argparse (tests/test_startup.py).
+
+def _load(module, name):
+    """``name`` of ``primaldual.<module>``, imported when a check first needs it
+    (by name, as :mod:`primaldual` loads its public names): building the parser
+    and ``--help`` import no loss, solver or kernel (tests/test_startup.py)."""
+    return getattr(importlib.import_module(f"primaldual.{module}"), name)
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -21,7 +25,7 @@ _CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: s
 
 
 def _cli_option_rule(key):
-    from ..solvers._options import Rule
+    Rule = _load("solvers._options", "Rule")
     return {"connect_timeout": Rule(number=True, low=0.0)}[key]
 
 
@@ -57,8 +61,7 @@ def parse_option(solver, key, text):
     if key in _CLI_OPTIONS:
         rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
-    from ..solvers import option_classes
-    classes = option_classes(solver)
+    classes = _load("solvers", "option_classes")(solver)
     for cls in classes:
         if key in cls.names():
             return cls.parse(key, text)
@@ -241,11 +244,10 @@ def _check_common(args):
 
     Returns ``(loss, loss_params, options)``.
     """
-    from .._util import resolve_n_jobs
-    from ..losses import make_loss
-    from ..penalties import make_penalty
-    from ..solvers import check_solver_name
-
+    resolve_n_jobs = _load("_util", "resolve_n_jobs")
+    make_loss = _load("losses", "make_loss")
+    make_penalty = _load("penalties", "make_penalty")
+    check_solver_name = _load("solvers", "check_solver_name")
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
     lam = getattr(args, "lam", None)
