@@ -87,3 +87,32 @@ def test_file_helpers_are_still_exported(name):
     from primaldual.cli import files
 
     assert getattr(cli, name) is getattr(files, name)
+
+
+def test_an_l1_free_sdca_fit_compiles_no_elastic_net_step():
+    # only what the call uses is compiled: with l1 = 0 the epoch kernel gets
+    # prox=None, Numba prunes the prox-SDCA branch, and its walk never compiles
+    code = ("import numpy as np, scipy.sparse as sp, primaldual\n"
+            "from numba import types\n"
+            "from primaldual.kernels import prox_sdca, sdca\n"
+            "X = sp.random(300, 40, density=0.2, format='csr', random_state=0)\n"
+            "y = np.where(np.arange(300) % 2, 1.0, -1.0)\n"
+            "primaldual.solve(X, y, loss='hinge', lam=1e-2, solver='sdca', max_epochs=3)\n"
+            "prox = ([s[9] for s in sdca.sdca_passes.signatures]\n"
+            "        + [s[10] for s in sdca.sdca_epoch.signatures])\n"
+            "assert prox and all(t == types.none for t in prox), prox\n"
+            "assert prox_sdca._walk.signatures == [], prox_sdca._walk.signatures\n")
+    assert loaded_after(code) is not None        # the probe's assertions ran
+
+
+def test_prox_work_is_none_without_l1():
+    import numpy as np
+
+    from primaldual import Problem
+    from primaldual.kernels.prox_sdca import prox_work_arrays
+
+    X = np.arange(12.0).reshape(4, 3)
+    prob = Problem(X, np.array([1.0, -1.0, 1.0, -1.0]), loss="hinge", lam=0.1)
+    assert prox_work_arrays(prob.rows, 0.0) is None
+    work = prox_work_arrays(prob.rows, 0.1)
+    assert work.keys.shape == (6,) and work.heap.dtype == np.int64
