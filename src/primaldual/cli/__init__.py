@@ -46,11 +46,26 @@ import importlib
 import sys
 
 from .._extras import MissingExtraError
-from .cv import cmd_cv
-from .describe import cmd_info, cmd_predict, cmd_solvers
-from .files import encode_binary_labels, read_libsvm, split_libsvm, write_trace_csv
-from .fit import cmd_fit
 from .parser import build_parser, parse_option, parse_value
+
+# A command's module (and what it needs: solvers, kernels, scikit-learn) is
+# imported when the command runs, so that ``--help`` loads only the parser.
+_COMMAND_MODULES = {"fit": ("fit", "cmd_fit"), "cv": ("cv", "cmd_cv"),
+                    "predict": ("describe", "cmd_predict"),
+                    "info": ("describe", "cmd_info"),
+                    "solvers": ("describe", "cmd_solvers")}
+_FILES_NAMES = ("encode_binary_labels", "read_libsvm", "split_libsvm", "write_trace_csv")
+
+
+def __getattr__(name):
+    if name in _FILES_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.files"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _command(name):
+    module, function = _COMMAND_MODULES[name]
+    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
 
 __all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm",
            "encode_binary_labels", "split_libsvm", "write_trace_csv"]
@@ -75,10 +90,6 @@ def _dispatch(command, rest) -> int:
         return 1
 
 
-_COMMANDS = {"fit": cmd_fit, "cv": cmd_cv, "predict": cmd_predict, "info": cmd_info,
-             "solvers": cmd_solvers}
-
-
 def main(argv=None) -> int:
     """Run the command line; returns the exit code (0 on success)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -90,7 +101,7 @@ def main(argv=None) -> int:
     except SystemExit as e:          # usage errors and --help: argparse's code
         return int(e.code or 0)
     try:
-        return _COMMANDS[args.command](args)
+        return _command(args.command)(args)
     except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
         return 1

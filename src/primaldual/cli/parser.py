@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 
 
-from .._util import resolve_n_jobs
-from ..losses import make_loss
-from ..penalties import make_penalty
-from ..solvers import check_solver_name, option_classes
-from ..solvers._options import Rule
+def _load(module, name):
+    """``name`` of ``primaldual.<module>``, imported when a check first needs it
+    (by name, as :mod:`primaldual` loads its public names): building the parser
+    and ``--help`` import no loss, solver or kernel (tests/test_startup.py)."""
+    return getattr(importlib.import_module(f"primaldual.{module}"), name)
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -20,7 +21,12 @@ _FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "n_jobs": "--jobs", "client": "--scheduler", "warm_start": None}
 
 #: ``--option`` keys that are the command line's, not a solver's
-_CLI_OPTIONS = {"connect_timeout": Rule(number=True, low=0.0)}   # --scheduler: seconds
+_CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: seconds
+
+
+def _cli_option_rule(key):
+    Rule = _load("solvers._options", "Rule")
+    return {"connect_timeout": Rule(number=True, low=0.0)}[key]
 
 
 # ------------------------------------------------------------------ parsing
@@ -53,9 +59,9 @@ def parse_option(solver, key, text):
     or ``auto`` | a number.  A bad value is a ValueError naming the option and
     what it takes; an unknown key one listing the solver's options."""
     if key in _CLI_OPTIONS:
-        rule = _CLI_OPTIONS[key]
+        rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
-    classes = option_classes(solver)
+    classes = _load("solvers", "option_classes")(solver)
     for cls in classes:
         if key in cls.names():
             return cls.parse(key, text)
@@ -238,7 +244,10 @@ def _check_common(args):
 
     Returns ``(loss, loss_params, options)``.
     """
-
+    resolve_n_jobs = _load("_util", "resolve_n_jobs")
+    make_loss = _load("losses", "make_loss")
+    make_penalty = _load("penalties", "make_penalty")
+    check_solver_name = _load("solvers", "check_solver_name")
     loss_params = _pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
     lam = getattr(args, "lam", None)

@@ -207,8 +207,11 @@ def prox_dual_step(rows, spec, i, alpha, v, work):
 
 def prox_work_arrays(rows, l1):
     """The work arrays (:class:`~primaldual.kernels.views.ProxWork`) of
-    :func:`prox_dual_step`: two
-    breakpoints per nonzero of the longest row; empty when ``l1 == 0``."""
-    size = 2 * int(rows.row_nnz.max(initial=0)) if l1 > 0 else 0
+    :func:`prox_dual_step`: two breakpoints per nonzero of the longest row.
+    None when ``l1 == 0``: an epoch kernel given None compiles without the
+    elastic-net step (only the branch the call uses is compiled)."""
+    if not l1 > 0:
+        return None
+    size = 2 * int(rows.row_nnz.max(initial=0))
     return ProxWork(np.empty(size), np.empty(size), np.empty(size),
                     np.empty(size, dtype=np.int64))

@@ -295,7 +295,8 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     coordinate problem with ``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)``
     (:func:`primaldual.kernels.prox_sdca.prox_dual_step`, a walk over the
     breakpoints; ``prox`` holds its work arrays, of length ``2 max_i nnz(x_i)``;
-    empty when ``l1 = 0``).  Everything else (order,
+    None when ``l1 = 0``: Numba then prunes the elastic-net branch and compiles
+    the kernel without it).  Everything else (order,
     shrinking, averaging, snapshots, status codes) is shared by both cases.
 
     Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
@@ -402,7 +403,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 max_up = gp
             if -gm > max_down:
                 max_down = -gm
-        if l1 > 0.0:
+        if prox is not None and l1 > 0.0:    # a None prox: pruned at compile time
             new = prox_dual_step(rows, spec, i, ai, v, prox)
         elif kind == LOGISTIC and logit.shape[0] > 0:
             b, z = logistic_newton(ai * yi, a * yi, cw[i] * sqnorm[i] * inv_W * inv_lam,

@@ -37,8 +37,8 @@ class StepSpec(NamedTuple):
 
 
 class ProxWork(NamedTuple):
-    """Work arrays of the elastic-net step (:func:`prox_dual_step`); empty when
-    ``l1 = 0``."""
+    """Work arrays of the elastic-net step (:func:`prox_dual_step`); empty, or
+    None in their place, when ``l1 = 0``."""
     keys: object
     dA: object
     dB: object

@@ -1,0 +1,118 @@
+"""Start-up structure: ``import primaldual``, building the command-line parser
+and ``primaldual --help`` load none of the heavy modules (issue 24, item 5).
+
+Each check runs in a fresh interpreter and reads ``sys.modules``: it is about
+what is imported, not how long it takes (the times are in
+benchmarks/bench_startup.py and benchmarks/results/startup.md).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+#: module prefixes that must stay unloaded: scikit-learn, Dask, matplotlib,
+#: Numba, SciPy, and the package's own compiled kernels and solvers
+HEAVY = ("sklearn", "dask", "distributed", "matplotlib", "numba", "scipy",
+         "primaldual.kernels", "primaldual.solvers", "primaldual.losses",
+         "primaldual.estimators")
+
+
+def loaded_after(code: str) -> list:
+    """The heavy modules in ``sys.modules`` after running ``code`` in a fresh
+    interpreter with this tree's ``src`` first on the path."""
+    probe = (code + "\nimport json, sys\n"
+             f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+             f"{sorted({h.split('.')[0] for h in HEAVY})!r})))\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    mods = json.loads(out.stdout.strip().splitlines()[-1])
+    return [m for m in mods if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+
+
+def test_import_primaldual_loads_no_heavy_module():
+    assert loaded_after("import primaldual") == []
+
+
+def test_building_the_parser_loads_no_heavy_module():
+    code = ("from primaldual.cli import build_parser\n"
+            "p = build_parser()\n"
+            "p.format_help()\n"
+            "sub = next(a for a in p._actions if a.choices)\n"
+            "for s in sub.choices.values():\n"
+            "    s.format_help()\n"
+            "p.parse_args(['fit', 'train.txt'])\n")
+    assert loaded_after(code) == []
+
+
+def test_help_loads_no_heavy_module():
+    code = ("import contextlib, io\n"
+            "from primaldual.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    assert main(['--help']) == 0\n"
+            "    assert main(['fit', '--help']) == 0\n"
+            "assert 'usage' in out.getvalue()\n")
+    assert loaded_after(code) == []
+
+
+def test_the_probe_sees_a_heavy_import():
+    # the check above can fail: importing a solver shows up in the list
+    assert "primaldual.kernels.objective" in loaded_after("import primaldual.problem")
+
+
+def test_every_subcommand_has_a_command_function():
+    from primaldual import cli
+
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.choices)
+    names = set(sub.choices) - {"bench", "demo"}     # those two dispatch by name
+    assert names == set(cli._COMMAND_MODULES)
+    for name in names:
+        assert callable(cli._command(name))
+
+
+@pytest.mark.parametrize("name", ["read_libsvm", "encode_binary_labels", "split_libsvm",
+                                  "write_trace_csv"])
+def test_file_helpers_are_still_exported(name):
+    from primaldual import cli
+    from primaldual.cli import files
+
+    assert getattr(cli, name) is getattr(files, name)
+
+
+def test_an_l1_free_sdca_fit_compiles_no_elastic_net_step():
+    # only what the call uses is compiled: with l1 = 0 the epoch kernel gets
+    # prox=None, Numba prunes the prox-SDCA branch, and its walk never compiles
+    code = ("import numpy as np, scipy.sparse as sp, primaldual\n"
+            "from numba import types\n"
+            "from primaldual.kernels import prox_sdca, sdca\n"
+            "X = sp.random(300, 40, density=0.2, format='csr', random_state=0)\n"
+            "y = np.where(np.arange(300) % 2, 1.0, -1.0)\n"
+            "primaldual.solve(X, y, loss='hinge', lam=1e-2, solver='sdca', max_epochs=3)\n"
+            "prox = ([s[9] for s in sdca.sdca_passes.signatures]\n"
+            "        + [s[10] for s in sdca.sdca_epoch.signatures])\n"
+            "assert prox and all(t == types.none for t in prox), prox\n"
+            "assert prox_sdca._walk.signatures == [], prox_sdca._walk.signatures\n")
+    assert loaded_after(code) is not None        # the probe's assertions ran
+
+
+def test_prox_work_is_none_without_l1():
+    import numpy as np
+
+    from primaldual import Problem
+    from primaldual.kernels.prox_sdca import prox_work_arrays
+
+    X = np.arange(12.0).reshape(4, 3)
+    prob = Problem(X, np.array([1.0, -1.0, 1.0, -1.0]), loss="hinge", lam=0.1)
+    assert prox_work_arrays(prob.rows, 0.0) is None
+    work = prox_work_arrays(prob.rows, 0.1)
+    assert work.keys.shape == (6,) and work.heap.dtype == np.int64
