@@ -53,10 +53,15 @@ WORKER = textwrap.dedent("""
 """)
 
 #: (solver, options) in turn: the two crashes of the report (SDCA without
-#: shrinking, SPDC), SDCA's default, and solvers with other kernels and loops
+#: shrinking, SPDC), SDCA's default, and solvers with other kernels and loops.
+#: Each runs for seconds on this problem at tol 1e-15 (SAG and ASDCA, the
+#: quickest, about 1 s on an idle machine), far longer than the 0.2 s before the
+#: signal; Newton is left out: it certifies this problem in 0.02 s, before any
+#: signal could land inside it
 CASES = [("sdca", ["shrinking=false"]), ("spdc", []), ("sdca", []),
          ("minibatch_sdca", []), ("sag", []), ("dso", []), ("sgd", []),
-         ("sdca", ["shrinking=false", "output=average"]), ("asdca", []), ("newton", [])]
+         ("sdca", ["shrinking=false", "output=average"]), ("asdca", []),
+         ("sdca", ["shrinking=false", "sampling=uniform"])]
 N_INTERRUPTS = 20
 LAM = 1e-6
 
