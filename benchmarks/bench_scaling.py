@@ -41,8 +41,8 @@ from primaldual.bench.config import DatasetSpec  # noqa: E402
 from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
-from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking, ThreadCopy,  # noqa: E402
-                                     sdca_epoch, sync_copy)
+from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking,  # noqa: E402
+                                     sdca_epoch, start_copy, sync_copy)
 from primaldual.solvers import sdca as sdca_module  # noqa: E402
 
 REPS = 5
@@ -66,9 +66,10 @@ def epoch_costs(prob):
     no_shrink = Shrinking(False, np.inf, np.inf)
     no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
     every = sdca_module.auto_sync_every(prob.rows)
-    # the solver with thread copies syncs atomically ("auto"); the shared-v rows below
-    # set atomic explicitly
-    atomic_auto = True
+    max_row = int(prob.rows.row_nnz.max(initial=1))
+    # thread copies need no atomic additions; the shared-v rows below set
+    # atomic explicitly
+    atomic_auto = False
     rng = np.random.default_rng(0)
     out = {}
     for label, K, mode, atomic in MODES:
@@ -84,10 +85,10 @@ def epoch_costs(prob):
             warm = np.zeros(prob.d)
             sdca_epoch(rows, spec, st._replace(v=warm), order, 0, min(n, 100), 0, -1,
                        no_shrink, no_avg, prox[0], atomic)        # compile / warm caches
-            sdca_epoch(rows, spec, st._replace(v=warm), order, 0, min(n, 100), 0, -1,
-                       no_shrink, no_avg, prox[0], atomic,
-                       ThreadCopy(warm.copy(), np.zeros(prob.d), np.zeros(1, np.int64),
-                                  every, atomic))
+            one = sdca_module.ThreadWork(prob.d, 1, every, False, max_row)
+            sdca_epoch(rows, spec, st._replace(v=one.local[0]), order, 0, min(n, 100), 0, -1,
+                       no_shrink, no_avg, prox[0], atomic, one.copy(0, warm))
+            work = sdca_module.ThreadWork(prob.d, K, every, False, max_row)
             alpha[:] = 0.0
             logit[:] = np.nan
 
@@ -95,15 +96,16 @@ def epoch_costs(prob):
                 if mode != "copy":
                     return sdca_epoch(rows, spec, st, order, cuts[k], cuts[k + 1], 0, -1,
                                       no_shrink, no_avg, prox[k], atomic and mode == "shared")
-                mine = v.copy()
-                copy = ThreadCopy(mine.copy(), v, np.zeros(1, np.int64), every, atomic)
-                local = st._replace(v=mine)
+                copy = work.copy(k, v)
+                local = st._replace(v=work.local[k])
+                start_copy(local.v, copy)
                 res = sdca_epoch(rows, spec, local, order, cuts[k], cuts[k + 1], 0, -1,
-                                 no_shrink, no_avg, prox[k], atomic, copy)
-                sync_copy(mine, copy)
+                                 no_shrink, no_avg, prox[k], False, copy)
+                sync_copy(local.v, copy)
                 return res
             t = time.perf_counter()
             run_threads(task, K)
+            work.fold(v)
             times.append(time.perf_counter() - t)
         # each thread handled nnz / K entries in the wall time
         out[label] = 1e9 * float(np.median(times)) * K / nnz
@@ -113,22 +115,24 @@ def epoch_costs(prob):
 
 
 def sync_cost(prob):
-    """ns per column of one :func:`sync_copy` (plain and atomic additions)."""
+    """ns per column of one :func:`sync_copy` that publishes every column (one
+    thread: the sweep refresh)."""
     d = prob.d
-    out = {}
-    for atomic in (False, True):
-        shared = np.random.default_rng(2).standard_normal(d)
-        mine = shared + 1e-3
-        copy = ThreadCopy(shared.copy(), shared, np.zeros(1, np.int64), 1, atomic)
+    work = sdca_module.ThreadWork(d, 1, 1, False, d)
+    shared = np.random.default_rng(2).standard_normal(d)
+    copy = work.copy(0, shared)
+    mine = work.local[0]
+    start_copy(mine, copy)
+    times = []
+    for _ in range(50):
+        mine += 1e-3
+        copy.touched[:d] = np.arange(d)
+        copy.mark[:] = 1
+        copy.counts[0] = d
+        t = time.perf_counter()
         sync_copy(mine, copy)
-        times = []
-        for _ in range(50):
-            mine += 1e-3
-            t = time.perf_counter()
-            sync_copy(mine, copy)
-            times.append(time.perf_counter() - t)
-        out["atomic" if atomic else "plain"] = 1e9 * float(np.median(times)) / d
-    return out
+        times.append(time.perf_counter() - t)
+    return {"sync": 1e9 * float(np.median(times)) / d}
 
 
 def cert_costs(prob):
@@ -199,7 +203,7 @@ def project(meas, epochs_serial, epochs_2, checks, epochs_cocoa2):
     e1 = meas["epoch_ns_per_nnz"]["1 thread"] * 1e-9
     ec = meas["epoch_ns_per_nnz"]["2 threads, copies"] * 1e-9
     contention = ec / e1                        # per-thread slow-down at 2 threads
-    t_sync = meas["sync_ns_per_column"]["plain"] * 1e-9
+    t_sync = meas["sync_ns_per_column"]["sync"] * 1e-9
     cert = meas["cert_ns_per_nnz"]["1 thread"] * 1e-9
     wake = meas["wake_us"] * 1e-6
     growth = epochs_2 / epochs_serial           # epochs, 2 threads over 1
@@ -279,7 +283,7 @@ def main():
              "in ns per stored entry (median of 5); the model is in docs/distributed.md.", "",
              "| set | 1 thread | per thread of 2, copies (default) | per thread of 2, "
              "shared v | 1 thread, atomic | per thread of 2, shared v, atomic | "
-             "sync, ns per column (plain / atomic) | sync_every | certificate, 1 thread | "
+             "sync, ns per column (every column) | sync_every | certificate, 1 thread | "
              "certificate, 2 threads (wall per entry) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name in ("CCAT shape", "covtype"):
@@ -287,8 +291,8 @@ def main():
         sc = out[name]["sync_ns_per_column"]
         lines.append(f"| {name} | {e['1 thread']:.2f} | {e['2 threads, copies']:.2f} | "
                      f"{e['2 threads, shared v']:.2f} | {e['1 thread atomic']:.2f} | "
-                     f"{e['2 threads, shared v atomic']:.2f} | {sc['plain']:.2f} / "
-                     f"{sc['atomic']:.2f} | {e['sync_every']} | "
+                     f"{e['2 threads, shared v atomic']:.2f} | {sc['sync']:.2f} | "
+                     f"{e['sync_every']} | "
                      f"{c['1 thread']:.2f} | {c['2 threads']:.2f} |")
     lines += ["", "A sync is timed as a call from Python, which costs about 1 us: on "
               "covtype (54 columns) that call, not the sync, is what the column measures."]

@@ -108,3 +108,47 @@ def client(cluster):
     c.wait_for_workers(2, timeout=60)
     yield c
     c.close()
+
+
+# ------------------------------------------------------------ a loaded machine
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "busy_cores: run the test with one spinning process pinned to each "
+                   "core (the busy_cores fixture), as on a loaded machine")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("busy_cores") is not None:
+            item.fixturenames.append("busy_cores")
+
+
+#: what each busy process runs: a spin that never yields its core
+_SPIN = "while True:\n    pass\n"
+
+
+@pytest.fixture
+def busy_cores():
+    """One busy process pinned to each core this process may run on, for the
+    duration of the test: the test's threads share every core with a process
+    that never sleeps, so any of them may be descheduled for a whole time
+    slice (milliseconds), as on a machine loaded by other work.  Tests marked
+    ``busy_cores`` get it automatically."""
+    import subprocess
+    import sys
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else [None]
+    procs = []
+    try:
+        for core in cores:
+            p = subprocess.Popen([sys.executable, "-c", _SPIN],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            procs.append(p)
+            if core is not None:
+                os.sched_setaffinity(p.pid, {core})
+        yield [p.pid for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()

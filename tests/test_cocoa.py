@@ -240,6 +240,7 @@ def test_iterates_stay_dual_feasible_under_clipping(agg):
     assert (m.dual_coef * y).min() >= 0.0 and (m.dual_coef * y).max() <= 1.0
 
 
+@pytest.mark.busy_cores
 @pytest.mark.parametrize("loss", ["logistic", "hinge", "squared"])
 def test_threads_inside_one_partition_reach_the_optimum(loss, monkeypatch):
     """One partition and n_jobs = 3: the threads run inside its local SDCA

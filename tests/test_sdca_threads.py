@@ -2,8 +2,11 @@
 optimum, dual feasibility under contention, clean stops.
 
 Small problems would get one thread (each thread needs
-``MIN_NNZ_PER_THREAD`` stored entries per pass), so the fixture below lifts
-that floor: these tests run real threads on tiny data.
+``MIN_NNZ_PER_THREAD`` stored entries per pass, and the cost model predicts
+that threads lose on them), so the fixture below lifts that floor and hands
+the cost model costs under which threads win: these tests run real threads
+on tiny data.  Every test here runs with a busy process pinned to each core
+(the ``busy_cores`` marker, tests/conftest.py), as on a loaded machine.
 """
 from __future__ import annotations
 
@@ -25,13 +28,22 @@ from primaldual._util.threads import resolve_n_jobs
 
 from conftest import make_classification_data, make_regression_data
 
+pytestmark = pytest.mark.busy_cores
+
 CLASSIFICATION = ("hinge", "smooth_hinge", "squared_hinge", "logistic")
 REGRESSION = ("squared", "absolute", "epsilon_insensitive")
+
+
+#: costs under which threads always win (no sync or wake-up cost): the tests
+#: below exercise the threads, whatever this machine's measured costs say
+FREE_SYNCS = sdca_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
+                                  sweep_column=0.0, wake=0.0)
 
 
 @pytest.fixture(autouse=True)
 def threads_on_tiny_data(monkeypatch):
     monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 0)
+    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: FREE_SYNCS)
 
 
 def data_for(loss, n=300, d=25, seed=0, dense=False):
@@ -313,16 +325,189 @@ def test_threaded_certificate_pass_equals_one_thread(loss):
         np.testing.assert_array_equal(many.margins, one.margins)
 
 
-def test_mean_row_cosine_and_auto_sync_every_by_hand():
+def test_mean_row_cosine_and_distinct_columns_by_hand():
     from primaldual.rows import as_rows
-    from primaldual.solvers.sdca import auto_sync_every, mean_row_cosine
+    from primaldual.solvers.sdca import distinct_columns, mean_row_cosine
     # rows (1, 0), (0, 0) (skipped), (1, 1): one pair, cosine 1/sqrt(2)
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]))
     assert mean_row_cosine(as_rows(X)) == pytest.approx(1 / np.sqrt(2), rel=1e-12)
-    # orthogonal rows: cosine 0, the cost rule alone: 8 d / (nnz / n) = 8 * 3 / 1
     Xo = sp.csr_matrix(np.eye(3))
     assert mean_row_cosine(as_rows(Xo)) == pytest.approx(0.0, abs=1e-15)
-    assert auto_sync_every(as_rows(Xo)) == 24
-    # parallel rows: cosine 1, the staleness rule (2.5 / 1)^2 -> 7, under the cost rule
-    Xp = sp.csr_matrix(np.tile(np.arange(1.0, 41.0), (50, 1)))
-    assert auto_sync_every(as_rows(Xp)) == 7
+    # n = 2 rows; a column in both rows is in any draw, one in one row is in
+    # 1 draw with chance 1/2 and in 2 draws with chance 3/4
+    omega = np.array([2, 0, 1])
+    assert distinct_columns(omega, 2, 1) == pytest.approx(1.5, rel=1e-12)
+    assert distinct_columns(omega, 2, 2) == pytest.approx(1.75, rel=1e-12)
+
+
+# ------------------------------------------------------------ the cost model
+#: costs of the size this kind of machine measures (ns per entry, us per wake)
+TYPICAL = sdca_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
+                               sweep_column=1e-9, wake=3e-4)
+
+
+def zipf_text(n, d, tokens=70, exponent=1.03, seed=0):
+    """Raw term counts of words drawn from one Zipf law (a shared vocabulary:
+    mean row cosine ~0.5)."""
+    rng = np.random.default_rng(seed)
+    cdf = np.cumsum(1.0 / np.arange(1, d + 1) ** exponent)
+    cdf /= cdf[-1]
+    lens = rng.poisson(tokens, n).clip(1)
+    rows = np.repeat(np.arange(n), lens)
+    cols = np.minimum(np.searchsorted(cdf, rng.random(rows.shape[0])), d - 1)
+    X = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
+    return X
+
+
+def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogonal(
+        monkeypatch):
+    from primaldual.rows import as_rows
+    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 100_000)
+    # a small shared vocabulary (5,000 rows over 100,000 words): short passes
+    # (a wake-up each) and syncs over a wide vocabulary cost more than the
+    # threads save at every period the staleness allows
+    text = as_rows(zipf_text(5_000, 100_000))
+    assert sdca_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
+    plan = sdca_mod.thread_plan(text, 2, costs=TYPICAL)
+    assert plan.threads == 1 and plan.reason.startswith("serial") and plan.speedup < 1.15
+    # large and orthogonal (random signs): long sync periods cost nothing in
+    # epochs, and each sync's columns are reused many times
+    rng = np.random.default_rng(1)
+    n, r, d = 100_000, 20, 20_000
+    X = sp.csr_matrix((rng.standard_normal(n * r), rng.integers(0, d, n * r),
+                       np.arange(0, n * r + 1, r)), shape=(n, d))
+    ortho = as_rows(X)
+    assert abs(sdca_mod.mean_row_cosine(ortho)) < 0.01
+    plan = sdca_mod.thread_plan(ortho, 2, costs=TYPICAL)
+    assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
+    assert plan.sync_every >= 1024
+    # n_jobs=1 is one thread whatever the data; so is data too small to share out
+    one = sdca_mod.thread_plan(ortho, 1, costs=TYPICAL)
+    assert (one.threads, one.reason) == (1, "n_jobs=1")
+    tiny = sdca_mod.thread_plan(as_rows(X[:1000]), 2, costs=TYPICAL)
+    assert tiny.threads == 1 and "fewer than" in tiny.reason
+
+
+def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
+    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: TYPICAL)
+    X = zipf_text(3000, 3000, tokens=20, seed=2)
+    y = np.where(np.random.default_rng(0).random(X.shape[0]) < 0.5, -1.0, 1.0)
+    kw = dict(loss="logistic", lam=1e-3, solver="sdca", tol=1e-8, random_state=0)
+    two = solve(X, y, n_jobs=2, **kw)
+    one = solve(X, y, n_jobs=1, **kw)
+    assert two.extras["threads"] == 1
+    assert two.extras["threads_reason"].startswith("serial: 2 threads predicted")
+    assert one.extras["threads_reason"] == "n_jobs=1"
+    np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
+
+
+# ------------------------------------------------ staleness bounded by work
+def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
+    """Thread 1 sleeps 20 ms before every other chunk it takes (as if
+    descheduled, holding unpublished updates and a copy that goes stale while
+    thread 0 runs on): the run still certifies the serial optimum."""
+    monkeypatch.setattr(sdca_mod, "CHUNK_NNZ", 1)        # many chunks per pass
+    stalls = []
+
+    def stall(k, chunk):
+        if k == 1 and chunk % 2 == 0:
+            stalls.append(chunk)
+            time.sleep(0.02)
+
+    monkeypatch.setattr(sdca_mod, "THREAD_STALL", stall)
+    X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
+    kw = dict(lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000, random_state=0)
+    for loss in ("hinge", "logistic"):
+        res = solve(X, y, loss=loss, n_jobs=2, sync_every=8, **kw)
+        assert res.extras["threads"] == 2 and res.converged
+        assert_exact_certificate(X, y, loss, 1e-3, res)
+        ref = solve(X, y, loss=loss, n_jobs=1, **kw)
+        assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+    assert len(stalls) > 10
+
+
+def _two_copies(X, y, loss, every, sparse=True):
+    from primaldual.kernels.sdca import SDCAState, start_copy
+    prob = Problem(X, y, loss=loss, lam=1e-2)
+    n, d = X.shape
+    work = sdca_mod.ThreadWork(d, 2, every, False, int(np.diff(X.indptr).max()), sparse)
+    shared = np.zeros(d)
+    alpha = np.zeros(n)
+    states, copies = [], []
+    for k in range(2):
+        copy = work.copy(k, shared)
+        st = SDCAState(alpha, work.local[k], np.zeros(0), np.zeros(0, np.uint8))
+        start_copy(st.v, copy)
+        states.append(st)
+        copies.append(copy)
+    return prob, work, shared, alpha, states, copies
+
+
+def _steps(prob, state, copy, order):
+    from primaldual.kernels.sdca import Averaging, Shrinking, sdca_epoch
+    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    prox = sdca_mod.prox_work_arrays(prob.rows, 0.0)
+    return sdca_epoch(prob.rows_view(), prob.step_spec(), state, order, 0, order.shape[0],
+                      0, -1, Shrinking(False, np.inf, np.inf), no_avg, prox, False, copy)
+
+
+def test_a_copy_behind_by_more_than_the_limit_is_refreshed_before_its_step():
+    """One OS thread plays both: thread 0 makes 40 steps (published every 4
+    updates);
+    thread 1, whose copy was taken before, must catch up before its next step,
+    since the others are more than ``limit`` = 8 updates ahead of it."""
+    from primaldual.kernels.sdca import sync_copy
+    X, y = make_classification_data(n=60, d=15, density=0.5, seed=14)
+    X = sp.csr_matrix(X)
+    prob, work, shared, alpha, (s0, s1), (c0, c1) = _two_copies(X, y, "squared_hinge", 4)
+    assert work.limit == 8
+    _steps(prob, s0, c0, np.arange(40, dtype=np.int64))
+    published = int(work.clock[0])                   # thread 0's published updates
+    assert published == c0.counts[2] > work.limit
+    image = shared + work.parts.sum(axis=0)
+    assert np.abs(s1.v - image).max() > 0            # thread 1's copy is stale
+    row = 45
+    cols = X.indices[X.indptr[row]:X.indptr[row + 1]]
+    _steps(prob, s1, c1, np.array([row], dtype=np.int64))
+    assert c1.counts[3] == published                 # it refreshed first
+    others = np.setdiff1d(np.arange(X.shape[1]), cols)
+    np.testing.assert_array_equal(s1.v[others], image[others])
+    # after both sync and the parts are folded, the image is v(alpha): no
+    # update was lost
+    sync_copy(s0.v, c0)
+    sync_copy(s1.v, c1)
+    work.fold(shared)
+    np.testing.assert_allclose(shared, prob.dual_image(alpha), rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("every, sparse", [(1, True), (3, True), (50, True), (3, False)])
+def test_interleaved_syncs_lose_no_update(every, sparse):
+    """Two copies stepping in turns of a few rows (sparse syncs, change logs
+    read by the other, log wrap-around and full refreshes all happen; or
+    sweeping syncs) add up to exactly v(alpha)."""
+    from primaldual.kernels.sdca import sync_copy
+    X, y = make_classification_data(n=300, d=40, density=0.1, seed=15)
+    X = sp.csr_matrix(X)
+    prob, work, shared, alpha, states, copies = _two_copies(X, y, "logistic", every,
+                                                            sparse)
+    rng = np.random.default_rng(every)
+    for _ in range(6):
+        order = rng.permutation(X.shape[0]).astype(np.int64)
+        halves = (order[::2], order[1::2])
+        pos = [0, 0]
+        while pos[0] < halves[0].shape[0] or pos[1] < halves[1].shape[0]:
+            k = int(rng.integers(0, 2))
+            m = int(rng.integers(1, 12))
+            part = halves[k][pos[k]:pos[k] + m]
+            pos[k] += m
+            if part.shape[0]:
+                _steps(prob, states[k], copies[k], part)
+        for k in range(2):
+            sync_copy(states[k].v, copies[k])
+        work.fold(shared)
+        np.testing.assert_allclose(shared, prob.dual_image(alpha), rtol=1e-12,
+                                   atol=1e-15)
+        for k in range(2):
+            from primaldual.kernels.sdca import start_copy
+            start_copy(states[k].v, copies[k])

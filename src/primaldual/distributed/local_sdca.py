@@ -21,9 +21,9 @@ rows becomes ``alpha + gamma Delta alpha``.
 Threads inside a partition (``n_threads > 1``, e.g. a Dask worker with
 several cores): each permutation pass of the local solver runs as the
 threaded serial SDCA does (:mod:`primaldual.solvers.sdca`, "Threads"): the
-pass is cut into chunks that the threads take in turn, each thread steps on
-its own copy of ``u`` and adds its change to the shared ``u`` every
-``sync_every`` updates, atomically.  The local solver is then asynchronous:
+pass is cut into chunks that the threads take in turn, each thread reads the
+shared ``u`` and buffers its own changes, adding them to ``u`` every
+``sync_every`` updates, atomically, for the columns they touch only.  The local solver is then asynchronous:
 its result depends on how the threads interleave (a different local solver
 quality ``Theta`` in the paper's analysis, not a different method), so a
 round with threads is not bitwise repeatable.
@@ -34,7 +34,7 @@ import numpy as np
 
 from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork, StepSpec
-from ..solvers.sdca import threaded_pass
+from ..solvers.sdca import ThreadWork, threaded_pass
 
 __all__ = ["local_sdca_round", "permutation_passes", "MODE_COCOA_SDCA"]
 
@@ -63,9 +63,9 @@ def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma,
     rows ``lo..hi-1``.  ``alpha`` (the block's, updated in place on the
     partition's rows) and ``logit`` (the logistic cache, or empty) are shared
     with other partitions, which touch other rows; ``v`` is only read.
-    ``n_threads > 1`` runs each pass on that many threads, each on its own
-    copy of the local image synced every ``sync_every`` updates (see the
-    module docstring).
+    ``n_threads > 1`` runs each pass on that many threads, each buffering its
+    changes of the local image and flushing them every ``sync_every`` updates
+    (see the module docstring).
 
     Returns ``(status, bad_row, feature_accesses, cols, vals)`` with
     ``Delta v_k = (1/W) sum_{i in P_k} c_i Delta alpha_i x_i`` as the sparse
@@ -105,11 +105,12 @@ def _threaded_passes(rows, spec, state, order, nk, no_prox, K, sync_every):
     acc = 0
     H = order.shape[0]
     per_row = rows.indptr[-1] / max(rows.indptr.shape[0] - 1, 1)
+    max_row = int((rows.indptr[1:] - rows.indptr[:-1]).max(initial=1))
+    work = ThreadWork(state.v.shape[0], K, sync_every, True, max_row)
     for start in range(0, H, nk):
         stop = min(H, start + nk)
-        results, _ = threaded_pass(rows, spec, state, order, start, stop, K,
-                                   (stop - start) * per_row, _NO_SHRINK, [no_prox] * K,
-                                   True, sync_every)
+        results, _ = threaded_pass(rows, spec, state, order, start, stop, work,
+                                   (stop - start) * per_row, _NO_SHRINK, [no_prox] * K)
         for status, pos, _, a, _, _ in results:
             acc += a
             if status != STATUS_OK:

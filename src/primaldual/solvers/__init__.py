@@ -11,6 +11,7 @@ from .._util.threads import resolve_n_jobs
 from ..kernels.newton import row_nnz_squares
 from .ipm import densifies
 from .newton import explicit_hessian_pays
+from .sdca import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -134,10 +135,11 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     Newton also beats SPDC in every measured cell where the former rule
     (``R^2 / (lam gamma) > 1000 n``) picked SPDC, so that branch is gone.
 
-    With ``n_jobs = k > 1`` threads SDCA runs up to ``k`` times faster and
-    Newton does not (it runs on one core), so each threshold is multiplied by
-    ``k``: SDCA's epochs grow linearly in the ratio, so the ratio at which the
-    two take the same time moves up by SDCA's speed-up, at most ``k``.
+    With ``n_jobs = k > 1`` threads SDCA may run faster and Newton does not
+    (it runs on one core), so each threshold is multiplied by SDCA's
+    predicted speed-up (:func:`primaldual.solvers.sdca.thread_plan`; 1 where
+    it runs serially): SDCA's epochs grow linearly in the ratio, so the ratio
+    at which the two take the same time moves up by SDCA's speed-up.
     """
     if solver != "auto":
         return solver
@@ -151,7 +153,8 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
             limit = NEWTON_RATIO_EXPLICIT
         else:
             limit = NEWTON_RATIO_DENSE
-        if ratio >= limit * max(int(n_jobs), 1) and _accepts_options("newton", options):
+        if ratio >= limit * _sdca_speedup(problem, n_jobs) \
+                and _accepts_options("newton", options):
             return "newton"
     if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
         limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
@@ -159,6 +162,15 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
                 and _accepts_options("ipm", options):
             return "ipm"
     return "sdca"
+
+
+def _sdca_speedup(problem, n_jobs) -> float:
+    """SDCA's predicted speed-up on ``n_jobs`` threads (1 when it would run
+    serially)."""
+    if int(n_jobs) <= 1:
+        return 1.0
+    plan = thread_plan(problem.rows, n_jobs)
+    return plan.speedup if plan.threads > 1 else 1.0
 
 
 def threaded_solvers() -> list:

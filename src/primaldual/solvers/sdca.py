@@ -63,72 +63,82 @@ with ``l1 > 0``.
 
 Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
 passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
-2015) with thread-local dual images, as in Snap ML's SySCD (Ioannou et al.,
-NeurIPS 2019).  Each pass (a random order of the coordinates not shrunk,
-drawn by the driver from ``random_state``) is cut into contiguous chunks of
-about ``CHUNK_NNZ`` (200,000) stored entries (``k`` to ``16 k`` of them), and
-``k`` threads take the chunks in turn and run the serial kernel
-:func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a thread slowed by
-other work on its core takes fewer.
-``alpha_i`` has one writer per pass.  Each thread steps on its own copy of
-the dual image ``v`` (:class:`~primaldual.kernels.sdca.ThreadCopy`): every
-``sync_every`` updates it adds its change since the last sync, ``v - base``,
-to the shared image and refreshes its copy from it
-(:func:`~primaldual.kernels.sdca.sync_copy`, one pass over the ``d``
-entries), and once more at the end of the pass.  So a step's margin misses
-at most the other threads' last ``sync_every`` updates (PASSCoDe's bounded
-delay), and no two cores write the same cache lines between syncs.  Writing
-one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild" variant,
-or its "atomic" one with ``atomic=True``) is kept as an option; per thread of two
-it costs 9.6-15.8 ns per stored entry on the CCAT shape (39 with atomic
-additions), against 8.2-8.9 for the copies and 7.5 for one thread (the cores
-take turns owning the cache lines of ``v``; benchmarks/results/scaling.md).  ``sync_every="auto"`` (:func:`auto_sync_every`) syncs every
-``8 d / mean row nnz`` updates, so that the syncs cost about 1/32 of the
-steps (a step costs about 4 ns per entry of its row, a sync about 1 ns per
-column), but at most ``(2.5 / c)^2`` updates, ``c`` the mean cosine between
-rows (:func:`mean_row_cosine`): a step that misses ``S`` updates of the
-other threads has a margin error of about ``sqrt(S) c``; clamped to
-4..8,192.  The CCAT shape (``c`` = 0.02): 5,000 (the cost rule); covtype
-(``c`` = 0.89): 8, where 37 (the cost rule alone) took 14-22 epochs to a
-certified 1e-6 at lam 1e-6 against 11 with 8 and 8 on one thread.
-With ``atomic="auto"`` (the default) a sync's additions to the shared image
-are atomic: two threads syncing at once lose updates otherwise (measured on
-the CCAT shape: a relative drift of 2e-4 at one check, which the certificate
-caught and paid for with a second pass); on the CCAT shape an atomic sync
-costs 2.8 ns per column against 0.4, about 6% of the steps between syncs.
-With one shared ``v`` (``sync_every=0``) "auto" picks atomic additions when
-concurrent writes to one entry are frequent, i.e. when the column overlap
+2015) with thread-local copies of the dual image, as in Snap ML's SySCD
+(Ioannou et al., NeurIPS 2019).  Each pass (a random order of the
+coordinates not shrunk, drawn by the driver from ``random_state``) is cut
+into contiguous chunks of about ``CHUNK_NNZ`` (200,000) stored entries (``k``
+to ``16 k`` of them), and ``k`` threads take the chunks in turn and run the
+serial kernel :func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a
+thread slowed by other work on its core takes fewer.  ``alpha_i`` has one
+writer per pass.
+
+Each thread steps on its own copy of the dual image ``v``
+(:class:`~primaldual.kernels.sdca.ThreadCopy`), taken when it starts the
+pass; the image of the pass is ``v + sum_t parts[t]``, ``parts[t]`` thread
+``t``'s published changes, written by thread ``t`` alone (no atomic
+instruction, no lost update; the driver folds them into ``v`` when the
+threads are done).  A step lists the columns it changes (a byte marker and a
+list, branch-free).  Every ``sync_every`` updates
+(:func:`~primaldual.kernels.sdca.sync_copy`) the thread adds its changes of
+those columns to ``parts[t]``, appends the columns to its change log (a ring
+the others read) and refreshes its copy on them and on the columns in the
+others' logs since its last sync: the cost is proportional to the columns
+changed, not to ``d`` (a sequential sweep over all ``d`` when they number
+more than ``d / 8``).  Staleness is bounded by work, not by the clock: the
+threads publish their update counts at each sync, and before each step a
+thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
+others behind syncs first, so a thread descheduled for many milliseconds
+does not step on a stale copy when it comes back.
+
+Whether threads run is predicted (:func:`thread_plan`) from the data (mean
+entries per row ``r``, ``d``, the column counts, the mean row cosine
+:func:`mean_row_cosine`) and this machine's costs, measured once per process
+(:func:`measured_thread_costs`): per update, one thread costs ``r *
+step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
+copy_entry + sync(S) / S) / k + wake / n) * (1 + STALE_EPOCHS (k - 1) (S r
+/ d) c^2)``, a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
+8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
+``S`` random rows, :func:`distinct_columns`).  ``sync_every="auto"`` takes
+the ``S`` of least predicted time; threads run when the best ``k <= n_jobs`` is predicted at
+least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
+``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
+is serial.  ``res.extras["threads"]`` is the number of threads used and
+``res.extras["threads_reason"]`` the decision in words.
+
+Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
+variant, or its "atomic" one with ``atomic=True``) is kept as an option;
+with ``atomic="auto"`` it uses atomic additions when the column overlap
 (:func:`column_overlap`: the share of the rows holding the column of a
 random stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86)
 and a9a (0.45) get atomic additions, text (the CCAT shape 0.18, reuters
 0.08) plain ones.  A lost plain addition is caught by the certificate
-(below).
+(below).  The copies need no atomic additions, so ``atomic`` applies to
+``sync_every=0`` only.
 
 Shrinking works as in the serial solver, on the whole active set: the
 threads report their pass's largest violations, and the driver sets the next
 pass's thresholds.  A pass whose active rows hold fewer than
 ``MIN_NNZ_PER_THREAD * k`` stored entries is not worth a wake-up of the
 threads: from then on the passes run in the serial in-kernel loop
-(``sdca_passes``) until the next check.  ``n_jobs`` is an upper bound: each
-thread gets at least ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per
-pass; ``res.extras["threads"]`` is the number used.
+(``sdca_passes``) until the next check.
 
 The certificate stays exact: at every check the fresh ``v(alpha)`` of the
 certificate pass (itself run on the threads) replaces the shared ``v``; if
-they differ by more than rounding (a lost plain addition, or
-``sampling="uniform"`` drawing one coordinate in two slices at once), the
-certificate is recomputed at ``w(alpha)`` from the fresh image.  What is
-deterministic with ``n_jobs > 1``: the passes (the sample order depends on
-``random_state`` only); not the iterates, since the threads' interleaving
-decides which updates a step sees.  Runs agree on the optimum to the
-tolerance, each certified.  For bitwise repeatable multi-core runs use
-``solver="cocoa"`` (fixed partitions, a deterministic reduction).
+they differ by more than rounding (a lost plain addition with
+``sync_every=0``, or ``sampling="uniform"`` drawing one coordinate in two
+chunks at once), the certificate is recomputed at ``w(alpha)`` from the
+fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
+sample order depends on ``random_state`` only); not the iterates, since the
+threads' interleaving decides which updates a step sees.  Runs agree on the
+optimum to the tolerance, each certified.  For bitwise repeatable multi-core
+runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
 ``n_jobs=1`` is the serial solver exactly.  Not with ``output="average"`` or
 ``"random"``.
 
 Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
-("auto" | True | False, default "auto") and ``sync_every`` ("auto" | int >= 0,
-default "auto"; 0 writes the one shared ``v`` directly).
+("auto" | True | False, default "auto"; ``sync_every=0`` only) and
+``sync_every`` ("auto" | int >= 0, default "auto"; 0 writes the one shared
+``v`` directly).
 
 The options are the fields of :class:`SDCAOptions` (checked when they are
 built); ``solver.opts`` holds them as given, and the values derived from them
@@ -143,15 +153,19 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            ThreadCopy, sync_copy,
+                            CLOCK_STRIDE, DENSE_REFRESH, ThreadCopy, start_copy,
+                            sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from ..problem import Problem
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs, run_threads
@@ -162,21 +176,23 @@ from .._util.threads import resolve_n_jobs, run_threads
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
-#: threads are used (a pass costs ~3 ns per entry, waking a thread ~20-50 us)
+#: threads are used, and a pass of a shrunk active set this small runs serially
 MIN_NNZ_PER_THREAD = 100_000
-#: n_jobs > 1, atomic="auto": atomic additions when the column overlap (the
-#: chance that another row has an entry in the column of a random entry) is at
-#: least this (covtype 0.86, a9a 0.45, mushrooms 0.49: atomic; the CCAT shape
-#: 0.18, reuters 0.08: plain)
+#: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
+#: atomic additions when the column overlap (the chance that another row has an
+#: entry in the column of a random entry) is at least this (covtype 0.86, a9a
+#: 0.45, mushrooms 0.49: atomic; the CCAT shape 0.18, reuters 0.08: plain)
 ATOMIC_OVERLAP = 0.3
-#: n_jobs > 1, sync_every="auto": a thread shares its changes of v and refreshes
-#: its copy every clamp(min(SYNC_COST_RATIO d / mean row nnz,
-#: (SYNC_STALENESS / mean row cosine)^2), SYNC_MIN, SYNC_MAX) updates (the CCAT
-#: shape: ~5,000; covtype: 8; see the module docstring)
-SYNC_COST_RATIO = 8.0
-SYNC_STALENESS = 2.5
-SYNC_MIN = 4
-SYNC_MAX = 8192
+#: sync_every="auto" picks the flush period from these powers of two
+#: (thread_plan: the one of least predicted time)
+SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
+#: the cost model's epoch penalty of asynchrony: a run whose steps miss about
+#: ``(k - 1) S`` updates, ``S r / d`` per column (``r`` the mean entries of a
+#: row), of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS (k - 1) (S r /
+#: d) c^2`` times the epochs of one thread (module docstring, "Threads")
+STALE_EPOCHS = 0.12
+#: threads run only where the cost model predicts at least this speed-up
+MIN_SPEEDUP = 1.15
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
@@ -186,6 +202,9 @@ MAX_CHUNKS_PER_THREAD = 16
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
 RESYNC_DRIFT = 1e-11
+#: a test hook: when set, ``THREAD_STALL(k, chunk)`` is called by thread ``k``
+#: before each chunk of a threaded pass (the tests stall a thread with it)
+THREAD_STALL = None
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
@@ -221,67 +240,311 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
     return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
 
 
-def auto_sync_every(rows) -> int:
-    """``sync_every="auto"``: syncs cost about 1/32 of the steps between them
-    (``SYNC_COST_RATIO d / mean row nnz``), but no more stale updates than keep
-    ``sqrt(S) * mean_row_cosine`` under ``SYNC_STALENESS``."""
-    cost = SYNC_COST_RATIO * rows.d / max(rows.nnz / max(rows.n, 1), 1.0)
-    cos = mean_row_cosine(rows)
-    stale = (SYNC_STALENESS / cos) ** 2 if cos > 0 else math.inf
-    return int(min(SYNC_MAX, max(SYNC_MIN, math.ceil(min(cost, stale)))))
+def distinct_columns(omega, n, S) -> float:
+    """Expected number of distinct columns among ``S`` rows drawn at random:
+    ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
+    the columns a flush after ``S`` updates adds."""
+    p = omega[omega > 0] / float(max(n, 1))
+    return float(np.sum(-np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))))
 
 
-def threaded_pass(rows, spec, state, order, start, stop, n_threads, entries, shrink,
-                  prox, atomic, sync_every):
-    """Run ``order[start:stop]`` (no coordinate twice) on ``n_threads`` threads.
+# ----------------------------------------------------------- the cost model
+class ThreadCosts(NamedTuple):
+    """This machine's costs, in seconds, that :func:`thread_plan` predicts
+    from: a serial step per stored entry of its row, a step on a thread's
+    copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
+    entry, a sync per column it shares (publishing it and refreshing it), a
+    refresh of the whole copy per column (the sweep a sync makes when many
+    columns changed), and a threaded pass with nothing to do (waking the
+    threads and waiting for them)."""
+    step_entry: float
+    buffered_entry: float
+    flush_column: float
+    sweep_column: float
+    wake: float
+
+
+_COSTS: list = []
+#: the sync period at which measured_thread_costs measures a sync per column,
+#: and the runs of each measurement it takes the least of
+SYNC_PROBE = 32
+COST_REPEATS = 5
+
+
+def measured_thread_costs() -> ThreadCosts:
+    """:class:`ThreadCosts` measured once per process on a small synthetic set
+    (8,192 rows of 32 entries over 65,536 columns; the least of
+    ``COST_REPEATS`` runs of each; about 100 ms) and kept: a pass of the serial kernel, one on a thread
+    copy that never syncs, one syncing every ``SYNC_PROBE`` updates (the
+    difference, per column published, is the sync cost) and an empty
+    threaded pass (the wake-up)."""
+    if not _COSTS:
+        _COSTS.append(_measure_thread_costs())
+    return _COSTS[0]
+
+
+def _measure_thread_costs() -> ThreadCosts:
+    rng = np.random.default_rng(0)
+    n, r, d = 8192, 32, 65536
+    cols = rng.integers(0, d, n * r)
+    X = sp.csr_matrix((rng.standard_normal(n * r), cols, np.arange(0, n * r + 1, r)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-4)
+    rows, spec = prob.rows_view(), prob.step_spec()
+    order = rng.permutation(n).astype(np.int64)
+    no_shrink = Shrinking(False, np.inf, np.inf)
+    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    prox = prox_work_arrays(prob.rows, 0.0)
+    nnz = float(X.nnz)
+    serial, buffered, flush, sweep, wake = [], [], [], [], []
+    pool_work = ThreadWork(d, 2, 1 << 30, False, r)
+
+    def on_copy(every):
+        work = ThreadWork(d, 1, every, False, r)
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        copy = work.copy(0, np.zeros(d))
+        start_copy(state.v, copy)
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
+                   False, copy)
+        return time.perf_counter() - t0, int(work.clock[1])
+
+    synced, columns = [], 1
+    for _ in range(COST_REPEATS):
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox)
+        serial.append((time.perf_counter() - t0) / nnz)
+        buffered.append(on_copy(1 << 30)[0] / nnz)
+        secs, columns = on_copy(SYNC_PROBE)
+        synced.append(secs)
+        probe = ThreadWork(d, 1, 1, False, r)
+        t0 = time.perf_counter()
+        start_copy(probe.local[0], probe.copy(0, state.v))
+        sweep.append((time.perf_counter() - t0) / d)
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
+                      [prox, prox])
+        wake.append(time.perf_counter() - t0)
+    # a sync per column published: what syncing every SYNC_PROBE updates adds
+    # (at least a tenth of a step's entry: the difference of two noisy times)
+    flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake))
+
+
+class ThreadPlan(NamedTuple):
+    """What :func:`thread_plan` decided: the threads to use, the sync period
+    ``sync_every``, the predicted speed-up over one thread, why, in words,
+    and whether the syncs list the changed columns (``sparse``) or sweep all
+    ``d``."""
+    threads: int
+    sync_every: int
+    speedup: float
+    reason: str
+    sparse: bool = True
+
+
+def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
+    """Threads or serial, predicted from the data and this machine's costs.
+
+    Per update with ``k`` threads flushing every ``S`` updates, in the
+    measured costs (:func:`measured_thread_costs`, or ``costs``):
+
+    * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
+    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / k``, ``U(S)`` the
+      distinct columns of ``S`` random rows (:func:`distinct_columns`): a
+      sync publishes that many columns and takes about ``(k - 1) U(S)`` from
+      the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
+      flush_column + d sweep_column`` when ``k U(S)`` exceeds ``d /
+      DENSE_REFRESH`` (a sweep refreshes every column), plus
+      ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
+      of asynchrony ``1 + STALE_EPOCHS (k - 1) (S r / d) c^2`` (``c`` the
+      mean row cosine, :func:`mean_row_cosine`; ``S r / d`` the missed
+      updates per column).
+
+    ``sync_every="auto"`` takes the ``S`` of :data:`SYNC_CHOICES` with the
+    least predicted time; an integer fixes it (0: one shared ``v``, no
+    flushes).  The threads are used when the predicted speed-up of the best
+    ``k <= n_jobs`` is at least :data:`MIN_SPEEDUP`, and each gets at least
+    :data:`MIN_NNZ_PER_THREAD` stored entries per pass."""
+    K = resolve_n_jobs(n_jobs)
+    if K <= 1:
+        return ThreadPlan(1, 0, 1.0, "n_jobs=1")
+    cap = max(1, min(K, rows.n, rows.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+    if cap <= 1:
+        return ThreadPlan(1, 0, 1.0, (
+            f"serial: {rows.nnz} stored entries, fewer than {MIN_NNZ_PER_THREAD} for "
+            f"each of 2 threads"))
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    fixed = None if sync_every == "auto" else int(sync_every or 0)
+    best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
+                for S in (SYNC_CHOICES if fixed is None else (fixed,))
+                for sparse in (True, False)),
+               key=lambda p: p[0])
+    speedup, k, S, flush_share, penalty, sparse = best
+    detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
+              f"({'sparse' if sparse else 'sweeping'} syncs "
+              f"{100 * flush_share:.0f}% of the step cost, "
+              f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
+    if speedup < MIN_SPEEDUP:
+        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse)
+    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse)
+
+
+def auto_sync_every(rows, n_threads=2, costs=None) -> int:
+    """``sync_every="auto"`` for ``n_threads`` threads: the flush period of
+    :data:`SYNC_CHOICES` with the least predicted time (:func:`thread_plan`'s
+    model), whether or not threads are predicted to win."""
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    return max((model.predict(max(int(n_threads), 2), S, True) for S in SYNC_CHOICES),
+               key=lambda p: p[0])[2]
+
+
+class _ThreadModel:
+    """:func:`thread_plan`'s prediction for one data set."""
+
+    def __init__(self, rows, costs):
+        self.rows, self.costs = rows, costs
+        self.r = rows.nnz / max(rows.n, 1)
+        self.cosine = mean_row_cosine(rows)
+        self.omega = rows.column_counts()
+
+    def predict(self, k, S, sparse):
+        """``(speed-up, k, S, sync share of the step cost, epoch penalty,
+        sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
+        changed columns (``sparse``) or sweeping all ``d`` at each sync."""
+        c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
+        if sparse:
+            step = r * c.buffered_entry
+            # a sync publishes the thread's U(S) columns and takes the
+            # others' ~(k - 1) U(S), or sweeps every column when those are
+            # many (as sync_copy does)
+            U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            sync = (U * c.flush_column + d * c.sweep_column
+                    if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
+        else:
+            # nothing listed; a sync reads and writes every column (twice a
+            # refresh)
+            step = r * c.step_entry
+            sync = 2.0 * d * c.sweep_column
+        flush = sync / S if S > 0 else 0.0
+        per_column = max(S, 1) * r / max(d, 1)
+        penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
+        per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
+        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
+                sparse)
+
+
+# ---------------------------------------------------------- threaded passes
+class ThreadWork:
+    """The arrays ``k`` threads step with, allocated once per run: each
+    thread's copy of the image and its :class:`ThreadCopy` arrays (``base``,
+    ``mark``, ``touched``, ``seen``, ``counts``), the threads' published
+    changes ``parts`` (k x d), their change logs (``k`` rings of ``L = 4 F +
+    64`` columns, ``F = min(d, sync_every * longest row)`` the most one sync
+    publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
+    every step writes the shared ``v`` (atomically when ``atomic``)."""
+
+    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True):
+        K = int(n_threads)
+        self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
+        self.sparse = bool(sparse)
+        # others may publish this many updates since a thread's last refresh
+        # before it syncs ahead of its own period (staleness bounded by work)
+        self.limit = 2 * max(K - 1, 1) * self.sync_every
+        m = d if self.sync_every else 0
+        self.max_flush = int(min(d, self.sync_every * max(int(max_row), 1)))
+        L = 4 * self.max_flush + 64 if self.sync_every else 0
+        self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
+        self.parts = np.zeros((K if m else 0, m))
+        self.logs = np.zeros((K, L), dtype=np.int64)
+        self.local = [np.zeros(m) for _ in range(K)]
+        self.base = [np.zeros(m) for _ in range(K)]
+        self.mark = [np.zeros(m, dtype=np.uint8) for _ in range(K)]
+        self.touched = [np.zeros(m + 1, dtype=np.int64) for _ in range(K)]
+        # each thread's counters on cache lines of their own (a step writes
+        # them: two threads' counters on one line would bounce it between
+        # the cores at every step)
+        pad = CLOCK_STRIDE * (1 + (K + 3) // CLOCK_STRIDE)
+        self._own = np.zeros((K, 2 * pad), dtype=np.int64)
+        self.seen = [self._own[k, :K] for k in range(K)]
+        self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
+
+    def copy(self, k, shared):
+        """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
+        ``sync_every = 0``)."""
+        if not self.sync_every:
+            return None
+        return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
+                          self.logs, self.clock, self.seen[k], self.counts[k], k,
+                          self.sync_every, self.limit, self.max_flush, self.sparse)
+
+    def fold(self, shared):
+        """After the threads are done: ``shared += sum_t parts[t]``, and the
+        parts start again from zero."""
+        if self.sync_every:
+            shared += self.parts.sum(axis=0)
+            self.parts[:] = 0.0
+
+
+def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
+    """Run ``order[start:stop]`` (no coordinate twice) on ``work.n_threads``
+    threads (:class:`ThreadWork`).
 
     The range is cut into contiguous chunks of about ``CHUNK_NNZ`` stored
-    entries (``entries``: the range's estimated total; ``n_threads`` to
-    ``MAX_CHUNKS_PER_THREAD * n_threads`` chunks) that the threads take in
-    turn, each running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread
-    ``k``'s prox work arrays).  With ``sync_every > 0`` each thread steps on its
-    own copy of ``state.v`` and shares it every ``sync_every`` updates and at
-    the end (:class:`ThreadCopy`, atomically when ``atomic``); with 0 every
-    step writes ``state.v`` (atomically when ``atomic``).  Shared by the
-    threaded solver and CoCoA+'s local solver
-    (:mod:`primaldual.distributed.local_sdca`).
+    entries (``entries``: the range's estimated total; ``k`` to
+    ``MAX_CHUNKS_PER_THREAD * k`` chunks) that the threads take in turn, each
+    running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread ``k``'s prox
+    work arrays).  With ``work.sync_every > 0`` each thread steps on its own
+    copy of ``state.v``, taken when it starts, and syncs the columns that
+    changed every ``sync_every`` updates, sooner when the others got more
+    than ``work.limit`` updates ahead of it, and when it is done
+    (:class:`ThreadCopy`); with 0 every step writes ``state.v`` (atomically
+    when ``work.atomic``).  Shared by the threaded solver and CoCoA+'s local
+    solver (:mod:`primaldual.distributed.local_sdca`).
 
     Returns ``(results, interrupted)`` as :func:`run_threads` does, one
     ``(status, pos, steps, accesses, max_up, max_down)`` per thread.
     """
-    K = n_threads
+    K = work.n_threads
     n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
     chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
     next_chunk = itertools.count().__next__          # atomic under the GIL
     no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
+    atomic = work.atomic and not work.sync_every
 
     def task(k, stop_flag):
-        copy, local = None, state
-        if sync_every:
-            # this thread's copy of v and its base: one snapshot (the other
-            # threads may already be adding to state.v)
-            mine = state.v.copy()
-            local = state._replace(v=mine)
-            copy = ThreadCopy(mine.copy(), state.v, np.zeros(1, np.int64), sync_every,
-                              atomic)
-        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
-        while not stop_flag.is_set():
-            c = next_chunk()
-            if c >= n_chunks:
-                break
-            res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
-                             shrink, no_avg, prox[k], atomic, copy)
-            steps += res.steps
-            acc += res.accesses
-            up, down = max(up, res.max_up), max(down, res.max_down)
-            if res.status != 0:
-                status, pos = res.status, res.pos
-                break
+        copy, local = work.copy(k, state.v), state
         if copy is not None:
-            sync_copy(local.v, copy)
+            local = state._replace(v=work.local[k])
+            start_copy(local.v, copy)
+        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
+        try:
+            while not stop_flag.is_set():
+                c = next_chunk()
+                if c >= n_chunks:
+                    break
+                if THREAD_STALL is not None:
+                    THREAD_STALL(k, c)
+                res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
+                                 shrink, no_avg, prox[k], atomic, copy)
+                steps += res.steps
+                acc += res.accesses
+                up, down = max(up, res.max_up), max(down, res.max_down)
+                if res.status != 0:
+                    status, pos = res.status, res.pos
+                    break
+        finally:
+            if copy is not None:
+                sync_copy(local.v, copy)
         return status, pos, steps, acc, up, down
 
-    return run_threads(task, K)
+    try:
+        return run_threads(task, K)
+    finally:
+        work.fold(state.v)            # what the threads published, even on an error
 
 
 def _raise_nonfinite(problem, i):
@@ -345,9 +608,9 @@ class SDCASolver(Solver):
                              f"follow one sequence of iterates, which threads do not have")
 
     def _threads_for(self):
-        """The threads a pass runs on: ``n_jobs`` is an upper bound, a thread
-        gets at least MIN_NNZ_PER_THREAD stored entries per pass, else its
-        share would not pay for waking it."""
+        """The most threads a pass could run on: ``n_jobs`` is an upper bound,
+        and a thread gets at least MIN_NNZ_PER_THREAD stored entries per pass
+        (whether they are used is :func:`thread_plan`'s decision)."""
         prob = self.problem
         return max(1, min(resolve_n_jobs(self.opts.n_jobs), prob.n,
                           prob.nnz // max(MIN_NNZ_PER_THREAD, 1)))
@@ -364,19 +627,17 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o = self.opts
         prob = self.problem
-        self.n_threads = self._threads_for()
+        self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
+        self.n_threads = self.plan.threads
+        self.sparse_sync = self.plan.sparse
+        self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
             return
-        se = o.sync_every
-        if se == "auto":
-            se = auto_sync_every(prob.rows)
-        self.sync_every = int(se or 0)
         a = o.atomic
         if a == "auto":
-            # thread copies: a sync's additions are atomic (two threads syncing at
-            # once lose updates otherwise; measured: a drift of 2e-4 on the CCAT
-            # shape, and the certificate pass then runs twice); one shared v:
-            # atomic where concurrent writes to an entry are frequent
+            # buffered threads: a flush's additions are atomic (two threads
+            # flushing at once lose updates otherwise); one shared v: atomic
+            # where concurrent writes to an entry are frequent
             a = (True if self.sync_every
                  else column_overlap(prob.rows) >= ATOMIC_OVERLAP)
         self.atomic = bool(a)
@@ -411,6 +672,7 @@ class SDCASolver(Solver):
     def run(self):
         res = super().run()
         res.extras["threads"] = self.n_threads
+        res.extras["threads_reason"] = self.plan.reason
         return res
 
     # ---------------------------------------------------------- threads
@@ -422,6 +684,10 @@ class SDCASolver(Solver):
             self.active = self._all_active()
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
+            self.thread_work = ThreadWork(self.problem.d, self.n_threads,
+                                          self.sync_every, self.atomic,
+                                          int(self.problem.rows.row_nnz.max(initial=1)),
+                                          self.sparse_sync)
 
     def _threaded_pass(self):
         """Draw the next pass for the threads; False when everything is shrunk.
@@ -476,10 +742,9 @@ class SDCASolver(Solver):
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
             results, interrupted = threaded_pass(
-                rows, spec, state, order, self.pos, stop, K,
+                rows, spec, state, order, self.pos, stop, self.thread_work,
                 (stop - self.pos) * prob.nnz / max(prob.n, 1),
-                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox,
-                self.atomic, self.sync_every)
+                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox)
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
