@@ -46,7 +46,11 @@ from .._util import seed_entropy
 from .._util.clients import check_client
 
 __all__ = ["RoundsMixin", "next_check_target", "provide_engines",
-           "engine_hook", "is_partitioned", "raise_nonfinite"]
+           "engine_hook", "is_partitioned", "raise_nonfinite", "LINE_SEARCH"]
+
+#: a flag on a round mode: the driver picks the step on the summed update
+#: between rounds (CoCoA+ ``aggregation="line_search"``, distributed.line_step)
+LINE_SEARCH = 16
 
 #: what primaldual.distributed supplies (see the module docstring)
 _ENGINES = {}

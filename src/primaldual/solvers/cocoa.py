@@ -84,7 +84,7 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import RoundsMixin, engine_hook, is_partitioned
+from ._rounds import LINE_SEARCH, RoundsMixin, engine_hook, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
@@ -100,7 +100,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
                                           "the parts or the Dask workers")
     local_iters: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="H; None: ceil(n / K)")
-    aggregation: str = choice("adding", "adding", "averaging")
+    aggregation: str = choice("line_search", "line_search", "adding", "averaging")
     local_solver: str = choice("sdca", "sdca", "uniform")
 
 
@@ -146,8 +146,10 @@ class CoCoASolver(RoundsMixin, Solver):
         self.K = K
         if o.aggregation == "adding":
             self.gamma, self.sigma_prime = 1.0, float(K)
-        else:
+        elif o.aggregation == "averaging":
             self.gamma, self.sigma_prime = 1.0 / K, 1.0
+        else:       # line_search: each partition as if alone, the driver picks the step
+            self.gamma, self.sigma_prime = 1.0, 1.0
 
     @property
     def steps_per_round(self):
@@ -157,6 +159,8 @@ class CoCoASolver(RoundsMixin, Solver):
         # MODE_COCOA_SDCA is distributed.local_sdca's (handed over with the engines)
         mode = (engine_hook("mode_cocoa_sdca") if self.opts.local_solver == "sdca"
                 else MODE_COCOA)
+        if self.opts.aggregation == "line_search":
+            mode |= LINE_SEARCH
         return mode, self.H, self.sigma_prime, self.gamma
 
     def eso_beta(self):
