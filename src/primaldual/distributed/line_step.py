@@ -18,9 +18,10 @@ loss part ``E`` reduced from the partitions as scalars
 * hinge, smoothed hinge, squared hinge, squared, absolute: ``D`` is a concave
   quadratic on ``[0, tmax]``, so ``theta`` is its clipped maximizer, in closed
   form, from one reduction at ``theta = 0``;
-* logistic, epsilon-insensitive: a safeguarded 1-D Newton search on
-  ``[0, tmax]`` from ``theta = 1`` (each trial one scalar reduction); the
-  step taken is the best trial, so ``D`` never decreases.
+* logistic, epsilon-insensitive: a safeguarded 1-D search on the slope of
+  ``D`` over ``[0, tmax]`` from ``theta = 1`` (bracketing, then false
+  position; each trial one scalar reduction); the step taken is the best
+  trial, so ``D`` never decreases.
 
 Both engines call :func:`summed_step` with the partitions' terms summed in
 partition order, so they take the same step.
@@ -36,9 +37,9 @@ from ..kernels.summed_step import QUADRATIC_DUALS
 __all__ = ["summed_step", "sum_changes", "sum_terms", "MAX_TRIALS"]
 
 #: at most this many trials of the 1-D search (logistic, epsilon-insensitive)
-MAX_TRIALS = 8
+MAX_TRIALS = 30
 #: the search stops when a Newton step moves theta by less than this (relative)
-_THETA_TOL = 1e-6
+_THETA_TOL = 1e-9
 
 
 def sum_changes(changes, d):
@@ -83,32 +84,61 @@ def summed_step(evaluate, v, changes, lam, W):
         if not math.isfinite(theta):
             theta = 1.0          # D linear and unbounded along the line: never with lam > 0
         return float(theta), 1
-    return _search(evaluate, vdv, dvdv, lam, W, tmax)
+    return _search(evaluate, vdv, dvdv, lam, W, tmax, slope0)
 
 
-def _search(evaluate, vdv, dvdv, lam, W, tmax):
-    lo, hi = 0.0, tmax
+def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
+    """Maximize the concave ``f(theta)`` on ``[0, tmax]`` from its slopes
+    (decreasing in ``theta``): bracket the zero of the slope from ``theta = 1``,
+    then the Illinois variant of false position, bisecting when the bracket
+    does not halve.  Only slopes are used: the logistic curvature is unbounded
+    near the box, where Newton steps say nothing."""
+    def trial(theta):
+        e, g, _, _, _ = evaluate(theta)
+        f = e / W - (theta * vdv + 0.5 * theta * theta * dvdv) / lam
+        return f, g / W - (vdv + theta * dvdv) / lam
+
+    lo, s_lo = 0.0, slope0
     best, best_f = 0.0, 0.0
     theta = min(1.0, tmax)
     trials = 1
-    for _ in range(MAX_TRIALS):
-        e, g, h, _, _ = evaluate(theta)
+    hi = s_hi = None
+    while trials <= MAX_TRIALS:            # bracket the zero of the slope
+        f, slope = trial(theta)
         trials += 1
-        f = e / W - (theta * vdv + 0.5 * theta * theta * dvdv) / lam
-        slope = g / W - (vdv + theta * dvdv) / lam
-        curv = h / W + dvdv / lam
         if f > best_f:
             best, best_f = theta, f
         if slope > 0.0:
-            lo = theta
+            lo, s_lo = theta, slope
+            if theta >= tmax:
+                return float(best), trials
+            theta = min(2.0 * theta, tmax)
         else:
-            hi = theta
-        if slope == 0.0 or hi - lo <= _THETA_TOL * hi:
+            hi, s_hi = theta, slope
             break
-        new = theta + slope / curv if curv > 0.0 else math.nan
-        if not lo < new < hi:
-            new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * theta
-        if abs(new - theta) <= _THETA_TOL * theta:
+    if hi is None:
+        return float(best), trials
+    side = 0
+    width = math.inf
+    while trials <= MAX_TRIALS and hi - lo > _THETA_TOL * hi:
+        theta = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
+        if hi - lo > 0.5 * width or not lo < theta < hi:
+            theta = 0.5 * (lo + hi)          # the bracket did not halve: bisect
+        width = hi - lo
+        f, slope = trial(theta)
+        trials += 1
+        if f > best_f:
+            best, best_f = theta, f
+        if slope == 0.0:
             break
-        theta = new
+        if slope > 0.0:
+            lo, s_lo = theta, slope
+            if side == -1:
+                s_hi *= 0.5
+            side = -1
+        else:
+            hi, s_hi = theta, slope
+            if side == 1:
+                s_lo *= 0.5
+            side = 1
     return float(best), trials
