@@ -31,6 +31,14 @@ sets of the papers (:data:`SYNTHETIC_SHAPES`): Zipf-distributed feature populari
 a varying number of nonzeros per row, positive TF-IDF-like values, unit-norm rows
 and labels from a planted linear model with a fraction of flipped labels.
 
+Regimes
+-------
+:data:`REGIMES` names one seeded generator per kind of data users have (text with
+a shared vocabulary or with orthogonal rows, very wide sparse, one-hot, unscaled
+and mixed-scale dense, standardized ``d ~ n``, tiny, duplicated rows);
+:func:`make_regime` draws one, :func:`shared_regimes` lists the real sets present
+and :func:`regime_stats` reports a set's shape (benchmarks/bench_regimes.py).
+
 Modules
 -------
 =========================================  ==========================================
@@ -39,6 +47,8 @@ Modules
 :mod:`primaldual.datasets.svmlight`        LIBSVM reading with line-numbered errors
 :mod:`primaldual.datasets.loading`         :func:`load`: find, parse, map labels
 :mod:`primaldual.datasets.synthetic`       :func:`make_synthetic`, :func:`make_planted_text`
+:mod:`primaldual.datasets.regimes`         the regime suite: :data:`REGIMES`,
+                                           :func:`make_regime`, :func:`regime_stats`
 =========================================  ==========================================
 """
 
@@ -46,6 +56,11 @@ from .fetch import (ChecksumError, DownloadError, UnverifiedDownloadError, avail
                     available_real, cache_dir, download, find, search_path,
                     shared_data_dirs)
 from .loading import load
+from .regimes import (REGIMES, Regime, load_shared_regime, make_duplicated_rows,
+                      make_mixed_scales, make_one_hot, make_orthogonal_text, make_regime,
+                      make_shared_vocab_text, make_standardized_dense, make_tiny,
+                      make_unscaled_dense, make_very_wide_sparse, regime_cosine, regime_stats,
+                      shared_regimes)
 from .registry import LIBSVM_BINARY_URL, REGISTRY, DataFile, Dataset, info
 from .svmlight import DataFormatError, load_svmlight, load_svmlight_files
 from .synthetic import (PLANTED_TEXT_SHAPES, SYNTHETIC_SHAPES, ZIPF_EXPONENT, SyntheticShape,
@@ -59,7 +74,9 @@ __all__ = [
     "DownloadError",
     "LIBSVM_BINARY_URL",
     "PLANTED_TEXT_SHAPES",
+    "REGIMES",
     "REGISTRY",
+    "Regime",
     "SYNTHETIC_SHAPES",
     "SyntheticShape",
     "UnverifiedDownloadError",
@@ -71,10 +88,24 @@ __all__ = [
     "find",
     "info",
     "load",
+    "load_shared_regime",
     "load_svmlight",
     "load_svmlight_files",
+    "make_duplicated_rows",
+    "make_mixed_scales",
+    "make_one_hot",
+    "make_orthogonal_text",
     "make_planted_text",
+    "make_regime",
+    "make_shared_vocab_text",
+    "make_standardized_dense",
     "make_synthetic",
+    "make_tiny",
+    "make_unscaled_dense",
+    "make_very_wide_sparse",
+    "regime_cosine",
+    "regime_stats",
     "search_path",
     "shared_data_dirs",
+    "shared_regimes",
 ]

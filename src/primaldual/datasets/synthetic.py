@@ -330,21 +330,28 @@ def _draw_synthetic(rng, key, n, d, density, noise, dtype):
                        indptr.astype(index_dtype)), shape=(n, d))
     X.has_sorted_indices = True
 
-    # planted sparse-ish model, orthogonal to the mean row
-    s_w = max(1, int(round(_SUPPORT_FRACTION * d)))
+    w_true = _planted_model(rng, np.bincount(cols, weights=vals, minlength=d) / n)
+    return X, _planted_labels(X, w_true, noise, rng), w_true
+
+
+def _planted_model(rng, col_mean, support_fraction=_SUPPORT_FRACTION):
+    """Gaussian weights on a random ``support_fraction`` of the columns, made
+    orthogonal to the mean row ``col_mean`` (so ``sign(X w)`` splits the rows about
+    evenly) and scaled to unit norm."""
+    d = col_mean.size
+    s_w = max(1, int(round(support_fraction * d)))
     support = rng.choice(d, size=s_w, replace=False)
     wv = rng.standard_normal(s_w)
-    col_mean = np.bincount(cols, weights=vals, minlength=d)[support] / n
-    mm = float(col_mean @ col_mean)
+    cm = col_mean[support]
+    mm = float(cm @ cm)
     if mm > 0.0:
-        wv -= (float(wv @ col_mean) / mm) * col_mean
+        wv -= (float(wv @ cm) / mm) * cm
     w_true = np.zeros(d)
     w_true[support] = wv
     nrm = np.linalg.norm(w_true)
     if nrm > 0:
         w_true /= nrm
-
-    return X, _planted_labels(X, w_true, noise, rng), w_true
+    return w_true
 
 
 def _planted_labels(X, w_true, noise, rng):
