@@ -39,7 +39,7 @@ __all__ = ["summed_step", "sum_changes", "sum_terms", "MAX_TRIALS"]
 #: at most this many trials of the 1-D search (logistic, epsilon-insensitive)
 MAX_TRIALS = 30
 #: the search stops when a Newton step moves theta by less than this (relative)
-_THETA_TOL = 1e-9
+_THETA_TOL = 1e-8
 
 
 def sum_changes(changes, d):
@@ -89,9 +89,9 @@ def summed_step(evaluate, v, changes, lam, W):
 
 def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
     """Maximize the concave ``f(theta)`` on ``[0, tmax]`` from its slopes
-    (decreasing in ``theta``): bracket the zero of the slope from ``theta = 1``,
-    then the Illinois variant of false position, bisecting when the bracket
-    does not halve.  Only slopes are used: the logistic curvature is unbounded
+    (decreasing in ``theta``): bracket the zero of the slope within a factor 2
+    from ``theta = 1``, then the Illinois variant of false position, bisecting
+    when the bracket does not halve.  Only slopes are used: the logistic curvature is unbounded
     near the box, where Newton steps say nothing."""
     def trial(theta):
         e, g, _, _, _ = evaluate(theta)
@@ -103,25 +103,34 @@ def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
     theta = min(1.0, tmax)
     trials = 1
     hi = s_hi = None
-    while trials <= MAX_TRIALS:            # bracket the zero of the slope
+    while trials <= MAX_TRIALS:
+        # bracket the zero of the slope within a factor 2: double while the
+        # slope is positive, halve while it is negative (the slope at 0 can be
+        # huge and falls fast near the box, so it is not used to interpolate)
         f, slope = trial(theta)
         trials += 1
         if f > best_f:
             best, best_f = theta, f
         if slope > 0.0:
             lo, s_lo = theta, slope
+            if hi is not None:
+                break
             if theta >= tmax:
                 return float(best), trials
             theta = min(2.0 * theta, tmax)
         else:
             hi, s_hi = theta, slope
-            break
-    if hi is None:
+            if lo > 0.0 or slope == 0.0:
+                break
+            theta = 0.5 * theta
+    if hi is None or lo == 0.0:
         return float(best), trials
     side = 0
     width = math.inf
+    last_fp = math.nan
     while trials <= MAX_TRIALS and hi - lo > _THETA_TOL * hi:
-        theta = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
+        fp = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
+        theta = fp
         if hi - lo > 0.5 * width or not lo < theta < hi:
             theta = 0.5 * (lo + hi)          # the bracket did not halve: bisect
         width = hi - lo
@@ -129,8 +138,10 @@ def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
         trials += 1
         if f > best_f:
             best, best_f = theta, f
-        if slope == 0.0:
-            break
+        if slope == 0.0 or (theta == fp and abs(fp - last_fp) <= _THETA_TOL * fp):
+            break                            # false position has settled
+        if theta == fp:
+            last_fp = fp
         if slope > 0.0:
             lo, s_lo = theta, slope
             if side == -1:
