@@ -42,6 +42,9 @@ from primaldual.datasets.regimes import load_shared_regime, make_shared_vocab_te
 OUT = ROOT / "benchmarks" / "results"
 KS = (2, 4, 8, 16, 32, 64)
 AGGS = ("line_search", "adding", "averaging")
+#: a variant: line_search with H = n_k / 8 (8 rounds of communication an epoch)
+VARIANTS = {"line_search": {}, "adding": {}, "averaging": {},
+            "line_search, H=n_k/8": {"aggregation": "line_search", "rounds_per_epoch": 8}}
 LAM = 1e-5
 TOL = 1e-6
 
@@ -85,6 +88,7 @@ def main():
     ap.add_argument("--cap", type=float, default=60)
     ap.add_argument("--sets", nargs="+", default=["ccat", "text", "covtype"])
     ap.add_argument("--losses", nargs="+", default=["logistic", "hinge"])
+    ap.add_argument("--aggregations", nargs="+", default=list(VARIANTS))
     ap.add_argument("--out", default=str(OUT / "cocoa-scaling.jsonl"))
     args = ap.parse_args()
     out = Path(args.out)
@@ -100,11 +104,15 @@ def main():
                       **run(X, y, loss, args.cap, solver="sdca")})
                 capped = set()
                 for K in KS:
-                    for agg in AGGS:
+                    for agg in args.aggregations:
                         if agg in capped:
                             continue
+                        spec = VARIANTS[agg]
+                        per = spec.get("rounds_per_epoch", 1)
+                        H = max(1, X.shape[0] // K // per)
                         res = run(X, y, loss, args.cap, solver="cocoa", n_partitions=K,
-                                  aggregation=agg, n_jobs=1)
+                                  aggregation=spec.get("aggregation", agg), n_jobs=1,
+                                  local_iters=H)
                         emit({"solver": "cocoa", "K": K, "aggregation": agg, **res})
                         if not res["converged"]:
                             capped.add(agg)
@@ -128,6 +136,7 @@ def render(jsonl, md):
         k = (r["set"], r["loss"])
         if k not in keyset:
             keyset.append(k)
+    aggs = [a for a in VARIANTS if any(r.get("aggregation") == a for r in rows)]
     for s, loss in keyset:
         rs = [r for r in rows if r["set"] == s and r["loss"] == loss]
         serial = [r for r in rs if r["solver"] == "sdca"]
@@ -146,12 +155,12 @@ def render(jsonl, md):
             return f"{r['epochs']:g}"
         lines += [f"## {s}, {loss}", "",
                   f"serial SDCA: {cell(base).split(' ')[0]} epochs", "",
-                  "| K | " + " | ".join(AGGS) + " | mean step (line_search) |",
-                  "|---|" + "---|" * (len(AGGS) + 1)]
+                  "| K | " + " | ".join(aggs) + " | mean step (line_search) |",
+                  "|---|" + "---|" * (len(aggs) + 1)]
         for K in KS:
             cells = []
             step = ""
-            for agg in AGGS:
+            for agg in aggs:
                 m = [r for r in rs if r["K"] == K and r["aggregation"] == agg]
                 cells.append(cell(m[-1] if m else None))
                 if agg == "line_search" and m and m[-1]["mean_step"] is not None:
