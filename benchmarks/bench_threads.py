@@ -250,14 +250,15 @@ def write_md(records, path, args, costs):
     lines += ["", "The cost model's decision for n_jobs=2 (`res.extras['threads_reason']`) "
               "and the costs that process measured (its inputs: a serial step and a "
               "step on a thread copy per stored entry, a sync and a sweep per column, "
-              "a wake-up):", ""]
+              "a wake-up, the speed-up of two threads over one on the same steps):", ""]
     for r in records:
         c = r["costs"]
         lines.append(f"- {r['set']}, {r['loss']}: {r['sdca_2']['reason']}; costs "
                      f"{c['step_entry'] * 1e9:.2f} / {c['buffered_entry'] * 1e9:.2f} ns, "
                      f"{c['flush_column'] * 1e9:.2f} / "
                      f"{c.get('sweep_column', float('nan')) * 1e9:.2f} ns, "
-                     f"{c['wake'] * 1e6:.0f} us")
+                     f"{c['wake'] * 1e6:.0f} us, two threads "
+                     f"{c.get('two_threads', float('nan')):.2f}x one")
     path.write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
 

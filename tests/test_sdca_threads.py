@@ -382,6 +382,9 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     plan = sdca_mod.thread_plan(ortho, 2, costs=TYPICAL)
     assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
     assert plan.sync_every >= 1024
+    # on cores held by other work (two threads no faster than one) it is serial
+    held = TYPICAL._replace(two_threads=1.0)
+    assert sdca_mod.thread_plan(ortho, 2, costs=held).threads == 1
     # n_jobs=1 is one thread whatever the data; so is data too small to share out
     one = sdca_mod.thread_plan(ortho, 1, costs=TYPICAL)
     assert (one.threads, one.reason) == (1, "n_jobs=1")

@@ -84,7 +84,9 @@ those columns to ``parts[t]``, appends the columns to its change log (a ring
 the others read) and refreshes its copy on them and on the columns in the
 others' logs since its last sync: the cost is proportional to the columns
 changed, not to ``d`` (a sequential sweep over all ``d`` when they number
-more than ``d / 8``).  Staleness is bounded by work, not by the clock: the
+more than ``d / 8``).  Where a sync period touches most columns anyway the
+cost model picks sweeping syncs instead (``ThreadCopy.sparse`` False): the
+steps list nothing and each sync is one sequential pass over ``d``.  Staleness is bounded by work, not by the clock: the
 threads publish their update counts at each sync, and before each step a
 thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
 others behind syncs first, so a thread descheduled for many milliseconds
@@ -95,11 +97,15 @@ entries per row ``r``, ``d``, the column counts, the mean row cosine
 :func:`mean_row_cosine`) and this machine's costs, measured once per process
 (:func:`measured_thread_costs`): per update, one thread costs ``r *
 step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
-copy_entry + sync(S) / S) / k + wake / n) * (1 + STALE_EPOCHS (k - 1) (S r
-/ d) c^2)``, a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
+copy_entry + sync(S) / S) / cores + wake / n) * (1 + STALE_EPOCHS (k - 1) (S
+r / d) c^2)``, ``cores = k * two_threads / 2`` (``two_threads``: the measured
+speed-up of two threads over one on the same steps, which other work on the
+cores lowers), a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
 8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
-``S`` random rows, :func:`distinct_columns`).  ``sync_every="auto"`` takes
-the ``S`` of least predicted time; threads run when the best ``k <= n_jobs`` is predicted at
+``S`` random rows, :func:`distinct_columns`); with sweeping syncs a step
+costs ``r * step_entry`` and a sync ``2 d sweep_column``.
+``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
+predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
 ``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
@@ -255,13 +261,16 @@ class ThreadCosts(NamedTuple):
     copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
     entry, a sync per column it shares (publishing it and refreshing it), a
     refresh of the whole copy per column (the sweep a sync makes when many
-    columns changed), and a threaded pass with nothing to do (waking the
-    threads and waiting for them)."""
+    columns changed), a threaded pass with nothing to do (waking the
+    threads and waiting for them), and ``two_threads``, the speed-up of two
+    threads over one on the same steps, as the machine gives it now (2 on two
+    idle cores; near 1 when other work holds the cores)."""
     step_entry: float
     buffered_entry: float
     flush_column: float
     sweep_column: float
     wake: float
+    two_threads: float = 2.0
 
 
 _COSTS: list = []
@@ -269,6 +278,9 @@ _COSTS: list = []
 #: and the runs of each measurement it takes the least of
 SYNC_PROBE = 32
 COST_REPEATS = 5
+#: measured_thread_costs times two threads against one on this many passes
+#: over its set (about 4 ms of steps)
+PARALLEL_PASSES = 4
 
 
 def measured_thread_costs() -> ThreadCosts:
@@ -299,6 +311,9 @@ def _measure_thread_costs() -> ThreadCosts:
     prox = prox_work_arrays(prob.rows, 0.0)
     nnz = float(X.nnz)
     serial, buffered, flush, sweep, wake = [], [], [], [], []
+    long_order = np.concatenate([order] * PARALLEL_PASSES)
+    long_serial, long_two = [], []
+    two_work = ThreadWork(d, 2, 1 << 30, False, r, False)
     pool_work = ThreadWork(d, 2, 1 << 30, False, r)
 
     def on_copy(every):
@@ -328,10 +343,20 @@ def _measure_thread_costs() -> ThreadCosts:
         threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
                       [prox, prox])
         wake.append(time.perf_counter() - t0)
+        # the same steps on one thread and on two (no syncs but the last)
+        m = long_order.shape[0]
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, long_order, 0, m, 0, -1, no_shrink, no_avg, prox)
+        long_serial.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, long_order, 0, m, two_work, 0, no_shrink,
+                      [prox, prox])
+        long_two.append(time.perf_counter() - t0)
     # a sync per column published: what syncing every SYNC_PROBE updates adds
     # (at least a tenth of a step's entry: the difference of two noisy times)
     flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
-    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake))
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake),
+                       min(2.0, min(long_serial) / min(long_two)))
 
 
 class ThreadPlan(NamedTuple):
@@ -353,7 +378,8 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
     measured costs (:func:`measured_thread_costs`, or ``costs``):
 
     * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
-    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / k``, ``U(S)`` the
+    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / cores``, ``cores =
+      k * two_threads / 2`` (the cores the machine gives now), ``U(S)`` the
       distinct columns of ``S`` random rows (:func:`distinct_columns`): a
       sync publishes that many columns and takes about ``(k - 1) U(S)`` from
       the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
@@ -410,6 +436,7 @@ class _ThreadModel:
         self.r = rows.nnz / max(rows.n, 1)
         self.cosine = mean_row_cosine(rows)
         self.omega = rows.column_counts()
+        self._U = {}
 
     def predict(self, k, S, sparse):
         """``(speed-up, k, S, sync share of the step cost, epoch penalty,
@@ -421,7 +448,9 @@ class _ThreadModel:
             # a sync publishes the thread's U(S) columns and takes the
             # others' ~(k - 1) U(S), or sweeps every column when those are
             # many (as sync_copy does)
-            U = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            if S not in self._U:
+                self._U[S] = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            U = self._U[S]
             sync = (U * c.flush_column + d * c.sweep_column
                     if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
         else:
@@ -432,7 +461,10 @@ class _ThreadModel:
         flush = sync / S if S > 0 else 0.0
         per_column = max(S, 1) * r / max(d, 1)
         penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
-        per_update = ((step + flush) / k + c.wake / max(n, 1)) * penalty
+        # the cores the k threads get: k on idle cores, fewer when other work
+        # holds them (measured with two threads)
+        cores = k * min(c.two_threads, 2.0) / 2.0
+        per_update = ((step + flush) / cores + c.wake / max(n, 1)) * penalty
         return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
                 sparse)
 
