@@ -18,10 +18,10 @@ loss part ``E`` reduced from the partitions as scalars
 * hinge, smoothed hinge, squared hinge, squared, absolute: ``D`` is a concave
   quadratic on ``[0, tmax]``, so ``theta`` is its clipped maximizer, in closed
   form, from one reduction at ``theta = 0``;
-* logistic, epsilon-insensitive: a safeguarded 1-D search on the slope of
-  ``D`` over ``[0, tmax]`` from ``theta = 1`` (bracketing, then false
-  position; each trial one scalar reduction); the step taken is the best
-  trial, so ``D`` never decreases.
+* logistic, epsilon-insensitive: a safeguarded 1-D search over ``[0, tmax]``
+  from ``theta = 1`` (bracketing the zero of the slope by doubling or
+  halving, then Newton steps kept in the bracket; each trial one scalar
+  reduction); the step taken is the best trial, so ``D`` never decreases.
 
 Both engines call :func:`summed_step` with the partitions' terms summed in
 partition order, so they take the same step.
@@ -71,8 +71,9 @@ def summed_step(evaluate, v, changes, lam, W):
     (:func:`sum_terms`); ``v`` is the dual image before the round.  Returns
     ``(theta, trials)``."""
     dv = sum_changes(changes, v.shape[0])
-    vdv = float(v @ dv)
-    dvdv = float(dv @ dv)
+    # elementwise products, not BLAS dot: no thread pool woken for one round
+    vdv = float((v * dv).sum())
+    dvdv = float((dv * dv).sum())
     _, g0, h0, tmax, quadratic = evaluate(0.0)
     slope0 = g0 / W - vdv / lam
     if not slope0 > 0.0:
@@ -90,66 +91,56 @@ def summed_step(evaluate, v, changes, lam, W):
 def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
     """Maximize the concave ``f(theta)`` on ``[0, tmax]`` from its slopes
     (decreasing in ``theta``): bracket the zero of the slope within a factor 2
-    from ``theta = 1``, then the Illinois variant of false position, bisecting
-    when the bracket does not halve.  Only slopes are used: the logistic curvature is unbounded
-    near the box, where Newton steps say nothing."""
+    from ``theta = 1`` by doubling or halving (the logistic curvature is
+    unbounded near the box, where a Newton step says nothing), then Newton
+    steps kept inside the bracket."""
     def trial(theta):
-        e, g, _, _, _ = evaluate(theta)
+        e, g, h, _, _ = evaluate(theta)
         f = e / W - (theta * vdv + 0.5 * theta * theta * dvdv) / lam
-        return f, g / W - (vdv + theta * dvdv) / lam
+        return f, g / W - (vdv + theta * dvdv) / lam, h / W + dvdv / lam
 
-    lo, s_lo = 0.0, slope0
-    best, best_f = 0.0, 0.0
+    lo, best, best_f = 0.0, 0.0, 0.0
     theta = min(1.0, tmax)
     trials = 1
-    hi = s_hi = None
+    hi = None
     while trials <= MAX_TRIALS:
         # bracket the zero of the slope within a factor 2: double while the
-        # slope is positive, halve while it is negative (the slope at 0 can be
-        # huge and falls fast near the box, so it is not used to interpolate)
-        f, slope = trial(theta)
+        # slope is positive, halve while it is negative
+        f, slope, curv = trial(theta)
         trials += 1
         if f > best_f:
             best, best_f = theta, f
         if slope > 0.0:
-            lo, s_lo = theta, slope
+            lo = theta
             if hi is not None:
                 break
             if theta >= tmax:
                 return float(best), trials
             theta = min(2.0 * theta, tmax)
         else:
-            hi, s_hi = theta, slope
+            hi = theta
             if lo > 0.0 or slope == 0.0:
                 break
             theta = 0.5 * theta
-    if hi is None or lo == 0.0:
+    if hi is None or lo == 0.0 or slope == 0.0:
         return float(best), trials
-    side = 0
-    width = math.inf
-    last_fp = math.nan
-    while trials <= MAX_TRIALS and hi - lo > _THETA_TOL * hi:
-        fp = (lo * s_hi - hi * s_lo) / (s_hi - s_lo)
-        theta = fp
-        if hi - lo > 0.5 * width or not lo < theta < hi:
-            theta = 0.5 * (lo + hi)          # the bracket did not halve: bisect
-        width = hi - lo
-        f, slope = trial(theta)
+    # Newton steps from the last trial, kept inside the bracket (bisection
+    # when a step leaves it); the curvature is finite inside the bracket
+    while trials <= MAX_TRIALS:
+        new = theta + slope / curv if curv > 0.0 else math.nan
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
+        if abs(new - theta) <= _THETA_TOL * new or hi - lo <= _THETA_TOL * hi:
+            break
+        theta = new
+        f, slope, curv = trial(theta)
         trials += 1
         if f > best_f:
             best, best_f = theta, f
-        if slope == 0.0 or (theta == fp and abs(fp - last_fp) <= _THETA_TOL * fp):
-            break                            # false position has settled
-        if theta == fp:
-            last_fp = fp
+        if slope == 0.0:
+            break
         if slope > 0.0:
-            lo, s_lo = theta, slope
-            if side == -1:
-                s_hi *= 0.5
-            side = -1
+            lo = theta
         else:
-            hi, s_hi = theta, slope
-            if side == 1:
-                s_lo *= 0.5
-            side = 1
+            hi = theta
     return float(best), trials
