@@ -125,8 +125,9 @@ def render(jsonl, md):
              "",
              "`benchmarks/bench_cocoa_scaling.py`.  lam = 1e-5, relative gap 1e-6, "
              "random_state 0.  Epochs (n coordinate steps each) until the certificate "
-             "holds; `>cap` did not certify within the cap (and larger K were then not "
-             "run); in brackets: the ratio to serial SDCA's epochs.  The partitions run one "
+             "holds, in brackets the ratio to serial SDCA's epochs; `>cap (gap g)` did not "
+             "certify within the cap (relative gap g then); `(not run)`: a smaller K "
+             "already hit the cap.  The partitions run one "
              "after another in one process: the epochs are those of K machines.  The "
              "machine was shared with other work while this ran, so the seconds in the "
              "JSONL file are loaded-machine times; the epochs do not depend on load.",
@@ -145,16 +146,20 @@ def render(jsonl, md):
         base = serial[-1]
         cap = base["cap"]
 
-        def cell(r):
+        def cell(r, agg):
             if r is None:
-                return f">{cap:g}"
+                done = [x for x in rs if x["aggregation"] == agg]
+                if not done:
+                    return "not run"
+                return f">{done[-1]['cap']:g} (not run)"
             if not r["converged"]:
-                return f">{r['epochs']:g}"
+                return f">{r['epochs']:g} (gap {r['rel_gap']:.0e})"
             if base["converged"]:
-                return f"{r['epochs']:g} ({r['epochs'] / base['epochs']:.2f}x)"
-            return f"{r['epochs']:g}"
+                return f"{r['epochs']:.0f} ({r['epochs'] / base['epochs']:.2f}x)"
+            return f"{r['epochs']:.0f}"
         lines += [f"## {s}, {loss}", "",
-                  f"serial SDCA: {cell(base).split(' ')[0]} epochs", "",
+                  f"serial SDCA: {base['epochs']:.1f} epochs"
+                  + ("" if base["converged"] else " (not certified)"), "",
                   "| K | " + " | ".join(aggs) + " | mean step (line_search) |",
                   "|---|" + "---|" * (len(aggs) + 1)]
         for K in KS:
@@ -162,7 +167,7 @@ def render(jsonl, md):
             step = ""
             for agg in aggs:
                 m = [r for r in rs if r["K"] == K and r["aggregation"] == agg]
-                cells.append(cell(m[-1] if m else None))
+                cells.append(cell(m[-1] if m else None, agg))
                 if agg == "line_search" and m and m[-1]["mean_step"] is not None:
                     step = f"{m[-1]['mean_step']:.3f}"
             lines.append(f"| {K} | " + " | ".join(cells) + f" | {step} |")
