@@ -86,7 +86,12 @@ def test_part_files_are_read_on_the_workers(client, data, tmp_path):
     assert pp.label_map == (0.0, 1.0)
     kw = dict(tol=1e-6, max_epochs=60, random_state=4)
     dist = SOLVERS["cocoa"](pp, local_iters=30, **kw).run()
-    local = solve(X, y, loss="logistic", lam=1e-2, solver="cocoa", n_partitions=3,
+    # the local reference reads the same values (a LIBSVM file keeps 16 digits,
+    # so its values may differ from X in the last bit)
+    import scipy.sparse as sp
+    from sklearn.datasets import load_svmlight_file
+    Xf = sp.vstack([load_svmlight_file(p, n_features=X.shape[1])[0] for p in paths]).tocsr()
+    local = solve(Xf, y, loss="logistic", lam=1e-2, solver="cocoa", n_partitions=3,
                   local_iters=30, **kw)
     assert dist.converged
     np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-10)

@@ -39,7 +39,7 @@ __all__ = ["summed_step", "sum_changes", "sum_terms", "MAX_TRIALS"]
 #: at most this many trials of the 1-D search (logistic, epsilon-insensitive)
 MAX_TRIALS = 30
 #: the search stops when a Newton step moves theta by less than this (relative)
-_THETA_TOL = 1e-8
+_THETA_TOL = 1e-12
 
 
 def sum_changes(changes, d):
@@ -126,6 +126,7 @@ def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
         return float(best), trials
     # Newton steps from the last trial, kept inside the bracket (bisection
     # when a step leaves it); the curvature is finite inside the bracket
+    last, last_f = theta, f
     while trials <= MAX_TRIALS:
         new = theta + slope / curv if curv > 0.0 else math.nan
         if not lo < new < hi:
@@ -135,6 +136,7 @@ def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
         theta = new
         f, slope, curv = trial(theta)
         trials += 1
+        last, last_f = theta, f
         if f > best_f:
             best, best_f = theta, f
         if slope == 0.0:
@@ -143,4 +145,7 @@ def _search(evaluate, vdv, dvdv, lam, W, tmax, slope0):
             lo = theta
         else:
             hi = theta
-    return float(best), trials
+    # the last Newton iterate, when it increases D: near the maximum the trials'
+    # values of D differ by rounding only, so picking the largest would let
+    # rounding choose between points 1e-9 apart
+    return (float(last) if last_f > 0.0 else float(best)), trials
