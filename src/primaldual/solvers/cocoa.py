@@ -33,12 +33,12 @@ solves its subproblem as if alone) and one step ``theta`` for all blocks,
 
     theta = argmax_{0 <= theta <= theta_max} D(alpha + theta Dalpha)
 
-(Lee & Roth 2015, eq. (9); ``theta_max`` keeps every ``alpha_i`` in its dual
+(Lee & Roth 2015; ``theta_max`` keeps every ``alpha_i`` in its dual
 domain, so every iterate is dual feasible).  For hinge, squared hinge,
 smoothed hinge, squared and absolute loss ``D`` is a concave quadratic in
 ``theta`` on ``[0, theta_max]`` and ``theta`` is in closed form; for logistic
-and epsilon-insensitive loss a 1-D search on the slope of ``D`` (Lee & Chang
-2020, Section 3.3, with a bracketing search in place of backtracking).  The
+and epsilon-insensitive loss a 1-D search (Lee & Chang 2020 backtrack; here a
+bracketing search with Newton steps finds the maximizer).  The
 blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
 ``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
 ``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
