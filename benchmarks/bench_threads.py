@@ -212,7 +212,7 @@ def forced(r):
     if f is None:
         return "—"
     return (f"{fmt(f['median'])} ({f['epochs']:.1f}) / "
-            f"{fmt(f['median'] / r['sdca_1']['median'], 2)}")
+            f"{fmt(f['median'] / r['sdca_1']['median'], 3)}")
 
 
 def write_md(records, path, args, costs):
@@ -245,7 +245,7 @@ def write_md(records, path, args, costs):
             f"{fmt(s1['median'])} ({s1['epochs']:.1f}){'' if s1['converged'] else ' not certified'} | "
             f"{fmt(s2['median'])} ({s2['epochs']:.1f}, {s2['threads']})"
             f"{'' if s2['converged'] else ' not certified'} | "
-            f"{fmt(r['ratio_2_over_1'], 2)} | {forced(r)} | {snc} | "
+            f"{fmt(r['ratio_2_over_1'], 3)} | {forced(r)} | {snc} | "
             f"{fmt(r.get('ratio_2_over_snap2'), 2)} |")
     lines += ["", "The cost model's decision for n_jobs=2 (`res.extras['threads_reason']`) "
               "and the costs that process measured (its inputs: a serial step and a "
