@@ -27,8 +27,8 @@ from ..kernels.summed_step import QUADRATIC_DUALS, apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
 from ..solvers.sdca import auto_sync_every
-from ..solvers._rounds import LINE_SEARCH
-from .local_sdca import MODE_COCOA_SDCA, local_sdca_round
+from ..solvers._rounds import LINE_SEARCH, MODE_COCOA_SDCA
+from .local_sdca import local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
 

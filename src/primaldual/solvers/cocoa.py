@@ -101,7 +101,7 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import LINE_SEARCH, RoundsMixin, engine_hook, is_partitioned
+from ._rounds import LINE_SEARCH, MODE_COCOA_SDCA, RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
@@ -174,9 +174,7 @@ class CoCoASolver(RoundsMixin, Solver):
         return self.K * self.H
 
     def round_spec(self):
-        # MODE_COCOA_SDCA is distributed.local_sdca's (handed over with the engines)
-        mode = (engine_hook("mode_cocoa_sdca") if self.opts.local_solver == "sdca"
-                else MODE_COCOA)
+        mode = MODE_COCOA_SDCA if self.opts.local_solver == "sdca" else MODE_COCOA
         if self.opts.aggregation == "line_search":
             mode |= LINE_SEARCH
         return mode, self.H, self.sigma_prime, self.gamma
