@@ -28,7 +28,6 @@ from ..solvers._rounds import provide_engines
 from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
-from .local_sdca import MODE_COCOA_SDCA
 from .partitioned import PartitionedProblem
 from .ring import ring_engine
 from .rounds import make_engine
@@ -40,4 +39,4 @@ __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "Engine",
 
 # the solvers' engines (see primaldual.solvers._rounds)
 provide_engines(rounds_engine=make_engine, ring_engine=ring_engine,
-                partitioned_type=PartitionedProblem, mode_cocoa_sdca=MODE_COCOA_SDCA)
+                partitioned_type=PartitionedProblem)

@@ -23,10 +23,12 @@ from ..validation import check_X
 from ..kernels.loss_kernels import LOGISTIC
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
+from ..kernels.summed_step import QUADRATIC_DUALS, apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
 from ..solvers.sdca import auto_sync_every
-from .local_sdca import MODE_COCOA_SDCA, local_sdca_round
+from ..solvers._rounds import LINE_SEARCH, MODE_COCOA_SDCA
+from .local_sdca import local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
 
@@ -102,6 +104,8 @@ class PartitionBlock:
         self.n_jobs = 1
         self._sync_every = None
         self._changes = None
+        # aggregation="line_search": the last round's Delta alpha, not yet applied
+        self.step_dalpha = np.zeros(self.n)
 
     # ------------------------------------------------------------ setup
     @classmethod
@@ -113,6 +117,7 @@ class PartitionBlock:
         self.curv = float(beta) * self.sqnorm
 
     def set_state(self, alpha, v, rng_states):
+        self.step_dalpha[:] = 0.0
         self.alpha[:] = alpha
         self.v[:] = v
         self.logit[:] = np.nan
@@ -144,8 +149,16 @@ class PartitionBlock:
         partitions run on up to ``n_jobs`` threads (each partition's result does
         not depend on them).
 
+        ``mode & LINE_SEARCH`` (``aggregation="line_search"``, one round): the
+        round of ``mode & ~LINE_SEARCH`` with ``gamma = 1`` whose ``Delta alpha``
+        is kept in ``step_dalpha`` and not applied; ``alpha`` and ``v`` stay
+        as they were until :meth:`apply_step` (the driver picks the step from
+        :meth:`line_terms` first).
+
         Returns ``(status, rounds_done, feature_accesses, bad_local_row)``.
         """
+        if mode & LINE_SEARCH:
+            return self._run_for_line_search(mode & ~LINE_SEARCH, m, sigma_dot, n_rounds)
         if mode == MODE_COCOA_SDCA:
             return self._run_local_sdca(int(m), float(sigma_dot), float(gamma),
                                         int(n_rounds), bool(apply_v))
@@ -162,6 +175,34 @@ class PartitionBlock:
             RoundWork(self.dalpha, self.dv, self.colmark, self.rowmark, self.perm,
                       self.swaps, self.rows_buf),
             RoundOut(self.out_cols, self.out_vals, self.out_ptr))
+
+    def _run_for_line_search(self, mode, m, sigma_dot, n_rounds):
+        if n_rounds != 1:
+            raise ValueError("a line-search round runs alone (the step is picked "
+                             "between rounds)")
+        old = self.alpha.copy()
+        out = self.run(mode, m, sigma_dot, 1.0, 1, False)
+        np.subtract(self.alpha, old, out=self.step_dalpha)
+        self.alpha[:] = old
+        self.logit[:] = np.nan              # the cache held the local values
+        return out
+
+    def line_terms(self, theta):
+        """Per partition: ``(e, g, h, tmax, quadratic)`` of the dual along
+        ``alpha + theta step_dalpha`` (:func:`~primaldual.kernels.summed_step.line_terms`)."""
+        out = []
+        quadratic = self.kind in QUADRATIC_DUALS
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            e, g, h, t = line_terms(self.kind, self.param, self.y, self.cw, self.alpha,
+                                    self.step_dalpha, a, b, float(theta))
+            out.append((float(e), float(g), float(h), float(t), quadratic))
+        return out
+
+    def apply_step(self, theta):
+        """``alpha += theta step_dalpha`` (kept dual feasible); ``v`` is the
+        caller's."""
+        apply_summed_step(self.kind, self.y, self.alpha, self.step_dalpha, float(theta))
 
     def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
         acc = 0

@@ -37,7 +37,9 @@ import numpy as np
 
 from .._util import atomic_write
 from .._util.clients import client_workers as _workers
+from ..solvers._rounds import LINE_SEARCH
 from .engine import Engine, assemble_certificate, raise_nonfinite
+from .line_step import sum_terms, summed_step
 from .worker import PartitionActor
 
 __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
@@ -379,6 +381,9 @@ class DaskEngine(Engine):
         for k, (cols, vals, a, st, bad, tc) in enumerate(res):
             if st != 0:
                 raise_nonfinite(self.lam, int(self.part_ptr[k]) + bad)
+        if mode & LINE_SEARCH:
+            gamma = self._summed_step([(cols, vals) for cols, vals, *_ in res])
+        for k, (cols, vals, a, st, bad, tc) in enumerate(res):
             self.v[cols] += gamma * vals
             all_cols.append(cols)
             acc += a
@@ -397,6 +402,17 @@ class DaskEngine(Engine):
         self.time_compute += compute
         self.n_rounds_timed += 1
         return acc
+
+    def _summed_step(self, changes):
+        """The step on the summed update (:mod:`.line_step`), applied to every
+        partition's ``alpha``; the caller adds ``theta Delta v_k`` to ``v``."""
+        def evaluate(theta):
+            parts = self.pset.call_all("line_terms", theta, what=f"round {self.round}")
+            return sum_terms([p for part in parts for p in part])
+        theta, trials = summed_step(evaluate, self.v, changes, self.lam, self.W)
+        self.pset.call_all("apply_step", theta, what=f"round {self.round}")
+        self.note_step(theta, trials)
+        return theta
 
     def run(self, mode, m, sigma_dot, gamma, n_rounds):
         target = self.round + n_rounds
@@ -446,7 +462,7 @@ class DaskEngine(Engine):
         return max(self._with_recovery(lambda: self.pset.call_all("omega_ratio", omega)))
 
     def info(self):
-        out = {"recoveries": int(self.recoveries)}
+        out = {"recoveries": int(self.recoveries), **self.step_info()}
         if self.n_rounds_timed:
             out["round_ms"] = 1e3 * self.time_rounds / self.n_rounds_timed
             out["round_compute_ms"] = 1e3 * self.time_compute / self.n_rounds_timed

@@ -21,8 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Certificate
-from ..solvers._rounds import raise_nonfinite
+from ..solvers._rounds import LINE_SEARCH, raise_nonfinite
 from .block import PartitionBlock, spawn_streams
+from .line_step import sum_terms, summed_step
 
 __all__ = ["Engine", "LocalEngine", "assemble_certificate", "raise_nonfinite"]
 
@@ -62,11 +63,27 @@ class Engine:
         """Per-partition streams spawned from ``entropy`` (``SeedSequence.spawn``)."""
         return [g.bit_generator.state for g in spawn_streams(entropy, self.K)]
 
+    steps_taken = 0
+    step_sum = 0.0
+    step_trials = 0
+
+    def note_step(self, theta, trials):
+        """Record a step on the summed update (``aggregation="line_search"``)."""
+        self.steps_taken += 1
+        self.step_sum += float(theta)
+        self.step_trials += int(trials)
+
+    def step_info(self) -> dict:
+        if not self.steps_taken:
+            return {}
+        return {"mean_step": self.step_sum / self.steps_taken,
+                "step_reductions": self.step_trials / self.steps_taken}
+
     def close(self):
         pass
 
     def info(self) -> dict:
-        return {}
+        return self.step_info()
 
 
 class LocalEngine(Engine):
@@ -108,10 +125,31 @@ class LocalEngine(Engine):
         return self.block.v
 
     def run(self, mode, m, sigma_dot, gamma, n_rounds):
+        if mode & LINE_SEARCH:
+            return self._run_line_search(mode, m, sigma_dot, n_rounds)
         st, done, acc, bad = self.block.run(mode, m, sigma_dot, gamma, n_rounds, True)
         if st != 0:
             raise_nonfinite(self.problem.lam, bad)
         return int(acc)
+
+    def _run_line_search(self, mode, m, sigma_dot, n_rounds):
+        """Rounds whose step on the summed update the driver picks
+        (:mod:`~primaldual.distributed.line_step`), as the Dask engine does."""
+        b = self.block
+        acc = 0
+        for _ in range(n_rounds):
+            st, _, a, bad = b.run(mode, m, sigma_dot, 1.0, 1, False)
+            if st != 0:
+                raise_nonfinite(self.problem.lam, bad)
+            acc += int(a)
+            changes = b.last_changes()
+            theta, trials = summed_step(lambda t: sum_terms(b.line_terms(t)), b.v, changes,
+                                        self.problem.lam, self.problem.W)
+            b.apply_step(theta)
+            for cols, vals in changes:
+                b.v[cols] += theta * vals
+            self.note_step(theta, trials)
+        return acc
 
     def certificate(self, w):
         parts = self.block.certificate_parts(w)

@@ -36,11 +36,7 @@ from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoc
 from ..kernels.views import ProxWork, StepSpec
 from ..solvers.sdca import ThreadWork, threaded_pass
 
-__all__ = ["local_sdca_round", "permutation_passes", "MODE_COCOA_SDCA"]
-
-#: the round mode of :meth:`PartitionBlock.run` for this local solver (0 and 1
-#: are the kernels' MODE_MSDCA and MODE_COCOA, kernels/minibatch.py)
-MODE_COCOA_SDCA = 2
+__all__ = ["local_sdca_round", "permutation_passes"]
 
 _NO_SHRINK = Shrinking(False, np.inf, np.inf)
 

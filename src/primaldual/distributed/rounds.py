@@ -5,17 +5,15 @@ The solver side, :class:`~primaldual.solvers._rounds.RoundsMixin` (state,
 rounds, certificate), lives with the solvers, below this layer; it asks for
 its engine through the hook ``rounds_engine``, which is
 :func:`make_engine` here (registered by :mod:`primaldual.distributed` on
-import).  ``RoundsMixin`` and ``next_check_target`` are
-re-exported from here for existing imports.
+import).
 """
 from __future__ import annotations
 
-from ..solvers._rounds import RoundsMixin, next_check_target  # noqa: F401
 from .block import contiguous_partition
 from .dask_engine import DaskEngine
 from .engine import LocalEngine
 
-__all__ = ["make_engine", "RoundsMixin", "next_check_target"]
+__all__ = ["make_engine"]
 
 
 def make_engine(problem, opts, distributed_input):

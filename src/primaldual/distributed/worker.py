@@ -130,6 +130,16 @@ class PartitionActor:
         (cols, vals), = self.block.last_changes()
         return cols, vals, int(acc), int(st), int(bad), time.perf_counter() - t
 
+    def line_terms(self, theta):
+        """The scalars of the dual along the summed update at ``theta``
+        (``aggregation="line_search"``; :meth:`PartitionBlock.line_terms`)."""
+        return self.block.line_terms(theta)
+
+    def apply_step(self, theta):
+        """Take the driver's step on the summed update."""
+        self.block.apply_step(theta)
+        return True
+
     def certificate(self, sync):
         """Pieces of the exact certificate with ``w = v / lam`` (this copy of
         ``v``), plus the block state for the recovery snapshot."""

@@ -30,10 +30,11 @@ sees them):
     (``distributed.ring``);
 ``partitioned_type``
     the class of problems whose rows live on the workers
-    (``PartitionedProblem``);
-``mode_cocoa_sdca``
-    the round mode of CoCoA+ with the serial SDCA local solver
-    (``distributed.local_sdca``).
+    (``PartitionedProblem``).
+
+The round modes that are not kernels' (:data:`MODE_COCOA_SDCA`, the flag
+:data:`LINE_SEARCH`) are defined here, so that the solvers name them without
+the engines.
 """
 from __future__ import annotations
 
@@ -46,11 +47,21 @@ from .._util import seed_entropy
 from .._util.clients import check_client
 
 __all__ = ["RoundsMixin", "next_check_target", "provide_engines",
-           "engine_hook", "is_partitioned", "raise_nonfinite"]
+           "engine_hook", "is_partitioned", "raise_nonfinite", "LINE_SEARCH",
+           "MODE_COCOA_SDCA"]
+
+#: the round mode of CoCoA+ with the serial SDCA kernel as local solver
+#: (``distributed.local_sdca``; 0 and 1 are the kernels' MODE_MSDCA and
+#: MODE_COCOA, kernels/minibatch.py)
+MODE_COCOA_SDCA = 2
+
+#: a flag on a round mode: the driver picks the step on the summed update
+#: between rounds (CoCoA+ ``aggregation="line_search"``, distributed.line_step)
+LINE_SEARCH = 16
 
 #: what primaldual.distributed supplies (see the module docstring)
 _ENGINES = {}
-_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type", "mode_cocoa_sdca")
+_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type")
 
 
 def provide_engines(**hooks):

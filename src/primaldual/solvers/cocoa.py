@@ -1,6 +1,10 @@
 """CoCoA+ with local SDCA: Ma, Smith, Jaggi, Jordan, Richtarik & Takac, "Adding
 vs. Averaging in Distributed Primal-Dual Optimization" (ICML 2015),
-Algorithm 1 with LocalSDCA (their Algorithm 2).
+Algorithm 1 with LocalSDCA (their Algorithm 2), and by default the exact step
+on the summed update of Lee & Roth, "Distributed Box-Constrained Quadratic
+Optimization for Dual Linear SVM" (ICML 2015), with the line search of Lee &
+Chang, "Distributed block-diagonal approximation methods for regularized
+empirical risk minimization" (Machine Learning 2020).
 
 Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
@@ -23,6 +27,19 @@ shared :func:`dual_step` with margin ``x_i . u`` and curvature
 
     alpha_[k] += gamma Dalpha_[k],     w += gamma sum_k (1/(lam W)) sum_{P_k} c_i Dalpha_i x_i
 
+``aggregation="line_search"`` (the default): ``sigma' = 1`` (each block
+solves its subproblem as if alone) and one step ``theta`` for all blocks,
+``alpha += theta Dalpha``, ``w += theta sum_k Dw_k``, with::
+
+    theta = argmax_{0 <= theta <= theta_max} D(alpha + theta Dalpha)
+
+(Lee & Roth 2015; ``theta_max`` keeps every ``alpha_i`` in its dual
+domain, so every iterate is dual feasible).  For hinge, squared hinge,
+smoothed hinge, squared and absolute loss ``D`` is a concave quadratic in
+``theta`` on ``[0, theta_max]`` and ``theta`` is in closed form; for logistic
+and epsilon-insensitive loss a 1-D search (Lee & Chang 2020 backtrack; here a
+bracketing search with Newton steps finds the maximizer).  The
+blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
 ``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
 ``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
 (CoCoA).  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
@@ -50,7 +67,7 @@ n_partitions : int or None    ``K`` (default: the number of Dask workers with a 
                               in process, ``n_jobs`` -- one partition per thread)
 local_iters : int or None     ``H`` (default: the size of the largest block, one
                               local pass per round)
-aggregation : "adding" | "averaging", default "adding"
+aggregation : "line_search" | "adding" | "averaging", default "line_search"
 local_solver : "sdca" | "uniform", default "sdca"
     "sdca": the local solver is the serial SDCA kernel (prefetching, the
     logistic logit cache) over random permutations of the partition's rows
@@ -84,7 +101,7 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import RoundsMixin, engine_hook, is_partitioned
+from ._rounds import LINE_SEARCH, MODE_COCOA_SDCA, RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
@@ -100,7 +117,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
                                           "the parts or the Dask workers")
     local_iters: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="H; None: ceil(n / K)")
-    aggregation: str = choice("adding", "adding", "averaging")
+    aggregation: str = choice("line_search", "line_search", "adding", "averaging")
     local_solver: str = choice("sdca", "sdca", "uniform")
 
 
@@ -108,16 +125,17 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
 class CoCoASolver(RoundsMixin, Solver):
     __doc__ = __doc__
     name = "cocoa"
-    summary = "CoCoA+ with local SDCA (Ma et al. 2015), in process or on Dask"
+    summary = ("CoCoA+ with local SDCA (Ma et al. 2015) and the exact step on the "
+               "summed update (Lee & Roth 2015), in process or on Dask")
     options_class = CoCoAOptions
     supports_l1 = False
     supports_client = True
 
     def _partitions(self):
-        """K: the option, else one partition per thread in process (CoCoA+'s
-        sigma' = K damps every local step, so more partitions than threads
-        only cost epochs), else the parts of partitioned input or the Dask
-        workers."""
+        """K: the option, else one partition per thread in process (more
+        partitions than threads only cost epochs: the blocks' changes overlap
+        and the step on their sum, or sigma' = K, shrinks them), else the parts
+        of partitioned input or the Dask workers."""
         o = self.opts
         if o.n_partitions is not None:
             return o.n_partitions
@@ -146,17 +164,19 @@ class CoCoASolver(RoundsMixin, Solver):
         self.K = K
         if o.aggregation == "adding":
             self.gamma, self.sigma_prime = 1.0, float(K)
-        else:
+        elif o.aggregation == "averaging":
             self.gamma, self.sigma_prime = 1.0 / K, 1.0
+        else:       # line_search: each partition as if alone, the driver picks the step
+            self.gamma, self.sigma_prime = 1.0, 1.0
 
     @property
     def steps_per_round(self):
         return self.K * self.H
 
     def round_spec(self):
-        # MODE_COCOA_SDCA is distributed.local_sdca's (handed over with the engines)
-        mode = (engine_hook("mode_cocoa_sdca") if self.opts.local_solver == "sdca"
-                else MODE_COCOA)
+        mode = MODE_COCOA_SDCA if self.opts.local_solver == "sdca" else MODE_COCOA
+        if self.opts.aggregation == "line_search":
+            mode |= LINE_SEARCH
         return mode, self.H, self.sigma_prime, self.gamma
 
     def eso_beta(self):
