@@ -516,3 +516,31 @@ def test_interleaved_syncs_lose_no_update(every, sparse):
         for k in range(2):
             from primaldual.kernels.sdca import start_copy
             start_copy(states[k].v, copies[k])
+
+
+#: the module's own function (the autouse fixture above replaces it per test)
+_MEASURED_THREAD_COSTS = sdca_mod.measured_thread_costs
+
+
+def test_thread_costs_are_measured_again_once_stale(monkeypatch):
+    """The costs (the two-thread speed-up follows the machine's load) are kept
+    for COSTS_MAX_AGE seconds, then measured again: a measurement taken while
+    the machine was busy does not keep later fits serial."""
+    made = []
+
+    def fake_measure():
+        made.append(sdca_mod.ThreadCosts(1e-9, 1e-9, 1e-9, 1e-9, 1e-5,
+                                         two_threads=1.0 + len(made)))
+        return made[-1]
+
+    monkeypatch.setattr(sdca_mod, "_measure_thread_costs", fake_measure)
+    monkeypatch.setattr(sdca_mod, "_COSTS", [])
+    monkeypatch.setattr(sdca_mod, "measured_thread_costs", _MEASURED_THREAD_COSTS)
+    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
+    first = sdca_mod.measured_thread_costs()
+    assert sdca_mod.measured_thread_costs() is first and len(made) == 1
+    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", -1.0)      # every value is stale
+    second = sdca_mod.measured_thread_costs()
+    assert len(made) == 2 and second.two_threads == 2.0
+    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
+    assert sdca_mod.measured_thread_costs() is second and len(made) == 2

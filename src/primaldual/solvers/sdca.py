@@ -94,7 +94,8 @@ does not step on a stale copy when it comes back.
 
 Whether threads run is predicted (:func:`thread_plan`) from the data (mean
 entries per row ``r``, ``d``, the column counts, the mean row cosine
-:func:`mean_row_cosine`) and this machine's costs, measured once per process
+:func:`mean_row_cosine`) and this machine's costs, measured at the first threaded call and again when
+that measurement is older than ``COSTS_MAX_AGE`` (30 s)
 (:func:`measured_thread_costs`): per update, one thread costs ``r *
 step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
 copy_entry + sync(S) / S) / cores + wake / n) * (1 + STALE_EPOCHS (k - 1) (S
@@ -273,7 +274,12 @@ class ThreadCosts(NamedTuple):
     two_threads: float = 2.0
 
 
+#: [(time.monotonic() of the measurement, ThreadCosts)]
 _COSTS: list = []
+#: measured_thread_costs measures again when its last measurement is older
+#: than this (seconds): the speed-up two threads get follows the machine's
+#: load, which changes; at most one measurement (about 0.1 s) per 30 s
+COSTS_MAX_AGE = 30.0
 #: the sync period at which measured_thread_costs measures a sync per column,
 #: and the runs of each measurement it takes the least of
 SYNC_PROBE = 32
@@ -284,15 +290,20 @@ PARALLEL_PASSES = 4
 
 
 def measured_thread_costs() -> ThreadCosts:
-    """:class:`ThreadCosts` measured once per process on a small synthetic set
-    (8,192 rows of 32 entries over 65,536 columns; the least of
-    ``COST_REPEATS`` runs of each; about 100 ms) and kept: a pass of the serial kernel, one on a thread
-    copy that never syncs, one syncing every ``SYNC_PROBE`` updates (the
-    difference, per column published, is the sync cost) and an empty
-    threaded pass (the wake-up)."""
-    if not _COSTS:
-        _COSTS.append(_measure_thread_costs())
-    return _COSTS[0]
+    """:class:`ThreadCosts` measured on a small synthetic set (8,192 rows of 32
+    entries over 65,536 columns; the least of ``COST_REPEATS`` runs of each;
+    about 100 ms) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
+    kernel, one on a thread copy that never syncs, one syncing every
+    ``SYNC_PROBE`` updates (the difference, per column published, is the sync
+    cost), an empty threaded pass (the wake-up) and the speed-up of two
+    threads over one on the same steps (which other work on the cores lowers,
+    so it is measured again once the kept value is older than
+    ``COSTS_MAX_AGE``: a measurement taken while the machine was busy does not
+    keep a later fit on an idle machine serial)."""
+    if not _COSTS or time.monotonic() - _COSTS[0][0] > COSTS_MAX_AGE:
+        costs = _measure_thread_costs()
+        _COSTS[:] = [(time.monotonic(), costs)]
+    return _COSTS[0][1]
 
 
 def _measure_thread_costs() -> ThreadCosts:
