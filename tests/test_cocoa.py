@@ -276,29 +276,6 @@ def _reference_cocoa_perm(X, y, loss, lam, K, H, agg, seed, n_rounds, c=None):
     v = np.zeros(d)
     for _ in range(n_rounds):
         changes = []
-        if agg == "line_search":
-            # every partition as if alone, then the exact step on the summed update
-            # (the maximizer of the dual along the line, found here by brute force)
-            for k in range(K):
-                a0, a1 = ptr[k], ptr[k + 1]
-                nk = a1 - a0
-                order = np.concatenate([gens[k].permutation(nk)
-                                        for _ in range(-(-H // nk))])[:H] + a0
-                dalpha = np.zeros(n)
-                dv = np.zeros(d)
-                for i in order:
-                    a = X[i] @ (v + dv) / lam
-                    s = c[i] * (X[i] @ X[i]) / (lam * W)
-                    cur = alpha[i] + dalpha[i]
-                    delta = dual_step(L.code, L.param, cur, y[i], a, s) - cur
-                    dalpha[i] += delta
-                    dv += c[i] * delta / W * X[i]
-                changes.append((dalpha, dv))
-            da = sum(ch[0] for ch in changes)
-            theta = _best_step(X, y, c, loss, lam, alpha, da)
-            alpha = alpha + theta * da
-            v = X.T @ (c * alpha) / W
-            continue
         for k in range(K):
             a0, a1 = ptr[k], ptr[k + 1]
             nk = a1 - a0
@@ -314,6 +291,14 @@ def _reference_cocoa_perm(X, y, loss, lam, K, H, agg, seed, n_rounds, c=None):
                 dalpha[i] += delta
                 dv += c[i] * delta / W * X[i]
             changes.append((dalpha, dv))
+        if agg == "line_search":
+            # every partition as if alone (sig = 1), then the exact step on the
+            # summed update (the maximizer of the dual along the line, by brute force)
+            da = sum(ch[0] for ch in changes)
+            theta = _best_step(X, y, c, loss, lam, alpha, da)
+            alpha = alpha + theta * da
+            v = X.T @ (c * alpha) / W
+            continue
         for dalpha, dv in changes:
             alpha += gamma * dalpha
             v += gamma * dv
