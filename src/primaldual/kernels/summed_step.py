@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import (ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE,
-                           SQUARED, SQUARED_HINGE, neg_conjugate)
+                           SQUARED, SQUARED_HINGE, _clip, neg_conjugate)
 
 __all__ = ["line_terms", "apply_summed_step", "moved", "QUADRATIC_DUALS"]
 
@@ -65,16 +65,8 @@ def moved(kind, alpha, dalpha, y, theta):
         lo, hi = _LOGISTIC_LO, _LOGISTIC_HI
     if in_b:
         b = a * y
-        if b < lo:
-            return lo * y
-        if b > hi:
-            return hi * y
-        return a
-    if a < lo:
-        return lo
-    if a > hi:
-        return hi
-    return a
+        return _clip(b, lo, hi) * y if (b < lo or b > hi) else a
+    return _clip(a, lo, hi)
 
 
 @njit(cache=True, nogil=True)
