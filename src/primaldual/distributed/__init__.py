@@ -28,6 +28,7 @@ from ..solvers._rounds import provide_engines
 from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
+from .newton_rounds import newton_engine
 from .partitioned import PartitionedProblem
 from .ring import ring_engine
 from .rounds import make_engine
@@ -39,4 +40,4 @@ __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "Engine",
 
 # the solvers' engines (see primaldual.solvers._rounds)
 provide_engines(rounds_engine=make_engine, ring_engine=ring_engine,
-                partitioned_type=PartitionedProblem)
+                partitioned_type=PartitionedProblem, newton_engine=newton_engine)

@@ -61,7 +61,7 @@ LINE_SEARCH = 16
 
 #: what primaldual.distributed supplies (see the module docstring)
 _ENGINES = {}
-_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type")
+_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type", "newton_engine")
 
 
 def provide_engines(**hooks):
