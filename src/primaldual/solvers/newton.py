@@ -186,6 +186,22 @@ class NewtonSolver(Solver):
     evaluated from the margins and the gradient of the last accepted point,
     so a gap check costs ``O(n + d)``, not a pass.
 
+    Distributed (MPI-LIBLINEAR: Zhuang, Chin, Juan & Lin, "Distributed Newton
+    methods for regularized logistic regression", PAKDD 2015): with
+    ``n_partitions=K`` the rows are split into ``K`` contiguous partitions and
+    every pass above is a sum of the partitions' parts
+    (:class:`~primaldual.blocks.newton.NewtonBlock`), added in partition order;
+    the driver's logic is unchanged.  In process (no client) the partitions run
+    one after another; with ``client=`` (or partitioned input,
+    :class:`~primaldual.distributed.PartitionedProblem`) each is a Dask actor on
+    a worker (:mod:`primaldual.distributed.newton_rounds`): an evaluation of
+    ``f`` and ``grad f`` and each CG step are one reduction of a ``d``-vector,
+    a line-search evaluation one of two scalars, a certificate gathers
+    ``alpha``.  The iterates are the same in process and on Dask for the same
+    partitions, and do not depend on ``K`` beyond rounding.  A worker lost
+    mid-fit is replaced and recomputes its part at the client's ``w``
+    (docs/distributed.md).
+
     Warm start: a SolveResult or a coefficient vector of shape ``(d,)``; a
     vector of shape ``(n,)`` (when ``n != d``) is read as a dual point and the
     run starts from ``w(alpha)``.
@@ -198,6 +214,12 @@ class NewtonSolver(Solver):
         ``xi`` of Algorithm 2 (LIBLINEAR's value).
     hessian : {"auto", "explicit", "matvec"}, default "auto"
     globalization : {"line_search", "trust_region"}, default "line_search"
+    n_partitions : int or None
+        ``K`` row partitions (distributed Newton); None: serial in process, the
+        parts of partitioned input, or one per Dask worker with ``client``.
+    client, round_timeout, max_recoveries
+        The Dask engine's options (docs/distributed.md).  With partitioned
+        input and ``hessian="auto"``, H is formed explicitly when ``d <= 300``.
     max_cg_iter : int or None
         Cap on CG iterations per Newton step (default ``max(50, 2 d)``).
         A Newton iteration is never cut short by ``max_epochs`` (so that a
