@@ -74,9 +74,11 @@ def main():
                     t = time.perf_counter()
                     r = solve(X, y, **kw, **opts)
                     rec = {"set": label, "run": run, "repeat": rep,
-                           "seconds": time.perf_counter() - t, "epochs": float(r.n_epochs),
+                           "seconds": time.perf_counter() - t, "fit_seconds": float(r.time),
+                           "epochs": float(r.n_epochs),
                            "converged": bool(r.converged), "rel_gap": float(r.rel_gap),
                            "reductions": r.trace[-1].get("reductions"),
+                           "call_ms": r.trace[-1].get("call_ms"),
                            "auto": auto, "auto_reason": reason,
                            "load": os.getloadavg()[0]}
                     records.append(rec)
@@ -97,17 +99,22 @@ def write_table(records, args):
              f"workers; CoCoA+ (`line_search`) stopped at {args.cap:g} s.  Medians of "
              f"{args.repeats} interleaved repeats.",
              "",
-             "**The machine was shared with other work while this ran** (2 cores, load "
-             "average in the `load` column of `dask-newton.jsonl`, mostly 4-12): absolute "
-             "times are inflated and noisy; compare the ratios, measured side by side.",
+             "**The machine was shared with other work while this ran** (2 cores, 1-minute "
+             f"load average {min(r['load'] for r in records):.0f} to "
+             f"{max(r['load'] for r in records):.0f} at the runs' ends, the `load` column of "
+             "`dask-newton.jsonl`): absolute times are inflated and noisy, and two worker "
+             "processes cannot run at once on two busy cores; compare the ratios, measured "
+             "side by side.  `fit s` leaves out placing the rows on the workers (the "
+             "solver's own clock); `call ms` is the mean wall time of one call to all "
+             "workers (a reduction, a line-search evaluation, a certificate).",
              ""]
     for s in dict.fromkeys(r["set"] for r in records):
         rs = [r for r in records if r["set"] == s]
         auto = rs[0]["auto"]
         lines += [f"## {s}", "", f"`solver=\"auto\"` with the client picks **{auto}**: "
                   f"{rs[0]['auto_reason']}.", "",
-                  "| run | median s | x serial SDCA | epochs (passes) | reductions | "
-                  "certified |", "|---|---|---|---|---|---|"]
+                  "| run | median s | x serial SDCA | fit s | epochs (passes) | reductions "
+                  "| call ms | certified |", "|---|---|---|---|---|---|---|---|"]
         base = statistics.median(r["seconds"] for r in rs if r["run"] == "serial SDCA")
         for run in dict.fromkeys(r["run"] for r in rs):
             rr = [r for r in rs if r["run"] == run]
@@ -116,9 +123,12 @@ def write_table(records, args):
             ep = statistics.median(r["epochs"] for r in rr)
             red = rr[0]["reductions"]
             gap = max(r["rel_gap"] for r in rr)
+            fit = statistics.median(r["fit_seconds"] for r in rr)
+            cm = [r["call_ms"] for r in rr if r.get("call_ms") is not None]
+            call = f"{statistics.median(cm):.1f}" if cm else ""
             lines.append(f"| {run} | {t:.2f} | {'>= ' if not conv else ''}{t / base:.2f} | "
-                         f"{ep:.1f} | {red if red is not None else ''} | "
-                         f"{'yes' if conv else f'no (gap {gap:.1e})'} |")
+                         f"{fit:.2f} | {ep:.1f} | {red if red is not None else ''} | "
+                         f"{call} | {'yes' if conv else f'no (gap {gap:.1e})'} |")
         lines.append("")
     (OUT / "dask-newton.md").write_text("\n".join(lines) + "\n")
 

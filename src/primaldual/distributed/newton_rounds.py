@@ -26,6 +26,8 @@ uninterrupted one.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..blocks.newton import add_parts
@@ -50,17 +52,24 @@ class DaskNewtonData:
         self.max_recoveries = int(max_recoveries)
         self.recoveries = 0
         self.reductions = 0
+        self.calls = 0
+        self.call_seconds = 0.0
         #: the point each slot holds on the workers (to rebuild a lost partition)
         self._points = [None, None]
         self._current = 0
 
     # ------------------------------------------------------------ calls
     def _call(self, method, *args):
+        t = time.perf_counter()
         while True:
             try:
-                return self.pset.call_all("newton", method, *args, what=f"newton {method}")
+                out = self.pset.call_all("newton", method, *args, what=f"newton {method}")
+                break
             except _Lost as lost:
                 self._recover(lost)
+        self.calls += 1
+        self.call_seconds += time.perf_counter() - t
+        return out
 
     def _recover(self, lost):
         parts = list(lost.parts)
@@ -127,7 +136,10 @@ class DaskNewtonData:
         return None
 
     def info(self):
-        return {"recoveries": int(self.recoveries)}
+        out = {"recoveries": int(self.recoveries)}
+        if self.calls:
+            out["call_ms"] = 1e3 * self.call_seconds / self.calls
+        return out
 
 
 def newton_engine(problem, opts, distributed_input):
