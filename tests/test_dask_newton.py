@@ -271,3 +271,9 @@ def test_auto_on_partitions_in_process_and_by_loss():
     # an option only CoCoA+ takes picks CoCoA+
     name, reason = resolve_distributed_solver(prob, {"n_partitions": 3, "local_iters": 10})
     assert name == "cocoa" and "local_iters" in reason
+
+
+def test_auto_with_a_bad_partition_count_gives_the_solvers_error():
+    X, y = _data("logistic")
+    with pytest.raises(ValueError, match="n_partitions"):
+        solve(X, y, loss="logistic", lam=1e-4, solver="auto", n_partitions=0)

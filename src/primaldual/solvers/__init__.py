@@ -195,8 +195,10 @@ def resolve_distributed_solver(problem: Problem, options=None, client=None):
     if not (loss.generalized_hessian and problem.l1 == 0 and problem.lam > 0):
         return "cocoa", (f"loss={loss.name!r}" + (" with l1 > 0" if problem.l1 else "")
                          + ": Newton needs a smooth loss and l1 = 0; CoCoA+")
+    # a bad K is refused by the solver that runs; the cost model takes at least 1
+    K = max(1, int(K)) if isinstance(K, (int, float)) and not isinstance(K, bool) else 1
     pick, reason = distributed_choice(problem, conditioning_ratio(problem),
-                                      _newton_limit(problem), int(K), client is not None)
+                                      _newton_limit(problem), K, client is not None)
     other = "cocoa" if pick == "newton" else "newton"
     if not _accepts_options(pick, options) and _accepts_options(other, options):
         return other, f"the options {sorted(options)} are {other}'s ({reason})"

@@ -26,9 +26,11 @@ distributed time of one pass or epoch; Newton is picked when::
     r >= r0 * s_cocoa / s_newton
 
 ``r0`` is the local threshold for the same Hessian mode (explicit on dense
-data, explicit on sparse data, Hessian-vector products).  The constants are
-measured on a 2-worker LocalCluster (``benchmarks/bench_dask_newton.py``,
-docs/distributed.md):
+data, explicit on sparse data, Hessian-vector products).  The constants
+below are the measured ones of docs/distributed.md (per-entry costs of the
+kernels, LocalCluster round trips, CoCoA+'s epochs at ``K = 2``);
+``benchmarks/bench_dask_newton.py`` measures both methods against the rule's
+choice.
 """
 from __future__ import annotations
 
