@@ -219,37 +219,59 @@ def test_part_files_on_the_workers(client, tmp_path):
 
 # --------------------------------------------------------------------- auto
 def _expected(X, y, loss, lam, K, on_cluster):
+    """The rule of _distributed_auto written out: Newton when min(r0 / r, cap)
+    * s_cocoa / s_newton <= 1."""
+    from primaldual.solvers import _newton_limit
     prob = Problem(X, y, loss=loss, lam=lam)
     s_newton, s_cocoa = dauto.speedups(prob, K, on_cluster, loss)
-    from primaldual.solvers import _newton_limit
-    threshold = _newton_limit(prob) * s_cocoa / s_newton
-    return ("newton" if conditioning_ratio(prob) >= threshold else "cocoa"), threshold
+    r = conditioning_ratio(prob)
+    slowdown = min(_newton_limit(prob) / r, dauto.NEWTON_SLOWDOWN_MAX)
+    return ("newton" if slowdown * s_cocoa / s_newton <= 1 else "cocoa"), slowdown
 
 
-def test_auto_with_a_client_picks_newton_when_ill_conditioned(client):
-    # standardized-like rows (squared norm ~ d) and a small lam: ratio >> threshold
+def test_auto_with_a_client_picks_newton_for_a_smooth_loss(client):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((400, 20))
     y = np.sign(X[:, 0] + 0.5 * rng.standard_normal(400))
-    pick, threshold = _expected(X, y, "logistic", 1e-5, 2, True)
+    pick, slowdown = _expected(X, y, "logistic", 1e-5, 2, True)
     assert pick == "newton"
     res = solve(X, y, loss="logistic", lam=1e-5, solver="auto", client=client, tol=1e-8)
     assert res.solver == "newton" and res.converged
-    assert "newton" in res.options or res.options["n_partitions"] == 2
-    assert f"{threshold:.3g}" in res.extras["solver_reason"]
+    assert res.options["n_partitions"] == 2          # one partition per worker
+    assert f"{slowdown:.3g}" in res.extras["solver_reason"]
     assert "on a cluster" in res.extras["solver_reason"]
 
 
-def test_auto_with_a_client_picks_cocoa_when_well_conditioned(client):
-    # unit rows, lam large against 1/n: a small ratio, below the threshold
-    X, y = make_classification_data(n=2000, d=50, density=0.1, seed=4)
-    X = X.multiply(1.0 / np.sqrt(X.multiply(X).sum(axis=1) + 1e-300)).tocsr()
-    pick, threshold = _expected(X, y, "logistic", 1e-1, 2, True)
-    prob = Problem(X, y, loss="logistic", lam=1e-1)
-    assert pick == "cocoa" and conditioning_ratio(prob) < threshold
-    res = solve(X, y, loss="logistic", lam=1e-1, solver="auto", client=client, tol=1e-6)
+def test_auto_with_a_client_picks_cocoa_for_hinge(client):
+    X, y = make_classification_data(n=300, d=30, density=0.2, seed=4)
+    res = solve(X, y, loss="hinge", lam=1e-2, solver="auto", client=client, tol=1e-4)
     assert res.solver == "cocoa"
-    assert "<" in res.extras["solver_reason"]
+    assert "smooth loss" in res.extras["solver_reason"]
+
+
+def test_auto_rule_arithmetic():
+    """The choice follows the predicted times: CoCoA+ when serial Newton is
+    modelled slower than CoCoA+'s epoch growth makes it (few partitions in
+    process, a well-conditioned problem), Newton otherwise."""
+    X, y = make_classification_data(n=2000, d=50, density=0.1, seed=4)
+    prob = Problem(X, y, loss="logistic", lam=1e-1)
+    r = conditioning_ratio(prob)
+    assert dauto.newton_slowdown(r, 30.0) == dauto.NEWTON_SLOWDOWN_MAX
+    assert dauto.newton_slowdown(float("inf"), 30.0) == 0.0
+    assert dauto.newton_slowdown(1e4, 30.0) == pytest.approx(30.0 / 1e4)
+    # in process the partitions run one after another: Newton's speed-up is 1,
+    # CoCoA+'s 1 / F(K); Newton when min(r0 / r, cap) <= F(K)
+    s_newton, s_cocoa = dauto.speedups(prob, 3, False, "logistic")
+    assert s_newton == 1.0
+    assert s_cocoa == pytest.approx(1.0 / dauto.cocoa_epoch_factor(3))
+    old = dauto.COCOA_EPOCH_FACTOR_K2
+    try:
+        dauto.COCOA_EPOCH_FACTOR_K2 = 2.0          # F(2) = 2 < the cap: CoCoA+
+        assert dauto.distributed_choice(prob, r, 30.0, 2, False)[0] == "cocoa"
+        assert dauto.distributed_choice(prob, 1e3, 30.0, 2, False)[0] == "newton"
+    finally:
+        dauto.COCOA_EPOCH_FACTOR_K2 = old
+    assert dauto.distributed_choice(prob, r, 30.0, 2, False)[0] == "newton"
 
 
 def test_auto_on_partitions_in_process_and_by_loss():
@@ -258,12 +280,7 @@ def test_auto_on_partitions_in_process_and_by_loss():
     name, reason = resolve_distributed_solver(Problem(X, y, loss="hinge", lam=1e-6),
                                               {"n_partitions": 2})
     assert name == "cocoa" and "smooth loss" in reason
-    # in process the partitions run one after another: Newton's speed-up is 1,
-    # CoCoA+'s 1 / F(K); the threshold is the local one times 1 / F(K)
     prob = Problem(X, y, loss="logistic", lam=1e-4)
-    s_newton, s_cocoa = dauto.speedups(prob, 3, False, "logistic")
-    assert s_newton == 1.0
-    assert s_cocoa == pytest.approx(1.0 / dauto.cocoa_epoch_factor(3))
     res = solve(X, y, loss="logistic", lam=1e-4, solver="auto", n_partitions=3, tol=1e-8)
     pick, _ = _expected(X, y, "logistic", 1e-4, 3, False)
     assert res.solver == pick
