@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import primaldual
+import primaldual.blocks.sdca_threads as threads_mod
 import primaldual.solvers.sdca as sdca_mod
 from primaldual import solve
 from primaldual.problem import Problem
@@ -36,14 +37,14 @@ REGRESSION = ("squared", "absolute", "epsilon_insensitive")
 
 #: costs under which threads always win (no sync or wake-up cost): the tests
 #: below exercise the threads, whatever this machine's measured costs say
-FREE_SYNCS = sdca_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
+FREE_SYNCS = threads_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
                                   sweep_column=0.0, wake=0.0)
 
 
 @pytest.fixture(autouse=True)
 def threads_on_tiny_data(monkeypatch):
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 0)
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: FREE_SYNCS)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", 0)
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", lambda: FREE_SYNCS)
 
 
 def data_for(loss, n=300, d=25, seed=0, dense=False):
@@ -100,7 +101,7 @@ def test_threads_are_used_and_capped_by_the_work(monkeypatch):
     X, y = make_classification_data(n=200, d=20, seed=3)
     res = solve(X, y, solver="sdca", n_jobs=3, tol=1e-6)
     assert res.extras["threads"] == 3
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", X.nnz // 2)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", X.nnz // 2)
     res = solve(X, y, solver="sdca", n_jobs=8, tol=1e-6)
     assert res.extras["threads"] == 2
 
@@ -258,7 +259,8 @@ def test_keyboard_interrupt_stops_cleanly_and_certifies(monkeypatch, n_jobs, def
             time.sleep(0.2)               # the main thread gets it while we run
         return real(*args)
 
-    monkeypatch.setattr(sdca_mod, "sdca_epoch", epoch_then_interrupt)
+    monkeypatch.setattr(sdca_mod, "sdca_epoch", epoch_then_interrupt)      # serial
+    monkeypatch.setattr(threads_mod, "sdca_epoch", epoch_then_interrupt)   # threads
     res = solve(X, y, loss="logistic", lam=1e-7, solver="sdca", n_jobs=n_jobs, tol=0.0,
                 max_epochs=10_000, check_every=1, shrinking=False, random_state=0)
     assert res.stop_reason == "interrupted"
@@ -282,7 +284,7 @@ def test_checkpoint_and_resume_with_threads(tmp_path):
 
 def test_column_overlap_by_hand():
     from primaldual.rows import as_rows
-    from primaldual.solvers.sdca import column_overlap
+    from primaldual.blocks.sdca_threads import column_overlap
     # column 0 in all 4 rows, column 1 in one row: entries 4 + 1 = 5;
     # sum omega^2 = 16 + 1 = 17 -> 17 / (4 * 5)
     X = sp.csr_matrix(np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 0.0], [1.0, 0.0]]))
@@ -329,7 +331,7 @@ def test_threaded_certificate_pass_equals_one_thread(loss):
 
 def test_mean_row_cosine_and_distinct_columns_by_hand():
     from primaldual.rows import as_rows
-    from primaldual.solvers.sdca import distinct_columns, mean_row_cosine
+    from primaldual.blocks.sdca_threads import distinct_columns, mean_row_cosine
     # rows (1, 0), (0, 0) (skipped), (1, 1): one pair, cosine 1/sqrt(2)
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]))
     assert mean_row_cosine(as_rows(X)) == pytest.approx(1 / np.sqrt(2), rel=1e-12)
@@ -344,7 +346,7 @@ def test_mean_row_cosine_and_distinct_columns_by_hand():
 
 # ------------------------------------------------------------ the cost model
 #: costs of the size this kind of machine measures (ns per entry, us per wake)
-TYPICAL = sdca_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
+TYPICAL = threads_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
                                sweep_column=1e-9, wake=3e-4)
 
 
@@ -365,13 +367,13 @@ def zipf_text(n, d, tokens=70, exponent=1.03, seed=0):
 def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogonal(
         monkeypatch):
     from primaldual.rows import as_rows
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 100_000)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", 100_000)
     # a small shared vocabulary (5,000 rows over 100,000 words): short passes
     # (a wake-up each) and syncs over a wide vocabulary cost more than the
     # threads save at every period the staleness allows
     text = as_rows(zipf_text(5_000, 100_000))
-    assert sdca_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
-    plan = sdca_mod.thread_plan(text, 2, costs=TYPICAL)
+    assert threads_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
     assert plan.threads == 1 and plan.reason.startswith("serial") and plan.speedup < 1.15
     # large and orthogonal (random signs): long sync periods cost nothing in
     # epochs, and each sync's columns are reused many times
@@ -380,22 +382,22 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     X = sp.csr_matrix((rng.standard_normal(n * r), rng.integers(0, d, n * r),
                        np.arange(0, n * r + 1, r)), shape=(n, d))
     ortho = as_rows(X)
-    assert abs(sdca_mod.mean_row_cosine(ortho)) < 0.01
-    plan = sdca_mod.thread_plan(ortho, 2, costs=TYPICAL)
+    assert abs(threads_mod.mean_row_cosine(ortho)) < 0.01
+    plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
     assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
     assert plan.sync_every >= 1024
     # on cores held by other work (two threads no faster than one) it is serial
     held = TYPICAL._replace(two_threads=1.0)
-    assert sdca_mod.thread_plan(ortho, 2, costs=held).threads == 1
+    assert threads_mod.thread_plan(ortho, 2, costs=held).threads == 1
     # n_jobs=1 is one thread whatever the data; so is data too small to share out
-    one = sdca_mod.thread_plan(ortho, 1, costs=TYPICAL)
+    one = threads_mod.thread_plan(ortho, 1, costs=TYPICAL)
     assert (one.threads, one.reason) == (1, "n_jobs=1")
-    tiny = sdca_mod.thread_plan(as_rows(X[:1000]), 2, costs=TYPICAL)
+    tiny = threads_mod.thread_plan(as_rows(X[:1000]), 2, costs=TYPICAL)
     assert tiny.threads == 1 and "fewer than" in tiny.reason
 
 
 def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: TYPICAL)
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", lambda: TYPICAL)
     X = zipf_text(3000, 3000, tokens=20, seed=2)
     y = np.where(np.random.default_rng(0).random(X.shape[0]) < 0.5, -1.0, 1.0)
     kw = dict(loss="logistic", lam=1e-3, solver="sdca", tol=1e-8, random_state=0)
@@ -412,7 +414,7 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     """Thread 1 sleeps 20 ms before every other chunk it takes (as if
     descheduled, holding unpublished updates and a copy that goes stale while
     thread 0 runs on): the run still certifies the serial optimum."""
-    monkeypatch.setattr(sdca_mod, "CHUNK_NNZ", 1)        # many chunks per pass
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)        # many chunks per pass
     stalls = []
 
     def stall(k, chunk):
@@ -420,7 +422,7 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
             stalls.append(chunk)
             time.sleep(0.02)
 
-    monkeypatch.setattr(sdca_mod, "THREAD_STALL", stall)
+    monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
     X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
     kw = dict(lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000, random_state=0)
     for loss in ("hinge", "logistic"):
@@ -436,7 +438,7 @@ def _two_copies(X, y, loss, every, sparse=True):
     from primaldual.kernels.sdca import SDCAState, start_copy
     prob = Problem(X, y, loss=loss, lam=1e-2)
     n, d = X.shape
-    work = sdca_mod.ThreadWork(d, 2, every, False, int(np.diff(X.indptr).max()), sparse)
+    work = threads_mod.ThreadWork(d, 2, every, False, int(np.diff(X.indptr).max()), sparse)
     shared = np.zeros(d)
     alpha = np.zeros(n)
     states, copies = [], []
@@ -519,7 +521,7 @@ def test_interleaved_syncs_lose_no_update(every, sparse):
 
 
 #: the module's own function (the autouse fixture above replaces it per test)
-_MEASURED_THREAD_COSTS = sdca_mod.measured_thread_costs
+_MEASURED_THREAD_COSTS = threads_mod.measured_thread_costs
 
 
 def test_thread_costs_are_measured_again_once_stale(monkeypatch):
@@ -529,18 +531,18 @@ def test_thread_costs_are_measured_again_once_stale(monkeypatch):
     made = []
 
     def fake_measure():
-        made.append(sdca_mod.ThreadCosts(1e-9, 1e-9, 1e-9, 1e-9, 1e-5,
+        made.append(threads_mod.ThreadCosts(1e-9, 1e-9, 1e-9, 1e-9, 1e-5,
                                          two_threads=1.0 + len(made)))
         return made[-1]
 
-    monkeypatch.setattr(sdca_mod, "_measure_thread_costs", fake_measure)
-    monkeypatch.setattr(sdca_mod, "_COSTS", [])
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", _MEASURED_THREAD_COSTS)
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
-    first = sdca_mod.measured_thread_costs()
-    assert sdca_mod.measured_thread_costs() is first and len(made) == 1
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", -1.0)      # every value is stale
-    second = sdca_mod.measured_thread_costs()
+    monkeypatch.setattr(threads_mod, "_measure_thread_costs", fake_measure)
+    monkeypatch.setattr(threads_mod, "_COSTS", [])
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", _MEASURED_THREAD_COSTS)
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", 1e9)
+    first = threads_mod.measured_thread_costs()
+    assert threads_mod.measured_thread_costs() is first and len(made) == 1
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", -1.0)      # every value is stale
+    second = threads_mod.measured_thread_costs()
     assert len(made) == 2 and second.two_threads == 2.0
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
-    assert sdca_mod.measured_thread_costs() is second and len(made) == 2
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", 1e9)
+    assert threads_mod.measured_thread_costs() is second and len(made) == 2

@@ -26,7 +26,7 @@ from ..kernels.objective import certificate_pass
 from ..kernels.summed_step import QUADRATIC_DUALS, apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
-from ..solvers.sdca import auto_sync_every
+from ..blocks.sdca_threads import auto_sync_every
 from ..solvers._rounds import LINE_SEARCH, MODE_COCOA_SDCA
 from .local_sdca import local_sdca_round
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork, StepSpec
-from ..solvers.sdca import ThreadWork, threaded_pass
+from ..blocks.sdca_threads import ThreadWork, threaded_pass
 
 __all__ = ["local_sdca_round", "permutation_passes"]
 
@@ -96,7 +96,7 @@ def _threaded_passes(rows, spec, state, order, nk, no_prox, K, sync_every):
     """The local passes of ``order`` (permutations of ``nk`` rows one after
     another) on ``K`` threads, one pass at a time (a row is in one chunk of a
     pass, so each ``alpha_i`` has one writer), by the threaded solver's
-    :func:`~primaldual.solvers.sdca.threaded_pass`.  Returns ``(status, pos,
+    :func:`~primaldual.blocks.sdca_threads.threaded_pass`.  Returns ``(status, pos,
     acc)``."""
     acc = 0
     H = order.shape[0]
