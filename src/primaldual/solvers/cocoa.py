@@ -101,7 +101,8 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import LINE_SEARCH, MODE_COCOA_SDCA, RoundsMixin, is_partitioned
+from ..distributed.block import LINE_SEARCH, MODE_COCOA_SDCA
+from ._rounds import RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]

@@ -122,7 +122,8 @@ from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
 from .._util.clients import check_client, client_workers
-from ._rounds import RoundsMixin, is_partitioned, next_check_target, raise_nonfinite
+from ..validation import raise_nonfinite
+from ._rounds import RoundsMixin, is_partitioned, next_check_target
 
 __all__ = ["MinibatchSDCASolver", "MinibatchSDCALocal", "MinibatchSDCAEngine",
            "MinibatchSDCAOptions", "minibatch_class", "eso_factor", "sparse_eso", "sigma_squared"]

@@ -173,6 +173,7 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
+from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
@@ -189,13 +190,6 @@ RESYNC_DRIFT = 1e-11
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
-
-
-def _raise_nonfinite(problem, i):
-    raise FloatingPointError(
-        f"non-finite value in the dual step at sample {int(i)} (lam={problem.lam!r}); "
-        f"the data or lam is too extreme for double precision: scale the rows "
-        f"(e.g. --normalize) or increase lam")
 
 
 @dataclass(frozen=True)
@@ -395,7 +389,7 @@ class SDCASolver(Solver):
                 thr[2] = max(thr[2], up)
                 thr[3] = max(thr[3], down)
                 if status == STATUS_NONFINITE:
-                    _raise_nonfinite(prob, order[pos])
+                    raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
             if interrupted:
                 self.interrupted = True
@@ -485,7 +479,7 @@ class SDCASolver(Solver):
                                                   self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(prob, perm[pos])
+                raise_nonfinite(prob.lam, perm[pos])
             self.v = u / prob.W
             self.steps += n
             self.pending_sgd_init = False
@@ -509,7 +503,7 @@ class SDCASolver(Solver):
                 no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(prob, self.order[pos])
+                raise_nonfinite(prob.lam, self.order[pos])
             self.pos = pos
             self.steps = t
             if status == STATUS_SNAPSHOT:
@@ -541,7 +535,7 @@ class SDCASolver(Solver):
             self.steps = t
             if status == STATUS_NONFINITE:
                 self._keep_passes(passes)
-                _raise_nonfinite(prob, passes.order[passes.cursor[2]])
+                raise_nonfinite(prob.lam, passes.order[passes.cursor[2]])
             if passes.cursor[0] == 0:                  # everything shrunk
                 self.steps = target
                 break
