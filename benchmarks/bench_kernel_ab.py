@@ -117,7 +117,7 @@ def worker(src, data_dir, reps, cases=None):
         known = (set(cls.options) if isinstance(getattr(cls, "options", None), dict)
                  else {f.name for f in dataclasses.fields(cls.options_class)})
         opts = {k: v for k, v in opts.items() if k in known or k not in OPTIONAL}
-        s = cls(prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
+        s = cls.create(prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
         s.init_state(None)
         s.advance(1.0, None)                      # warm-up: compile / cache load
         best = np.inf

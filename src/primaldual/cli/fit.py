@@ -336,8 +336,8 @@ def _fit_on_cluster(args, loss, loss_params, options):
                                  f"one-vs-rest locally (drop --scheduler)") from None
             raise
         opts.setdefault("n_partitions", pp.n_parts)
-        res = SOLVERS[solver](pp, tol=args.tol, max_epochs=args.max_epochs,
-                              random_state=args.seed, **opts).run()
+        res = SOLVERS[solver].create(pp, tol=args.tol, max_epochs=args.max_epochs,
+                                     random_state=args.seed, **opts).run()
         classes = np.array(pp.label_map) if pp.label_map is not None else None
         if classes is not None:
             _note(args, f"labels: {_format_label(classes[0])} -> -1, "

@@ -286,6 +286,6 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
                              f"distributed solvers: "
                              f"{', '.join(k for k, c in SOLVERS.items() if getattr(c, 'supports_client', False)) or 'none yet'}")
         solver_options["client"] = client
-    runner = cls(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
-                 callback=callback, eval_set=eval_set, **solver_options)
+    runner = cls.create(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
+                        callback=callback, eval_set=eval_set, **solver_options)
     return runner.run()

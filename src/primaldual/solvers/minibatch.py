@@ -256,8 +256,8 @@ class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
 
 def minibatch_class(sampling):
     """The class that runs mini-batch SDCA with ``sampling``: the engine class
-    for ``"distributed"``, the in-memory one otherwise (the factory behind
-    ``MinibatchSDCASolver(...)``)."""
+    for ``"distributed"``, the in-memory one otherwise (what
+    :meth:`MinibatchSDCASolver.create` builds)."""
     return MinibatchSDCAEngine if sampling == "distributed" else MinibatchSDCALocal
 
 
@@ -266,12 +266,13 @@ def minibatch_class(sampling):
 class MinibatchSDCASolver(Solver):
     """Mini-batch SDCA (see the module docstring).
 
-    Building ``MinibatchSDCASolver(problem, ...)`` (what ``solve`` and the
-    registry do) returns a :class:`MinibatchSDCALocal` (samplings "serial" and
-    "standard", in memory, on threads) or a :class:`MinibatchSDCAEngine`
-    (sampling "distributed", partitions on an engine), chosen by
-    :func:`minibatch_class`; this class holds what both share: the options,
-    the ESO and the step rule.
+    The registry's entry ``"minibatch_sdca"``.  :meth:`create` (what
+    ``solve`` and the registry's users call) builds a
+    :class:`MinibatchSDCALocal` (samplings "serial" and "standard", in memory,
+    on threads) or a :class:`MinibatchSDCAEngine` (sampling "distributed",
+    partitions on an engine), chosen by :func:`minibatch_class`; this class
+    holds what both share: the options, the ESO and the step rule, and is
+    abstract (it has no ``advance``), so it is not built itself.
     """
 
     name = "minibatch_sdca"
@@ -280,17 +281,19 @@ class MinibatchSDCASolver(Solver):
     supports_l1 = False
     supports_client = True
 
-    def __new__(cls, *args, **kwargs):
-        if cls is MinibatchSDCASolver:
-            cls = minibatch_class(kwargs.get("sampling", MinibatchSDCAOptions.sampling))
-        return super().__new__(cls)
+    @classmethod
+    def create(cls, problem, **kwargs):
+        """The solver for ``kwargs["sampling"]`` (default "standard"): a
+        :class:`MinibatchSDCALocal` or a :class:`MinibatchSDCAEngine`."""
+        sampling = kwargs.get("sampling", MinibatchSDCAOptions.sampling)
+        return minibatch_class(sampling)(problem, **kwargs)
 
     def validate_options(self):
         want = minibatch_class(self.opts.sampling)
         if not isinstance(self, want):
             raise ValueError(f"sampling={self.opts.sampling!r} runs on {want.__name__}, "
-                             f"not {type(self).__name__}; build MinibatchSDCASolver(...), "
-                             f"which picks the class")
+                             f"not {type(self).__name__}; build it with "
+                             f"MinibatchSDCASolver.create(...), which picks the class")
         b, n = self.opts.batch_size, self.problem.n
         if b > n:
             raise ValueError(f"batch_size={b} is larger than n={n}")
