@@ -275,6 +275,15 @@ def test_the_engines_load_without_the_solvers_and_without_dask():
     mods = _loaded_after("import primaldual.solvers")
     assert "primaldual.solvers.cocoa" in mods
     assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
+    # a CoCoA+ fit in process runs on LocalEngine: still no Dask
+    mods = _loaded_after("import numpy as np, primaldual\n"
+                         "X = np.arange(40.0).reshape(20, 2) % 7 - 3\n"
+                         "y = np.where(np.arange(20) % 2, 1.0, -1.0)\n"
+                         "r = primaldual.solve(X, y, loss='hinge', lam=0.1, solver='cocoa',\n"
+                         "                     n_partitions=2, max_epochs=2)\n"
+                         "assert r.n_epochs > 0\n")
+    assert "primaldual.distributed.engine" in mods
+    assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
 
 
 def test_the_check_fails_when_an_engine_imports_a_solver_again():
