@@ -407,6 +407,64 @@ def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
     np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
 
 
+# ------------------------------------- the prediction checked on the data
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])     # shrinking on / off
+@pytest.mark.parametrize("outcome", ["threads", "serial"])
+def test_trial_pass_decides_threads_or_serial_and_certifies(monkeypatch, loss, outcome):
+    """Data long enough for a trial: the first pass runs half on one thread and
+    half on the threads; the measured times decide (here handed in, so the
+    choice does not depend on this machine's load), the reason says what was
+    measured, and either way the run certifies the serial optimum."""
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(sdca_mod, "TRIAL_FLOOR", 0.0)
+    decide = sdca_mod.SDCASolver._trial_decision
+    seen = []
+
+    def with_times(self):
+        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        # both halves of one pass were timed, on about half the entries each
+        seen.append((serial_s > 0, thread_s > 0, serial_nnz + thread_nnz))
+        per_entry = 1e-9 if outcome == "threads" else 4e-9
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, per_entry * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    X, y = data_for(loss, n=400, d=30, seed=3)
+    kw = dict(loss=loss, lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000,
+              random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert len(seen) == 1 and seen[0][:2] == (True, True)
+    assert seen[0][2] == sp.csr_matrix(X).nnz        # the whole first pass
+    reason = res.extras["threads_reason"]
+    assert reason.startswith(f"{outcome}: measured on this data's first pass"), reason
+    assert res.extras["threads"] == (2 if outcome == "threads" else 1)
+    assert res.converged
+    assert_exact_certificate(X, y, loss, 1e-3, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=0, atol=1e-5 * np.abs(ref.coef).max())
+
+
+def test_trial_decision_rule():
+    """Threads stay where one thread's time per entry over theirs, divided by
+    the predicted epoch penalty, is at least MIN_SPEEDUP."""
+    class Fake:
+        n_threads, trial, trial_mid = 2, True, 5
+        plan = sdca_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
+        threads_reason = plan.reason
+
+    for serial_ns, thread_ns, stays in ((10.0, 7.0, False), (10.0, 6.9, True),
+                                        (10.0, 10.0, False)):
+        f = Fake()
+        f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
+        f.thread_work = f.thread_prox = object()
+        sdca_mod.SDCASolver._trial_decision(f)
+        measured = serial_ns / thread_ns / 1.25
+        assert (f.n_threads == 2) is stays is (measured >= sdca_mod.MIN_SPEEDUP)
+        assert f"{measured:.2f}x one thread" in f.threads_reason
+        assert f.trial is False and (stays or f.thread_work is None)
+
+
 # ------------------------------------------------ staleness bounded by work
 def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     """Thread 1 sleeps 20 ms before every other chunk it takes (as if
