@@ -477,8 +477,13 @@ class _ThreadModel:
     def __init__(self, rows, costs):
         self.rows, self.costs = rows, costs
         self.r = rows.nnz / max(rows.n, 1)
-        self.cosine = mean_row_cosine(rows)
-        self.omega = rows.column_counts()
+        # the data's statistics, computed once per row view (solver="auto"
+        # with n_jobs > 1 plans before choosing SDCA and again in its setup)
+        stats = getattr(rows, "_thread_model_stats", None)
+        if stats is None:
+            stats = (mean_row_cosine(rows), rows.column_counts())
+            rows._thread_model_stats = stats
+        self.cosine, self.omega = stats
         self._U = {}
 
     def predict(self, k, S, sparse):
