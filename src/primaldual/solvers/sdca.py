@@ -120,7 +120,7 @@ are measured on a synthetic set whose columns are uniform, and real columns
 runs its first half on one thread and its second half on the best ``k``
 threads, both timed; the threads stay only where one thread's time per
 stored entry over theirs, divided by the predicted epoch penalty, is at
-least ``MIN_SPEEDUP`` (:meth:`SDCASolver._trial_decision`).  Both halves are
+least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both halves are
 steps of the same pass, so the run loses at most a fraction of one pass to
 the check whichever way it goes, and a machine whose cores are taken by
 other work gets the serial run.  The reason then says what was measured.
@@ -223,6 +223,10 @@ TRIAL_MIN_NNZ = 2_000_000
 #: threads are then far from paying: syncs sweeping a very wide ``v`` for
 #: rows of a few entries)
 TRIAL_FLOOR = 0.5
+#: the trial keeps the threads where they were measured at least this much
+#: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
+#: 10-15%, and the epoch penalty of asynchrony is a prediction)
+TRIAL_MIN_SPEEDUP = 1.3
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
@@ -259,15 +263,38 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
     ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
     when ``n <= sample``).  A step that misses ``S`` updates of other threads
     has a margin error of about ``sqrt(S)`` times this (random signs)."""
-    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
-    norms = np.sqrt(rows.sqnorm[idx])
-    keep = idx[norms > 0]
-    m = int(keep.shape[0])
+    idx, owner, cols, vals = _sampled_entries(rows, sample)
+    sq = rows.sqnorm[idx]
+    m = int(np.count_nonzero(sq > 0))
     if m < 2:
         return 0.0
-    inv = 1.0 / np.sqrt(rows.sqnorm[keep])
-    s = np.asarray(rows.X[keep].T @ inv, dtype=np.float64).ravel()
+    inv = np.divide(1.0, np.sqrt(sq), out=np.zeros_like(sq), where=sq > 0)
+    s = np.bincount(cols, weights=vals * inv[owner], minlength=rows.d)
     return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
+
+
+def _sampled_entries(rows, sample):
+    """The stored entries of at most ``sample`` evenly spaced rows (all rows
+    when ``n <= sample``), read through the row view: ``(rows, row of each
+    entry, its column, its value)``, gathered in O(their number)."""
+    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
+    start, stop = rows.indptr[idx], rows.indptr[idx + 1]
+    length = stop - start
+    owner = np.repeat(np.arange(idx.shape[0]), length)
+    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(length) - length, length)
+    pos = start[owner] + offset
+    cols = rows.indices[rows.iptr[idx][owner] + offset]
+    return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
+
+
+def sampled_column_counts(rows, sample=COSINE_SAMPLE) -> np.ndarray:
+    """``omega_j`` (the rows with an entry in column ``j``) estimated from at
+    most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
+    sample`` and no row stores a zero): the cost model's input, a few
+    milliseconds where the exact count is a pass over every stored entry."""
+    idx, _, cols, vals = _sampled_entries(rows, sample)
+    counts = np.bincount(cols[vals != 0], minlength=rows.d)
+    return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
 
 
 def distinct_columns(omega, n, S) -> float:
@@ -481,7 +508,7 @@ class _ThreadModel:
         # with n_jobs > 1 plans before choosing SDCA and again in its setup)
         stats = getattr(rows, "_thread_model_stats", None)
         if stats is None:
-            stats = (mean_row_cosine(rows), rows.column_counts())
+            stats = (mean_row_cosine(rows), sampled_column_counts(rows))
             rows._thread_model_stats = stats
         self.cosine, self.omega = stats
         self._U = {}
@@ -881,7 +908,7 @@ class SDCASolver(Solver):
 
     def _trial_decision(self):
         """After the trial pass: keep the threads where they were measured at
-        least ``MIN_SPEEDUP`` times faster per stored entry than one thread,
+        least ``TRIAL_MIN_SPEEDUP`` times faster per stored entry than one thread,
         counting the predicted epoch penalty of asynchrony; else run serially
         from here on.  ``threads_reason`` says what was measured."""
         serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
@@ -894,10 +921,10 @@ class SDCASolver(Solver):
                   f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
                   f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
                   f"epochs predicted; the cost model predicted {plan.speedup:.2f}x)")
-        if measured >= MIN_SPEEDUP:
+        if measured >= TRIAL_MIN_SPEEDUP:
             self.threads_reason = f"threads: {detail}"
             return
-        self.threads_reason = f"serial: {detail}, below {MIN_SPEEDUP}x"
+        self.threads_reason = f"serial: {detail}, below {TRIAL_MIN_SPEEDUP}x"
         self.n_threads = 1
         self.thread_work = self.thread_prox = None
 
