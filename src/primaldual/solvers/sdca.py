@@ -108,7 +108,7 @@ costs ``r * step_entry`` and a sync ``2 d sweep_column``.
 ``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
 predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
-``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
+``MIN_NNZ_PER_THREAD`` (1,000,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
 ``res.extras["threads_reason"]`` the decision in words.
 
@@ -197,7 +197,7 @@ SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
-MIN_NNZ_PER_THREAD = 100_000
+MIN_NNZ_PER_THREAD = 1_000_000
 #: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
 #: atomic additions when the column overlap (the chance that another row has an
 #: entry in the column of a random entry) is at least this (covtype 0.86, a9a
@@ -222,7 +222,7 @@ TRIAL_MIN_NNZ = 2_000_000
 #: no trial where the cost model predicts less than this speed-up (the
 #: threads are then far from paying: syncs sweeping a very wide ``v`` for
 #: rows of a few entries)
-TRIAL_FLOOR = 0.5
+TRIAL_FLOOR = 0.4
 #: the trial keeps the threads where they were measured at least this much
 #: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
 #: 10-15%, and the epoch penalty of asynchrony is a prediction)
@@ -328,21 +328,21 @@ class ThreadCosts(NamedTuple):
 _COSTS: list = []
 #: measured_thread_costs measures again when its last measurement is older
 #: than this (seconds): the speed-up two threads get follows the machine's
-#: load, which changes; at most one measurement (about 0.1 s) per 30 s
+#: load, which changes; at most one measurement (a few tens of ms) per 30 s
 COSTS_MAX_AGE = 30.0
 #: the sync period at which measured_thread_costs measures a sync per column,
 #: and the runs of each measurement it takes the least of
 SYNC_PROBE = 32
-COST_REPEATS = 5
+COST_REPEATS = 3
 #: measured_thread_costs times two threads against one on this many passes
 #: over its set (about 4 ms of steps)
-PARALLEL_PASSES = 4
+PARALLEL_PASSES = 2
 
 
 def measured_thread_costs() -> ThreadCosts:
     """:class:`ThreadCosts` measured on a small synthetic set (8,192 rows of 32
     entries over 65,536 columns; the least of ``COST_REPEATS`` runs of each;
-    about 100 ms) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
+    a few tens of milliseconds) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
     kernel, one on a thread copy that never syncs, one syncing every
     ``SYNC_PROBE`` updates (the difference, per column published, is the sync
     cost), an empty threaded pass (the wake-up) and the speed-up of two
