@@ -23,7 +23,9 @@ normal values), ``dense`` 20,000 x 500; rows scaled to unit norm, labels
 
 Run: ``python benchmarks/bench_kernel_ab.py [--base COMMIT] [--after COMMIT]
 [--rounds 5]``;
-the table is printed and written to ``benchmarks/results/kernel-ab.md``.
+the table is printed and written to ``benchmarks/results/kernel-ab.md`` (``--out``
+names another file: ``kernel-ab-structured-args.md`` and ``kernel-ab-prox.md`` hold
+two other comparisons).
 """
 from __future__ import annotations
 

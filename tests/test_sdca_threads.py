@@ -344,6 +344,36 @@ def test_mean_row_cosine_and_distinct_columns_by_hand():
     assert distinct_columns(omega, 2, 2) == pytest.approx(1.75, rel=1e-12)
 
 
+@pytest.mark.parametrize("dense", [False, True])
+def test_sampled_statistics_against_direct_computation(dense):
+    """The cost model's row cosine and column counts, read from a sample of
+    rows through the row view: exact when every row is read (against a
+    product of the normalized matrix and a count of its nonzeros), and on a
+    sample equal to the same formulas on the sampled rows, scaled to n."""
+    from primaldual.rows import as_rows
+    from primaldual.blocks.sdca_threads import mean_row_cosine, sampled_column_counts
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=rng)
+    X[7] = 0.0                                       # an empty row is skipped
+    X.eliminate_zeros()
+    Xin = X.toarray() if dense else X
+    rows = as_rows(Xin)
+    A = X.toarray()
+    norms = np.linalg.norm(A, axis=1)
+    U = A[norms > 0] / norms[norms > 0, None]
+    G = U @ U.T
+    m = U.shape[0]
+    assert mean_row_cosine(rows) == pytest.approx((G.sum() - m) / (m * (m - 1)), rel=1e-12)
+    np.testing.assert_array_equal(sampled_column_counts(rows), np.count_nonzero(A, axis=0))
+    idx = np.unique(np.linspace(0, 299, 50).astype(np.int64))
+    np.testing.assert_allclose(sampled_column_counts(rows, sample=50),
+                               np.count_nonzero(A[idx], axis=0) * 300 / idx.shape[0])
+    Us = A[idx][norms[idx] > 0] / norms[idx][norms[idx] > 0, None]
+    ms = Us.shape[0]
+    assert mean_row_cosine(rows, sample=50) == pytest.approx(
+        ((Us @ Us.T).sum() - ms) / (ms * (ms - 1)), rel=1e-12)
+
+
 # ------------------------------------------------------------ the cost model
 #: costs of the size this kind of machine measures (ns per entry, us per wake)
 TYPICAL = threads_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
@@ -407,6 +437,64 @@ def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
     assert two.extras["threads_reason"].startswith("serial: 2 threads predicted")
     assert one.extras["threads_reason"] == "n_jobs=1"
     np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
+
+
+# ------------------------------------- the prediction checked on the data
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])     # shrinking on / off
+@pytest.mark.parametrize("outcome", ["threads", "serial"])
+def test_trial_pass_decides_threads_or_serial_and_certifies(monkeypatch, loss, outcome):
+    """Data long enough for a trial: the first pass runs half on one thread and
+    half on the threads; the measured times decide (here handed in, so the
+    choice does not depend on this machine's load), the reason says what was
+    measured, and either way the run certifies the serial optimum."""
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(sdca_mod, "TRIAL_FLOOR", 0.0)
+    decide = sdca_mod.SDCASolver._trial_decision
+    seen = []
+
+    def with_times(self):
+        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        # both halves of one pass were timed, on about half the entries each
+        seen.append((serial_s > 0, thread_s > 0, serial_nnz + thread_nnz))
+        per_entry = 1e-9 if outcome == "threads" else 4e-9
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, per_entry * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    X, y = data_for(loss, n=400, d=30, seed=3)
+    kw = dict(loss=loss, lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000,
+              random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert len(seen) == 1 and seen[0][:2] == (True, True)
+    assert seen[0][2] == sp.csr_matrix(X).nnz        # the whole first pass
+    reason = res.extras["threads_reason"]
+    assert reason.startswith(f"{outcome}: measured on this data's first pass"), reason
+    assert res.extras["threads"] == (2 if outcome == "threads" else 1)
+    assert res.converged
+    assert_exact_certificate(X, y, loss, 1e-3, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=0, atol=1e-5 * np.abs(ref.coef).max())
+
+
+def test_trial_decision_rule():
+    """Threads stay where one thread's time per entry over theirs, divided by
+    the predicted epoch penalty, is at least TRIAL_MIN_SPEEDUP."""
+    class Fake:
+        n_threads, trial, trial_mid = 2, True, 5
+        plan = threads_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
+        threads_reason = plan.reason
+
+    for serial_ns, thread_ns, stays in ((10.0, 6.2, False), (10.0, 6.1, True),
+                                        (10.0, 10.0, False)):
+        f = Fake()
+        f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
+        f.thread_work = f.thread_prox = object()
+        sdca_mod.SDCASolver._trial_decision(f)
+        measured = serial_ns / thread_ns / 1.25
+        assert (f.n_threads == 2) is stays is (measured >= sdca_mod.TRIAL_MIN_SPEEDUP)
+        assert f"{measured:.2f}x one thread" in f.threads_reason
+        assert f.trial is False and (stays or f.thread_work is None)
 
 
 # ------------------------------------------------ staleness bounded by work

@@ -33,11 +33,12 @@ from .._util.threads import resolve_n_jobs, run_threads
 
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "auto_sync_every", "column_overlap",
            "distinct_columns", "mean_row_cosine", "measured_thread_costs",
+           "sampled_column_counts",
            "thread_plan", "threaded_pass"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
-MIN_NNZ_PER_THREAD = 100_000
+MIN_NNZ_PER_THREAD = 1_000_000
 #: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
 #: atomic additions when the column overlap (the chance that another row has an
 #: entry in the column of a random entry) is at least this (covtype 0.86, a9a
@@ -82,15 +83,38 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
     ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
     when ``n <= sample``).  A step that misses ``S`` updates of other threads
     has a margin error of about ``sqrt(S)`` times this (random signs)."""
-    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
-    norms = np.sqrt(rows.sqnorm[idx])
-    keep = idx[norms > 0]
-    m = int(keep.shape[0])
+    idx, owner, cols, vals = _sampled_entries(rows, sample)
+    sq = rows.sqnorm[idx]
+    m = int(np.count_nonzero(sq > 0))
     if m < 2:
         return 0.0
-    inv = 1.0 / np.sqrt(rows.sqnorm[keep])
-    s = np.asarray(rows.X[keep].T @ inv, dtype=np.float64).ravel()
+    inv = np.divide(1.0, np.sqrt(sq), out=np.zeros_like(sq), where=sq > 0)
+    s = np.bincount(cols, weights=vals * inv[owner], minlength=rows.d)
     return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
+
+
+def _sampled_entries(rows, sample):
+    """The stored entries of at most ``sample`` evenly spaced rows (all rows
+    when ``n <= sample``), read through the row view: ``(rows, row of each
+    entry, its column, its value)``, gathered in O(their number)."""
+    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
+    start, stop = rows.indptr[idx], rows.indptr[idx + 1]
+    length = stop - start
+    owner = np.repeat(np.arange(idx.shape[0]), length)
+    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(length) - length, length)
+    pos = start[owner] + offset
+    cols = rows.indices[rows.iptr[idx][owner] + offset]
+    return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
+
+
+def sampled_column_counts(rows, sample=COSINE_SAMPLE) -> np.ndarray:
+    """``omega_j`` (the rows with an entry in column ``j``) estimated from at
+    most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
+    sample`` and no row stores a zero): the cost model's input, a few
+    milliseconds where the exact count is a pass over every stored entry."""
+    idx, _, cols, vals = _sampled_entries(rows, sample)
+    counts = np.bincount(cols[vals != 0], minlength=rows.d)
+    return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
 
 
 def distinct_columns(omega, n, S) -> float:
@@ -124,21 +148,21 @@ class ThreadCosts(NamedTuple):
 _COSTS: list = []
 #: measured_thread_costs measures again when its last measurement is older
 #: than this (seconds): the speed-up two threads get follows the machine's
-#: load, which changes; at most one measurement (about 0.1 s) per 30 s
+#: load, which changes; at most one measurement (a few tens of ms) per 30 s
 COSTS_MAX_AGE = 30.0
 #: the sync period at which measured_thread_costs measures a sync per column,
 #: and the runs of each measurement it takes the least of
 SYNC_PROBE = 32
-COST_REPEATS = 5
+COST_REPEATS = 3
 #: measured_thread_costs times two threads against one on this many passes
 #: over its set (about 4 ms of steps)
-PARALLEL_PASSES = 4
+PARALLEL_PASSES = 2
 
 
 def measured_thread_costs() -> ThreadCosts:
     """:class:`ThreadCosts` measured on a small synthetic set (8,192 rows of 32
     entries over 65,536 columns; the least of ``COST_REPEATS`` runs of each;
-    about 100 ms) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
+    a few tens of milliseconds) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
     kernel, one on a thread copy that never syncs, one syncing every
     ``SYNC_PROBE`` updates (the difference, per column published, is the sync
     cost), an empty threaded pass (the wake-up) and the speed-up of two
@@ -230,6 +254,10 @@ class ThreadPlan(NamedTuple):
     speedup: float
     reason: str
     sparse: bool = True
+    #: the best number of threads, whether or not they are predicted to win,
+    #: and the epoch penalty of asynchrony predicted for it
+    best_threads: int = 1
+    penalty: float = 1.0
 
 
 def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
@@ -276,8 +304,9 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
               f"{100 * flush_share:.0f}% of the step cost, "
               f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
     if speedup < MIN_SPEEDUP:
-        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse)
-    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse)
+        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse,
+                          k, penalty)
+    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse, k, penalty)
 
 
 def auto_sync_every(rows, n_threads=2, costs=None) -> int:
@@ -295,8 +324,13 @@ class _ThreadModel:
     def __init__(self, rows, costs):
         self.rows, self.costs = rows, costs
         self.r = rows.nnz / max(rows.n, 1)
-        self.cosine = mean_row_cosine(rows)
-        self.omega = rows.column_counts()
+        # the data's statistics, computed once per row view (solver="auto"
+        # with n_jobs > 1 plans before choosing SDCA and again in its setup)
+        stats = getattr(rows, "_thread_model_stats", None)
+        if stats is None:
+            stats = (mean_row_cosine(rows), sampled_column_counts(rows))
+            rows._thread_model_stats = stats
+        self.cosine, self.omega = stats
         self._U = {}
 
     def predict(self, k, S, sparse):

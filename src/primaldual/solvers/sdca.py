@@ -108,9 +108,22 @@ costs ``r * step_entry`` and a sync ``2 d sweep_column``.
 ``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
 predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
-``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
+``MIN_NNZ_PER_THREAD`` (1,000,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
 ``res.extras["threads_reason"]`` the decision in words.
+
+The prediction is then checked on the data itself where a pass is long
+enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
+prediction is not hopeless (at least ``TRIAL_FLOOR``): the machine's costs
+are measured on a synthetic set whose columns are uniform, and real columns
+(a shared vocabulary's frequent words) cache differently.  The first pass
+runs its first half on one thread and its second half on the best ``k``
+threads, both timed; the threads stay only where one thread's time per
+stored entry over theirs, divided by the predicted epoch penalty, is at
+least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both halves are
+steps of the same pass, so the run loses at most a fraction of one pass to
+the check whichever way it goes, and a machine whose cores are taken by
+other work gets the serial run.  The reason then says what was measured.
 
 Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
 variant, or its "atomic" one with ``atomic=True``) is kept as an option;
@@ -183,6 +196,20 @@ from .._util.threads import resolve_n_jobs
 #: by 10 at each re-activation (see kernels.sdca.sdca_passes)
 SHRINK_EPS0 = 0.1
 
+#: n_jobs > 1 on data of at least this many stored entries: the first pass
+#: checks the cost model on the data itself, its first half on one thread
+#: and its second half on the threads (:meth:`SDCASolver._trial_decision`);
+#: below it the prediction alone decides (a half pass of fewer entries is a
+#: few milliseconds, too short to time against the other half)
+TRIAL_MIN_NNZ = 2_000_000
+#: no trial where the cost model predicts less than this speed-up (the
+#: threads are then far from paying: syncs sweeping a very wide ``v`` for
+#: rows of a few entries)
+TRIAL_FLOOR = 0.4
+#: the trial keeps the threads where they were measured at least this much
+#: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
+#: 10-15%, and the epoch penalty of asynchrony is a prediction)
+TRIAL_MIN_SPEEDUP = 1.3
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
@@ -266,7 +293,15 @@ class SDCASolver(Solver):
         o = self.opts
         prob = self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
-        self.n_threads = self.plan.threads
+        self.threads_reason = self.plan.reason
+        # check the prediction on the data's first pass (module docstring,
+        # "Threads"): the candidate threads are set up, and the trial pass
+        # decides whether they stay
+        self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
+                      and self.plan.speedup >= TRIAL_FLOOR)
+        self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
+        self.trial_mid = -1
+        self.n_threads = self.plan.best_threads if self.trial else self.plan.threads
         self.sparse_sync = self.plan.sparse
         self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
@@ -310,7 +345,7 @@ class SDCASolver(Solver):
     def run(self):
         res = super().run()
         res.extras["threads"] = self.n_threads
-        res.extras["threads_reason"] = self.plan.reason
+        res.extras["threads_reason"] = self.threads_reason
         return res
 
     # ---------------------------------------------------------- threads
@@ -369,6 +404,10 @@ class SDCASolver(Solver):
         row_nnz = prob.rows.row_nnz
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
+                if self.trial and self.trial_mid >= 0:
+                    self._trial_decision()
+                    if self.n_threads == 1:
+                        return              # advance() goes on serially
                 if not self._threaded_pass():
                     self.steps = target                  # everything shrunk
                     break
@@ -377,12 +416,36 @@ class SDCASolver(Solver):
                     # the active set is too small to share out: its passes run
                     # in the serial kernel (each pass would cost a wake-up)
                     return self._advance_shrinking(target, deadline)
+                if self.trial:
+                    self.trial_mid = self.order.shape[0] // 2
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
+            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
+            if self.trial and self.pos < self.trial_mid:
+                # the trial pass's first half, on one thread
+                stop = min(stop, self.trial_mid)
+                t0 = time.perf_counter()
+                res = sdca_epoch(rows, spec, state, order, self.pos, stop, 0, -1, shrink,
+                                 self._no_averaging, self.prox_work)
+                self.trial_times[0] += time.perf_counter() - t0
+                self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
+                self.steps += res.steps
+                self.feature_accesses += res.accesses
+                thr[2] = max(thr[2], res.max_up)
+                thr[3] = max(thr[3], res.max_down)
+                if res.status == STATUS_NONFINITE:
+                    raise_nonfinite(prob.lam, order[res.pos])
+                self.pos = stop
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                continue
+            t0 = time.perf_counter()
             results, interrupted = threaded_pass(
                 rows, spec, state, order, self.pos, stop, self.thread_work,
-                (stop - self.pos) * prob.nnz / max(prob.n, 1),
-                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox)
+                (stop - self.pos) * prob.nnz / max(prob.n, 1), shrink, self.thread_prox)
+            if self.trial and self.trial_mid >= 0:
+                self.trial_times[2] += time.perf_counter() - t0
+                self.trial_times[3] += row_nnz[order[self.pos:stop]].sum()
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
@@ -396,6 +459,32 @@ class SDCASolver(Solver):
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+
+    @property
+    def _no_averaging(self):
+        return Averaging(False, self.alpha[:0], np.zeros(0, np.int64), 0)
+
+    def _trial_decision(self):
+        """After the trial pass: keep the threads where they were measured at
+        least ``TRIAL_MIN_SPEEDUP`` times faster per stored entry than one thread,
+        counting the predicted epoch penalty of asynchrony; else run serially
+        from here on.  ``threads_reason`` says what was measured."""
+        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        self.trial, self.trial_mid = False, -1
+        k, plan = self.n_threads, self.plan
+        if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
+            return                                   # nothing measured: keep the plan
+        measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+        detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
+                  f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
+                  f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
+                  f"epochs predicted; the cost model predicted {plan.speedup:.2f}x)")
+        if measured >= TRIAL_MIN_SPEEDUP:
+            self.threads_reason = f"threads: {detail}"
+            return
+        self.threads_reason = f"serial: {detail}, below {TRIAL_MIN_SPEEDUP}x"
+        self.n_threads = 1
+        self.thread_work = self.thread_prox = None
 
     def _logit_cache(self):
         """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
@@ -487,7 +576,11 @@ class SDCASolver(Solver):
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
         if self.n_threads > 1:
-            return self._advance_threads(target, deadline)
+            self._advance_threads(target, deadline)
+            if (self.n_threads > 1 or self.steps >= target or self.interrupted
+                    or (deadline is not None and time.perf_counter() >= deadline)):
+                return
+            # the trial pass chose one thread: the rest runs serially
         if self.shrinking:
             return self._advance_shrinking(target, deadline)
         rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
