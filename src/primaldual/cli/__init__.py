@@ -49,6 +49,7 @@ import sys
 
 from .._extras import MissingExtraError
 from .parser import build_parser, parse_args, parse_option, parse_value
+from .request import make_request
 
 # A command's module (and what it needs: solvers, kernels, scikit-learn) is
 # imported when the command runs, so that ``--help`` loads only the parser.
@@ -102,7 +103,6 @@ def main(argv=None) -> int:
     except SystemExit as e:          # usage errors and --help: argparse's code
         return int(e.code or 0)
     try:
-        from .request import make_request
         request = make_request(args)
         return _command(request.command)(request)
     except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:

@@ -23,7 +23,7 @@ from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier
 from ..model_io import LinearModel, save_model
 from ..solvers import SOLVERS, load_state
-from .files import (DENSE_MIN_DENSITY, density, nnz_of, plot_ovr_traces, plot_trace,
+from .files import (density, nnz_of, plot_ovr_traces, plot_trace,
                     read_libsvm, split_libsvm, write_trace_csv)
 from .output import format_label, json_float, note
 from .prepare import (check_test_labels, class_weight_for, classes_of, lam_of,

@@ -119,15 +119,16 @@ def parse_class_weight(spec):
     return out
 
 
-def parse_number_list(text, flag):
-    """The finite numbers > 0 of ``X,Y,...`` (``--lams``, ``--Cs``), no repeats."""
+def parse_number_list(text, flag, noun):
+    """The finite numbers > 0 of ``X,Y,...`` (``--lams``, ``--Cs``; each a
+    ``noun``), no repeats."""
     try:
         values = [float(t) for t in text.split(",") if t.strip()]
     except ValueError:
         raise ValueError(f"{flag} expects numbers separated by commas, got "
                          f"{text!r}") from None
     if not values or not all(math.isfinite(v) and v > 0 for v in values):
-        raise ValueError(f"every value of {flag} must be a finite number > 0, got {text}")
+        raise ValueError(f"every {noun} must be a finite number > 0, got {text}")
     if len(set(values)) != len(values):
         raise ValueError(f"{flag} has repeated values: {text}")
     return tuple(values)

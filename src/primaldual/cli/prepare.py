@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..estimators import add_intercept_column, combined_weights
-from .files import DENSE_MIN_DENSITY, density, encode_binary_labels, read_libsvm
+from .files import encode_binary_labels, read_libsvm
 from .output import format_label, note
 
 
@@ -32,14 +32,12 @@ class TrainingData:
 
 def read_training_data(req) -> TrainingData:
     """TRAIN (and TEST), read together; rows scaled with --normalize.  A file
-    of density >= DENSE_MIN_DENSITY is read into a dense array (stderr says so)."""
+    of density >= DENSE_MIN_DENSITY is read into a dense array (the summary
+    says which: ``storage``)."""
     paths = [req.train] + ([req.test] if getattr(req, "test", None) else [])
     parts, index_base = read_libsvm(paths, with_base=True)
     X, y_raw = parts[0]
     Xt, yt_raw = parts[1] if len(parts) > 1 else (None, None)
-    if not sp.issparse(X):
-        note(req, f"{req.train}: density {density(X):.3g} >= {DENSE_MIN_DENSITY:g}, read "
-                  f"into a dense array")
     if req.normalize:
         from sklearn.preprocessing import normalize
         X = normalize(X, norm="l2")

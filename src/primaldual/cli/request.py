@@ -9,6 +9,7 @@ never the namespace.  A ``fit`` reads as LIBLINEAR's ``train.c`` does: parse
 """
 from __future__ import annotations
 
+import importlib
 import math
 import sys
 from dataclasses import dataclass
@@ -16,8 +17,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .._extras import have, require
 from .parser import (FLAG_OPTIONS, key_value, parse_class_weight, parse_number_list,
                      parse_option, parse_pairs)
+
+
+def _load(module, name):
+    """``name`` of ``primaldual.<module>``, imported when a request is built
+    (by name): building the parser and ``--help`` import no loss, solver or
+    kernel (tests/test_startup.py)."""
+    return getattr(importlib.import_module(f"primaldual.{module}"), name)
 
 #: ``fit``'s lam when neither --lam nor -c is given
 DEFAULT_LAM = 1e-4
@@ -152,13 +161,10 @@ def _solver_options(args):
 
 def _train_fields(args, lam, C):
     """The checks ``fit`` and ``cv`` share, and the fields of TrainRequest."""
-    # imported here: building the parser and --help load no loss or solver
-    from .._extras import have
-    from .._util import resolve_n_jobs
-    from ..losses import make_loss
-    from ..penalties import make_penalty
-    from ..solvers import check_solver_name
-
+    resolve_n_jobs = _load("_util", "resolve_n_jobs")
+    make_loss = _load("losses", "make_loss")
+    make_penalty = _load("penalties", "make_penalty")
+    check_solver_name = _load("solvers", "check_solver_name")
     loss_params = parse_pairs(args.loss_param, "--loss-param")
     loss = make_loss(args.loss, loss_params or None)
     if C is not None and not (math.isfinite(C) and C > 0):
@@ -213,7 +219,6 @@ def _fit_request(args):
     elif args.partitions is not None and args.partitions < 1:
         raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
     if args.plot and args.scheduler is None:
-        from .._extras import require
         require("matplotlib", "--plot")        # before the fit, not after it
     options = fields.pop("options")
     if args.scheduler is None:           # the cluster path sets its own
@@ -236,8 +241,8 @@ def _cv_request(args):
     given = [f for f, v in (("--lam", args.lam), ("--lams", args.lams), ("-c", args.C),
                             ("--Cs", args.Cs)) if v is not None]
     if len(given) > 1:
-        raise ValueError(f"give one of --lam X (one value), --lams X,Y,... (a list), -c C "
-                         f"or --Cs C1,C2,... (LIBLINEAR's C), not {' and '.join(given)}")
+        raise ValueError(f"give either --lam X (one value), --lams X,Y,... (a list), -c C "
+                         f"or --Cs C1,C2,... (LIBLINEAR's C), not both {' and '.join(given)}")
     fields = _train_fields(args, args.lam, args.C)
     if args.folds < 2:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")
@@ -251,11 +256,11 @@ def _cv_request(args):
             raise ValueError(f"every lam must be a finite number > 0, got {args.lam}")
         lams = (args.lam,)
     elif args.lams is not None:
-        lams = tuple(sorted(parse_number_list(args.lams, "--lams"), reverse=True))
+        lams = tuple(sorted(parse_number_list(args.lams, "--lams", "lam"), reverse=True))
     elif args.C is not None:
         Cs = (args.C,)
     elif args.Cs is not None:
-        Cs = tuple(sorted(parse_number_list(args.Cs, "--Cs")))
+        Cs = tuple(sorted(parse_number_list(args.Cs, "--Cs", "C")))
     options = fields.pop("options")
     options["progress"] = False
     return CVRequest(**fields, options=MappingProxyType(options), folds=args.folds,
