@@ -333,4 +333,4 @@ def test_every_solver_option_has_one_line_of_meaning(capsys):
                 continue                           # Python only, not listed
             line = next(l for l in out.splitlines() if l.split() and
                         l.split()[0] == f.name)
-            assert line.rstrip().endswith(f.metadata["doc"]), line
+            assert line.split(None, 1)[1].startswith(f.metadata["doc"] + " (default "), line

@@ -149,8 +149,7 @@ def cmd_solvers(req) -> int:
     width = max(len(r["option"]) for r in rows)
     for r in rows:
         how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
-        doc = f"; {r['doc']}" if r["doc"] else ""
-        print(f"  {r['option']:<{width}}  default {r['default']!r}; {how}{doc}")
+        print(f"  {r['option']:<{width}}  {r['doc']} (default {r['default']!r}; {how})")
     own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
     if own:
         print(f"\nexample: primaldual fit TRAIN --solver {req.name} --option "

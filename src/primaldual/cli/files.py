@@ -17,7 +17,7 @@ from ..datasets import load_svmlight_files
 # --------------------------------------------------------------------- data
 #: a LIBSVM file whose stored values fill at least this share of its n x d
 #: matrix is read into a dense array: the solvers' dense rows are several times
-#: faster than CSR rows (30,000 x 100 logistic: 1.28 s from CSR, 0.18 s dense),
+#: faster than CSR rows (benchmarks/results/cli-dense.md: 30,000 x 100 logistic),
 #: and at this density the dense array (8 bytes a cell) takes at most 4/3 of the
 #: CSR memory (12 bytes a stored value)
 DENSE_MIN_DENSITY = 0.5
