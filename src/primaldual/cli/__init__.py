@@ -49,7 +49,6 @@ import sys
 
 from .._extras import MissingExtraError
 from .parser import build_parser, parse_args, parse_option, parse_value
-from .request import make_request
 
 # A command's module (and what it needs: solvers, kernels, scikit-learn) is
 # imported when the command runs, so that ``--help`` loads only the parser.
@@ -103,7 +102,8 @@ def main(argv=None) -> int:
     except SystemExit as e:          # usage errors and --help: argparse's code
         return int(e.code or 0)
     try:
-        request = make_request(args)
+        # the request module (dataclasses) is loaded after parsing: --help stays light
+        request = importlib.import_module(f"{__name__}.request").make_request(args)
         return _command(request.command)(request)
     except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
