@@ -8,14 +8,13 @@ trained (:func:`primaldual.solve`) and the results saved (:func:`finish_fit`).
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
 import primaldual
 
-from .._extras import have, require
+from .._extras import require
 from .._util import encode_pm1
 from .._util.scales import scale_spread_note
 from .._util.interrupts import sigint_as_flag
@@ -193,7 +192,7 @@ def _fit_one_vs_rest(req, data, classes, cw):
                          "converged": bool(est.converged_[k])})
     n, d = X.shape
     nnz = nnz_of(X)
-    storage = "dense" if isinstance(X, np.ndarray) else "sparse"
+    storage = data.storage
     summary = {"solver": est.solver_, "loss": req.loss.name, "lam": float(lam),
                "l1": float(req.l1), "C": 1.0 / (lam * W), "weight_total": W,
                "n": int(n), "d": int(d), "nnz": nnz, "storage": storage,
