@@ -281,7 +281,8 @@ class MinibatchSDCASolver(Solver):
     on threads) or a :class:`MinibatchSDCAEngine` (sampling "distributed",
     partitions on an engine), chosen by :func:`minibatch_class`; this class
     holds what both share: the options, the ESO and the step rule, and is
-    abstract (it has no ``advance``), so it is not built itself.
+    abstract (``init_state``, ``advance``, ``certificate`` are the two
+    classes'), so it is not built itself.
     """
 
     name = "minibatch_sdca"
