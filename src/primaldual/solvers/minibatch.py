@@ -216,12 +216,21 @@ class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
                                       doc="C for sampling='distributed' (None: the "
                                           "number of Dask workers with a client, else 4)")
-    batch_size: int = number(64, integer=True, low=0.0, doc="b")
-    sampling: str = choice("standard", "serial", "standard", "distributed")
-    step: str = choice("safe", "safe", "naive", "average")
-    eso: str = choice("auto", "auto", "dense", "sparse", "safe", "cauchy_schwarz")
+    batch_size: int = number(64, integer=True, low=0.0,
+                             doc="b, the rows updated together in one step")
+    sampling: str = choice("standard", "serial", "standard", "distributed",
+                           doc="one coordinate per step, a uniform batch of b, or b/C "
+                               "from each of C blocks")
+    step: str = choice("safe", "safe", "naive", "average",
+                       doc="batch update: ESO-weighted (safe), summed serial steps "
+                           "(naive), or their average")
+    eso: str = choice("auto", "auto", "dense", "sparse", "safe", "cauchy_schwarz",
+                      doc="which expected separable over-approximation weights the "
+                          "safe step (Section 4.3)")
     sigma: str | float = number("power", low=0.0, strict=False, high=1.0,
-                                also=("power", "bound"), doc="sigma^2, or how to get it")
+                                also=("power", "bound"),
+                                doc="sigma^2 of the ESO, or how to get it: power "
+                                    "iteration or a bound")
 
     def check(self):
         s, eso, b = self.sampling, self.eso, self.batch_size

@@ -84,10 +84,14 @@ class NewtonOptions(CommonOptions):
     solver_name = "newton"
     cg_tol: float = number(0.1, low=0.0, high=1.0, high_strict=True,
                            doc="xi of Algorithm 2 (LIBLINEAR's value)")
-    hessian: str = choice("auto", "auto", "explicit", "matvec")
+    hessian: str = choice("auto", "auto", "explicit", "matvec",
+                          doc="form the d x d Hessian (explicit) or multiply by it in one "
+                              "pass (matvec); auto: explicit for small d")
     max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="cap on CG iterations per Newton step")
-    globalization: str = choice("line_search", "line_search", "trust_region")
+    globalization: str = choice("line_search", "line_search", "trust_region",
+                                doc="step control: LIBLINEAR's line search, or the "
+                                    "paper's trust region (Algorithm 1)")
 
 
 @register

@@ -65,8 +65,11 @@ class PSGDOptions(RingOptions, CommonOptions):
     n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
                                    doc="k, the number of parts; None: 2, or the Dask "
                                        "workers with a client")
-    sampling: str = choice("uniform", "uniform", "permutation")
-    project: bool = flag(False)
+    sampling: str = choice("uniform", "uniform", "permutation",
+                           doc="each part draws rows with replacement, or a fresh "
+                               "permutation per local epoch")
+    project: bool = flag(False, doc="Pegasos projection onto the ball of radius "
+                                    "1/sqrt(lam)")
 
 
 @register

@@ -666,15 +666,27 @@ class SDCAOptions(ThreadOptions, CommonOptions):
     """The options of :class:`SDCASolver` (see the module docstring)."""
 
     solver_name = "sdca"
-    sampling: str = choice("permutation", "uniform", "permutation", "cyclic")
-    output: str = choice("last", "last", "average", "random")
+    sampling: str = choice("permutation", "uniform", "permutation", "cyclic",
+                           doc="coordinate order: with replacement, a fresh permutation "
+                               "per epoch, or one fixed random order")
+    output: str = choice("last", "last", "average", "random",
+                         doc="the iterate returned: the last, the average after T0, or "
+                             "one drawn after T0")
     T0: float | None = number(None, low=0.0, strict=False, also=(None,),
                               doc="start of averaging, in epochs; None: max_epochs / 2")
-    init: str = choice("zero", "zero", "sgd")
-    shrinking: str | bool = choice("auto", "auto", True, False)
-    atomic: str | bool = choice("auto", "auto", True, False)
+    init: str = choice("zero", "zero", "sgd",
+                       doc="start from alpha = 0, or run one epoch of modified SGD first")
+    shrinking: str | bool = choice("auto", "auto", True, False,
+                                   doc="LIBLINEAR-style active set for box-dual losses; "
+                                       "auto: on for them with output=last")
+    atomic: str | bool = choice("auto", "auto", True, False,
+                                doc="threads with sync_every=0: atomic additions to the "
+                                    "shared v; auto: when columns overlap")
     sync_every: str | bool | int = number("auto", integer=True, low=0.0, strict=False,
-                                          also=("auto", False))
+                                          also=("auto", False),
+                                          doc="threads: updates between merges into the "
+                                              "shared v (0: write it directly); auto: "
+                                              "the fastest predicted")
 
     def check(self):
         if self.shrinking is True and self.output != "last":
