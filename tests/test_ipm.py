@@ -108,7 +108,7 @@ def test_resume_equals_uninterrupted(tmp_path):
 
 def test_refuses_other_losses_and_l1():
     X, y = _standardized(50, 4)
-    with pytest.raises(ValueError, match="hinge and smooth_hinge"):
+    with pytest.raises(ValueError, match="dual is a quadratic over a box: hinge or smooth_hinge"):
         primaldual.solve(X, y, loss="logistic", lam=1e-3, solver="ipm")
     with pytest.raises(ValueError, match="l1"):
         primaldual.solve(X, y, loss="hinge", lam=1e-3, l1=1e-3, solver="ipm")

@@ -99,7 +99,8 @@ def cmd_info(req) -> int:
 
 #: what a solver's ``requires`` flags mean, for ``primaldual solvers``
 _REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
-                  "generalized_hessian": "losses with a (generalized) Hessian"}
+                  "generalized_hessian": "losses with a (generalized) Hessian",
+                  "box_qp_dual": "hinge, smooth_hinge"}
 
 
 def _option_rows(cls):
@@ -124,8 +125,8 @@ def cmd_solvers(req) -> int:
                  "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
                 for n, c in sorted(SOLVERS.items())]
         if req.json:
-            print(json.dumps({"solvers": rows, "auto": "sdca or newton, chosen from the "
-                              "data and lam (docs/cli.md)"}))
+            print(json.dumps({"solvers": rows, "auto": "sdca, newton or ipm, chosen from "
+                              "the data and lam (docs/cli.md)"}))
             return 0
         width = max(len(r["solver"]) for r in rows)
         for r in rows:
@@ -133,12 +134,12 @@ def cmd_solvers(req) -> int:
             tags += ["l1"] if r["l1"] else []
             tags += ["dask"] if r["dask"] else []
             print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
-        print(f"{'auto':<{width}}  sdca or newton, chosen from the data and lam (the default)")
+        print(f"{'auto':<{width}}  sdca, newton or ipm, chosen from the data and lam (the default)")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
     check_solver_name(req.name)
     if req.name == "auto":
-        raise ValueError("auto is not a solver of its own: it picks sdca or newton; "
+        raise ValueError("auto is not a solver of its own: it picks sdca, newton or ipm; "
                          "run `primaldual solvers sdca` or `primaldual solvers newton`")
     cls = SOLVERS[req.name]
     rows = _option_rows(cls)

@@ -23,9 +23,6 @@ from ._base import Solver, register
 from ._options import CommonOptions, number
 from .newton import _serial_blas_enter, _serial_blas_exit
 
-#: the losses whose dual is the box QP below
-IPM_LOSSES = ("hinge", "smooth_hinge")
-
 #: CSR input is copied to a dense array for forming M when it has at most this
 #: many entries (n d) and at least this density: BLAS then forms M several times
 #: faster than a sparse product (measured on phishing, 44% dense, and a9a, 11%)
@@ -138,13 +135,9 @@ class IPMSolver(Solver):
     default_max_epochs = 1000
     options_class = IPMOptions
     supports_l1 = False
+    requires = ("box_qp_dual",)
 
     # ------------------------------------------------------------ options
-    def validate_options(self):
-        if self.problem.loss.name not in IPM_LOSSES:
-            raise ValueError(f"solver='ipm' solves the hinge and smooth_hinge losses; got "
-                             f"loss={self.problem.loss.name!r}")
-
     def setup(self):
         prob = self.problem
         if not np.isfinite(prob.rows.sqnorm).all():
