@@ -19,8 +19,8 @@ import pytest
 import primaldual
 from primaldual import demo
 from primaldual.bench import harness
-from primaldual.bench.config import (DatasetSpec, Experiment, LossSpec, ReferenceSettings,
-                                     SolverSpec)
+from primaldual.bench.config import (BenchConfig, DatasetSpec, Experiment, LossSpec,
+                                     ReferenceSettings, SolverSpec)
 from primaldual.bench.peers import Peer, budget_schedule
 
 
@@ -111,6 +111,14 @@ def test_glance_table_columns_and_cells():
                        "4 ms; 1e-06", "not reached; 3e-01", "300 ms; 1e-08"]
 
 
+def test_gaps_at_rounding_level_are_not_shown_as_numbers():
+    result = _synthetic_result()
+    result.summaries[1]["final_rel_gap"] = -2.3e-15     # newton at machine precision
+    result.summaries[3]["final_certified_subopt"] = 4e-16
+    head, body = demo.glance_table(*demo.glance(result))
+    assert body[0][3] == "<1e-15" and body[0][5] == "50 ms (×5); <1e-15"
+
+
 def test_plot_choice_draws_every_holder():
     result = _synthetic_result()
     rows, _ = demo.glance(result)
@@ -128,6 +136,25 @@ def test_plot_choice_draws_every_holder():
     rows, _ = demo.glance(res)
     ours, _ = demo.plot_choice(res, "hinge", rows)
     assert "newton" in ours and ours[0] == "sdca"
+
+
+def test_ipm_left_out_where_one_iteration_is_unaffordable(tmp_path):
+    """admit=affordable: ipm is skipped (with the reason) on 2,500 x 47,236 rcv1 rows,
+    runs on breast_cancer's 30; other solvers are never held back."""
+    small = DatasetSpec(name="breast_cancer", source="sklearn", scale="maxabs+unit",
+                        test_fraction=0.25, label="bc")
+    wide = DatasetSpec(name="rcv1", source="synthetic", n=2500, n_test=100, label="rcv1")
+    hinge = LossSpec(name="hinge")
+    assert demo.affordable(harness.load_data(wide), hinge, 1e-4, SolverSpec("ipm")) \
+        == demo.UNAFFORDABLE
+    assert demo.affordable(harness.load_data(wide), hinge, 1e-4, SolverSpec("sdca")) is None
+    assert demo.affordable(harness.load_data(small), hinge, 1e-4, SolverSpec("ipm")) is None
+    exp = Experiment(name="h", datasets=[small, wide], losses=[hinge], lams=[1e-2],
+                     solvers=[SolverSpec("ipm")], max_epochs=4, timing="refit")
+    cfg = BenchConfig(name="t", experiments=[exp], reference=ReferenceSettings(max_epochs=20))
+    res = harness.run_bench(cfg, tmp_path, quiet=True, plots=False, admit=demo.affordable)
+    status = {r.dataset: (r.status, r.reason) for r in res.runs}
+    assert status == {"bc": ("ok", ""), "rcv1": ("skipped", demo.UNAFFORDABLE)}
 
 
 # ---------------------------------------------------- one timing rule for all

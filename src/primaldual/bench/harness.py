@@ -313,7 +313,9 @@ def _run_ours_refit(data, lspec, lam, sspec, seed, exp, ref):
     for the pair it returns), the test error evaluated outside the timing.  Stops
     as a peer's trace does: at the experiment's ``tol``, at ``max_epochs``, when a
     fit ends before its budget (it converged to ``tol`` on its own gap), or once a
-    fit took ``time_limit``."""
+    fit took ``time_limit``.  Each fit also gets ``time_limit`` as its own: it
+    returns its best certified model when the time is up, where a peer's fit,
+    which cannot be stopped, runs on past it."""
     warm_up(data, lspec, lam, sspec)
     classification = primaldual.make_loss(lspec.name, lspec.params_dict or None).classification
     trace, notes, stop_reason, options = [], set(), "", {}
@@ -324,7 +326,7 @@ def _run_ours_refit(data, lspec, lam, sspec, seed, exp, ref):
             res = primaldual.solve(
                 data.X, data.y, loss=lspec.name, loss_params=lspec.params_dict or None,
                 lam=lam, solver=sspec.name, tol=exp.tol, max_epochs=budget,
-                random_state=seed, **sspec.options_dict)
+                random_state=seed, time_limit=exp.time_limit, **sspec.options_dict)
             elapsed = time.perf_counter() - t0
         notes |= {str(w.message).splitlines()[0] for w in caught}
         stop_reason, options = getattr(res, "stop_reason", ""), res.options
@@ -409,7 +411,7 @@ def _progress(total, quiet):
 
 
 def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=None,
-              figures=None, blas_threads=1) -> BenchResult:
+              figures=None, blas_threads=1, admit=None) -> BenchResult:
     """Run every experiment of ``config``, write results to ``out_dir`` and return them.
 
     Parameters
@@ -428,6 +430,11 @@ def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=Non
         The command line, recorded in ``meta.json``.
     figures : callable, optional
         ``figures(result, out_dir) -> list of paths``: a preset's own figures.
+    admit : callable, optional
+        ``admit(data, loss_spec, lam, solver_spec) -> None or reason``: a run
+        whose call returns a reason is not executed and is recorded as
+        ``"skipped"`` with that reason (e.g. a solver whose one iteration is
+        unaffordable on that data set).
     blas_threads : int or None
         BLAS threads during the runs (threadpoolctl).  The default 1 compares
         single-threaded solvers fairly and avoids OpenBLAS's thread wake-up
@@ -437,10 +444,10 @@ def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=Non
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads):
         return _run_bench(config, out_dir, quiet=quiet, plots=plots, argv=argv,
-                          figures=figures, blas_threads=blas_threads)
+                          figures=figures, blas_threads=blas_threads, admit=admit)
 
 
-def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads):
+def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads, admit):
     out_dir = Path(out_dir)
     (out_dir / "traces").mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -471,7 +478,9 @@ def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads):
                 ref = references[rkey]
             sig = _signature(dspec, lspec, lam, sspec, seed, exp)
             if sig not in cache:
-                cache[sig] = _execute(data, lspec, lam, sspec, seed, exp, ref)
+                why = admit(data, lspec, lam, sspec) if admit is not None else None
+                cache[sig] = (("skipped", why, [], {}) if why else
+                              _execute(data, lspec, lam, sspec, seed, exp, ref))
             status, reason, trace, extra = cache[sig]
             rid = run_id_for(exp.name, dspec, lspec, lam, sspec, seed)
             run = RunResult(
