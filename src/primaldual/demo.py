@@ -132,8 +132,8 @@ def demo_solvers():
 
 
 #: why a run is left out by :func:`affordable`
-UNAFFORDABLE = ("one interior-point iteration costs more here than solver='auto' allows "
-                "(primaldual.solvers.ipm_pays)")
+UNAFFORDABLE = ("one interior-point iteration costs more here than solver='auto' allows, "
+                "see primaldual.solvers.ipm_pays")
 
 
 def affordable(data, lspec, lam, sspec):
@@ -421,7 +421,7 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
             "...), each timed from the call to its return; a solver's time is that of its "
             "first fit whose model is certified to the target. primaldual's fits are whole "
             "primaldual.solve calls, their own gap checks and certificate included (each "
-            "also stops at the budget's time, where a peer's fit runs on); the "
+            "also stops once it has taken the time cap, where a peer's fit runs on); the "
             "certificate of a peer's model and every test error are computed outside the "
             "timing, and so is LIBLINEAR's conversion of the data to its own format.")
     versions = meta["versions"]
