@@ -131,9 +131,9 @@ class LinearClassifier(_LocalLinearClassifier):
         opts = dict(opts)
         opts.setdefault("n_partitions", pp.n_parts)
         cls = SOLVERS[self.solver]
-        res = cls(pp, tol=float(self.tol),
-                  max_epochs=None if self.max_iter is None else float(self.max_iter),
-                  random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
+        res = cls.create(pp, tol=float(self.tol),
+                         max_epochs=None if self.max_iter is None else float(self.max_iter),
+                         random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
         self.classes_ = np.array(pp.label_map if pp.label_map is not None else (-1.0, 1.0))
         coef, intercept = self._split(res.coef)
         self.coef_ = coef[None, :]

@@ -37,8 +37,9 @@ import numpy as np
 
 from .._util import atomic_write
 from .._util.clients import client_workers as _workers
-from ..solvers._rounds import LINE_SEARCH
-from .engine import Engine, assemble_certificate, raise_nonfinite
+from ..validation import raise_nonfinite
+from .block import LINE_SEARCH
+from .engine import Engine, assemble_certificate
 from .line_step import sum_terms, summed_step
 from .worker import PartitionActor
 

@@ -14,7 +14,7 @@ from ._distributed_auto import distributed_choice
 from ..kernels.newton import row_nnz_squares
 from .ipm import densifies
 from .newton import explicit_hessian_pays
-from .sdca import thread_plan
+from ..blocks.sdca_threads import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -141,7 +141,7 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
 
     With ``n_jobs = k > 1`` threads SDCA may run faster and Newton and the
     IPM do not (they run on one core), so each threshold is multiplied by SDCA's
-    predicted speed-up (:func:`primaldual.solvers.sdca.thread_plan`; 1 where
+    predicted speed-up (:func:`primaldual.blocks.sdca_threads.thread_plan`; 1 where
     it runs serially): SDCA's epochs grow linearly in the ratio, so the ratio
     at which the two take the same time moves up by SDCA's speed-up.
     """
@@ -328,8 +328,8 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
                              f"distributed solvers: "
                              f"{', '.join(k for k, c in SOLVERS.items() if getattr(c, 'supports_client', False)) or 'none yet'}")
         solver_options["client"] = client
-    runner = cls(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
-                 callback=callback, eval_set=eval_set, **solver_options)
+    runner = cls.create(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
+                        callback=callback, eval_set=eval_set, **solver_options)
     res = runner.run()
     if reason is not None:
         res.extras["solver_reason"] = reason

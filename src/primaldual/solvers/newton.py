@@ -18,12 +18,13 @@ from typing import Any
 
 from .._util.clients import check_client, client_workers
 from ..blocks.newton import BlockNewtonData
+from ..distributed.newton_rounds import newton_engine
 from ..kernels.newton import row_nnz_squares
 from ..kernels.objective import sum_squares, weighted_sum
 from ..problem import Certificate
 from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, anything, choice, number
-from ._rounds import engine_hook, is_partitioned
+from ._rounds import is_partitioned
 
 #: acceptance and radius constants of rule (10), Lin, Weng & Keerthi (2008):
 #: eta0 < eta1 < eta2 < 1 and sigma1 < sigma2 < 1 < sigma3
@@ -98,10 +99,14 @@ class NewtonOptions(CommonOptions):
     solver_name = "newton"
     cg_tol: float = number(0.1, low=0.0, high=1.0, high_strict=True,
                            doc="xi of Algorithm 2 (LIBLINEAR's value)")
-    hessian: str = choice("auto", "auto", "explicit", "matvec")
+    hessian: str = choice("auto", "auto", "explicit", "matvec",
+                          doc="form the d x d Hessian (explicit) or multiply by it in one "
+                              "pass (matvec); auto: explicit for small d")
     max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="cap on CG iterations per Newton step")
-    globalization: str = choice("line_search", "line_search", "trust_region")
+    globalization: str = choice("line_search", "line_search", "trust_region",
+                                doc="step control: LIBLINEAR's line search, or the "
+                                    "paper's trust region (Algorithm 1)")
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
                                       doc="K row partitions (distributed Newton); None: "
                                           "serial in process, the parts or the Dask "
@@ -303,7 +308,7 @@ class NewtonSolver(Solver):
             K = 1 if self.n_partitions is None else self.n_partitions
             part_ptr = _contiguous(prob.n, K)
             return BlockNewtonData(prob, part_ptr)
-        return engine_hook("newton_engine")(prob, self.resolved_opts, self.distributed_input)
+        return newton_engine(prob, self.resolved_opts, self.distributed_input)
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
