@@ -294,3 +294,26 @@ def test_auto_with_a_bad_partition_count_gives_the_solvers_error():
     X, y = _data("logistic")
     with pytest.raises(ValueError, match="n_partitions"):
         solve(X, y, loss="logistic", lam=1e-4, solver="auto", n_partitions=0)
+
+
+def test_dask_estimator_with_newton(client, tmp_path):
+    """primaldual.dask.LinearClassifier(solver="newton"): part files read on the
+    workers and in-memory arrays give the same certified model as the local
+    estimator."""
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual import LinearClassifier as Local
+    from primaldual.dask import LinearClassifier
+    X, y = make_classification_data(n=120, d=30, density=0.2, seed=6)
+    paths = []
+    for k, (a, b) in enumerate([(0, 60), (60, 120)]):
+        p = tmp_path / f"part{k}.svm"
+        dump_svmlight_file(X[a:b], (y[a:b] > 0).astype(int), str(p), zero_based=False)
+        paths.append(str(p))
+    kw = dict(loss="logistic", alpha=1e-2, tol=1e-10, solver="newton", random_state=0)
+    files = LinearClassifier(client=client, **kw).fit(paths)
+    arrays = LinearClassifier(client=client, **kw).fit(X, y)
+    local = Local(**kw).fit(X, y)
+    assert np.all(files.converged_) and np.all(arrays.converged_)
+    assert files.solver_ == "newton"
+    np.testing.assert_allclose(files.coef_, local.coef_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(arrays.coef_, local.coef_, rtol=0, atol=1e-6)

@@ -11,8 +11,9 @@ parameters plus ``client``.
 * in-memory arrays (NumPy / SciPy): split into ``n_partitions`` contiguous
   blocks and sent once to the workers.
 
-The solver is ``"cocoa"`` (default) or ``"minibatch_sdca"`` (with
-``sampling="distributed"``); both run on the shared Dask engine
+The solver is ``"cocoa"`` (default), ``"minibatch_sdca"`` (with
+``sampling="distributed"``) or ``"newton"`` (the distributed Newton-CG, for
+the smooth losses); all run on the shared Dask engine
 (:mod:`primaldual.distributed`) and return the same certified result
 (``coef_``, ``dual_coef_``, ``gap_``) as the local estimator would with the
 same partitioning and seed.  Part files and Dask arrays are binary problems
@@ -37,7 +38,7 @@ from .distributed.partitioned import PartitionedProblem
 
 __all__ = ["LinearClassifier"]
 
-_DIST_SOLVERS = ("cocoa", "minibatch_sdca")
+_DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton")
 
 
 def _is_file_list(X):
@@ -60,7 +61,7 @@ class LinearClassifier(_LocalLinearClassifier):
     ----------
     client : dask.distributed.Client
         Where the partitions live.
-    solver : {"cocoa", "minibatch_sdca"}, default "cocoa"
+    solver : {"cocoa", "minibatch_sdca", "newton"}, default "cocoa"
     solver_options : dict, optional
         e.g. ``{"n_partitions": 8, "local_iters": 1000}``,
         ``{"batch_size": 64}``, ``{"round_timeout": 60, "recovery_every": 10}``.
