@@ -317,3 +317,18 @@ def test_dask_estimator_with_newton(client, tmp_path):
     assert files.solver_ == "newton"
     np.testing.assert_allclose(files.coef_, local.coef_, rtol=0, atol=1e-6)
     np.testing.assert_allclose(arrays.coef_, local.coef_, rtol=0, atol=1e-6)
+
+
+def test_partitioned_run_resumes_exactly(tmp_path):
+    """A run on partitions stopped by max_epochs and resumed from its
+    checkpoint ends where the uninterrupted run does (the state is w and the
+    counters; the partitions recompute their margins at w)."""
+    X, y = _data("logistic")
+    kw = dict(loss="logistic", lam=1e-3, solver="newton", tol=1e-12, random_state=0,
+              n_partitions=3, hessian="matvec", check_every=1)
+    full = solve(X, y, **kw)
+    part = solve(X, y, max_epochs=6, checkpoint=str(tmp_path / "ck"), **kw)
+    assert not part.converged
+    resumed = solve(X, y, resume=str(tmp_path / "ck"), **kw)
+    np.testing.assert_array_equal(resumed.coef, full.coef)
+    assert resumed.n_epochs == full.n_epochs
