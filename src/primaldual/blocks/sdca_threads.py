@@ -74,16 +74,17 @@ def column_overlap(rows) -> float:
 
 
 #: mean_row_cosine reads at most this many rows (evenly spaced)
-COSINE_SAMPLE = 20_000
+COSINE_SAMPLE = 5_000
 
 
-def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
+def mean_row_cosine(rows, sample=COSINE_SAMPLE, entries=None) -> float:
     """The mean cosine ``x_i . x_j / (||x_i|| ||x_j||)`` over pairs ``i != j`` of
     non-zero rows: ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of the
     ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
     when ``n <= sample``).  A step that misses ``S`` updates of other threads
-    has a margin error of about ``sqrt(S)`` times this (random signs)."""
-    idx, owner, cols, vals = _sampled_entries(rows, sample)
+    has a margin error of about ``sqrt(S)`` times this (random signs).
+    ``entries``: the sample's :func:`_sampled_entries`, if already read."""
+    idx, owner, cols, vals = entries or _sampled_entries(rows, sample)
     sq = rows.sqnorm[idx]
     m = int(np.count_nonzero(sq > 0))
     if m < 2:
@@ -107,22 +108,28 @@ def _sampled_entries(rows, sample):
     return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
 
 
-def sampled_column_counts(rows, sample=COSINE_SAMPLE) -> np.ndarray:
+def sampled_column_counts(rows, sample=COSINE_SAMPLE, entries=None) -> np.ndarray:
     """``omega_j`` (the rows with an entry in column ``j``) estimated from at
     most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
     sample`` and no row stores a zero): the cost model's input, a few
     milliseconds where the exact count is a pass over every stored entry."""
-    idx, _, cols, vals = _sampled_entries(rows, sample)
+    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
     counts = np.bincount(cols[vals != 0], minlength=rows.d)
     return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
 
 
-def distinct_columns(omega, n, S) -> float:
+def distinct_columns(omega, n, S, multiplicity=None) -> float:
     """Expected number of distinct columns among ``S`` rows drawn at random:
     ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
-    the columns a flush after ``S`` updates adds."""
-    p = omega[omega > 0] / float(max(n, 1))
-    return float(np.sum(-np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))))
+    the columns a flush after ``S`` updates adds.  ``multiplicity[k]``, if
+    given, is how many columns have the count ``omega[k]`` (the counts
+    grouped: a sample's few hundred distinct counts instead of ``d``)."""
+    keep = omega > 0
+    p = omega[keep] / float(max(n, 1))
+    terms = -np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))
+    if multiplicity is not None:
+        terms = terms * multiplicity[keep]
+    return float(np.sum(terms))
 
 
 # ----------------------------------------------------------- the cost model
@@ -328,9 +335,13 @@ class _ThreadModel:
         # with n_jobs > 1 plans before choosing SDCA and again in its setup)
         stats = getattr(rows, "_thread_model_stats", None)
         if stats is None:
-            stats = (mean_row_cosine(rows), sampled_column_counts(rows))
+            entries = _sampled_entries(rows, COSINE_SAMPLE)
+            omega = sampled_column_counts(rows, entries=entries)
+            # the counts grouped by value (U(S) is a sum over columns)
+            stats = (mean_row_cosine(rows, entries=entries),
+                     *np.unique(omega[omega > 0], return_counts=True))
             rows._thread_model_stats = stats
-        self.cosine, self.omega = stats
+        self.cosine, self.omega, self.multiplicity = stats
         self._U = {}
 
     def predict(self, k, S, sparse):
@@ -344,7 +355,8 @@ class _ThreadModel:
             # others' ~(k - 1) U(S), or sweeps every column when those are
             # many (as sync_copy does)
             if S not in self._U:
-                self._U[S] = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+                self._U[S] = (distinct_columns(self.omega, n, S, self.multiplicity)
+                              if S > 0 else 0.0)
             U = self._U[S]
             sync = (U * c.flush_column + d * c.sweep_column
                     if k * U * DENSE_REFRESH > d else k * U * c.flush_column)

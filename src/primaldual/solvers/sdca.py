@@ -114,7 +114,7 @@ is serial.  ``res.extras["threads"]`` is the number of threads used and
 
 The prediction is then checked on the data itself where a pass is long
 enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
-prediction is not hopeless (at least ``TRIAL_FLOOR``): the machine's costs
+prediction is at least break-even (``TRIAL_FLOOR``): the machine's costs
 are measured on a synthetic set whose columns are uniform, and real columns
 (a shared vocabulary's frequent words) cache differently.  The first pass
 runs its first half on one thread and its second half on the best ``k``
@@ -202,10 +202,11 @@ SHRINK_EPS0 = 0.1
 #: below it the prediction alone decides (a half pass of fewer entries is a
 #: few milliseconds, too short to time against the other half)
 TRIAL_MIN_NNZ = 2_000_000
-#: no trial where the cost model predicts less than this speed-up (the
-#: threads are then far from paying: syncs sweeping a very wide ``v`` for
-#: rows of a few entries)
-TRIAL_FLOOR = 0.4
+#: a trial only where the cost model predicts at least this speed-up: the
+#: trial confirms a predicted win before the threads are committed to (where
+#: threads are predicted to lose, the run is serial without one; a trial's
+#: threaded half pass costs up to half a pass where they do lose)
+TRIAL_FLOOR = 1.0
 #: the trial keeps the threads where they were measured at least this much
 #: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
 #: 10-15%, and the epoch penalty of asynchrony is a prediction)
