@@ -43,30 +43,40 @@ def _ref_rgrad(lam, l1, w):
 
 
 def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, kind, lam,
-              l1, prox, mode, eta, eta0, Ga, Gw, svrg, a_snap, w_snap, Fa, Fw, a_scale=1.0):
-    """Update (8) written out in plain Python, one nonzero at a time."""
+              l1, prox, mode, eta, eta0, Ga, Gw, svrg, a_snap, w_snap, Fa, Fw, a_scale=1.0,
+              extrap=0.0, w_len=None):
+    """Update (8) written out in plain Python, one nonzero at a time: the w step,
+    then the alpha step with its coupling at ``w_j + extrap (new w_j - w_j)``
+    (0: the current pair, as printed in the paper; 1: the new ``w_j``)."""
     for e in perm:
         i, j, x = int(rows[e]), int(cols[e]), float(vals[e])
         wj, ai = w[j], alpha[i]
         l1g = 0.0 if prox else l1
         gw = _ref_rgrad(lam, l1g, wj) / cc[j] - cw[i] * ai * x
-        ga = cw[i] * (_ref_hgrad(kind, ai, y[i]) / rc[i] - wj * x)
         if svrg:
             gw -= _ref_rgrad(lam, l1g, w_snap[j]) / cc[j] - cw[i] * a_snap[i] * x
             gw += Fw[j] / cc[j]
-            ga -= cw[i] * (_ref_hgrad(kind, a_snap[i], y[i]) / rc[i] - w_snap[j] * x)
-            ga += Fa[i] / rc[i]
         if mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
-            Ga[i] += ga * ga
-            ew, ea = eta0 / math.sqrt(Gw[j]), a_scale * eta0 / math.sqrt(Ga[i])
+            ew = eta0 * (1.0 if w_len is None else w_len[j]) / math.sqrt(Gw[j])
         else:
-            ew = ea = eta
+            ew = eta
         nw = wj - ew * gw
         if prox:
             thr = ew * l1 / cc[j]
             nw = nw - thr if nw > thr else (nw + thr if nw < -thr else 0.0)
-        w[j] = min(max(nw, -R), R)
+        nw = min(max(nw, -R), R)
+        wt = wj + extrap * (nw - wj)
+        ga = cw[i] * (_ref_hgrad(kind, ai, y[i]) / rc[i] - wt * x)
+        if svrg:
+            ga -= cw[i] * (_ref_hgrad(kind, a_snap[i], y[i]) / rc[i] - w_snap[j] * x)
+            ga += Fa[i] / rc[i]
+        if mode == STEP_ADAGRAD:
+            Ga[i] += ga * ga
+            ea = a_scale * eta0 / math.sqrt(Ga[i])
+        else:
+            ea = eta
+        w[j] = nw
         alpha[i] = min(max(ai + ea * ga, a_lo[i]), a_hi[i])
 
 
@@ -74,7 +84,8 @@ def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, ki
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("l1,prox", [(0.0, False), (0.01, False), (0.01, True)])
-def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
+@pytest.mark.parametrize("extrap", [0.0, 1.0])
+def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox, extrap):
     rng = np.random.default_rng(kind * 100 + mode * 10 + svrg)
     nr, nc, m = 7, 5, 25
     rows = rng.integers(0, nr, m).astype(np.int32)
@@ -93,17 +104,20 @@ def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
     a_snap = y * rng.uniform(0.1, 0.9, nr)
     w_snap, Fa, Fw = rng.standard_normal(nc), rng.standard_normal(nr), rng.standard_normal(nc)
     args = dict(R=2.0, lam=0.3, eta=0.7, eta0=0.4)
+    w_len = rng.uniform(0.5, 2.0, nc)
     a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     status, pos = dso_block_kernel(
         Nonzeros(rows, cols, vals), perm, 0, m,
-        RowSide(a1, lo, hi, y, cw, rc, Ga1, a_snap, Fa), ColSide(w1, cc, Gw1, w_snap, Fw),
+        RowSide(a1, lo, hi, y, cw, rc, Ga1, a_snap, Fa),
+        ColSide(w1, cc, Gw1, w_snap, Fw, w_len),
         DSOSpec(kind, 0.0, args["lam"], l1, prox, args["R"], mode, args["eta"], args["eta0"],
-                svrg, 1.0, 3.0))
+                svrg, 1.0, 3.0, extrap))
     assert status == 0 and pos == m
     a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     ref_block(rows, cols, vals, perm, a2, lo, hi, y, cw, rc, w2, cc, args["R"], kind,
               args["lam"], l1, prox, mode, args["eta"], args["eta0"], Ga2, Gw2, svrg,
-              a_snap, w_snap, Fa, Fw, a_scale=3.0 if mode == STEP_ADAGRAD else 1.0)
+              a_snap, w_snap, Fa, Fw, a_scale=3.0 if mode == STEP_ADAGRAD else 1.0,
+              extrap=extrap, w_len=w_len)
     np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-12)
     np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-12)
     np.testing.assert_allclose(Gw1, Gw2, rtol=1e-12, atol=0)
@@ -313,8 +327,12 @@ def test_bad_options_are_errors():
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
 @pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
-def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind):
-    from primaldual.kernels.dso import (PA_STRIDE, PW_STRIDE, dso_block_kernel_packed,
+@pytest.mark.parametrize("extrap", [0.0, 1.0])
+def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
+    """The packed kernel (in a given order, and in the "chunks" order without a
+    written-out order) gives the array kernel's iterates."""
+    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, dso_block_kernel_chunks,
+                                        dso_block_kernel_packed, fill_chunk_order,
                                         pack_block, unpack_block)
     rng = np.random.default_rng(5)
     n, d, m = 30, 20, 200
@@ -333,19 +351,37 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind):
     Ga, Gw = rng.random(n), rng.random(d)
     a_s, w_s, Fa, Fw = 0.5 * y, 0.1 * rng.standard_normal(d), rng.standard_normal(n), \
         rng.standard_normal(d)
-    a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5)
+    w_len = rng.uniform(0.5, 2.0, d)
+    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5, extrap)
     nz = Nonzeros(rows, cols, vals)
-    dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
-                     ColSide(w1, cc, Gw1, w_s, Fw), spec)
-    PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
-    a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa), ColSide(w2, cc, Gw2, w_s, Fw),
-               mode == STEP_ADAGRAD, svrg, PA, PW, spec)
-    dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
-    unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
-    np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
+    for chunked in (False, True):
+        if chunked:     # 3 chunks, the last one partial, in the order 2, 0, 1
+            m = 2 * CHUNK + 37
+            rows = rng.integers(0, n, m).astype(np.int32)
+            cols = rng.integers(0, d, m).astype(np.int32)
+            vals = rng.standard_normal(m)
+            nz = Nonzeros(rows, cols, vals)
+            rc = np.maximum(np.bincount(rows, minlength=n), 1).astype(float)
+            cc = np.maximum(np.bincount(cols, minlength=d), 1).astype(float)
+            chunks = np.array([2, 0, 1], dtype=np.int64)
+            perm = np.empty(m, dtype=np.int64)
+            assert fill_chunk_order(chunks, 3, m, perm) == m
+        a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+        dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
+                         ColSide(w1, cc, Gw1, w_s, Fw, w_len), spec)
+        PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
+        a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+        pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa),
+                   ColSide(w2, cc, Gw2, w_s, Fw, w_len), mode == STEP_ADAGRAD, svrg, PA, PW,
+                   spec)
+        if chunked:
+            assert tuple(dso_block_kernel_chunks(nz, chunks, 3, PA, PW, spec)) == (0, m)
+        else:
+            dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
+        unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
+        np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
+        assert not np.allclose(w1, w)
 
 
 def test_chunk_order_visits_every_nonzero_once():

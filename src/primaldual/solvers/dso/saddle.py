@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from ...kernels import loss_kernels as LK
+from ...kernels.dso import column_abs_max, max_scaled_row_norm
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
            "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE"]
@@ -100,6 +101,27 @@ def adagrad_w_scale(problem):
     """
     smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
     return 1.0 / smax if smax > 0 else 1.0
+
+
+def adagrad_col_factor(problem):
+    """Per-column factor on AdaGrad's ``w`` steps with the default ``eta0``:
+    ``1 / (s_j max_i ||z_i||)``, ``s_j = max_i |x_ij|`` the scale of column ``j`` and
+    ``z_i = x_i / s`` the rows in column units (1 for empty columns).
+
+    :func:`adagrad_w_scale`'s rule applied to the column-scaled data and mapped
+    back: diagonal AdaGrad moves ``w_j`` by about its length per step, and ``w_j``'s
+    unit is the inverse of column ``j``'s.  Where every column has the same scale
+    it is :func:`adagrad_w_scale` (binary rows: exactly); where columns differ
+    (unscaled features: covtype's elevations in the thousands next to 0/1
+    indicators) each ``w_j`` gets a length in its own unit instead of the largest
+    row's.  The rule is equivariant under a scaling of the rows (as the scalar
+    rule) and of any single column."""
+    r = problem.rows
+    s = np.zeros(problem.d)
+    column_abs_max(r.data, r.indices, r.indptr, r.iptr, s)
+    s[s == 0.0] = 1.0
+    zmax = max_scaled_row_norm(r.data, r.indices, r.indptr, r.iptr, s)
+    return 1.0 / (s * zmax) if zmax > 0 else np.ones(problem.d)
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``

@@ -188,7 +188,7 @@ from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
 from .._ring import ring_workers
 from .ring import DSORingDriver
-from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
+from .saddle import (adagrad_col_factor, adagrad_a_scale, box_radius, default_eta0, dual_bounds,
                      saddle_gap)
 
 __all__ = ["DSOSolver", "DSOOptions"]
@@ -210,6 +210,7 @@ class DSOOptions(RingOptions, CommonOptions):
     l1_update: str = choice("prox", "prox", "subgradient")
     order: str = choice("chunks", "chunks", "nonzeros")
     restart: str | None = choice("adaptive", "adaptive", None)
+    update: str = choice("sequential", "sequential", "simultaneous")
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
@@ -228,6 +229,9 @@ class DSOSolver(DSORingDriver, Solver):
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
+
+    COL_RULE = True
+    G_RESTART = 1.0
 
     def _n_workers(self):
         """p: the option, else 1 in process or the client's workers."""
@@ -272,20 +276,22 @@ class DSOSolver(DSORingDriver, Solver):
         self.R = box_radius(prob)
         self.eta0 = (default_eta0(o.step, prob, self.layout) if o.eta0 is None
                      else float(o.eta0))
-        w_scale = (adagrad_w_scale(prob) if o.eta0 is None and o.step == "adagrad"
-                   else 1.0)
+        data_steps = o.eta0 is None and o.step == "adagrad"
+        # the default AdaGrad lengths follow the data: w_j's from column j's scale
+        # (adagrad_col_factor), alpha's x 8 for the hinge loss (adagrad_a_scale)
+        col_factor = adagrad_col_factor(prob) if data_steps else None
         if o.alpha_scale is not None:
             a_scale = float(o.alpha_scale)
         else:
-            a_scale = (adagrad_a_scale(prob) if o.eta0 is None and o.step == "adagrad"
-                       else 1.0)
+            a_scale = adagrad_a_scale(prob) if data_steps else 1.0
         self.restart = o.restart
         self.adaptive_weight = o.primal_weight == "adaptive"
-        self.w_scale0, self.a_scale0 = w_scale, a_scale
+        self.w_scale0, self.a_scale0 = 1.0, a_scale
         omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
-        w_scale, a_scale = w_scale / omega, a_scale * omega
+        w_scale, a_scale = 1.0 / omega, a_scale * omega
         self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
         self.params = DSOParams(
+            col_factor=col_factor, extrap=1.0 if o.update == "sequential" else 0.0,
             kind=prob.loss.code, loss_param=prob.loss.param, lam=prob.lam, l1=prob.l1,
             l1_prox=o.l1_update == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o.step == "adagrad" else STEP_SCALAR,
@@ -700,6 +706,9 @@ class DSOSolver(DSORingDriver, Solver):
                                 (self.updates, None, m_avg.copy(), v_avg.copy()))
         if not first:
             self.n_restarts += 1        # a new window (from the average or the iterate)
+            if self.G_RESTART != 1.0 and self.Gw.size:
+                self.Gw *= self.G_RESTART
+                self.Ga *= self.G_RESTART
         if self.adaptive_weight:
             changed = self._update_primal_weight(first) or changed
         self.rs_w[:] = 0.0
