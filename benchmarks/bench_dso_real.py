@@ -133,8 +133,9 @@ def main():
     ap.add_argument("--reference-only", action="store_true")
     ap.add_argument("--timing-only", action="store_true",
                     help="only the epoch costs (rows merged over earlier ones by --from-jsonl)")
-    ap.add_argument("--primal-weight", default="1.0",
-                    help="DSO's primal_weight: a number or 'adaptive'")
+    ap.add_argument("--primal-weight", default=None,
+                    help="DSO's primal_weight: a number or 'adaptive' (default: the "
+                         "solver's rule)")
     ap.add_argument("--accuracy-only", action="store_true",
                     help="skip the epoch-cost timing (accuracy is deterministic)")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
@@ -158,7 +159,8 @@ def main():
             r["sub_at"] = {int(k): v for k, v in r["sub_at"].items()}
         write(args, rows)
         return
-    pw = args.primal_weight if args.primal_weight == "adaptive" else float(args.primal_weight)
+    pw = (None if args.primal_weight is None else args.primal_weight
+          if args.primal_weight == "adaptive" else float(args.primal_weight))
     rows = []
     for name in args.sets.split(","):
         X, y = load(name, download=False, parsed_cache=True)

@@ -16,7 +16,8 @@ from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec,
                                     RowSide, dso_block_kernel)
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
-from primaldual.solvers.dso import (adagrad_w_scale, box_radius, build_layout,
+from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale, box_radius,
+                                    build_layout, default_primal_weight,
                                     dual_bounds, saddle_gap, sigma)
 
 from conftest import load_binary, make_classification_data
@@ -435,10 +436,13 @@ def test_default_adagrad_w_step_follows_the_row_scale():
     assert a.primal == pytest.approx(b.primal, rel=1e-9)
     prob = Problem(X, y, loss="hinge", lam=lam)
     assert adagrad_w_scale(prob) == pytest.approx(1 / np.sqrt(X.multiply(X).sum(1).max()))
+    # binary rows: every column has scale 1, so the per-column rule is the row rule
+    np.testing.assert_allclose(adagrad_col_factor(prob), adagrad_w_scale(prob), rtol=1e-15)
     mk = dict(tol=0.0, max_epochs=1, random_state=0)
-    assert DSO(prob, **mk).params.w_scale == adagrad_w_scale(prob) < 1
-    assert DSO(prob, eta0=0.5, **mk).params.w_scale == 1.0    # a given eta0 as it is
-    assert DSO(prob, step="sqrt", **mk).params.w_scale == 1.0
+    s = DSO(prob, **mk)
+    np.testing.assert_array_equal(s.params.col_factor, adagrad_col_factor(prob))
+    assert DSO(prob, eta0=0.5, **mk).params.col_factor is None    # a given eta0 as it is
+    assert DSO(prob, step="sqrt", **mk).params.col_factor is None
     old_a = primaldual.solve(c * X, y, lam=lam, eta0=0.5, **kw)
     old_b = primaldual.solve(X, y, lam=lam / c ** 2, eta0=0.5, **kw)
     assert np.abs(c * old_a.coef - old_b.coef).max() > 1e-3 * np.abs(old_b.coef).max()
@@ -462,7 +466,8 @@ def test_defaults_on_a_held_out_unnormalized_binary_set():
         sub = (res.primal - ref.primal) / ref.primal
         assert -1e-9 <= sub <= 1e-3, (loss, sub)
         assert res.gap >= 0
-    plain = primaldual.solve(X, y, loss="hinge", restart=None, alpha_scale=1.0, **kw)
+    plain = primaldual.solve(X, y, loss="hinge", restart=None, alpha_scale=1.0,
+                             update="simultaneous", primal_weight=1.0, **kw)
     assert (plain.primal - ref.primal) / ref.primal > 3 * sub
 
 
@@ -477,7 +482,8 @@ def test_plain_option_reproduces_the_old_iterates(loss, primal, dual, l1norm, wm
     X, y = _binary_w8a_shaped(400, 5)
     r = primaldual.solve(X, y, loss=loss, lam=1e-3, solver="dso", max_epochs=8,
                          check_every=8, tol=0.0, random_state=0, n_workers=2,
-                         restart=None, alpha_scale=1.0)
+                         restart=None, alpha_scale=1.0, update="simultaneous",
+                         primal_weight=1.0)
     assert r.primal == pytest.approx(primal, rel=1e-11)
     assert r.dual == pytest.approx(dual, rel=1e-11, abs=1e-12)
     assert float(np.abs(r.coef).sum()) == pytest.approx(l1norm, rel=1e-11)
@@ -485,13 +491,13 @@ def test_plain_option_reproduces_the_old_iterates(loss, primal, dual, l1norm, wm
     if loss == "logistic":          # restarts on, alpha factor 1: the default for logistic
         d = primaldual.solve(X, y, loss=loss, lam=1e-3, solver="dso", max_epochs=8,
                              check_every=8, tol=0.0, random_state=0, n_workers=2,
-                             restart=None)
+                             restart=None, update="simultaneous", primal_weight=1.0)
         np.testing.assert_array_equal(d.coef, r.coef)
 
 
 def test_alpha_scale_default_and_errors():
     X, y = _binary_w8a_shaped(400, 5)
-    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    mk = dict(tol=0.0, max_epochs=1, random_state=0, primal_weight=1.0)
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), **mk).params.a_scale == 8.0
     assert DSO(Problem(X, y, loss="logistic", lam=1e-3), **mk).params.a_scale == 1.0
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), eta0=0.5, **mk).params.a_scale == 1.0
@@ -534,7 +540,7 @@ def test_fixed_primal_weight_divides_w_steps_and_multiplies_alpha_steps():
     X, y = _binary_w8a_shaped(400, 5)
     prob = Problem(X, y, loss="hinge", lam=1e-3)
     mk = dict(tol=0.0, max_epochs=1, random_state=0)
-    base = DSO(prob, **mk).params
+    base = DSO(prob, primal_weight=1.0, **mk).params
     heavy = DSO(prob, primal_weight=4.0, **mk).params
     assert heavy.w_scale == base.w_scale / 4.0 and heavy.a_scale == base.a_scale * 4.0
     with pytest.raises(ValueError, match="primal_weight"):
@@ -598,3 +604,66 @@ def test_adaptive_primal_weight_survives_resume(n_workers):
     plain = primaldual.solve(X, y, max_epochs=20, check_every=1,
                              **{**kw, "primal_weight": 1.0})
     assert not np.array_equal(plain.coef, full.coef)             # the weight did move
+
+
+# ------------------------------------------------------- steps from the data
+def test_column_factor_is_the_row_rule_in_column_units():
+    """adagrad_col_factor = 1 / (s_j max_i ||x_i / s||), s_j = max_i |x_ij|, written out
+    with numpy on unscaled columns; scaling one column by c divides its factor by c
+    and leaves the others; scaling the rows by c divides every factor by c."""
+    rng = np.random.default_rng(3)
+    X = sp.random(300, 12, density=0.4, random_state=4, format="csr")
+    X = X @ sp.diags(10.0 ** rng.uniform(-2, 3, 12))          # columns of very different scales
+    X = sp.csr_matrix(X)
+    y = np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    prob = Problem(X, y, loss="logistic", lam=1e-3)
+    s = np.abs(X).max(axis=0).toarray().ravel()
+    s[s == 0] = 1.0
+    Z = X @ sp.diags(1.0 / s)
+    zmax = np.sqrt(Z.multiply(Z).sum(axis=1).max())
+    f = adagrad_col_factor(prob)
+    np.testing.assert_allclose(f, 1.0 / (s * zmax), rtol=1e-13)
+    D = np.ones(12)
+    D[5] = 1e3
+    g = adagrad_col_factor(Problem(sp.csr_matrix(X @ sp.diags(D)), y, loss="logistic",
+                                   lam=1e-3))
+    np.testing.assert_allclose(g, f / D, rtol=1e-13)
+    np.testing.assert_allclose(adagrad_col_factor(Problem(0.5 * X, y, loss="logistic",
+                                                          lam=1e-3)), f / 0.5, rtol=1e-13)
+    # the rule's w lengths differ from the row rule's where the columns differ
+    assert f.max() / f.min() > 100 and adagrad_w_scale(prob) < f.max()
+
+
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
+    """omega = min(1, sqrt(lam n / (s^2 ||z||^2) / 4)) (s: the median column scale,
+    ||z||^2: the mean squared row norm in column units), recomputed here with
+    numpy; in (0, 1]; increasing in lam; 1 once lam n is large; the solver's AdaGrad
+    lengths are w / omega and alpha * omega; unchanged when the rows are scaled by c
+    and lam by c^2 (the same problem); a given primal_weight is used as it is."""
+    rng = np.random.default_rng(7)
+    X = sp.random(2000, 60, density=0.2, random_state=8, format="csr")
+    X = sp.csr_matrix(X @ sp.diags(10.0 ** rng.uniform(-1, 2, 60)))
+    y = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
+    s = np.abs(X).max(axis=0).toarray().ravel()
+    Z = X @ sp.diags(1.0 / s)
+    zbar2 = Z.multiply(Z).sum(axis=1).mean()
+    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    prev = 0.0
+    for lam in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+        prob = Problem(X, y, loss=loss, lam=lam)
+        expect = min(1.0, math.sqrt(lam * 2000 / (np.median(s) ** 2 * zbar2) / 4.0))
+        omega = default_primal_weight(prob)
+        assert omega == pytest.approx(expect, rel=1e-12)
+        assert 0.0 < omega <= 1.0 and omega >= prev
+        prev = omega
+        sv = DSO(prob, **mk)
+        assert sv.params.w_scale == pytest.approx(1.0 / omega, rel=1e-15)
+        assert sv.params.a_scale == pytest.approx(adagrad_a_scale(prob) * omega, rel=1e-15)
+        c = 4.0
+        sc = DSO(Problem(X / c, y, loss=loss, lam=lam / c ** 2), **mk)
+        assert sc.params.w_scale == pytest.approx(sv.params.w_scale, rel=1e-12)
+        assert DSO(prob, primal_weight=0.5, **mk).params.w_scale == 2.0
+    assert 0.0 < default_primal_weight(Problem(X, y, loss=loss, lam=1e-6)) < 0.1
+    assert prev == 1.0                               # the cap
+    assert DSO(Problem(X, y, loss=loss, lam=1e-5), eta0=0.5, **mk).params.w_scale == 1.0

@@ -546,10 +546,9 @@ def column_abs_max(data, indices, indptr, iptr, out):
 
 
 @njit(cache=True, nogil=True)
-def max_scaled_row_norm(data, indices, indptr, iptr, col_scale):
-    """max_i ||x_i / col_scale|| (columns with ``col_scale == 0`` hold no nonzero)."""
+def scaled_row_sqnorms(data, indices, indptr, iptr, col_scale, out):
+    """out[i] = ||x_i / col_scale||^2 (columns with ``col_scale == 0`` hold no nonzero)."""
     n = indptr.shape[0] - 1
-    best = 0.0
     for i in range(n):
         rs = indptr[i]
         off = iptr[i] - rs
@@ -559,6 +558,4 @@ def max_scaled_row_norm(data, indices, indptr, iptr, col_scale):
             if x != 0.0:
                 z = x / col_scale[indices[k + off]]
                 s += z * z
-        if s > best:
-            best = s
-    return math.sqrt(best)
+        out[i] = s

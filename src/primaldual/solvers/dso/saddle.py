@@ -8,10 +8,11 @@ import math
 import numpy as np
 
 from ...kernels import loss_kernels as LK
-from ...kernels.dso import column_abs_max, max_scaled_row_norm
+from ...kernels.dso import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
-           "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE"]
+           "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE",
+           "adagrad_col_factor", "default_primal_weight", "PW_CURVATURE", "column_units"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -116,12 +117,52 @@ def adagrad_col_factor(problem):
     indicators) each ``w_j`` gets a length in its own unit instead of the largest
     row's.  The rule is equivariant under a scaling of the rows (as the scalar
     rule) and of any single column."""
+    s, z2 = column_units(problem)
+    zmax = math.sqrt(float(z2.max(initial=0.0)))
+    return 1.0 / (s * zmax) if zmax > 0 else np.ones(problem.d)
+
+
+def column_units(problem):
+    """``(s, z2)``: the column scales ``s_j = max_i |x_ij|`` (1 for empty columns) and
+    the squared row norms ``||x_i / s||^2`` in those units."""
     r = problem.rows
     s = np.zeros(problem.d)
     column_abs_max(r.data, r.indices, r.indptr, r.iptr, s)
     s[s == 0.0] = 1.0
-    zmax = max_scaled_row_norm(r.data, r.indices, r.indptr, r.iptr, s)
-    return 1.0 / (s * zmax) if zmax > 0 else np.ones(problem.d)
+    z2 = np.zeros(problem.n)
+    scaled_row_sqnorms(r.data, r.indices, r.indptr, r.iptr, s, z2)
+    return s, z2
+
+
+#: the loss's dual curvature in the primal-weight rule (logistic: ``-H'' >= 4``)
+PW_CURVATURE = 4.0
+
+
+def default_primal_weight(problem):
+    """Primal weight ``omega`` of the default AdaGrad steps (``w`` lengths divided by
+    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(kappa / 4))``, ``kappa =
+    lam n / (s^2 ||z||^2)`` with ``s`` the median column scale and ``||z||^2`` the
+    mean squared row norm in column units (:func:`column_units`).
+
+    SPDC's steps (Zhang & Xiao, "Stochastic primal-dual coordinate method for
+    regularized empirical risk minimization", 2015, Theorem 1: ``tau = sqrt(gamma /
+    (n lam)) / R``, ``sigma = sqrt(n lam / gamma) / R``) put the ratio of the dual to
+    the primal step at ``n lam / gamma``: the smaller ``lam n``, the longer the
+    primal steps relative to the dual ones.  ``kappa`` is ``lam n`` in the units of
+    the default ``w`` lengths (:func:`adagrad_col_factor`: ``w_j`` in units of
+    ``1 / s_j``, the typical row of squared norm ``||z||^2``), and ``gamma`` = 4 is
+    the logistic loss's dual curvature (``-H'' >= 4``), used for every loss.  The
+    weight is capped at 1, the steps measured on the sets with ``kappa >= 4``
+    (docs/reproducing-dso.md).  It depends on the data through ``lam n`` and the
+    column and row scales only, and is unchanged when the rows are scaled by ``c``
+    and ``lam`` by ``1 / c^2`` (the same problem in other units)."""
+    s, z2 = column_units(problem)
+    s = s[problem.rows.column_counts() > 0]
+    zbar2 = float(z2.mean()) if z2.size else 0.0
+    if s.size == 0 or zbar2 <= 0.0:
+        return 1.0
+    kappa = problem.lam * problem.n / (float(np.median(s)) ** 2 * zbar2)
+    return min(1.0, math.sqrt(kappa / PW_CURVATURE))
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``

@@ -188,8 +188,8 @@ from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
 from .._ring import ring_workers
 from .ring import DSORingDriver
-from .saddle import (adagrad_col_factor, adagrad_a_scale, box_radius, default_eta0, dual_bounds,
-                     saddle_gap)
+from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
+                     default_primal_weight, dual_bounds, saddle_gap)
 
 __all__ = ["DSOSolver", "DSOOptions"]
 
@@ -214,9 +214,10 @@ class DSOOptions(RingOptions, CommonOptions):
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
-    primal_weight: str | float = number(1.0, low=0.0, also=("adaptive",),
-                                        doc="omega: w steps / omega, alpha steps * omega; "
-                                            "'adaptive': PDLP's update at restarts")
+    primal_weight: str | float | None = number(
+        None, low=0.0, also=(None, "adaptive"),
+        doc="omega: w steps / omega, alpha steps * omega; None: from lam n and the "
+            "column scales; 'adaptive': PDLP's update at restarts")
 
 
 # ------------------------------------------------------------------ solver
@@ -256,7 +257,7 @@ class DSOSolver(DSORingDriver, Solver):
         if o.primal_weight == "adaptive" and o.restart is None:
             raise ValueError("primal_weight='adaptive' updates omega at restarts; it "
                              "needs restart='adaptive'")
-        if o.primal_weight != 1.0 and o.step != "adagrad":
+        if o.primal_weight not in (None, 1.0) and o.step != "adagrad":
             raise ValueError("primal_weight scales AdaGrad's w and alpha steps; it needs "
                              "step='adagrad'")
         if o.alpha_scale is not None and o.step != "adagrad":
@@ -287,7 +288,11 @@ class DSOSolver(DSORingDriver, Solver):
         self.restart = o.restart
         self.adaptive_weight = o.primal_weight == "adaptive"
         self.w_scale0, self.a_scale0 = 1.0, a_scale
-        omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
+        if o.primal_weight is None:
+            omega = default_primal_weight(prob) if data_steps else 1.0
+        else:
+            omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
+        self.omega = omega
         w_scale, a_scale = 1.0 / omega, a_scale * omega
         self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
         self.params = DSOParams(
