@@ -634,9 +634,10 @@ def test_column_factor_is_the_row_rule_in_column_units():
     assert f.max() / f.min() > 100 and adagrad_w_scale(prob) < f.max()
 
 
-@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
 def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
-    """omega = min(1, sqrt(lam n / (s^2 ||z||^2) / 4)) (s: the median column scale,
+    """omega = min(1, sqrt(lam n / (s^2 ||z||^2) / gamma)) (gamma = 1 / smoothness:
+    logistic 4, squared 1; s: the median column scale,
     ||z||^2: the mean squared row norm in column units), recomputed here with
     numpy; in (0, 1]; increasing in lam; 1 once lam n is large; the solver's AdaGrad
     lengths are w / omega and alpha * omega; unchanged when the rows are scaled by c
@@ -652,7 +653,8 @@ def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
     prev = 0.0
     for lam in (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0):
         prob = Problem(X, y, loss=loss, lam=lam)
-        expect = min(1.0, math.sqrt(lam * 2000 / (np.median(s) ** 2 * zbar2) / 4.0))
+        gamma = {"logistic": 4.0, "squared": 1.0}[loss]
+        expect = min(1.0, math.sqrt(lam * 2000 / (np.median(s) ** 2 * zbar2) / gamma))
         omega = default_primal_weight(prob)
         assert omega == pytest.approx(expect, rel=1e-12)
         assert 0.0 < omega <= 1.0 and omega >= prev
@@ -667,3 +669,5 @@ def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
     assert 0.0 < default_primal_weight(Problem(X, y, loss=loss, lam=1e-6)) < 0.1
     assert prev == 1.0                               # the cap
     assert DSO(Problem(X, y, loss=loss, lam=1e-5), eta0=0.5, **mk).params.w_scale == 1.0
+    # a loss without a Lipschitz derivative has no dual curvature: omega = 1
+    assert default_primal_weight(Problem(X, y, loss="hinge", lam=1e-6)) == 1.0

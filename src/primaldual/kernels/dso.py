@@ -24,10 +24,16 @@ current ``(w_j, alpha_i)``::
 Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
 constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
 Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
-``w_scale`` on the ``w`` side (default 1; the solver's default is
-``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`) and
-``a_scale`` on the ``alpha`` side (default 1; the solver's default is 8 for
-the hinge loss, see :func:`primaldual.solvers.dso.adagrad_a_scale`).
+``w_scale w_len[j]`` on the ``w`` side (``ColSide.w_len``, empty for 1; the
+solver's default is ``1 / (omega s_j max_i ||x_i / s||)``, see
+:func:`primaldual.solvers.dso.adagrad_col_factor`) and ``a_scale`` on the
+``alpha`` side (the solver's default is ``omega``, times 8 for the hinge loss,
+see :func:`primaldual.solvers.dso.adagrad_a_scale`).
+
+Order (``DSOSpec.extrap``): the ``w`` step first, then the ``alpha`` step with its
+coupling term at ``w_j + extrap (w_j' - w_j)``: 0 is update (8) as printed (both
+gradients at the current pair), 1 the sequential order (the new ``w_j'``, the
+solver's default), 2 PDHG's extrapolated point.
 
 SVRG (``svrg=True``): the component gradient is replaced by the
 variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
@@ -150,7 +156,8 @@ class DSOSpec(NamedTuple):
     ``l1`` (``l1_prox``: as a proximal step), ``R`` the radius of the box on
     ``w``, the step (``step_mode``; ``eta`` for the scalar steps, ``eta0`` for
     AdaGrad, whose ``w`` steps are multiplied by ``w_scale`` and ``alpha``
-    steps by ``a_scale``) and ``svrg``."""
+    steps by ``a_scale``), ``svrg`` and ``extrap``, where the ``alpha`` step takes
+    ``w_j`` (see the module docstring)."""
     kind: int
     param: float
     lam: float

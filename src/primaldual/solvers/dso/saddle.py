@@ -12,7 +12,7 @@ from ...kernels.dso import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
            "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE",
-           "adagrad_col_factor", "default_primal_weight", "PW_CURVATURE", "column_units"]
+           "adagrad_col_factor", "default_primal_weight", "column_units"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -68,9 +68,8 @@ def default_eta0(step, problem, layout):
     (L2 case).  The scalar step is sensitive to this choice (see
     docs/reproducing-dso.md); AdaGrad is the robust default.
 
-    With the default AdaGrad ``eta0`` the ``w`` side is scaled further by
-    :func:`adagrad_w_scale` (``1 / max_i ||x_i||``); a given ``eta0`` is used as
-    it is, on both sides.
+    With the default AdaGrad ``eta0`` each ``w_j``'s side is scaled further by
+    :func:`adagrad_col_factor`; a given ``eta0`` is used as it is, on both sides.
     """
     if step == "adagrad":
         return 0.5
@@ -80,8 +79,9 @@ def default_eta0(step, problem, layout):
 
 
 def adagrad_w_scale(problem):
-    """Factor on AdaGrad's ``w`` steps with the default ``eta0``: ``1 / max_i ||x_i||``
-    (row norms from ``problem.rows.sqnorm``).
+    """The row rule for AdaGrad's ``w`` steps: ``1 / max_i ||x_i||`` (row norms from
+    ``problem.rows.sqnorm``); the default, :func:`adagrad_col_factor`, is this rule
+    in column units and equals it where every column has the same scale.
 
     Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
     ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
@@ -134,35 +134,38 @@ def column_units(problem):
     return s, z2
 
 
-#: the loss's dual curvature in the primal-weight rule (logistic: ``-H'' >= 4``)
-PW_CURVATURE = 4.0
-
-
 def default_primal_weight(problem):
     """Primal weight ``omega`` of the default AdaGrad steps (``w`` lengths divided by
-    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(kappa / 4))``, ``kappa =
+    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(kappa / gamma))``, ``kappa =
     lam n / (s^2 ||z||^2)`` with ``s`` the median column scale and ``||z||^2`` the
-    mean squared row norm in column units (:func:`column_units`).
+    mean squared row norm in column units (:func:`column_units`), and ``gamma =
+    1 / smoothness`` of the loss (logistic: 4); 1 for losses without a Lipschitz
+    derivative (hinge, absolute).
 
     SPDC's steps (Zhang & Xiao, "Stochastic primal-dual coordinate method for
     regularized empirical risk minimization", 2015, Theorem 1: ``tau = sqrt(gamma /
-    (n lam)) / R``, ``sigma = sqrt(n lam / gamma) / R``) put the ratio of the dual to
-    the primal step at ``n lam / gamma``: the smaller ``lam n``, the longer the
-    primal steps relative to the dual ones.  ``kappa`` is ``lam n`` in the units of
-    the default ``w`` lengths (:func:`adagrad_col_factor`: ``w_j`` in units of
-    ``1 / s_j``, the typical row of squared norm ``||z||^2``), and ``gamma`` = 4 is
-    the logistic loss's dual curvature (``-H'' >= 4``), used for every loss.  The
-    weight is capped at 1, the steps measured on the sets with ``kappa >= 4``
+    (n lam)) / R``, ``sigma = sqrt(n lam / gamma) / R`` for ``(1/gamma)``-smooth
+    losses) put the ratio of the dual to the primal step at ``n lam / gamma``: the
+    smaller ``lam n``, the longer the primal steps relative to the dual ones.
+    ``kappa`` is ``lam n`` in the units of the default ``w`` lengths
+    (:func:`adagrad_col_factor`: ``w_j`` in units of ``1 / s_j``, the typical row of
+    squared norm ``||z||^2``).  A non-smooth loss has ``gamma = 0`` (no dual
+    curvature) and the ratio has no finite value; those keep the measured lengths
+    (``omega = 1``, hinge's ``alpha`` steps x 8, :func:`adagrad_a_scale`).  The
+    weight is capped at 1, the lengths measured on sets with ``kappa >= gamma``
     (docs/reproducing-dso.md).  It depends on the data through ``lam n`` and the
     column and row scales only, and is unchanged when the rows are scaled by ``c``
     and ``lam`` by ``1 / c^2`` (the same problem in other units)."""
+    smooth = problem.loss.smoothness
+    if not smooth:
+        return 1.0
     s, z2 = column_units(problem)
     s = s[problem.rows.column_counts() > 0]
     zbar2 = float(z2.mean()) if z2.size else 0.0
     if s.size == 0 or zbar2 <= 0.0:
         return 1.0
     kappa = problem.lam * problem.n / (float(np.median(s)) ** 2 * zbar2)
-    return min(1.0, math.sqrt(kappa / PW_CURVATURE))
+    return min(1.0, math.sqrt(kappa * smooth))
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``
