@@ -136,36 +136,25 @@ def column_units(problem):
 
 def default_primal_weight(problem):
     """Primal weight ``omega`` of the default AdaGrad steps (``w`` lengths divided by
-    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(kappa / gamma))``, ``kappa =
-    lam n / (s^2 ||z||^2)`` with ``s`` the median column scale and ``||z||^2`` the
-    mean squared row norm in column units (:func:`column_units`), and ``gamma =
-    1 / smoothness`` of the loss (logistic: 4); 1 for losses without a Lipschitz
-    derivative (hinge, absolute).
+    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(lam n / gamma))`` with
+    ``gamma = 1 / smoothness`` of the loss (logistic: 4), ``n`` the number of
+    samples; 1 for losses without a Lipschitz derivative (hinge, absolute).
 
     SPDC's steps (Zhang & Xiao, "Stochastic primal-dual coordinate method for
     regularized empirical risk minimization", 2015, Theorem 1: ``tau = sqrt(gamma /
     (n lam)) / R``, ``sigma = sqrt(n lam / gamma) / R`` for ``(1/gamma)``-smooth
-    losses) put the ratio of the dual to the primal step at ``n lam / gamma``: the
-    smaller ``lam n``, the longer the primal steps relative to the dual ones.
-    ``kappa`` is ``lam n`` in the units of the default ``w`` lengths
-    (:func:`adagrad_col_factor`: ``w_j`` in units of ``1 / s_j``, the typical row of
-    squared norm ``||z||^2``).  A non-smooth loss has ``gamma = 0`` (no dual
-    curvature) and the ratio has no finite value; those keep the measured lengths
-    (``omega = 1``, hinge's ``alpha`` steps x 8, :func:`adagrad_a_scale`).  The
-    weight is capped at 1, the lengths measured on sets with ``kappa >= gamma``
-    (docs/reproducing-dso.md).  It depends on the data through ``lam n`` and the
-    column and row scales only, and is unchanged when the rows are scaled by ``c``
-    and ``lam`` by ``1 / c^2`` (the same problem in other units)."""
+    losses) put the ratio of the dual to the primal step at ``n lam / gamma``,
+    whatever the rows' norm ``R``: the smaller ``lam n``, the longer the primal
+    steps relative to the dual ones; ``omega`` is the square root of that ratio.
+    A non-smooth loss has ``gamma = 0`` (no dual curvature) and the ratio has no
+    finite value; those keep the measured lengths (``omega = 1``, hinge's
+    ``alpha`` steps x 8, :func:`adagrad_a_scale`).  The weight is capped at 1: the
+    lengths of :func:`adagrad_col_factor` and ``eta0 = 0.5`` were measured on sets
+    with ``lam n >= gamma`` (docs/reproducing-dso.md)."""
     smooth = problem.loss.smoothness
     if not smooth:
         return 1.0
-    s, z2 = column_units(problem)
-    s = s[problem.rows.column_counts() > 0]
-    zbar2 = float(z2.mean()) if z2.size else 0.0
-    if s.size == 0 or zbar2 <= 0.0:
-        return 1.0
-    kappa = problem.lam * problem.n / (float(np.median(s)) ** 2 * zbar2)
-    return min(1.0, math.sqrt(kappa * smooth))
+    return min(1.0, math.sqrt(problem.lam * problem.n * smooth))
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``
