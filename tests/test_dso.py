@@ -664,3 +664,4 @@ def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
         assert default_primal_weight(hinge) == 1.0
         assert DSO(hinge, **mk).params.a_scale == adagrad_a_scale(hinge) == 8.0
     assert prev == 1.0                               # lam n = 20 >= gamma: the cap
+    assert default_primal_weight(Problem(X, y, loss=loss, lam=0.0, l1=1e-3)) == 1.0

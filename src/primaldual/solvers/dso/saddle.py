@@ -138,7 +138,8 @@ def default_primal_weight(problem):
     """Primal weight ``omega`` of the default AdaGrad steps (``w`` lengths divided by
     it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(lam n / gamma))`` with
     ``gamma = 1 / smoothness`` of the loss (logistic: 4), ``n`` the number of
-    samples; 1 for losses without a Lipschitz derivative (hinge, absolute).
+    samples; 1 for losses without a Lipschitz derivative (hinge, absolute) and
+    for ``lam = 0`` (pure L1: no primal curvature to set a ratio by).
 
     SPDC's steps (Zhang & Xiao, "Stochastic primal-dual coordinate method for
     regularized empirical risk minimization", 2015, Theorem 1: ``tau = sqrt(gamma /
@@ -152,7 +153,7 @@ def default_primal_weight(problem):
     lengths of :func:`adagrad_col_factor` and ``eta0 = 0.5`` were measured on sets
     with ``lam n >= gamma`` (docs/reproducing-dso.md)."""
     smooth = problem.loss.smoothness
-    if not smooth:
+    if not smooth or problem.lam <= 0.0:      # no dual curvature, or no L2 term (pure L1)
         return 1.0
     return min(1.0, math.sqrt(problem.lam * problem.n * smooth))
 
