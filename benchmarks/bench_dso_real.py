@@ -136,8 +136,8 @@ def main():
     ap.add_argument("--timing-only", action="store_true",
                     help="only the epoch costs (rows merged over earlier ones by --from-jsonl)")
     ap.add_argument("--primal-weight", default=None,
-                    help="DSO's primal_weight: a number or 'adaptive' (default: the "
-                         "solver's rule)")
+                    help="DSO's primal_weight: a number, 'lam_n' or 'adaptive' (default: "
+                         "the solver's default)")
     ap.add_argument("--accuracy-only", action="store_true",
                     help="skip the epoch-cost timing (accuracy is deterministic)")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
@@ -161,8 +161,9 @@ def main():
             r["sub_at"] = {int(k): v for k, v in r["sub_at"].items()}
         write(args, rows)
         return
-    pw = (None if args.primal_weight is None else args.primal_weight
-          if args.primal_weight == "adaptive" else float(args.primal_weight))
+    pw = ({} if args.primal_weight is None else
+          {"primal_weight": args.primal_weight if args.primal_weight in ("adaptive", "lam_n")
+           else float(args.primal_weight)})
     rows = []
     for name in args.sets.split(","):
         X, y = load(name, download=False, parsed_cache=True)
@@ -191,7 +192,7 @@ def main():
                     continue
                 r = solve(X, y, loss=loss, lam=lam, solver="dso", tol=0.0,
                           max_epochs=args.epochs, check_every=10, random_state=0,
-                          primal_weight=pw)
+                          **pw)
                 sub = [(t["epoch"], (t["primal"] - p_star) / abs(p_star)) for t in r.trace]
                 first = next((ep for ep, v in sub if v <= TARGET), None)
                 prob = Problem(X, y, loss=loss, lam=lam)

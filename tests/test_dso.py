@@ -17,7 +17,7 @@ from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec,
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
 from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale, box_radius,
-                                    build_layout, default_primal_weight,
+                                    build_layout, spdc_primal_weight,
                                     dual_bounds, saddle_gap, sigma)
 
 from conftest import load_binary, make_classification_data
@@ -540,7 +540,7 @@ def test_fixed_primal_weight_divides_w_steps_and_multiplies_alpha_steps():
     X, y = _binary_w8a_shaped(400, 5)
     prob = Problem(X, y, loss="hinge", lam=1e-3)
     mk = dict(tol=0.0, max_epochs=1, random_state=0)
-    base = DSO(prob, primal_weight=1.0, **mk).params
+    base = DSO(prob, **mk).params
     heavy = DSO(prob, primal_weight=4.0, **mk).params
     assert heavy.w_scale == base.w_scale / 4.0 and heavy.a_scale == base.a_scale * 4.0
     with pytest.raises(ValueError, match="primal_weight"):
@@ -635,12 +635,12 @@ def test_column_factor_is_the_row_rule_in_column_units():
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
-def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
-    """omega = min(1, sqrt(lam n / gamma)) (gamma = 1 / smoothness: logistic 4,
-    squared 1); in (0, 1]; increasing in lam; 1 once lam n >= gamma; the solver's
-    AdaGrad lengths are w / omega and alpha * omega (the column factors unchanged);
-    1 for the hinge loss (no dual curvature) and for a given eta0; a given
-    primal_weight is used as it is."""
+def test_lam_n_primal_weight_follows_its_rule_and_stays_in_its_bounds(loss):
+    """primal_weight="lam_n": omega = min(1, sqrt(lam n / gamma)) (gamma = 1 /
+    smoothness: logistic 4, squared 1); in (0, 1]; increasing in lam; 1 once lam n
+    >= gamma; the solver's AdaGrad lengths are w / omega and alpha * omega (the
+    column factors unchanged); 1 for the hinge loss (no dual curvature) and for lam
+    = 0; the default weight is 1."""
     rng = np.random.default_rng(7)
     X = sp.random(2000, 60, density=0.2, random_state=8, format="csr")
     y = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
@@ -650,18 +650,17 @@ def test_default_primal_weight_follows_lam_n_and_stays_in_its_bounds(loss):
     for lam in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2):
         prob = Problem(X, y, loss=loss, lam=lam)
         expect = min(1.0, math.sqrt(lam * 2000 / gamma))
-        omega = default_primal_weight(prob)
+        omega = spdc_primal_weight(prob)
         assert omega == pytest.approx(expect, rel=1e-14)
         assert 0.0 < omega <= 1.0 and omega >= prev
         prev = omega
-        sv = DSO(prob, **mk)
+        sv = DSO(prob, primal_weight="lam_n", **mk)
         assert sv.params.w_scale == pytest.approx(1.0 / omega, rel=1e-15)
         assert sv.params.a_scale == pytest.approx(adagrad_a_scale(prob) * omega, rel=1e-15)
         np.testing.assert_array_equal(sv.params.col_factor, adagrad_col_factor(prob))
-        assert DSO(prob, primal_weight=0.5, **mk).params.w_scale == 2.0
-        assert DSO(prob, eta0=0.5, **mk).params.w_scale == 1.0
+        assert DSO(prob, **mk).params.w_scale == 1.0
         hinge = Problem(X, y, loss="hinge", lam=lam)
-        assert default_primal_weight(hinge) == 1.0
-        assert DSO(hinge, **mk).params.a_scale == adagrad_a_scale(hinge) == 8.0
+        assert spdc_primal_weight(hinge) == 1.0
+        assert DSO(hinge, primal_weight="lam_n", **mk).params.a_scale == 8.0
     assert prev == 1.0                               # lam n = 20 >= gamma: the cap
-    assert default_primal_weight(Problem(X, y, loss=loss, lam=0.0, l1=1e-3)) == 1.0
+    assert spdc_primal_weight(Problem(X, y, loss=loss, lam=0.0, l1=1e-3)) == 1.0

@@ -13,7 +13,7 @@ from ...blocks.dso import (BlockLayout, DSOParams, RowPartition, WBlock, build_l
                            col_bounds, dso_block, partition_streams, row_bounds, sigma)
 from .ring import DSORingDriver
 from .saddle import (LOGISTIC_MARGIN, adagrad_a_scale, adagrad_col_factor, adagrad_w_scale,
-                     box_min_linear, box_radius, default_eta0, default_primal_weight,
+                     box_min_linear, box_radius, default_eta0, spdc_primal_weight,
                      dual_bounds, saddle_gap)
 from .solver import DSOSolver
 
@@ -21,4 +21,4 @@ __all__ = ["DSOSolver", "DSORingDriver", "BlockLayout", "RowPartition", "WBlock"
            "DSOParams", "build_layout", "sigma", "dso_block", "partition_streams",
            "row_bounds", "col_bounds", "dual_bounds", "box_radius", "box_min_linear",
            "saddle_gap", "default_eta0", "adagrad_w_scale", "adagrad_a_scale",
-           "adagrad_col_factor", "default_primal_weight", "LOGISTIC_MARGIN"]
+           "adagrad_col_factor", "spdc_primal_weight", "LOGISTIC_MARGIN"]

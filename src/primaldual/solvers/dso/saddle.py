@@ -12,7 +12,7 @@ from ...kernels.dso import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
            "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE",
-           "adagrad_col_factor", "default_primal_weight", "column_units"]
+           "adagrad_col_factor", "spdc_primal_weight", "column_units"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -134,8 +134,8 @@ def column_units(problem):
     return s, z2
 
 
-def default_primal_weight(problem):
-    """Primal weight ``omega`` of the default AdaGrad steps (``w`` lengths divided by
+def spdc_primal_weight(problem):
+    """Primal weight ``omega`` of ``primal_weight="lam_n"`` (``w`` lengths divided by
     it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(lam n / gamma))`` with
     ``gamma = 1 / smoothness`` of the loss (logistic: 4), ``n`` the number of
     samples; 1 for losses without a Lipschitz derivative (hinge, absolute) and
@@ -151,7 +151,9 @@ def default_primal_weight(problem):
     finite value; those keep the measured lengths (``omega = 1``, hinge's
     ``alpha`` steps x 8, :func:`adagrad_a_scale`).  The weight is capped at 1: the
     lengths of :func:`adagrad_col_factor` and ``eta0 = 0.5`` were measured on sets
-    with ``lam n >= gamma`` (docs/reproducing-dso.md)."""
+    with ``lam n >= gamma``.  Measured (docs/reproducing-dso.md section 6d): it
+    helps reuters (unit rows) at every ``lam`` and hurts a9a (binary rows of norm
+    3.7) at lam 1e-5, so it is an option, not the default."""
     smooth = problem.loss.smoothness
     if not smooth or problem.lam <= 0.0:      # no dual curvature, or no L2 term (pure L1)
         return 1.0

@@ -143,14 +143,16 @@ alpha_scale : float or None, default None
     ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1,
     update="simultaneous", primal_weight=1`` is the paper's AdaGrad + SVRG
     (docs/reproducing-dso.md section 6c).
-primal_weight : float, "adaptive" or None, default None
+primal_weight : float, "lam_n" or "adaptive", default 1.0
     ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
     multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
-    omega``; other values than 1 need ``step="adagrad"``).  None: with the default
-    ``eta0``, ``min(1, sqrt(kappa / 4))``, ``kappa = lam n / (s^2 ||z||^2)`` (median
-    column scale ``s``, mean squared row norm ``||z||^2`` in column units;
-    :func:`default_primal_weight`, from SPDC's step ratio ``sigma / tau = n lam /
-    gamma``, Zhang & Xiao 2015), else 1.  "adaptive" (needs
+    omega``; other values than 1 need ``step="adagrad"``).  "lam_n": ``min(1,
+    sqrt(lam n / gamma))`` (``gamma = 1 / smoothness`` of the loss, 1 for the
+    hinge loss and ``lam = 0``; :func:`spdc_primal_weight`, from SPDC's step ratio
+    ``sigma / tau = n lam / gamma``, Zhang & Xiao 2015): on reuters logistic at
+    lam 1e-5 it reaches 5.0e-5 where 1 ends at 0.16, on a9a at lam 1e-5 it ends at
+    2.8e-2 where 1 reaches 1.1e-3 (docs/reproducing-dso.md section 6d), so it is not
+    the default.  "adaptive" (needs
     ``restart="adaptive"``): PDLP's update at every
     restart (Applegate et al., "Practical large-scale linear programming using
     primal-dual hybrid gradient", NeurIPS 2021, section 3.3 / Algorithm 3),
@@ -208,7 +210,7 @@ from .._options import CommonOptions, RingOptions, choice, number
 from .._ring import ring_workers
 from .ring import DSORingDriver
 from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
-                     default_primal_weight, dual_bounds, saddle_gap)
+                     dual_bounds, saddle_gap, spdc_primal_weight)
 
 __all__ = ["DSOSolver", "DSOOptions"]
 
@@ -233,10 +235,10 @@ class DSOOptions(RingOptions, CommonOptions):
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
-    primal_weight: str | float | None = number(
-        None, low=0.0, also=(None, "adaptive"),
-        doc="omega: w steps / omega, alpha steps * omega; None: from lam n and the "
-            "column scales; 'adaptive': PDLP's update at restarts")
+    primal_weight: str | float = number(
+        1.0, low=0.0, also=("lam_n", "adaptive"),
+        doc="omega: w steps / omega, alpha steps * omega; 'lam_n': min(1, sqrt(lam n "
+            "/ gamma)); 'adaptive': PDLP's update at restarts")
 
 
 # ------------------------------------------------------------------ solver
@@ -276,7 +278,7 @@ class DSOSolver(DSORingDriver, Solver):
         if o.primal_weight == "adaptive" and o.restart is None:
             raise ValueError("primal_weight='adaptive' updates omega at restarts; it "
                              "needs restart='adaptive'")
-        if o.primal_weight not in (None, 1.0) and o.step != "adagrad":
+        if o.primal_weight != 1.0 and o.step != "adagrad":
             raise ValueError("primal_weight scales AdaGrad's w and alpha steps; it needs "
                              "step='adagrad'")
         if o.alpha_scale is not None and o.step != "adagrad":
@@ -307,8 +309,8 @@ class DSOSolver(DSORingDriver, Solver):
         self.restart = o.restart
         self.adaptive_weight = o.primal_weight == "adaptive"
         self.w_scale0, self.a_scale0 = 1.0, a_scale
-        if o.primal_weight is None:
-            omega = default_primal_weight(prob) if data_steps else 1.0
+        if o.primal_weight == "lam_n":
+            omega = spdc_primal_weight(prob)
         else:
             omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
         self.omega = omega
