@@ -124,11 +124,9 @@ def w_step(wj, gw, eta_w, l1_prox, l1_share, R):
             nw += thr
         else:
             nw = 0.0
-    if nw > R:
-        nw = R
-    elif nw < -R:
-        nw = -R
-    return nw
+    if not math.isfinite(nw):
+        return nw
+    return min(max(nw, -R), R)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -136,11 +134,9 @@ def alpha_step(ai, ga, eta_a, a_lo, a_hi):
     """The ``alpha`` half of update (8): ascent, then the projection on ``[a_lo,
     a_hi]`` (Appendix A); a non-finite value is returned as is."""
     na = ai + eta_a * ga
-    if na < a_lo:
-        na = a_lo
-    elif na > a_hi:
-        na = a_hi
-    return na
+    if not math.isfinite(na):
+        return na
+    return min(max(na, a_lo), a_hi)        # branch-free: hinge's alpha often sits at a bound
 
 
 class Nonzeros(NamedTuple):
