@@ -156,7 +156,9 @@ def main():
                     merged[key]["load"] = both
                 else:
                     merged[key] = r
-        rows = [r for r in merged.values() if "sub_at" in r]
+        order = {name: k for k, name in enumerate(args.sets.split(","))}
+        rows = sorted((r for r in merged.values() if "sub_at" in r),
+                      key=lambda r: (order.get(r["set"], len(order)), r["loss"], -r["lam"]))
         for r in rows:
             r["sub_at"] = {int(k): v for k, v in r["sub_at"].items()}
         write(args, rows)
