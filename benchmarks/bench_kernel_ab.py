@@ -23,7 +23,9 @@ normal values), ``dense`` 20,000 x 500; rows scaled to unit norm, labels
 
 Run: ``python benchmarks/bench_kernel_ab.py [--base COMMIT] [--after COMMIT]
 [--rounds 5]``;
-the table is printed and written to ``benchmarks/results/kernel-ab.md``.
+the table is printed and written to ``benchmarks/results/kernel-ab.md`` (``--out``
+names another file: ``kernel-ab-structured-args.md`` and ``kernel-ab-prox.md`` hold
+two other comparisons).
 """
 from __future__ import annotations
 
@@ -117,7 +119,7 @@ def worker(src, data_dir, reps, cases=None):
         known = (set(cls.options) if isinstance(getattr(cls, "options", None), dict)
                  else {f.name for f in dataclasses.fields(cls.options_class)})
         opts = {k: v for k, v in opts.items() if k in known or k not in OPTIONAL}
-        s = cls(prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
+        s = cls.create(prob, tol=0.0, max_epochs=1000, random_state=0, **opts)
         s.init_state(None)
         s.advance(1.0, None)                      # warm-up: compile / cache load
         best = np.inf

@@ -44,8 +44,9 @@ def rcv1_like(quick):
 
 def epoch_time(problem, b, threads, epochs):
     from primaldual.solvers import SOLVERS
-    s = SOLVERS["minibatch_sdca"](problem, tol=0, max_epochs=epochs + 1, random_state=0,
-                                  batch_size=b, n_jobs=threads, sigma=0.01)
+    s = SOLVERS["minibatch_sdca"].create(problem, tol=0, max_epochs=epochs + 1,
+                                         random_state=0, batch_size=b, n_jobs=threads,
+                                         sigma=0.01)
     s.init_state(None)
     s.advance(0.1, None)                  # warm-up (kernel load)
     t = time.perf_counter()

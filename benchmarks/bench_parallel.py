@@ -42,7 +42,7 @@ from primaldual.bench.config import DatasetSpec  # noqa: E402
 from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.peers import snapml_coef, snapml_estimator  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
-from primaldual.solvers import sdca as sdca_module  # noqa: E402
+from primaldual.blocks import sdca_threads  # noqa: E402
 from primaldual.bench.speed import (certify_reference, decades, peer_variants,  # noqa: E402
                                     rel_subopt,
                                     search_tolerance, summarize_times, timed)
@@ -74,14 +74,14 @@ def warm_up(X, y, loss):
     """Compile (or load from the cache) every kernel a timed call will run: the
     serial and the threaded paths, on 64 rows; the threads are forced on for
     this call (64 rows are below the size that gets more than one thread)."""
-    saved = sdca_module.MIN_NNZ_PER_THREAD
-    sdca_module.MIN_NNZ_PER_THREAD = 0
+    saved = sdca_threads.MIN_NNZ_PER_THREAD
+    sdca_threads.MIN_NNZ_PER_THREAD = 0
     try:
         for nj in (1, 2):
             primaldual.solve(X[:64], y[:64], loss=loss, lam=1e-2, solver="sdca",
                              n_jobs=nj, max_epochs=3, tol=0.0)
     finally:
-        sdca_module.MIN_NNZ_PER_THREAD = saved
+        sdca_threads.MIN_NNZ_PER_THREAD = saved
 
 
 def ours(X, y, loss, lam, n_jobs, reps):

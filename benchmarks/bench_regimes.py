@@ -67,7 +67,7 @@ from primaldual.bench.speed import (certify_reference, decades, rel_subopt,  # n
 from primaldual.datasets import (REGIMES, REGISTRY, load_shared_regime,  # noqa: E402
                                  make_regime, regime_stats, shared_regimes)
 from primaldual.rows import as_rows  # noqa: E402
-from primaldual.solvers import sdca as sdca_module  # noqa: E402
+from primaldual.blocks import sdca_threads  # noqa: E402
 
 LAM = 1e-5
 LOSSES = ("hinge", "logistic")
@@ -144,9 +144,9 @@ def warm_up(X, y, loss):
     threaded, on 64 rows of the same data (the threads forced on for this call),
     and the estimator's."""
     Xs, ys = warm_slice(X, y)
-    saved = getattr(sdca_module, "MIN_NNZ_PER_THREAD", None)
+    saved = getattr(sdca_threads, "MIN_NNZ_PER_THREAD", None)
     if saved is not None:
-        sdca_module.MIN_NNZ_PER_THREAD = 0
+        sdca_threads.MIN_NNZ_PER_THREAD = 0
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -157,7 +157,7 @@ def warm_up(X, y, loss):
             primaldual.LinearClassifier(loss=loss, max_iter=3).fit(Xs, ys)
     finally:
         if saved is not None:
-            sdca_module.MIN_NNZ_PER_THREAD = saved
+            sdca_threads.MIN_NNZ_PER_THREAD = saved
 
 
 def _scalar_extras(extras):
@@ -339,7 +339,7 @@ def run_cell(name, kind, X, y, X_te, y_te, stats, loss, args):
     lam = args.lam
     rec = {"set": name, "kind": kind, "loss": loss, "lam": lam, **{
         k: stats[k] for k in ("n", "d", "nnz", "cosine", "sparse", "min", "max")}}
-    rec["solver_cosine"] = float(sdca_module.mean_row_cosine(as_rows(X)))
+    rec["solver_cosine"] = float(sdca_threads.mean_row_cosine(as_rows(X)))
     warm_up(X, y, loss)
     rec["ours"] = ours(X, y, X_te, y_te, loss, lam, args)
     o1, o2 = rec["ours"][1], rec["ours"][2]

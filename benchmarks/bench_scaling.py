@@ -43,7 +43,7 @@ from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
 from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking,  # noqa: E402
                                      sdca_epoch, start_copy, sync_copy)
-from primaldual.solvers import sdca as sdca_module  # noqa: E402
+from primaldual.blocks import sdca_threads  # noqa: E402
 
 REPS = 5
 
@@ -65,7 +65,7 @@ def epoch_costs(prob):
     n, nnz = prob.n, prob.nnz
     no_shrink = Shrinking(False, np.inf, np.inf)
     no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
-    every = sdca_module.auto_sync_every(prob.rows)
+    every = sdca_threads.auto_sync_every(prob.rows)
     max_row = int(prob.rows.row_nnz.max(initial=1))
     # thread copies need no atomic additions; the shared-v rows below set
     # atomic explicitly
@@ -85,10 +85,10 @@ def epoch_costs(prob):
             warm = np.zeros(prob.d)
             sdca_epoch(rows, spec, st._replace(v=warm), order, 0, min(n, 100), 0, -1,
                        no_shrink, no_avg, prox[0], atomic)        # compile / warm caches
-            one = sdca_module.ThreadWork(prob.d, 1, every, False, max_row)
+            one = sdca_threads.ThreadWork(prob.d, 1, every, False, max_row)
             sdca_epoch(rows, spec, st._replace(v=one.local[0]), order, 0, min(n, 100), 0, -1,
                        no_shrink, no_avg, prox[0], atomic, one.copy(0, warm))
-            work = sdca_module.ThreadWork(prob.d, K, every, False, max_row)
+            work = sdca_threads.ThreadWork(prob.d, K, every, False, max_row)
             alpha[:] = 0.0
             logit[:] = np.nan
 
@@ -118,7 +118,7 @@ def sync_cost(prob):
     """ns per column of one :func:`sync_copy` that publishes every column (one
     thread: the sweep refresh)."""
     d = prob.d
-    work = sdca_module.ThreadWork(d, 1, 1, False, d)
+    work = sdca_threads.ThreadWork(d, 1, 1, False, d)
     shared = np.random.default_rng(2).standard_normal(d)
     copy = work.copy(0, shared)
     mine = work.local[0]
@@ -193,8 +193,8 @@ def sync_every_for(sh):
     """sync_every="auto" for a projected shape: the solver's cost rule only (a shape has
     no rows to measure the mean row cosine on; text-like rows, as the CCAT shape,
     are far below the staleness bound)."""
-    return min(sdca_module.SYNC_MAX, max(sdca_module.SYNC_MIN, int(np.ceil(
-        sdca_module.SYNC_COST_RATIO * sh["d"] * sh["n"] / sh["nnz"]))))
+    return min(sdca_threads.SYNC_MAX, max(sdca_threads.SYNC_MIN, int(np.ceil(
+        sdca_threads.SYNC_COST_RATIO * sh["d"] * sh["n"] / sh["nnz"]))))
 
 
 def project(meas, epochs_serial, epochs_2, checks, epochs_cocoa2):

@@ -45,7 +45,7 @@ from primaldual.bench.report import cpu_model  # noqa: E402
 from primaldual.bench.speed import certify_reference, summarize_times, timed  # noqa: E402
 from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.rows import as_rows  # noqa: E402
-from primaldual.solvers import sdca as sdca_module  # noqa: E402
+from primaldual.blocks import sdca_threads  # noqa: E402
 
 from bench_parallel import snap, warm_up  # noqa: E402
 
@@ -107,14 +107,14 @@ def ours_interleaved(X, y, loss, reps, forced):
     last = {}
     for _ in range(reps):
         for k in keys:
-            saved = sdca_module.MIN_SPEEDUP
+            saved = sdca_threads.MIN_SPEEDUP
             if k == "2f":
-                sdca_module.MIN_SPEEDUP = 0.0
+                sdca_threads.MIN_SPEEDUP = 0.0
             try:
                 res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM,
                                   solver="sdca", n_jobs=2 if k == "2f" else k, tol=TOL)
             finally:
-                sdca_module.MIN_SPEEDUP = saved
+                sdca_threads.MIN_SPEEDUP = saved
             runs[k].append(secs)
             last[k] = res
     out = {}
@@ -154,13 +154,13 @@ def main(argv=None):
                    for line in Path(f).read_text().splitlines() if line.strip()]
         write_md(records, out_dir / f"{args.name}.md", args, None)
         return
-    costs = sdca_module.measured_thread_costs()
+    costs = sdca_threads.measured_thread_costs()
     print(f"measured costs: {costs}", flush=True)
     records = []
     for name, make in datasets(args.sets.split(",")).items():
         X, y = make()
         rows = as_rows(X)
-        cos = sdca_module.mean_row_cosine(rows)
+        cos = sdca_threads.mean_row_cosine(rows)
         print(f"{name}: {X.shape}, nnz={X.nnz}, mean row cosine {cos:.2f}", flush=True)
         for loss in args.losses.split(","):
             warm_up(X, y, loss)

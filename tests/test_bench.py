@@ -62,6 +62,13 @@ def test_config_parses_toml_and_refuses_unknown_keys(tmp_path):
         C.DatasetSpec.parse("sklearn:covtype")
     with pytest.raises(ValueError, match="no options"):
         C.SolverSpec.parse({"peer": "liblinear", "options": {"x": 1}})
+    base = {"name": "x", "datasets": ["a9a"], "losses": ["hinge"], "lams": [1e-3],
+            "solvers": ["sdca"]}
+    assert exp.timing == "trace"
+    assert C.parse_config({"experiment": [dict(base, timing="refit")]}
+                          ).experiments[0].timing == "refit"
+    with pytest.raises(ValueError, match="timing must be one of trace, refit"):
+        C.parse_config({"experiment": [dict(base, timing="peers")]})
 
 
 def test_budget_schedule_grows_geometrically_and_ends_at_budget():

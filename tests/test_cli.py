@@ -175,6 +175,7 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     assert "2 -> -1, 4 -> +1" in err
     s = last_json(out)
     X, y_raw = load_svmlight_file(str(path))
+    X = X.toarray()            # a dense file (density 1): the CLI reads it dense
     Xn = normalize(X)
     y = np.where(y_raw == 4, 1.0, -1.0)
     res = primaldual.solve(Xn, y, lam=1e-2, max_epochs=30, random_state=0)
@@ -195,6 +196,7 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     assert "->" not in err                           # no label mapping for regression
     s = last_json(out)
     Xh, yh = load_svmlight_file(str(hs))
+    Xh = Xh.toarray()          # density 0.96: the CLI reads it dense
     res = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, random_state=0,
                            solver=s["solver"])      # the CLI's default is auto
     assert s["primal"] == res.primal and s["converged"] == res.converged is True
@@ -388,4 +390,4 @@ def test_solvers_unknown_name_is_an_error(capsys):
     err = capsys.readouterr().err
     assert "unknown solver 'sdcaa'" in err and "sdca" in err
     assert cli.main(["solvers", "auto"]) == 1
-    assert "picks sdca or newton" in capsys.readouterr().err
+    assert "picks sdca, newton or ipm" in capsys.readouterr().err

@@ -60,7 +60,10 @@ def files(tmp_path_factory):
 
 
 def _load(path, d=None):
+    """The file as the CLI reads it: a dense array at density >= 0.5 (docs/cli.md)."""
     X, y = load_svmlight_file(str(path), n_features=d)
+    if X.nnz >= 0.5 * X.shape[0] * X.shape[1]:
+        return X.toarray(), y
     return sp.csr_matrix(X), y
 
 
@@ -285,8 +288,8 @@ def test_scheduler_fit_equals_local_cocoa(files, tmp_path, capsys, cluster, clie
     written = sorted(p.name for p in parts.iterdir())
     assert written == [f"part-0000{k}-of-00003.svm" for k in range(3)]
 
-    X, y_raw = _load(files / "bin.svm")
-    X = normalize(X)
+    X, y_raw = load_svmlight_file(str(files / "bin.svm"))
+    X = normalize(sp.csr_matrix(X))          # the workers read the part files as CSR
     y = np.where(y_raw == 7, 1.0, -1.0)
     ref = primaldual.solve(add_intercept_column(X, 1.0), y, loss="logistic", lam=1e-2,
                            solver="cocoa", n_partitions=3, tol=1e-8, max_epochs=200,
@@ -353,7 +356,7 @@ def test_scheduler_regression_equals_local_cocoa(tmp_path, capsys, cluster, clie
     s = last_json(out)
     assert s["partitions"] == 2                       # default: one per worker
     assert (tmp_path / "r.svm.parts").is_dir()
-    Xs, ys = _load(tmp_path / "r.svm")
+    Xs, ys = load_svmlight_file(str(tmp_path / "r.svm"))   # the workers read CSR parts
     ref = primaldual.solve(Xs, ys, loss="squared", lam=1e-2, solver="cocoa",
                            n_partitions=2, tol=1e-9, max_epochs=300, random_state=0)
     assert s["primal"] == pytest.approx(ref.primal, rel=1e-12)

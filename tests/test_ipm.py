@@ -106,9 +106,19 @@ def test_resume_equals_uninterrupted(tmp_path):
     assert rest.primal == full.primal
 
 
+def test_refuses_a_dense_system_too_large_to_form(monkeypatch):
+    import primaldual.solvers.ipm as ipm_mod
+    monkeypatch.setattr(ipm_mod, "MAX_SYSTEM_SIZE", 30)
+    X, y = _standardized(50, 40)
+    with pytest.raises(ValueError, match=r"dense 40 x 40 matrix .* min\(n, d\) <= 30"):
+        primaldual.solve(X, y, loss="hinge", lam=1e-3, solver="ipm")
+    X, y = _standardized(50, 30)
+    assert primaldual.solve(X, y, loss="hinge", lam=1e-3, solver="ipm").converged
+
+
 def test_refuses_other_losses_and_l1():
     X, y = _standardized(50, 4)
-    with pytest.raises(ValueError, match="hinge and smooth_hinge"):
+    with pytest.raises(ValueError, match="dual is a quadratic over a box: hinge or smooth_hinge"):
         primaldual.solve(X, y, loss="logistic", lam=1e-3, solver="ipm")
     with pytest.raises(ValueError, match="l1"):
         primaldual.solve(X, y, loss="hinge", lam=1e-3, l1=1e-3, solver="ipm")

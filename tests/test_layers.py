@@ -1,4 +1,4 @@
-"""The import layers of primaldual (issue 13; docs/distributed.md, "Import direction").
+"""The import layers of primaldual (issues 13 and 23; docs/distributed.md, "Import direction").
 
 Every module under src/primaldual is parsed with ``ast`` (nothing is imported):
 
@@ -16,6 +16,10 @@ is kept up to date.
 from __future__ import annotations
 
 import ast
+import json
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -30,10 +34,12 @@ PKG = "primaldual"
 #:   0 kernels      the numba kernels
 #:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
 #:                  extras and the per-block maths shared by solvers and their engines
-#:                  (blocks)
-#:   2 solvers      the solvers (they get their engines from layer 3 through
-#:                  solvers._rounds.provide_engines, never by importing it)
-#:   3 distributed  engines, Dask actors, partitioned problems
+#:                  (blocks: DSO's blocks, PSGD's local pass, SDCA's threaded pass and
+#:                  its cost model)
+#:   2 engines      primaldual.distributed: the partition engines (in process and on
+#:                  Dask), Dask actors, partitioned problems, DSO's ring; they import
+#:                  nothing from the solvers
+#:   3 solvers      the solvers; they import their engines from layer 2 directly
 #:   4 front ends   estimators, regularization path, model files (model_io imports
 #:                  the estimators to rebuild them), the Dask estimators, CLI, demo,
 #:                  bench, and the package's own __init__ / __main__
@@ -48,8 +54,8 @@ LAYERS = {
     "primaldual._util.*": 1,
     "primaldual._extras": 1,
     "primaldual.blocks.*": 1,
-    "primaldual.solvers.*": 2,
-    "primaldual.distributed.*": 3,
+    "primaldual.distributed.*": 2,
+    "primaldual.solvers.*": 3,
     "primaldual.estimators": 4,
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,
@@ -222,30 +228,78 @@ def test_every_layer_key_names_existing_modules():
             assert key in mods, key
 
 
-def test_solvers_never_import_distributed():
-    """Stated separately: the direction the issue is about."""
+def test_the_engines_never_import_the_solvers():
+    """Stated separately: the direction issue 23 turned (the engines and the
+    per-block maths sit below the solvers)."""
     for mod, path in all_modules().items():
-        if mod.startswith("primaldual.solvers"):
+        if mod.startswith(("primaldual.distributed", "primaldual.blocks")):
             top, local = scan(path.read_text(), mod, path.name == "__init__.py")
-            assert not [t for t in top if t.startswith("primaldual.distributed")], mod
+            assert not [t for t in top if t.startswith("primaldual.solvers")], mod
             assert not local, mod
 
 
-def test_the_distributed_layer_hands_the_engines_to_the_solvers():
-    """The solvers get their engines from above (solvers._rounds.provide_engines),
-    and ``import primaldual`` puts every hook in place."""
-    import primaldual  # noqa: F401
-    from primaldual.distributed import PartitionedProblem
+def test_the_solvers_import_their_engines():
+    """No registry between the solvers and their engines: the round-based
+    solvers build theirs with solvers._rounds.make_engine, DSO and PSGD call
+    distributed.ring.ring_engine, all imported by name."""
+    from primaldual.distributed.dask_engine import DaskEngine
+    from primaldual.distributed.engine import LocalEngine
     from primaldual.distributed.ring import ring_engine
-    from primaldual.distributed.rounds import make_engine
-    from primaldual.solvers import _rounds
+    from primaldual.solvers import _rounds, psgd
+    from primaldual.solvers.dso import ring as dso_ring
 
-    assert set(_rounds._ENGINES) == set(_rounds._ENGINE_HOOKS)
-    assert _rounds.engine_hook("rounds_engine") is make_engine
-    assert _rounds.engine_hook("ring_engine") is ring_engine
-    assert _rounds.engine_hook("partitioned_type") is PartitionedProblem
-    with pytest.raises(RuntimeError, match="primaldual.distributed supplies"):
-        _rounds.engine_hook("no_such_hook")
+    assert not hasattr(_rounds, "provide_engines") and not hasattr(_rounds, "engine_hook")
+    assert _rounds.LocalEngine is LocalEngine and _rounds.DaskEngine is DaskEngine
+    assert psgd.ring_engine is ring_engine and dso_ring.ring_engine is ring_engine
+    assert not (SRC / PKG / "distributed" / "rounds.py").exists()
+
+
+def _loaded_after(code):
+    """The module names in ``sys.modules`` after ``code`` in a fresh interpreter."""
+    probe = code + "\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_the_engines_load_without_the_solvers_and_without_dask():
+    """At run time too: importing the engines loads no solver and no Dask, and
+    importing the solvers (which import their engines) loads no Dask."""
+    mods = _loaded_after("import primaldual.distributed")
+    assert "primaldual.distributed.engine" in mods
+    assert not [m for m in mods if m.startswith("primaldual.solvers")]
+    assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
+    mods = _loaded_after("import primaldual.solvers")
+    assert "primaldual.solvers.cocoa" in mods
+    assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
+    # a CoCoA+ fit in process runs on LocalEngine: still no Dask
+    mods = _loaded_after("import numpy as np, primaldual\n"
+                         "X = np.arange(40.0).reshape(20, 2) % 7 - 3\n"
+                         "y = np.where(np.arange(20) % 2, 1.0, -1.0)\n"
+                         "r = primaldual.solve(X, y, loss='hinge', lam=0.1, solver='cocoa',\n"
+                         "                     n_partitions=2, max_epochs=2)\n"
+                         "assert r.n_epochs > 0\n")
+    assert "primaldual.distributed.engine" in mods
+    assert not [m for m in mods if m.split(".")[0] in ("dask", "distributed")]
+
+
+def test_the_check_fails_when_an_engine_imports_a_solver_again():
+    """The real tree with the import issue 23 removed put back (an engine
+    importing the threaded SDCA from the solvers, the registry's import in
+    distributed/__init__): the check names both."""
+    mods = {m: p.read_text() for m, p in all_modules().items()}
+    mods["primaldual.distributed.block"] += "\nfrom ..solvers.sdca import SDCASolver\n"
+    mods["primaldual.distributed"] += "\nfrom ..solvers._rounds import RoundsMixin\n"
+    problems, graph = check(mods)
+    assert ("primaldual.distributed.block (layer 2) imports primaldual.solvers.sdca "
+            "(layer 3) at module level") in problems
+    assert ("primaldual.distributed (layer 2) imports primaldual.solvers._rounds "
+            "(layer 3) at module level") in problems
+    assert any(p.startswith("package import cycle: ") for p in problems)
+    assert "primaldual.solvers" in graph["primaldual.distributed"]
 
 
 # ----------------------------------------------- the checker catches what it should
@@ -277,25 +331,28 @@ def test_checker_reports_a_function_local_import():
 
 
 def test_checker_reports_an_upward_import_and_the_cycle():
-    """solvers.dso importing distributed.ring at module level (while ring imports
-    solvers.dso) breaks the layers and closes a package cycle."""
+    """distributed.ring importing solvers.dso at module level (while solvers.dso
+    imports ring) breaks the layers and closes a package cycle."""
     problems, graph = check(_modules(
-        primaldual__solvers__dso="from ..distributed.ring import place\n",
+        primaldual__solvers__dso="from ..distributed.ring import ring_engine\n",
         primaldual__distributed__ring="from ..solvers.dso import dso_block\n"))
-    assert ("primaldual.solvers.dso (layer 2) imports primaldual.distributed.ring "
-            "(layer 3) at module level") in problems
-    assert any(p.startswith("package import cycle: ") for p in problems)
+    assert problems[0] == ("primaldual.distributed.ring (layer 2) imports "
+                           "primaldual.solvers.dso (layer 3) at module level")
+    assert len(problems) == 2 and problems[1].startswith("package import cycle: ")
     assert graph["primaldual.solvers"] == {"primaldual.distributed"}
+    assert graph["primaldual.distributed"] == {"primaldual.solvers"}
 
 
 def test_checker_allows_imports_downwards_and_of_third_party_packages():
     problems, graph = check(_modules(
+        primaldual__solvers__dso="from ..distributed.ring import ring_engine\n",
         primaldual__distributed__ring=("from ..blocks.dso import dso_block\n"
                                        "def f():\n    import dask.array\n"
                                        "    from distributed import Client\n"),
         primaldual__blocks__dso="from ..kernels.dso import x\n"))
     assert problems == []
     assert graph["primaldual.distributed"] == {"primaldual.blocks"}
+    assert graph["primaldual.solvers"] == {"primaldual.distributed"}
 
 
 def test_checker_rejects_an_unmapped_module():
@@ -306,7 +363,8 @@ def test_checker_rejects_an_unmapped_module():
 
 @pytest.mark.parametrize("module, layer", [
     ("primaldual.kernels.dso", 0), ("primaldual.blocks.psgd", 1), ("primaldual._util", 1),
-    ("primaldual.solvers._rounds", 2), ("primaldual.distributed.ring", 3),
+    ("primaldual.blocks.sdca_threads", 1), ("primaldual.distributed.ring", 2),
+    ("primaldual.solvers._rounds", 3),
     ("primaldual.bench.presets.dso_paper", 4), ("primaldual", 4), ("primaldual.nope", None)])
 def test_layer_of(module, layer):
     assert layer_of(module) == layer

@@ -165,7 +165,8 @@ def _problem(name, X, y):
 @pytest.mark.parametrize("name", SOLVER_NAMES)
 def test_validate_options_is_pure(name, data):
     X, y = data
-    solver = SOLVERS[name](_problem(name, X, y), tol=1e-6, max_epochs=2, random_state=0)
+    solver = SOLVERS[name].create(_problem(name, X, y), tol=1e-6, max_epochs=2,
+                                  random_state=0)
     before = dict(vars(solver))
     opts = solver.opts
     snapshot = dataclasses.asdict(opts) if name not in ("cocoa", "dso", "psgd",
@@ -208,9 +209,10 @@ def test_solve_result_options_stay_plain(data):
 ])
 def test_minibatch_factory_picks_the_class(data, kw, cls):
     X, y = data
-    s = SOLVERS["minibatch_sdca"](Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6,
-                                  max_epochs=2, random_state=0, **kw)
+    s = SOLVERS["minibatch_sdca"].create(Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6,
+                                         max_epochs=2, random_state=0, **kw)
     assert SOLVERS["minibatch_sdca"] is MinibatchSDCASolver
+    assert "__new__" not in vars(MinibatchSDCASolver)       # a plain factory
     assert type(s) is cls and isinstance(s, MinibatchSDCASolver)
     assert s.name == "minibatch_sdca"
     assert minibatch_class(kw.get("sampling", "standard")) is cls
@@ -290,3 +292,18 @@ def test_minibatch_class_must_match_the_sampling(data):
     with pytest.raises(ValueError, match="runs on MinibatchSDCAEngine"):
         MinibatchSDCALocal(Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6, max_epochs=2,
                            random_state=0, sampling="distributed", batch_size=8)
+    # the shared base is abstract: it is not built itself
+    with pytest.raises(TypeError, match="abstract class MinibatchSDCASolver"):
+        MinibatchSDCASolver(Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6, max_epochs=2,
+                            random_state=0)
+
+
+def test_every_registered_solver_is_built_by_create(data):
+    """``SOLVERS[name].create`` is how solve, the CLI and the Dask estimators
+    build a solver; for every method but minibatch_sdca it is the class itself."""
+    X, y = data
+    for name, cls in SOLVERS.items():
+        s = cls.create(_problem(name, X, y), tol=1e-6, max_epochs=2, random_state=0)
+        assert isinstance(s, cls) and s.name == name
+        if name != "minibatch_sdca":
+            assert type(s) is cls

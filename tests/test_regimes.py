@@ -20,7 +20,7 @@ from primaldual.datasets import (REGIMES, load_shared_regime, load_svmlight, mak
                                  regime_cosine, regime_stats, shared_regimes)
 from primaldual.datasets.fetch import find
 from primaldual.rows import as_rows
-from primaldual.solvers.sdca import mean_row_cosine
+from primaldual.blocks.sdca_threads import mean_row_cosine
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,8 +31,8 @@ OPTS = {"minibatch_sdca": {"batch_size": 2}, "cocoa": {"n_partitions": 2},
 def _accepts(name, loss):
     try:
         y = np.resize([1.0, -1.0], 16)
-        SOLVERS[name](primaldual.Problem(np.eye(16) / 2, y, loss=loss, lam=1.0), tol=0,
-                      max_epochs=1, random_state=0, **OPTS.get(name, {}))
+        SOLVERS[name].create(primaldual.Problem(np.eye(16) / 2, y, loss=loss, lam=1.0),
+                             tol=0, max_epochs=1, random_state=0, **OPTS.get(name, {}))
     except ValueError:
         return False
     return True

@@ -59,8 +59,8 @@ def accepts(name, loss):
         check_capabilities(make_loss(loss), name, cls.requires)
         X = np.eye(16) / 2.0
         y = np.resize([1.0, -1.0], 16)
-        cls(primaldual.Problem(X, y, loss=loss, lam=1.0), tol=0, max_epochs=1,
-            random_state=0, **options_for(name, 16))
+        cls.create(primaldual.Problem(X, y, loss=loss, lam=1.0), tol=0, max_epochs=1,
+                   random_state=0, **options_for(name, 16))
     except ValueError:
         return False
     return True

@@ -65,8 +65,8 @@ def supported_losses(name):
         try:
             check_capabilities(make_loss(loss), name, cls.requires)
             y = np.resize([1.0, -1.0], 16)
-            cls(primaldual.Problem(np.eye(16), y, loss=loss, lam=1.0), tol=0, max_epochs=1,
-                random_state=0, **SOLVER_OPTIONS.get(name, {}))
+            cls.create(primaldual.Problem(np.eye(16), y, loss=loss, lam=1.0), tol=0,
+                       max_epochs=1, random_state=0, **SOLVER_OPTIONS.get(name, {}))
         except ValueError:
             continue
         out.append(loss)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import primaldual
+import primaldual.blocks.sdca_threads as threads_mod
 import primaldual.solvers.sdca as sdca_mod
 from primaldual import solve
 from primaldual.problem import Problem
@@ -36,14 +37,14 @@ REGRESSION = ("squared", "absolute", "epsilon_insensitive")
 
 #: costs under which threads always win (no sync or wake-up cost): the tests
 #: below exercise the threads, whatever this machine's measured costs say
-FREE_SYNCS = sdca_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
+FREE_SYNCS = threads_mod.ThreadCosts(step_entry=1e-9, buffered_entry=1e-9, flush_column=0.0,
                                   sweep_column=0.0, wake=0.0)
 
 
 @pytest.fixture(autouse=True)
 def threads_on_tiny_data(monkeypatch):
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 0)
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: FREE_SYNCS)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", 0)
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", lambda: FREE_SYNCS)
 
 
 def data_for(loss, n=300, d=25, seed=0, dense=False):
@@ -100,7 +101,7 @@ def test_threads_are_used_and_capped_by_the_work(monkeypatch):
     X, y = make_classification_data(n=200, d=20, seed=3)
     res = solve(X, y, solver="sdca", n_jobs=3, tol=1e-6)
     assert res.extras["threads"] == 3
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", X.nnz // 2)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", X.nnz // 2)
     res = solve(X, y, solver="sdca", n_jobs=8, tol=1e-6)
     assert res.extras["threads"] == 2
 
@@ -258,7 +259,8 @@ def test_keyboard_interrupt_stops_cleanly_and_certifies(monkeypatch, n_jobs, def
             time.sleep(0.2)               # the main thread gets it while we run
         return real(*args)
 
-    monkeypatch.setattr(sdca_mod, "sdca_epoch", epoch_then_interrupt)
+    monkeypatch.setattr(sdca_mod, "sdca_epoch", epoch_then_interrupt)      # serial
+    monkeypatch.setattr(threads_mod, "sdca_epoch", epoch_then_interrupt)   # threads
     res = solve(X, y, loss="logistic", lam=1e-7, solver="sdca", n_jobs=n_jobs, tol=0.0,
                 max_epochs=10_000, check_every=1, shrinking=False, random_state=0)
     assert res.stop_reason == "interrupted"
@@ -282,7 +284,7 @@ def test_checkpoint_and_resume_with_threads(tmp_path):
 
 def test_column_overlap_by_hand():
     from primaldual.rows import as_rows
-    from primaldual.solvers.sdca import column_overlap
+    from primaldual.blocks.sdca_threads import column_overlap
     # column 0 in all 4 rows, column 1 in one row: entries 4 + 1 = 5;
     # sum omega^2 = 16 + 1 = 17 -> 17 / (4 * 5)
     X = sp.csr_matrix(np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 0.0], [1.0, 0.0]]))
@@ -329,7 +331,7 @@ def test_threaded_certificate_pass_equals_one_thread(loss):
 
 def test_mean_row_cosine_and_distinct_columns_by_hand():
     from primaldual.rows import as_rows
-    from primaldual.solvers.sdca import distinct_columns, mean_row_cosine
+    from primaldual.blocks.sdca_threads import distinct_columns, mean_row_cosine
     # rows (1, 0), (0, 0) (skipped), (1, 1): one pair, cosine 1/sqrt(2)
     X = sp.csr_matrix(np.array([[1.0, 0.0], [0.0, 0.0], [1.0, 1.0]]))
     assert mean_row_cosine(as_rows(X)) == pytest.approx(1 / np.sqrt(2), rel=1e-12)
@@ -342,9 +344,39 @@ def test_mean_row_cosine_and_distinct_columns_by_hand():
     assert distinct_columns(omega, 2, 2) == pytest.approx(1.75, rel=1e-12)
 
 
+@pytest.mark.parametrize("dense", [False, True])
+def test_sampled_statistics_against_direct_computation(dense):
+    """The cost model's row cosine and column counts, read from a sample of
+    rows through the row view: exact when every row is read (against a
+    product of the normalized matrix and a count of its nonzeros), and on a
+    sample equal to the same formulas on the sampled rows, scaled to n."""
+    from primaldual.rows import as_rows
+    from primaldual.blocks.sdca_threads import mean_row_cosine, sampled_column_counts
+    rng = np.random.default_rng(5)
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=rng)
+    X[7] = 0.0                                       # an empty row is skipped
+    X.eliminate_zeros()
+    Xin = X.toarray() if dense else X
+    rows = as_rows(Xin)
+    A = X.toarray()
+    norms = np.linalg.norm(A, axis=1)
+    U = A[norms > 0] / norms[norms > 0, None]
+    G = U @ U.T
+    m = U.shape[0]
+    assert mean_row_cosine(rows) == pytest.approx((G.sum() - m) / (m * (m - 1)), rel=1e-12)
+    np.testing.assert_array_equal(sampled_column_counts(rows), np.count_nonzero(A, axis=0))
+    idx = np.unique(np.linspace(0, 299, 50).astype(np.int64))
+    np.testing.assert_allclose(sampled_column_counts(rows, sample=50),
+                               np.count_nonzero(A[idx], axis=0) * 300 / idx.shape[0])
+    Us = A[idx][norms[idx] > 0] / norms[idx][norms[idx] > 0, None]
+    ms = Us.shape[0]
+    assert mean_row_cosine(rows, sample=50) == pytest.approx(
+        ((Us @ Us.T).sum() - ms) / (ms * (ms - 1)), rel=1e-12)
+
+
 # ------------------------------------------------------------ the cost model
 #: costs of the size this kind of machine measures (ns per entry, us per wake)
-TYPICAL = sdca_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
+TYPICAL = threads_mod.ThreadCosts(step_entry=4e-9, buffered_entry=5e-9, flush_column=6e-9,
                                sweep_column=1e-9, wake=3e-4)
 
 
@@ -365,13 +397,13 @@ def zipf_text(n, d, tokens=70, exponent=1.03, seed=0):
 def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogonal(
         monkeypatch):
     from primaldual.rows import as_rows
-    monkeypatch.setattr(sdca_mod, "MIN_NNZ_PER_THREAD", 100_000)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", 100_000)
     # a small shared vocabulary (5,000 rows over 100,000 words): short passes
     # (a wake-up each) and syncs over a wide vocabulary cost more than the
     # threads save at every period the staleness allows
     text = as_rows(zipf_text(5_000, 100_000))
-    assert sdca_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
-    plan = sdca_mod.thread_plan(text, 2, costs=TYPICAL)
+    assert threads_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
     assert plan.threads == 1 and plan.reason.startswith("serial") and plan.speedup < 1.15
     # large and orthogonal (random signs): long sync periods cost nothing in
     # epochs, and each sync's columns are reused many times
@@ -380,22 +412,22 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     X = sp.csr_matrix((rng.standard_normal(n * r), rng.integers(0, d, n * r),
                        np.arange(0, n * r + 1, r)), shape=(n, d))
     ortho = as_rows(X)
-    assert abs(sdca_mod.mean_row_cosine(ortho)) < 0.01
-    plan = sdca_mod.thread_plan(ortho, 2, costs=TYPICAL)
+    assert abs(threads_mod.mean_row_cosine(ortho)) < 0.01
+    plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
     assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
     assert plan.sync_every >= 1024
     # on cores held by other work (two threads no faster than one) it is serial
     held = TYPICAL._replace(two_threads=1.0)
-    assert sdca_mod.thread_plan(ortho, 2, costs=held).threads == 1
+    assert threads_mod.thread_plan(ortho, 2, costs=held).threads == 1
     # n_jobs=1 is one thread whatever the data; so is data too small to share out
-    one = sdca_mod.thread_plan(ortho, 1, costs=TYPICAL)
+    one = threads_mod.thread_plan(ortho, 1, costs=TYPICAL)
     assert (one.threads, one.reason) == (1, "n_jobs=1")
-    tiny = sdca_mod.thread_plan(as_rows(X[:1000]), 2, costs=TYPICAL)
+    tiny = threads_mod.thread_plan(as_rows(X[:1000]), 2, costs=TYPICAL)
     assert tiny.threads == 1 and "fewer than" in tiny.reason
 
 
 def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", lambda: TYPICAL)
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", lambda: TYPICAL)
     X = zipf_text(3000, 3000, tokens=20, seed=2)
     y = np.where(np.random.default_rng(0).random(X.shape[0]) < 0.5, -1.0, 1.0)
     kw = dict(loss="logistic", lam=1e-3, solver="sdca", tol=1e-8, random_state=0)
@@ -407,12 +439,70 @@ def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
     np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
 
 
+# ------------------------------------- the prediction checked on the data
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])     # shrinking on / off
+@pytest.mark.parametrize("outcome", ["threads", "serial"])
+def test_trial_pass_decides_threads_or_serial_and_certifies(monkeypatch, loss, outcome):
+    """Data long enough for a trial: the first pass runs half on one thread and
+    half on the threads; the measured times decide (here handed in, so the
+    choice does not depend on this machine's load), the reason says what was
+    measured, and either way the run certifies the serial optimum."""
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(sdca_mod, "TRIAL_FLOOR", 0.0)
+    decide = sdca_mod.SDCASolver._trial_decision
+    seen = []
+
+    def with_times(self):
+        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        # both halves of one pass were timed, on about half the entries each
+        seen.append((serial_s > 0, thread_s > 0, serial_nnz + thread_nnz))
+        per_entry = 1e-9 if outcome == "threads" else 4e-9
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, per_entry * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    X, y = data_for(loss, n=400, d=30, seed=3)
+    kw = dict(loss=loss, lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000,
+              random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert len(seen) == 1 and seen[0][:2] == (True, True)
+    assert seen[0][2] == sp.csr_matrix(X).nnz        # the whole first pass
+    reason = res.extras["threads_reason"]
+    assert reason.startswith(f"{outcome}: measured on this data's first pass"), reason
+    assert res.extras["threads"] == (2 if outcome == "threads" else 1)
+    assert res.converged
+    assert_exact_certificate(X, y, loss, 1e-3, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=0, atol=1e-5 * np.abs(ref.coef).max())
+
+
+def test_trial_decision_rule():
+    """Threads stay where one thread's time per entry over theirs, divided by
+    the predicted epoch penalty, is at least TRIAL_MIN_SPEEDUP."""
+    class Fake:
+        n_threads, trial, trial_mid = 2, True, 5
+        plan = threads_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
+        threads_reason = plan.reason
+
+    for serial_ns, thread_ns, stays in ((10.0, 6.2, False), (10.0, 6.1, True),
+                                        (10.0, 10.0, False)):
+        f = Fake()
+        f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
+        f.thread_work = f.thread_prox = object()
+        sdca_mod.SDCASolver._trial_decision(f)
+        measured = serial_ns / thread_ns / 1.25
+        assert (f.n_threads == 2) is stays is (measured >= sdca_mod.TRIAL_MIN_SPEEDUP)
+        assert f"{measured:.2f}x one thread" in f.threads_reason
+        assert f.trial is False and (stays or f.thread_work is None)
+
+
 # ------------------------------------------------ staleness bounded by work
 def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     """Thread 1 sleeps 20 ms before every other chunk it takes (as if
     descheduled, holding unpublished updates and a copy that goes stale while
     thread 0 runs on): the run still certifies the serial optimum."""
-    monkeypatch.setattr(sdca_mod, "CHUNK_NNZ", 1)        # many chunks per pass
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)        # many chunks per pass
     stalls = []
 
     def stall(k, chunk):
@@ -420,7 +510,7 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
             stalls.append(chunk)
             time.sleep(0.02)
 
-    monkeypatch.setattr(sdca_mod, "THREAD_STALL", stall)
+    monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
     X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
     kw = dict(lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000, random_state=0)
     for loss in ("hinge", "logistic"):
@@ -436,7 +526,7 @@ def _two_copies(X, y, loss, every, sparse=True):
     from primaldual.kernels.sdca import SDCAState, start_copy
     prob = Problem(X, y, loss=loss, lam=1e-2)
     n, d = X.shape
-    work = sdca_mod.ThreadWork(d, 2, every, False, int(np.diff(X.indptr).max()), sparse)
+    work = threads_mod.ThreadWork(d, 2, every, False, int(np.diff(X.indptr).max()), sparse)
     shared = np.zeros(d)
     alpha = np.zeros(n)
     states, copies = [], []
@@ -519,7 +609,7 @@ def test_interleaved_syncs_lose_no_update(every, sparse):
 
 
 #: the module's own function (the autouse fixture above replaces it per test)
-_MEASURED_THREAD_COSTS = sdca_mod.measured_thread_costs
+_MEASURED_THREAD_COSTS = threads_mod.measured_thread_costs
 
 
 def test_thread_costs_are_measured_again_once_stale(monkeypatch):
@@ -529,18 +619,18 @@ def test_thread_costs_are_measured_again_once_stale(monkeypatch):
     made = []
 
     def fake_measure():
-        made.append(sdca_mod.ThreadCosts(1e-9, 1e-9, 1e-9, 1e-9, 1e-5,
+        made.append(threads_mod.ThreadCosts(1e-9, 1e-9, 1e-9, 1e-9, 1e-5,
                                          two_threads=1.0 + len(made)))
         return made[-1]
 
-    monkeypatch.setattr(sdca_mod, "_measure_thread_costs", fake_measure)
-    monkeypatch.setattr(sdca_mod, "_COSTS", [])
-    monkeypatch.setattr(sdca_mod, "measured_thread_costs", _MEASURED_THREAD_COSTS)
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
-    first = sdca_mod.measured_thread_costs()
-    assert sdca_mod.measured_thread_costs() is first and len(made) == 1
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", -1.0)      # every value is stale
-    second = sdca_mod.measured_thread_costs()
+    monkeypatch.setattr(threads_mod, "_measure_thread_costs", fake_measure)
+    monkeypatch.setattr(threads_mod, "_COSTS", [])
+    monkeypatch.setattr(threads_mod, "measured_thread_costs", _MEASURED_THREAD_COSTS)
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", 1e9)
+    first = threads_mod.measured_thread_costs()
+    assert threads_mod.measured_thread_costs() is first and len(made) == 1
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", -1.0)      # every value is stale
+    second = threads_mod.measured_thread_costs()
     assert len(made) == 2 and second.two_threads == 2.0
-    monkeypatch.setattr(sdca_mod, "COSTS_MAX_AGE", 1e9)
-    assert sdca_mod.measured_thread_costs() is second and len(made) == 2
+    monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", 1e9)
+    assert threads_mod.measured_thread_costs() is second and len(made) == 2

@@ -42,10 +42,6 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
-        if _LAZY[name] == "primaldual.solvers":
-            # the solvers' engines: primaldual.distributed hands them over on
-            # import (solvers <- distributed; see primaldual.solvers._rounds)
-            importlib.import_module("primaldual.distributed")
         mod = importlib.import_module(_LAZY[name])
         value = mod if mod.__name__.endswith("." + name) else getattr(mod, name)
         globals()[name] = value

@@ -11,8 +11,9 @@ parameters plus ``client``.
 * in-memory arrays (NumPy / SciPy): split into ``n_partitions`` contiguous
   blocks and sent once to the workers.
 
-The solver is ``"cocoa"`` (default) or ``"minibatch_sdca"`` (with
-``sampling="distributed"``); both run on the shared Dask engine
+The solver is ``"cocoa"`` (default), ``"minibatch_sdca"`` (with
+``sampling="distributed"``) or ``"newton"`` (the distributed Newton-CG, for
+the smooth losses); all run on the shared Dask engine
 (:mod:`primaldual.distributed`) and return the same certified result
 (``coef_``, ``dual_coef_``, ``gap_``) as the local estimator would with the
 same partitioning and seed.  Part files and Dask arrays are binary problems
@@ -37,7 +38,7 @@ from .distributed.partitioned import PartitionedProblem
 
 __all__ = ["LinearClassifier"]
 
-_DIST_SOLVERS = ("cocoa", "minibatch_sdca")
+_DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton")
 
 
 def _is_file_list(X):
@@ -60,7 +61,7 @@ class LinearClassifier(_LocalLinearClassifier):
     ----------
     client : dask.distributed.Client
         Where the partitions live.
-    solver : {"cocoa", "minibatch_sdca"}, default "cocoa"
+    solver : {"cocoa", "minibatch_sdca", "newton"}, default "cocoa"
     solver_options : dict, optional
         e.g. ``{"n_partitions": 8, "local_iters": 1000}``,
         ``{"batch_size": 64}``, ``{"round_timeout": 60, "recovery_every": 10}``.
@@ -131,9 +132,9 @@ class LinearClassifier(_LocalLinearClassifier):
         opts = dict(opts)
         opts.setdefault("n_partitions", pp.n_parts)
         cls = SOLVERS[self.solver]
-        res = cls(pp, tol=float(self.tol),
-                  max_epochs=None if self.max_iter is None else float(self.max_iter),
-                  random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
+        res = cls.create(pp, tol=float(self.tol),
+                         max_epochs=None if self.max_iter is None else float(self.max_iter),
+                         random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
         self.classes_ = np.array(pp.label_map if pp.label_map is not None else (-1.0, 1.0))
         coef, intercept = self._split(res.coef)
         self.coef_ = coef[None, :]

@@ -72,7 +72,6 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
-from . import distributed  # noqa: F401  (hands the solvers their engines, see solvers._rounds)
 from .solvers import solve, threaded_solvers
 from ._util.interrupts import sigint_as_flag
 from ._util.threads import resolve_n_jobs

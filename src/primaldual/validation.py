@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
-           "check_sparse_structure", "warn_extreme_rows"]
+           "check_sparse_structure", "warn_extreme_rows", "raise_nonfinite"]
 
 
 def _check_finite(arr, name):
@@ -240,3 +240,13 @@ def warn_extreme_rows(sqnorm, name="X"):
                       f"along them and the fit will not move from 0. Scale the rows "
                       f"(--normalize, or divide X by its largest entry)",
                       RuntimeWarning, stacklevel=3)
+
+
+def raise_nonfinite(lam, row):
+    """The error of a dual step that produced a non-finite value at sample
+    ``row`` (a kernel's ``STATUS_NONFINITE``; raised by the drivers of SDCA,
+    mini-batch SDCA and the partition engines)."""
+    raise FloatingPointError(
+        f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
+        f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
+        f"or increase lam")

@@ -5,7 +5,8 @@ A benchmark is a list of *experiments*.  Each experiment is a grid::
     datasets x losses x lams x solvers x seeds
 
 run with the same stopping rule (``max_epochs``, ``tol``, ``check_every``,
-optional ``time_limit``) and drawn with the same plots.  A preset module
+optional ``time_limit``), timed the same way (``timing``, :data:`TIMINGS`)
+and drawn with the same plots.  A preset module
 (:mod:`primaldual.bench.presets`) builds a :class:`BenchConfig` in Python; a
 TOML file describes the same structure::
 
@@ -27,6 +28,7 @@ TOML file describes the same structure::
                { peer = "liblinear" }, { peer = "sklearn-sgd" }]
     max_epochs = 50
     tol = 1e-8
+    timing = "trace"                             # or "refit", as the peers are timed
     plots = ["gap-epochs", "subopt-epochs", "subopt-time", "test_error-epochs"]
 
 Dataset names
@@ -64,7 +66,7 @@ from .peers import PEERS
 
 __all__ = ["DatasetSpec", "LossSpec", "SolverSpec", "Experiment", "ReferenceSettings",
            "BenchConfig", "parse_config", "load_config", "PLOT_KINDS", "DEFAULT_TARGETS",
-           "SCALINGS", "SOURCES"]
+           "SCALINGS", "SOURCES", "TIMINGS"]
 
 #: relative gap / sub-optimality levels reported in the summary table
 DEFAULT_TARGETS = (1e-2, 1e-4, 1e-6, 1e-8)
@@ -73,6 +75,13 @@ DEFAULT_TARGETS = (1e-2, 1e-4, 1e-6, 1e-8)
 PLOT_KINDS = ("gap-epochs", "gap-time", "subopt-epochs", "subopt-time", "test_error-epochs")
 
 SCALINGS = ("unit", "maxabs+unit", "none")
+#: how a run of our solvers is timed (peers are always refitted, :mod:`.peers`):
+#: ``"trace"``: one fit, a trace point at every exact gap check, its time the
+#: fit's wall time so far (earlier checks included); ``"refit"``: as the peers,
+#: a fresh ``primaldual.solve`` call for each epoch budget of
+#: :func:`~primaldual.bench.peers.budget_schedule`, its time the wall time of
+#: that whole call
+TIMINGS = ("trace", "refit")
 SUBSAMPLES = ("head", "random")
 SKLEARN_BUNDLED = ("breast_cancer", "digits", "iris", "wine")
 #: where a data set comes from (``"<source>:<name>"`` or the ``source`` key)
@@ -347,9 +356,10 @@ class Experiment:
     reference: bool = True
     plots: list = field(default_factory=lambda: list(PLOT_KINDS))
     title: str = ""
+    timing: str = "trace"
 
     _KEYS = {"name", "datasets", "losses", "lams", "solvers", "max_epochs", "tol",
-             "check_every", "time_limit", "reference", "plots", "title"}
+             "check_every", "time_limit", "reference", "plots", "title", "timing"}
 
     @classmethod
     def parse(cls, table, where="experiment"):
@@ -373,6 +383,10 @@ class Experiment:
         ref = table.get("reference", True)
         if not isinstance(ref, bool):
             raise ValueError(f"{where}.reference must be true or false")
+        timing = table.get("timing", "trace")
+        if timing not in TIMINGS:
+            raise ValueError(f"{where}.timing must be one of {', '.join(TIMINGS)}, got "
+                             f"{timing!r}")
         return cls(
             name=_label_safe(name),
             datasets=[DatasetSpec.parse(d, f"{where} dataset {i}")
@@ -386,7 +400,8 @@ class Experiment:
             check_every=_pos_float(f"{where}.check_every", table.get("check_every", 1.0)),
             time_limit=_pos_float(f"{where}.time_limit", table.get("time_limit"),
                                   allow_none=True),
-            reference=ref, plots=list(plots), title=str(table.get("title", "")))
+            reference=ref, plots=list(plots), title=str(table.get("title", "")),
+            timing=timing)
 
 
 @dataclass

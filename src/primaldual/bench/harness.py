@@ -4,16 +4,26 @@ For every (dataset, loss, lam) of an experiment that wants one, a reference
 optimum ``P*`` is computed once (:func:`compute_reference`) and shared by
 every solver and peer of every experiment.  Each run's trace is a list of
 records ``{epoch, time, primal, dual, gap, rel_gap, subopt, rel_subopt,
-dual_subopt, rel_dual_subopt, test_error}``, all evaluated with OUR
-objective (:class:`primaldual.Problem`) on the same data:
+dual_subopt, rel_dual_subopt, certified_subopt, test_error}``, all evaluated
+with OUR objective (:class:`primaldual.Problem`) on the same data:
 
-- our solvers record their exact certificate at every check (``time`` is the
-  solver's wall time, exact gap checks included); each solver first runs once
-  on a 64-row slice of the same data (:func:`warm_up`) so that Numba's compile
-  time is not in its first timed run;
+- our solvers, with the experiment's ``timing="trace"`` (the default), record
+  their exact certificate at every check (``time`` is the solver's wall time,
+  exact gap checks included); with ``timing="refit"`` they are timed as the
+  peers are: one fresh ``primaldual.solve`` call per epoch budget, ``time`` the
+  wall time of that whole call, the test error computed outside it.  Each
+  solver first runs once on a 64-row slice of the same data (:func:`warm_up`)
+  so that Numba's compile time is not in its first timed run;
 - peers are refitted with growing budgets (:mod:`.peers`); their certificate
   uses ``alpha_i = -phi'(x_i . w)`` like every primal method (docs/conventions.md §1), and
   ``time`` is the wall time of the fit that produced the point.
+
+``rel_subopt`` is ``(P(w) - P_ref) / |P_ref|`` against the lowest primal value
+seen (an upper bound on ``P*``); ``certified_subopt`` is the relative duality gap
+``(P(w) - D_ref) / max(|P(w)|, 1e-12)`` of ``w`` against the highest dual value
+``D_ref`` that our certificate computed in any run of the same (dataset, loss,
+lam): since ``D_ref <= P*``, it bounds ``(P(w) - P*) / |P(w)|`` from above for
+every run, ours and the peers' alike.
 
 A run stops at ``max_epochs``, at ``time_limit``, or when its relative gap
 or relative primal sub-optimality falls below the experiment's ``tol``.
@@ -34,14 +44,14 @@ import numpy as np
 import primaldual
 
 from .._extras import NullBar, have, require
-from .config import BenchConfig, LossSpec, ReferenceSettings, _label_safe
+from .config import TIMINGS, BenchConfig, LossSpec, ReferenceSettings, _label_safe
 from .splits import BenchData, load_data
-from .peers import PEERS
+from .peers import PEERS, budget_schedule
 from . import report
 from .plots import plot_experiments
 
 __all__ = ["Reference", "RunResult", "BenchResult", "compute_reference",
-           "refine_references", "run_bench", "run_id_for", "warm_up"]
+           "refine_references", "run_bench", "run_id_for", "warm_up", "certified_subopt"]
 
 
 @dataclass
@@ -197,7 +207,15 @@ def _enrich(rec, ref):
     rec["rel_subopt"] = rec["subopt"] / scale
     rec["dual_subopt"] = ref.primal - rec["dual"]
     rec["rel_dual_subopt"] = rec["dual_subopt"] / scale
+    rec["certified_subopt"] = certified_subopt(rec["primal"], ref.dual)
     return rec
+
+
+def certified_subopt(primal, best_dual):
+    """``(P(w) - D) / max(|P(w)|, 1e-12)``: the relative duality gap of ``w`` with the
+    best certified dual value ``D`` (``D <= P*``), an upper bound on ``w``'s relative
+    sub-optimality ``(P(w) - P*) / |P(w)|``."""
+    return (primal - best_dual) / max(abs(primal), 1e-12)
 
 
 def _done(rec, tol):
@@ -277,6 +295,56 @@ def _run_ours(data, lspec, lam, sspec, seed, exp, ref):
                    "options_used": res.options, **({"warnings": notes} if notes else {})}
 
 
+def _test_score(data, classification, w):
+    """{"test_error"} or {"test_rmse"} of ``w`` on the held-out rows (or {})."""
+    if data.X_test is None:
+        return {}
+    score = np.asarray(data.X_test @ w).ravel()
+    if classification:
+        return {"test_error": float(np.mean(np.where(score > 0, 1.0, -1.0) != data.y_test))}
+    return {"test_rmse": float(np.sqrt(np.mean((score - data.y_test) ** 2)))}
+
+
+def _run_ours_refit(data, lspec, lam, sspec, seed, exp, ref):
+    """Our solver timed as the peers are (:meth:`.peers.Peer.trace`): a fresh
+    ``primaldual.solve`` call for each budget of :func:`.peers.budget_schedule`,
+    ``time`` the wall time of that whole call (the Problem built inside it and the
+    solver's own gap checks included; its result's primal, dual and gap are exact
+    for the pair it returns), the test error evaluated outside the timing.  Stops
+    as a peer's trace does: at the experiment's ``tol``, at ``max_epochs``, when a
+    fit ends before its budget (it converged to ``tol`` on its own gap), or once a
+    fit took ``time_limit``.  Each fit also gets ``time_limit`` as its own: it
+    returns its best certified model when the time is up, where a peer's fit,
+    which cannot be stopped, runs on past it."""
+    warm_up(data, lspec, lam, sspec)
+    classification = primaldual.make_loss(lspec.name, lspec.params_dict or None).classification
+    trace, notes, stop_reason, options = [], set(), "", {}
+    for budget in budget_schedule(exp.max_epochs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t0 = time.perf_counter()
+            res = primaldual.solve(
+                data.X, data.y, loss=lspec.name, loss_params=lspec.params_dict or None,
+                lam=lam, solver=sspec.name, tol=exp.tol, max_epochs=budget,
+                random_state=seed, time_limit=exp.time_limit, **sspec.options_dict)
+            elapsed = time.perf_counter() - t0
+        notes |= {str(w.message).splitlines()[0] for w in caught}
+        stop_reason, options = getattr(res, "stop_reason", ""), res.options
+        # primal, dual and gap of a SolveResult are exact for the pair it returns
+        rec = {"epoch": float(res.n_epochs), "time": elapsed, "primal": float(res.primal),
+               "dual": float(res.dual), "gap": float(res.gap),
+               "rel_gap": float(res.gap) / max(abs(float(res.primal)), 1e-12),
+               "budget": float(budget), **_test_score(data, classification, res.coef)}
+        trace.append(_enrich(rec, ref))
+        if (_done(rec, exp.tol) or res.n_epochs < budget - 1e-9
+                or res.n_epochs >= exp.max_epochs - 1e-9):
+            break
+        if exp.time_limit is not None and elapsed >= exp.time_limit:
+            break
+    return trace, {"stop_reason": stop_reason, "options_used": options,
+                   **({"warnings": sorted(notes)} if notes else {})}
+
+
 def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
     peer = PEERS[sspec.name]
     warm_up(data, lspec, lam, sspec)
@@ -289,13 +357,7 @@ def _run_peer(data, lspec, lam, sspec, seed, exp, ref):
                "gap": cert.gap, "rel_gap": cert.rel_gap}
         if pt.extra:
             rec.update(pt.extra)
-        if data.X_test is not None:
-            score = np.asarray(data.X_test @ cert.w).ravel()
-            if prob.loss.classification:
-                rec["test_error"] = float(np.mean(np.where(score > 0, 1.0, -1.0)
-                                                  != data.y_test))
-            else:
-                rec["test_rmse"] = float(np.sqrt(np.mean((score - data.y_test) ** 2)))
+        rec.update(_test_score(data, prob.loss.classification, cert.w))
         trace.append(_enrich(rec, ref))
         if _done(rec, exp.tol) or pt.epochs >= exp.max_epochs:
             break
@@ -320,7 +382,10 @@ def _execute(data, lspec, lam, sspec, seed, exp, ref):
         if sspec.name not in primaldual.SOLVERS:
             return "skipped", f"solver {sspec.name!r} is not in this version of primaldual", \
                 [], {}
-        runner = _run_ours
+        if exp.timing not in TIMINGS:
+            raise ValueError(f"experiment {exp.name!r}: timing must be one of "
+                             f"{', '.join(TIMINGS)}, got {exp.timing!r}")
+        runner = _run_ours_refit if exp.timing == "refit" else _run_ours
     try:
         trace, extra = runner(data, lspec, lam, sspec, seed, exp, ref)
     except ValueError as e:          # unsupported loss / option / needs a client
@@ -333,7 +398,7 @@ def _execute(data, lspec, lam, sspec, seed, exp, ref):
 def _signature(dspec, lspec, lam, sspec, seed, exp):
     return (dspec.key(), lspec.name, lspec.params, lam, sspec.kind, sspec.name,
             sspec.options, seed, exp.max_epochs, exp.tol, exp.check_every, exp.time_limit,
-            exp.reference)
+            exp.reference, exp.timing)
 
 
 def _progress(total, quiet):
@@ -346,7 +411,7 @@ def _progress(total, quiet):
 
 
 def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=None,
-              figures=None, blas_threads=1) -> BenchResult:
+              figures=None, blas_threads=1, admit=None) -> BenchResult:
     """Run every experiment of ``config``, write results to ``out_dir`` and return them.
 
     Parameters
@@ -365,6 +430,11 @@ def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=Non
         The command line, recorded in ``meta.json``.
     figures : callable, optional
         ``figures(result, out_dir) -> list of paths``: a preset's own figures.
+    admit : callable, optional
+        ``admit(data, loss_spec, lam, solver_spec) -> None or reason``: a run
+        whose call returns a reason is not executed and is recorded as
+        ``"skipped"`` with that reason (e.g. a solver whose one iteration is
+        unaffordable on that data set).
     blas_threads : int or None
         BLAS threads during the runs (threadpoolctl).  The default 1 compares
         single-threaded solvers fairly and avoids OpenBLAS's thread wake-up
@@ -374,10 +444,10 @@ def run_bench(config: BenchConfig, out_dir, *, quiet=False, plots=True, argv=Non
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=blas_threads):
         return _run_bench(config, out_dir, quiet=quiet, plots=plots, argv=argv,
-                          figures=figures, blas_threads=blas_threads)
+                          figures=figures, blas_threads=blas_threads, admit=admit)
 
 
-def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads):
+def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads, admit):
     out_dir = Path(out_dir)
     (out_dir / "traces").mkdir(parents=True, exist_ok=True)
     started = time.time()
@@ -408,7 +478,9 @@ def _run_bench(config, out_dir, *, quiet, plots, argv, figures, blas_threads):
                 ref = references[rkey]
             sig = _signature(dspec, lspec, lam, sspec, seed, exp)
             if sig not in cache:
-                cache[sig] = _execute(data, lspec, lam, sspec, seed, exp, ref)
+                why = admit(data, lspec, lam, sspec) if admit is not None else None
+                cache[sig] = (("skipped", why, [], {}) if why else
+                              _execute(data, lspec, lam, sspec, seed, exp, ref))
             status, reason, trace, extra = cache[sig]
             rid = run_id_for(exp.name, dspec, lspec, lam, sspec, seed)
             run = RunResult(

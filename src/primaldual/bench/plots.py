@@ -23,6 +23,7 @@ __all__ = ["plot_experiments", "plot_experiment", "plot_overview", "panel_grid",
 METRICS = {
     "gap": ("rel_gap", "relative duality gap", True),
     "subopt": ("rel_subopt", "relative primal sub-optimality", True),
+    "certified": ("certified_subopt", "certified relative sub-optimality", True),
     "test_error": ("test_error", "test error", False),
 }
 AXES = {"epochs": ("epoch", "epochs"), "time": ("time", "seconds")}
@@ -190,14 +191,16 @@ PEER_COLORS = ["#d62728", "#ff7f0e", "#000000", "#e377c2", "#8c564b", "#bcbd22"]
 
 
 def plot_overview(result, loss, path, *, ours, peers, metric="subopt", axis="time",
-                  title=None, dpi=90):
+                  title=None, dpi=90, target=None):
     """One panel per data set for one loss: the named solvers against the peers.
 
     ``ours`` and ``peers`` are lists of solver labels (as in the runs); our
     solvers are drawn solid in cool colours, the peers dashed in warm colours
     and black, with one legend outside the panels, headed by group.  Log
-    axes drop non-positive values, so no tick is negative.  Returns the path,
-    or None when no run has points.
+    axes drop non-positive values, so no tick is negative.  The axes span
+    the drawn points only; ``target`` (a value of the metric) is marked by a
+    thin dotted line in the panels whose points reach across it.  Returns the
+    path, or None when no run has points.
     """
     ykey, ylabel, log = METRICS[metric]
     xkey, xlabel = AXES[axis]
@@ -227,22 +230,20 @@ def plot_overview(result, loss, path, *, ours, peers, metric="subopt", axis="tim
                            linewidth=1.4, marker=_MARKERS[(i + 5) % len(_MARKERS)],
                            markersize=3, markevery=0.15)
     handles = {}
-    floors = {}
     for r in runs:
         x, y = _series(r.trace, xkey, ykey, log, xlog=(axis == "time"))
         if x.size == 0:
             continue
         (h,) = where[r.dataset].plot(x, y, label=r.solver, **style[r.solver])
         handles.setdefault(r.solver, h)
-        if metric == "subopt" and r.reference is not None and r.reference.rel_gap > 0:
-            floors[r.dataset] = r.reference.rel_gap
     for ds, ax in where.items():
         if log:
             ax.set_yscale("log")
         if axis == "time" and ax.lines:
             ax.set_xscale("log")
-        if ds in floors:
-            ax.axhline(floors[ds], color="0.55", linestyle=":", linewidth=0.9)
+        ys = [v for line in ax.get_lines() for v in np.asarray(line.get_ydata(), float)]
+        if target is not None and ys and min(ys) <= target <= max(ys):
+            ax.axhline(target, color="0.55", linestyle=":", linewidth=0.9, zorder=0)
         ax.grid(True, which="major", alpha=0.3)
         ax.tick_params(labelsize=8)
         ax.set_xlabel(xlabel, fontsize=9)

@@ -2,16 +2,16 @@
 
 ::
 
-    primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE] [--lam X]
-                   [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
+    primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE]
+                   [--lam X | -c C] [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
                    [--option KEY=VALUE ...] [--tol X] [--max-epochs N] [--time-limit S]
                    [--seed N] [--normalize] [--model OUT.npz] [--trace OUT.csv]
                    [--plot OUT.png] [--checkpoint DIR] [--checkpoint-every K] [--resume]
                    [--scheduler ADDRESS [--partitions K] [--parts-dir DIR]]
                    [--json] [--quiet]
-    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | --n-lams N]
-                   [--lam-ratio EPS] ... [--json] [--quiet]
-    primaldual predict MODEL DATA [--json]
+    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | -c C | --Cs C1,C2,...
+                   | --n-lams N --lam-ratio EPS] ... [--json] [--quiet]
+    primaldual predict MODEL DATA [OUTPUT] [--proba] [--json]
     primaldual info DATA [--json]
     primaldual solvers [NAME] [--json]
     primaldual bench ...     (dispatches to primaldual.bench.cli.main)
@@ -20,8 +20,8 @@
 Two labels are mapped to -1/+1; more than two train one-vs-rest with
 :class:`primaldual.LinearClassifier` (same seeds, same result).  ``--bias B``
 is LIBLINEAR's ``-B``: a constant feature of value B with a regularized
-weight.  ``--class-weight`` is ``balanced`` or ``LABEL:W,...`` (LIBLINEAR's
-``-wi``).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
+weight; ``-c C`` is LIBLINEAR's C (lam = 1/(C W)).  ``--class-weight`` is
+``balanced`` or ``LABEL:W,...`` (LIBLINEAR's ``-wi``, also accepted).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
 Dask cluster from part files that the workers read themselves.  ``cv`` is
 k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
 :class:`primaldual.LinearClassifierCV` runs it.
@@ -35,10 +35,12 @@ on the same data with the same seed.  Errors go to stderr as
 ``primaldual <command>: error: <message>`` with exit code 1 (2 for usage
 errors, as argparse does).  See ``docs/cli.md``.
 
-The package: :mod:`.parser` (the argument parser and the checks that need no
-data), :mod:`.files` (data, part, trace and plot files), :mod:`.common` (what
-``fit`` and ``cv`` share), one module per command group (:mod:`.fit`,
-:mod:`.cv`, :mod:`.describe`: predict, info, solvers) and, here, :func:`main`.
+A command reads as LIBLINEAR's ``train.c``: parse (:mod:`.parser` reads the
+text, :mod:`.request` builds one frozen request and checks what needs no
+data), read and check the data (:mod:`.prepare`), train (one module per
+command group: :mod:`.fit`, :mod:`.cv`, :mod:`.describe` for predict, info and
+solvers), save (:mod:`.files`: data, part, prediction, trace and plot files).
+:mod:`.output` writes notes, labels and JSON numbers; :func:`main` is here.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ import importlib
 import sys
 
 from .._extras import MissingExtraError
-from .parser import build_parser, parse_option, parse_value
+from .parser import build_parser, parse_args, parse_option, parse_value
 
 # A command's module (and what it needs: solvers, kernels, scikit-learn) is
 # imported when the command runs, so that ``--help`` loads only the parser.
@@ -95,13 +97,14 @@ def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("bench", "demo"):
         return _dispatch(argv[0], argv[1:])
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parse_args(argv)
     except SystemExit as e:          # usage errors and --help: argparse's code
         return int(e.code or 0)
     try:
-        return _command(args.command)(args)
+        # the request module (dataclasses) is loaded after parsing: --help stays light
+        request = importlib.import_module(f"{__name__}.request").make_request(args)
+        return _command(request.command)(request)
     except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
         print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
         return 1

@@ -9,60 +9,81 @@ import sys
 import numpy as np
 
 from ..datasets import DataFormatError
-from ..model_io import read_model
+from ..model_io import read_model, to_estimator
 from ..solvers import SOLVERS, check_solver_name
 from ..solvers._options import CommonOptions, to_jsonable
-from .files import _format_label, read_libsvm
-from .parser import _FLAG_OPTIONS
+from .files import read_libsvm, write_lines
+from .output import format_label
+from .parser import FLAG_OPTIONS
 
 
-def cmd_predict(args) -> int:
-
-    model = read_model(args.model)
+def cmd_predict(req) -> int:
+    model = read_model(req.model)
+    if req.proba and not (model.kind == "classifier" and model.loss == "logistic"):
+        what = f"loss={model.loss!r}" if model.kind == "classifier" else "a regressor"
+        raise ValueError(f"--proba needs a model fit with --loss logistic (the only loss "
+                         f"whose scores are probabilities); {req.model} is {what}")
     base = model.feature_index_base
     try:
         ((X, y),), used = read_libsvm(
-            [args.data], n_features=model.n_features,
+            [req.data], n_features=model.n_features,
             zero_based="auto" if base is None else base == 0, with_base=True)
     except DataFormatError as e:
         b = 1 if base is None else base
-        raise DataFormatError(f"{e} [the model {args.model} has {model.n_features} "
+        raise DataFormatError(f"{e} [the model {req.model} has {model.n_features} "
                               f"features; DATA must use feature indices "
                               f"{b}..{model.n_features - 1 + b}]",
                               path=e.path, lineno=e.lineno) from None
     if base is None:
-        print(f"primaldual predict: note: the model file {args.model} does not record "
-              f"the index base of its training data; {args.data} was read as "
+        print(f"primaldual predict: note: the model file {req.model} does not record "
+              f"the index base of its training data; {req.data} was read as "
               f"{'zero' if used == 0 else 'one'}-based (it "
               f"{'uses' if used == 0 else 'does not use'} index 0). Re-save the model "
               f"with 'primaldual fit --model' to record the base", file=sys.stderr)
     pred = model.predict(X)
-    fmt = _format_label if model.kind == "classifier" else (lambda v: repr(float(v)))
-    sys.stdout.write("".join(fmt(v) + "\n" for v in pred))
-    if args.json:
-        out = {"n": int(X.shape[0])}
-        if model.kind == "classifier":
-            out["accuracy"] = float(np.mean(pred == y))
-            unknown = np.setdiff1d(np.unique(y), model.classes)
-            if unknown.size:
-                out["unknown_labels"] = [float(v) for v in unknown]
-        else:
-            out["rmse"] = float(np.sqrt(np.mean((pred - y) ** 2)))
+    fmt = format_label if model.kind == "classifier" else (lambda v: repr(float(v)))
+    if req.proba:           # LIBLINEAR's -b 1: a header, then label and probabilities
+        proba = to_estimator(model).predict_proba(X)
+        lines = ["labels " + " ".join(format_label(c) for c in model.classes)]
+        lines += [" ".join([fmt(v)] + [repr(float(p)) for p in row])
+                  for v, row in zip(pred, proba)]
+    else:
+        lines = [fmt(v) for v in pred]
+    out = {"n": int(X.shape[0])}
+    if model.kind == "classifier":
+        out["accuracy"] = float(np.mean(pred == y))
+        unknown = np.setdiff1d(np.unique(y), model.classes)
+        if unknown.size:
+            out["unknown_labels"] = [float(v) for v in unknown]
+    else:
+        out["rmse"] = float(np.sqrt(np.mean((pred - y) ** 2)))
+    if req.output is None:
+        sys.stdout.write("".join(line + "\n" for line in lines))
+    else:
+        write_lines(req.output, lines)
+        out["output"] = str(req.output)
+        if not req.json:    # as LIBLINEAR's predict reports
+            if model.kind == "classifier":
+                hits = int(np.sum(pred == y))
+                print(f"Accuracy = {100 * out['accuracy']:g}% ({hits}/{out['n']})")
+            else:
+                print(f"Mean squared error = {out['rmse'] ** 2:g} (regression)")
+    if req.json:
         print(json.dumps(out))
     return 0
 
 
-def cmd_info(args) -> int:
-    ((X, y),) = read_libsvm([args.data])
+def cmd_info(req) -> int:
+    ((X, y),) = read_libsvm([req.data], dense=False)
     n, d = X.shape
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
     values, counts = np.unique(y, return_counts=True)
-    out = {"file": str(args.data), "n": int(n), "d": int(d), "nnz": int(X.nnz),
+    out = {"file": str(req.data), "n": int(n), "d": int(d), "nnz": int(X.nnz),
            "density": float(X.nnz) / (n * d) if n * d else 0.0,
-           "labels": {_format_label(v): int(c) for v, c in zip(values, counts)},
+           "labels": {format_label(v): int(c) for v, c in zip(values, counts)},
            "zero_rows": int(np.count_nonzero(norms == 0.0)),
            "min_row_norm": float(norms.min()), "max_row_norm": float(norms.max())}
-    if args.json:
+    if req.json:
         print(json.dumps(out))
         return 0
     print(f"file          {out['file']}")
@@ -78,7 +99,8 @@ def cmd_info(args) -> int:
 
 #: what a solver's ``requires`` flags mean, for ``primaldual solvers``
 _REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
-                  "generalized_hessian": "losses with a (generalized) Hessian"}
+                  "generalized_hessian": "losses with a (generalized) Hessian",
+                  "box_qp_dual": "hinge, smooth_hinge"}
 
 
 def _option_rows(cls):
@@ -87,24 +109,24 @@ def _option_rows(cls):
     rows = []
     for f in dataclasses.fields(oc):
         rule = f.metadata["rule"]
-        if f.name in _FLAG_OPTIONS and not _FLAG_OPTIONS[f.name]:
+        if f.name in FLAG_OPTIONS and not FLAG_OPTIONS[f.name]:
             continue                                  # warm_start: Python only
         default = f.default
         rows.append({"option": f.name, "default": to_jsonable(default),
-                     "takes": rule.allowed(), "flag": _FLAG_OPTIONS.get(f.name),
+                     "takes": rule.allowed(), "flag": FLAG_OPTIONS.get(f.name),
                      "doc": f.metadata.get("doc", "")})
     return rows
 
 
-def cmd_solvers(args) -> int:
-    if args.name is None:
+def cmd_solvers(req) -> int:
+    if req.name is None:
         rows = [{"solver": n, "summary": c.summary,
                  "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
                  "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
                 for n, c in sorted(SOLVERS.items())]
-        if args.json:
-            print(json.dumps({"solvers": rows, "auto": "sdca or newton, chosen from the "
-                              "data and lam (docs/cli.md)"}))
+        if req.json:
+            print(json.dumps({"solvers": rows, "auto": "sdca, newton or ipm, chosen from "
+                              "the data and lam (docs/cli.md)"}))
             return 0
         width = max(len(r["solver"]) for r in rows)
         for r in rows:
@@ -112,26 +134,25 @@ def cmd_solvers(args) -> int:
             tags += ["l1"] if r["l1"] else []
             tags += ["dask"] if r["dask"] else []
             print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
-        print(f"{'auto':<{width}}  sdca or newton, chosen from the data and lam (the default)")
+        print(f"{'auto':<{width}}  sdca, newton or ipm, chosen from the data and lam (the default)")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
-    check_solver_name(args.name)
-    if args.name == "auto":
-        raise ValueError("auto is not a solver of its own: it picks sdca or newton; "
+    check_solver_name(req.name)
+    if req.name == "auto":
+        raise ValueError("auto is not a solver of its own: it picks sdca, newton or ipm; "
                          "run `primaldual solvers sdca` or `primaldual solvers newton`")
-    cls = SOLVERS[args.name]
+    cls = SOLVERS[req.name]
     rows = _option_rows(cls)
-    if args.json:
-        print(json.dumps({"solver": args.name, "summary": cls.summary, "options": rows}))
+    if req.json:
+        print(json.dumps({"solver": req.name, "summary": cls.summary, "options": rows}))
         return 0
-    print(f"{args.name}: {cls.summary}\n")
+    print(f"{req.name}: {cls.summary}\n")
     width = max(len(r["option"]) for r in rows)
     for r in rows:
         how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
-        doc = f"; {r['doc']}" if r["doc"] else ""
-        print(f"  {r['option']:<{width}}  default {r['default']!r}; {how}{doc}")
+        print(f"  {r['option']:<{width}}  {r['doc']} (default {r['default']!r}; {how})")
     own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
     if own:
-        print(f"\nexample: primaldual fit TRAIN --solver {args.name} --option "
+        print(f"\nexample: primaldual fit TRAIN --solver {req.name} --option "
               f"{own[0]['option']}=VALUE")
     return 0

@@ -1,13 +1,13 @@
 """The files the command line reads and writes: LIBSVM data (through
-:mod:`primaldual.datasets`), labels to -1/+1, part files for a Dask cluster,
-trace CSVs and plots."""
+:mod:`primaldual.datasets`; dense rows into a dense array), labels to -1/+1,
+part files for a Dask cluster, prediction files, trace CSVs and plots."""
 from __future__ import annotations
 
 import csv
-import math
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._extras import require
 from .._util import atomic_write, encode_pm1
@@ -15,13 +15,36 @@ from ..datasets import load_svmlight_files
 
 
 # --------------------------------------------------------------------- data
-def read_libsvm(paths, n_features=None, *, zero_based="auto", with_base=False):
-    """Parse LIBSVM files into CSR matrices with one shared column count.
+#: a LIBSVM file whose stored values fill at least this share of its n x d
+#: matrix is read into a dense array: the solvers' dense rows are several times
+#: faster than CSR rows (benchmarks/results/cli-dense.md: 30,000 x 100 logistic),
+#: and at this density the dense array (8 bytes a cell) takes at most 4/3 of the
+#: CSR memory (12 bytes a stored value)
+DENSE_MIN_DENSITY = 0.5
+
+
+def density(X) -> float:
+    """The share of the cells of ``X`` that are stored (CSR) or nonzero (dense)."""
+    n, d = X.shape
+    return float(nnz_of(X)) / (n * d) if n * d else 0.0
+
+
+def nnz_of(X) -> int:
+    """Stored values of a CSR matrix, nonzeros of a dense array."""
+    return int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
+
+
+def read_libsvm(paths, n_features=None, *, zero_based="auto", with_base=False,
+                dense="auto"):
+    """Parse LIBSVM files with one shared column count.
 
     Returns ``[(X, y_raw), ...]`` (with ``with_base``: ``(list, base)``, the
     index base used, 0 or 1).  ``zero_based`` as in
-    :func:`primaldual.datasets.load_svmlight_files`.  Non-finite values are
-    refused with the file and sample named; an empty file is refused.
+    :func:`primaldual.datasets.load_svmlight_files`.  ``X`` is a CSR matrix,
+    or a dense array (``X.toarray()`` of the parsed CSR) when ``dense`` is True
+    or, for ``dense="auto"``, when the file's density is at least
+    :data:`DENSE_MIN_DENSITY`; each file is judged on its own.  Non-finite
+    values are refused with the file and sample named; an empty file is refused.
     """
 
     parts, base = load_svmlight_files([str(p) for p in paths], n_features=n_features,
@@ -41,6 +64,8 @@ def read_libsvm(paths, n_features=None, *, zero_based="auto", with_base=False):
             raise ValueError(f"{path}: sample {i + 1} has the value {float(X.data[k])!r} at "
                              f"feature {int(X.indices[k]) + 1}; feature values must be "
                              f"finite, fix or remove that entry")
+        if dense is True or (dense == "auto" and density(X) >= DENSE_MIN_DENSITY):
+            X = X.toarray()
         out.append((X, y))
     return (out, base) if with_base else out
 
@@ -67,19 +92,15 @@ def encode_binary_labels(y_raw, loss_name, source):
     return encode_pm1(y_raw, pos, neg, source=source), np.array([neg, pos])
 
 
-def _format_label(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() and abs(v) < 2 ** 53 else repr(float(v))
-
-
-def _finite(v):
-    """JSON-safe float: non-finite values become None."""
-    v = float(v)
-    return v if math.isfinite(v) else None
-
-
 def _atomic_write_text(path, text):
     with atomic_write(path, "w", newline="") as fh:
         fh.write(text)
+
+
+# ------------------------------------------------------------ predictions
+def write_lines(path, lines):
+    """Write ``lines`` (each ended by a newline) to ``path`` atomically."""
+    _atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
 # ---------------------------------------------------------- trace and plot
@@ -151,7 +172,7 @@ def split_libsvm(path, k, out_dir, *, normalize=False, with_base=False):
     """
     from sklearn.datasets import dump_svmlight_file
 
-    ((X, y),), base = read_libsvm([path], with_base=True)
+    ((X, y),), base = read_libsvm([path], with_base=True, dense=False)
     if normalize:
         from sklearn.preprocessing import normalize as _normalize
         X = _normalize(X, norm="l2")

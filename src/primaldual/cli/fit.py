@@ -1,158 +1,145 @@
 """``primaldual fit``: one model (two labels or a regression), one-vs-rest for
-more labels, or a fit on a running Dask cluster from part files."""
+more labels, or a fit on a running Dask cluster from part files.
+
+It reads as LIBLINEAR's ``train.c``: the request is parsed and checked
+(:mod:`.request`), the data read and checked (:mod:`.prepare`), the model
+trained (:func:`primaldual.solve`) and the results saved (:func:`finish_fit`).
+"""
 from __future__ import annotations
 
 import json
-import math
-import sys
 from pathlib import Path
 
 import numpy as np
 
 import primaldual
 
-from .._extras import have, require
+from .._extras import require
 from .._util import encode_pm1
 from .._util.scales import scale_spread_note
 from .._util.interrupts import sigint_as_flag
 from ..distributed.partitioned import PartitionedProblem
-from ..estimators import LinearClassifier, combined_weights
+from ..estimators import LinearClassifier
 from ..model_io import LinearModel, save_model
 from ..solvers import SOLVERS, load_state
-from .common import (_class_weight_for, _classes_of, _note, _read_train_test,
-                     _run_options, _split_bias, _with_bias)
-from .files import (_finite, _format_label, plot_ovr_traces, plot_trace, read_libsvm,
-                    split_libsvm, write_trace_csv)
-from .parser import _check_common
+from .files import (density, nnz_of, plot_ovr_traces, plot_trace,
+                    read_libsvm, split_libsvm, write_trace_csv)
+from .output import format_label, json_float, note
+from .prepare import (check_test_labels, class_weight_for, classes_of, lam_of,
+                      read_training_data, sample_weights, split_bias, with_bias)
 
 
-def cmd_fit(args) -> int:
-    loss, loss_params, options = _check_common(args)
-    if args.resume and not args.checkpoint:
-        raise ValueError("--resume needs --checkpoint DIR (the directory holding "
-                         "state.npz)")
-    if args.checkpoint_every <= 0 or not math.isfinite(args.checkpoint_every):
-        raise ValueError(f"--checkpoint-every must be > 0, got {args.checkpoint_every}")
-    if args.resume:
-        state = Path(args.checkpoint) / "state.npz"
-        if not state.is_file():
-            raise FileNotFoundError(f"--resume: no checkpoint {state}; run once with "
-                                    f"--checkpoint {args.checkpoint} (without --resume)")
-    if args.scheduler is None:
-        for flag, val in (("--partitions", args.partitions), ("--parts-dir", args.parts_dir)):
-            if val is not None:
-                raise ValueError(f"{flag} is used with --scheduler ADDRESS (training on a "
-                                 f"Dask cluster); give --scheduler too, or drop {flag}")
-    else:
-        return _fit_on_cluster(args, loss, loss_params, options)
-    if args.plot:
-        require("matplotlib", "--plot")        # before the fit, not after it
-
-    X, y_raw, Xt, yt_raw = _read_train_test(args)
-    classes, weights, y, yt = None, None, y_raw, yt_raw
-    if loss.classification:
-        classes = _classes_of(y_raw, loss.name, args.train)
-        if Xt is not None:
-            unknown = np.setdiff1d(np.unique(yt_raw), classes)
-            if unknown.size:
-                shown = ", ".join(_format_label(v) for v in classes[:10])
-                raise ValueError(
-                    f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]} do not "
-                    f"occur in {args.train} (labels {shown}); use a test file with the "
-                    f"same labels")
-        cw = _class_weight_for(args.class_weight, classes, args.train)
+def cmd_fit(req) -> int:
+    if req.scheduler is not None:
+        return _fit_on_cluster(req)
+    data = read_training_data(req)                                  # read
+    classes, weights, y, yt = None, None, data.y_raw, data.yt_raw   # check
+    if req.loss.classification:
+        classes = classes_of(data.y_raw, req.loss.name, req.train)
+        if data.Xt is not None:
+            check_test_labels(req, classes, data.yt_raw)
+        cw = class_weight_for(req.class_weight, classes, req.train)
         if classes.size > 2:
-            return _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt,
-                                    yt_raw, classes, cw)
-        _note(args, f"labels of {args.train}: {_format_label(classes[0])} -> -1, "
-                    f"{_format_label(classes[1])} -> +1")
-        y = encode_pm1(y_raw, classes[1], classes[0], source=args.train)
-        yt = None if Xt is None else encode_pm1(yt_raw, classes[1], classes[0],
-                                                source=args.test)
-        if cw is not None:
-            weights = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
-            _note(args, "class weights: " + ", ".join(
-                f"{_format_label(c)} -> {weights[y_raw == c][0]:.6g}" for c in classes))
-
-    options = _run_options(args, options)
-    Xb, Xtb = _with_bias(X, args.bias), _with_bias(Xt, args.bias)
-    res = primaldual.solve(Xb, y, loss=loss.name, lam=args.lam, solver=args.solver,
-                           tol=args.tol, max_epochs=args.max_epochs,
-                           random_state=args.seed, sample_weight=weights, l1=args.l1,
-                           loss_params=loss_params or None,
-                           eval_set=(Xtb, yt) if Xt is not None else None,
-                           n_jobs=None if args.jobs == 1 else args.jobs, **options)
-    coef, intercept = _split_bias(res.coef, args.bias)
-    return _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes)
+            return _fit_one_vs_rest(req, data, classes, cw)
+        note(req, f"labels of {req.train}: {format_label(classes[0])} -> -1, "
+                  f"{format_label(classes[1])} -> +1")
+        y = encode_pm1(data.y_raw, classes[1], classes[0], source=req.train)
+        yt = None if data.Xt is None else encode_pm1(data.yt_raw, classes[1], classes[0],
+                                                     source=req.test)
+        weights = sample_weights(req, data.y_raw, classes, cw)
+    lam, W = lam_of(req, data.X.shape[0], weights)
+    Xb, Xtb = with_bias(data.X, req.bias), with_bias(data.Xt, req.bias)
+    res = primaldual.solve(Xb, y, loss=req.loss.name, lam=lam, solver=req.solver,  # train
+                           tol=req.tol, max_epochs=req.max_epochs,
+                           random_state=req.seed, sample_weight=weights, l1=req.l1,
+                           loss_params=req.solve_loss_params,
+                           eval_set=(Xtb, yt) if data.Xt is not None else None,
+                           n_jobs=req.n_jobs, **req.options)
+    coef, intercept = split_bias(res.coef, req.bias)
+    return finish_fit(req, res, data.X, data.Xt, yt, coef, intercept, classes,  # save
+                      W=W, index_base=data.index_base)
 
 
-def _summary(args, res, n, d, nnz):
+def _summary(req, res, n, d, nnz, W):
     return {"solver": res.solver, "loss": res.loss, "lam": res.lam, "l1": res.l1,
+            "C": 1.0 / (res.lam * W) if res.lam > 0 else None, "weight_total": W,
             "n": int(n), "d": int(d), "nnz": int(nnz), "epochs": res.n_epochs,
-            "time_s": res.time, "primal": _finite(res.primal), "dual": _finite(res.dual),
-            "gap": _finite(res.gap), "rel_gap": _finite(res.rel_gap),
-            "converged": bool(res.converged), "stop_reason": res.stop_reason,
-            "tol": res.tol, "seed": args.seed, "bias": args.bias}
+            "time_s": res.time, "primal": json_float(res.primal),
+            "dual": json_float(res.dual), "gap": json_float(res.gap),
+            "rel_gap": json_float(res.rel_gap), "converged": bool(res.converged),
+            "stop_reason": res.stop_reason, "tol": res.tol, "seed": req.seed,
+            "bias": req.bias}
 
 
-def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None):
+def _c_text(summary):
+    return f" (C={summary['C']:g})" if summary.get("C") is not None else ""
+
+
+def finish_fit(req, res, X, Xt, yt, coef, intercept, classes, *, W, index_base,
+               nnz=None, extra=None):
     """Summary, model, trace, plot and the printed report of a single-problem fit."""
-
     n, d = X.shape
-    summary = _summary(args, res, n, d, X.nnz)
+    nnz = nnz_of(X) if nnz is None else nnz
+    summary = _summary(req, res, n, d, nnz, W)
+    storage = None if extra and "scheduler" in extra else (
+        "dense" if isinstance(X, np.ndarray) else "sparse")
+    if storage is not None:
+        summary["storage"] = storage
     if extra:
         summary.update(extra)
     if Xt is not None:
         score = np.asarray(Xt @ coef, dtype=np.float64).ravel() + intercept
-        if loss.classification:
+        if req.loss.classification:
             pred = np.where(score > 0, 1.0, -1.0)
             summary["test_accuracy"] = float(np.mean(pred == yt))
         else:
             summary["test_rmse"] = float(np.sqrt(np.mean((score - yt) ** 2)))
-    if args.model:
+    if req.model:
+        loss = req.loss
         model = LinearModel(
             kind="classifier" if loss.classification else "regressor",
             coef=coef.reshape(1, -1), intercept=np.array([intercept]),
             classes=(np.asarray(classes, dtype=np.float64) if loss.classification
                      else np.zeros(0)),
             loss=loss.name, loss_params=loss.params, lam=float(res.lam), l1=float(res.l1),
-            fit_intercept=args.bias is not None,
-            intercept_scaling=float(args.bias) if args.bias is not None else 1.0,
-            normalize_rows=bool(args.normalize),
-            feature_index_base=getattr(args, "index_base", None), primal=float(res.primal),
+            fit_intercept=req.bias is not None,
+            intercept_scaling=float(req.bias) if req.bias is not None else 1.0,
+            normalize_rows=bool(req.normalize),
+            feature_index_base=index_base, primal=float(res.primal),
             dual=float(res.dual), gap=float(res.gap))
-        written = save_model(model, args.model)
-        _note(args, f"model written to {written}")
-    if args.trace:
-        write_trace_csv(res.trace, args.trace)
-        _note(args, f"trace ({len(res.trace)} rows) written to {args.trace}")
-    if args.plot:
-        plot_trace(res.trace, args.plot,
-                   title=f"{Path(args.train).name}: {res.solver}, {res.loss}, "
+        written = save_model(model, req.model)
+        note(req, f"model written to {written}")
+    if req.trace:
+        write_trace_csv(res.trace, req.trace)
+        note(req, f"trace ({len(res.trace)} rows) written to {req.trace}")
+    if req.plot:
+        plot_trace(res.trace, req.plot,
+                   title=f"{Path(req.train).name}: {res.solver}, {res.loss}, "
                          f"lam={res.lam:g}")
-        _note(args, f"plot written to {args.plot}")
+        note(req, f"plot written to {req.plot}")
     code = 0
     if res.stop_reason == "interrupted":
-        _note(args, f"interrupted at epoch {res.n_epochs:g}: the results written are "
-                    f"certified at the point reached")
-        if getattr(args, "checkpoint", None):
-            _note(args, f"the checkpoint in {args.checkpoint} is the last scheduled one "
-                        f"(epoch {load_state(args.checkpoint).epoch:g}); continue with "
-                        f"--resume --checkpoint {args.checkpoint}")
+        note(req, f"interrupted at epoch {res.n_epochs:g}: the results written are "
+                  f"certified at the point reached")
+        if req.checkpoint:
+            note(req, f"the checkpoint in {req.checkpoint} is the last scheduled one "
+                      f"(epoch {load_state(req.checkpoint).epoch:g}); continue with "
+                      f"--resume --checkpoint {req.checkpoint}")
         code = 130
     elif not res.converged:
-        scales = "" if getattr(args, "normalize", False) else scale_spread_note(X)
-        _note(args, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
-                    f"{res.rel_gap:.3e} > tol {res.tol:.1e}; "
-                    + (f"{scales}; otherwise " if scales else "")
-                    + "raise --max-epochs or tol")
-    if args.json:
+        scales = "" if req.normalize or storage is None else scale_spread_note(X)
+        note(req, f"stopped ({res.stop_reason}) before reaching tol: relative gap "
+                  f"{res.rel_gap:.3e} > tol {res.tol:.1e}; "
+                  + (f"{scales}; otherwise " if scales else "")
+                  + "raise --max-epochs or tol")
+    if req.json:
         print(json.dumps(summary))
         return code
-    print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}")
-    print(f"problem   loss={res.loss}, lam={res.lam:g}, l1={res.l1:g}"
-          + (f", bias={args.bias:g}" if args.bias is not None else ""))
-    where = f" on {args.scheduler}" if getattr(args, "scheduler", None) else ""
+    stored = (f", {storage} (density {nnz / (n * d):.3g})" if storage and n * d else "")
+    print(f"data      {req.train}: n={n}, d={d}, nnz={nnz}{stored}")
+    print(f"problem   loss={res.loss}, lam={res.lam:g}{_c_text(summary)}, l1={res.l1:g}"
+          + (f", bias={req.bias:g}" if req.bias is not None else ""))
+    where = f" on {req.scheduler}" if req.scheduler else ""
     print(f"solver    {res.solver}{where}: {res.n_epochs:g} epochs in {res.time:.3f} s "
           f"({res.stop_reason})")
     print(f"primal    {res.primal:.12g}")
@@ -160,38 +147,35 @@ def _finish_fit(args, loss, res, X, Xt, yt, coef, intercept, classes, extra=None
     print(f"gap       {res.gap:.3e} (relative {res.rel_gap:.3e}, tol {res.tol:.1e}, "
           f"{'converged' if res.converged else 'NOT converged'})")
     if "test_accuracy" in summary:
-        print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
+        print(f"test      accuracy {summary['test_accuracy']:.6f} on {req.test}")
     if "test_rmse" in summary:
-        print(f"test      rmse {summary['test_rmse']:.6g} on {args.test}")
+        print(f"test      rmse {summary['test_rmse']:.6g} on {req.test}")
     return code
 
 
-def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, classes, cw):
+def _fit_one_vs_rest(req, data, classes, cw):
     """More than two labels: one-vs-rest with :class:`primaldual.LinearClassifier`."""
     import time
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
-
-    if args.checkpoint or args.resume:
-        raise ValueError(f"--checkpoint/--resume hold one solver state, but {args.train} "
+    if req.checkpoint or req.resume:
+        raise ValueError(f"--checkpoint/--resume hold one solver state, but {req.train} "
                          f"has {classes.size} classes (one-vs-rest trains {classes.size} "
                          f"problems); drop --checkpoint for multiclass data")
-    _note(args, f"{classes.size} classes in {args.train} "
-                f"({', '.join(_format_label(v) for v in classes[:10])}"
-                f"{', ...' if classes.size > 10 else ''}): one-vs-rest, one problem per class")
-    if cw is not None:
-        w = combined_weights(y_raw, classes, np.ones(y_raw.shape[0]), cw)
-        _note(args, "class weights: " + ", ".join(
-            f"{_format_label(c)} -> {w[y_raw == c][0]:.6g}" for c in classes))
-    options = _run_options(args, options)
-    est = LinearClassifier(loss=loss.name, alpha=args.lam, l1=args.l1,
-                           loss_params=loss_params or None, tol=args.tol,
-                           max_iter=args.max_epochs, fit_intercept=args.bias is not None,
-                           intercept_scaling=args.bias if args.bias is not None else 1.0,
-                           class_weight=cw, random_state=args.seed, solver=args.solver,
-                           solver_options=options or None, n_jobs=args.jobs)
+    note(req, f"{classes.size} classes in {req.train} "
+              f"({', '.join(format_label(v) for v in classes[:10])}"
+              f"{', ...' if classes.size > 10 else ''}): one-vs-rest, one problem per class")
+    X, y_raw, Xt, yt_raw = data.X, data.y_raw, data.Xt, data.yt_raw
+    weights = sample_weights(req, y_raw, classes, cw)
+    lam, W = lam_of(req, X.shape[0], weights)
+    est = LinearClassifier(loss=req.loss.name, alpha=lam, l1=req.l1,
+                           loss_params=req.solve_loss_params, tol=req.tol,
+                           max_iter=req.max_epochs, fit_intercept=req.bias is not None,
+                           intercept_scaling=req.bias if req.bias is not None else 1.0,
+                           class_weight=cw, random_state=req.seed, solver=req.solver,
+                           solver_options=dict(req.options) or None, n_jobs=req.jobs)
     t0 = time.perf_counter()
     # one Ctrl-C stops every class's fit (they share this flag, also on threads)
     with sigint_as_flag() as interrupt, warnings.catch_warnings():
@@ -201,54 +185,58 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
     problems = []
     for k, cl in enumerate(classes):
         last = est.trace_[k][-1]
-        problems.append({"class": _format_label(cl), "primal": _finite(last["primal"]),
-                         "dual": _finite(last["dual"]), "gap": _finite(est.gap_[k]),
-                         "rel_gap": _finite(est.rel_gap_[k]),
+        problems.append({"class": format_label(cl), "primal": json_float(last["primal"]),
+                         "dual": json_float(last["dual"]), "gap": json_float(est.gap_[k]),
+                         "rel_gap": json_float(est.rel_gap_[k]),
                          "epochs": float(last["epoch"]),
                          "converged": bool(est.converged_[k])})
     n, d = X.shape
-    summary = {"solver": est.solver_, "loss": loss.name, "lam": float(args.lam),
-               "l1": float(args.l1), "n": int(n), "d": int(d), "nnz": int(X.nnz),
+    nnz = nnz_of(X)
+    storage = data.storage
+    summary = {"solver": est.solver_, "loss": req.loss.name, "lam": float(lam),
+               "l1": float(req.l1), "C": 1.0 / (lam * W), "weight_total": W,
+               "n": int(n), "d": int(d), "nnz": nnz, "storage": storage,
                "classes": [sub["class"] for sub in problems],
                "epochs": float(sum(sub["epochs"] for sub in problems)), "time_s": elapsed,
-               "primal": _finite(sum(last["primal"] for last in
-                                     (t[-1] for t in est.trace_))),
-               "dual": _finite(sum(t[-1]["dual"] for t in est.trace_)),
-               "gap": _finite(float(np.sum(est.gap_))),
-               "rel_gap": _finite(float(np.max(est.rel_gap_))),
-               "converged": bool(np.all(est.converged_)), "tol": args.tol,
-               "seed": args.seed, "bias": args.bias, "problems": problems}
+               "primal": json_float(sum(last["primal"] for last in
+                                        (t[-1] for t in est.trace_))),
+               "dual": json_float(sum(t[-1]["dual"] for t in est.trace_)),
+               "gap": json_float(float(np.sum(est.gap_))),
+               "rel_gap": json_float(float(np.max(est.rel_gap_))),
+               "converged": bool(np.all(est.converged_)), "tol": req.tol,
+               "seed": req.seed, "bias": req.bias, "problems": problems}
     if Xt is not None:
         summary["test_accuracy"] = float(np.mean(est.predict(Xt) == yt_raw))
-    if args.model:
-        written = save_model(est, args.model, normalize_rows=args.normalize,
-                             feature_index_base=args.index_base)
-        _note(args, f"model written to {written}")
-    if args.trace:
+    if req.model:
+        written = save_model(est, req.model, normalize_rows=req.normalize,
+                             feature_index_base=data.index_base)
+        note(req, f"model written to {written}")
+    if req.trace:
         rows = [{"class": sub["class"], **rec} for sub, tr in zip(problems, est.trace_)
                 for rec in tr]
-        write_trace_csv(rows, args.trace)
-        _note(args, f"trace ({len(rows)} rows, column 'class') written to {args.trace}")
-    if args.plot:
-        plot_ovr_traces(est.trace_, [sub["class"] for sub in problems], args.plot,
-                        title=f"{Path(args.train).name}: one-vs-rest, {est.solver_}, "
-                              f"{loss.name}, lam={args.lam:g}")
-        _note(args, f"plot written to {args.plot}")
+        write_trace_csv(rows, req.trace)
+        note(req, f"trace ({len(rows)} rows, column 'class') written to {req.trace}")
+    if req.plot:
+        plot_ovr_traces(est.trace_, [sub["class"] for sub in problems], req.plot,
+                        title=f"{Path(req.train).name}: one-vs-rest, {est.solver_}, "
+                              f"{req.loss.name}, lam={lam:g}")
+        note(req, f"plot written to {req.plot}")
     bad = [sub["class"] for sub in problems if not sub["converged"]]
     code = 0
     if interrupt.is_set():
-        _note(args, "interrupted: every class's fit stopped; the results written are "
-                    "certified at the points reached")
+        note(req, "interrupted: every class's fit stopped; the results written are "
+                  "certified at the points reached")
         code = 130
     elif bad:
-        _note(args, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
-                    f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
-    if args.json:
+        note(req, f"{len(bad)} of {len(problems)} problems stopped before reaching tol "
+                  f"(classes {', '.join(bad[:10])}); raise --max-epochs or tol")
+    if req.json:
         print(json.dumps(summary))
         return code
-    print(f"data      {args.train}: n={n}, d={d}, nnz={X.nnz}, {classes.size} classes")
-    print(f"problem   loss={loss.name}, lam={args.lam:g}, l1={args.l1:g}"
-          + (f", bias={args.bias:g}" if args.bias is not None else "")
+    print(f"data      {req.train}: n={n}, d={d}, nnz={nnz}, {storage} (density "
+          f"{density(X):.3g}), {classes.size} classes")
+    print(f"problem   loss={req.loss.name}, lam={lam:g}{_c_text(summary)}, l1={req.l1:g}"
+          + (f", bias={req.bias:g}" if req.bias is not None else "")
           + ", one-vs-rest")
     print(f"solver    {est.solver_}: {summary['epochs']:g} epochs in total, "
           f"{elapsed:.3f} s")
@@ -258,113 +246,110 @@ def _fit_one_vs_rest(args, loss, loss_params, options, X, y_raw, Xt, yt_raw, cla
         print(f"{sub['class']:>10} {sub['primal']:16.10g} {sub['dual']:16.10g} {sub['gap']:10.3e} "
               f"{sub['rel_gap']:10.3e} {sub['epochs']:7g}  {'yes' if sub['converged'] else 'NO'}")
     print(f"gap       {summary['gap']:.3e} in total (largest relative {summary['rel_gap']:.3e}, "
-          f"tol {args.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
+          f"tol {req.tol:.1e}, {'converged' if summary['converged'] else 'NOT converged'})")
     if "test_accuracy" in summary:
-        print(f"test      accuracy {summary['test_accuracy']:.6f} on {args.test}")
+        print(f"test      accuracy {summary['test_accuracy']:.6f} on {req.test}")
     return code
 
 
 _DASK_SOLVERS = ("cocoa", "minibatch_sdca")
 
 
-def _fit_on_cluster(args, loss, loss_params, options):
+def _fit_on_cluster(req):
     """``--scheduler``: part files on disk, one partition each, read by the workers."""
-
-    solver = "cocoa" if args.solver == "auto" else args.solver
+    solver = "cocoa" if req.solver == "auto" else req.solver
     if solver not in _DASK_SOLVERS:
         raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
-                         f"--solver {args.solver} does not run on Dask")
-    for flag, bad in (("--class-weight", args.class_weight is not None),
-                      ("--checkpoint", args.checkpoint is not None)):
+                         f"--solver {req.solver} does not run on Dask")
+    for flag, bad in (("--class-weight", req.class_weight is not None),
+                      ("--checkpoint", req.checkpoint is not None)):
         if bad:
             raise ValueError(f"{flag} is not available with --scheduler (the rows stay on "
                              f"the workers); train locally to use it")
-    if args.partitions is not None and args.partitions < 1:
-        raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
-    train = Path(args.train)
+    train = Path(req.train)
     existing = train.is_dir()
     if existing:
-        if args.normalize:
+        if req.normalize:
             raise ValueError(f"--normalize cannot rescale the existing part files in "
                              f"{train}; give the LIBSVM file instead of the directory")
         parts = sorted(f for f in train.iterdir() if f.is_file()
                        and not f.name.startswith("."))
         if not parts:
             raise ValueError(f"{train} is a directory without part files")
-        if args.partitions is not None and args.partitions != len(parts):
+        if req.partitions is not None and req.partitions != len(parts):
             raise ValueError(f"{train} holds {len(parts)} part files but --partitions "
-                             f"{args.partitions} was given; drop --partitions")
+                             f"{req.partitions} was given; drop --partitions")
     elif not train.is_file():
         raise FileNotFoundError(f"data file not found: {train}")
 
+    opts = dict(req.options)
     Client = require("distributed", "--scheduler").Client
     try:
-        client = Client(args.scheduler, timeout=options.pop("connect_timeout", 30))
+        client = Client(req.scheduler, timeout=opts.pop("connect_timeout", 30))
     except (OSError, TimeoutError) as e:
-        raise OSError(f"--scheduler {args.scheduler}: cannot connect to the Dask scheduler "
+        raise OSError(f"--scheduler {req.scheduler}: cannot connect to the Dask scheduler "
                       f"({e}); start one with 'dask scheduler' and workers with "
-                      f"'dask worker {args.scheduler}'") from None
+                      f"'dask worker {req.scheduler}'") from None
+    index_base = None
     try:
         n_workers = len(client.scheduler_info()["workers"])
         if n_workers == 0:
-            raise ValueError(f"the Dask scheduler {args.scheduler} has no workers")
+            raise ValueError(f"the Dask scheduler {req.scheduler} has no workers")
         n_features = None
         if not existing:
-            k = args.partitions or n_workers
-            out_dir = Path(args.parts_dir) if args.parts_dir else \
+            k = req.partitions or n_workers
+            out_dir = Path(req.parts_dir) if req.parts_dir else \
                 train.with_name(train.name + ".parts")
-            parts, n_features, args.index_base = split_libsvm(
-                train, k, out_dir, normalize=args.normalize, with_base=True)
-            _note(args, f"{k} part files written to {out_dir}")
-        opts = dict(options)
+            parts, n_features, index_base = split_libsvm(
+                train, k, out_dir, normalize=req.normalize, with_base=True)
+            note(req, f"{k} part files written to {out_dir}")
         if solver == "minibatch_sdca":
             opts.setdefault("sampling", "distributed")
-        opts["progress"] = opts.get("progress", sys.stdout.isatty() and not args.quiet
-                                    and have("tqdm"))
-        if args.time_limit is not None:
-            opts["time_limit"] = args.time_limit
+        if req.time_limit is not None:
+            opts["time_limit"] = req.time_limit
         try:
             pp = PartitionedProblem.from_files(
-                client, [str(path.resolve()) for path in parts], loss=loss.name, lam=args.lam,
-                l1=args.l1, loss_params=loss_params or None, n_features=n_features,
-                intercept_scaling=args.bias,
+                client, [str(path.resolve()) for path in parts], loss=req.loss.name,
+                lam=req.lam, l1=req.l1, loss_params=req.solve_loss_params,
+                n_features=n_features, intercept_scaling=req.bias,
                 round_timeout=float(opts.get("round_timeout", 120.0)))
         except ValueError as e:
             if "more than two label values" in str(e) or "parts hold the labels" in str(e):
-                raise ValueError(f"{args.train}: more than two label values; --scheduler "
+                raise ValueError(f"{req.train}: more than two label values; --scheduler "
                                  f"trains binary classification and regression. Train "
                                  f"one-vs-rest locally (drop --scheduler)") from None
             raise
         opts.setdefault("n_partitions", pp.n_parts)
-        res = SOLVERS[solver](pp, tol=args.tol, max_epochs=args.max_epochs,
-                              random_state=args.seed, **opts).run()
+        res = SOLVERS[solver].create(pp, tol=req.tol, max_epochs=req.max_epochs,
+                                     random_state=req.seed, **opts).run()
         classes = np.array(pp.label_map) if pp.label_map is not None else None
         if classes is not None:
-            _note(args, f"labels: {_format_label(classes[0])} -> -1, "
-                        f"{_format_label(classes[1])} -> +1")
+            note(req, f"labels: {format_label(classes[0])} -> -1, "
+                      f"{format_label(classes[1])} -> +1")
         d = pp.n_data_features
     finally:
         client.close()
 
-    class _Shape:                       # what _finish_fit reads of the training data
+    class _Shape:                       # what finish_fit reads of the training data
         shape = (pp.n, d)
-        nnz = pp.nnz - (pp.n if args.bias is not None else 0)
 
     Xt = yt = None
-    if args.test:
-        base = getattr(args, "index_base", None)
-        ((Xt, yt_raw),) = read_libsvm([args.test], n_features=d,
-                                      zero_based="auto" if base is None else base == 0)
-        if args.normalize:
+    if req.test:
+        ((Xt, yt_raw),) = read_libsvm([req.test], n_features=d,
+                                      zero_based="auto" if index_base is None
+                                      else index_base == 0)
+        if req.normalize:
             from sklearn.preprocessing import normalize
             Xt = normalize(Xt, norm="l2")
         yt = yt_raw
         if classes is not None:
             unknown = np.setdiff1d(np.unique(yt_raw), classes)
             if unknown.size:
-                raise ValueError(f"{args.test}: labels {[_format_label(v) for v in unknown[:5]]}"
+                raise ValueError(f"{req.test}: labels {[format_label(v) for v in unknown[:5]]}"
                                  f" do not occur in the training parts")
-            yt = encode_pm1(yt_raw, classes[1], classes[0], source=args.test)
-    coef, intercept = _split_bias(res.coef, args.bias)
-    return _finish_fit(args, loss, res, _Shape(), Xt, yt, coef, intercept, classes,
-                       extra={"partitions": int(pp.n_parts), "scheduler": args.scheduler})
+            yt = encode_pm1(yt_raw, classes[1], classes[0], source=req.test)
+    coef, intercept = split_bias(res.coef, req.bias)
+    return finish_fit(req, res, _Shape(), Xt, yt, coef, intercept, classes, W=float(pp.n),
+                      index_base=index_base,
+                      nnz=pp.nnz - (pp.n if req.bias is not None else 0),
+                      extra={"partitions": int(pp.n_parts), "scheduler": req.scheduler})

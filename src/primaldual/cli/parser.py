@@ -1,10 +1,13 @@
-"""Reading the command line: the argument parser, KEY=VALUE pairs, each
-``--option`` value read by its option's type, and the checks that need no data."""
+"""Reading the command line text: the argument parser (:func:`build_parser`,
+:func:`parse_args`), ``KEY=VALUE`` pairs, each ``--option`` value read by its
+option's type, class weights and number lists.  What the values mean together
+is checked in :mod:`.request`."""
 from __future__ import annotations
 
 import argparse
 import importlib
 import math
+import re
 
 
 def _load(module, name):
@@ -16,12 +19,12 @@ def _load(module, name):
 
 #: solve() options that have their own flag (None: no flag, Python only);
 #: ``--option`` may not set them
-_FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
+FLAG_OPTIONS = {"time_limit": "--time-limit", "checkpoint": "--checkpoint",
                  "checkpoint_every": "--checkpoint-every", "resume": "--resume",
                  "n_jobs": "--jobs", "client": "--scheduler", "warm_start": None}
 
 #: ``--option`` keys that are the command line's, not a solver's
-_CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: seconds
+CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: seconds
 
 
 def _cli_option_rule(key):
@@ -58,7 +61,7 @@ def parse_option(solver, key, text):
     (true/false/yes/no/on/off), a None word (none/null), one of the choices,
     or ``auto`` | a number.  A bad value is a ValueError naming the option and
     what it takes; an unknown key one listing the solver's options."""
-    if key in _CLI_OPTIONS:
+    if key in CLI_OPTIONS:
         rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
     classes = _load("solvers", "option_classes")(solver)
@@ -68,7 +71,7 @@ def parse_option(solver, key, text):
     raise classes[0].unknown_error([key])
 
 
-def _key_value(text: str, flag: str):
+def key_value(text: str, flag: str):
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key:
@@ -77,40 +80,103 @@ def _key_value(text: str, flag: str):
     return key.replace("-", "_"), value
 
 
-def _pairs(items, flag, parse=None):
+def parse_pairs(items, flag, parse=None):
     """``{key: value}`` of the ``KEY=VALUE`` items; ``parse(key, text)`` reads
     a value (default :func:`parse_value`)."""
     out = {}
     for text in items or ():
-        key, value = _key_value(text, flag)
+        key, value = key_value(text, flag)
         if key in out:
             raise ValueError(f"{flag} {key} is given twice; give it once")
         out[key] = parse_value(value) if parse is None else parse(key, value)
     return out
 
 
-def _solver_options(args):
-    """The ``--option`` pairs, each read by the type of the solver's option,
-    after the refusals of the options that have their own flags."""
-    keys = [_key_value(text, "--option")[0] for text in args.option or ()]
-    for key, flag in _FLAG_OPTIONS.items():
-        if key in keys:
-            hint = f"use {flag}" if flag else "it is not available from the command line"
-            raise ValueError(f"--option {key} is not accepted here: {hint}")
-    solver = args.solver
-    if solver == "auto" and getattr(args, "scheduler", None):
-        solver = "cocoa"                   # what --scheduler runs for auto
-    return _pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
+def parse_class_weight(spec):
+    """``None``, ``"balanced"`` or ``{label: weight}`` from ``--class-weight``
+    (the text of every ``--class-weight`` and ``-wLABEL W`` joined by commas)."""
+    if spec is None:
+        return None
+    text = spec.strip()
+    if text == "balanced":
+        return "balanced"
+    out = {}
+    for item in text.split(","):
+        label, sep, weight = item.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            lab, w = float(label), float(weight)
+        except ValueError:
+            raise ValueError(f"--class-weight expects 'balanced' or LABEL:W[,LABEL:W...] "
+                             f"(e.g. 1:5,-1:1), got {spec!r}") from None
+        if not (math.isfinite(w) and w > 0):
+            raise ValueError(f"--class-weight: the weight of label {label.strip()} must be "
+                             f"a finite number > 0, got {weight.strip()}")
+        if lab in out:
+            raise ValueError(f"--class-weight names label {label.strip()} twice")
+        out[lab] = w
+    return out
 
 
+def parse_number_list(text, flag, noun):
+    """The finite numbers > 0 of ``X,Y,...`` (``--lams``, ``--Cs``; each a
+    ``noun``), no repeats."""
+    try:
+        values = [float(t) for t in text.split(",") if t.strip()]
+    except ValueError:
+        raise ValueError(f"{flag} expects numbers separated by commas, got "
+                         f"{text!r}") from None
+    if not values or not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"every {noun} must be a finite number > 0, got {text}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"{flag} has repeated values: {text}")
+    return tuple(values)
+
+
+# --------------------------------------------------------------- argv
+#: flags whose value may start with '-' (a negative label: --class-weight -1:5)
+_DASH_VALUE_FLAGS = ("--class-weight", "--lams", "--Cs")
+#: LIBLINEAR's -wLABEL W (the label glued to -w, as train.c reads it)
+_LIBLINEAR_WEIGHT = re.compile(r"^-w([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)$")
+
+
+def liblinear_argv(argv):
+    """``argv`` with the LIBLINEAR spellings argparse cannot read rewritten:
+    ``--class-weight -1:5`` (a value that starts with '-', which argparse takes
+    for a flag) becomes ``--class-weight=-1:5``, and ``-wLABEL W`` becomes
+    ``--class-weight=LABEL:W``.  Everything after ``--`` is left alone."""
+    out, i = [], 0
+    argv = list(argv)
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            out.extend(argv[i:])
+            break
+        m = _LIBLINEAR_WEIGHT.match(tok)
+        if m and i + 1 < len(argv):
+            out.append(f"--class-weight={m.group(1)}:{argv[i + 1]}")
+            i += 2
+            continue
+        if tok in _DASH_VALUE_FLAGS and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(tok)
+        i += 1
+    return out
+
+
+# ------------------------------------------------------------- parser
 def _add_model_flags(parser):
     """--bias, --class-weight and --jobs: shared by fit and cv."""
     parser.add_argument("--bias", type=float, default=None, metavar="B",
                         help="append a constant feature of value B > 0 to every row; its "
                              "weight is the intercept (regularized, as LIBLINEAR's -B)")
-    parser.add_argument("--class-weight", default=None, metavar="SPEC",
-                        help="'balanced' or LABEL:W[,LABEL:W...]: multiply the weight of the "
-                             "samples of a class (LIBLINEAR's -wi; unnamed classes keep 1)")
+    parser.add_argument("--class-weight", action="append", default=None, metavar="SPEC",
+                        help="'balanced' or LABEL:W[,LABEL:W...] (e.g. -1:5,1:1): multiply "
+                             "the weight of the samples of a class (LIBLINEAR's -wi, which "
+                             "is also accepted as -wLABEL W; unnamed classes keep 1)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="threads (n_jobs): 1 (default) one, -1 all cores; for "
                               "solvers that run on several (sdca, minibatch_sdca) and for "
@@ -142,6 +208,10 @@ def _add_problem_flags(parser):
                         help="scale every row to unit L2 norm")
 
 
+_C_HELP = ("LIBLINEAR's C (-c): the fit uses lam = 1/(C W), W the total sample weight "
+           "(n without class weights)")
+
+
 def _add_cv_parser(sub):
     c = sub.add_parser(
         "cv", help="k-fold cross-validation, optionally over a warm-started lam grid",
@@ -156,6 +226,12 @@ def _add_cv_parser(sub):
                    help="cross-validate this one lam (no search)")
     c.add_argument("--lams", default=None, metavar="X,Y,...",
                    help="cross-validate these lams (searched from the largest down)")
+    c.add_argument("-c", "--C", dest="C", type=float, default=None, metavar="C",
+                   help="cross-validate this one C (LIBLINEAR's -v K -c C): each fold "
+                        "fits lam = 1/(C W_fold), W_fold its training weight")
+    c.add_argument("--Cs", default=None, metavar="C1,C2,...",
+                   help="cross-validate these Cs (searched from the smallest up, each "
+                        "fold with lam = 1/(C W_fold))")
     c.add_argument("--n-lams", type=int, default=10, metavar="N",
                    help="grid size of the search (default 10)")
     c.add_argument("--lam-ratio", type=float, default=1e-3, metavar="EPS",
@@ -175,13 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     f = sub.add_parser("fit", help="fit a model on a LIBSVM file",
-                       description="Minimize (1/n) sum_i phi(x_i.w; y_i) + lam/2 ||w||^2 "
-                                   "+ l1 ||w||_1 and report the certificate.")
+                       description="Minimize (1/W) sum_i c_i phi(x_i.w; y_i) + lam/2 "
+                                   "||w||^2 + l1 ||w||_1 and report the certificate.")
     f.add_argument("train", metavar="TRAIN", help="training data (LIBSVM, .gz/.bz2 ok)")
     f.add_argument("--test", metavar="TEST", help="test data: adds test_accuracy or "
                    "test_rmse to the summary and test_error/test_rmse to the trace")
-    f.add_argument("--lam", type=float, default=1e-4, metavar="X",
+    f.add_argument("--lam", type=float, default=None, metavar="X",
                    help="L2 strength lam > 0 (default 1e-4)")
+    f.add_argument("-c", "--C", dest="C", type=float, default=None, metavar="C",
+                   help=_C_HELP + "; instead of --lam")
     _add_problem_flags(f)
     f.add_argument("--time-limit", type=float, default=None, metavar="S",
                    help="wall-clock limit in seconds")
@@ -212,9 +290,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     pr = sub.add_parser("predict", help="predict with a model file",
                         description="Print one prediction per line (original label "
-                                    "values for classifiers).")
+                                    "values for classifiers), or write them to OUTPUT "
+                                    "and print the accuracy, as LIBLINEAR's predict does.")
     pr.add_argument("model", metavar="MODEL", help="model file written by fit --model")
     pr.add_argument("data", metavar="DATA", help="LIBSVM file")
+    pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
+                    help="write the predictions here, one per line, and print the "
+                         "accuracy (classification) or mean squared error instead")
+    pr.add_argument("--proba", action="store_true",
+                    help="logistic models: a header 'labels L1 L2 ...', then per sample "
+                         "the predicted label and the probability of each class "
+                         "(LIBLINEAR's -b 1)")
     pr.add_argument("--json", action="store_true",
                     help="end with a JSON line: n and accuracy or rmse")
 
@@ -225,8 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
                        description="Without NAME: every solver, what it needs of the loss "
                                    "and the penalty, and whether it runs on Dask. With NAME: "
-                                   "the keys --option accepts for it, their defaults and "
-                                   "what each takes.")
+                                   "the keys --option accepts for it, their defaults, what "
+                                   "each takes and what it means.")
     s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
     s.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -239,53 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_common(args):
-    """Validate what needs no data: loss, penalty, solver, options, jobs, bias, weights.
-
-    Returns ``(loss, loss_params, options)``.
-    """
-    resolve_n_jobs = _load("_util", "resolve_n_jobs")
-    make_loss = _load("losses", "make_loss")
-    make_penalty = _load("penalties", "make_penalty")
-    check_solver_name = _load("solvers", "check_solver_name")
-    loss_params = _pairs(args.loss_param, "--loss-param")
-    loss = make_loss(args.loss, loss_params or None)
-    lam = getattr(args, "lam", None)
-    make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
-    check_solver_name(args.solver)
-    options = _solver_options(args)
-    resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
-    if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
-        raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
-                         f"feature), got {args.bias}")
-    if args.class_weight is not None and not loss.classification:
-        raise ValueError(f"--class-weight needs a classification loss; loss={loss.name!r} "
-                         f"is a regression loss")
-    _parse_class_weight(args.class_weight)          # syntax only; labels checked later
-    return loss, loss_params, options
-
-
-def _parse_class_weight(spec):
-    """``None``, ``"balanced"`` or ``{label: weight}`` from ``--class-weight``."""
-    if spec is None:
-        return None
-    text = spec.strip()
-    if text == "balanced":
-        return "balanced"
-    out = {}
-    for item in text.split(","):
-        label, sep, weight = item.partition(":")
-        try:
-            if not sep:
-                raise ValueError
-            lab, w = float(label), float(weight)
-        except ValueError:
-            raise ValueError(f"--class-weight expects 'balanced' or LABEL:W[,LABEL:W...] "
-                             f"(e.g. 1:5,-1:1), got {spec!r}") from None
-        if not (math.isfinite(w) and w > 0):
-            raise ValueError(f"--class-weight: the weight of label {label.strip()} must be "
-                             f"a finite number > 0, got {weight.strip()}")
-        if lab in out:
-            raise ValueError(f"--class-weight names label {label.strip()} twice")
-        out[lab] = w
-    return out
+def parse_args(argv):
+    """The argparse namespace of ``argv`` (LIBLINEAR spellings rewritten by
+    :func:`liblinear_argv`); usage errors and ``--help`` raise SystemExit."""
+    return build_parser().parse_args(liblinear_argv(argv))

@@ -399,7 +399,7 @@ def regime_cosine(X, sample=20_000):
     non-zero rows, over at most ``sample`` evenly spaced rows (exact when
     ``n <= sample``): ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of the
     ``m`` normalized rows.  The statistic the threaded SDCA reads
-    (``primaldual.solvers.sdca.mean_row_cosine``, a layer above this one)."""
+    (``primaldual.blocks.sdca_threads.mean_row_cosine``)."""
     n = X.shape[0]
     idx = np.unique(np.linspace(0, n - 1, min(n, sample)).astype(np.int64))
     Xs = X[idx]

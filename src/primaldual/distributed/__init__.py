@@ -1,42 +1,40 @@
-"""The engine shared by every distributed solver (mini-batch SDCA, CoCoA+, DSO).
-
-Layers (see ``docs/distributed.md``):
+"""The engines below the solvers: rounds over data partitions, in process or on
+Dask, and DSO's ring and PSGD's parts on Dask actors.
 
 * :mod:`.block`        a :class:`PartitionBlock`: rows, labels, alpha and the
                        per-partition random streams of one or more partitions,
                        and the compiled work done on them (rounds, certificate
-                       pieces, ESO passes);
+                       pieces, ESO passes), and the round modes that are not
+                       the kernel's (:data:`~.block.MODE_COCOA_SDCA`, the flag
+                       :data:`~.block.LINE_SEARCH`);
+* :mod:`.local_sdca`   CoCoA+'s local solver as the serial SDCA kernel;
+* :mod:`.line_step`    the step on the summed update of a CoCoA+ round;
 * :mod:`.engine`       the engine interface and :class:`LocalEngine` (all
                        partitions in this process);
 * :mod:`.dask_engine`  :class:`DaskEngine`: one Dask actor per partition,
                        pinned on a worker, rounds, recovery snapshots, worker-loss
                        recovery and round timeouts;
-* :mod:`.problem`      :class:`PartitionedProblem`: a problem whose rows live on
+* :mod:`.worker`       the actor of one partition on its worker;
+* :mod:`.partitioned`  :class:`PartitionedProblem`: a problem whose rows live on
                        the workers only (LIBSVM part files or Dask arrays);
-* :mod:`.rounds`       :func:`~.rounds.make_engine`: the engine of a round-based
-                       solver (the solver side, ``RoundsMixin``, is
-                       :mod:`primaldual.solvers._rounds`);
-* :mod:`.ring`         DSO's ring and PSGD's parts on Dask actors.
+* :mod:`.ring`         DSO's ring and PSGD's parts on Dask actors
+                       (:func:`~.ring.ring_engine`);
+* :mod:`.newton_rounds`  the distributed Newton-CG's passes on Dask actors
+                       (:func:`~.newton_rounds.newton_engine`).
 
-Import direction: this package sits above :mod:`primaldual.solvers` (it
-imports them, never the reverse).  The solvers get their engines from here
-through :func:`primaldual.solvers._rounds.provide_engines`, called below when
-this package is imported (``import primaldual`` imports it).  The per-block
-maths that both sides run is in :mod:`primaldual.blocks`.
+Import direction (``tests/test_layers.py``, ``docs/distributed.md``): this
+package sits below :mod:`primaldual.solvers` and imports nothing from it; the
+solvers import their engines from here (the round-based ones in
+:mod:`primaldual.solvers._rounds`, DSO and PSGD :func:`~.ring.ring_engine`).
+The per-block maths that a solver and its engine both run is in
+:mod:`primaldual.blocks`, below both.  No module here imports Dask at module
+level: Dask loads only when a client or Dask input is used.
 """
-from ..solvers._rounds import provide_engines
 from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
 from .partitioned import PartitionedProblem
-from .ring import ring_engine
-from .rounds import make_engine
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "Engine",
            "LocalEngine", "DaskEngine", "PartitionedProblem", "RoundTimeoutError",
            "WorkerLostError"]
-
-
-# the solvers' engines (see primaldual.solvers._rounds)
-provide_engines(rounds_engine=make_engine, ring_engine=ring_engine,
-                partitioned_type=PartitionedProblem)

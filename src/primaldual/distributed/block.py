@@ -5,7 +5,7 @@ A :class:`PartitionBlock` owns rows, labels, weights, the dual block
 partitions, plus one random stream per partition.  It is the unit of work of
 both engines:
 
-* :class:`~primaldual.distributed.local.LocalEngine` holds one block with
+* :class:`~primaldual.distributed.engine.LocalEngine` holds one block with
   all ``K`` partitions (simulated distribution on one machine);
 * :class:`~primaldual.distributed.dask_engine.DaskEngine` holds one block
   per partition inside a Dask actor on a worker.
@@ -26,11 +26,20 @@ from ..kernels.objective import certificate_pass
 from ..kernels.summed_step import QUADRATIC_DUALS, apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
-from ..solvers.sdca import auto_sync_every
-from ..solvers._rounds import LINE_SEARCH, MODE_COCOA_SDCA
+from ..blocks.sdca_threads import auto_sync_every
 from .local_sdca import local_sdca_round
 
-__all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy"]
+__all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy",
+           "MODE_COCOA_SDCA", "LINE_SEARCH"]
+
+#: the round mode of CoCoA+ with the serial SDCA kernel as local solver
+#: (:mod:`.local_sdca`; 0 and 1 are the kernel's MODE_MSDCA and MODE_COCOA,
+#: kernels/minibatch.py)
+MODE_COCOA_SDCA = 2
+
+#: a flag on a round mode: the driver picks the step on the summed update
+#: between rounds (CoCoA+ ``aggregation="line_search"``, :mod:`.line_step`)
+LINE_SEARCH = 16
 
 
 def contiguous_partition(n: int, n_parts: int) -> np.ndarray:

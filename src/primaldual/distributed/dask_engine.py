@@ -37,12 +37,14 @@ import numpy as np
 
 from .._util import atomic_write
 from .._util.clients import client_workers as _workers
-from ..solvers._rounds import LINE_SEARCH
-from .engine import Engine, assemble_certificate, raise_nonfinite
+from ..validation import raise_nonfinite
+from .block import LINE_SEARCH
+from .engine import Engine, assemble_certificate
 from .line_step import sum_terms, summed_step
 from .worker import PartitionActor
 
-__all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError"]
+__all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError",
+           "place_problem"]
 
 
 class RoundTimeoutError(TimeoutError):
@@ -228,6 +230,26 @@ class PartitionSet:
         self.call_all("set_threads", self.n_jobs)
 
 
+def place_problem(problem, part_ptr, client, timeout) -> PartitionSet:
+    """The actors of an in-memory :class:`~primaldual.problem.Problem` split at
+    ``part_ptr``: each partition's rows are sent once, straight to its worker."""
+    X, y, c = problem.X, problem.y, problem.sample_weight
+
+    def source(k):
+        a, b = int(part_ptr[k]), int(part_ptr[k + 1])
+
+        def make(client, address):
+            parts = client.scatter([X[a:b], y[a:b], c[a:b]], workers=[address],
+                                   direct=True, hash=False)
+            return ("arrays", *parts)
+        return make
+
+    pset = PartitionSet(client, [source(k) for k in range(len(part_ptr) - 1)], timeout)
+    loss = problem.loss
+    pset.configure(problem.d, None, loss.code, loss.param, problem.lam, problem.W)
+    return pset
+
+
 class DaskEngine(Engine):
     """Partitions on Dask workers (see the module docstring)."""
 
@@ -261,21 +283,7 @@ class DaskEngine(Engine):
     def from_problem(cls, problem, part_ptr, opts):
         """Place an in-memory :class:`~primaldual.problem.Problem` on the workers:
         each partition's rows are sent once, straight to its worker."""
-        X, y, c = problem.X, problem.y, problem.sample_weight
-
-        def source(k):
-            a, b = int(part_ptr[k]), int(part_ptr[k + 1])
-
-            def make(client, address):
-                parts = client.scatter([X[a:b], y[a:b], c[a:b]], workers=[address],
-                                       direct=True, hash=False)
-                return ("arrays", *parts)
-            return make
-
-        pset = PartitionSet(opts.client, [source(k) for k in range(len(part_ptr) - 1)],
-                            opts.round_timeout)
-        loss = problem.loss
-        pset.configure(problem.d, None, loss.code, loss.param, problem.lam, problem.W)
+        pset = place_problem(problem, part_ptr, opts.client, opts.round_timeout)
         consts = {"lam": problem.lam, "W": problem.W, "penalty": problem.penalty}
         return cls(pset, part_ptr, problem.d, consts, opts)
 

@@ -2,7 +2,7 @@
 its in-process implementation.
 
 A solver that works in rounds over ``K`` data partitions (distributed
-mini-batch SDCA, CoCoA+, later DSO) talks to an engine only:
+mini-batch SDCA, CoCoA+) talks to an engine only:
 
 ``set_curvature(beta)``           ESO weights ``v_i = beta ||x_i||^2``
 ``set_state(alpha, v, rng_states)`` / ``get_state()``   the explicit state
@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..problem import Certificate
-from ..solvers._rounds import LINE_SEARCH, raise_nonfinite
-from .block import PartitionBlock, spawn_streams
+from ..validation import raise_nonfinite
+from .block import LINE_SEARCH, PartitionBlock, spawn_streams
 from .line_step import sum_terms, summed_step
 
-__all__ = ["Engine", "LocalEngine", "assemble_certificate", "raise_nonfinite"]
+__all__ = ["Engine", "LocalEngine", "assemble_certificate"]
 
 
 def assemble_certificate(parts, w, alpha, penalty, W) -> Certificate:

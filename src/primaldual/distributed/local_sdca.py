@@ -20,10 +20,13 @@ rows becomes ``alpha + gamma Delta alpha``.
 
 Threads inside a partition (``n_threads > 1``, e.g. a Dask worker with
 several cores): each permutation pass of the local solver runs as the
-threaded serial SDCA does (:mod:`primaldual.solvers.sdca`, "Threads"): the
-pass is cut into chunks that the threads take in turn, each thread reads the
-shared ``u`` and buffers its own changes, adding them to ``u`` every
-``sync_every`` updates, atomically, for the columns they touch only.  The local solver is then asynchronous:
+threaded serial SDCA does, by the same
+:func:`~primaldual.blocks.sdca_threads.threaded_pass` (the method is described
+in :mod:`primaldual.solvers.sdca`, "Threads"): the pass is cut into chunks
+that the threads take in turn, each thread steps on its own copy of ``u`` and
+syncs the columns it changed every ``sync_every`` updates (the period
+:func:`~primaldual.blocks.sdca_threads.auto_sync_every` picks on the worker,
+from that machine's costs).  The local solver is then asynchronous:
 its result depends on how the threads interleave (a different local solver
 quality ``Theta`` in the paper's analysis, not a different method), so a
 round with threads is not bitwise repeatable.
@@ -34,7 +37,7 @@ import numpy as np
 
 from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork, StepSpec
-from ..solvers.sdca import ThreadWork, threaded_pass
+from ..blocks.sdca_threads import ThreadWork, threaded_pass
 
 __all__ = ["local_sdca_round", "permutation_passes"]
 
@@ -96,7 +99,7 @@ def _threaded_passes(rows, spec, state, order, nk, no_prox, K, sync_every):
     """The local passes of ``order`` (permutations of ``nk`` rows one after
     another) on ``K`` threads, one pass at a time (a row is in one chunk of a
     pass, so each ``alpha_i`` has one writer), by the threaded solver's
-    :func:`~primaldual.solvers.sdca.threaded_pass`.  Returns ``(status, pos,
+    :func:`~primaldual.blocks.sdca_threads.threaded_pass`.  Returns ``(status, pos,
     acc)``."""
     acc = 0
     H = order.shape[0]

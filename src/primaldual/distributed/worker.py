@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
+from ..blocks.newton import NewtonBlock
 from .block import PartitionBlock
 
 __all__ = ["PartitionActor", "load_source"]
@@ -89,6 +90,7 @@ class PartitionActor:
         part_ptr = np.array([0, X.shape[0]], dtype=np.int64)
         self.block = PartitionBlock.from_arrays(X, y, self.c, part_ptr, loss_code,
                                                 loss_param, lam, W)
+        self.newton_block = None
         self.X = None           # the block holds the validated rows
         return True
 
@@ -147,6 +149,16 @@ class PartitionActor:
         w = self.block.v / self.block.lam
         (ls, cs, vs, margins), = self.block.certificate_parts(w)
         return ls, cs, vs, margins, self.block.alpha.copy(), self.block.rng_states()[0]
+
+    # ---------------------------------------------------- distributed Newton
+    def newton(self, method, *args):
+        """A pass of distributed Newton-CG on this partition: ``method`` of its
+        :class:`~primaldual.blocks.newton.NewtonBlock` (built on first use)."""
+        if self.newton_block is None:
+            b = self.block
+            self.newton_block = NewtonBlock(b.rows, b.y, b.cw, b.part_ptr, b.kind,
+                                            b.param, b.W)
+        return getattr(self.newton_block, method)(*args)
 
     # ------------------------------------------------------- ESO passes
     def gram_matvec(self, z):

@@ -1,4 +1,4 @@
-"""Passes over the data for the trust-region Newton solver.
+"""Passes over the data for the truncated Newton solver (serial and distributed).
 
 All three read the rows through the shared ``(data, indices, indptr, iptr)``
 view (see :mod:`primaldual.rows`), so dense and CSR input take one code path,
@@ -7,13 +7,16 @@ and float32 data is read as stored and accumulated in float64.
 ``fun_grad``    f, grad f and the curvatures ``c_i phi''(x_i . w)`` in one pass
 ``hess_vec``    ``sum_i D_i (x_i . v) x_i`` in one pass (rows with D_i = 0 skipped)
 ``hess_sparse`` the explicit ``sum_i D_i x_i x_i^T`` (cost ``sum_i nnz_i^2``)
+``line_derivatives``  the slope and curvature of ``f`` along a step, from margins
+``primal_dual_point`` ``alpha = -phi'(margins)`` and its dual sum (the certificate)
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from .loss_kernels import loss_derivative, loss_second_derivative, loss_value
+from .loss_kernels import (loss_derivative, loss_second_derivative, loss_value,
+                           neg_conjugate)
 from .views import row_axpy, row_dot
 
 
@@ -92,3 +95,36 @@ def row_nnz_squares(indptr):
         m = indptr[i + 1] - indptr[i]
         s += m * m
     return s
+
+
+@njit(cache=True, nogil=True)
+def line_derivatives(y, cw, margins, trial_margins, t, kind, param):
+    """The data part of ``d/dt`` and ``d^2/dt^2`` of ``f(w + t s)``: with
+    ``z = trial_margins - margins`` (``X s``) and ``a = margins + t z``,
+    returns ``(sum_i c_i phi'(a_i) z_i, sum_i c_i phi''(a_i) z_i^2)``.
+    The caller divides by ``W`` and adds the penalty's part."""
+    d1 = 0.0
+    d2 = 0.0
+    for i in range(margins.shape[0]):
+        z = trial_margins[i] - margins[i]
+        if z == 0.0:
+            continue
+        a = margins[i] + t * z
+        d1 += cw[i] * loss_derivative(kind, param, a, y[i]) * z
+        d2 += cw[i] * loss_second_derivative(kind, param, a, y[i]) * z * z
+    return d1, d2
+
+
+@njit(cache=True, nogil=True)
+def primal_dual_point(y, cw, margins, kind, param, alpha):
+    """The certificate of a primal method from its margins: writes ``alpha_i =
+    -phi'(x_i . w)`` and returns ``sum_i c_i (-phi*(-alpha_i))`` (``-inf`` when a
+    term is not finite)."""
+    conj = 0.0
+    for i in range(margins.shape[0]):
+        a = -loss_derivative(kind, param, margins[i], y[i])
+        alpha[i] = a
+        conj += cw[i] * neg_conjugate(kind, param, a, y[i])
+    if not np.isfinite(conj):
+        return -np.inf
+    return conj

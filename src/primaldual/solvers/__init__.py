@@ -8,11 +8,13 @@ import pkgutil
 from ..problem import Problem
 from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
+from .._util.clients import client_workers
 from .._util.threads import resolve_n_jobs
+from ._distributed_auto import distributed_choice
 from ..kernels.newton import row_nnz_squares
 from .ipm import densifies
 from .newton import explicit_hessian_pays
-from .sdca import thread_plan
+from ..blocks.sdca_threads import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
 # importing them all here keeps the registry complete without a hand-kept list.
@@ -22,7 +24,8 @@ for _mod in pkgutil.iter_modules(__path__):
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
-           "AUTO_CANDIDATES", "option_classes", "row_norm_ratio", "ipm_pays"]
+           "AUTO_CANDIDATES", "option_classes", "row_norm_ratio", "ipm_pays",
+           "resolve_distributed_solver"]
 
 #: the solvers ``solver="auto"`` picks from (:func:`resolve_solver`), SDCA first
 AUTO_CANDIDATES = ("sdca", "newton", "ipm")
@@ -138,7 +141,7 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
 
     With ``n_jobs = k > 1`` threads SDCA may run faster and Newton and the
     IPM do not (they run on one core), so each threshold is multiplied by SDCA's
-    predicted speed-up (:func:`primaldual.solvers.sdca.thread_plan`; 1 where
+    predicted speed-up (:func:`primaldual.blocks.sdca_threads.thread_plan`; 1 where
     it runs serially): SDCA's epochs grow linearly in the ratio, so the ratio
     at which the two take the same time moves up by SDCA's speed-up.
     """
@@ -148,12 +151,7 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     if "newton" in SOLVERS and loss.generalized_hessian and problem.l1 == 0 \
             and problem.lam > 0:
         ratio = conditioning_ratio(problem)
-        if not explicit_hessian_pays(problem):
-            limit = NEWTON_RATIO_MATVEC
-        elif problem.rows.is_sparse:
-            limit = NEWTON_RATIO_EXPLICIT
-        else:
-            limit = NEWTON_RATIO_DENSE
+        limit = _newton_limit(problem)
         if ratio >= limit * _sdca_speedup(problem, n_jobs) \
                 and _accepts_options("newton", options):
             return "newton"
@@ -166,6 +164,45 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
                 and ipm_pays(problem) and _accepts_options("ipm", options):
             return "ipm"
     return "sdca"
+
+
+def _newton_limit(problem) -> float:
+    """The conditioning ratio from which Newton beats serial SDCA, by how
+    Newton forms its Hessian on this problem."""
+    if not explicit_hessian_pays(problem):
+        return NEWTON_RATIO_MATVEC
+    if problem.rows.is_sparse:
+        return NEWTON_RATIO_EXPLICIT
+    return NEWTON_RATIO_DENSE
+
+
+def resolve_distributed_solver(problem: Problem, options=None, client=None):
+    """``(solver, reason)`` for ``solver="auto"`` on partitions (with ``client``,
+    or ``n_partitions`` in ``options``): the distributed ``newton`` or
+    ``cocoa``.
+
+    ``newton`` needs a loss with a (generalized) Hessian and ``l1 = 0``; then
+    the local rule of :func:`resolve_solver` decides, with its threshold moved
+    by the two methods' speed-ups on the partitions, per-round communication
+    included (:mod:`primaldual.solvers._distributed_auto`).  Options that
+    only one of the two takes (``local_iters``, ``aggregation``; ``cg_tol``,
+    ``hessian``) pick that one."""
+    options = dict(options or {})
+    K = options.get("n_partitions")
+    if K is None:
+        K = max(1, len(client_workers(client))) if client is not None else 1
+    loss = problem.loss
+    if not (loss.generalized_hessian and problem.l1 == 0 and problem.lam > 0):
+        return "cocoa", (f"loss={loss.name!r}" + (" with l1 > 0" if problem.l1 else "")
+                         + ": Newton needs a smooth loss and l1 = 0; CoCoA+")
+    # a bad K is refused by the solver that runs; the cost model takes at least 1
+    K = max(1, int(K)) if isinstance(K, (int, float)) and not isinstance(K, bool) else 1
+    pick, reason = distributed_choice(problem, conditioning_ratio(problem),
+                                      _newton_limit(problem), K, client is not None)
+    other = "cocoa" if pick == "newton" else "newton"
+    if not _accepts_options(pick, options) and _accepts_options(other, options):
+        return other, f"the options {sorted(options)} are {other}'s ({reason})"
+    return pick, reason
 
 
 def _sdca_speedup(problem, n_jobs) -> float:
@@ -269,7 +306,12 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
-    name = resolve_solver(solver, problem, solver_options, n_jobs=threads)
+    reason = None
+    if solver == "auto" and (client is not None
+                             or solver_options.get("n_partitions") is not None):
+        name, reason = resolve_distributed_solver(problem, solver_options, client)
+    else:
+        name = resolve_solver(solver, problem, solver_options, n_jobs=threads)
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} is not available in this version of primaldual; "
                          f"available: {', '.join(sorted(SOLVERS))}")
@@ -286,6 +328,9 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
                              f"distributed solvers: "
                              f"{', '.join(k for k, c in SOLVERS.items() if getattr(c, 'supports_client', False)) or 'none yet'}")
         solver_options["client"] = client
-    runner = cls(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
-                 callback=callback, eval_set=eval_set, **solver_options)
-    return runner.run()
+    runner = cls.create(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
+                        callback=callback, eval_set=eval_set, **solver_options)
+    res = runner.run()
+    if reason is not None:
+        res.extras["solver_reason"] = reason
+    return res

@@ -315,6 +315,16 @@ class Solver(abc.ABC):
     #: set when an interrupt arrived; the next check stops the run
     interrupted = False
 
+    @classmethod
+    def create(cls, problem: Problem, **kwargs) -> "Solver":
+        """The solver of this method for ``problem`` (``kwargs``: ``tol``,
+        ``max_epochs``, ``random_state``, the options...): how :func:`solve`,
+        the command line and the Dask estimators build a registered solver,
+        ``SOLVERS[name].create(problem, ...)``.  ``cls(problem, ...)`` here; a
+        method whose options pick one of several classes (``minibatch_sdca``)
+        overrides it."""
+        return cls(problem, **kwargs)
+
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
         self.problem = problem

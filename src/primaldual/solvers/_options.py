@@ -332,9 +332,8 @@ class CommonOptions(Options):
                                       doc="seconds of wall time; checked at each check")
     check_every: float | str = number(
         "auto", low=0.0, also=("auto",),
-        doc='epochs between exact gap checks (may be fractional), or "auto": '
-            "predicted from the observed rate (next_check_interval); 1 epoch for "
-            "solvers without it")
+        doc='epochs between exact gap checks (fractions allowed); "auto": predicted '
+            "from the observed rate")
     warm_start: Any = anything(None, doc="SolveResult or an initial point (see each solver)")
     resume: Any = anything(None, doc="SolverState, SolveResult, or a checkpoint path")
     checkpoint: Any = path(None, doc="directory: write the state there atomically")
@@ -378,4 +377,5 @@ class EngineOptions(RingOptions):
     partitions."""
 
     n_partitions: int | None = number(4, integer=True, low=0.0, also=(None,),
-                                      doc="K (C in the mini-batch paper)")
+                                      doc="K, the number of row partitions (C in the "
+                                          "mini-batch paper)")

@@ -14,27 +14,12 @@ and the mixin provides ``init_state``, ``advance``, ``certificate``,
 ``alpha``, the incremental ``v`` and the per-partition stream states; ``w``
 is ``v / lam``.
 
-Engines come from above.  The solvers sit below :mod:`primaldual.distributed`
-(kernels <- model <- solvers <- distributed <- estimators/CLI; see
-``tests/test_layers.py``), so nothing here imports the engines.  Instead
-:mod:`primaldual.distributed` hands them over when it is imported, with
-:func:`provide_engines` (``import primaldual`` imports it, so every solver
-sees them):
-
-``rounds_engine(problem, opts, distributed_input)``
-    (``opts``: the solver's resolved options object, read by attribute)
-    the engine of a round-based solver (``LocalEngine`` in process,
-    ``DaskEngine`` with a client or partitioned input);
-``ring_engine(payloads, opts)``
-    the Dask actors of DSO's ring or PSGD's parts and their recovery
-    (``distributed.ring``);
-``partitioned_type``
-    the class of problems whose rows live on the workers
-    (``PartitionedProblem``).
-
-The round modes that are not kernels' (:data:`MODE_COCOA_SDCA`, the flag
-:data:`LINE_SEARCH`) are defined here, so that the solvers name them without
-the engines.
+The engine is :class:`~primaldual.distributed.engine.LocalEngine` in process
+and :class:`~primaldual.distributed.dask_engine.DaskEngine` with a client or
+partitioned input (:func:`make_engine`); the engines sit below the solvers
+(kernels <- model <- engines <- solvers <- estimators/CLI; see
+``tests/test_layers.py``), so the solvers import them directly.  Neither
+engine imports Dask at module level.
 """
 from __future__ import annotations
 
@@ -45,54 +30,30 @@ import numpy as np
 
 from .._util import seed_entropy
 from .._util.clients import check_client
+from ..distributed.block import contiguous_partition
+from ..distributed.dask_engine import DaskEngine
+from ..distributed.engine import LocalEngine
+from ..distributed.partitioned import PartitionedProblem
 
-__all__ = ["RoundsMixin", "next_check_target", "provide_engines",
-           "engine_hook", "is_partitioned", "raise_nonfinite", "LINE_SEARCH",
-           "MODE_COCOA_SDCA"]
-
-#: the round mode of CoCoA+ with the serial SDCA kernel as local solver
-#: (``distributed.local_sdca``; 0 and 1 are the kernels' MODE_MSDCA and
-#: MODE_COCOA, kernels/minibatch.py)
-MODE_COCOA_SDCA = 2
-
-#: a flag on a round mode: the driver picks the step on the summed update
-#: between rounds (CoCoA+ ``aggregation="line_search"``, distributed.line_step)
-LINE_SEARCH = 16
-
-#: what primaldual.distributed supplies (see the module docstring)
-_ENGINES = {}
-_ENGINE_HOOKS = ("rounds_engine", "ring_engine", "partitioned_type")
+__all__ = ["RoundsMixin", "make_engine", "next_check_target", "is_partitioned"]
 
 
-def provide_engines(**hooks):
-    """Called by :mod:`primaldual.distributed` on import: the engines and
-    constants the solvers use without importing the layer above."""
-    unknown = set(hooks) - set(_ENGINE_HOOKS)
-    if unknown:
-        raise TypeError(f"unknown engine hooks {sorted(unknown)}")
-    _ENGINES.update(hooks)
-
-
-def engine_hook(name):
-    """The hook ``name`` supplied by :mod:`primaldual.distributed`."""
-    try:
-        return _ENGINES[name]
-    except KeyError:
-        raise RuntimeError(f"no {name!r} registered: primaldual.distributed supplies the "
-                           f"engines when it is imported (import primaldual does)") from None
+def make_engine(problem, opts, distributed_input):
+    """The engine of a round-based solver: :class:`DaskEngine` for partitioned
+    input or with ``opts.client``, otherwise :class:`LocalEngine`; the rows
+    are split into ``opts.n_partitions`` contiguous partitions (``opts``: the
+    solver's options, :class:`~primaldual.solvers._options.EngineOptions`)."""
+    if distributed_input:
+        return DaskEngine.from_partitioned(problem, opts)
+    part_ptr = contiguous_partition(problem.n, int(opts.n_partitions))
+    if opts.client is not None:
+        return DaskEngine.from_problem(problem, part_ptr, opts)
+    return LocalEngine(problem, part_ptr)
 
 
 def is_partitioned(problem) -> bool:
-    """True for a problem whose rows live on the workers (``PartitionedProblem``;
-    none can exist before :mod:`primaldual.distributed` is imported)."""
-    return isinstance(problem, _ENGINES.get("partitioned_type", ()))
-
-
-def raise_nonfinite(lam, row):
-    raise FloatingPointError(
-        f"non-finite value in the dual step at sample {int(row)} (lam={lam!r}); the data "
-        f"or lam is too extreme for double precision: scale the rows (e.g. --normalize) "
-        f"or increase lam")
+    """True for a problem whose rows live on the workers (:class:`PartitionedProblem`)."""
+    return isinstance(problem, PartitionedProblem)
 
 
 def next_check_target(done, unit, n, check_every, max_epochs):
@@ -150,8 +111,7 @@ class RoundsMixin:
                                                         client=self._engine_client())
 
     def _make_engine(self):
-        return engine_hook("rounds_engine")(self.problem, self.resolved_opts,
-                                            self.distributed_input)
+        return make_engine(self.problem, self.resolved_opts, self.distributed_input)
 
     # ----------------------------------------------------------- hooks
     def engine_init_state(self, alpha0):

@@ -101,7 +101,8 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ._rounds import LINE_SEARCH, MODE_COCOA_SDCA, RoundsMixin, is_partitioned
+from ..distributed.block import LINE_SEARCH, MODE_COCOA_SDCA
+from ._rounds import RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
 
 __all__ = ["CoCoASolver"]
@@ -113,12 +114,16 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
 
     solver_name = "cocoa"
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                      doc="K; None: one per thread in process, else "
+                                      doc="K, the parts; None: one per thread in process, else "
                                           "the parts or the Dask workers")
     local_iters: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                     doc="H; None: ceil(n / K)")
-    aggregation: str = choice("line_search", "line_search", "adding", "averaging")
-    local_solver: str = choice("sdca", "sdca", "uniform")
+                                     doc="H, local steps per part and round; None: ceil(n / K)")
+    aggregation: str = choice("line_search", "line_search", "adding", "averaging",
+                              doc="how the parts' updates combine: an exact line search, "
+                                  "CoCoA+ adding, or CoCoA averaging")
+    local_solver: str = choice("sdca", "sdca", "uniform",
+                               doc="local steps: SDCA passes over permutations, or rows "
+                                   "drawn with replacement")
 
 
 @register

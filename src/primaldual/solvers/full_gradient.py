@@ -47,8 +47,8 @@ class AFGOptions(CommonOptions):
     solver_name = "afg"
     L0: float | None = number(None, low=0.0, also=(None,),
                               doc="initial Lipschitz estimate; None: trace / d")
-    gamma_u: float = number(2.0, low=1.0, strict=False, doc="line-search increase")
-    gamma_d: float = number(2.0, low=1.0, strict=False, doc="line-search decrease")
+    gamma_u: float = number(2.0, low=1.0, strict=False, doc="L is multiplied by it when a trial step fails")
+    gamma_d: float = number(2.0, low=1.0, strict=False, doc="L is divided by it after an accepted step")
 
 
 @register

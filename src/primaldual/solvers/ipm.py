@@ -23,13 +23,13 @@ from ._base import Solver, register
 from ._options import CommonOptions, number
 from .newton import _serial_blas_enter, _serial_blas_exit
 
-#: the losses whose dual is the box QP below
-IPM_LOSSES = ("hinge", "smooth_hinge")
-
 #: CSR input is copied to a dense array for forming M when it has at most this
 #: many entries (n d) and at least this density: BLAS then forms M several times
 #: faster than a sparse product (measured on phishing, 44% dense, and a9a, 11%)
 DENSIFY_MAX_ENTRIES = 10_000_000
+#: the largest dense system (min(n, d)) an explicit solver="ipm" forms: 800 MB
+#: and about 3e11 flops to factor, tens of seconds per iteration on one core
+MAX_SYSTEM_SIZE = 10_000
 DENSIFY_MIN_DENSITY = 0.05
 
 #: the run ends (``finished``) when the best relative gap has not halved in this
@@ -138,15 +138,18 @@ class IPMSolver(Solver):
     default_max_epochs = 1000
     options_class = IPMOptions
     supports_l1 = False
+    requires = ("box_qp_dual",)
 
     # ------------------------------------------------------------ options
-    def validate_options(self):
-        if self.problem.loss.name not in IPM_LOSSES:
-            raise ValueError(f"solver='ipm' solves the hinge and smooth_hinge losses; got "
-                             f"loss={self.problem.loss.name!r}")
-
     def setup(self):
         prob = self.problem
+        m = min(prob.n, prob.d)
+        if m > MAX_SYSTEM_SIZE:
+            raise ValueError(
+                f"solver='ipm' forms and factors a dense {m:,} x {m:,} matrix (min(n, d), "
+                f"{8 * m * m / 1e9:.1f} GB) at every iteration, which no time_limit can "
+                f"interrupt; it is meant for min(n, d) <= {MAX_SYSTEM_SIZE:,}. Use "
+                f"solver='sdca' (or 'auto') on data this size")
         if not np.isfinite(prob.rows.sqnorm).all():
             raise FloatingPointError(
                 "solver='ipm': a row's squared norm overflows double precision, so the "

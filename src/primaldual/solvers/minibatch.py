@@ -122,7 +122,8 @@ from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
 from .._util.clients import check_client, client_workers
-from ._rounds import RoundsMixin, is_partitioned, next_check_target, raise_nonfinite
+from ..validation import raise_nonfinite
+from ._rounds import RoundsMixin, is_partitioned, next_check_target
 
 __all__ = ["MinibatchSDCASolver", "MinibatchSDCALocal", "MinibatchSDCAEngine",
            "MinibatchSDCAOptions", "minibatch_class", "eso_factor", "sparse_eso", "sigma_squared"]
@@ -216,12 +217,21 @@ class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
                                       doc="C for sampling='distributed' (None: the "
                                           "number of Dask workers with a client, else 4)")
-    batch_size: int = number(64, integer=True, low=0.0, doc="b")
-    sampling: str = choice("standard", "serial", "standard", "distributed")
-    step: str = choice("safe", "safe", "naive", "average")
-    eso: str = choice("auto", "auto", "dense", "sparse", "safe", "cauchy_schwarz")
+    batch_size: int = number(64, integer=True, low=0.0,
+                             doc="b, the rows updated together in one step")
+    sampling: str = choice("standard", "serial", "standard", "distributed",
+                           doc="one coordinate per step, a uniform batch of b, or b/C "
+                               "from each of C blocks")
+    step: str = choice("safe", "safe", "naive", "average",
+                       doc="batch update: ESO-weighted (safe), summed serial steps "
+                           "(naive), or their average")
+    eso: str = choice("auto", "auto", "dense", "sparse", "safe", "cauchy_schwarz",
+                      doc="which expected separable over-approximation weights the "
+                          "safe step (Section 4.3)")
     sigma: str | float = number("power", low=0.0, strict=False, high=1.0,
-                                also=("power", "bound"), doc="sigma^2, or how to get it")
+                                also=("power", "bound"),
+                                doc="sigma^2 of the ESO, or how to get it: power "
+                                    "iteration or a bound")
 
     def check(self):
         s, eso, b = self.sampling, self.eso, self.batch_size
@@ -255,8 +265,8 @@ class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
 
 def minibatch_class(sampling):
     """The class that runs mini-batch SDCA with ``sampling``: the engine class
-    for ``"distributed"``, the in-memory one otherwise (the factory behind
-    ``MinibatchSDCASolver(...)``)."""
+    for ``"distributed"``, the in-memory one otherwise (what
+    :meth:`MinibatchSDCASolver.create` builds)."""
     return MinibatchSDCAEngine if sampling == "distributed" else MinibatchSDCALocal
 
 
@@ -265,12 +275,14 @@ def minibatch_class(sampling):
 class MinibatchSDCASolver(Solver):
     """Mini-batch SDCA (see the module docstring).
 
-    Building ``MinibatchSDCASolver(problem, ...)`` (what ``solve`` and the
-    registry do) returns a :class:`MinibatchSDCALocal` (samplings "serial" and
-    "standard", in memory, on threads) or a :class:`MinibatchSDCAEngine`
-    (sampling "distributed", partitions on an engine), chosen by
-    :func:`minibatch_class`; this class holds what both share: the options,
-    the ESO and the step rule.
+    The registry's entry ``"minibatch_sdca"``.  :meth:`create` (what
+    ``solve`` and the registry's users call) builds a
+    :class:`MinibatchSDCALocal` (samplings "serial" and "standard", in memory,
+    on threads) or a :class:`MinibatchSDCAEngine` (sampling "distributed",
+    partitions on an engine), chosen by :func:`minibatch_class`; this class
+    holds what both share: the options, the ESO and the step rule, and is
+    abstract (``init_state``, ``advance``, ``certificate`` are the two
+    classes'), so it is not built itself.
     """
 
     name = "minibatch_sdca"
@@ -279,17 +291,19 @@ class MinibatchSDCASolver(Solver):
     supports_l1 = False
     supports_client = True
 
-    def __new__(cls, *args, **kwargs):
-        if cls is MinibatchSDCASolver:
-            cls = minibatch_class(kwargs.get("sampling", MinibatchSDCAOptions.sampling))
-        return super().__new__(cls)
+    @classmethod
+    def create(cls, problem, **kwargs):
+        """The solver for ``kwargs["sampling"]`` (default "standard"): a
+        :class:`MinibatchSDCALocal` or a :class:`MinibatchSDCAEngine`."""
+        sampling = kwargs.get("sampling", MinibatchSDCAOptions.sampling)
+        return minibatch_class(sampling)(problem, **kwargs)
 
     def validate_options(self):
         want = minibatch_class(self.opts.sampling)
         if not isinstance(self, want):
             raise ValueError(f"sampling={self.opts.sampling!r} runs on {want.__name__}, "
-                             f"not {type(self).__name__}; build MinibatchSDCASolver(...), "
-                             f"which picks the class")
+                             f"not {type(self).__name__}; build it with "
+                             f"MinibatchSDCASolver.create(...), which picks the class")
         b, n = self.opts.batch_size, self.problem.n
         if b > n:
             raise ValueError(f"batch_size={b} is larger than n={n}")

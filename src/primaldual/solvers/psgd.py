@@ -52,8 +52,8 @@ from ..blocks.psgd import psgd_local_pass
 from .._util.clients import check_client
 from ._base import Solver, register
 from ._options import CommonOptions, RingOptions, choice, flag, number
-from ._rounds import engine_hook
 from ..blocks.dso import partition_streams
+from ..distributed.ring import ring_engine
 from ._ring import ring_workers
 
 
@@ -65,8 +65,11 @@ class PSGDOptions(RingOptions, CommonOptions):
     n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
                                    doc="k, the number of parts; None: 2, or the Dask "
                                        "workers with a client")
-    sampling: str = choice("uniform", "uniform", "permutation")
-    project: bool = flag(False)
+    sampling: str = choice("uniform", "uniform", "permutation",
+                           doc="each part draws rows with replacement, or a fresh "
+                               "permutation per local epoch")
+    project: bool = flag(False, doc="Pegasos projection onto the ball of radius "
+                                    "1/sqrt(lam)")
 
 
 @register
@@ -208,9 +211,8 @@ class PSGDSolver(Solver):
             payloads = [("psgd", prob.X[idx], prob.y[idx], self.grad_w[idx], prob.loss.code,
                          prob.loss.param, prob.lam, bool(self.opts.project),
                          self.opts.sampling) for idx in self.parts]
-            # distributed.ring's PSGDPartActor in an ActorStateEngine (handed over
-            # from the layer above, see solvers._rounds)
-            self._ring = engine_hook("ring_engine")(payloads, self.opts)
+            # distributed.ring's PSGDPartActor in an ActorStateEngine
+            self._ring = ring_engine(payloads, self.opts)
         states = [{"U": self.U[q].copy(), "scale": self.scale[q].copy(),
                    "unorm2": self.unorm2[q].copy(), "t": int(self.t[q])}
                   for q in range(self.k)]

@@ -47,7 +47,8 @@ class SAGOptions(CommonOptions):
     """The options of :class:`SAGSolver` (see the module docstring)."""
 
     solver_name = "sag"
-    step: str | float = number("1/L", low=0.0, also=("1/L", "theory"))
+    step: str | float = number("1/L", low=0.0, also=("1/L", "theory"),
+                              doc="step size: 1/L, the theory's 1/(16 L), or a number")
 
 
 @register

@@ -108,9 +108,22 @@ costs ``r * step_entry`` and a sync ``2 d sweep_column``.
 ``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
 predicted time; threads run when the best ``k <= n_jobs`` is predicted at
 least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
-``MIN_NNZ_PER_THREAD`` (100,000) stored entries per pass; otherwise the run
+``MIN_NNZ_PER_THREAD`` (1,000,000) stored entries per pass; otherwise the run
 is serial.  ``res.extras["threads"]`` is the number of threads used and
 ``res.extras["threads_reason"]`` the decision in words.
+
+The prediction is then checked on the data itself where a pass is long
+enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
+prediction is not hopeless (at least ``TRIAL_FLOOR``): the machine's costs
+are measured on a synthetic set whose columns are uniform, and real columns
+(a shared vocabulary's frequent words) cache differently.  The first pass
+runs its first half on one thread and its second half on the best ``k``
+threads, both timed; the threads stay only where one thread's time per
+stored entry over theirs, divided by the predicted epoch penalty, is at
+least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both halves are
+steps of the same pass, so the run loses at most a fraction of one pass to
+the check whichever way it goes, and a machine whose cores are taken by
+other work gets the serial run.  The reason then says what was measured.
 
 Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
 variant, or its "atomic" one with ``atomic=True``) is kept as an option;
@@ -147,6 +160,11 @@ Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
 ``sync_every`` ("auto" | int >= 0, default "auto"; 0 writes the one shared
 ``v`` directly).
 
+The threaded pass (:func:`threaded_pass`, :class:`ThreadWork`) and the cost
+model (:func:`thread_plan`, :func:`measured_thread_costs` and their
+constants) are :mod:`primaldual.blocks.sdca_threads`, below the solvers: CoCoA+'s
+local solver on a worker runs the same pass.
+
 The options are the fields of :class:`SDCAOptions` (checked when they are
 built); ``solver.opts`` holds them as given, and the values derived from them
 (the threads used, the sync period, shrinking on or off) live on the solver.
@@ -155,450 +173,50 @@ Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
 """
 from __future__ import annotations
 
-import itertools
-import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
+from ..blocks import sdca_threads
+from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
+                                   threaded_pass)
 from ..kernels.prox_sdca import prox_work_arrays
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
                             STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            CLOCK_STRIDE, DENSE_REFRESH, ThreadCopy, start_copy,
-                            sync_copy,
                             SDCAState, Shrinking, flush_average, modified_sgd_epoch,
                             sdca_epoch, sdca_passes)
-from dataclasses import dataclass
-from typing import NamedTuple
-
-from ..problem import Problem
+from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
-from .._util.threads import resolve_n_jobs, run_threads
+from .._util.threads import resolve_n_jobs
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
 #: by 10 at each re-activation (see kernels.sdca.sdca_passes)
 SHRINK_EPS0 = 0.1
 
-#: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
-#: threads are used, and a pass of a shrunk active set this small runs serially
-MIN_NNZ_PER_THREAD = 100_000
-#: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
-#: atomic additions when the column overlap (the chance that another row has an
-#: entry in the column of a random entry) is at least this (covtype 0.86, a9a
-#: 0.45, mushrooms 0.49: atomic; the CCAT shape 0.18, reuters 0.08: plain)
-ATOMIC_OVERLAP = 0.3
-#: sync_every="auto" picks the flush period from these powers of two
-#: (thread_plan: the one of least predicted time)
-SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
-#: the cost model's epoch penalty of asynchrony: a run whose steps miss about
-#: ``(k - 1) S`` updates, ``S r / d`` per column (``r`` the mean entries of a
-#: row), of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS (k - 1) (S r /
-#: d) c^2`` times the epochs of one thread (module docstring, "Threads")
-STALE_EPOCHS = 0.12
-#: threads run only where the cost model predicts at least this speed-up
-MIN_SPEEDUP = 1.15
-#: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
-#: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
-#: per thread)
-CHUNK_NNZ = 200_000
-MAX_CHUNKS_PER_THREAD = 16
+#: n_jobs > 1 on data of at least this many stored entries: the first pass
+#: checks the cost model on the data itself, its first half on one thread
+#: and its second half on the threads (:meth:`SDCASolver._trial_decision`);
+#: below it the prediction alone decides (a half pass of fewer entries is a
+#: few milliseconds, too short to time against the other half)
+TRIAL_MIN_NNZ = 2_000_000
+#: no trial where the cost model predicts less than this speed-up (the
+#: threads are then far from paying: syncs sweeping a very wide ``v`` for
+#: rows of a few entries)
+TRIAL_FLOOR = 0.4
+#: the trial keeps the threads where they were measured at least this much
+#: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
+#: 10-15%, and the epoch penalty of asynchrony is a prediction)
+TRIAL_MIN_SPEEDUP = 1.3
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
 #: sqrt(steps))
 RESYNC_DRIFT = 1e-11
-#: a test hook: when set, ``THREAD_STALL(k, chunk)`` is called by thread ``k``
-#: before each chunk of a threaded pass (the tests stall a thread with it)
-THREAD_STALL = None
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
                 "cyclic": ORDER_CYCLIC}
-
-
-def column_overlap(rows) -> float:
-    """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
-    j: the share of the rows that hold the column of a random stored entry.
-    Concurrent steps write the same entry of ``v`` at about this rate."""
-    omega = rows.column_counts()
-    nnz = float(omega.sum())
-    return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
-
-
-#: mean_row_cosine reads at most this many rows (evenly spaced)
-COSINE_SAMPLE = 20_000
-
-
-def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
-    """The mean cosine ``x_i . x_j / (||x_i|| ||x_j||)`` over pairs ``i != j`` of
-    non-zero rows: ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of the
-    ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
-    when ``n <= sample``).  A step that misses ``S`` updates of other threads
-    has a margin error of about ``sqrt(S)`` times this (random signs)."""
-    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
-    norms = np.sqrt(rows.sqnorm[idx])
-    keep = idx[norms > 0]
-    m = int(keep.shape[0])
-    if m < 2:
-        return 0.0
-    inv = 1.0 / np.sqrt(rows.sqnorm[keep])
-    s = np.asarray(rows.X[keep].T @ inv, dtype=np.float64).ravel()
-    return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
-
-
-def distinct_columns(omega, n, S) -> float:
-    """Expected number of distinct columns among ``S`` rows drawn at random:
-    ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
-    the columns a flush after ``S`` updates adds."""
-    p = omega[omega > 0] / float(max(n, 1))
-    return float(np.sum(-np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))))
-
-
-# ----------------------------------------------------------- the cost model
-class ThreadCosts(NamedTuple):
-    """This machine's costs, in seconds, that :func:`thread_plan` predicts
-    from: a serial step per stored entry of its row, a step on a thread's
-    copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
-    entry, a sync per column it shares (publishing it and refreshing it), a
-    refresh of the whole copy per column (the sweep a sync makes when many
-    columns changed), a threaded pass with nothing to do (waking the
-    threads and waiting for them), and ``two_threads``, the speed-up of two
-    threads over one on the same steps, as the machine gives it now (2 on two
-    idle cores; near 1 when other work holds the cores)."""
-    step_entry: float
-    buffered_entry: float
-    flush_column: float
-    sweep_column: float
-    wake: float
-    two_threads: float = 2.0
-
-
-#: [(time.monotonic() of the measurement, ThreadCosts)]
-_COSTS: list = []
-#: measured_thread_costs measures again when its last measurement is older
-#: than this (seconds): the speed-up two threads get follows the machine's
-#: load, which changes; at most one measurement (about 0.1 s) per 30 s
-COSTS_MAX_AGE = 30.0
-#: the sync period at which measured_thread_costs measures a sync per column,
-#: and the runs of each measurement it takes the least of
-SYNC_PROBE = 32
-COST_REPEATS = 5
-#: measured_thread_costs times two threads against one on this many passes
-#: over its set (about 4 ms of steps)
-PARALLEL_PASSES = 4
-
-
-def measured_thread_costs() -> ThreadCosts:
-    """:class:`ThreadCosts` measured on a small synthetic set (8,192 rows of 32
-    entries over 65,536 columns; the least of ``COST_REPEATS`` runs of each;
-    about 100 ms) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
-    kernel, one on a thread copy that never syncs, one syncing every
-    ``SYNC_PROBE`` updates (the difference, per column published, is the sync
-    cost), an empty threaded pass (the wake-up) and the speed-up of two
-    threads over one on the same steps (which other work on the cores lowers,
-    so it is measured again once the kept value is older than
-    ``COSTS_MAX_AGE``: a measurement taken while the machine was busy does not
-    keep a later fit on an idle machine serial)."""
-    if not _COSTS or time.monotonic() - _COSTS[0][0] > COSTS_MAX_AGE:
-        costs = _measure_thread_costs()
-        _COSTS[:] = [(time.monotonic(), costs)]
-    return _COSTS[0][1]
-
-
-def _measure_thread_costs() -> ThreadCosts:
-    rng = np.random.default_rng(0)
-    n, r, d = 8192, 32, 65536
-    cols = rng.integers(0, d, n * r)
-    X = sp.csr_matrix((rng.standard_normal(n * r), cols, np.arange(0, n * r + 1, r)),
-                      shape=(n, d))
-    X.sum_duplicates()
-    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
-    prob = Problem(X, y, loss="squared_hinge", lam=1e-4)
-    rows, spec = prob.rows_view(), prob.step_spec()
-    order = rng.permutation(n).astype(np.int64)
-    no_shrink = Shrinking(False, np.inf, np.inf)
-    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
-    prox = prox_work_arrays(prob.rows, 0.0)
-    nnz = float(X.nnz)
-    serial, buffered, flush, sweep, wake = [], [], [], [], []
-    long_order = np.concatenate([order] * PARALLEL_PASSES)
-    long_serial, long_two = [], []
-    two_work = ThreadWork(d, 2, 1 << 30, False, r, False)
-    pool_work = ThreadWork(d, 2, 1 << 30, False, r)
-
-    def on_copy(every):
-        work = ThreadWork(d, 1, every, False, r)
-        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
-        copy = work.copy(0, np.zeros(d))
-        start_copy(state.v, copy)
-        t0 = time.perf_counter()
-        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
-                   False, copy)
-        return time.perf_counter() - t0, int(work.clock[1])
-
-    synced, columns = [], 1
-    for _ in range(COST_REPEATS):
-        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
-        t0 = time.perf_counter()
-        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox)
-        serial.append((time.perf_counter() - t0) / nnz)
-        buffered.append(on_copy(1 << 30)[0] / nnz)
-        secs, columns = on_copy(SYNC_PROBE)
-        synced.append(secs)
-        probe = ThreadWork(d, 1, 1, False, r)
-        t0 = time.perf_counter()
-        start_copy(probe.local[0], probe.copy(0, state.v))
-        sweep.append((time.perf_counter() - t0) / d)
-        t0 = time.perf_counter()
-        threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
-                      [prox, prox])
-        wake.append(time.perf_counter() - t0)
-        # the same steps on one thread and on two (no syncs but the last)
-        m = long_order.shape[0]
-        t0 = time.perf_counter()
-        sdca_epoch(rows, spec, state, long_order, 0, m, 0, -1, no_shrink, no_avg, prox)
-        long_serial.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        threaded_pass(rows, spec, state, long_order, 0, m, two_work, 0, no_shrink,
-                      [prox, prox])
-        long_two.append(time.perf_counter() - t0)
-    # a sync per column published: what syncing every SYNC_PROBE updates adds
-    # (at least a tenth of a step's entry: the difference of two noisy times)
-    flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
-    # the two-thread speed-up on the steps alone: the wake-up (counted apart
-    # in the model, once per pass) is taken out of the two-thread time, else
-    # on these few milliseconds of steps it would pass for slow threads
-    steps_two = max(min(long_two) - min(wake), min(long_serial) / 2.0)
-    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake),
-                       min(2.0, min(long_serial) / steps_two))
-
-
-class ThreadPlan(NamedTuple):
-    """What :func:`thread_plan` decided: the threads to use, the sync period
-    ``sync_every``, the predicted speed-up over one thread, why, in words,
-    and whether the syncs list the changed columns (``sparse``) or sweep all
-    ``d``."""
-    threads: int
-    sync_every: int
-    speedup: float
-    reason: str
-    sparse: bool = True
-
-
-def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
-    """Threads or serial, predicted from the data and this machine's costs.
-
-    Per update with ``k`` threads flushing every ``S`` updates, in the
-    measured costs (:func:`measured_thread_costs`, or ``costs``):
-
-    * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
-    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / cores``, ``cores =
-      k * two_threads / 2`` (the cores the machine gives now), ``U(S)`` the
-      distinct columns of ``S`` random rows (:func:`distinct_columns`): a
-      sync publishes that many columns and takes about ``(k - 1) U(S)`` from
-      the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
-      flush_column + d sweep_column`` when ``k U(S)`` exceeds ``d /
-      DENSE_REFRESH`` (a sweep refreshes every column), plus
-      ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
-      of asynchrony ``1 + STALE_EPOCHS (k - 1) (S r / d) c^2`` (``c`` the
-      mean row cosine, :func:`mean_row_cosine`; ``S r / d`` the missed
-      updates per column).
-
-    ``sync_every="auto"`` takes the ``S`` of :data:`SYNC_CHOICES` with the
-    least predicted time; an integer fixes it (0: one shared ``v``, no
-    flushes).  The threads are used when the predicted speed-up of the best
-    ``k <= n_jobs`` is at least :data:`MIN_SPEEDUP`, and each gets at least
-    :data:`MIN_NNZ_PER_THREAD` stored entries per pass."""
-    K = resolve_n_jobs(n_jobs)
-    if K <= 1:
-        return ThreadPlan(1, 0, 1.0, "n_jobs=1")
-    cap = max(1, min(K, rows.n, rows.nnz // max(MIN_NNZ_PER_THREAD, 1)))
-    if cap <= 1:
-        return ThreadPlan(1, 0, 1.0, (
-            f"serial: {rows.nnz} stored entries, fewer than {MIN_NNZ_PER_THREAD} for "
-            f"each of 2 threads"))
-    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
-    fixed = None if sync_every == "auto" else int(sync_every or 0)
-    best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
-                for S in (SYNC_CHOICES if fixed is None else (fixed,))
-                for sparse in (True, False)),
-               key=lambda p: p[0])
-    speedup, k, S, flush_share, penalty, sparse = best
-    detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
-              f"({'sparse' if sparse else 'sweeping'} syncs "
-              f"{100 * flush_share:.0f}% of the step cost, "
-              f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
-    if speedup < MIN_SPEEDUP:
-        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse)
-    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse)
-
-
-def auto_sync_every(rows, n_threads=2, costs=None) -> int:
-    """``sync_every="auto"`` for ``n_threads`` threads: the flush period of
-    :data:`SYNC_CHOICES` with the least predicted time (:func:`thread_plan`'s
-    model), whether or not threads are predicted to win."""
-    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
-    return max((model.predict(max(int(n_threads), 2), S, True) for S in SYNC_CHOICES),
-               key=lambda p: p[0])[2]
-
-
-class _ThreadModel:
-    """:func:`thread_plan`'s prediction for one data set."""
-
-    def __init__(self, rows, costs):
-        self.rows, self.costs = rows, costs
-        self.r = rows.nnz / max(rows.n, 1)
-        self.cosine = mean_row_cosine(rows)
-        self.omega = rows.column_counts()
-        self._U = {}
-
-    def predict(self, k, S, sparse):
-        """``(speed-up, k, S, sync share of the step cost, epoch penalty,
-        sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
-        changed columns (``sparse``) or sweeping all ``d`` at each sync."""
-        c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
-        if sparse:
-            step = r * c.buffered_entry
-            # a sync publishes the thread's U(S) columns and takes the
-            # others' ~(k - 1) U(S), or sweeps every column when those are
-            # many (as sync_copy does)
-            if S not in self._U:
-                self._U[S] = distinct_columns(self.omega, n, S) if S > 0 else 0.0
-            U = self._U[S]
-            sync = (U * c.flush_column + d * c.sweep_column
-                    if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
-        else:
-            # nothing listed; a sync reads and writes every column (twice a
-            # refresh)
-            step = r * c.step_entry
-            sync = 2.0 * d * c.sweep_column
-        flush = sync / S if S > 0 else 0.0
-        per_column = max(S, 1) * r / max(d, 1)
-        penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
-        # the cores the k threads get: k on idle cores, fewer when other work
-        # holds them (measured with two threads)
-        cores = k * min(c.two_threads, 2.0) / 2.0
-        per_update = ((step + flush) / cores + c.wake / max(n, 1)) * penalty
-        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
-                sparse)
-
-
-# ---------------------------------------------------------- threaded passes
-class ThreadWork:
-    """The arrays ``k`` threads step with, allocated once per run: each
-    thread's copy of the image and its :class:`ThreadCopy` arrays (``base``,
-    ``mark``, ``touched``, ``seen``, ``counts``), the threads' published
-    changes ``parts`` (k x d), their change logs (``k`` rings of ``L = 4 F +
-    64`` columns, ``F = min(d, sync_every * longest row)`` the most one sync
-    publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
-    every step writes the shared ``v`` (atomically when ``atomic``)."""
-
-    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True):
-        K = int(n_threads)
-        self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
-        self.sparse = bool(sparse)
-        # others may publish this many updates since a thread's last refresh
-        # before it syncs ahead of its own period (staleness bounded by work)
-        self.limit = 2 * max(K - 1, 1) * self.sync_every
-        m = d if self.sync_every else 0
-        self.max_flush = int(min(d, self.sync_every * max(int(max_row), 1)))
-        L = 4 * self.max_flush + 64 if self.sync_every else 0
-        self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
-        self.parts = np.zeros((K if m else 0, m))
-        self.logs = np.zeros((K, L), dtype=np.int64)
-        self.local = [np.zeros(m) for _ in range(K)]
-        self.base = [np.zeros(m) for _ in range(K)]
-        self.mark = [np.zeros(m, dtype=np.uint8) for _ in range(K)]
-        self.touched = [np.zeros(m + 1, dtype=np.int64) for _ in range(K)]
-        # each thread's counters on cache lines of their own (a step writes
-        # them: two threads' counters on one line would bounce it between
-        # the cores at every step)
-        pad = CLOCK_STRIDE * (1 + (K + 3) // CLOCK_STRIDE)
-        self._own = np.zeros((K, 2 * pad), dtype=np.int64)
-        self.seen = [self._own[k, :K] for k in range(K)]
-        self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
-
-    def copy(self, k, shared):
-        """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
-        ``sync_every = 0``)."""
-        if not self.sync_every:
-            return None
-        return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
-                          self.logs, self.clock, self.seen[k], self.counts[k], k,
-                          self.sync_every, self.limit, self.max_flush, self.sparse)
-
-    def fold(self, shared):
-        """After the threads are done: ``shared += sum_t parts[t]``, and the
-        parts start again from zero."""
-        if self.sync_every:
-            shared += self.parts.sum(axis=0)
-            self.parts[:] = 0.0
-
-
-def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
-    """Run ``order[start:stop]`` (no coordinate twice) on ``work.n_threads``
-    threads (:class:`ThreadWork`).
-
-    The range is cut into contiguous chunks of about ``CHUNK_NNZ`` stored
-    entries (``entries``: the range's estimated total; ``k`` to
-    ``MAX_CHUNKS_PER_THREAD * k`` chunks) that the threads take in turn, each
-    running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread ``k``'s prox
-    work arrays).  With ``work.sync_every > 0`` each thread steps on its own
-    copy of ``state.v``, taken when it starts, and syncs the columns that
-    changed every ``sync_every`` updates, sooner when the others got more
-    than ``work.limit`` updates ahead of it, and when it is done
-    (:class:`ThreadCopy`); with 0 every step writes ``state.v`` (atomically
-    when ``work.atomic``).  Shared by the threaded solver and CoCoA+'s local
-    solver (:mod:`primaldual.distributed.local_sdca`).
-
-    Returns ``(results, interrupted)`` as :func:`run_threads` does, one
-    ``(status, pos, steps, accesses, max_up, max_down)`` per thread.
-    """
-    K = work.n_threads
-    n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
-    chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
-    next_chunk = itertools.count().__next__          # atomic under the GIL
-    no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
-    atomic = work.atomic and not work.sync_every
-
-    def task(k, stop_flag):
-        copy, local = work.copy(k, state.v), state
-        if copy is not None:
-            local = state._replace(v=work.local[k])
-            start_copy(local.v, copy)
-        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
-        try:
-            while not stop_flag.is_set():
-                c = next_chunk()
-                if c >= n_chunks:
-                    break
-                if THREAD_STALL is not None:
-                    THREAD_STALL(k, c)
-                res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
-                                 shrink, no_avg, prox[k], atomic, copy)
-                steps += res.steps
-                acc += res.accesses
-                up, down = max(up, res.max_up), max(down, res.max_down)
-                if res.status != 0:
-                    status, pos = res.status, res.pos
-                    break
-        finally:
-            if copy is not None:
-                sync_copy(local.v, copy)
-        return status, pos, steps, acc, up, down
-
-    try:
-        return run_threads(task, K)
-    finally:
-        work.fold(state.v)            # what the threads published, even on an error
-
-
-def _raise_nonfinite(problem, i):
-    raise FloatingPointError(
-        f"non-finite value in the dual step at sample {int(i)} (lam={problem.lam!r}); "
-        f"the data or lam is too extreme for double precision: scale the rows "
-        f"(e.g. --normalize) or increase lam")
 
 
 @dataclass(frozen=True)
@@ -606,15 +224,27 @@ class SDCAOptions(ThreadOptions, CommonOptions):
     """The options of :class:`SDCASolver` (see the module docstring)."""
 
     solver_name = "sdca"
-    sampling: str = choice("permutation", "uniform", "permutation", "cyclic")
-    output: str = choice("last", "last", "average", "random")
+    sampling: str = choice("permutation", "uniform", "permutation", "cyclic",
+                           doc="coordinate order: with replacement, a fresh permutation "
+                               "per epoch, or one fixed random order")
+    output: str = choice("last", "last", "average", "random",
+                         doc="the iterate returned: the last, the average after T0, or "
+                             "one drawn after T0")
     T0: float | None = number(None, low=0.0, strict=False, also=(None,),
                               doc="start of averaging, in epochs; None: max_epochs / 2")
-    init: str = choice("zero", "zero", "sgd")
-    shrinking: str | bool = choice("auto", "auto", True, False)
-    atomic: str | bool = choice("auto", "auto", True, False)
+    init: str = choice("zero", "zero", "sgd",
+                       doc="start from alpha = 0, or run one epoch of modified SGD first")
+    shrinking: str | bool = choice("auto", "auto", True, False,
+                                   doc="LIBLINEAR-style active set for box-dual losses; "
+                                       "auto: on for them with output=last")
+    atomic: str | bool = choice("auto", "auto", True, False,
+                                doc="threads with sync_every=0: atomic additions to the "
+                                    "shared v; auto: when columns overlap")
     sync_every: str | bool | int = number("auto", integer=True, low=0.0, strict=False,
-                                          also=("auto", False))
+                                          also=("auto", False),
+                                          doc="threads: updates between merges into the "
+                                              "shared v (0: write it directly); auto: "
+                                              "the fastest predicted")
 
     def check(self):
         if self.shrinking is True and self.output != "last":
@@ -660,7 +290,7 @@ class SDCASolver(Solver):
         (whether they are used is :func:`thread_plan`'s decision)."""
         prob = self.problem
         return max(1, min(resolve_n_jobs(self.opts.n_jobs), prob.n,
-                          prob.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+                          prob.nnz // max(sdca_threads.MIN_NNZ_PER_THREAD, 1)))
 
     def setup(self):
         o = self.opts
@@ -675,7 +305,15 @@ class SDCASolver(Solver):
         o = self.opts
         prob = self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
-        self.n_threads = self.plan.threads
+        self.threads_reason = self.plan.reason
+        # check the prediction on the data's first pass (module docstring,
+        # "Threads"): the candidate threads are set up, and the trial pass
+        # decides whether they stay
+        self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
+                      and self.plan.speedup >= TRIAL_FLOOR)
+        self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
+        self.trial_mid = -1
+        self.n_threads = self.plan.best_threads if self.trial else self.plan.threads
         self.sparse_sync = self.plan.sparse
         self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
@@ -719,7 +357,7 @@ class SDCASolver(Solver):
     def run(self):
         res = super().run()
         res.extras["threads"] = self.n_threads
-        res.extras["threads_reason"] = self.plan.reason
+        res.extras["threads_reason"] = self.threads_reason
         return res
 
     # ---------------------------------------------------------- threads
@@ -778,33 +416,87 @@ class SDCASolver(Solver):
         row_nnz = prob.rows.row_nnz
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
+                if self.trial and self.trial_mid >= 0:
+                    self._trial_decision()
+                    if self.n_threads == 1:
+                        return              # advance() goes on serially
                 if not self._threaded_pass():
                     self.steps = target                  # everything shrunk
                     break
                 if self.shrinking and (int(row_nnz[self.order].sum())
-                                       < MIN_NNZ_PER_THREAD * K):
+                                       < sdca_threads.MIN_NNZ_PER_THREAD * K):
                     # the active set is too small to share out: its passes run
                     # in the serial kernel (each pass would cost a wake-up)
                     return self._advance_shrinking(target, deadline)
+                if self.trial:
+                    self.trial_mid = self.order.shape[0] // 2
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
+            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
+            if self.trial and self.pos < self.trial_mid:
+                # the trial pass's first half, on one thread
+                stop = min(stop, self.trial_mid)
+                t0 = time.perf_counter()
+                res = sdca_epoch(rows, spec, state, order, self.pos, stop, 0, -1, shrink,
+                                 self._no_averaging, self.prox_work)
+                self.trial_times[0] += time.perf_counter() - t0
+                self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
+                self.steps += res.steps
+                self.feature_accesses += res.accesses
+                thr[2] = max(thr[2], res.max_up)
+                thr[3] = max(thr[3], res.max_down)
+                if res.status == STATUS_NONFINITE:
+                    raise_nonfinite(prob.lam, order[res.pos])
+                self.pos = stop
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                continue
+            t0 = time.perf_counter()
             results, interrupted = threaded_pass(
                 rows, spec, state, order, self.pos, stop, self.thread_work,
-                (stop - self.pos) * prob.nnz / max(prob.n, 1),
-                Shrinking(bool(self.shrinking), thr[0], thr[1]), self.thread_prox)
+                (stop - self.pos) * prob.nnz / max(prob.n, 1), shrink, self.thread_prox)
+            if self.trial and self.trial_mid >= 0:
+                self.trial_times[2] += time.perf_counter() - t0
+                self.trial_times[3] += row_nnz[order[self.pos:stop]].sum()
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
                 thr[2] = max(thr[2], up)
                 thr[3] = max(thr[3], down)
                 if status == STATUS_NONFINITE:
-                    _raise_nonfinite(prob, order[pos])
+                    raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
             if interrupted:
                 self.interrupted = True
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+
+    @property
+    def _no_averaging(self):
+        return Averaging(False, self.alpha[:0], np.zeros(0, np.int64), 0)
+
+    def _trial_decision(self):
+        """After the trial pass: keep the threads where they were measured at
+        least ``TRIAL_MIN_SPEEDUP`` times faster per stored entry than one thread,
+        counting the predicted epoch penalty of asynchrony; else run serially
+        from here on.  ``threads_reason`` says what was measured."""
+        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        self.trial, self.trial_mid = False, -1
+        k, plan = self.n_threads, self.plan
+        if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
+            return                                   # nothing measured: keep the plan
+        measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+        detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
+                  f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
+                  f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
+                  f"epochs predicted; the cost model predicted {plan.speedup:.2f}x)")
+        if measured >= TRIAL_MIN_SPEEDUP:
+            self.threads_reason = f"threads: {detail}"
+            return
+        self.threads_reason = f"serial: {detail}, below {TRIAL_MIN_SPEEDUP}x"
+        self.n_threads = 1
+        self.thread_work = self.thread_prox = None
 
     def _logit_cache(self):
         """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
@@ -888,7 +580,7 @@ class SDCASolver(Solver):
                                                   self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(prob, perm[pos])
+                raise_nonfinite(prob.lam, perm[pos])
             self.v = u / prob.W
             self.steps += n
             self.pending_sgd_init = False
@@ -896,7 +588,11 @@ class SDCASolver(Solver):
         if out == "random" and self.snap_step < 0:
             self._next_snapshot()
         if self.n_threads > 1:
-            return self._advance_threads(target, deadline)
+            self._advance_threads(target, deadline)
+            if (self.n_threads > 1 or self.steps >= target or self.interrupted
+                    or (deadline is not None and time.perf_counter() >= deadline)):
+                return
+            # the trial pass chose one thread: the rest runs serially
         if self.shrinking:
             return self._advance_shrinking(target, deadline)
         rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
@@ -912,7 +608,7 @@ class SDCASolver(Solver):
                 no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
-                _raise_nonfinite(prob, self.order[pos])
+                raise_nonfinite(prob.lam, self.order[pos])
             self.pos = pos
             self.steps = t
             if status == STATUS_SNAPSHOT:
@@ -944,7 +640,7 @@ class SDCASolver(Solver):
             self.steps = t
             if status == STATUS_NONFINITE:
                 self._keep_passes(passes)
-                _raise_nonfinite(prob, passes.order[passes.cursor[2]])
+                raise_nonfinite(prob.lam, passes.order[passes.cursor[2]])
             if passes.cursor[0] == 0:                  # everything shrunk
                 self.steps = target
                 break

@@ -46,8 +46,11 @@ class SGDOptions(CommonOptions):
     """The options of :class:`SGDSolver` (see the module docstring)."""
 
     solver_name = "sgd"
-    sampling: str = choice("uniform", "uniform", "permutation")
-    project: bool = flag(False)
+    sampling: str = choice("uniform", "uniform", "permutation",
+                           doc="rows drawn with replacement, or a fresh permutation per "
+                               "epoch")
+    project: bool = flag(False, doc="Pegasos projection onto the ball of radius "
+                                    "1/sqrt(lam)")
     t0: int = number(1, integer=True, low=0.0, doc="index of the first step")
 
 

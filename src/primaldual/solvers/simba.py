@@ -176,11 +176,17 @@ class SimbaOptions(CommonOptions):
                                    doc="Algorithm 1's accuracy")
     T: int | None = number(None, integer=True, low=0.0, also=(None,),
                            doc="the number of iterations (overrides epsilon)")
-    schedule: str = choice("adaptive_sqrt", *_SCHEDULES)
-    bias: bool = flag(False)
-    implementation: str = choice("auto", "auto", "dense", "sparse")
-    rescale: bool = flag(True)
-    record_draws: int = number(0, integer=True, low=0.0, strict=False)
+    schedule: str = choice("adaptive_sqrt", *_SCHEDULES,
+                           doc="step schedule: any-time sqrt(log n / t), the paper's "
+                               "constant, or Section 6's adaptive")
+    bias: bool = flag(False, doc="also learn the offset b (the joint step of Section 4)")
+    implementation: str = choice("auto", "auto", "dense", "sparse",
+                                 doc="Algorithm 1 as written, or sampling trees and lazy "
+                                     "updates; auto: sparse for CSR")
+    rescale: bool = flag(True, doc="rescale the output by 1/gamma (Lemma 2.1)")
+    record_draws: int = number(0, integer=True, low=0.0, strict=False,
+                               doc="diagnostics: keep the first draws (i_t, j_t) in "
+                                   "res.extras")
 
 
 @register

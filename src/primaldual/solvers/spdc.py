@@ -90,13 +90,20 @@ class SPDCOptions(CommonOptions):
 
     solver_name = "spdc"
     batch_size: int = number(1, integer=True, low=0.0, doc="the mini-batch size m")
-    sampling: str = choice("uniform", "uniform", "weighted")
-    tau: float | None = number(None, low=0.0, also=(None,))
-    sigma: float | None = number(None, low=0.0, also=(None,))
-    theta: float | None = number(None, low=0.0, high=1.0, also=(None,))
+    sampling: str = choice("uniform", "uniform", "weighted",
+                           doc="rows drawn uniformly (Algorithm 1) or by norm (Algorithm "
+                               "2, batch_size=1)")
+    tau: float | None = number(None, low=0.0, also=(None,),
+                              doc="primal step size; None: the theorem's value")
+    sigma: float | None = number(None, low=0.0, also=(None,),
+                                doc="dual step size; None: the theorem's value")
+    theta: float | None = number(None, low=0.0, high=1.0, also=(None,),
+                                doc="extrapolation parameter; None: the theorem's value")
     perturbation: str | float = number("auto", low=0.0, strict=False, also=("auto",),
-                                       doc="delta of Section 3.1")
-    target_accuracy: float | None = number(None, low=0.0, also=(None,))
+                                       doc="delta of Section 3.1, added strong convexity; auto: 0 "
+                                           "when none is needed")
+    target_accuracy: float | None = number(None, low=0.0, also=(None,),
+                                          doc="eps for perturbation=auto; None: tol * P(0)")
 
     def check(self):
         if self.sampling == "weighted" and self.batch_size != 1:

@@ -12,8 +12,8 @@ import numpy as np
 
 from ..._util import rng_from_state
 from ...blocks.dso import sigma
+from ...distributed.ring import ring_engine
 from ...kernels.dso import ColSide, RowSide, svrg_full_gradient
-from .._rounds import engine_hook
 
 __all__ = ["DSORingDriver"]
 
@@ -56,9 +56,8 @@ class DSORingDriver:
             L = self.layout
             payloads = [("dso", part, self.params, L.col_bounds, L.col_cnt)
                         for part in self.partitions()]
-            # distributed.ring's DSOPartitionActor in an ActorStateEngine (the
-            # engine is handed over from the layer above, see solvers._rounds)
-            self._ring = engine_hook("ring_engine")(payloads, self.opts)
+            # distributed.ring's DSOPartitionActor in an ActorStateEngine
+            self._ring = ring_engine(payloads, self.opts)
         self._ring.push(self._ring_states(), [g.bit_generator.state for g in self.streams],
                         self._ring_meta(), (self.t - 1) * self.p + self.r)
 

@@ -221,17 +221,37 @@ class DSOOptions(RingOptions, CommonOptions):
 
     solver_name = "dso"
     n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                   doc="p; None: 1, or the Dask workers with a client")
-    step: str = choice("adagrad", "adagrad", "sqrt", "constant")
-    eta0: float | None = number(None, low=0.0, also=(None,))
-    output: str = choice("last", "average", "last")
-    init: str = choice("zero", "zero", "dcd")
-    init_passes: int = number(20, integer=True, low=0.0)
-    variance_reduction: str | None = choice("svrg", None, "svrg")
-    l1_update: str = choice("prox", "prox", "subgradient")
-    order: str = choice("chunks", "chunks", "nonzeros")
-    restart: str | None = choice("adaptive", "adaptive", None)
-    update: str = choice("sequential", "sequential", "simultaneous")
+                                   doc="p, the row parts and column blocks; None: 1, or the Dask "
+                                       "workers with a client")
+    step: str = choice("adagrad", "adagrad", "sqrt", "constant",
+                       doc="step sizes: per-coordinate AdaGrad, eta0/sqrt(epoch), or "
+                           "eta0")
+    eta0: float | None = number(None, low=0.0, also=(None,),
+                               doc="base step size; None: chosen from the step rule and "
+                                   "the data")
+    output: str = choice("last", "average", "last",
+                         doc="the iterate returned: the last, or the average of the "
+                             "epochs' ends")
+    init: str = choice("zero", "zero", "dcd",
+                       doc="start at w = 0, or from init_passes of local dual "
+                           "coordinate ascent (l1 = 0)")
+    init_passes: int = number(20, integer=True, low=0.0,
+                              doc="passes of local dual coordinate ascent for init=dcd")
+    variance_reduction: str | None = choice("svrg", None, "svrg",
+                                            doc="SVRG gradient estimates (one extra pass "
+                                                "per epoch), or None")
+    l1_update: str = choice("prox", "prox", "subgradient",
+                            doc="l1 in the w step: soft-thresholding (exact zeros) or a "
+                                "subgradient")
+    order: str = choice("chunks", "chunks", "nonzeros",
+                        doc="order in a block: shuffled chunks of stored nonzeros, or a "
+                            "fresh permutation of them")
+    restart: str | None = choice("adaptive", "adaptive", None,
+                                 doc="PDLP-style restarts from the better of iterate and "
+                                     "average, or None")
+    update: str = choice("sequential", "sequential", "simultaneous",
+                         doc="the alpha step at the new w_j (Gauss-Seidel), or both at "
+                             "the current pair (update (8) as printed)")
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
@@ -251,9 +271,6 @@ class DSOSolver(DSORingDriver, Solver):
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
-
-    COL_RULE = True
-    G_RESTART = 1.0
 
     def _n_workers(self):
         """p: the option, else 1 in process or the client's workers."""
@@ -732,9 +749,6 @@ class DSOSolver(DSORingDriver, Solver):
                                 (self.updates, None, m_avg.copy(), v_avg.copy()))
         if not first:
             self.n_restarts += 1        # a new window (from the average or the iterate)
-            if self.G_RESTART != 1.0 and self.Gw.size:
-                self.Gw *= self.G_RESTART
-                self.Ga *= self.G_RESTART
         if self.adaptive_weight:
             changed = self._update_primal_weight(first) or changed
         self.rs_w[:] = 0.0

@@ -1,0 +1,212 @@
+"""The passes of truncated Newton-CG on contiguous row partitions.
+
+The Newton driver (:class:`~primaldual.solvers.newton.NewtonSolver`) needs
+from the data only sums over rows at a point ``w`` (Lin, Weng & Keerthi 2008;
+distributed as in MPI-LIBLINEAR, Zhuang, Chin, Juan & Lin 2015)::
+
+    evaluate(w)        sum_i c_i phi(x_i . w),  sum_i c_i phi'(x_i . w) x_i
+                       (and keeps the margins and D_i = c_i phi''(x_i . w))
+    hess_vec(v)        sum_i D_i (x_i . v) x_i
+    hessian()          sum_i D_i x_i x_i^T / W
+    line_derivatives(t)  slope and curvature of f along the last step
+    dual()             alpha_i = -phi'(x_i . w) and sum_i c_i (-phi*(-alpha_i))
+
+Each sum splits over row partitions: partition ``k`` computes its part from
+its own rows, and the parts are added in partition order.  A
+:class:`NewtonBlock` holds the rows of one or several partitions and returns
+one part per partition; :class:`BlockNewtonData` adds them up for a driver
+in this process (the serial solver is one partition), and a Dask actor holds
+one block of one partition (:mod:`primaldual.distributed.newton_rounds`), so
+in process and on Dask the same kernels run on the same rows and the parts
+are added in the same order: the same numbers.
+
+The block keeps two *slots* of margins and curvatures: the current point and
+a trial point.  ``evaluate(w, slot)`` fills one, ``use(slot)`` makes it
+current; both are idempotent, so a call repeated after a lost worker leaves
+every partition in the same state.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
+                              primal_dual_point)
+
+__all__ = ["NewtonBlock", "BlockNewtonData", "add_parts"]
+
+
+def add_parts(parts):
+    """``parts[0] + parts[1] + ...`` in that order, from zero (the one order
+    every backend adds partition parts in)."""
+    total = np.zeros_like(np.asarray(parts[0], dtype=np.float64))
+    for p in parts:
+        total += p
+    return total
+
+
+class NewtonBlock:
+    """Rows ``part_ptr[0]..part_ptr[-1]`` of a problem split into partitions.
+
+    Parameters
+    ----------
+    rows : Rows        the block's rows (local numbering from 0)
+    y, cw : arrays     labels and sample weights of those rows
+    part_ptr : int64 array (K+1,)   local partition boundaries, ``part_ptr[0] == 0``
+    kind, param : the loss's kernel code and parameter
+    W : float          the global weight sum (the Hessian's scale)
+    """
+
+    def __init__(self, rows, y, cw, part_ptr, kind, param, W):
+        self.rows = rows
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.cw = np.ascontiguousarray(cw, dtype=np.float64)
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.K = self.part_ptr.shape[0] - 1
+        self.kind = int(kind)
+        self.param = float(param)
+        self.W = float(W)
+        n, d = rows.n, rows.d
+        self.margins = [np.zeros(n), np.zeros(n)]
+        self.curv = [np.zeros(n), np.zeros(n)]
+        self.current = 0
+        self._out = np.empty((self.K, d))
+        self._dense_buf = None
+
+    def _bounds(self):
+        return zip(self.part_ptr[:-1].tolist(), self.part_ptr[1:].tolist())
+
+    def _view(self, a, b):
+        r = self.rows
+        return r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1]
+
+    # ------------------------------------------------------------ passes
+    def evaluate(self, w, slot):
+        """One pass at ``w`` into ``slot``: per partition ``(sum c_i phi_i,
+        sum c_i phi'_i x_i)``."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        m, c = self.margins[slot], self.curv[slot]
+        out = []
+        for k, (a, b) in enumerate(self._bounds()):
+            g = self._out[k]
+            loss_sum = fun_grad(*self._view(a, b), self.y[a:b], self.cw[a:b], w,
+                                self.kind, self.param, m[a:b], g, c[a:b])
+            out.append((float(loss_sum), g.copy()))
+        return out
+
+    def use(self, slot):
+        """Make ``slot`` the current point (the Hessian's and the certificate's)."""
+        self.current = int(slot)
+        return True
+
+    def hess_vec(self, v):
+        """Per partition ``sum_i D_i (x_i . v) x_i`` at the current point."""
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        c = self.curv[self.current]
+        out = []
+        for k, (a, b) in enumerate(self._bounds()):
+            hv = self._out[k]
+            hess_vec(*self._view(a, b), c[a:b], v, hv)
+            out.append(hv.copy())
+        return out
+
+    def hessian(self):
+        """Per partition ``sum_i D_i x_i x_i^T / W`` (d x d) at the current point:
+        BLAS on ``sqrt(D / W) X_k`` for dense rows, the compiled sum for CSR."""
+        r = self.rows
+        c = self.curv[self.current]
+        d = r.d
+        out = []
+        for a, b in self._bounds():
+            H = np.empty((d, d))
+            if r.is_sparse:
+                hess_sparse(*self._view(a, b), c[a:b], H)
+                H /= self.W
+            else:
+                if self._dense_buf is None or self._dense_buf.shape[0] < b - a:
+                    self._dense_buf = np.empty((int(np.diff(self.part_ptr).max()), d))
+                buf = self._dense_buf[:b - a]
+                np.multiply(r.X[a:b], np.sqrt(c[a:b] / self.W)[:, None], out=buf)
+                np.dot(buf.T, buf, out=H)
+            out.append(H)
+        return out
+
+    def line_derivatives(self, t):
+        """Per partition the data part of the slope and curvature of ``f`` at
+        ``w + t s``, where ``s`` is the step from the current point to the
+        other slot's (``X s`` is the difference of the two slots' margins)."""
+        cur, other = self.margins[self.current], self.margins[1 - self.current]
+        out = []
+        for a, b in self._bounds():
+            d1, d2 = line_derivatives(self.y[a:b], self.cw[a:b], cur[a:b], other[a:b],
+                                      float(t), self.kind, self.param)
+            out.append((float(d1), float(d2)))
+        return out
+
+    def dual(self):
+        """Per partition ``(sum_i c_i (-phi*(-alpha_i)), alpha_k)`` with
+        ``alpha_i = -phi'(x_i . w)`` at the current point."""
+        m = self.margins[self.current]
+        out = []
+        for a, b in self._bounds():
+            alpha = np.empty(b - a)
+            conj = primal_dual_point(self.y[a:b], self.cw[a:b], m[a:b], self.kind,
+                                     self.param, alpha)
+            out.append((float(conj), alpha))
+        return out
+
+
+class BlockNewtonData:
+    """The data of a Newton driver in this process: a :class:`NewtonBlock`
+    of ``K`` partitions whose parts are added in partition order (``K = 1``:
+    the serial solver).  Every method returns the sum over partitions."""
+
+    backend = "local"
+
+    def __init__(self, problem, part_ptr):
+        self.problem = problem
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.K = self.part_ptr.shape[0] - 1
+        self.block = NewtonBlock(problem.rows, problem.y, problem.sample_weight,
+                                 self.part_ptr, problem.loss.code, problem.loss.param,
+                                 problem.W)
+        self.reductions = 0
+
+    def evaluate(self, w, slot):
+        parts = self.block.evaluate(w, slot)
+        self.reductions += 1
+        loss_sum = 0.0
+        for ls, _ in parts:
+            loss_sum += ls
+        return loss_sum, add_parts([g for _, g in parts])
+
+    def use(self, slot):
+        self.block.use(slot)
+
+    def hess_vec(self, v):
+        self.reductions += 1
+        return add_parts(self.block.hess_vec(v))
+
+    def hessian(self):
+        self.reductions += 1
+        return add_parts(self.block.hessian())
+
+    def line_derivatives(self, t):
+        d1 = d2 = 0.0
+        for a, b in self.block.line_derivatives(t):
+            d1 += a
+            d2 += b
+        return d1, d2
+
+    def dual(self):
+        conj = 0.0
+        alphas = []
+        for c, alpha in self.block.dual():
+            conj += c
+            alphas.append(alpha)
+        return conj, np.concatenate(alphas)
+
+    def margins(self):
+        return self.block.margins[self.block.current].copy()
+
+    def info(self):
+        return {}

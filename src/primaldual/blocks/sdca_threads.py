@@ -1,0 +1,474 @@
+"""SDCA on several threads: the threaded pass and the cost model that plans it.
+
+Shared by the threaded serial SDCA (:mod:`primaldual.solvers.sdca`, whose
+module docstring, "Threads", describes the method and the cost model) and by
+CoCoA+'s local solver on a Dask worker with several cores
+(:mod:`primaldual.distributed.local_sdca`, which also picks its sync period
+with :func:`auto_sync_every` where it runs, from that machine's costs).
+
+* :func:`threaded_pass` runs a range of a pass on ``k`` threads, each on its
+  copy of the dual image (:class:`ThreadWork` holds the arrays);
+* :func:`thread_plan` decides threads or serial and the sync period from the
+  data (:func:`mean_row_cosine`, :func:`distinct_columns`,
+  :func:`column_overlap`) and this machine's costs
+  (:func:`measured_thread_costs`); :func:`auto_sync_every` is its sync period
+  alone.
+
+Imports only the kernels and the model layer (see ``tests/test_layers.py``).
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..kernels.prox_sdca import prox_work_arrays
+from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, Shrinking,
+                            ThreadCopy, sdca_epoch, start_copy, sync_copy)
+from ..problem import Problem
+from .._util.threads import resolve_n_jobs, run_threads
+
+__all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "auto_sync_every", "column_overlap",
+           "distinct_columns", "mean_row_cosine", "measured_thread_costs",
+           "sampled_column_counts",
+           "thread_plan", "threaded_pass"]
+
+#: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
+#: threads are used, and a pass of a shrunk active set this small runs serially
+MIN_NNZ_PER_THREAD = 1_000_000
+#: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
+#: atomic additions when the column overlap (the chance that another row has an
+#: entry in the column of a random entry) is at least this (covtype 0.86, a9a
+#: 0.45, mushrooms 0.49: atomic; the CCAT shape 0.18, reuters 0.08: plain)
+ATOMIC_OVERLAP = 0.3
+#: sync_every="auto" picks the flush period from these powers of two
+#: (thread_plan: the one of least predicted time)
+SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
+#: the cost model's epoch penalty of asynchrony: a run whose steps miss about
+#: ``(k - 1) S`` updates, ``S r / d`` per column (``r`` the mean entries of a
+#: row), of rows of mean cosine ``c`` takes ``1 + STALE_EPOCHS (k - 1) (S r /
+#: d) c^2`` times the epochs of one thread (module docstring, "Threads")
+STALE_EPOCHS = 0.12
+#: threads run only where the cost model predicts at least this speed-up
+MIN_SPEEDUP = 1.15
+#: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
+#: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
+#: per thread)
+CHUNK_NNZ = 200_000
+MAX_CHUNKS_PER_THREAD = 16
+#: a test hook: when set, ``THREAD_STALL(k, chunk)`` is called by thread ``k``
+#: before each chunk of a threaded pass (the tests stall a thread with it)
+THREAD_STALL = None
+
+
+def column_overlap(rows) -> float:
+    """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
+    j: the share of the rows that hold the column of a random stored entry.
+    Concurrent steps write the same entry of ``v`` at about this rate."""
+    omega = rows.column_counts()
+    nnz = float(omega.sum())
+    return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
+
+
+#: mean_row_cosine reads at most this many rows (evenly spaced)
+COSINE_SAMPLE = 20_000
+
+
+def mean_row_cosine(rows, sample=COSINE_SAMPLE) -> float:
+    """The mean cosine ``x_i . x_j / (||x_i|| ||x_j||)`` over pairs ``i != j`` of
+    non-zero rows: ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of the
+    ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
+    when ``n <= sample``).  A step that misses ``S`` updates of other threads
+    has a margin error of about ``sqrt(S)`` times this (random signs)."""
+    idx, owner, cols, vals = _sampled_entries(rows, sample)
+    sq = rows.sqnorm[idx]
+    m = int(np.count_nonzero(sq > 0))
+    if m < 2:
+        return 0.0
+    inv = np.divide(1.0, np.sqrt(sq), out=np.zeros_like(sq), where=sq > 0)
+    s = np.bincount(cols, weights=vals * inv[owner], minlength=rows.d)
+    return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
+
+
+def _sampled_entries(rows, sample):
+    """The stored entries of at most ``sample`` evenly spaced rows (all rows
+    when ``n <= sample``), read through the row view: ``(rows, row of each
+    entry, its column, its value)``, gathered in O(their number)."""
+    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
+    start, stop = rows.indptr[idx], rows.indptr[idx + 1]
+    length = stop - start
+    owner = np.repeat(np.arange(idx.shape[0]), length)
+    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(length) - length, length)
+    pos = start[owner] + offset
+    cols = rows.indices[rows.iptr[idx][owner] + offset]
+    return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
+
+
+def sampled_column_counts(rows, sample=COSINE_SAMPLE) -> np.ndarray:
+    """``omega_j`` (the rows with an entry in column ``j``) estimated from at
+    most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
+    sample`` and no row stores a zero): the cost model's input, a few
+    milliseconds where the exact count is a pass over every stored entry."""
+    idx, _, cols, vals = _sampled_entries(rows, sample)
+    counts = np.bincount(cols[vals != 0], minlength=rows.d)
+    return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
+
+
+def distinct_columns(omega, n, S) -> float:
+    """Expected number of distinct columns among ``S`` rows drawn at random:
+    ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
+    the columns a flush after ``S`` updates adds."""
+    p = omega[omega > 0] / float(max(n, 1))
+    return float(np.sum(-np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))))
+
+
+# ----------------------------------------------------------- the cost model
+class ThreadCosts(NamedTuple):
+    """This machine's costs, in seconds, that :func:`thread_plan` predicts
+    from: a serial step per stored entry of its row, a step on a thread's
+    copy (:class:`ThreadCopy`: the columns it changes are listed) per stored
+    entry, a sync per column it shares (publishing it and refreshing it), a
+    refresh of the whole copy per column (the sweep a sync makes when many
+    columns changed), a threaded pass with nothing to do (waking the
+    threads and waiting for them), and ``two_threads``, the speed-up of two
+    threads over one on the same steps, as the machine gives it now (2 on two
+    idle cores; near 1 when other work holds the cores)."""
+    step_entry: float
+    buffered_entry: float
+    flush_column: float
+    sweep_column: float
+    wake: float
+    two_threads: float = 2.0
+
+
+#: [(time.monotonic() of the measurement, ThreadCosts)]
+_COSTS: list = []
+#: measured_thread_costs measures again when its last measurement is older
+#: than this (seconds): the speed-up two threads get follows the machine's
+#: load, which changes; at most one measurement (a few tens of ms) per 30 s
+COSTS_MAX_AGE = 30.0
+#: the sync period at which measured_thread_costs measures a sync per column,
+#: and the runs of each measurement it takes the least of
+SYNC_PROBE = 32
+COST_REPEATS = 3
+#: measured_thread_costs times two threads against one on this many passes
+#: over its set (about 4 ms of steps)
+PARALLEL_PASSES = 2
+
+
+def measured_thread_costs() -> ThreadCosts:
+    """:class:`ThreadCosts` measured on a small synthetic set (8,192 rows of 32
+    entries over 65,536 columns; the least of ``COST_REPEATS`` runs of each;
+    a few tens of milliseconds) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
+    kernel, one on a thread copy that never syncs, one syncing every
+    ``SYNC_PROBE`` updates (the difference, per column published, is the sync
+    cost), an empty threaded pass (the wake-up) and the speed-up of two
+    threads over one on the same steps (which other work on the cores lowers,
+    so it is measured again once the kept value is older than
+    ``COSTS_MAX_AGE``: a measurement taken while the machine was busy does not
+    keep a later fit on an idle machine serial)."""
+    if not _COSTS or time.monotonic() - _COSTS[0][0] > COSTS_MAX_AGE:
+        costs = _measure_thread_costs()
+        _COSTS[:] = [(time.monotonic(), costs)]
+    return _COSTS[0][1]
+
+
+def _measure_thread_costs() -> ThreadCosts:
+    rng = np.random.default_rng(0)
+    n, r, d = 8192, 32, 65536
+    cols = rng.integers(0, d, n * r)
+    X = sp.csr_matrix((rng.standard_normal(n * r), cols, np.arange(0, n * r + 1, r)),
+                      shape=(n, d))
+    X.sum_duplicates()
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-4)
+    rows, spec = prob.rows_view(), prob.step_spec()
+    order = rng.permutation(n).astype(np.int64)
+    no_shrink = Shrinking(False, np.inf, np.inf)
+    no_avg = Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0)
+    prox = prox_work_arrays(prob.rows, 0.0)
+    nnz = float(X.nnz)
+    serial, buffered, flush, sweep, wake = [], [], [], [], []
+    long_order = np.concatenate([order] * PARALLEL_PASSES)
+    long_serial, long_two = [], []
+    two_work = ThreadWork(d, 2, 1 << 30, False, r, False)
+    pool_work = ThreadWork(d, 2, 1 << 30, False, r)
+
+    def on_copy(every):
+        work = ThreadWork(d, 1, every, False, r)
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        copy = work.copy(0, np.zeros(d))
+        start_copy(state.v, copy)
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox,
+                   False, copy)
+        return time.perf_counter() - t0, int(work.clock[1])
+
+    synced, columns = [], 1
+    for _ in range(COST_REPEATS):
+        state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, order, 0, n, 0, -1, no_shrink, no_avg, prox)
+        serial.append((time.perf_counter() - t0) / nnz)
+        buffered.append(on_copy(1 << 30)[0] / nnz)
+        secs, columns = on_copy(SYNC_PROBE)
+        synced.append(secs)
+        probe = ThreadWork(d, 1, 1, False, r)
+        t0 = time.perf_counter()
+        start_copy(probe.local[0], probe.copy(0, state.v))
+        sweep.append((time.perf_counter() - t0) / d)
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
+                      [prox, prox])
+        wake.append(time.perf_counter() - t0)
+        # the same steps on one thread and on two (no syncs but the last)
+        m = long_order.shape[0]
+        t0 = time.perf_counter()
+        sdca_epoch(rows, spec, state, long_order, 0, m, 0, -1, no_shrink, no_avg, prox)
+        long_serial.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        threaded_pass(rows, spec, state, long_order, 0, m, two_work, 0, no_shrink,
+                      [prox, prox])
+        long_two.append(time.perf_counter() - t0)
+    # a sync per column published: what syncing every SYNC_PROBE updates adds
+    # (at least a tenth of a step's entry: the difference of two noisy times)
+    flush = [max(min(synced) - min(buffered) * nnz, 0.1 * min(serial) * nnz) / columns]
+    # the two-thread speed-up on the steps alone: the wake-up (counted apart
+    # in the model, once per pass) is taken out of the two-thread time, else
+    # on these few milliseconds of steps it would pass for slow threads
+    steps_two = max(min(long_two) - min(wake), min(long_serial) / 2.0)
+    return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake),
+                       min(2.0, min(long_serial) / steps_two))
+
+
+class ThreadPlan(NamedTuple):
+    """What :func:`thread_plan` decided: the threads to use, the sync period
+    ``sync_every``, the predicted speed-up over one thread, why, in words,
+    and whether the syncs list the changed columns (``sparse``) or sweep all
+    ``d``."""
+    threads: int
+    sync_every: int
+    speedup: float
+    reason: str
+    sparse: bool = True
+    #: the best number of threads, whether or not they are predicted to win,
+    #: and the epoch penalty of asynchrony predicted for it
+    best_threads: int = 1
+    penalty: float = 1.0
+
+
+def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
+    """Threads or serial, predicted from the data and this machine's costs.
+
+    Per update with ``k`` threads flushing every ``S`` updates, in the
+    measured costs (:func:`measured_thread_costs`, or ``costs``):
+
+    * one thread: ``r * step_entry`` (``r`` the mean stored entries of a row);
+    * ``k`` threads: ``(r * buffered_entry + sync(S) / S) / cores``, ``cores =
+      k * two_threads / 2`` (the cores the machine gives now), ``U(S)`` the
+      distinct columns of ``S`` random rows (:func:`distinct_columns`): a
+      sync publishes that many columns and takes about ``(k - 1) U(S)`` from
+      the other threads' logs, ``sync(S) = k U(S) flush_column``, or ``U(S)
+      flush_column + d sweep_column`` when ``k U(S)`` exceeds ``d /
+      DENSE_REFRESH`` (a sweep refreshes every column), plus
+      ``wake / n`` (one wake-up and wait per pass), times the epoch penalty
+      of asynchrony ``1 + STALE_EPOCHS (k - 1) (S r / d) c^2`` (``c`` the
+      mean row cosine, :func:`mean_row_cosine`; ``S r / d`` the missed
+      updates per column).
+
+    ``sync_every="auto"`` takes the ``S`` of :data:`SYNC_CHOICES` with the
+    least predicted time; an integer fixes it (0: one shared ``v``, no
+    flushes).  The threads are used when the predicted speed-up of the best
+    ``k <= n_jobs`` is at least :data:`MIN_SPEEDUP`, and each gets at least
+    :data:`MIN_NNZ_PER_THREAD` stored entries per pass."""
+    K = resolve_n_jobs(n_jobs)
+    if K <= 1:
+        return ThreadPlan(1, 0, 1.0, "n_jobs=1")
+    cap = max(1, min(K, rows.n, rows.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+    if cap <= 1:
+        return ThreadPlan(1, 0, 1.0, (
+            f"serial: {rows.nnz} stored entries, fewer than {MIN_NNZ_PER_THREAD} for "
+            f"each of 2 threads"))
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    fixed = None if sync_every == "auto" else int(sync_every or 0)
+    best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
+                for S in (SYNC_CHOICES if fixed is None else (fixed,))
+                for sparse in (True, False)),
+               key=lambda p: p[0])
+    speedup, k, S, flush_share, penalty, sparse = best
+    detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
+              f"({'sparse' if sparse else 'sweeping'} syncs "
+              f"{100 * flush_share:.0f}% of the step cost, "
+              f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
+    if speedup < MIN_SPEEDUP:
+        return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse,
+                          k, penalty)
+    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse, k, penalty)
+
+
+def auto_sync_every(rows, n_threads=2, costs=None) -> int:
+    """``sync_every="auto"`` for ``n_threads`` threads: the flush period of
+    :data:`SYNC_CHOICES` with the least predicted time (:func:`thread_plan`'s
+    model), whether or not threads are predicted to win."""
+    model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
+    return max((model.predict(max(int(n_threads), 2), S, True) for S in SYNC_CHOICES),
+               key=lambda p: p[0])[2]
+
+
+class _ThreadModel:
+    """:func:`thread_plan`'s prediction for one data set."""
+
+    def __init__(self, rows, costs):
+        self.rows, self.costs = rows, costs
+        self.r = rows.nnz / max(rows.n, 1)
+        # the data's statistics, computed once per row view (solver="auto"
+        # with n_jobs > 1 plans before choosing SDCA and again in its setup)
+        stats = getattr(rows, "_thread_model_stats", None)
+        if stats is None:
+            stats = (mean_row_cosine(rows), sampled_column_counts(rows))
+            rows._thread_model_stats = stats
+        self.cosine, self.omega = stats
+        self._U = {}
+
+    def predict(self, k, S, sparse):
+        """``(speed-up, k, S, sync share of the step cost, epoch penalty,
+        sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
+        changed columns (``sparse``) or sweeping all ``d`` at each sync."""
+        c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
+        if sparse:
+            step = r * c.buffered_entry
+            # a sync publishes the thread's U(S) columns and takes the
+            # others' ~(k - 1) U(S), or sweeps every column when those are
+            # many (as sync_copy does)
+            if S not in self._U:
+                self._U[S] = distinct_columns(self.omega, n, S) if S > 0 else 0.0
+            U = self._U[S]
+            sync = (U * c.flush_column + d * c.sweep_column
+                    if k * U * DENSE_REFRESH > d else k * U * c.flush_column)
+        else:
+            # nothing listed; a sync reads and writes every column (twice a
+            # refresh)
+            step = r * c.step_entry
+            sync = 2.0 * d * c.sweep_column
+        flush = sync / S if S > 0 else 0.0
+        per_column = max(S, 1) * r / max(d, 1)
+        penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
+        # the cores the k threads get: k on idle cores, fewer when other work
+        # holds them (measured with two threads)
+        cores = k * min(c.two_threads, 2.0) / 2.0
+        per_update = ((step + flush) / cores + c.wake / max(n, 1)) * penalty
+        return (r * c.step_entry / per_update, k, S, flush / max(step, 1e-300), penalty,
+                sparse)
+
+
+# ---------------------------------------------------------- threaded passes
+class ThreadWork:
+    """The arrays ``k`` threads step with, allocated once per run: each
+    thread's copy of the image and its :class:`ThreadCopy` arrays (``base``,
+    ``mark``, ``touched``, ``seen``, ``counts``), the threads' published
+    changes ``parts`` (k x d), their change logs (``k`` rings of ``L = 4 F +
+    64`` columns, ``F = min(d, sync_every * longest row)`` the most one sync
+    publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
+    every step writes the shared ``v`` (atomically when ``atomic``)."""
+
+    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True):
+        K = int(n_threads)
+        self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
+        self.sparse = bool(sparse)
+        # others may publish this many updates since a thread's last refresh
+        # before it syncs ahead of its own period (staleness bounded by work)
+        self.limit = 2 * max(K - 1, 1) * self.sync_every
+        m = d if self.sync_every else 0
+        self.max_flush = int(min(d, self.sync_every * max(int(max_row), 1)))
+        L = 4 * self.max_flush + 64 if self.sync_every else 0
+        self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
+        self.parts = np.zeros((K if m else 0, m))
+        self.logs = np.zeros((K, L), dtype=np.int64)
+        self.local = [np.zeros(m) for _ in range(K)]
+        self.base = [np.zeros(m) for _ in range(K)]
+        self.mark = [np.zeros(m, dtype=np.uint8) for _ in range(K)]
+        self.touched = [np.zeros(m + 1, dtype=np.int64) for _ in range(K)]
+        # each thread's counters on cache lines of their own (a step writes
+        # them: two threads' counters on one line would bounce it between
+        # the cores at every step)
+        pad = CLOCK_STRIDE * (1 + (K + 3) // CLOCK_STRIDE)
+        self._own = np.zeros((K, 2 * pad), dtype=np.int64)
+        self.seen = [self._own[k, :K] for k in range(K)]
+        self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
+
+    def copy(self, k, shared):
+        """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
+        ``sync_every = 0``)."""
+        if not self.sync_every:
+            return None
+        return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
+                          self.logs, self.clock, self.seen[k], self.counts[k], k,
+                          self.sync_every, self.limit, self.max_flush, self.sparse)
+
+    def fold(self, shared):
+        """After the threads are done: ``shared += sum_t parts[t]``, and the
+        parts start again from zero."""
+        if self.sync_every:
+            shared += self.parts.sum(axis=0)
+            self.parts[:] = 0.0
+
+
+def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
+    """Run ``order[start:stop]`` (no coordinate twice) on ``work.n_threads``
+    threads (:class:`ThreadWork`).
+
+    The range is cut into contiguous chunks of about ``CHUNK_NNZ`` stored
+    entries (``entries``: the range's estimated total; ``k`` to
+    ``MAX_CHUNKS_PER_THREAD * k`` chunks) that the threads take in turn, each
+    running :func:`sdca_epoch` on ``state`` (``prox[k]``: thread ``k``'s prox
+    work arrays).  With ``work.sync_every > 0`` each thread steps on its own
+    copy of ``state.v``, taken when it starts, and syncs the columns that
+    changed every ``sync_every`` updates, sooner when the others got more
+    than ``work.limit`` updates ahead of it, and when it is done
+    (:class:`ThreadCopy`); with 0 every step writes ``state.v`` (atomically
+    when ``work.atomic``).  Shared by the threaded solver and CoCoA+'s local
+    solver (:mod:`primaldual.distributed.local_sdca`).
+
+    Returns ``(results, interrupted)`` as :func:`run_threads` does, one
+    ``(status, pos, steps, accesses, max_up, max_down)`` per thread.
+    """
+    K = work.n_threads
+    n_chunks = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
+    chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
+    next_chunk = itertools.count().__next__          # atomic under the GIL
+    no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
+    atomic = work.atomic and not work.sync_every
+
+    def task(k, stop_flag):
+        copy, local = work.copy(k, state.v), state
+        if copy is not None:
+            local = state._replace(v=work.local[k])
+            start_copy(local.v, copy)
+        status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
+        try:
+            while not stop_flag.is_set():
+                c = next_chunk()
+                if c >= n_chunks:
+                    break
+                if THREAD_STALL is not None:
+                    THREAD_STALL(k, c)
+                res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
+                                 shrink, no_avg, prox[k], atomic, copy)
+                steps += res.steps
+                acc += res.accesses
+                up, down = max(up, res.max_up), max(down, res.max_down)
+                if res.status != 0:
+                    status, pos = res.status, res.pos
+                    break
+        finally:
+            if copy is not None:
+                sync_copy(local.v, copy)
+        return status, pos, steps, acc, up, down
+
+    try:
+        return run_threads(task, K)
+    finally:
+        work.fold(state.v)            # what the threads published, even on an error

@@ -1,0 +1,267 @@
+"""The request: what one command line asks for, as one frozen object.
+
+:func:`make_request` reads the argparse namespace once and checks everything
+that needs no data (loss, penalty, solver, ``--option`` values, threads, bias,
+class weights, flags that go together); the commands read the request and
+never the namespace.  A ``fit`` reads as LIBLINEAR's ``train.c`` does: parse
+(:mod:`.parser`, here), read and check the data (:mod:`.prepare`), train
+(:mod:`.fit`, :mod:`.cv`), save (:mod:`.files`).
+"""
+from __future__ import annotations
+
+import importlib
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .._extras import have, require
+from .parser import (FLAG_OPTIONS, key_value, parse_class_weight, parse_number_list,
+                     parse_option, parse_pairs)
+
+
+def _load(module, name):
+    """``name`` of ``primaldual.<module>``, imported when a request is built
+    (by name): building the parser and ``--help`` import no loss, solver or
+    kernel (tests/test_startup.py)."""
+    return getattr(importlib.import_module(f"primaldual.{module}"), name)
+
+#: ``fit``'s lam when neither --lam nor -c is given
+DEFAULT_LAM = 1e-4
+
+
+@dataclass(frozen=True)
+class TrainRequest:
+    """What ``fit`` and ``cv`` share: the data file, the problem and the solver."""
+
+    command: str
+    train: str
+    loss: Any                        # the primaldual Loss object of --loss/--loss-param
+    loss_params: Mapping             # --loss-param, read-only
+    lam: float | None                # --lam; None when -c gives C instead
+    C: float | None                  # LIBLINEAR's C (-c); lam = 1/(C W) once W is known
+    l1: float
+    bias: float | None
+    class_weight: Any                # None, "balanced" or {label: weight}
+    jobs: int
+    solver: str
+    options: Mapping                 # --option values and the run options, read-only
+    tol: float
+    max_epochs: float | None
+    seed: int
+    normalize: bool
+    json: bool
+    quiet: bool
+
+    @property
+    def solve_loss_params(self):
+        """``loss_params`` as :func:`primaldual.solve` takes it (a dict or None)."""
+        return dict(self.loss_params) or None
+
+    @property
+    def n_jobs(self):
+        """``n_jobs`` for :func:`primaldual.solve` (None for one thread)."""
+        return None if self.jobs == 1 else self.jobs
+
+    def lam_for(self, weight_total: float) -> float:
+        """The lam of the fit: --lam, or 1/(C W) for -c C, W the total sample
+        weight (n without class weights): LIBLINEAR minimizes
+        ``||w||^2/2 + C sum_i c_i phi_i``, which is ``C W`` times
+        ``(1/W) sum_i c_i phi_i + ||w||^2/(2 C W)``."""
+        if self.C is None:
+            return float(self.lam)
+        return 1.0 / (self.C * float(weight_total))
+
+
+@dataclass(frozen=True)
+class FitRequest(TrainRequest):
+    """``primaldual fit``."""
+
+    test: str | None
+    time_limit: float | None
+    model: str | None
+    trace: str | None
+    plot: str | None
+    checkpoint: str | None
+    checkpoint_every: float
+    resume: bool
+    scheduler: str | None
+    partitions: int | None
+    parts_dir: str | None
+
+
+@dataclass(frozen=True)
+class CVRequest(TrainRequest):
+    """``primaldual cv``: ``lams`` or ``Cs`` given, or a searched lam grid."""
+
+    folds: int
+    lams: tuple | None               # --lam / --lams, largest first
+    Cs: tuple | None                 # -c / --Cs, smallest first (largest lam first)
+    n_lams: int
+    lam_ratio: float
+
+
+@dataclass(frozen=True)
+class PredictRequest:
+    command: str
+    model: str
+    data: str
+    output: str | None
+    proba: bool
+    json: bool
+
+
+@dataclass(frozen=True)
+class InfoRequest:
+    command: str
+    data: str
+    json: bool
+
+
+@dataclass(frozen=True)
+class SolversRequest:
+    command: str
+    name: str | None
+    json: bool
+
+
+# ------------------------------------------------------------------ build
+def make_request(args):
+    """The request of the parsed command line ``args`` (a ValueError names
+    the first problem found)."""
+    if args.command == "predict":
+        return PredictRequest(args.command, args.model, args.data, args.output,
+                              bool(args.proba), bool(args.json))
+    if args.command == "info":
+        return InfoRequest(args.command, args.data, bool(args.json))
+    if args.command == "solvers":
+        return SolversRequest(args.command, args.name, bool(args.json))
+    if args.command == "fit":
+        return _fit_request(args)
+    if args.command == "cv":
+        return _cv_request(args)
+    raise ValueError(f"unknown command {args.command!r}")
+
+
+def _solver_options(args):
+    """The ``--option`` pairs, each read by the type of the solver's option,
+    after the refusals of the options that have their own flags."""
+    keys = [key_value(text, "--option")[0] for text in args.option or ()]
+    for key, flag in FLAG_OPTIONS.items():
+        if key in keys:
+            hint = f"use {flag}" if flag else "it is not available from the command line"
+            raise ValueError(f"--option {key} is not accepted here: {hint}")
+    solver = args.solver
+    if solver == "auto" and getattr(args, "scheduler", None):
+        solver = "cocoa"                   # what --scheduler runs for auto
+    return parse_pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
+
+
+def _train_fields(args, lam, C):
+    """The checks ``fit`` and ``cv`` share, and the fields of TrainRequest."""
+    resolve_n_jobs = _load("_util", "resolve_n_jobs")
+    make_loss = _load("losses", "make_loss")
+    make_penalty = _load("penalties", "make_penalty")
+    check_solver_name = _load("solvers", "check_solver_name")
+    loss_params = parse_pairs(args.loss_param, "--loss-param")
+    loss = make_loss(args.loss, loss_params or None)
+    if C is not None and not (math.isfinite(C) and C > 0):
+        raise ValueError(f"-c/--C must be a finite number > 0 (LIBLINEAR's C), got {C}")
+    make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
+    check_solver_name(args.solver)
+    options = _solver_options(args)
+    resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
+    if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
+        raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
+                         f"feature), got {args.bias}")
+    spec = ",".join(args.class_weight) if args.class_weight else None
+    if spec is not None and not loss.classification:
+        raise ValueError(f"--class-weight needs a classification loss; loss={loss.name!r} "
+                         f"is a regression loss")
+    class_weight = parse_class_weight(spec)      # syntax only; labels checked with data
+    if "progress" not in options:
+        options["progress"] = (sys.stdout.isatty() and not args.quiet
+                               and have("tqdm"))
+    return dict(command=args.command, train=args.train, loss=loss,
+                loss_params=MappingProxyType(loss_params), lam=lam, C=C, l1=args.l1,
+                bias=args.bias, class_weight=class_weight, jobs=args.jobs,
+                solver=args.solver, options=options, tol=args.tol,
+                max_epochs=args.max_epochs, seed=args.seed, normalize=bool(args.normalize),
+                json=bool(args.json), quiet=bool(args.quiet))
+
+
+def _fit_request(args):
+    if args.lam is not None and args.C is not None:
+        raise ValueError(f"give either --lam {args.lam:g} or -c {args.C:g} (LIBLINEAR's C, "
+                         f"which sets lam = 1/(C W)), not both")
+    lam = DEFAULT_LAM if args.lam is None and args.C is None else args.lam
+    fields = _train_fields(args, lam, args.C)
+    if args.resume and not args.checkpoint:
+        raise ValueError("--resume needs --checkpoint DIR (the directory holding "
+                         "state.npz)")
+    if args.checkpoint_every <= 0 or not math.isfinite(args.checkpoint_every):
+        raise ValueError(f"--checkpoint-every must be > 0, got {args.checkpoint_every}")
+    if args.resume:
+        state = Path(args.checkpoint) / "state.npz"
+        if not state.is_file():
+            raise FileNotFoundError(f"--resume: no checkpoint {state}; run once with "
+                                    f"--checkpoint {args.checkpoint} (without --resume)")
+    if args.scheduler is None:
+        for flag, val in (("--partitions", args.partitions), ("--parts-dir", args.parts_dir)):
+            if val is not None:
+                raise ValueError(f"{flag} is used with --scheduler ADDRESS (training on a "
+                                 f"Dask cluster); give --scheduler too, or drop {flag}")
+    elif args.C is not None:
+        raise ValueError("-c/--C needs the number of samples, which the Dask workers hold "
+                         "with --scheduler; give --lam 1/(C n) instead")
+    elif args.partitions is not None and args.partitions < 1:
+        raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
+    if args.plot and args.scheduler is None:
+        require("matplotlib", "--plot")        # before the fit, not after it
+    options = fields.pop("options")
+    if args.scheduler is None:           # the cluster path sets its own
+        if args.checkpoint:
+            options["checkpoint"] = args.checkpoint
+            options["checkpoint_every"] = args.checkpoint_every
+        if args.resume:
+            options["resume"] = args.checkpoint
+        if args.time_limit is not None:
+            options["time_limit"] = args.time_limit
+    return FitRequest(**fields, options=MappingProxyType(options), test=args.test,
+                      time_limit=args.time_limit, model=args.model, trace=args.trace,
+                      plot=args.plot, checkpoint=args.checkpoint,
+                      checkpoint_every=args.checkpoint_every, resume=bool(args.resume),
+                      scheduler=args.scheduler, partitions=args.partitions,
+                      parts_dir=args.parts_dir)
+
+
+def _cv_request(args):
+    given = [f for f, v in (("--lam", args.lam), ("--lams", args.lams), ("-c", args.C),
+                            ("--Cs", args.Cs)) if v is not None]
+    if len(given) > 1:
+        raise ValueError(f"give either --lam X (one value), --lams X,Y,... (a list), -c C "
+                         f"or --Cs C1,C2,... (LIBLINEAR's C), not both {' and '.join(given)}")
+    fields = _train_fields(args, args.lam, args.C)
+    if args.folds < 2:
+        raise ValueError(f"--folds must be >= 2, got {args.folds}")
+    if args.n_lams < 1:
+        raise ValueError(f"--n-lams must be >= 1, got {args.n_lams}")
+    if not (0 < args.lam_ratio < 1):
+        raise ValueError(f"--lam-ratio must be in (0, 1), got {args.lam_ratio}")
+    lams = Cs = None
+    if args.lam is not None:
+        if not (math.isfinite(args.lam) and args.lam > 0):
+            raise ValueError(f"every lam must be a finite number > 0, got {args.lam}")
+        lams = (args.lam,)
+    elif args.lams is not None:
+        lams = tuple(sorted(parse_number_list(args.lams, "--lams", "lam"), reverse=True))
+    elif args.C is not None:
+        Cs = (args.C,)
+    elif args.Cs is not None:
+        Cs = tuple(sorted(parse_number_list(args.Cs, "--Cs", "C")))
+    options = fields.pop("options")
+    options["progress"] = False
+    return CVRequest(**fields, options=MappingProxyType(options), folds=args.folds,
+                     lams=lams, Cs=Cs, n_lams=args.n_lams, lam_ratio=args.lam_ratio)

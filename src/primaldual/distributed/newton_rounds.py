@@ -1,0 +1,155 @@
+"""Distributed truncated Newton-CG on Dask: the partitions' passes.
+
+MPI-LIBLINEAR's scheme (Zhuang, Chin, Juan & Lin, "Distributed Newton methods
+for regularized logistic regression", PAKDD 2015): the rows are split into
+``K`` instance-wise partitions, each on one worker, and the driver
+(:class:`~primaldual.solvers.newton.NewtonSolver`, the serial solver's own
+trust-region / line-search logic) runs on the client.  Per Newton iteration
+every worker evaluates its part of ``f``, ``grad f`` and the curvatures
+``D_k`` at the trial point (one reduction of a ``d``-vector and a scalar);
+per CG step it returns ``X_k^T D_k X_k v`` (one reduction of a
+``d``-vector); a line-search evaluation is one reduction of two scalars; a
+certificate gathers ``alpha_k = -phi'(X_k w)`` and one scalar per worker.
+The work on a partition is :class:`~primaldual.blocks.newton.NewtonBlock`,
+the very code of the in-process run, and the client adds the parts in
+partition order, so Dask and in-process runs with the same partitions give
+the same iterates.
+
+Recovery: a worker's state is its rows plus the margins and curvatures at
+the current point and at the pending trial point, both functions of ``w``
+that the client holds.  When a call fails because a worker died, the lost
+partitions' actors are re-created on live workers (re-reading their part
+files or re-sending their rows, as the CoCoA+ engine does), they recompute
+both slots from the client's ``w``s, and the call is made again on every
+partition.  Every call is idempotent, so the fit continues exactly as an
+uninterrupted one.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..blocks.newton import add_parts
+from .block import contiguous_partition
+from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
+
+__all__ = ["DaskNewtonData", "newton_engine"]
+
+
+class DaskNewtonData:
+    """The data of a Newton driver whose partitions are Dask actors (see the
+    module docstring).  Same methods as
+    :class:`~primaldual.blocks.newton.BlockNewtonData`."""
+
+    backend = "dask"
+
+    def __init__(self, pset: PartitionSet, part_ptr, d, max_recoveries):
+        self.pset = pset
+        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.K = self.part_ptr.shape[0] - 1
+        self.d = int(d)
+        self.max_recoveries = int(max_recoveries)
+        self.recoveries = 0
+        self.reductions = 0
+        self.calls = 0
+        self.call_seconds = 0.0
+        #: the point each slot holds on the workers (to rebuild a lost partition)
+        self._points = [None, None]
+        self._current = 0
+
+    # ------------------------------------------------------------ calls
+    def _call(self, method, *args):
+        t = time.perf_counter()
+        while True:
+            try:
+                out = self.pset.call_all("newton", method, *args, what=f"newton {method}")
+                break
+            except _Lost as lost:
+                self._recover(lost)
+        self.calls += 1
+        self.call_seconds += time.perf_counter() - t
+        return out
+
+    def _recover(self, lost):
+        parts = list(lost.parts)
+        while True:
+            self.recoveries += 1
+            if self.recoveries > self.max_recoveries:
+                raise WorkerLostError(f"lost the workers of partitions {parts}; that is "
+                                      f"recovery {self.recoveries}, more than "
+                                      f"max_recoveries={self.max_recoveries}")
+            try:
+                self.pset.replace(parts)
+                for slot, w in enumerate(self._points):
+                    if w is not None:
+                        self.pset.wait([self.pset.actors[k].newton("evaluate", w, slot)
+                                        for k in parts], "newton recovery")
+                self.pset.wait([self.pset.actors[k].newton("use", self._current)
+                                for k in parts], "newton recovery")
+                return
+            except _Lost as again:        # another loss while recovering
+                parts = sorted(set(parts) | set(again.parts))
+
+    # ---------------------------------------------------------- methods
+    def evaluate(self, w, slot):
+        w = np.array(w, dtype=np.float64)
+        self._points[slot] = w
+        res = self._call("evaluate", w, slot)
+        self.reductions += 1
+        loss_sum = 0.0
+        for (ls, _), in res:
+            loss_sum += ls
+        return loss_sum, add_parts([g for (_, g), in res])
+
+    def use(self, slot):
+        self._current = int(slot)
+        self._call("use", int(slot))
+
+    def hess_vec(self, v):
+        res = self._call("hess_vec", np.ascontiguousarray(v, dtype=np.float64))
+        self.reductions += 1
+        return add_parts([hv for hv, in res])
+
+    def hessian(self):
+        res = self._call("hessian")
+        self.reductions += 1
+        return add_parts([H for H, in res])
+
+    def line_derivatives(self, t):
+        d1 = d2 = 0.0
+        for (a, b), in self._call("line_derivatives", float(t)):
+            d1 += a
+            d2 += b
+        return d1, d2
+
+    def dual(self):
+        conj = 0.0
+        alphas = []
+        for (c, alpha), in self._call("dual"):
+            conj += c
+            alphas.append(alpha)
+        return conj, np.concatenate(alphas)
+
+    def margins(self):
+        """Not gathered: the margins stay on the workers."""
+        return None
+
+    def info(self):
+        out = {"recoveries": int(self.recoveries)}
+        if self.calls:
+            out["call_ms"] = 1e3 * self.call_seconds / self.calls
+        return out
+
+
+def newton_engine(problem, opts, distributed_input):
+    """The Dask data of a distributed Newton run: the actors of partitioned
+    input, or ``opts.n_partitions`` contiguous blocks of an in-memory problem
+    placed on ``opts.client``'s workers."""
+    if distributed_input:
+        pset = problem.pset
+        pset.timeout = float(opts.round_timeout)
+        return DaskNewtonData(pset, problem.part_ptr, problem.d, opts.max_recoveries)
+    part_ptr = contiguous_partition(problem.n, int(opts.n_partitions))
+    pset = place_problem(problem, part_ptr, opts.client, opts.round_timeout)
+    return DaskNewtonData(pset, part_ptr, problem.d, opts.max_recoveries)
