@@ -209,7 +209,8 @@ def main():
                 prob = Problem(X, y, loss=loss, lam=lam)
                 t_dso, t_sdca = ((float("nan"), float("nan")) if args.accuracy_only
                                  else epoch_cost_ratio(prob, args.repeats))
-                row = dict(set=name, primal_weight=args.primal_weight, n=X.shape[0], nnz=X.nnz, loss=loss, lam=lam,
+                row = dict(set=name, primal_weight=args.primal_weight, n=X.shape[0],
+                           nnz=X.nnz, loss=loss, lam=lam,
                            lam_n=lam * X.shape[0], p_star=p_star, ref=src,
                            ref_gap=(p_star - d_best) / abs(p_star),
                            sub200=sub[-1][1], gap200=r.rel_gap, first=first,

@@ -16,9 +16,9 @@ from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec,
                                     RowSide, dso_block_kernel)
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
-from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale, box_radius,
-                                    build_layout, spdc_primal_weight,
-                                    dual_bounds, saddle_gap, sigma)
+from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale,
+                                    box_radius, build_layout, dual_bounds, saddle_gap, sigma,
+                                    spdc_primal_weight)
 
 from conftest import load_binary, make_classification_data
 
