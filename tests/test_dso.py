@@ -16,8 +16,9 @@ from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec,
                                     RowSide, dso_block_kernel)
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
-from primaldual.solvers.dso import (adagrad_w_scale, box_radius, build_layout,
-                                    dual_bounds, saddle_gap, sigma)
+from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale,
+                                    box_radius, build_layout, dual_bounds, saddle_gap, sigma,
+                                    spdc_primal_weight)
 
 from conftest import load_binary, make_classification_data
 
@@ -43,30 +44,40 @@ def _ref_rgrad(lam, l1, w):
 
 
 def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, kind, lam,
-              l1, prox, mode, eta, eta0, Ga, Gw, svrg, a_snap, w_snap, Fa, Fw, a_scale=1.0):
-    """Update (8) written out in plain Python, one nonzero at a time."""
+              l1, prox, mode, eta, eta0, Ga, Gw, svrg, a_snap, w_snap, Fa, Fw, a_scale=1.0,
+              extrap=0.0, w_len=None):
+    """Update (8) written out in plain Python, one nonzero at a time: the w step,
+    then the alpha step with its coupling at ``w_j + extrap (new w_j - w_j)``
+    (0: the current pair, as printed in the paper; 1: the new ``w_j``)."""
     for e in perm:
         i, j, x = int(rows[e]), int(cols[e]), float(vals[e])
         wj, ai = w[j], alpha[i]
         l1g = 0.0 if prox else l1
         gw = _ref_rgrad(lam, l1g, wj) / cc[j] - cw[i] * ai * x
-        ga = cw[i] * (_ref_hgrad(kind, ai, y[i]) / rc[i] - wj * x)
         if svrg:
             gw -= _ref_rgrad(lam, l1g, w_snap[j]) / cc[j] - cw[i] * a_snap[i] * x
             gw += Fw[j] / cc[j]
-            ga -= cw[i] * (_ref_hgrad(kind, a_snap[i], y[i]) / rc[i] - w_snap[j] * x)
-            ga += Fa[i] / rc[i]
         if mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
-            Ga[i] += ga * ga
-            ew, ea = eta0 / math.sqrt(Gw[j]), a_scale * eta0 / math.sqrt(Ga[i])
+            ew = eta0 * (1.0 if w_len is None else w_len[j]) / math.sqrt(Gw[j])
         else:
-            ew = ea = eta
+            ew = eta
         nw = wj - ew * gw
         if prox:
             thr = ew * l1 / cc[j]
             nw = nw - thr if nw > thr else (nw + thr if nw < -thr else 0.0)
-        w[j] = min(max(nw, -R), R)
+        nw = min(max(nw, -R), R)
+        wt = wj + extrap * (nw - wj)
+        ga = cw[i] * (_ref_hgrad(kind, ai, y[i]) / rc[i] - wt * x)
+        if svrg:
+            ga -= cw[i] * (_ref_hgrad(kind, a_snap[i], y[i]) / rc[i] - w_snap[j] * x)
+            ga += Fa[i] / rc[i]
+        if mode == STEP_ADAGRAD:
+            Ga[i] += ga * ga
+            ea = a_scale * eta0 / math.sqrt(Ga[i])
+        else:
+            ea = eta
+        w[j] = nw
         alpha[i] = min(max(ai + ea * ga, a_lo[i]), a_hi[i])
 
 
@@ -74,7 +85,8 @@ def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, ki
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("l1,prox", [(0.0, False), (0.01, False), (0.01, True)])
-def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
+@pytest.mark.parametrize("extrap", [0.0, 1.0])
+def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox, extrap):
     rng = np.random.default_rng(kind * 100 + mode * 10 + svrg)
     nr, nc, m = 7, 5, 25
     rows = rng.integers(0, nr, m).astype(np.int32)
@@ -93,17 +105,20 @@ def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox):
     a_snap = y * rng.uniform(0.1, 0.9, nr)
     w_snap, Fa, Fw = rng.standard_normal(nc), rng.standard_normal(nr), rng.standard_normal(nc)
     args = dict(R=2.0, lam=0.3, eta=0.7, eta0=0.4)
+    w_len = rng.uniform(0.5, 2.0, nc)
     a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     status, pos = dso_block_kernel(
         Nonzeros(rows, cols, vals), perm, 0, m,
-        RowSide(a1, lo, hi, y, cw, rc, Ga1, a_snap, Fa), ColSide(w1, cc, Gw1, w_snap, Fw),
+        RowSide(a1, lo, hi, y, cw, rc, Ga1, a_snap, Fa),
+        ColSide(w1, cc, Gw1, w_snap, Fw, w_len),
         DSOSpec(kind, 0.0, args["lam"], l1, prox, args["R"], mode, args["eta"], args["eta0"],
-                svrg, 1.0, 3.0))
+                svrg, 1.0, 3.0, extrap))
     assert status == 0 and pos == m
     a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
     ref_block(rows, cols, vals, perm, a2, lo, hi, y, cw, rc, w2, cc, args["R"], kind,
               args["lam"], l1, prox, mode, args["eta"], args["eta0"], Ga2, Gw2, svrg,
-              a_snap, w_snap, Fa, Fw, a_scale=3.0 if mode == STEP_ADAGRAD else 1.0)
+              a_snap, w_snap, Fa, Fw, a_scale=3.0 if mode == STEP_ADAGRAD else 1.0,
+              extrap=extrap, w_len=w_len)
     np.testing.assert_allclose(a1, a2, rtol=0, atol=1e-12)
     np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-12)
     np.testing.assert_allclose(Gw1, Gw2, rtol=1e-12, atol=0)
@@ -313,8 +328,12 @@ def test_bad_options_are_errors():
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
 @pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
-def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind):
-    from primaldual.kernels.dso import (PA_STRIDE, PW_STRIDE, dso_block_kernel_packed,
+@pytest.mark.parametrize("extrap", [0.0, 1.0])
+def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
+    """The packed kernel (in a given order, and in the "chunks" order without a
+    written-out order) gives the array kernel's iterates."""
+    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, dso_block_kernel_chunks,
+                                        dso_block_kernel_packed, fill_chunk_order,
                                         pack_block, unpack_block)
     rng = np.random.default_rng(5)
     n, d, m = 30, 20, 200
@@ -333,19 +352,37 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind):
     Ga, Gw = rng.random(n), rng.random(d)
     a_s, w_s, Fa, Fw = 0.5 * y, 0.1 * rng.standard_normal(d), rng.standard_normal(n), \
         rng.standard_normal(d)
-    a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5)
+    w_len = rng.uniform(0.5, 2.0, d)
+    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5, extrap)
     nz = Nonzeros(rows, cols, vals)
-    dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
-                     ColSide(w1, cc, Gw1, w_s, Fw), spec)
-    PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
-    a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-    pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa), ColSide(w2, cc, Gw2, w_s, Fw),
-               mode == STEP_ADAGRAD, svrg, PA, PW, spec)
-    dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
-    unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
-    np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
-    np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
+    for chunked in (False, True):
+        if chunked:     # 3 chunks, the last one partial, in the order 2, 0, 1
+            m = 2 * CHUNK + 37
+            rows = rng.integers(0, n, m).astype(np.int32)
+            cols = rng.integers(0, d, m).astype(np.int32)
+            vals = rng.standard_normal(m)
+            nz = Nonzeros(rows, cols, vals)
+            rc = np.maximum(np.bincount(rows, minlength=n), 1).astype(float)
+            cc = np.maximum(np.bincount(cols, minlength=d), 1).astype(float)
+            chunks = np.array([2, 0, 1], dtype=np.int64)
+            perm = np.empty(m, dtype=np.int64)
+            assert fill_chunk_order(chunks, 3, m, perm) == m
+        a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+        dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
+                         ColSide(w1, cc, Gw1, w_s, Fw, w_len), spec)
+        PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
+        a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+        pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa),
+                   ColSide(w2, cc, Gw2, w_s, Fw, w_len), mode == STEP_ADAGRAD, svrg, PA, PW,
+                   spec)
+        if chunked:
+            assert tuple(dso_block_kernel_chunks(nz, chunks, 3, PA, PW, spec)) == (0, m)
+        else:
+            dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
+        unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
+        np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
+        assert not np.allclose(w1, w)
 
 
 def test_chunk_order_visits_every_nonzero_once():
@@ -399,10 +436,13 @@ def test_default_adagrad_w_step_follows_the_row_scale():
     assert a.primal == pytest.approx(b.primal, rel=1e-9)
     prob = Problem(X, y, loss="hinge", lam=lam)
     assert adagrad_w_scale(prob) == pytest.approx(1 / np.sqrt(X.multiply(X).sum(1).max()))
+    # binary rows: every column has scale 1, so the per-column rule is the row rule
+    np.testing.assert_allclose(adagrad_col_factor(prob), adagrad_w_scale(prob), rtol=1e-15)
     mk = dict(tol=0.0, max_epochs=1, random_state=0)
-    assert DSO(prob, **mk).params.w_scale == adagrad_w_scale(prob) < 1
-    assert DSO(prob, eta0=0.5, **mk).params.w_scale == 1.0    # a given eta0 as it is
-    assert DSO(prob, step="sqrt", **mk).params.w_scale == 1.0
+    s = DSO(prob, **mk)
+    np.testing.assert_array_equal(s.params.col_factor, adagrad_col_factor(prob))
+    assert DSO(prob, eta0=0.5, **mk).params.col_factor is None    # a given eta0 as it is
+    assert DSO(prob, step="sqrt", **mk).params.col_factor is None
     old_a = primaldual.solve(c * X, y, lam=lam, eta0=0.5, **kw)
     old_b = primaldual.solve(X, y, lam=lam / c ** 2, eta0=0.5, **kw)
     assert np.abs(c * old_a.coef - old_b.coef).max() > 1e-3 * np.abs(old_b.coef).max()
@@ -426,7 +466,8 @@ def test_defaults_on_a_held_out_unnormalized_binary_set():
         sub = (res.primal - ref.primal) / ref.primal
         assert -1e-9 <= sub <= 1e-3, (loss, sub)
         assert res.gap >= 0
-    plain = primaldual.solve(X, y, loss="hinge", restart=None, alpha_scale=1.0, **kw)
+    plain = primaldual.solve(X, y, loss="hinge", restart=None, alpha_scale=1.0,
+                             update="simultaneous", primal_weight=1.0, **kw)
     assert (plain.primal - ref.primal) / ref.primal > 3 * sub
 
 
@@ -441,7 +482,8 @@ def test_plain_option_reproduces_the_old_iterates(loss, primal, dual, l1norm, wm
     X, y = _binary_w8a_shaped(400, 5)
     r = primaldual.solve(X, y, loss=loss, lam=1e-3, solver="dso", max_epochs=8,
                          check_every=8, tol=0.0, random_state=0, n_workers=2,
-                         restart=None, alpha_scale=1.0)
+                         restart=None, alpha_scale=1.0, update="simultaneous",
+                         primal_weight=1.0)
     assert r.primal == pytest.approx(primal, rel=1e-11)
     assert r.dual == pytest.approx(dual, rel=1e-11, abs=1e-12)
     assert float(np.abs(r.coef).sum()) == pytest.approx(l1norm, rel=1e-11)
@@ -449,13 +491,13 @@ def test_plain_option_reproduces_the_old_iterates(loss, primal, dual, l1norm, wm
     if loss == "logistic":          # restarts on, alpha factor 1: the default for logistic
         d = primaldual.solve(X, y, loss=loss, lam=1e-3, solver="dso", max_epochs=8,
                              check_every=8, tol=0.0, random_state=0, n_workers=2,
-                             restart=None)
+                             restart=None, update="simultaneous", primal_weight=1.0)
         np.testing.assert_array_equal(d.coef, r.coef)
 
 
 def test_alpha_scale_default_and_errors():
     X, y = _binary_w8a_shaped(400, 5)
-    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    mk = dict(tol=0.0, max_epochs=1, random_state=0, primal_weight=1.0)
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), **mk).params.a_scale == 8.0
     assert DSO(Problem(X, y, loss="logistic", lam=1e-3), **mk).params.a_scale == 1.0
     assert DSO(Problem(X, y, loss="hinge", lam=1e-3), eta0=0.5, **mk).params.a_scale == 1.0
@@ -562,3 +604,63 @@ def test_adaptive_primal_weight_survives_resume(n_workers):
     plain = primaldual.solve(X, y, max_epochs=20, check_every=1,
                              **{**kw, "primal_weight": 1.0})
     assert not np.array_equal(plain.coef, full.coef)             # the weight did move
+
+
+# ------------------------------------------------------- steps from the data
+def test_column_factor_is_the_row_rule_in_column_units():
+    """adagrad_col_factor = 1 / (s_j max_i ||x_i / s||), s_j = max_i |x_ij|, written out
+    with numpy on unscaled columns; scaling one column by c divides its factor by c
+    and leaves the others; scaling the rows by c divides every factor by c."""
+    rng = np.random.default_rng(3)
+    X = sp.random(300, 12, density=0.4, random_state=4, format="csr")
+    X = X @ sp.diags(10.0 ** rng.uniform(-2, 3, 12))          # columns of very different scales
+    X = sp.csr_matrix(X)
+    y = np.where(rng.random(300) < 0.5, -1.0, 1.0)
+    prob = Problem(X, y, loss="logistic", lam=1e-3)
+    s = np.abs(X).max(axis=0).toarray().ravel()
+    s[s == 0] = 1.0
+    Z = X @ sp.diags(1.0 / s)
+    zmax = np.sqrt(Z.multiply(Z).sum(axis=1).max())
+    f = adagrad_col_factor(prob)
+    np.testing.assert_allclose(f, 1.0 / (s * zmax), rtol=1e-13)
+    D = np.ones(12)
+    D[5] = 1e3
+    g = adagrad_col_factor(Problem(sp.csr_matrix(X @ sp.diags(D)), y, loss="logistic",
+                                   lam=1e-3))
+    np.testing.assert_allclose(g, f / D, rtol=1e-13)
+    np.testing.assert_allclose(adagrad_col_factor(Problem(0.5 * X, y, loss="logistic",
+                                                          lam=1e-3)), f / 0.5, rtol=1e-13)
+    # the rule's w lengths differ from the row rule's where the columns differ
+    assert f.max() / f.min() > 100 and adagrad_w_scale(prob) < f.max()
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+def test_lam_n_primal_weight_follows_its_rule_and_stays_in_its_bounds(loss):
+    """primal_weight="lam_n": omega = min(1, sqrt(lam n / gamma)) (gamma = 1 /
+    smoothness: logistic 4, squared 1); in (0, 1]; increasing in lam; 1 once lam n
+    >= gamma; the solver's AdaGrad lengths are w / omega and alpha * omega (the
+    column factors unchanged); 1 for the hinge loss (no dual curvature) and for lam
+    = 0; the default weight is 1."""
+    rng = np.random.default_rng(7)
+    X = sp.random(2000, 60, density=0.2, random_state=8, format="csr")
+    y = np.where(rng.random(2000) < 0.5, -1.0, 1.0)
+    gamma = {"logistic": 4.0, "squared": 1.0}[loss]
+    mk = dict(tol=0.0, max_epochs=1, random_state=0)
+    prev = 0.0
+    for lam in (1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2):
+        prob = Problem(X, y, loss=loss, lam=lam)
+        expect = min(1.0, math.sqrt(lam * 2000 / gamma))
+        omega = spdc_primal_weight(prob)
+        assert omega == pytest.approx(expect, rel=1e-14)
+        assert 0.0 < omega <= 1.0 and omega >= prev
+        prev = omega
+        sv = DSO(prob, primal_weight="lam_n", **mk)
+        assert sv.params.w_scale == pytest.approx(1.0 / omega, rel=1e-15)
+        assert sv.params.a_scale == pytest.approx(adagrad_a_scale(prob) * omega, rel=1e-15)
+        np.testing.assert_array_equal(sv.params.col_factor, adagrad_col_factor(prob))
+        assert DSO(prob, **mk).params.w_scale == 1.0
+        hinge = Problem(X, y, loss="hinge", lam=lam)
+        assert spdc_primal_weight(hinge) == 1.0
+        assert DSO(hinge, primal_weight="lam_n", **mk).params.a_scale == 8.0
+    assert prev == 1.0                               # lam n = 20 >= gamma: the cap
+    assert spdc_primal_weight(Problem(X, y, loss=loss, lam=0.0, l1=1e-3)) == 1.0

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._util import make_rng, seed_entropy, spawn_streams
-from ..kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide, DSOSpec,
-                           Nonzeros, RowSide, dso_block_kernel_packed,
-                           fill_chunk_order, fill_identity, layout_block_counts,
+from ..kernels.dso import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
+                           DSOSpec, Nonzeros, RowSide, dso_block_kernel_chunks,
+                           dso_block_kernel_packed, fill_identity, layout_block_counts,
                            layout_counts, layout_fill, pack_block, permute_block,
                            unpack_block)
 
@@ -136,13 +136,21 @@ class DSOParams:
     chunk_order: bool = True
     w_scale: float = 1.0     # AdaGrad's w steps are w_scale * eta0 / sqrt(G)
     a_scale: float = 1.0     # ... and its alpha steps a_scale * eta0 / sqrt(G)
+    col_factor: np.ndarray = None   # w_j's steps also times col_factor[j] (None: 1)
+    extrap: float = 0.0      # alpha's coupling at w_j + extrap (new w_j - w_j)
+
+    def col_factors(self, col_start, d_block):
+        """The w block's slice of ``col_factor`` (empty: 1 for every column)."""
+        if self.col_factor is None:
+            return NO_COL_FACTOR
+        return self.col_factor[col_start:col_start + d_block]
 
     def spec(self, eta=0.0) -> DSOSpec:
         """The kernels' constants (:class:`~primaldual.kernels.dso.DSOSpec`) with
         the scalar step ``eta``."""
         return DSOSpec(self.kind, self.loss_param, self.lam, self.l1, self.l1_prox,
                        self.R, self.step_mode, float(eta), self.eta0, self.svrg,
-                       self.w_scale, self.a_scale)
+                       self.w_scale, self.a_scale, self.extrap)
 
 
 @dataclass
@@ -201,7 +209,6 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
         raise ValueError(f"partition {part.q} / w block {wblk.r} do not match the schedule "
                          f"(q={q}, r={r}, sigma_r(q)={s})")
     lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
-    seg = part.perm[lo:hi]
     if params.chunk_order:
         k = -(-(hi - lo) // CHUNK)
         segs = part.segs
@@ -209,8 +216,8 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
             segs = part.segs = np.empty(k, dtype=np.int64)
         fill_identity(segs[:k])
         rng.shuffle(segs[:k])
-        fill_chunk_order(segs, k, hi - lo, seg)
     else:
+        seg = part.perm[lo:hi]
         fill_identity(seg)
         rng.shuffle(seg)
     # the packed kernel: one record per row and per column (see kernels.dso)
@@ -220,11 +227,14 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     spec = params.spec(eta)
     pack_block(RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
                        part.Ga, part.a_snap, part.Fa),
-               ColSide(wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw),
+               ColSide(wblk.w, wblk.col_cnt, wblk.Gw, wblk.w_snap, wblk.Fw,
+                       params.col_factors(wblk.col_start, dr)),
                adagrad, params.svrg, PA, PW, spec)
-    status, pos = dso_block_kernel_packed(
-        Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]), seg, 0, hi - lo,
-        PA, PW, spec)
+    nz = Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi])
+    if params.chunk_order:
+        status, pos = dso_block_kernel_chunks(nz, segs, k, PA, PW, spec)
+    else:
+        status, pos = dso_block_kernel_packed(nz, seg, 0, hi - lo, PA, PW, spec)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
 

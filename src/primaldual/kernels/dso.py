@@ -24,10 +24,16 @@ current ``(w_j, alpha_i)``::
 Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
 constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
 Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
-``w_scale`` on the ``w`` side (default 1; the solver's default is
-``1 / max_i ||x_i||``, see :func:`primaldual.solvers.dso.adagrad_w_scale`) and
-``a_scale`` on the ``alpha`` side (default 1; the solver's default is 8 for
-the hinge loss, see :func:`primaldual.solvers.dso.adagrad_a_scale`).
+``w_scale w_len[j]`` on the ``w`` side (``ColSide.w_len``, empty for 1; the
+solver's default is ``1 / (omega s_j max_i ||x_i / s||)``, see
+:func:`primaldual.solvers.dso.adagrad_col_factor`) and ``a_scale`` on the
+``alpha`` side (the solver's default is ``omega``, times 8 for the hinge loss,
+see :func:`primaldual.solvers.dso.adagrad_a_scale`).
+
+Order (``DSOSpec.extrap``): the ``w`` step first, then the ``alpha`` step with its
+coupling term at ``w_j + extrap (w_j' - w_j)``: 0 is update (8) as printed (both
+gradients at the current pair), 1 the sequential order (the new ``w_j'``, the
+solver's default), 2 PDHG's extrapolated point.
 
 SVRG (``svrg=True``): the component gradient is replaced by the
 variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
@@ -53,6 +59,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from .loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
@@ -104,11 +111,10 @@ def reg_subgrad(lam, l1, w):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1_share, R, a_lo, a_hi):
-    """One update (8) on the pair (w_j, alpha_i): descent in w (with the L1 prox
-    at threshold ``eta_w * l1_share`` when ``l1_prox``), ascent in alpha, then the
-    projections of Appendix A (``|w_j| <= R``, ``a_lo <= alpha_i <= a_hi``).  A
-    non-finite value is returned as is, for the caller to report."""
+def w_step(wj, gw, eta_w, l1_prox, l1_share, R):
+    """The ``w`` half of update (8): descent (with the L1 prox at threshold
+    ``eta_w * l1_share`` when ``l1_prox``), then the projection on ``|w_j| <= R``
+    (Appendix A).  A non-finite value is returned as is, for the caller to report."""
     nw = wj - eta_w * gw
     if l1_prox:
         thr = eta_w * l1_share
@@ -118,18 +124,19 @@ def saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1_share, R, a_lo, a_hi):
             nw += thr
         else:
             nw = 0.0
+    if not math.isfinite(nw):
+        return nw
+    return min(max(nw, -R), R)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def alpha_step(ai, ga, eta_a, a_lo, a_hi):
+    """The ``alpha`` half of update (8): ascent, then the projection on ``[a_lo,
+    a_hi]`` (Appendix A); a non-finite value is returned as is."""
     na = ai + eta_a * ga
-    if not (math.isfinite(nw) and math.isfinite(na)):
-        return nw, na
-    if nw > R:
-        nw = R
-    elif nw < -R:
-        nw = -R
-    if na < a_lo:
-        na = a_lo
-    elif na > a_hi:
-        na = a_hi
-    return nw, na
+    if not math.isfinite(na):
+        return na
+    return min(max(na, a_lo), a_hi)        # branch-free: hinge's alpha often sits at a bound
 
 
 class Nonzeros(NamedTuple):
@@ -145,7 +152,8 @@ class DSOSpec(NamedTuple):
     ``l1`` (``l1_prox``: as a proximal step), ``R`` the radius of the box on
     ``w``, the step (``step_mode``; ``eta`` for the scalar steps, ``eta0`` for
     AdaGrad, whose ``w`` steps are multiplied by ``w_scale`` and ``alpha``
-    steps by ``a_scale``) and ``svrg``."""
+    steps by ``a_scale``), ``svrg`` and ``extrap``, where the ``alpha`` step takes
+    ``w_j`` (see the module docstring)."""
     kind: int
     param: float
     lam: float
@@ -158,6 +166,7 @@ class DSOSpec(NamedTuple):
     svrg: bool
     w_scale: float
     a_scale: float = 1.0
+    extrap: float = 0.0
 
 
 class RowSide(NamedTuple):
@@ -175,15 +184,21 @@ class RowSide(NamedTuple):
     Fa: object
 
 
+#: ``ColSide.w_len`` when every column's AdaGrad length factor is 1
+NO_COL_FACTOR = np.ones(0)
+
+
 class ColSide(NamedTuple):
     """The columns' arrays: ``w`` (updated), ``col_cnt[j] = |Omega-bar_j|``,
     AdaGrad's sums ``Gw`` (updated), the SVRG snapshot ``w_snap`` and its full
-    gradient ``Fw``."""
+    gradient ``Fw``; ``w_len[j]`` multiplies AdaGrad's ``w_j`` steps (empty: 1
+    for every column)."""
     w: object
     col_cnt: object
     Gw: object
     w_snap: object
     Fw: object
+    w_len: object = NO_COL_FACTOR
 
 
 @njit(cache=True, nogil=True)
@@ -200,10 +215,12 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
     alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
     Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
     w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
+    w_len = cs.w_len
+    per_col = w_len.shape[0] > 0
     kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg, w_scale = (spec.step_mode, spec.eta, spec.eta0, spec.svrg,
                                            spec.w_scale)
-    a_scale = spec.a_scale
+    a_scale, extrap = spec.a_scale, spec.extrap
     for pos in range(start, stop):
         e = perm[pos]
         i = rows[e]
@@ -217,24 +234,28 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
         inv_rc = 1.0 / row_cnt[i]
         l1g = 0.0 if l1_prox else l1
         gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
-        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wj * x)
         if svrg:
-            ws = w_snap[j]
-            as_ = a_snap[i]
-            gw -= reg_subgrad(lam, l1g, ws) * inv_cc - ci * as_ * x
+            gw -= reg_subgrad(lam, l1g, w_snap[j]) * inv_cc - ci * a_snap[i] * x
             gw += Fw[j] * inv_cc
-            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - ws * x)
-            ga += Fa[i] * inv_rc
         if step_mode == STEP_ADAGRAD:
             Gw[j] += gw * gw
-            Ga[i] += ga * ga
-            eta_w = w_scale * eta0 / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
-            eta_a = a_scale * eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
+            len_w = w_scale * eta0 * w_len[j] if per_col else w_scale * eta0
+            eta_w = len_w / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
         else:
             eta_w = eta
+        nw = w_step(wj, gw, eta_w, l1_prox, l1 * inv_cc, R)
+        wt = wj + extrap * (nw - wj) if extrap != 0.0 else wj
+        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wt * x)
+        if svrg:
+            as_ = a_snap[i]
+            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - w_snap[j] * x)
+            ga += Fa[i] * inv_rc
+        if step_mode == STEP_ADAGRAD:
+            Ga[i] += ga * ga
+            eta_a = a_scale * eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
+        else:
             eta_a = eta
-        nw, na = saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1 * inv_cc, R,
-                             a_lo[i], a_hi[i])
+        na = alpha_step(ai, ga, eta_a, a_lo[i], a_hi[i])
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
         w[j] = nw
@@ -383,7 +404,7 @@ def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, c
 # evaluates H' and r' once, at the current pair.
 PA_ALPHA, PA_G, PA_SNAP, PA_F, PA_CW, PA_Y, PA_INVRC, PA_LO, PA_HI = range(9)
 PA_STRIDE = 16
-PW_W, PW_G, PW_SNAP, PW_F, PW_INVCC = range(5)
+PW_W, PW_G, PW_SNAP, PW_F, PW_INVCC, PW_LEN = range(6)
 PW_STRIDE = 8
 
 
@@ -391,12 +412,15 @@ PW_STRIDE = 8
 def pack_block(rs, cs, adagrad, svrg, PA, PW, spec):
     """Copy a partition's row arrays (:class:`RowSide`) into ``PA`` and a w
     block (:class:`ColSide`) into ``PW``; with ``svrg``, the snapshot's fixed
-    part of the estimator per row and column (``spec``: :class:`DSOSpec`)."""
+    part of the estimator per row and column (``spec``: :class:`DSOSpec`); each
+    column's AdaGrad length ``w_scale eta0 w_len[j]``."""
     alpha, a_lo, a_hi, y, cw, row_cnt = rs.alpha, rs.a_lo, rs.a_hi, rs.y, rs.cw, rs.row_cnt
     Ga, a_snap, Fa = rs.Ga, rs.a_snap, rs.Fa
-    w, col_cnt, Gw, w_snap, Fw = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw
+    w, col_cnt, Gw, w_snap, Fw, w_len = cs.w, cs.col_cnt, cs.Gw, cs.w_snap, cs.Fw, cs.w_len
+    per_col = w_len.shape[0] > 0
     kind, param, lam = spec.kind, spec.param, spec.lam
     l1g = 0.0 if spec.l1_prox else spec.l1
+    len_w = spec.w_scale * spec.eta0
     for i in range(alpha.shape[0]):
         inv_rc = 1.0 / row_cnt[i] if row_cnt[i] > 0 else 0.0
         PA[i, PA_ALPHA] = alpha[i]
@@ -417,6 +441,7 @@ def pack_block(rs, cs, adagrad, svrg, PA, PW, spec):
         inv_cc = 1.0 / col_cnt[j] if col_cnt[j] > 0 else 0.0
         PW[j, PW_W] = w[j]
         PW[j, PW_INVCC] = inv_cc
+        PW[j, PW_LEN] = len_w * w_len[j] if per_col else len_w
         PW[j, PW_G] = Gw[j] if adagrad else 0.0
         PW[j, PW_SNAP] = w_snap[j] if svrg else 0.0
         PW[j, PW_F] = (Fw[j] - reg_subgrad(lam, l1g, w_snap[j])) * inv_cc if svrg else 0.0
@@ -435,47 +460,105 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
             Gw[j] = PW[j, PW_G]
 
 
-@njit(cache=True, nogil=True)
-def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
-    """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
-    (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
-    steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
-    Returns ``(status, pos)``."""
+@njit(cache=True, nogil=True, inline="always")
+def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec):
+    """Update (8) on the nonzeros ``perm[start:stop]`` (``use_perm``) or
+    ``start:stop`` in stored order, on the packed records; ``(status, pos)``."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
     kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
     step_mode, eta, eta0, svrg = spec.step_mode, spec.eta, spec.eta0, spec.svrg
-    len_w = spec.w_scale * eta0
     len_a = spec.a_scale * eta0
+    extrap = spec.extrap
     l1g = 0.0 if l1_prox else l1
     for pos in range(start, stop):
-        e = perm[pos]
+        e = perm[pos] if use_perm else pos
         i = rows[e]
         j = cols[e]
         x = vals[e]
         wj = PW[j, PW_W]
         ai = PA[i, PA_ALPHA]
         ci = PA[i, PA_CW]
-        inv_cc = PW[j, PW_INVCC]
-        inv_rc = PA[i, PA_INVRC]
-        gw = reg_subgrad(lam, l1g, wj) * inv_cc - ci * ai * x
-        ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * inv_rc - wj * x)
+        gw = reg_subgrad(lam, l1g, wj) * PW[j, PW_INVCC] - ci * ai * x
         if svrg:       # the snapshot's terms, their fixed part packed per row / column
             gw += PA[i, PA_SNAP] * x + PW[j, PW_F]
-            ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
         if step_mode == STEP_ADAGRAD:
             gwa = PW[j, PW_G] + gw * gw
-            gaa = PA[i, PA_G] + ga * ga
             PW[j, PW_G] = gwa
-            PA[i, PA_G] = gaa
-            eta_w = len_w / math.sqrt(gwa) if gwa > 0.0 else 0.0
-            eta_a = len_a / math.sqrt(gaa) if gaa > 0.0 else 0.0
+            eta_w = PW[j, PW_LEN] / math.sqrt(gwa) if gwa > 0.0 else 0.0
         else:
             eta_w = eta
+        nw = w_step(wj, gw, eta_w, l1_prox, l1 * PW[j, PW_INVCC], R)
+        wt = wj + extrap * (nw - wj) if extrap != 0.0 else wj
+        ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
+        if svrg:
+            ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
+        if step_mode == STEP_ADAGRAD:
+            gaa = PA[i, PA_G] + ga * ga
+            PA[i, PA_G] = gaa
+            eta_a = len_a / math.sqrt(gaa) if gaa > 0.0 else 0.0
+        else:
             eta_a = eta
-        nw, na = saddle_step(wj, ai, gw, ga, eta_w, eta_a, l1_prox, l1 * inv_cc, R,
-                             PA[i, PA_LO], PA[i, PA_HI])
+        na = alpha_step(ai, ga, eta_a, PA[i, PA_LO], PA[i, PA_HI])
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
         PW[j, PW_W] = nw
         PA[i, PA_ALPHA] = na
     return STATUS_OK, stop
+
+
+@njit(cache=True, nogil=True)
+def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
+    """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
+    (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
+    steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
+    Returns ``(status, pos)``."""
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec)
+
+
+@njit(cache=True, nogil=True)
+def dso_block_kernel_chunks(nz, chunks, k, PA, PW, spec):
+    """:func:`dso_block_kernel_packed` in the "chunks" order: the chunks
+    ``chunks[:k]`` of ``CHUNK`` stored nonzeros, each in stored order (the order
+    :func:`fill_chunk_order` writes out, read here without it).  Returns
+    ``(status, pos)``, ``pos`` counted along that order."""
+    m = nz.rows.shape[0]
+    done = 0
+    for s in range(k):
+        lo = chunks[s] * CHUNK
+        hi = min(m, lo + CHUNK)
+        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec)
+        if status != STATUS_OK:
+            return status, done + pos - lo
+        done += hi - lo
+    return STATUS_OK, done
+
+
+@njit(cache=True, nogil=True)
+def column_abs_max(data, indices, indptr, iptr, out):
+    """out[j] = max_i |x_ij| (the rows given as in :mod:`primaldual.rows`; out zeroed
+    by the caller)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        for k in range(rs, indptr[i + 1]):
+            a = abs(data[k])
+            j = indices[k + off]
+            if a > out[j]:
+                out[j] = a
+
+
+@njit(cache=True, nogil=True)
+def scaled_row_sqnorms(data, indices, indptr, iptr, col_scale, out):
+    """out[i] = ||x_i / col_scale||^2 (columns with ``col_scale == 0`` hold no nonzero)."""
+    n = indptr.shape[0] - 1
+    for i in range(n):
+        rs = indptr[i]
+        off = iptr[i] - rs
+        s = 0.0
+        for k in range(rs, indptr[i + 1]):
+            x = data[k]
+            if x != 0.0:
+                z = x / col_scale[indices[k + off]]
+                s += z * z
+        out[i] = s

@@ -12,12 +12,13 @@ saddle-point optimization over the nonzeros.
 from ...blocks.dso import (BlockLayout, DSOParams, RowPartition, WBlock, build_layout,
                            col_bounds, dso_block, partition_streams, row_bounds, sigma)
 from .ring import DSORingDriver
-from .saddle import (LOGISTIC_MARGIN, adagrad_a_scale, adagrad_w_scale, box_min_linear,
-                     box_radius, default_eta0, dual_bounds, saddle_gap)
+from .saddle import (LOGISTIC_MARGIN, adagrad_a_scale, adagrad_col_factor, adagrad_w_scale,
+                     box_min_linear, box_radius, default_eta0, spdc_primal_weight,
+                     dual_bounds, saddle_gap)
 from .solver import DSOSolver
 
 __all__ = ["DSOSolver", "DSORingDriver", "BlockLayout", "RowPartition", "WBlock",
            "DSOParams", "build_layout", "sigma", "dso_block", "partition_streams",
            "row_bounds", "col_bounds", "dual_bounds", "box_radius", "box_min_linear",
            "saddle_gap", "default_eta0", "adagrad_w_scale", "adagrad_a_scale",
-           "LOGISTIC_MARGIN"]
+           "adagrad_col_factor", "spdc_primal_weight", "LOGISTIC_MARGIN"]

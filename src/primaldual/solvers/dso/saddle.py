@@ -8,9 +8,11 @@ import math
 import numpy as np
 
 from ...kernels import loss_kernels as LK
+from ...kernels.dso import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
-           "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE"]
+           "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE",
+           "adagrad_col_factor", "spdc_primal_weight", "column_units"]
 
 #: logistic dual kept in (1e-14, 1 - 1e-14) (Appendix A)
 LOGISTIC_MARGIN = 1e-14
@@ -66,9 +68,8 @@ def default_eta0(step, problem, layout):
     (L2 case).  The scalar step is sensitive to this choice (see
     docs/reproducing-dso.md); AdaGrad is the robust default.
 
-    With the default AdaGrad ``eta0`` the ``w`` side is scaled further by
-    :func:`adagrad_w_scale` (``1 / max_i ||x_i||``); a given ``eta0`` is used as
-    it is, on both sides.
+    With the default AdaGrad ``eta0`` each ``w_j``'s side is scaled further by
+    :func:`adagrad_col_factor`; a given ``eta0`` is used as it is, on both sides.
     """
     if step == "adagrad":
         return 0.5
@@ -78,8 +79,9 @@ def default_eta0(step, problem, layout):
 
 
 def adagrad_w_scale(problem):
-    """Factor on AdaGrad's ``w`` steps with the default ``eta0``: ``1 / max_i ||x_i||``
-    (row norms from ``problem.rows.sqnorm``).
+    """The row rule for AdaGrad's ``w`` steps: ``1 / max_i ||x_i||`` (row norms from
+    ``problem.rows.sqnorm``); the default, :func:`adagrad_col_factor`, is this rule
+    in column units and equals it where every column has the same scale.
 
     Diagonal AdaGrad (the paper's Appendix A; Duchi, Hazan & Singer 2011,
     ``eta_k = eta0 / sqrt(sum of squared past g_k)``) moves each coordinate by
@@ -100,6 +102,62 @@ def adagrad_w_scale(problem):
     """
     smax = math.sqrt(float(problem.rows.sqnorm.max(initial=0.0)))
     return 1.0 / smax if smax > 0 else 1.0
+
+
+def adagrad_col_factor(problem):
+    """Per-column factor on AdaGrad's ``w`` steps with the default ``eta0``:
+    ``1 / (s_j max_i ||z_i||)``, ``s_j = max_i |x_ij|`` the scale of column ``j`` and
+    ``z_i = x_i / s`` the rows in column units (1 for empty columns).
+
+    :func:`adagrad_w_scale`'s rule applied to the column-scaled data and mapped
+    back: diagonal AdaGrad moves ``w_j`` by about its length per step, and ``w_j``'s
+    unit is the inverse of column ``j``'s.  Where every column has the same scale
+    it is :func:`adagrad_w_scale` (binary rows: exactly); where columns differ
+    (unscaled features: covtype's elevations in the thousands next to 0/1
+    indicators) each ``w_j`` gets a length in its own unit instead of the largest
+    row's.  The rule is equivariant under a scaling of the rows (as the scalar
+    rule) and of any single column."""
+    s, z2 = column_units(problem)
+    zmax = math.sqrt(float(z2.max(initial=0.0)))
+    return 1.0 / (s * zmax) if zmax > 0 else np.ones(problem.d)
+
+
+def column_units(problem):
+    """``(s, z2)``: the column scales ``s_j = max_i |x_ij|`` (1 for empty columns) and
+    the squared row norms ``||x_i / s||^2`` in those units."""
+    r = problem.rows
+    s = np.zeros(problem.d)
+    column_abs_max(r.data, r.indices, r.indptr, r.iptr, s)
+    s[s == 0.0] = 1.0
+    z2 = np.zeros(problem.n)
+    scaled_row_sqnorms(r.data, r.indices, r.indptr, r.iptr, s, z2)
+    return s, z2
+
+
+def spdc_primal_weight(problem):
+    """Primal weight ``omega`` of ``primal_weight="lam_n"`` (``w`` lengths divided by
+    it, ``alpha`` lengths multiplied by it): ``min(1, sqrt(lam n / gamma))`` with
+    ``gamma = 1 / smoothness`` of the loss (logistic: 4), ``n`` the number of
+    samples; 1 for losses without a Lipschitz derivative (hinge, absolute) and
+    for ``lam = 0`` (pure L1: no primal curvature to set a ratio by).
+
+    SPDC's steps (Zhang & Xiao, "Stochastic primal-dual coordinate method for
+    regularized empirical risk minimization", 2015, Theorem 1: ``tau = sqrt(gamma /
+    (n lam)) / R``, ``sigma = sqrt(n lam / gamma) / R`` for ``(1/gamma)``-smooth
+    losses) put the ratio of the dual to the primal step at ``n lam / gamma``,
+    whatever the rows' norm ``R``: the smaller ``lam n``, the longer the primal
+    steps relative to the dual ones; ``omega`` is the square root of that ratio.
+    A non-smooth loss has ``gamma = 0`` (no dual curvature) and the ratio has no
+    finite value; those keep the measured lengths (``omega = 1``, hinge's
+    ``alpha`` steps x 8, :func:`adagrad_a_scale`).  The weight is capped at 1: the
+    lengths of :func:`adagrad_col_factor` and ``eta0 = 0.5`` were measured on sets
+    with ``lam n >= gamma``.  Measured (docs/reproducing-dso.md section 6d): it
+    helps reuters (unit rows) at every ``lam`` and hurts a9a (binary rows of norm
+    3.7) at lam 1e-5, so it is an option, not the default."""
+    smooth = problem.loss.smoothness
+    if not smooth or problem.lam <= 0.0:      # no dual curvature, or no L2 term (pure L1)
+        return 1.0
+    return min(1.0, math.sqrt(problem.lam * problem.n * smooth))
 
 
 #: AdaGrad's alpha-step factor for the hinge loss with the default ``eta0``

@@ -20,10 +20,15 @@ Saddle-point form (paper eq. 6), over ``Omega = {(i, j): x_ij != 0}`` with
 ``max_alpha f(w, .) = P(w)`` and ``min_w f(., alpha) = D(alpha)``.
 
 Update (paper eq. 8, Algorithm 1 line 8), for each nonzero ``(i, j)`` of the
-active block, with both partial (sub)gradients taken at the current pair::
+active block::
 
-    w_j     <- Proj_[-R,R]( w_j - eta (r_j'(w_j)/|Omega-bar_j| - (c_i/W) alpha_i x_ij) )
-    alpha_i <- Proj_A_i ( alpha_i + eta (c_i/W)(H_i'(alpha_i)/|Omega_i| - w_j x_ij) )
+    w_j'    <- Proj_[-R,R]( w_j - eta_w (r_j'(w_j)/|Omega-bar_j| - (c_i/W) alpha_i x_ij) )
+    alpha_i <- Proj_A_i ( alpha_i + eta_a (c_i/W)(H_i'(alpha_i)/|Omega_i| - w~_j x_ij) )
+
+with ``w~_j = w_j'`` (``update="sequential"``, the default: the dual step sees the
+new primal coordinate, as PDHG's dual step sees the new primal iterate) or ``w~_j =
+w_j`` (``update="simultaneous"``: both partial gradients at the current pair, (8)
+as printed).
 
 Schedule (Section 3, Algorithm 1): rows are split into ``p = n_workers``
 contiguous parts ``I_1..I_p`` (equal counts) and columns into ``p``
@@ -79,11 +84,11 @@ step : "adagrad" | "sqrt" | "constant", default "adagrad"
     "constant": ``eta = eta0`` (the usual choice with SVRG).
 eta0 : float or None
     None gives ``0.5`` for AdaGrad (a first step of at most 0.5 on ``alpha_i
-    y_i``, whose domain has width 1), with the ``w`` steps scaled by ``1 /
-    max_i ||x_i||`` (:func:`adagrad_w_scale`: ``w``'s scale is the inverse of
-    the rows'), and ``min(1/lam, W / (2 sqrt(max_j |Omega-bar_j|) max|x_ij|))``
-    for "sqrt" and "constant" (:func:`default_eta0`).  A given ``eta0`` is used
-    as it is on both sides.
+    y_i``, whose domain has width 1), with each ``w_j``'s steps scaled by ``1 /
+    (s_j max_i ||x_i / s||)``, ``s_j = max_i |x_ij|`` (:func:`adagrad_col_factor`:
+    ``w_j``'s scale is the inverse of column ``j``'s), and ``min(1/lam, W / (2
+    sqrt(max_j |Omega-bar_j|) max|x_ij|))`` for "sqrt" and "constant"
+    (:func:`default_eta0`).  A given ``eta0`` is used as it is on both sides.
 output : "last" | "average", default "last"
     The iterate returned: the last one, or Theorem 1's averages ``(1/T)
     sum_{s<=T} (w^s, alpha^s)`` of the end-of-epoch iterates (whose saddle gap
@@ -135,12 +140,19 @@ restart : "adaptive" | None, default "adaptive"
 alpha_scale : float or None, default None
     Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
     the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
-    ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1`` is the solver
-    before these two defaults (docs/reproducing-dso.md section 6c).
-primal_weight : float or "adaptive", default 1.0
+    ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1,
+    update="simultaneous", primal_weight=1`` is the paper's AdaGrad + SVRG
+    (docs/reproducing-dso.md section 6c).
+primal_weight : float, "lam_n" or "adaptive", default 1.0
     ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
     multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
-    omega``; other values than 1 need ``step="adagrad"``).  "adaptive" (needs
+    omega``; other values than 1 need ``step="adagrad"``).  "lam_n": ``min(1,
+    sqrt(lam n / gamma))`` (``gamma = 1 / smoothness`` of the loss, 1 for the
+    hinge loss and ``lam = 0``; :func:`spdc_primal_weight`, from SPDC's step ratio
+    ``sigma / tau = n lam / gamma``, Zhang & Xiao 2015): on reuters logistic at
+    lam 1e-5 it reaches 5.0e-5 where 1 ends at 0.16, on a9a at lam 1e-5 it ends at
+    2.8e-2 where 1 reaches 1.1e-3 (docs/reproducing-dso.md section 6d), so it is not
+    the default.  "adaptive" (needs
     ``restart="adaptive"``): PDLP's update at every
     restart (Applegate et al., "Practical large-scale linear programming using
     primal-dual hybrid gradient", NeurIPS 2021, section 3.3 / Algorithm 3),
@@ -148,8 +160,16 @@ primal_weight : float or "adaptive", default 1.0
     0.5``, ``dx = ||w - w_last||_2`` and ``dy = (sum_i c_i/W (alpha_i -
     alpha_last,i)^2)^(1/2)`` the distances moved since the previous restart;
     the first window's ``dy/dx`` is the unit (``omega = 1`` is the default
-    steps), since AdaGrad's per-coordinate steps have no scalar primal weight
-    of their own.  Measured on real sets in docs/reproducing-dso.md section 6d.
+    steps with ``primal_weight=1``), since AdaGrad's per-coordinate steps have no
+    scalar primal weight of their own.  Measured on real sets in
+    docs/reproducing-dso.md section 6d.
+update : "sequential" | "simultaneous", default "sequential"
+    Where the ``alpha_i`` step takes its coupling term ``w_j x_ij``: at the ``w_j``
+    just updated ("sequential", Gauss-Seidel order) or at the current pair
+    ("simultaneous", update (8) as printed).  Simultaneous gradient steps on the
+    bilinear coupling rotate outward when the saddle function has little
+    curvature (hinge's linear ``H``, small ``lam``); the sequential order does not
+    (docs/reproducing-dso.md section 6d).
 
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
@@ -159,9 +179,10 @@ round_timeout, recovery_every, recovery_dir, max_recoveries :
     The Dask engine's options (docs/distributed.md).
 
 Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG) plus the
-restarts and the hinge ``alpha`` step above; set ``step="sqrt",
-variance_reduction=None, restart=None`` for Algorithm 1 exactly as printed, and
-``restart=None, alpha_scale=1`` for the paper's AdaGrad + SVRG.
+restarts, the sequential update and the data-derived step lengths above; set
+``step="sqrt", variance_reduction=None, restart=None, update="simultaneous"`` for
+Algorithm 1 exactly as printed, and ``restart=None, alpha_scale=1,
+update="simultaneous", primal_weight=1`` for the paper's AdaGrad + SVRG.
 
 Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
 coefficient vector.
@@ -188,8 +209,8 @@ from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
 from .._ring import ring_workers
 from .ring import DSORingDriver
-from .saddle import (adagrad_a_scale, adagrad_w_scale, box_radius, default_eta0, dual_bounds,
-                     saddle_gap)
+from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
+                     dual_bounds, saddle_gap, spdc_primal_weight)
 
 __all__ = ["DSOSolver", "DSOOptions"]
 
@@ -228,12 +249,16 @@ class DSOOptions(RingOptions, CommonOptions):
     restart: str | None = choice("adaptive", "adaptive", None,
                                  doc="PDLP-style restarts from the better of iterate and "
                                      "average, or None")
+    update: str = choice("sequential", "sequential", "simultaneous",
+                         doc="the alpha step at the new w_j (Gauss-Seidel), or both at "
+                             "the current pair (update (8) as printed)")
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
-    primal_weight: str | float = number(1.0, low=0.0, also=("adaptive",),
-                                        doc="omega: w steps / omega, alpha steps * omega; "
-                                            "'adaptive': PDLP's update at restarts")
+    primal_weight: str | float = number(
+        1.0, low=0.0, also=("lam_n", "adaptive"),
+        doc="omega: w steps / omega, alpha steps * omega; 'lam_n': min(1, sqrt(lam n "
+            "/ gamma)); 'adaptive': PDLP's update at restarts")
 
 
 # ------------------------------------------------------------------ solver
@@ -290,20 +315,26 @@ class DSOSolver(DSORingDriver, Solver):
         self.R = box_radius(prob)
         self.eta0 = (default_eta0(o.step, prob, self.layout) if o.eta0 is None
                      else float(o.eta0))
-        w_scale = (adagrad_w_scale(prob) if o.eta0 is None and o.step == "adagrad"
-                   else 1.0)
+        data_steps = o.eta0 is None and o.step == "adagrad"
+        # the default AdaGrad lengths follow the data: w_j's from column j's scale
+        # (adagrad_col_factor), alpha's x 8 for the hinge loss (adagrad_a_scale)
+        col_factor = adagrad_col_factor(prob) if data_steps else None
         if o.alpha_scale is not None:
             a_scale = float(o.alpha_scale)
         else:
-            a_scale = (adagrad_a_scale(prob) if o.eta0 is None and o.step == "adagrad"
-                       else 1.0)
+            a_scale = adagrad_a_scale(prob) if data_steps else 1.0
         self.restart = o.restart
         self.adaptive_weight = o.primal_weight == "adaptive"
-        self.w_scale0, self.a_scale0 = w_scale, a_scale
-        omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
-        w_scale, a_scale = w_scale / omega, a_scale * omega
+        self.w_scale0, self.a_scale0 = 1.0, a_scale
+        if o.primal_weight == "lam_n":
+            omega = spdc_primal_weight(prob)
+        else:
+            omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
+        self.omega = omega
+        w_scale, a_scale = 1.0 / omega, a_scale * omega
         self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
         self.params = DSOParams(
+            col_factor=col_factor, extrap=1.0 if o.update == "sequential" else 0.0,
             kind=prob.loss.code, loss_param=prob.loss.param, lam=prob.lam, l1=prob.l1,
             l1_prox=o.l1_update == "prox", R=self.R,
             step_mode=STEP_ADAGRAD if o.step == "adagrad" else STEP_SCALAR,
