@@ -18,11 +18,12 @@ from .views import row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
-def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, param, margins, grad, curv):
+def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, param, margins, grad, curv, dphi):
     """One pass at ``w``.
 
-    Writes ``margins[i] = x_i . w``, ``grad = sum_i c_i phi'(x_i . w) x_i`` and
-    ``curv[i] = c_i phi''(x_i . w)``; returns ``sum_i c_i phi(x_i . w)``.
+    Writes ``margins[i] = x_i . w``, ``grad = sum_i c_i phi'(x_i . w) x_i``,
+    ``curv[i] = c_i phi''(x_i . w)`` and ``dphi[i] = phi'(x_i . w)`` (the
+    certificate's dual point is ``-dphi``); returns ``sum_i c_i phi(x_i . w)``.
     The caller divides by ``W``.
     """
     n = indptr.shape[0] - 1
@@ -38,7 +39,9 @@ def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, param, margins, grad, 
         c = cw[i]
         loss_sum += c * loss_value(kind, param, a, y[i])
         curv[i] = c * loss_second_derivative(kind, param, a, y[i])
-        g = c * loss_derivative(kind, param, a, y[i])
+        p = loss_derivative(kind, param, a, y[i])
+        dphi[i] = p
+        g = c * p
         if g != 0.0:
             row_axpy(g, data, indices, start, end, off, grad)
     return loss_sum

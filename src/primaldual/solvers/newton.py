@@ -238,25 +238,27 @@ class NewtonSolver(Solver):
         self.gdata = np.empty(d)
         self.margins = np.empty(n)
         self.curv = np.empty(n)
+        self.dphi = np.empty(n)
         self._t_gdata = np.empty(d)
         self._t_margins = np.empty(n)
         self._t_curv = np.empty(n)
+        self._t_dphi = np.empty(n)
         self._Hv = np.empty(d)
         self._H = np.empty((d, d)) if self.explicit else None
         self._buf = (np.empty((n, d)) if self.explicit and not prob.rows.is_sparse
                      else None)
 
-    def _pass_fg(self, w, margins, gdata, curv):
+    def _pass_fg(self, w, margins, gdata, curv, dphi):
         """f(w) and the data gradient (times W) at w: one pass."""
         r = self.problem.rows
         prob = self.problem
         loss_sum = fun_grad(r.data, r.indices, r.indptr, r.iptr, prob.y, prob.sample_weight,
-                            w, prob.loss.code, prob.loss.param, margins, gdata, curv)
+                            w, prob.loss.code, prob.loss.param, margins, gdata, curv, dphi)
         return loss_sum / prob.W + 0.5 * prob.lam * sum_squares(w)
 
     def _eval_current(self):
         prob = self.problem
-        self.f = self._pass_fg(self.w, self.margins, self.gdata, self.curv)
+        self.f = self._pass_fg(self.w, self.margins, self.gdata, self.curv, self.dphi)
         self.g = self.gdata / prob.W + prob.lam * self.w
 
     def get_state(self):
@@ -379,7 +381,8 @@ class NewtonSolver(Solver):
         self.cg_iter += it
         snorm = math.sqrt(_dot(s, s))
         w_new = self.w + s
-        f_new = self._pass_fg(w_new, self._t_margins, self._t_gdata, self._t_curv)
+        f_new = self._pass_fg(w_new, self._t_margins, self._t_gdata, self._t_curv,
+                              self._t_dphi)
         self.passes += 1
         self.n_iter += 1
         pred = -q
@@ -420,7 +423,8 @@ class NewtonSolver(Solver):
             return
         for _ in range(6):
             w_ls = self.w + t * s
-            f_ls = self._pass_fg(w_ls, self._t_margins, self._t_gdata, self._t_curv)
+            f_ls = self._pass_fg(w_ls, self._t_margins, self._t_gdata, self._t_curv,
+                                 self._t_dphi)
             self.passes += 1
             if f_ls <= self.f + ETA0 * t * gs:              # Armijo along s
                 self._accept(w_ls, f_ls)
@@ -435,6 +439,7 @@ class NewtonSolver(Solver):
         self.margins, self._t_margins = self._t_margins, self.margins
         self.gdata, self._t_gdata = self._t_gdata, self.gdata
         self.curv, self._t_curv = self._t_curv, self.curv
+        self.dphi, self._t_dphi = self._t_dphi, self.dphi
         self.g = self.gdata / prob.W + prob.lam * self.w
 
     def _line_min(self, z, s):
@@ -488,7 +493,7 @@ class NewtonSolver(Solver):
         is the data gradient of the same pass, so ``D(alpha) =
         (1/W) sum_i c_i (-phi*(-alpha_i)) - ||v||^2 / (2 lam)`` needs no pass."""
         prob = self.problem
-        alpha = -prob.loss.derivative(self.margins, prob.y)
+        alpha = -self.dphi          # phi'(x_i . w) of the same pass
         conj = prob.loss.neg_conjugate(alpha, prob.y)
         v = -self.gdata / prob.W
         if np.isfinite(conj).all():
