@@ -226,7 +226,7 @@ class IPMSolver(Solver):
                 K = K.toarray() if hasattr(K, "toarray") else np.asarray(K)
                 self._kernel = (prob.y[:, None] * K * prob.y[None, :]) / lam
             A = self._kernel.copy()
-            A[np.diag_indices_from(A)] += D
+            A.flat[::A.shape[0] + 1] += D
             cf = _cholesky(A)
             return lambda b: _cho_solve(cf, b)
         Dinv = 1.0 / D
@@ -238,7 +238,7 @@ class IPMSolver(Solver):
                 self._buf = np.empty(X.shape)
             Xs = np.multiply(X, np.sqrt(Dinv)[:, None], out=self._buf)
             M = Xs.T @ Xs
-        M[np.diag_indices_from(M)] += lam
+        M.flat[::M.shape[0] + 1] += lam
         cf = _cholesky(M)
 
         def smw(b):

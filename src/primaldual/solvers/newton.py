@@ -296,7 +296,7 @@ class NewtonSolver(Solver):
         else:
             np.multiply(r.X, np.sqrt(self.curv / prob.W)[:, None], out=self._buf)
             np.dot(self._buf.T, self._buf, out=H)     # one BLAS thread: see run()
-        H[np.diag_indices_from(H)] += prob.lam
+        H.flat[::H.shape[0] + 1] += prob.lam
 
     def _hv(self, v):
         """H v; a pass over the data in matvec mode."""
