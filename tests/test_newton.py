@@ -301,3 +301,37 @@ def test_linear_classifier_converges_on_standardized_digits():
     assert clf.converged_.all() and clf.converged_.shape == (10,)
     assert (clf.rel_gap_ <= clf.tol).all()
     assert clf.score(X, y) > 0.95
+
+
+def test_hessian_from_the_rows_of_nonzero_curvature_is_the_full_product():
+    """Dense data: where at most half the rows have curvature (squared hinge near
+    the optimum), H is formed from those rows; it equals X^T diag(curv) X / W + lam I."""
+    from primaldual.solvers.newton import NewtonSolver
+
+    X, y, rng = _standardized(n=200, d=6, seed=2, sparse_zeros=False)
+    c = rng.uniform(0.5, 2.0, X.shape[0])
+    lam = 1e-2
+    s = NewtonSolver(Problem(X, y, loss="squared_hinge", lam=lam, sample_weight=c),
+                     tol=1e-6, max_epochs=None, random_state=0, hessian="explicit")
+    s.setup()
+    s.init_state(None)
+    for active in (0.0, 0.1, 0.5, 0.9):
+        curv = np.where(rng.random(X.shape[0]) < active, rng.uniform(0.5, 2.0, X.shape[0]), 0.0)
+        s.curv[:] = curv
+        s._form_hessian()
+        ref = X.T @ (curv[:, None] * X) / c.sum() + lam * np.eye(X.shape[1])
+        np.testing.assert_allclose(s._H, ref, rtol=1e-12, atol=1e-14)
+
+
+def test_dense_squared_hinge_certificate_is_exact():
+    X, y, rng = _standardized(seed=9, sparse_zeros=False)
+    lam = 1e-3
+    r = primaldual.solve(X, y, loss="squared_hinge", lam=lam, solver="newton", tol=1e-10)
+    m = np.maximum(0.0, 1.0 - y * (X @ r.coef))
+    P = np.mean(m * m) + 0.5 * lam * r.coef @ r.coef
+    b = r.dual_coef * y
+    v = X.T @ r.dual_coef / X.shape[0]
+    D = np.mean(b - b * b / 4) - v @ v / (2 * lam)
+    np.testing.assert_allclose(r.dual_coef, 2 * y * m, rtol=1e-12, atol=1e-15)
+    assert abs(r.primal - P) <= 1e-12 * P and abs(r.dual - D) <= 1e-12 * P
+    assert r.converged and (P - D) / P <= 1e-10
