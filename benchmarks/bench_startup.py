@@ -75,9 +75,9 @@ print(json.dumps({"import": t1 - t0, "entry": t2 - t1, "fit": t3 - t2, "solver":
 """
 
 
-def _env(cache_dir):
+def _env(cache_dir, src=None):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(src or ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = str(cache_dir)
     return env
@@ -88,11 +88,11 @@ def _cpu_children():
     return ru.ru_utime + ru.ru_stime
 
 
-def _run(args, cache_dir=None):
+def _run(args, cache_dir=None, src=None):
     """``(wall, inner)`` of one fresh process; ``inner["cpu"]`` is its CPU time
     (user + system), which other work on the machine inflates less than the wall."""
     t, c = time.perf_counter(), _cpu_children()
-    out = subprocess.run([sys.executable, *args], env=_env(cache_dir), capture_output=True,
+    out = subprocess.run([sys.executable, *args], env=_env(cache_dir, src), capture_output=True,
                          text=True, check=True)
     wall = time.perf_counter() - t
     inner = {"cpu": _cpu_children() - c}
@@ -107,6 +107,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--loss", action="append", default=None,
                     help="loss of the first fit, or solve() for solve(X, y) (repeatable; default hinge, logistic and solve())")
+    ap.add_argument("--baseline", help="another source tree (its src/ folder): its first "
+                    "fits run interleaved with this tree's, as a side-by-side comparison")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "startup.md"))
     args = ap.parse_args(argv)
     losses = args.loss or ["hinge", "logistic", "solve()"]
@@ -117,6 +119,7 @@ def main(argv=None):
     walls = {k: [] for k in steps}
     cpus = {k: [] for k in steps}
     fits = {(loss, c): [] for loss in losses for c in ("empty", "warm")}
+    base = {(loss, c): [] for loss in losses for c in ("empty", "warm")}
     for _ in range(args.repeats):                    # interleaved repeats
         for k, a in steps.items():
             wall, inner = _run(a)
@@ -128,6 +131,11 @@ def main(argv=None):
                 for c in ("empty", "warm"):
                     wall, inner = _run(["-c", code], cache)
                     fits[(loss, c)].append((wall, inner))
+            if args.baseline:
+                with tempfile.TemporaryDirectory() as cache:
+                    for c in ("empty", "warm"):
+                        wall, inner = _run(["-c", code], cache, args.baseline)
+                        base[(loss, c)].append((wall, inner))
     load_after = os.getloadavg()
     med = statistics.median
     lines = ["# Start-up", "",
@@ -158,6 +166,18 @@ def main(argv=None):
                      f"{med(r[1]['import'] for r in runs):.3f} | "
                      f"{med(r[1]['entry'] for r in runs):.3f} | "
                      f"{med(r[1]['fit'] for r in runs):.3f} |")
+    if args.baseline:
+        lines += ["", f"The same first fits with the source tree `{args.baseline}` "
+                  "(the baseline), run interleaved with the rows above; the ratio is this "
+                  "tree's over the baseline's (below 1: faster).", "",
+                  "| call | Numba cache | baseline wall (s) | baseline CPU (s) | "
+                  "wall ratio | CPU ratio |", "|---|---|---|---|---|---|"]
+        for (loss, c), runs in base.items():
+            bw, bc = med(r[0] for r in runs), med(r[1]["cpu"] for r in runs)
+            ow = med(r[0] for r in fits[(loss, c)])
+            oc = med(r[1]["cpu"] for r in fits[(loss, c)])
+            lines.append(f"| {loss} | {c} | {bw:.3f} | {bc:.3f} | {ow / bw:.2f} | "
+                         f"{oc / bc:.2f} |")
     lines += ["", "What the first fit compiles with the empty cache: every function Numba "
               "compiles for the call (the functions it calls are compiled inside it and "
               "counted in its time), the median over the runs of its compile time, wall and "
