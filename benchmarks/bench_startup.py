@@ -11,7 +11,12 @@ Steps, each a new Python process (the median of ``--repeats`` interleaved runs):
   a WARM one (the same directory, second run: the kernels are loaded from it).
   The process reports its own import and fit times, so the table splits the
   wall time into interpreter start, imports and the fit; its CPU time (user +
-  system) is given beside the wall time.
+  system) is given beside the wall time;
+* what the first fit compiles: every function Numba compiles for the call
+  (recorded from Numba's ``numba:compile`` events inside the process) with its
+  compile time, so that a kernel compiled for nothing shows up;
+* with ``--baseline DIR``: the same first fits with another source tree (e.g.
+  ``git archive main src | tar -x -C DIR``), interleaved, as ratios.
 
 Writes benchmarks/results/startup.md.  The machine may be loaded by other
 work: compare the rows with the floor measured in the same run.
