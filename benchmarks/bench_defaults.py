@@ -20,6 +20,11 @@ Part 2 (``tol``): our three estimators at ``tol`` from 1e-1 to 1e-6 and at
 1e-8; the loosest ``tol`` whose test accuracy equals that at 1e-8 on every set
 is the measured choice (docs/estimators.md).
 
+Part 3 (``alpha``, ``--alpha-study``): our three estimators at the default
+``alpha = 1e-4`` and at ``alpha = 1/n`` (scikit-learn's and LIBLINEAR's
+default ``C = 1``, since ``lam = 1/(C n)``), test accuracy and fit time, and
+how often each misses the peers' accuracy by more than 0.5 points.
+
 Writes benchmarks/results/defaults.md (and defaults.json).  Sets with a
 ``.t`` test file use it; the others get a seeded 75/25 split.  Covtype is
 subsampled to ``--covtype-rows`` training rows (seeded; 0 keeps all).
@@ -237,6 +242,71 @@ def run_tols(sets):
     return rows
 
 
+def run_alphas(sets):
+    """Our estimators at alpha = 1e-4 and at alpha = 1/n (C = 1), one fit each
+    after a warm-up fit."""
+    rows = []
+    for name, X, y, Xt, yt, origin in sets:
+        n = X.shape[0]
+        for loss in OURS:
+            for label, alpha in (("1e-4", 1e-4), ("1/n", 1.0 / n)):
+                make = (lambda loss=loss, alpha=alpha:
+                        primaldual.LinearClassifier(loss=loss, alpha=alpha))
+                _fit(make, X, y)
+                est, t = _fit(make, X, y)
+                rec = {"set": name, "loss": loss, "alpha": label, "alpha_value": alpha,
+                       "time": t, "accuracy": _accuracy(est, Xt, yt),
+                       "converged": bool(np.all(est.converged_)), "solver": est.solver_}
+                rows.append(rec)
+                print(json.dumps(rec), flush=True)
+    return rows
+
+
+_FAMILY = {"hinge": ['LinearSVC(loss="hinge")'], "squared_hinge": ["LinearSVC()"],
+           "logistic": ["LogisticRegression()"]}
+
+
+def alpha_report(alphas, defaults):
+    """The alpha study's lines for the report."""
+    lines = ["", "## Choosing `alpha`", "",
+             "Our estimators at `alpha = 1e-4` and at `alpha = 1/n` (`C = 1` in "
+             "scikit-learn's and LIBLINEAR's scaling, `lam = 1/(C n)`). Each cell: fit "
+             "time (one warm fit), test accuracy; `*` an unconverged fit. A cell is a "
+             "miss when its accuracy is more than 0.5 points below the same loss "
+             "family's scikit-learn default in the table above.", "",
+             "| set | loss | alpha = 1e-4 | alpha = 1/n | scikit-learn default |",
+             "|---|---|---|---|---|"]
+    misses = {"1e-4": [], "1/n": []}
+    times = {"1e-4": 0.0, "1/n": 0.0}
+    wins = {"1e-4": 0, "1/n": 0}
+    keys = list(dict.fromkeys((r["set"], r["loss"]) for r in alphas))
+    for s, loss in keys:
+        cell = {r["alpha"]: r for r in alphas if r["set"] == s and r["loss"] == loss}
+        peer = next((q for q in defaults if q["set"] == s and q["method"] in _FAMILY[loss]
+                     and "error" not in q), None)
+        txt = []
+        for a in ("1e-4", "1/n"):
+            r = cell[a]
+            times[a] += r["time"]
+            txt.append(f"{r['time']:.3f} s, {100 * r['accuracy']:.2f}%"
+                       + ("" if r["converged"] else "*"))
+            if peer is not None and r["accuracy"] < peer["accuracy"] - 0.005:
+                misses[a].append(f"{s} {loss}")
+        if cell["1e-4"]["accuracy"] > cell["1/n"]["accuracy"]:
+            wins["1e-4"] += 1
+        elif cell["1/n"]["accuracy"] > cell["1e-4"]["accuracy"]:
+            wins["1/n"] += 1
+        ptxt = "" if peer is None else f"{100 * peer['accuracy']:.2f}% ({peer['method']})"
+        lines.append(f"| {s} | {loss} | {txt[0]} | {txt[1]} | {ptxt} |")
+    lines.append("")
+    for a in ("1e-4", "1/n"):
+        lines.append(f"- alpha = {a}: more accurate than the other choice in {wins[a]} of "
+                     f"{len(keys)} cells; total fit time {times[a]:.2f} s; "
+                     f"{len(misses[a])} misses"
+                     + (": " + "; ".join(misses[a]) if misses[a] else ""))
+    return lines
+
+
 # ---------------------------------------------------------------- report
 def _fmt_gap(g):
     if g is None:
@@ -244,7 +314,7 @@ def _fmt_gap(g):
     return f"{g:.1e}" if math.isfinite(g) else "inf"
 
 
-def write_report(out, defaults, tols):
+def write_report(out, defaults, tols, alphas=()):
     lines = ["# Default against default", "",
              "Written by `python benchmarks/bench_defaults.py` (the two parts may come from "
              "separate runs: `--skip-tol`, `--skip-defaults`, `--tols-from`, "
@@ -315,6 +385,8 @@ def write_report(out, defaults, tols):
                 lines.append(f"- tol {tol:g}: " + "; ".join(
                     f"{r['set']} {r['loss']} {100 * r['accuracy']:.2f}% vs "
                     f"{100 * ref[(r['set'], r['loss'])]:.2f}%" for r in bad[:8]))
+    if alphas:
+        lines += alpha_report(alphas, defaults)
     Path(out).write_text("\n".join(lines) + "\n")
 
 
@@ -328,6 +400,9 @@ def main(argv=None):
     ap.add_argument("--tols-from", help="reuse the tol sweep of an earlier run's .json")
     ap.add_argument("--defaults-from",
                     help="reuse the default-against-default part of an earlier run's .json")
+    ap.add_argument("--alpha-study", action="store_true",
+                    help="also fit ours at alpha = 1e-4 and alpha = 1/n (part 3)")
+    ap.add_argument("--alphas-from", help="reuse the alpha study of an earlier run's .json")
     ap.add_argument("--regimes-scale", type=float, default=0.0,
                     help="include the regime suite at this scale of its sizes (0: no)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "defaults.md"))
@@ -346,9 +421,13 @@ def main(argv=None):
         tols = json.loads(Path(args.tols_from).read_text())["tols"]
     else:
         tols = [] if args.skip_tol else run_tols(sets)
+    if args.alphas_from:
+        alphas = json.loads(Path(args.alphas_from).read_text()).get("alphas", [])
+    else:
+        alphas = run_alphas(sets) if args.alpha_study else []
     Path(args.out).with_suffix(".json").write_text(
-        json.dumps({"defaults": defaults, "tols": tols}, indent=1))
-    write_report(args.out, defaults, tols)
+        json.dumps({"defaults": defaults, "tols": tols, "alphas": alphas}, indent=1))
+    write_report(args.out, defaults, tols, alphas)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,12 @@ Steps, each a new Python process (the median of ``--repeats`` interleaved runs):
   a WARM one (the same directory, second run: the kernels are loaded from it).
   The process reports its own import and fit times, so the table splits the
   wall time into interpreter start, imports and the fit; its CPU time (user +
-  system) is given beside the wall time.
+  system) is given beside the wall time;
+* what the first fit compiles: every function Numba compiles for the call
+  (recorded from Numba's ``numba:compile`` events inside the process) with its
+  compile time, so that a kernel compiled for nothing shows up;
+* with ``--baseline DIR``: the same first fits with another source tree (e.g.
+  ``git archive main src | tar -x -C DIR``), interleaved, as ratios.
 
 Writes benchmarks/results/startup.md.  The machine may be loaded by other
 work: compare the rows with the floor measured in the same run.
@@ -36,6 +41,27 @@ import json, time
 t0 = time.perf_counter()
 import numpy as np
 import primaldual
+from numba.core import event
+
+compiles = []          # (function, wall, cpu) of every compile the call starts
+
+
+class Compiles(event.Listener):
+    def __init__(self):
+        self.open = []
+
+    def on_start(self, ev):
+        self.open.append((time.perf_counter(), time.process_time()))
+
+    def on_end(self, ev):
+        w, c = self.open.pop()
+        if not self.open:             # nested compiles are inside their caller's time
+            f = ev.data["dispatcher"].py_func
+            compiles.append((f.__module__.replace("primaldual.", "") + "." + f.__qualname__,
+                             time.perf_counter() - w, time.process_time() - c))
+
+
+event.register("numba:compile", Compiles())
 rng = np.random.default_rng(0)
 X = rng.standard_normal((2000, 20))
 y = np.where(X @ rng.standard_normal(20) + 0.5 * rng.standard_normal(2000) > 0, 1, -1)
@@ -49,13 +75,14 @@ else:
     t2 = time.perf_counter()
     solver = entry(loss=LOSS).fit(X, y).solver_
 t3 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "entry": t2 - t1, "fit": t3 - t2, "solver": solver}))
+print(json.dumps({"import": t1 - t0, "entry": t2 - t1, "fit": t3 - t2, "solver": solver,
+                  "compiles": compiles}))
 """
 
 
-def _env(cache_dir):
+def _env(cache_dir, src=None):
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = str(src or ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     if cache_dir is not None:
         env["NUMBA_CACHE_DIR"] = str(cache_dir)
     return env
@@ -66,11 +93,11 @@ def _cpu_children():
     return ru.ru_utime + ru.ru_stime
 
 
-def _run(args, cache_dir=None):
+def _run(args, cache_dir=None, src=None):
     """``(wall, inner)`` of one fresh process; ``inner["cpu"]`` is its CPU time
     (user + system), which other work on the machine inflates less than the wall."""
     t, c = time.perf_counter(), _cpu_children()
-    out = subprocess.run([sys.executable, *args], env=_env(cache_dir), capture_output=True,
+    out = subprocess.run([sys.executable, *args], env=_env(cache_dir, src), capture_output=True,
                          text=True, check=True)
     wall = time.perf_counter() - t
     inner = {"cpu": _cpu_children() - c}
@@ -85,6 +112,8 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--loss", action="append", default=None,
                     help="loss of the first fit, or solve() for solve(X, y) (repeatable; default hinge, logistic and solve())")
+    ap.add_argument("--baseline", help="another source tree (its src/ folder): its first "
+                    "fits run interleaved with this tree's, as a side-by-side comparison")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "startup.md"))
     args = ap.parse_args(argv)
     losses = args.loss or ["hinge", "logistic", "solve()"]
@@ -95,6 +124,7 @@ def main(argv=None):
     walls = {k: [] for k in steps}
     cpus = {k: [] for k in steps}
     fits = {(loss, c): [] for loss in losses for c in ("empty", "warm")}
+    base = {(loss, c): [] for loss in losses for c in ("empty", "warm")}
     for _ in range(args.repeats):                    # interleaved repeats
         for k, a in steps.items():
             wall, inner = _run(a)
@@ -106,6 +136,11 @@ def main(argv=None):
                 for c in ("empty", "warm"):
                     wall, inner = _run(["-c", code], cache)
                     fits[(loss, c)].append((wall, inner))
+            if args.baseline:
+                with tempfile.TemporaryDirectory() as cache:
+                    for c in ("empty", "warm"):
+                        wall, inner = _run(["-c", code], cache, args.baseline)
+                        base[(loss, c)].append((wall, inner))
     load_after = os.getloadavg()
     med = statistics.median
     lines = ["# Start-up", "",
@@ -136,6 +171,43 @@ def main(argv=None):
                      f"{med(r[1]['import'] for r in runs):.3f} | "
                      f"{med(r[1]['entry'] for r in runs):.3f} | "
                      f"{med(r[1]['fit'] for r in runs):.3f} |")
+    if args.baseline:
+        lines += ["", f"The same first fits with the source tree `{args.baseline}` "
+                  "(the baseline), run interleaved with the rows above; the ratio is this "
+                  "tree's over the baseline's (below 1: faster).", "",
+                  "| call | Numba cache | baseline wall (s) | baseline CPU (s) | "
+                  "wall ratio | CPU ratio |", "|---|---|---|---|---|---|"]
+        for (loss, c), runs in base.items():
+            bw, bc = med(r[0] for r in runs), med(r[1]["cpu"] for r in runs)
+            ow = med(r[0] for r in fits[(loss, c)])
+            oc = med(r[1]["cpu"] for r in fits[(loss, c)])
+            lines.append(f"| {loss} | {c} | {bw:.3f} | {bc:.3f} | {ow / bw:.2f} | "
+                         f"{oc / bc:.2f} |")
+    lines += ["", "What the first fit compiles with the empty cache: every function Numba "
+              "compiles for the call (the functions it calls are compiled inside it and "
+              "counted in its time), the median over the runs of its compile time, wall and "
+              "CPU. The rest of the fit column above is Numba's own first-use set-up (about "
+              "a third of a second of CPU, paid with a warm cache too), the data checks and "
+              "the solver's work.", "",
+              "| call | compiled function | wall (s) | CPU (s) |", "|---|---|---|---|"]
+    for loss in losses:
+        runs = [r[1].get("compiles", []) for r in fits[(loss, "empty")]]
+        names = list(dict.fromkeys(c[0] for run in runs for c in run))
+        total_w, total_c = [], []
+        for run in runs:
+            total_w.append(sum(c[1] for c in run))
+            total_c.append(sum(c[2] for c in run))
+        for name in names:
+            ws = [c[1] for run in runs for c in run if c[0] == name]
+            cs = [c[2] for run in runs for c in run if c[0] == name]
+            lines.append(f"| {loss} | `{name}` | {med(ws):.3f} | {med(cs):.3f} |")
+        lines.append(f"| {loss} | all ({len(names)} functions) | {med(total_w):.3f} | "
+                     f"{med(total_c):.3f} |")
+    warm = {loss: [len(r[1].get("compiles", [])) for r in fits[(loss, "warm")]]
+            for loss in losses}
+    lines += ["", "Functions compiled with the warm cache (the most in one run): "
+              + ", ".join(f"{k} {max(v)}" for k, v in warm.items())
+              + " (0: every kernel loaded from the cache)."]
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

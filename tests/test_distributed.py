@@ -169,3 +169,20 @@ def test_dask_estimator_on_files_arrays_and_dask_arrays(client, data, tmp_path):
     assert np.mean(pred == (y > 0)) > 0.8
     with pytest.raises(ValueError, match="does not run on Dask"):
         LinearClassifier(client=client, solver="sdca").fit(paths)
+
+
+def test_dask_estimator_default_strength_is_one_over_n_on_files(client, data, tmp_path):
+    # alpha=None on part files: PartitionedProblem(lam=None) takes 1/W once the
+    # partitions are read, the same strength as the in-memory estimator
+    from primaldual import LinearClassifier as Local
+    from primaldual.dask import LinearClassifier
+
+    X, y = data
+    opts = {"n_partitions": 3, "local_iters": 30}
+    kw = dict(loss="logistic", tol=1e-6, max_iter=80, random_state=4)
+    local = Local(solver="cocoa", solver_options=opts, **kw).fit(X, y)
+    paths = _write_parts(tmp_path, X, y, [80, 80, 80])
+    on_files = LinearClassifier(client=client, solver_options=opts, **kw).fit(paths)
+    assert local.lam_ == 1.0 / X.shape[0]
+    assert on_files.lam_ == pytest.approx(local.lam_, rel=1e-15)
+    np.testing.assert_allclose(on_files.coef_, local.coef_, rtol=0, atol=1e-10)

@@ -323,3 +323,44 @@ def test_convergence_warning_names_the_scale_spread_and_its_remedy():
         warnings.simplefilter("always")
         primaldual.LinearClassifier(loss="hinge", max_iter=2, solver="sdca").fit(Xs, y)
     assert all("scales differ" not in str(w.message) for w in rec2)
+
+
+# ------------------------------------------------------- the default strength
+def test_default_alpha_is_one_over_the_total_weight():
+    X, y = make_classification_data(n=120, d=6, seed=3)
+    assert LinearClassifier().alpha is None and LinearRegressor().alpha is None
+    est = LinearClassifier(loss="squared_hinge", random_state=0).fit(X, y)
+    assert est.lam_ == 1.0 / X.shape[0]
+    sw = np.random.default_rng(0).uniform(0.5, 2.0, X.shape[0])
+    sw[:5] = 0.0                                    # zero weights are removed
+    est = LinearClassifier(loss="squared_hinge", random_state=0).fit(X, y, sample_weight=sw)
+    assert est.lam_ == pytest.approx(1.0 / sw.sum(), rel=1e-12)
+    fixed = LinearClassifier(loss="squared_hinge", alpha=0.25, random_state=0).fit(X, y)
+    assert fixed.lam_ == 0.25
+    Xr, yr = make_regression_data(n=80, d=4, seed=1)
+    assert LinearRegressor(random_state=0).fit(Xr, yr).lam_ == 1.0 / Xr.shape[0]
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_default_fit_solves_the_problem_of_linearsvc_defaults(loss):
+    # alpha=None is LIBLINEAR's C = 1: our default fit and LinearSVC(C=1) solved
+    # tightly reach the same objective value, certified by our gap at lam = 1/n
+    X, y = make_classification_data(n=150, d=5, seed=7)
+    n = X.shape[0]
+    ours = LinearClassifier(loss=loss, tol=1e-10, random_state=0).fit(X, y)
+    ref = _liblinear(lambda: LinearSVC(loss=loss, C=1.0, tol=1e-10,
+                                       max_iter=1000000).fit(X, y))
+    p_ours = _objective(X, y, loss, 1.0 / n, ours.coef_, ours.intercept_)
+    p_ref = _objective(X, y, loss, 1.0 / n, ref.coef_, ref.intercept_)
+    assert ours.converged_
+    assert p_ref >= p_ours - ours.gap_ - 1e-12
+    assert abs(p_ours - p_ref) <= 1e-6 * p_ref
+
+
+def test_default_alpha_with_class_weight_counts_the_combined_weights():
+    X, y = make_classification_data(n=100, d=4, seed=5)
+    est = LinearClassifier(loss="logistic", class_weight={-1: 2.0, 1: 1.0},
+                           random_state=0).fit(X, y)
+    labels = np.asarray(y)
+    W = float(np.sum(np.where(labels == est.classes_[0], 2.0, 1.0)))
+    assert est.lam_ == pytest.approx(1.0 / W, rel=1e-12)

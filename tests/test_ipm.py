@@ -23,9 +23,10 @@ def _standardized(n, d, seed=0):
 
 
 def test_auto_certifies_standardized_2000x500_at_default_tol():
-    """The regime of the issue: R^2 / (lam n) = 500 / (1e-4 * 2000) = 2,500."""
+    """The regime of the issue: R^2 / (lam n) = 500 / (1e-4 * 2000) = 2,500 (the
+    estimators' default strength 1/n gives 500 here: the same regime, easier)."""
     X, y = _standardized(2000, 500)
-    lam = primaldual.LinearClassifier().alpha
+    lam = 1e-4
     r = primaldual.solve(X, y, loss="hinge", lam=lam)
     assert r.solver == "ipm"
     assert r.converged and r.rel_gap <= r.tol
@@ -144,3 +145,21 @@ def test_solution_satisfies_the_hinge_kkt_conditions():
     assert np.all(beta[m > 1 + 1e-5] < 1e-5)
     np.testing.assert_allclose(r.coef, X.T @ r.dual_coef / (1e-2 * X.shape[0]),
                                rtol=1e-10, atol=1e-12)
+
+
+def test_products_on_dense_copy_and_on_sparse_rows_agree_with_the_matrix():
+    """Z m and Z^T v read the dense copy of dense-enough CSR data, or the CSR
+    rows (one transpose view) of sparse data: both are the products of X."""
+    rng = np.random.default_rng(8)
+    n, d = 300, 40
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    for density in (0.5, 0.02):                  # densified, and kept sparse
+        X = sp.random(n, d, density=density, random_state=rng, format="csr")
+        s = IPMSolver(Problem(X, y, loss="hinge", lam=1e-2), tol=1e-6, max_epochs=None,
+                      random_state=0)
+        s.setup()
+        assert (s._dense is not None) == (density == 0.5)
+        m, v = rng.standard_normal(d), rng.standard_normal(n)
+        Xd = X.toarray()
+        np.testing.assert_allclose(s._z(m), y * (Xd @ m), rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(s._zt(v), Xd.T @ (y * v), rtol=1e-13, atol=1e-13)

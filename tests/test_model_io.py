@@ -270,3 +270,15 @@ def test_solve_result_loads_as_estimator(tmp_path, clf_result, estimators):
     assert est.loss == "smooth_hinge" and est.loss_params == {"gamma": 0.5}
     np.testing.assert_array_equal(est.decision_function(X), X @ res.coef)
     np.testing.assert_array_equal(est.predict(X), np.where(X @ res.coef > 0, 1.0, -1.0))
+
+
+def test_default_strength_is_saved_as_the_lam_the_fit_used(tmp_path, estimators):
+    # alpha=None is 1/n: the file stores that number, and the loaded estimator
+    # carries it as its alpha
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((80, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    est = estimators.LinearClassifier(loss="squared_hinge").fit(X, y)
+    back = load_model(save_model(est, tmp_path / "d.npz"))
+    assert back.alpha == est.lam_ == 1.0 / 80
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))

@@ -301,3 +301,39 @@ def test_linear_classifier_converges_on_standardized_digits():
     assert clf.converged_.all() and clf.converged_.shape == (10,)
     assert (clf.rel_gap_ <= clf.tol).all()
     assert clf.score(X, y) > 0.95
+
+
+def test_hessian_from_the_rows_of_nonzero_curvature_is_the_full_product():
+    """Dense data: where at most half a partition's rows have curvature (squared
+    hinge near the optimum), its H part is formed from those rows; the parts
+    equal X_k^T diag(curv) X_k / W."""
+    from primaldual.blocks.newton import NewtonBlock
+
+    X, y, rng = _standardized(n=200, d=6, seed=2, sparse_zeros=False)
+    c = rng.uniform(0.5, 2.0, X.shape[0])
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-2, sample_weight=c)
+    for part_ptr in ([0, 200], [0, 70, 200]):
+        block = NewtonBlock(prob.rows, y, c, np.array(part_ptr), prob.loss.code,
+                            prob.loss.param, prob.W)
+        for active in (0.0, 0.1, 0.5, 0.9):
+            curv = np.where(rng.random(X.shape[0]) < active,
+                            rng.uniform(0.5, 2.0, X.shape[0]), 0.0)
+            block.curv[block.current][:] = curv
+            parts = block.hessian()
+            for H, a, b in zip(parts, part_ptr[:-1], part_ptr[1:]):
+                ref = X[a:b].T @ (curv[a:b, None] * X[a:b]) / c.sum()
+                np.testing.assert_allclose(H, ref, rtol=1e-12, atol=1e-14)
+
+
+def test_dense_squared_hinge_certificate_is_exact():
+    X, y, rng = _standardized(seed=9, sparse_zeros=False)
+    lam = 1e-3
+    r = primaldual.solve(X, y, loss="squared_hinge", lam=lam, solver="newton", tol=1e-10)
+    m = np.maximum(0.0, 1.0 - y * (X @ r.coef))
+    P = np.mean(m * m) + 0.5 * lam * r.coef @ r.coef
+    b = r.dual_coef * y
+    v = X.T @ r.dual_coef / X.shape[0]
+    D = np.mean(b - b * b / 4) - v @ v / (2 * lam)
+    np.testing.assert_allclose(r.dual_coef, 2 * y * m, rtol=1e-12, atol=1e-15)
+    assert abs(r.primal - P) <= 1e-12 * P and abs(r.dual - D) <= 1e-12 * P
+    assert r.converged and (P - D) / P <= 1e-10

@@ -116,3 +116,58 @@ def test_prox_work_is_none_without_l1():
     assert prox_work_arrays(prob.rows, 0.0) is None
     work = prox_work_arrays(prob.rows, 0.1)
     assert work.keys.shape == (6,) and work.heap.dtype == np.int64
+
+
+COMPILED = """
+import json, sys
+import numpy as np
+from numba.core import event
+import primaldual
+
+top = []
+class Record(event.Listener):
+    depth = 0
+    def on_start(self, ev):
+        if self.depth == 0:
+            f = ev.data["dispatcher"].py_func
+            top.append(f.__module__ + "." + f.__qualname__)
+        self.depth += 1
+    def on_end(self, ev):
+        self.depth -= 1
+event.register("numba:compile", Record())
+rng = np.random.default_rng(0)
+X = rng.standard_normal((400, 6))
+y = np.where(X @ rng.standard_normal(6) > 0, 1.0, -1.0)
+CALL
+print(json.dumps({"compiled": top, "sklearn": "sklearn" in sys.modules}))
+"""
+
+
+def compiled_by(call: str, cache_dir) -> dict:
+    """What a fresh interpreter with an empty Numba cache compiles for ``call``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env["NUMBA_CACHE_DIR"] = str(cache_dir)
+    out = subprocess.run([sys.executable, "-c", COMPILED.replace("CALL", call)], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_default_solve_compiles_two_kernels_and_loads_no_sklearn(tmp_path):
+    # standardized dense data, the hinge: auto picks the interior-point method,
+    # which needs the row norms and the certificate pass, nothing else (the
+    # objective's reductions are numpy's; the scalar loss kernels compile inside
+    # the certificate pass, not on their own)
+    got = compiled_by("r = primaldual.solve(X, y)\nassert r.solver == 'ipm'", tmp_path)
+    assert got["compiled"] == ["primaldual.kernels.objective.row_sqnorms",
+                               "primaldual.kernels.objective.certificate_pass"]
+    assert got["sklearn"] is False
+
+
+def test_a_default_logistic_fit_compiles_newtons_kernels_only(tmp_path):
+    got = compiled_by("e = primaldual.LinearClassifier(loss='logistic').fit(X, y)\n"
+                      "assert e.solver_ == 'newton'", tmp_path)
+    assert sorted(got["compiled"]) == ["primaldual.kernels.newton.fun_grad",
+                                       "primaldual.kernels.newton.primal_dual_point",
+                                       "primaldual.kernels.objective.row_sqnorms"]

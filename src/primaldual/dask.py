@@ -68,7 +68,7 @@ class LinearClassifier(_LocalLinearClassifier):
     Other parameters: as :class:`primaldual.LinearClassifier`.
     """
 
-    def __init__(self, loss="hinge", *, client=None, alpha=1e-4, l1=0.0, loss_params=None,
+    def __init__(self, loss="hinge", *, client=None, alpha=None, l1=0.0, loss_params=None,
                  tol=1e-6, max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, warm_start=False, random_state=None, solver="cocoa",
                  solver_options=None, n_jobs=None, verbose=0):
@@ -116,7 +116,8 @@ class LinearClassifier(_LocalLinearClassifier):
         if self.warm_start and hasattr(self, "dual_coef_"):
             raise ValueError("warm_start is not supported for part files or Dask arrays")
         icpt = float(self.intercept_scaling) if self.fit_intercept else None
-        common = dict(loss=self.loss, lam=float(self.alpha), l1=float(self.l1),
+        common = dict(loss=self.loss, lam=None if self.alpha is None else float(self.alpha),
+                      l1=float(self.l1),
                       loss_params=self.loss_params,
                       round_timeout=opts.get("round_timeout", 120.0),
                       intercept_scaling=icpt)
@@ -146,6 +147,7 @@ class LinearClassifier(_LocalLinearClassifier):
         self.converged_ = np.array([res.converged])
         self.trace_ = [res.trace]
         self.solver_ = res.solver
+        self.lam_ = float(pp.lam)
         self.n_features_in_ = pp.n_data_features
         self._warn_convergence([res], [None])
         return self

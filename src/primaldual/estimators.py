@@ -6,8 +6,17 @@ Both estimators minimize the problem of docs/conventions.md §1,
 
 with ``alpha`` the same number as ``lam`` and ``c_i`` the product of
 ``sample_weight`` and (classifier) the class weight of ``y_i``.  In
-LIBLINEAR's scaling (``1/2 ||w||^2 + C sum_i loss_i``) this is
-``C = 1 / (alpha n)`` for unit weights.
+LIBLINEAR's scaling (``1/2 ||w||^2 + C sum_i c_i loss_i``) this is
+``C = 1 / (alpha W)`` (``1 / (alpha n)`` for unit weights).
+
+Default strength
+----------------
+``alpha=None`` (the default) is ``alpha = 1/W``: the problem of LIBLINEAR's,
+``LinearSVC``'s and ``LinearSVR``'s default ``C = 1`` and of ``Ridge``'s
+default ``alpha = 1`` (without intercept), so that a user who swaps one of
+them for these estimators solves the same problem.  The strength a fit used
+is the attribute ``lam_``.  (Measured against a fixed ``alpha = 1e-4`` on the
+sets of benchmarks/bench_defaults.py: docs/estimators.md.)
 
 Names
 -----
@@ -171,7 +180,8 @@ class _LinearBase(BaseEstimator):
             raise ValueError(f"{type(self).__name__} needs loss in "
                              f"{', '.join(self._loss_family)}; got loss={self.loss!r}")
         make_loss(self.loss, self.loss_params)          # validates loss_params
-        _check_number("alpha", self.alpha, allow_equal=True)
+        if self.alpha is not None:
+            _check_number("alpha", self.alpha, allow_equal=True)
         _check_number("l1", self.l1, allow_equal=True)
         _check_number("tol", self.tol, allow_equal=True)
         if self.max_iter is not None:
@@ -181,7 +191,14 @@ class _LinearBase(BaseEstimator):
             raise ValueError(f"verbose must be an integer >= 0, got {self.verbose!r}")
         return _solve_options(self.solver_options)
 
-    def _fit_problems(self, Xa, targets, weights, warm, seeds):
+    def _strength(self, total_weight):
+        """The L2 strength of this fit: ``alpha``, or ``1 / W`` for ``alpha=None``
+        (LIBLINEAR's ``C = 1``); stored as ``lam_``."""
+        lam = 1.0 / total_weight if self.alpha is None else float(self.alpha)
+        self.lam_ = lam
+        return lam
+
+    def _fit_problems(self, Xa, targets, weights, warm, seeds, lam):
         """Solve one problem per entry of ``targets`` (threads when several)."""
         opts = self._validate_params_values()
         if self.verbose >= 2 and len(targets) == 1:
@@ -192,7 +209,7 @@ class _LinearBase(BaseEstimator):
                 opts_k = dict(opts, warm_start=warm[k])
             else:
                 opts_k = opts
-            return solve(Xa, targets[k], loss=self.loss, lam=float(self.alpha),
+            return solve(Xa, targets[k], loss=self.loss, lam=lam,
                          solver=self.solver, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
                          random_state=seeds[k],
@@ -281,8 +298,10 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     Parameters
     ----------
     loss : {"hinge", "smooth_hinge", "squared_hinge", "logistic"}, default "hinge"
-    alpha : float, default 1e-4
-        L2 strength, the ``lam`` of docs/conventions.md §1 (``C = 1/(alpha n)`` in LIBLINEAR terms).
+    alpha : float or None, default None
+        L2 strength, the ``lam`` of docs/conventions.md §1 (``C = 1/(alpha n)`` in
+        LIBLINEAR terms).  None: ``1/W`` (``1/n`` for unit weights), the problem of
+        ``LinearSVC()``'s and LIBLINEAR's default ``C = 1``.
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
     loss_params : dict, optional
@@ -335,12 +354,13 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     converged_ : bool or ndarray of bool (K,)
     trace_ : list of lists of dicts, one trace per problem
     solver_ : str                            the solver that ran
+    lam_ : float                             the L2 strength used (``alpha``, or ``1/W``)
     n_features_in_ : int
     """
 
     _loss_family = CLASSIFICATION_LOSSES
 
-    def __init__(self, loss="hinge", *, alpha=1e-4, l1=0.0, loss_params=None, tol=1e-6,
+    def __init__(self, loss="hinge", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
                  max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, warm_start=False, random_state=None, solver="auto",
                  solver_options=None, n_jobs=None, verbose=0):
@@ -410,7 +430,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         prev = self._previous_dual_coef(len(targets), n)
         warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]
         seeds = spawn_seeds(self.random_state, len(targets))
-        results = self._fit_problems(Xa, targets, weights, warm, seeds)
+        lam = self._strength(float(ck.sum()))
+        results = self._fit_problems(Xa, targets, weights, warm, seeds, lam)
 
         coefs, intercepts = zip(*(self._split(r.coef) for r in results))
         self.coef_ = np.vstack(coefs)
@@ -497,7 +518,8 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     "epsilon_insensitive"} (``loss_params={"epsilon": ...}``).
 
     ``loss="squared"`` is ``(x.w - y)^2 / 2``: with ``fit_intercept=False`` it
-    is ``Ridge(alpha=alpha * n)``; with the intercept it differs from Ridge,
+    is ``Ridge(alpha=alpha * n)`` (the default ``alpha=None``, ``1/n``, is
+    ``Ridge()``'s ``alpha = 1``); with the intercept it differs from Ridge,
     whose intercept is not penalized (see the module docstring).
 
     Attributes
@@ -510,12 +532,13 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     converged_ : bool
     trace_ : list of dicts
     solver_ : str
+    lam_ : float      the L2 strength used (``alpha``, or ``1/W``)
     n_features_in_ : int
     """
 
     _loss_family = REGRESSION_LOSSES
 
-    def __init__(self, loss="squared", *, alpha=1e-4, l1=0.0, loss_params=None, tol=1e-6,
+    def __init__(self, loss="squared", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
                  max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
                  n_jobs=None, verbose=0):
@@ -555,7 +578,8 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         prev = self._previous_dual_coef(1, n)
         warm = [None] if prev is None else [prev[0][keep]]
         seeds = spawn_seeds(self.random_state, 1)
-        (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds)
+        lam = self._strength(float(swk.sum()))
+        (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam)
         self.coef_, self.intercept_ = self._split(res.coef)
         self.coef_ = np.array(self.coef_)
         dual = np.zeros(n)

@@ -57,6 +57,12 @@ def _vec_dual_step(kind, param, alpha, y, a, s, out):
         out[i] = K.dual_step(kind, param, alpha[i], y[i], a[i], s[i])
 
 
+def _plain_vector(x):
+    """A 1-D C-contiguous float64 ndarray, which the kernels take as it is."""
+    return (type(x) is np.ndarray and x.ndim == 1 and x.dtype == np.float64
+            and x.flags.c_contiguous)
+
+
 def _arr(x):
     return np.ascontiguousarray(np.atleast_1d(np.asarray(x, dtype=np.float64)))
 
@@ -118,6 +124,11 @@ class Loss:
     # ----------------------------------------------------------- functions
     def _pointwise(self, kernel, x, y, dtype=np.float64):
         """``kernel(code, param, x_i, y_i)`` over broadcast 1-D ``x`` and ``y``."""
+        if _plain_vector(x) and _plain_vector(y) and x.shape == y.shape:
+            # the solvers' case (two float64 vectors of n): no conversions
+            out = np.empty(x.shape[0], dtype=dtype)
+            kernel(self.code, self.param, x, y, out)
+            return out
         x, y = np.broadcast_arrays(_arr(x), _arr(y))
         out = np.empty(x.shape[0], dtype=dtype)
         kernel(self.code, self.param, np.ascontiguousarray(x), np.ascontiguousarray(y), out)

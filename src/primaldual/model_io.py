@@ -201,7 +201,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
     cert = {k: (float(np.ravel(v)[0]) if v is not None and np.size(v) == 1 else None)
             for k, v in cert.items()}
     return LinearModel(kind=kind, coef=coef, intercept=intercept, classes=cls,
-                       loss=loss.name, loss_params=loss.params, lam=float(obj.alpha),
+                       loss=loss.name, loss_params=loss.params, lam=_strength(obj),
                        l1=float(getattr(obj, "l1", 0.0) or 0.0),
                        fit_intercept=bool(getattr(obj, "fit_intercept", False)),
                        intercept_scaling=float(getattr(obj, "intercept_scaling", 1.0)),
@@ -485,6 +485,7 @@ def to_estimator(m: LinearModel):
     for k, v in wanted.items():     # parameters the constructor does not take
         if k not in accepted:
             setattr(est, k, v)
+    est.lam_ = float(m.lam)
     if m.kind == "classifier":
         est.coef_ = m.coef.copy()
         est.intercept_ = m.intercept.copy()
@@ -501,3 +502,14 @@ def to_estimator(m: LinearModel):
     from sklearn.preprocessing import Normalizer
     norm = Normalizer(norm="l2").fit(np.zeros((1, m.n_features)))
     return make_pipeline(norm, est)
+
+
+def _strength(est) -> float:
+    """The L2 strength a fitted estimator used: ``lam_`` (``alpha``, or ``1/W`` for
+    the default ``alpha=None``), else ``alpha``."""
+    lam = getattr(est, "lam_", None)
+    if lam is None:
+        if est.alpha is None:
+            raise ValueError(f"{type(est).__name__} has alpha=None and no lam_; fit it first")
+        lam = est.alpha
+    return float(lam)

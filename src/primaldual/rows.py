@@ -96,6 +96,8 @@ def as_rows(X) -> Rows:
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
     iptr = np.zeros(n + 1, dtype=np.int64)
     sq = np.empty(n)
+    # the kernel of the CSR path: the same sums in the same order, so that dense
+    # and CSR data give identical iterates (tests/test_sdca.py)
     row_sqnorms(data, indptr, sq)
     return Rows(X=X, data=data, indices=indices, indptr=indptr, iptr=iptr, n=n, d=d,
                 sqnorm=sq, row_nnz=np.full(n, d, dtype=np.int64), is_sparse=False)

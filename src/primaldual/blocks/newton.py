@@ -34,6 +34,11 @@ from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts"]
 
+#: the dense Hessian X^T diag(curv) X is formed from the rows of nonzero
+#: curvature only when they are at most this fraction of the partition's rows
+#: (gathering them costs a copy)
+ACTIVE_ROWS_GATHER = 0.5
+
 
 def add_parts(parts):
     """``parts[0] + parts[1] + ...`` in that order, from zero (the one order
@@ -124,8 +129,18 @@ class NewtonBlock:
             else:
                 if self._dense_buf is None or self._dense_buf.shape[0] < b - a:
                     self._dense_buf = np.empty((int(np.diff(self.part_ptr).max()), d))
-                buf = self._dense_buf[:b - a]
-                np.multiply(r.X[a:b], np.sqrt(c[a:b] / self.W)[:, None], out=buf)
+                scale = np.sqrt(c[a:b] / self.W)
+                rows = np.flatnonzero(scale)
+                if rows.size <= ACTIVE_ROWS_GATHER * (b - a):
+                    # piecewise-quadratic losses (squared hinge, smoothed hinge):
+                    # rows outside the margin have curvature 0 and add nothing,
+                    # so the product runs over the others (near the optimum
+                    # often a few percent of the rows)
+                    buf = self._dense_buf[:rows.size]
+                    np.multiply(r.X[a + rows], scale[rows, None], out=buf)
+                else:
+                    buf = self._dense_buf[:b - a]
+                    np.multiply(r.X[a:b], scale[:, None], out=buf)
                 np.dot(buf.T, buf, out=H)
             out.append(H)
         return out

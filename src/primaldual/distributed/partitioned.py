@@ -32,7 +32,8 @@ class PartitionedProblem:
     client : dask.distributed.Client
     sources : list of callables ``(client, address) -> source`` (use
         :meth:`from_files` or :meth:`from_dask`).
-    loss, lam, l1, loss_params : as :class:`~primaldual.problem.Problem`.
+    loss, lam, l1, loss_params : as :class:`~primaldual.problem.Problem`; ``lam=None``
+        is ``1/W`` (LIBLINEAR's ``C = 1``, the estimators' default).
     n_features : int, optional    global feature count (default: largest index seen)
     intercept_scaling : float, optional   append a constant column of this value
         on the workers (the regularized intercept of the estimators)
@@ -46,7 +47,8 @@ class PartitionedProblem:
                  round_timeout=120.0, names=None, intercept_scaling=None):
         self.client = client
         self.loss = make_loss(loss, loss_params)
-        self.penalty = make_penalty(lam, l1, allow_pure_l1=True)
+        if lam is not None:       # None: 1/W, known once the partitions are read
+            self.penalty = make_penalty(lam, l1, allow_pure_l1=True)
         self.names = list(names) if names is not None else [str(i) for i in range(len(sources))]
         if not sources:
             raise ValueError("no partitions: pass at least one part file or row chunk")
@@ -69,6 +71,8 @@ class PartitionedProblem:
         self.n = int(self.part_ptr[-1])
         self.nnz = int(sum(s["nnz"] for s in st))
         self.W = float(sum(s["W"] for s in st))
+        if lam is None:
+            self.penalty = make_penalty(1.0 / self.W, l1, allow_pure_l1=True)
         self.label_map = self._labels(st, label_map)
         self.n_data_features = self.d
         self.pset.configure(self.d, self.label_map, self.loss.code, self.loss.param,

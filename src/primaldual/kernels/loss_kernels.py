@@ -54,13 +54,20 @@ _ONE_MINUS = 1.0 - 2.0 ** -53
 #: smallest positive b kept for the logistic dual (never exactly 0)
 _TINY = 1e-300
 
+#: the scalar functions below are called from compiled code only: without the
+#: CPython and C-callable wrappers Numba compiles each about a fifth faster,
+#: which the first fit in a fresh process (empty cache) waits for
+#: (benchmarks/bench_startup.py); :func:`dual_step`, which tests and drivers
+#: call from Python, keeps its wrapper
+scalar = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
 _NEWTON_TOL = 1e-12
 #: a Newton step below this (relative) is the last one (quadratic convergence)
 _NEWTON_QUAD = 1e-6
 _NEWTON_MAXITER = 100
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def _softplus(z):
     """log(1 + exp(z)) without overflow."""
     if z > 0.0:
@@ -68,7 +75,7 @@ def _softplus(z):
     return math.log1p(math.exp(z))
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def _sigmoid(z):
     """1 / (1 + exp(-z)) without overflow."""
     if z >= 0.0:
@@ -77,14 +84,14 @@ def _sigmoid(z):
     return e / (1.0 + e)
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def _xlogx(b):
     if b <= 0.0:
         return 0.0
     return b * math.log(b)
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def loss_value(kind, param, a, y):
     """phi(a; y)."""
     if kind == HINGE:
@@ -112,7 +119,7 @@ def loss_value(kind, param, a, y):
     return r if r > 0.0 else 0.0
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def loss_derivative(kind, param, a, y):
     """A (sub)derivative phi'(a; y) whose negation lies in the dual domain.
 
@@ -150,7 +157,7 @@ def loss_derivative(kind, param, a, y):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def dual_in_domain(kind, param, alpha, y):
     """True when -alpha is in the domain of phi* (alpha is dual feasible)."""
     if kind == HINGE or kind == SMOOTH_HINGE:
@@ -166,7 +173,7 @@ def dual_in_domain(kind, param, alpha, y):
     return alpha >= -1.0 and alpha <= 1.0
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def neg_conjugate(kind, param, alpha, y):
     """-phi*(-alpha; y); -inf outside the dual domain."""
     if not dual_in_domain(kind, param, alpha, y):
@@ -187,7 +194,7 @@ def neg_conjugate(kind, param, alpha, y):
     return alpha * y - param * abs(alpha)
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def _clip(x, lo, hi):
     if x < lo:
         return lo
@@ -196,7 +203,7 @@ def _clip(x, lo, hi):
     return x
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def logistic_newton(b0, ay, s, z0):
     """Exact logistic coordinate maximizer by safeguarded Newton in logit space.
 
@@ -273,7 +280,7 @@ def logistic_newton(b0, ay, s, z0):
     return b, z
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def _logistic_step(alpha, y, a, s):
     """:func:`logistic_newton` started from ``alpha`` itself (no cached logit)."""
     b, _ = logistic_newton(alpha * y, a * y, s, math.nan)
@@ -335,7 +342,7 @@ def dual_step(kind, param, alpha, y, a, s):
     return 0.0
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def dual_slopes(kind, param, alpha, y, a):
     """One-sided slopes (g_plus, g_minus) of the coordinate gain at delta = 0.
 
@@ -399,7 +406,7 @@ def dual_slopes(kind, param, alpha, y, a):
     return gp, gm
 
 
-@njit(cache=True, nogil=True)
+@scalar
 def loss_second_derivative(kind, param, a, y):
     """A (generalized) second derivative phi''(a; y) of the smooth losses.
 

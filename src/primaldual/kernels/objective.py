@@ -67,43 +67,29 @@ def row_sqnorms(data, indptr, out):
         out[i] = s
 
 
-# Vector reductions used by the objectives.  numpy's 1-D ``a @ b`` goes through
-# BLAS ddot, which OpenBLAS runs multithreaded for long vectors; on a loaded
-# machine its spinning threads made one dot product of a 47k-vector take ~50 ms.
-# These loops are single-threaded, deterministic and cost ~d ns.
-@njit(cache=True, nogil=True)
+# Vector reductions used by the objectives, from Python.  numpy's 1-D ``a @ b``
+# goes through BLAS ddot, which OpenBLAS runs multithreaded for long vectors; on
+# a loaded machine its spinning threads made one dot product of a 47k-vector
+# take ~50 ms.  ``einsum`` without ``optimize`` uses numpy's own single-threaded
+# loops (no BLAS) and needs no compilation (a compiled loop here cost every
+# fresh process a compile: benchmarks/bench_startup.py).
 def sum_squares(v):
     """sum_j v_j^2."""
-    s = 0.0
-    for j in range(v.shape[0]):
-        s += v[j] * v[j]
-    return s
+    return float(np.einsum("i,i->", v, v))
 
 
-@njit(cache=True, nogil=True)
 def sum_abs(v):
     """sum_j |v_j|."""
-    s = 0.0
-    for j in range(v.shape[0]):
-        s += abs(v[j])
-    return s
+    return float(np.abs(v).sum())
 
 
-@njit(cache=True, nogil=True)
 def sum_squares_excess(v, t):
     """sum_j max(|v_j| - t, 0)^2 (the elastic-net conjugate's numerator)."""
-    s = 0.0
-    for j in range(v.shape[0]):
-        r = abs(v[j]) - t
-        if r > 0.0:
-            s += r * r
-    return s
+    r = np.abs(v) - t
+    np.maximum(r, 0.0, out=r)
+    return float(np.einsum("i,i->", r, r))
 
 
-@njit(cache=True, nogil=True)
 def weighted_sum(c, x):
     """sum_i c_i x_i."""
-    s = 0.0
-    for i in range(c.shape[0]):
-        s += c[i] * x[i]
-    return s
+    return float(np.einsum("i,i->", c, x))

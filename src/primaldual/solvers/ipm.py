@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from ._base import Solver, register
 from ._options import CommonOptions, number
@@ -164,6 +165,11 @@ class IPMSolver(Solver):
         # CSR data dense enough for BLAS to form M faster is densified once (a copy)
         self._dense = prob.rows.X.toarray() if densifies(prob) else None
         self._buf = None            # X / sqrt(D) on dense data, reused by every iteration
+        # the products Z m and Z^T v (about ten per iteration) read the dense copy
+        # when there is one; a CSR matrix's transpose view is made once, not per
+        # product (on a few hundred rows building it cost more than the product)
+        self._X = prob.rows.X if self._dense is None else self._dense
+        self._XT = self._X.T
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -206,11 +212,11 @@ class IPMSolver(Solver):
     # ---------------------------------------------------- linear algebra
     def _zt(self, v):
         """Z^T v = X^T (y v)."""
-        return self.problem.rows.rmatvec(self.problem.y * v)
+        return np.asarray(self._XT @ (self.problem.y * v), dtype=np.float64).ravel()
 
     def _z(self, m):
         """Z m = y (X m)."""
-        return self.problem.y * self.problem.rows.matvec(m)
+        return self.problem.y * np.asarray(self._X @ m, dtype=np.float64).ravel()
 
     def _factor(self, D):
         """A solver for (Z Z^T / lam + diag(D)) x = b."""
@@ -223,9 +229,9 @@ class IPMSolver(Solver):
                 K = K.toarray() if hasattr(K, "toarray") else np.asarray(K)
                 self._kernel = (prob.y[:, None] * K * prob.y[None, :]) / lam
             A = self._kernel.copy()
-            A[np.diag_indices_from(A)] += D
+            A.flat[::A.shape[0] + 1] += D
             cf = _cholesky(A)
-            return lambda b: scipy.linalg.cho_solve(cf, b)
+            return lambda b: _cho_solve(cf, b)
         Dinv = 1.0 / D
         if self._dense is None and prob.rows.is_sparse:
             Xs = X.multiply(np.sqrt(Dinv)[:, None]).tocsr()
@@ -235,12 +241,12 @@ class IPMSolver(Solver):
                 self._buf = np.empty(X.shape)
             Xs = np.multiply(X, np.sqrt(Dinv)[:, None], out=self._buf)
             M = Xs.T @ Xs
-        M[np.diag_indices_from(M)] += lam
+        M.flat[::M.shape[0] + 1] += lam
         cf = _cholesky(M)
 
         def smw(b):
             t = b * Dinv
-            return t - Dinv * self._z(scipy.linalg.cho_solve(cf, self._zt(t)))
+            return t - Dinv * self._z(_cho_solve(cf, self._zt(t)))
 
         def solve(b):
             # the Woodbury form cancels where D is small (free variables near the
@@ -347,6 +353,20 @@ def _max_step(x, dx):
     if not neg.any():
         return 1.0
     return min(1.0, float(np.min(-x[neg] / dx[neg])))
+
+
+def _cho_solve(cf, b):
+    """``scipy.linalg.cho_solve(cf, b)`` through LAPACK's ``potrs`` directly: the
+    solves are the inner loop (about ten per iteration) and on small systems
+    the checks of the public wrapper cost more than the solve."""
+    c, lower = cf
+    x, info = _POTRS(c, b, lower=int(lower))
+    if info != 0:
+        raise ValueError(f"LAPACK potrs failed (info={info})")
+    return x
+
+
+_POTRS = scipy.linalg.lapack.dpotrs
 
 
 def _cholesky(A):
