@@ -257,7 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--test", metavar="TEST", help="test data: adds test_accuracy or "
                    "test_rmse to the summary and test_error/test_rmse to the trace")
     f.add_argument("--lam", type=float, default=None, metavar="X",
-                   help="L2 strength lam > 0 (default 1e-4)")
+                   help="L2 strength lam > 0 (default: 1/W, LIBLINEAR's C = 1)")
     f.add_argument("-c", "--C", dest="C", type=float, default=None, metavar="C",
                    help=_C_HELP + "; instead of --lam")
     _add_problem_flags(f)

@@ -28,8 +28,9 @@ def _load(module, name):
     kernel (tests/test_startup.py)."""
     return getattr(importlib.import_module(f"primaldual.{module}"), name)
 
-#: ``fit``'s lam when neither --lam nor -c is given
-DEFAULT_LAM = 1e-4
+#: ``fit``'s C when neither --lam nor -c is given: LIBLINEAR's default ``-c 1``,
+#: lam = 1/W, the estimators' default ``alpha`` (docs/estimators.md)
+DEFAULT_C = 1.0
 
 
 @dataclass(frozen=True)
@@ -196,8 +197,8 @@ def _fit_request(args):
     if args.lam is not None and args.C is not None:
         raise ValueError(f"give either --lam {args.lam:g} or -c {args.C:g} (LIBLINEAR's C, "
                          f"which sets lam = 1/(C W)), not both")
-    lam = DEFAULT_LAM if args.lam is None and args.C is None else args.lam
-    fields = _train_fields(args, lam, args.C)
+    C = DEFAULT_C if args.lam is None and args.C is None else args.C
+    fields = _train_fields(args, args.lam, C)
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint DIR (the directory holding "
                          "state.npz)")
@@ -216,6 +217,7 @@ def _fit_request(args):
     elif args.C is not None:
         raise ValueError("-c/--C needs the number of samples, which the Dask workers hold "
                          "with --scheduler; give --lam 1/(C n) instead")
+
     elif args.partitions is not None and args.partitions < 1:
         raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
     if args.plot and args.scheduler is None:

@@ -257,8 +257,8 @@ class DSOOptions(RingOptions, CommonOptions):
                                            "hinge, 1 otherwise")
     primal_weight: str | float = number(
         1.0, low=0.0, also=("lam_n", "adaptive"),
-        doc="omega: w steps / omega, alpha steps * omega; 'lam_n': min(1, sqrt(lam n "
-            "/ gamma)); 'adaptive': PDLP's update at restarts")
+        doc="omega (w steps / omega, alpha steps * omega); 'lam_n': min(1, sqrt(lam n / "
+            "gamma)); 'adaptive': PDLP's")
 
 
 # ------------------------------------------------------------------ solver
