@@ -365,6 +365,12 @@ def test_sampled_statistics_against_direct_computation(dense):
     m = U.shape[0]
     assert mean_row_cosine(rows) == pytest.approx((G.sum() - m) / (m * (m - 1)), rel=1e-12)
     np.testing.assert_array_equal(sampled_column_counts(rows), np.count_nonzero(A, axis=0))
+    from primaldual.blocks.sdca_threads import grouped_column_counts
+    values, mult = grouped_column_counts(rows)
+    omega = np.count_nonzero(A, axis=0)
+    want, want_mult = np.unique(omega[omega > 0], return_counts=True)
+    np.testing.assert_array_equal(values, want)
+    np.testing.assert_array_equal(mult, want_mult)
     idx = np.unique(np.linspace(0, 299, 50).astype(np.int64))
     np.testing.assert_allclose(sampled_column_counts(rows, sample=50),
                                np.count_nonzero(A[idx], axis=0) * 300 / idx.shape[0])

@@ -94,10 +94,19 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE, entries=None) -> float:
     return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
 
 
+#: the cost model's sample holds at most about this many stored entries (fewer
+#: rows than COSINE_SAMPLE where rows are long: a few milliseconds)
+SAMPLE_ENTRIES = 250_000
+
+
 def _sampled_entries(rows, sample):
-    """The stored entries of at most ``sample`` evenly spaced rows (all rows
-    when ``n <= sample``), read through the row view: ``(rows, row of each
-    entry, its column, its value)``, gathered in O(their number)."""
+    """The stored entries of at most ``sample`` evenly spaced rows, and of
+    fewer where rows are long (about ``SAMPLE_ENTRIES`` entries, at least 100
+    rows; all rows when ``n`` is within that), read through the row view:
+    ``(rows, row of each entry, its column, its value)``, gathered in O(their
+    number)."""
+    r = rows.nnz / max(rows.n, 1)
+    sample = int(min(sample, max(100, SAMPLE_ENTRIES // max(r, 1.0))))
     idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
     start, stop = rows.indptr[idx], rows.indptr[idx + 1]
     length = stop - start
@@ -116,6 +125,19 @@ def sampled_column_counts(rows, sample=COSINE_SAMPLE, entries=None) -> np.ndarra
     idx, _, cols, vals = entries or _sampled_entries(rows, sample)
     counts = np.bincount(cols[vals != 0], minlength=rows.d)
     return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
+
+
+def grouped_column_counts(rows, sample=COSINE_SAMPLE, entries=None):
+    """:func:`sampled_column_counts` grouped by value: ``(omega values,
+    how many columns have each)``, the columns with no sampled entry left out.
+    A sample of ``m`` rows has at most ``m`` distinct counts, so the cost
+    model's sums run over those instead of ``d`` (a bincount, no sort)."""
+    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
+    counts = np.bincount(cols[vals != 0], minlength=rows.d)
+    multiplicity = np.bincount(counts)
+    seen = np.flatnonzero(multiplicity[1:]) + 1
+    return (seen.astype(np.float64) * (rows.n / max(idx.shape[0], 1)),
+            multiplicity[seen].astype(np.float64))
 
 
 def distinct_columns(omega, n, S, multiplicity=None) -> float:
@@ -336,10 +358,9 @@ class _ThreadModel:
         stats = getattr(rows, "_thread_model_stats", None)
         if stats is None:
             entries = _sampled_entries(rows, COSINE_SAMPLE)
-            omega = sampled_column_counts(rows, entries=entries)
             # the counts grouped by value (U(S) is a sum over columns)
             stats = (mean_row_cosine(rows, entries=entries),
-                     *np.unique(omega[omega > 0], return_counts=True))
+                     *grouped_column_counts(rows, entries=entries))
             rows._thread_model_stats = stats
         self.cosine, self.omega, self.multiplicity = stats
         self._U = {}
