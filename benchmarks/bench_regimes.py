@@ -13,7 +13,7 @@ folder is absent), for the losses hinge and logistic at one ``lam`` (default
   interleaved, ``--repeats`` times (median), fewer when the cell's time cap is
   spent.  Reported: time, epochs, certified relative gap, the solver that ran,
   the threads used and anything else the result's ``extras`` say about them;
-- ``primaldual.LinearClassifier(loss=...)`` with its defaults (``alpha=1e-4``,
+- ``primaldual.LinearClassifier(loss=...)`` with its defaults (``alpha=None``, i.e. ``1/W``,
   an intercept, ``tol=1e-6``): fit time, its certified relative gap (of its own
   objective) and held-out accuracy;
 - the peers, each the whole fit call on the same CSR (or dense) training
@@ -457,7 +457,7 @@ def render(records, meta):
             f"| {'; '.join(r['flags']) or 'ok'} |")
     lines += ["", "## Estimator defaults and peers (held-out accuracy, certified relative "
               "gap under our objective)", "",
-              "`LinearClassifier(loss=...)` runs its own defaults (`alpha=1e-4`, an "
+              "`LinearClassifier(loss=...)` runs its own defaults (`alpha=None`: `1/W`, LIBLINEAR's C = 1; an "
               "intercept): its gap is of its own objective. The peers solve ours (`lam` "
               "mapped to their parameter, no intercept) at their default tolerances: "
               "LIBLINEAR `-e 0.1`, Snap ML `tol=1e-3`, scikit-learn's defaults; "
