@@ -449,8 +449,8 @@ def test_serial_choice_is_the_serial_solver_and_says_why(monkeypatch):
 @pytest.mark.parametrize("loss", ["hinge", "logistic"])     # shrinking on / off
 @pytest.mark.parametrize("outcome", ["threads", "serial"])
 def test_trial_pass_decides_threads_or_serial_and_certifies(monkeypatch, loss, outcome):
-    """Data long enough for a trial: the first pass runs half on one thread and
-    half on the threads; the measured times decide (here handed in, so the
+    """Data long enough for a trial: the first pass runs a quarter on one thread
+    and a quarter on the threads; the measured times decide (here handed in, so the
     choice does not depend on this machine's load), the reason says what was
     measured, and either way the run certifies the serial optimum."""
     monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
@@ -473,7 +473,7 @@ def test_trial_pass_decides_threads_or_serial_and_certifies(monkeypatch, loss, o
               random_state=0)
     res = solve(X, y, n_jobs=2, **kw)
     assert len(seen) == 1 and seen[0][:2] == (True, True)
-    assert seen[0][2] == sp.csr_matrix(X).nnz        # the whole first pass
+    assert 0 < seen[0][2] < sp.csr_matrix(X).nnz     # half of the first pass
     reason = res.extras["threads_reason"]
     assert reason.startswith(f"{outcome}: measured on this data's first pass"), reason
     assert res.extras["threads"] == (2 if outcome == "threads" else 1)

@@ -117,12 +117,12 @@ enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
 prediction is at least break-even (``TRIAL_FLOOR``): the machine's costs
 are measured on a synthetic set whose columns are uniform, and real columns
 (a shared vocabulary's frequent words) cache differently.  The first pass
-runs its first half on one thread and its second half on the best ``k``
+runs its first quarter on one thread and its second on the best ``k``
 threads, both timed; the threads stay only where one thread's time per
 stored entry over theirs, divided by the predicted epoch penalty, is at
-least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both halves are
+least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both quarters are
 steps of the same pass, so the run loses at most a fraction of one pass to
-the check whichever way it goes, and a machine whose cores are taken by
+the check whichever way it goes (the rest of the pass runs as decided), and a machine whose cores are taken by
 other work gets the serial run.  The reason then says what was measured.
 
 Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
@@ -197,18 +197,18 @@ from .._util.threads import resolve_n_jobs
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1 on data of at least this many stored entries: the first pass
-#: checks the cost model on the data itself, its first half on one thread
-#: and its second half on the threads (:meth:`SDCASolver._trial_decision`);
-#: below it the prediction alone decides (a half pass of fewer entries is a
-#: few milliseconds, too short to time against the other half)
-TRIAL_MIN_NNZ = 2_000_000
+#: checks the cost model on the data itself, its first quarter on one thread
+#: and its second on the threads (:meth:`SDCASolver._trial_decision`); below
+#: it the prediction alone decides (a quarter pass of fewer entries is a few
+#: milliseconds, too short to time against the other)
+TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up: the
 #: trial confirms a predicted win before the threads are committed to (where
 #: threads are predicted to lose, the run is serial without one; a trial's
-#: threaded half pass costs up to half a pass where they do lose)
+#: threaded quarter pass costs up to a quarter pass or more where they lose)
 TRIAL_FLOOR = 1.0
 #: the trial keeps the threads where they were measured at least this much
-#: faster (above MIN_SPEEDUP: two half passes timed once each are noisy by
+#: faster (above MIN_SPEEDUP: two quarter passes timed once each are noisy by
 #: 10-15%, and the epoch penalty of asynchrony is a prediction)
 TRIAL_MIN_SPEEDUP = 1.3
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
@@ -313,7 +313,7 @@ class SDCASolver(Solver):
         self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
                       and self.plan.speedup >= TRIAL_FLOOR)
         self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
-        self.trial_mid = -1
+        self.trial_mid = self.trial_end = -1
         self.n_threads = self.plan.best_threads if self.trial else self.plan.threads
         self.sparse_sync = self.plan.sparse
         self.sync_every = self.plan.sync_every
@@ -417,10 +417,8 @@ class SDCASolver(Solver):
         row_nnz = prob.rows.row_nnz
         while self.steps < target:
             if self.pos >= self.order.shape[0]:
-                if self.trial and self.trial_mid >= 0:
-                    self._trial_decision()
-                    if self.n_threads == 1:
-                        return              # advance() goes on serially
+                if self.n_threads == 1:
+                    return              # the trial chose one thread: advance() goes on
                 if not self._threaded_pass():
                     self.steps = target                  # everything shrunk
                     break
@@ -430,18 +428,25 @@ class SDCASolver(Solver):
                     # in the serial kernel (each pass would cost a wake-up)
                     return self._advance_shrinking(target, deadline)
                 if self.trial:
-                    self.trial_mid = self.order.shape[0] // 2
+                    # the trial: the pass's first quarter on one thread, its
+                    # second on the threads, then the decision
+                    L = self.order.shape[0]
+                    self.trial_mid, self.trial_end = L // 4, L // 2
             order, thr = self.order, self.thr
             stop = min(order.shape[0], self.pos + (target - self.steps))
             shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
-            if self.trial and self.pos < self.trial_mid:
-                # the trial pass's first half, on one thread
-                stop = min(stop, self.trial_mid)
+            trial = self.trial and self.trial_mid >= 0
+            if self.n_threads == 1 or (trial and self.pos < self.trial_mid):
+                # one thread: the trial's first quarter, or the rest of the
+                # trial pass once the trial chose one thread
+                if trial:
+                    stop = min(stop, self.trial_mid)
                 t0 = time.perf_counter()
                 res = sdca_epoch(rows, spec, state, order, self.pos, stop, 0, -1, shrink,
                                  self._no_averaging, self.prox_work)
-                self.trial_times[0] += time.perf_counter() - t0
-                self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
+                if trial:
+                    self.trial_times[0] += time.perf_counter() - t0
+                    self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
                 self.steps += res.steps
                 self.feature_accesses += res.accesses
                 thr[2] = max(thr[2], res.max_up)
@@ -452,11 +457,13 @@ class SDCASolver(Solver):
                 if deadline is not None and time.perf_counter() >= deadline:
                     break
                 continue
+            if trial:
+                stop = min(stop, self.trial_end)
             t0 = time.perf_counter()
             results, interrupted = threaded_pass(
                 rows, spec, state, order, self.pos, stop, self.thread_work,
                 (stop - self.pos) * prob.nnz / max(prob.n, 1), shrink, self.thread_prox)
-            if self.trial and self.trial_mid >= 0:
+            if trial:
                 self.trial_times[2] += time.perf_counter() - t0
                 self.trial_times[3] += row_nnz[order[self.pos:stop]].sum()
             for k, (status, pos, t, acc, up, down) in enumerate(results):
@@ -467,6 +474,8 @@ class SDCASolver(Solver):
                 if status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
+            if trial and self.pos >= self.trial_end:
+                self._trial_decision()
             if interrupted:
                 self.interrupted = True
                 break
@@ -483,7 +492,7 @@ class SDCASolver(Solver):
         counting the predicted epoch penalty of asynchrony; else run serially
         from here on.  ``threads_reason`` says what was measured."""
         serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
-        self.trial, self.trial_mid = False, -1
+        self.trial, self.trial_mid, self.trial_end = False, -1, -1
         k, plan = self.n_threads, self.plan
         if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
             return                                   # nothing measured: keep the plan
