@@ -62,7 +62,6 @@ from .bench.peers import PEERS
 from .bench.plots import plot_overview
 from .bench.report import markdown_table
 from .solvers import ipm_pays
-from .solvers.ipm import IPM_LOSSES
 
 __all__ = ["main", "build_config", "demo_datasets"]
 
@@ -141,9 +140,10 @@ def affordable(data, lspec, lam, sspec):
     of its iterations is unaffordable (:func:`primaldual.solvers.ipm_pays`, e.g. on
     rcv1's 47,236 features and 20,242 rows), since no time limit can stop an
     iteration half-way."""
-    if sspec.kind == "ours" and sspec.name == "ipm" and lspec.name in IPM_LOSSES:
-        if not ipm_pays(primaldual.Problem(data.X, data.y, loss=lspec.name,
-                                           loss_params=lspec.params_dict or None, lam=lam)):
+    if sspec.kind == "ours" and sspec.name == "ipm":
+        prob = primaldual.Problem(data.X, data.y, loss=lspec.name,
+                                  loss_params=lspec.params_dict or None, lam=lam)
+        if prob.loss.box_qp_dual and not ipm_pays(prob):
             return UNAFFORDABLE
     return None
 
