@@ -46,6 +46,7 @@ from primaldual.bench.speed import certify_reference, summarize_times, timed  # 
 from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.rows import as_rows  # noqa: E402
 from primaldual.blocks import sdca_threads  # noqa: E402
+from primaldual.solvers import sdca as sdca_solver  # noqa: E402
 
 from bench_parallel import snap, warm_up  # noqa: E402
 
@@ -100,21 +101,22 @@ def _load(spec):
 
 def ours_interleaved(X, y, loss, reps, forced):
     """Interleaved runs of n_jobs=1 and n_jobs=2; with ``forced`` also n_jobs=2
-    with the threads forced on (``MIN_SPEEDUP = 0``: what the cost model's
-    threaded alternative would have taken), as key "2f"."""
+    with the threads forced on (``MIN_SPEEDUP = 0`` and no trial pass: what the
+    cost model's threaded alternative would have taken), as key "2f"."""
     keys = (1, 2, "2f") if forced else (1, 2)
     runs = {k: [] for k in keys}
     last = {}
     for _ in range(reps):
         for k in keys:
-            saved = sdca_threads.MIN_SPEEDUP
+            saved = sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ
             if k == "2f":
-                sdca_threads.MIN_SPEEDUP = 0.0
+                # the plan's threshold at 0 and no trial pass: the threads run
+                sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ = 0.0, float("inf")
             try:
                 res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM,
                                   solver="sdca", n_jobs=2 if k == "2f" else k, tol=TOL)
             finally:
-                sdca_threads.MIN_SPEEDUP = saved
+                sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ = saved
             runs[k].append(secs)
             last[k] = res
     out = {}
