@@ -222,16 +222,16 @@ def write_md(records, path, args, costs):
     lines = [
         "# n_jobs=2 against n_jobs=1 (benchmarks/bench_threads.py)", "",
         f"Machine: {cpu_model()}, {os.cpu_count()} logical cores, Python "
-        f"{platform.python_version()}.  **The machine was loaded by other work "
-        "while this ran** (other jobs on both cores): the absolute times are not "
-        "quiet-machine times; the ratios come from interleaved repetitions "
+        f"{platform.python_version()}.  The machine's load is in the note at the "
+        "end of this paragraph (on a machine shared with other work the absolute "
+        "times are not quiet-machine times); the ratios come from interleaved repetitions "
         f"(1, 2, 1, 2, ...; {reps} each, medians) in one process.  "
         f"lam = {LAM:g}, `solve(..., solver='sdca', n_jobs=k, tol={TOL:g})`, the whole "
         "call, certified.  Snap ML: its whole `fit` with `n_jobs=2` at the loosest "
         "tolerance that reaches relative primal sub-optimality 1e-6 against the "
         "certified reference (no certificate).  'threads forced': n_jobs=2 with "
-        "the cost model's threshold set to 0, i.e. what the threaded path takes "
-        "on the same data." + (f"  {args.note}" if args.note else ""), "",
+        "the cost model's threshold set to 0 and no trial pass, i.e. what the "
+        "threaded path takes on the same data." + (f"  {args.note}" if args.note else ""), "",
         "| set | n x d | nnz | row cosine | loss | n_jobs=1 s (epochs) | "
         "n_jobs=2 s (epochs, threads) | 2 / 1 | threads forced s (epochs) / 1 | "
         "Snap ML n_jobs=2 s | ours 2 / Snap 2 |",
