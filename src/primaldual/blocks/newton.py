@@ -32,12 +32,31 @@ import numpy as np
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point)
 
-__all__ = ["NewtonBlock", "BlockNewtonData", "add_parts"]
+__all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals"]
 
 #: the dense Hessian X^T diag(curv) X is formed from the rows of nonzero
 #: curvature only when they are at most this fraction of the partition's rows
 #: (gathering them costs a copy)
 ACTIVE_ROWS_GATHER = 0.5
+
+
+def add_pairs(parts):
+    """``(sum of firsts, sum of seconds)`` of per-partition scalar pairs, in
+    partition order (a line search's slope and curvature)."""
+    d1 = d2 = 0.0
+    for a, b in parts:
+        d1 += a
+        d2 += b
+    return d1, d2
+
+
+def join_duals(parts):
+    """``(sum of the conjugate parts, alpha of every partition in order)``
+    from per-partition ``(conj, alpha_k)``."""
+    conj = 0.0
+    for c, _ in parts:
+        conj += c
+    return conj, np.concatenate([alpha for _, alpha in parts])
 
 
 def add_parts(parts):
@@ -206,19 +225,10 @@ class BlockNewtonData:
         return add_parts(self.block.hessian())
 
     def line_derivatives(self, t):
-        d1 = d2 = 0.0
-        for a, b in self.block.line_derivatives(t):
-            d1 += a
-            d2 += b
-        return d1, d2
+        return add_pairs(self.block.line_derivatives(t))
 
     def dual(self):
-        conj = 0.0
-        alphas = []
-        for c, alpha in self.block.dual():
-            conj += c
-            alphas.append(alpha)
-        return conj, np.concatenate(alphas)
+        return join_duals(self.block.dual())
 
     def margins(self):
         return self.block.margins[self.block.current].copy()

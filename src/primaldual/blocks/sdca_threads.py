@@ -117,14 +117,21 @@ def _sampled_entries(rows, sample):
     return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
 
 
+def _sampled_counts(rows, sample, entries):
+    """The sampled rows' count of stored nonzeros per column, and the scale
+    ``n / (rows sampled)`` that makes them estimates of ``omega``."""
+    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
+    return (np.bincount(cols[vals != 0], minlength=rows.d),
+            rows.n / max(idx.shape[0], 1))
+
+
 def sampled_column_counts(rows, sample=COSINE_SAMPLE, entries=None) -> np.ndarray:
     """``omega_j`` (the rows with an entry in column ``j``) estimated from at
     most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
     sample`` and no row stores a zero): the cost model's input, a few
     milliseconds where the exact count is a pass over every stored entry."""
-    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
-    counts = np.bincount(cols[vals != 0], minlength=rows.d)
-    return counts.astype(np.float64) * (rows.n / max(idx.shape[0], 1))
+    counts, scale = _sampled_counts(rows, sample, entries)
+    return counts.astype(np.float64) * scale
 
 
 def grouped_column_counts(rows, sample=COSINE_SAMPLE, entries=None):
@@ -132,12 +139,10 @@ def grouped_column_counts(rows, sample=COSINE_SAMPLE, entries=None):
     how many columns have each)``, the columns with no sampled entry left out.
     A sample of ``m`` rows has at most ``m`` distinct counts, so the cost
     model's sums run over those instead of ``d`` (a bincount, no sort)."""
-    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
-    counts = np.bincount(cols[vals != 0], minlength=rows.d)
+    counts, scale = _sampled_counts(rows, sample, entries)
     multiplicity = np.bincount(counts)
     seen = np.flatnonzero(multiplicity[1:]) + 1
-    return (seen.astype(np.float64) * (rows.n / max(idx.shape[0], 1)),
-            multiplicity[seen].astype(np.float64))
+    return seen.astype(np.float64) * scale, multiplicity[seen].astype(np.float64)
 
 
 def distinct_columns(omega, n, S, multiplicity=None) -> float:

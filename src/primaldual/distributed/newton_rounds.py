@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from ..blocks.newton import add_parts
+from ..blocks.newton import add_pairs, add_parts, join_duals
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -117,19 +117,10 @@ class DaskNewtonData:
         return add_parts([H for H, in res])
 
     def line_derivatives(self, t):
-        d1 = d2 = 0.0
-        for (a, b), in self._call("line_derivatives", float(t)):
-            d1 += a
-            d2 += b
-        return d1, d2
+        return add_pairs([pair for pair, in self._call("line_derivatives", float(t))])
 
     def dual(self):
-        conj = 0.0
-        alphas = []
-        for (c, alpha), in self._call("dual"):
-            conj += c
-            alphas.append(alpha)
-        return conj, np.concatenate(alphas)
+        return join_duals([part for part, in self._call("dual")])
 
     def margins(self):
         """Not gathered: the margins stay on the workers."""
