@@ -84,9 +84,11 @@ class SolverState:
 class SolveResult:
     """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
 
-    A run that stops before reaching ``tol`` returns the pair with the smallest
-    relative gap among its checks (``extras["best_epoch"]`` says which, when it
-    is not the last); ``trace`` still records every check.
+    A run that stops before reaching ``tol`` returns the best pair its checks
+    certify: the ``w`` with the smallest primal value and the ``alpha`` with the
+    largest dual value among them (``extras["best_epoch"]`` and, when it differs,
+    ``extras["best_dual_epoch"]`` say which checks, when they are not the last);
+    ``trace`` still records every check.
     """
 
     coef: np.ndarray
@@ -696,7 +698,7 @@ class Solver(abc.ABC):
         if rec["rel_gap"] > self.tol and best.better_than(cert):
             # stopped unconverged: return the best certified pair seen, not a worse later one
             cert = best.cert
-            extras["best_epoch"] = best.epoch
+            extras.update(best.where())
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
@@ -708,44 +710,66 @@ class Solver(abc.ABC):
 
 
 class _BestIterate:
-    """The certified pair with the smallest relative gap seen by a run (copied:
-    solvers update their iterates in place); part of the state, so that a
-    resumed run returns what the uninterrupted one would."""
+    """The best certified pair a run has seen, built from its checks (copies:
+    solvers update their iterates in place): the ``w`` with the smallest primal
+    value and the ``alpha`` with the largest dual value, from whichever checks
+    they came.  Every check's ``P(w)`` and ``D(alpha)`` are exact, so ``P(w_best) -
+    D(alpha_best)`` is a certified gap of the returned ``w``, at most the gap of
+    any single check (a method whose primal and dual iterates are best at
+    different times, as a saddle-point method's often are, gets the benefit of
+    both).  Part of the state, so that a resumed run returns what the
+    uninterrupted one would."""
 
     _W, _ALPHA = "best_pair_w", "best_pair_alpha"
 
     def __init__(self):
-        self.cert = None
-        self.epoch = None
+        self.w = self.alpha = None
+        self.primal, self.dual = math.inf, -math.inf
+        self.epoch = self.dual_epoch = None
+
+    @property
+    def cert(self):
+        """The pair as a :class:`Certificate`, or None before the first check."""
+        if self.w is None:
+            return None
+        return Certificate(w=self.w, alpha=self.alpha, primal=self.primal, dual=self.dual,
+                           v=None, margins=None)
 
     def to_meta(self):
-        return {"best_pair": {"primal": self.cert.primal, "dual": self.cert.dual,
-                              "epoch": self.epoch}}
+        return {"best_pair": {"primal": self.primal, "dual": self.dual, "epoch": self.epoch,
+                              "dual_epoch": self.dual_epoch}}
 
     def to_arrays(self):
-        return {self._W: self.cert.w, self._ALPHA: self.cert.alpha}
+        return {self._W: self.w, self._ALPHA: self.alpha}
 
     @classmethod
     def from_state(cls, meta, arrays):
         best = cls()
         info = meta.get("best_pair")
         if info is not None and cls._W in arrays and cls._ALPHA in arrays:
-            best.cert = Certificate(w=np.array(arrays[cls._W], dtype=np.float64),
-                                    alpha=np.array(arrays[cls._ALPHA], dtype=np.float64),
-                                    primal=float(info["primal"]), dual=float(info["dual"]),
-                                    v=None, margins=None)
+            best.w = np.array(arrays[cls._W], dtype=np.float64)
+            best.alpha = np.array(arrays[cls._ALPHA], dtype=np.float64)
+            best.primal, best.dual = float(info["primal"]), float(info["dual"])
             best.epoch = float(info["epoch"])
+            best.dual_epoch = float(info.get("dual_epoch", info["epoch"]))
         return best
 
     def offer(self, cert, rec):
-        if self.cert is None or cert.rel_gap < self.cert.rel_gap:
-            self.cert = Certificate(w=np.array(cert.w), alpha=np.array(cert.alpha),
-                                    primal=cert.primal, dual=cert.dual, v=None,
-                                    margins=None)
-            self.epoch = float(rec["epoch"])
+        if cert.primal < self.primal:
+            self.w, self.primal, self.epoch = np.array(cert.w), cert.primal, float(rec["epoch"])
+        if cert.dual > self.dual:
+            self.alpha, self.dual = np.array(cert.alpha), cert.dual
+            self.dual_epoch = float(rec["epoch"])
 
     def better_than(self, cert):
-        return self.cert is not None and self.cert.rel_gap < cert.rel_gap
+        return self.w is not None and self.cert.rel_gap < cert.rel_gap
+
+    def where(self):
+        """``extras`` naming the checks the pair came from."""
+        out = {"best_epoch": self.epoch}
+        if self.dual_epoch != self.epoch:
+            out["best_dual_epoch"] = self.dual_epoch
+        return out
 
 
 def _progress_bar(enabled, total, name):
