@@ -56,6 +56,23 @@ def test_dso_ring_equals_serial(client, data, loss, opts):
     np.testing.assert_allclose(rest.coef, serial.coef, rtol=0, atol=1e-10)
 
 
+def test_dso_ring_fallbacks_equal_serial(client, data, monkeypatch):
+    """The fallback to the best point (run on the client at the epoch's end, the
+    state scattered again) gives the serial iterates on the ring; a ratio just
+    above 1 makes fallbacks frequent."""
+    from primaldual.solvers import SOLVERS
+    monkeypatch.setattr(SOLVERS["dso"], "FALLBACK_RATIO", 1.0 + 1e-9)
+    X, y = data
+    kw = dict(loss="hinge", lam=1e-2, solver="dso", tol=0, random_state=7, max_epochs=20,
+              n_workers=2)
+    serial = solve(X, y, **kw)
+    ring = solve(X, y, client=client, **kw)
+    assert serial.trace[-1]["fallbacks"] > 0
+    assert ring.trace[-1]["fallbacks"] == serial.trace[-1]["fallbacks"]
+    np.testing.assert_allclose(ring.coef, serial.coef, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(ring.dual_coef, serial.dual_coef, rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("sampling", ["uniform", "permutation"])
 def test_psgd_on_dask_equals_local(client, data, sampling):
     X, y = data

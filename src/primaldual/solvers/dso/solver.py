@@ -255,10 +255,28 @@ class DSOOptions(RingOptions, CommonOptions):
     alpha_scale: float | None = number(None, low=0.0, also=(None,),
                                        doc="AdaGrad's alpha-step factor; None: 8 for "
                                            "hinge, 1 otherwise")
-    primal_weight: str | float = number(
-        1.0, low=0.0, also=("lam_n", "adaptive"),
+    fallback: str | None = choice("best", "best", None,
+                                  doc="at the restart test, go back to the best point "
+                                      "with halved steps when the iterate's bound doubles")
+    primal_weight: str | float | None = number(
+        None, low=0.0, also=(None, "lam_n", "adaptive"),
         doc="omega (w steps / omega, alpha steps * omega); 'lam_n': min(1, sqrt(lam n / "
             "gamma)); 'adaptive': PDLP's")
+
+
+def _default_primal_weight(opts):
+    """``primal_weight=None``: "adaptive" where it applies (AdaGrad steps with
+    restarts, the defaults), else 1."""
+    return "adaptive" if opts.step == "adagrad" and opts.restart is not None else 1.0
+
+
+def _json_float(x):
+    """A float for the checkpoint's JSON meta: None for +-inf (JSON has no inf)."""
+    return float(x) if math.isfinite(x) else None
+
+
+def _float_or(x, default):
+    return default if x is None else float(x)
 
 
 # ------------------------------------------------------------------ solver
@@ -295,7 +313,7 @@ class DSOSolver(DSORingDriver, Solver):
         if o.primal_weight == "adaptive" and o.restart is None:
             raise ValueError("primal_weight='adaptive' updates omega at restarts; it "
                              "needs restart='adaptive'")
-        if o.primal_weight != 1.0 and o.step != "adagrad":
+        if o.primal_weight not in (None, 1.0) and o.step != "adagrad":
             raise ValueError("primal_weight scales AdaGrad's w and alpha steps; it needs "
                              "step='adagrad'")
         if o.alpha_scale is not None and o.step != "adagrad":
@@ -324,12 +342,17 @@ class DSOSolver(DSORingDriver, Solver):
         else:
             a_scale = adagrad_a_scale(prob) if data_steps else 1.0
         self.restart = o.restart
-        self.adaptive_weight = o.primal_weight == "adaptive"
+        # the fallback halves AdaGrad's steps: it needs them, and the restart test
+        self.fallback = (o.fallback == "best" and o.restart is not None
+                         and o.step == "adagrad")
+        weight = _default_primal_weight(o) if o.primal_weight is None else o.primal_weight
+        self.resolved_opts = self.resolved_opts.replace(primal_weight=weight)
+        self.adaptive_weight = weight == "adaptive"
         self.w_scale0, self.a_scale0 = 1.0, a_scale
-        if o.primal_weight == "lam_n":
+        if weight == "lam_n":
             omega = spdc_primal_weight(prob)
         else:
-            omega = 1.0 if self.adaptive_weight else float(o.primal_weight)
+            omega = 1.0 if self.adaptive_weight else float(weight)
         self.omega = omega
         w_scale, a_scale = 1.0 / omega, a_scale * omega
         self.a_lo, self.a_hi = dual_bounds(prob.loss, prob.y)
@@ -425,9 +448,14 @@ class DSOSolver(DSORingDriver, Solver):
         self.pw_a = np.zeros(prob.n if self.adaptive_weight else 0)
         self.pw_log_ref = None      # log(dy/dx) of the first window (omega's unit)
         self.pw_log = 0.0           # log omega
+        # fallback="best": the point with the smallest primal and the best dual seen
+        self.fb_w = np.zeros(prob.d if self.fallback else 0)
+        self.fb_a = np.zeros(prob.n if self.fallback else 0)
+        self.fb_primal, self.fb_dual = math.inf, -math.inf
+        self.n_fallbacks = 0
 
     _STATE_ARRAYS = ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v", "pw_w", "pw_a")
+                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v", "pw_w", "pw_a", "fb_w", "fb_a")
 
     def get_state(self):
         if self._ring is not None:
@@ -438,7 +466,8 @@ class DSOSolver(DSORingDriver, Solver):
                 "layout_seed": int(self.layout_seed), "rs_n": int(self.rs_n),
                 "rs_gap": self.rs_gap, "rs_prev": self.rs_prev, "rs_full": bool(self.rs_full),
                 "n_restarts": int(self.n_restarts), "pw_log_ref": self.pw_log_ref,
-                "pw_log": float(self.pw_log)}
+                "pw_log": float(self.pw_log), "fb_primal": _json_float(self.fb_primal),
+                "fb_dual": _json_float(self.fb_dual), "n_fallbacks": int(self.n_fallbacks)}
         arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
         cached = self._cached_iterate()
         if cached is not None and cached[2] is not None:
@@ -477,6 +506,14 @@ class DSOSolver(DSORingDriver, Solver):
             self.pw_a = np.zeros(0)
         self.pw_log_ref = meta.get("pw_log_ref")
         self.pw_log = float(meta.get("pw_log", 0.0))
+        self.fb_primal = _float_or(meta.get("fb_primal"), math.inf)
+        self.fb_dual = _float_or(meta.get("fb_dual"), -math.inf)
+        if self.fallback and ("fb_w" not in arrays or self.fb_w.shape[0] != self.w.shape[0]):
+            # written without fallback="best": its memory of the best point starts here
+            self.fb_w = np.zeros(self.w.shape[0])
+            self.fb_a = np.zeros(self.alpha.shape[0])
+            self.fb_primal, self.fb_dual = math.inf, -math.inf
+        self.n_fallbacks = int(meta.get("n_fallbacks", 0))
         if self.adaptive_weight:
             if self.pw_w.shape[0] != self.w.shape[0]:
                 raise ValueError("the checkpoint was written without "
@@ -654,8 +691,10 @@ class DSOSolver(DSORingDriver, Solver):
     #: or when the window has RESTART_ARTIFICIAL of all epochs (PDLP's rules)
     RESTART_SUFFICIENT, RESTART_NECESSARY, RESTART_ARTIFICIAL = 0.2, 0.8, 0.36
 
-    def _pd_gap(self, w, alpha):
-        return self.problem.gap(w, self._feasible(alpha))
+    def _pd_values(self, w, alpha):
+        """``(P(w), D(alpha))`` of a pair (alpha made dual-feasible first)."""
+        cert = self.problem.certificate(w, self._feasible(alpha))
+        return cert.primal, cert.dual
 
     def _iterate_pass(self):
         """One pass over the data at the current iterate: its certificate (``P(w)``,
@@ -677,17 +716,17 @@ class DSOSolver(DSORingDriver, Solver):
             return None
         return c[1:]
 
-    def _average_gap(self, k):
-        """``P(w_a) - D(alpha_a)`` of the window's average from the window's sums of
-        ``X w`` and ``v(alpha)`` (both linear), without a pass over the data; exact
-        passes when ``lam = 0`` (the dual needs the scaled alpha) or a sum is
-        missing."""
+    def _average_pd(self, k):
+        """``(w_a, alpha_a, P(w_a), D(alpha_a), X w_a, v(alpha_a))`` of the window's
+        average from the window's sums of ``X w`` and ``v(alpha)`` (both linear),
+        without a pass over the data; exact passes when ``lam = 0`` (the dual needs
+        the scaled alpha) or a sum is missing (then ``X w_a`` and ``v`` are None)."""
         prob = self.problem
         wa = self.rs_w / k
         aa = np.clip(self.rs_a / k, self.a_lo, self.a_hi)      # rounding at the bounds
         if prob.lam == 0 or not self.rs_full:
             self.feature_accesses += 2 * self.layout.nnz
-            return wa, aa, self._pd_gap(wa, aa), None, None
+            return (wa, aa) + self._pd_values(wa, aa) + (None, None)
         m = self.rs_m / k
         v = self.rs_v / k
         c = prob.sample_weight
@@ -695,9 +734,9 @@ class DSOSolver(DSORingDriver, Solver):
                   + prob.penalty.value(wa))
         conj = prob.loss.neg_conjugate(aa, prob.y)
         if not np.isfinite(conj).all():
-            return wa, aa, math.inf, m, v
+            return wa, aa, primal, -math.inf, m, v
         dual = weighted_sum(c, conj) / prob.W - prob.penalty.conjugate(v)
-        return wa, aa, primal - dual, m, v
+        return wa, aa, primal, dual, m, v
 
     def _restart_check(self):
         """At the end of an epoch (``restart="adaptive"``): the candidate is the
@@ -725,7 +764,15 @@ class DSOSolver(DSORingDriver, Solver):
         m_avg = v_avg = None
         g_avg = math.inf                # a window of one epoch: the average is the iterate
         if k > 1:
-            wa, aa, g_avg, m_avg, v_avg = self._average_gap(k)
+            wa, aa, p_avg, d_avg, m_avg, v_avg = self._average_pd(k)
+            g_avg = p_avg - d_avg
+        if self.fallback:
+            self._offer_best(self.w, self.alpha, cert.primal, cert.dual)
+            if k > 1:
+                self._offer_best(wa, aa, p_avg, d_avg)
+            if self._diverged(cert.primal):
+                self._fall_back()
+                return True
         cand, g = ((wa, aa), g_avg) if g_avg <= g_cur else (None, g_cur)
         if not math.isfinite(g):
             g = math.inf
@@ -750,7 +797,8 @@ class DSOSolver(DSORingDriver, Solver):
         if not first:
             self.n_restarts += 1        # a new window (from the average or the iterate)
         if self.adaptive_weight:
-            changed = self._update_primal_weight(first) or changed
+            informative = g <= self.PW_GATE * abs(cert.primal)
+            changed = self._update_primal_weight(first or not informative) or changed
         self.rs_w[:] = 0.0
         self.rs_a[:] = 0.0
         self.rs_m[:] = 0.0
@@ -760,6 +808,50 @@ class DSOSolver(DSORingDriver, Solver):
         self.rs_gap = float(g) if math.isfinite(g) else None
         self.rs_prev = None
         return changed
+
+    def _offer_best(self, w, alpha, primal, dual):
+        """``fallback="best"``: keep the best dual value seen and the point (``w``,
+        ``alpha``) with the smallest primal value."""
+        if math.isfinite(dual) and dual > self.fb_dual:
+            self.fb_dual = float(dual)
+        if primal < self.fb_primal:
+            self.fb_primal = float(primal)
+            self.fb_w[:] = w
+            self.fb_a[:] = alpha
+
+    def _diverged(self, primal):
+        """True when the iterate's certified sub-optimality bound ``P(w) - D_best``
+        exceeds FALLBACK_RATIO times the best point's ``P_best - D_best``, once that
+        bound is informative (``D_best >= FALLBACK_GATE P_best``: the best point is
+        certified within a factor ``1 / FALLBACK_GATE`` of the optimum)."""
+        if not self.fb_dual >= self.FALLBACK_GATE * self.fb_primal:
+            return False
+        bound = self.fb_primal - self.fb_dual
+        return primal - self.fb_dual > self.FALLBACK_RATIO * bound
+
+    def _fall_back(self):
+        """Restart from the best point with AdaGrad's sums times FALLBACK_SHRINK
+        (every step length divided by its square root); a new window starts, the
+        gap restarted from is kept."""
+        self.w[:] = self.fb_w
+        self.alpha[:] = self.fb_a
+        self._at_iterate = None
+        if self.Gw.size:
+            self.Gw *= self.FALLBACK_SHRINK
+            self.Ga *= self.FALLBACK_SHRINK
+        self.rs_w[:] = 0.0
+        self.rs_a[:] = 0.0
+        self.rs_m[:] = 0.0
+        self.rs_v[:] = 0.0
+        self.rs_full = True
+        self.rs_n = 0
+        self.rs_prev = None
+        self.n_restarts += 1
+        self.n_fallbacks += 1
+
+    #: fall back when the iterate's bound is FALLBACK_RATIO times the best point's;
+    #: AdaGrad's sums are then multiplied by FALLBACK_SHRINK (steps halved)
+    FALLBACK_RATIO, FALLBACK_SHRINK, FALLBACK_GATE = 2.0, 4.0, 0.5
 
     def _set_primal_weight(self, log_omega):
         """``w`` steps divided by ``omega``, ``alpha`` steps multiplied by it."""
@@ -793,6 +885,7 @@ class DSOSolver(DSORingDriver, Solver):
 
     #: theta of the primal-weight update (PDLP's value)
     PW_SMOOTHING = 0.5
+    PW_GATE = 1000.0
 
     # ----------------------------------------------------- certificate
     def averaged(self):
@@ -840,6 +933,8 @@ class DSOSolver(DSORingDriver, Solver):
                "dual_source": self._dual_source}
         if self.restart:
             out["restarts"] = int(self.n_restarts)
+        if self.fallback:
+            out["fallbacks"] = int(self.n_fallbacks)
         if self._saddle is not None:
             out["saddle_gap"] = float(self._saddle)
         if self._ring is not None:
