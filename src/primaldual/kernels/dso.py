@@ -63,6 +63,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
+from .prefetch import prefetch
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
@@ -460,20 +461,47 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
             Gw[j] = PW[j, PW_G]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec):
+#: how many nonzeros ahead the packed kernels prefetch the row and column records
+#: (a record's line is then in L1 when its update starts; 32 is measured best
+#: with the row records in L2, in L3 and beyond it: benchmarks/results/dso-epoch-cost.md)
+PF_NZ = 32
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed):
     """Update (8) on the nonzeros ``perm[start:stop]`` (``use_perm``) or
-    ``start:stop`` in stored order, on the packed records; ``(status, pos)``."""
+    ``start:stop`` in stored order, on the packed records; ``(status, pos)``.
+
+    ``fixed`` (a constant at every call site, so the compiler removes the
+    branches on it): the spec is the solver's default form, AdaGrad with SVRG,
+    the sequential order (``extrap`` 1) and no L1 term; the loop then has no
+    branch on the options.  The arithmetic is the same either way, operation by
+    operation, so both forms give the same bits.  ``error_model="numpy"``: a
+    division by zero gives inf or nan, which the finiteness test reports, instead of
+    a branch to raise per division.  Indices are read as unsigned (no wraparound
+    of negative indices, none of which occur)."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
-    kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
-    step_mode, eta, eta0, svrg = spec.step_mode, spec.eta, spec.eta0, spec.svrg
+    kind, param, lam, R = spec.kind, spec.param, spec.lam, spec.R
+    eta, eta0 = spec.eta, spec.eta0
+    if fixed:
+        adagrad, svrg, extrap, l1, l1_prox = True, True, 1.0, 0.0, False
+    else:
+        adagrad, svrg, extrap = spec.step_mode == STEP_ADAGRAD, spec.svrg, spec.extrap
+        l1, l1_prox = spec.l1, spec.l1_prox
     len_a = spec.a_scale * eta0
-    extrap = spec.extrap
     l1g = 0.0 if l1_prox else l1
+    pa_flat = PA.reshape(PA.size)        # views, for the prefetch hints
+    pw_flat = PW.reshape(PW.size)
+    sa, sw = PA.shape[1], PW.shape[1]
     for pos in range(start, stop):
+        ahead = pos + PF_NZ
+        if ahead < stop:
+            e_ahead = perm[ahead] if use_perm else ahead
+            prefetch(pa_flat, rows[e_ahead] * sa)
+            prefetch(pw_flat, cols[e_ahead] * sw)
         e = perm[pos] if use_perm else pos
-        i = rows[e]
-        j = cols[e]
+        i = np.uint64(rows[e])
+        j = np.uint64(cols[e])
         x = vals[e]
         wj = PW[j, PW_W]
         ai = PA[i, PA_ALPHA]
@@ -481,29 +509,89 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec):
         gw = reg_subgrad(lam, l1g, wj) * PW[j, PW_INVCC] - ci * ai * x
         if svrg:       # the snapshot's terms, their fixed part packed per row / column
             gw += PA[i, PA_SNAP] * x + PW[j, PW_F]
-        if step_mode == STEP_ADAGRAD:
+        if adagrad:
             gwa = PW[j, PW_G] + gw * gw
             PW[j, PW_G] = gwa
             eta_w = PW[j, PW_LEN] / math.sqrt(gwa) if gwa > 0.0 else 0.0
         else:
             eta_w = eta
-        nw = w_step(wj, gw, eta_w, l1_prox, l1 * PW[j, PW_INVCC], R)
-        wt = wj + extrap * (nw - wj) if extrap != 0.0 else wj
+        nw = wj - eta_w * gw
+        if l1_prox:
+            thr = eta_w * (l1 * PW[j, PW_INVCC])
+            if nw > thr:
+                nw -= thr
+            elif nw < -thr:
+                nw += thr
+            else:
+                nw = 0.0
+        nwc = min(max(nw, -R), R)            # Appendix A's box (finite nw: w_step's value)
+        if extrap == 1.0:
+            wt = nwc
+        elif extrap != 0.0:
+            wt = wj + extrap * (nwc - wj)
+        else:
+            wt = wj
         ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
         if svrg:
             ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
-        if step_mode == STEP_ADAGRAD:
+        if adagrad:
             gaa = PA[i, PA_G] + ga * ga
             PA[i, PA_G] = gaa
             eta_a = len_a / math.sqrt(gaa) if gaa > 0.0 else 0.0
         else:
             eta_a = eta
-        na = alpha_step(ai, ga, eta_a, PA[i, PA_LO], PA[i, PA_HI])
+        na = ai + eta_a * ga
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
-        PW[j, PW_W] = nw
-        PA[i, PA_ALPHA] = na
+        PW[j, PW_W] = nwc
+        PA[i, PA_ALPHA] = min(max(na, PA[i, PA_LO]), PA[i, PA_HI])
     return STATUS_OK, stop
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_fixed(spec):
+    """True when ``spec`` is the default form :func:`_packed_updates` compiles
+    without option branches (AdaGrad, SVRG, ``extrap`` 1, no L1)."""
+    return (spec.step_mode == STEP_ADAGRAD and spec.svrg and spec.extrap == 1.0
+            and spec.l1 == 0.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _chunk_updates(nz, chunks, k, PA, PW, spec, fixed):
+    """:func:`_packed_updates` over the chunks ``chunks[:k]`` (see
+    :func:`dso_block_kernel_chunks`)."""
+    m = nz.rows.shape[0]
+    done = 0
+    for s in range(k):
+        lo = chunks[s] * CHUNK
+        hi = min(m, lo + CHUNK)
+        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec, fixed)
+        if status != STATUS_OK:
+            return status, done + pos - lo
+        done += hi - lo
+    return STATUS_OK, done
+
+
+# one compiled loop per form: the default form's loop has no option branches, and
+# each loop has its own function, so its registers are not shared with the other's
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_fixed(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_general(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, False)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _perm_fixed(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _perm_general(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, False)
 
 
 @njit(cache=True, nogil=True)
@@ -512,7 +600,9 @@ def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
     steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
     Returns ``(status, pos)``."""
-    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec)
+    if _is_fixed(spec):
+        return _perm_fixed(nz, perm, start, stop, PA, PW, spec)
+    return _perm_general(nz, perm, start, stop, PA, PW, spec)
 
 
 @njit(cache=True, nogil=True)
@@ -521,16 +611,9 @@ def dso_block_kernel_chunks(nz, chunks, k, PA, PW, spec):
     ``chunks[:k]`` of ``CHUNK`` stored nonzeros, each in stored order (the order
     :func:`fill_chunk_order` writes out, read here without it).  Returns
     ``(status, pos)``, ``pos`` counted along that order."""
-    m = nz.rows.shape[0]
-    done = 0
-    for s in range(k):
-        lo = chunks[s] * CHUNK
-        hi = min(m, lo + CHUNK)
-        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec)
-        if status != STATUS_OK:
-            return status, done + pos - lo
-        done += hi - lo
-    return STATUS_OK, done
+    if _is_fixed(spec):
+        return _chunks_fixed(nz, chunks, k, PA, PW, spec)
+    return _chunks_general(nz, chunks, k, PA, PW, spec)
 
 
 @njit(cache=True, nogil=True)
