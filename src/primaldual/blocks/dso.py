@@ -16,10 +16,9 @@ import numpy as np
 
 from .._util import make_rng, seed_entropy, spawn_streams
 from ..kernels.dso import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
-                           DSOSpec, Nonzeros, RowSide, dso_block_kernel_chunks,
-                           dso_block_kernel_packed, fill_identity, layout_block_counts,
-                           layout_counts, layout_fill, pack_block, permute_block,
-                           unpack_block)
+                           DSOSpec, Nonzeros, RowSide, chunks_kernel, fill_identity,
+                           layout_block_counts, layout_counts, layout_fill, pack_block,
+                           packed_kernel, permute_block, unpack_block)
 
 __all__ = ["BlockLayout", "RowPartition", "WBlock", "DSOParams", "build_layout", "sigma",
            "dso_block", "shuffle_layout", "partition_streams", "row_bounds", "col_bounds"]
@@ -232,9 +231,9 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
                adagrad, params.svrg, PA, PW, spec)
     nz = Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi])
     if params.chunk_order:
-        status, pos = dso_block_kernel_chunks(nz, segs, k, PA, PW, spec)
+        status, pos = chunks_kernel(spec)(nz, segs, k, PA, PW, spec)
     else:
-        status, pos = dso_block_kernel_packed(nz, seg, 0, hi - lo, PA, PW, spec)
+        status, pos = packed_kernel(spec)(nz, seg, 0, hi - lo, PA, PW, spec)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
 

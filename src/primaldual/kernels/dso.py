@@ -468,7 +468,7 @@ PF_NZ = 32
 
 
 @njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed):
+def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
     """Update (8) on the nonzeros ``perm[start:stop]`` (``use_perm``) or
     ``start:stop`` in stored order, on the packed records; ``(status, pos)``.
 
@@ -478,10 +478,10 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed):
     branch on the options.  The arithmetic is the same either way, operation by
     operation, so both forms give the same bits.  ``error_model="numpy"``: a
     division by zero gives inf or nan, which the finiteness test reports, instead of
-    a branch to raise per division.  Indices are read as unsigned (no wraparound
-    of negative indices, none of which occur)."""
+    a branch to raise per division.  Positions and indices are unsigned, which
+    spares the code for negative indices (none occur)."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
-    kind, param, lam, R = spec.kind, spec.param, spec.lam, spec.R
+    param, lam, R = spec.param, spec.lam, spec.R
     eta, eta0 = spec.eta, spec.eta0
     if fixed:
         adagrad, svrg, extrap, l1, l1_prox = True, True, 1.0, 0.0, False
@@ -492,14 +492,14 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed):
     l1g = 0.0 if l1_prox else l1
     pa_flat = PA.reshape(PA.size)        # views, for the prefetch hints
     pw_flat = PW.reshape(PW.size)
-    sa, sw = PA.shape[1], PW.shape[1]
-    for pos in range(start, stop):
-        ahead = pos + PF_NZ
-        if ahead < stop:
-            e_ahead = perm[ahead] if use_perm else ahead
-            prefetch(pa_flat, rows[e_ahead] * sa)
-            prefetch(pw_flat, cols[e_ahead] * sw)
-        e = perm[pos] if use_perm else pos
+    sa, sw = np.uint64(PA.shape[1]), np.uint64(PW.shape[1])
+    ustop, ahead = np.uint64(stop), np.uint64(PF_NZ)
+    for pos in range(np.uint64(start), ustop):
+        if pos + ahead < ustop:
+            e_pf = np.uint64(perm[pos + ahead]) if use_perm else pos + ahead
+            prefetch(pa_flat, np.uint64(rows[e_pf]) * sa)
+            prefetch(pw_flat, np.uint64(cols[e_pf]) * sw)
+        e = np.uint64(perm[pos]) if use_perm else pos
         i = np.uint64(rows[e])
         j = np.uint64(cols[e])
         x = vals[e]
@@ -542,22 +542,23 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed):
             eta_a = eta
         na = ai + eta_a * ga
         if not (math.isfinite(nw) and math.isfinite(na)):
-            return STATUS_NONFINITE, pos
+            return STATUS_NONFINITE, np.int64(pos)
         PW[j, PW_W] = nwc
         PA[i, PA_ALPHA] = min(max(na, PA[i, PA_LO]), PA[i, PA_HI])
     return STATUS_OK, stop
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _is_fixed(spec):
-    """True when ``spec`` is the default form :func:`_packed_updates` compiles
-    without option branches (AdaGrad, SVRG, ``extrap`` 1, no L1)."""
-    return (spec.step_mode == STEP_ADAGRAD and spec.svrg and spec.extrap == 1.0
+def is_default_form(spec):
+    """True when ``spec`` (:class:`DSOSpec`) is the solver's default form, AdaGrad
+    with SVRG, the sequential order (``extrap`` 1) and no L1 term, for which
+    :func:`chunks_kernel` and :func:`packed_kernel` return loops compiled without
+    branches on the options."""
+    return (spec.step_mode == STEP_ADAGRAD and bool(spec.svrg) and spec.extrap == 1.0
             and spec.l1 == 0.0)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _chunk_updates(nz, chunks, k, PA, PW, spec, fixed):
+def _chunk_updates(nz, chunks, k, PA, PW, spec, fixed, kind):
     """:func:`_packed_updates` over the chunks ``chunks[:k]`` (see
     :func:`dso_block_kernel_chunks`)."""
     m = nz.rows.shape[0]
@@ -565,55 +566,83 @@ def _chunk_updates(nz, chunks, k, PA, PW, spec, fixed):
     for s in range(k):
         lo = chunks[s] * CHUNK
         hi = min(m, lo + CHUNK)
-        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec, fixed)
+        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec, fixed, kind)
         if status != STATUS_OK:
             return status, done + pos - lo
         done += hi - lo
     return STATUS_OK, done
 
 
-# one compiled loop per form: the default form's loop has no option branches, and
-# each loop has its own function, so its registers are not shared with the other's
 @njit(cache=True, nogil=True, error_model="numpy")
-def _chunks_fixed(nz, chunks, k, PA, PW, spec):
-    return _chunk_updates(nz, chunks, k, PA, PW, spec, True)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _chunks_general(nz, chunks, k, PA, PW, spec):
-    return _chunk_updates(nz, chunks, k, PA, PW, spec, False)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _perm_fixed(nz, perm, start, stop, PA, PW, spec):
-    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _perm_general(nz, perm, start, stop, PA, PW, spec):
-    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, False)
-
-
-@njit(cache=True, nogil=True)
 def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
     """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
     (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
     steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
-    Returns ``(status, pos)``."""
-    if _is_fixed(spec):
-        return _perm_fixed(nz, perm, start, stop, PA, PW, spec)
-    return _perm_general(nz, perm, start, stop, PA, PW, spec)
+    Any spec; :func:`packed_kernel` picks the loop compiled for it.  Returns
+    ``(status, pos)``."""
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, False, spec.kind)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def dso_block_kernel_chunks(nz, chunks, k, PA, PW, spec):
     """:func:`dso_block_kernel_packed` in the "chunks" order: the chunks
     ``chunks[:k]`` of ``CHUNK`` stored nonzeros, each in stored order (the order
-    :func:`fill_chunk_order` writes out, read here without it).  Returns
-    ``(status, pos)``, ``pos`` counted along that order."""
-    if _is_fixed(spec):
-        return _chunks_fixed(nz, chunks, k, PA, PW, spec)
-    return _chunks_general(nz, chunks, k, PA, PW, spec)
+    :func:`fill_chunk_order` writes out, read here without it).  Any spec;
+    :func:`chunks_kernel` picks the loop compiled for it.  Returns ``(status,
+    pos)``, ``pos`` counted along that order."""
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, False, spec.kind)
+
+
+# The default form's loops (is_default_form), without option branches; hinge and
+# logistic also with the loss fixed.  Each is its own compiled function, compiled
+# on its first call only.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, spec.kind)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default_hinge(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, HINGE)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default_logistic(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, LOGISTIC)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, spec.kind)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default_hinge(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, HINGE)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default_logistic(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, LOGISTIC)
+
+
+def chunks_kernel(spec):
+    """The compiled :func:`dso_block_kernel_chunks` for ``spec``: same arguments,
+    same iterates (bit for bit), the loop without option branches for the
+    default form (:func:`is_default_form`)."""
+    if not is_default_form(spec):
+        return dso_block_kernel_chunks
+    return {HINGE: _chunks_default_hinge,
+            LOGISTIC: _chunks_default_logistic}.get(int(spec.kind), _chunks_default)
+
+
+def packed_kernel(spec):
+    """The compiled :func:`dso_block_kernel_packed` for ``spec`` (see
+    :func:`chunks_kernel`)."""
+    if not is_default_form(spec):
+        return dso_block_kernel_packed
+    return {HINGE: _packed_default_hinge,
+            LOGISTIC: _packed_default_logistic}.get(int(spec.kind), _packed_default)
 
 
 @njit(cache=True, nogil=True)
