@@ -249,8 +249,18 @@ def _packed_buffers(part, nq, dr):
     if buf is None:
         if len(_PACKED) > 64:
             _PACKED.clear()
-        buf = _PACKED[key] = (np.empty((nq, PA_STRIDE)), np.empty((dr, PW_STRIDE)))
+        buf = _PACKED[key] = (_line_aligned((nq, PA_STRIDE)), _line_aligned((dr, PW_STRIDE)))
     return buf
+
+
+def _line_aligned(shape, line=64):
+    """An uninitialized float64 C array whose rows start on cache-line boundaries
+    (with a row length that is a multiple of the line): a column record is one
+    line, a row record's fields two."""
+    n = shape[0] * shape[1]
+    raw = np.empty(n + line // 8)
+    skip = (-raw.ctypes.data % line) // 8
+    return raw[skip:skip + n].reshape(shape)
 
 
 def shuffle_layout(layout, seed):

@@ -462,8 +462,9 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
 
 
 #: how many nonzeros ahead the packed kernels prefetch the row and column records
-#: (a record's line is then in L1 when its update starts; 32 is measured best
-#: with the row records in L2, in L3 and beyond it: benchmarks/results/dso-epoch-cost.md)
+#: (both cache lines of a row record, fields 0 to PA_HI: 72 bytes): 32 covers the
+#: latency of memory when the row records exceed the caches (covtype: 74 MB) and
+#: costs nothing when they fit (benchmarks/results/dso-epoch-cost.md)
 PF_NZ = 32
 
 
@@ -497,7 +498,9 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
     for pos in range(np.uint64(start), ustop):
         if pos + ahead < ustop:
             e_pf = np.uint64(perm[pos + ahead]) if use_perm else pos + ahead
-            prefetch(pa_flat, np.uint64(rows[e_pf]) * sa)
+            r_pf = np.uint64(rows[e_pf]) * sa
+            prefetch(pa_flat, r_pf)                    # a row record's two cache lines
+            prefetch(pa_flat, r_pf + np.uint64(PA_HI))
             prefetch(pw_flat, np.uint64(cols[e_pf]) * sw)
         e = np.uint64(perm[pos]) if use_perm else pos
         i = np.uint64(rows[e])
