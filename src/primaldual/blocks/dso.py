@@ -10,6 +10,7 @@ layer (``primaldual._util``).  The solver re-exports every public name here.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,7 +222,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
         rng.shuffle(seg)
     # the packed kernel: one record per row and per column (see kernels.dso)
     nq, dr = part.alpha.shape[0], wblk.w.shape[0]
-    PA, PW = _packed_buffers(part, nq, dr)
+    PA, PW = _packed_buffers(nq, dr)
     adagrad = params.step_mode == STEP_ADAGRAD
     spec = params.spec(eta)
     pack_block(RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
@@ -238,19 +239,21 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     return status, pos
 
 
-_PACKED = {}
+_BUFFERS = threading.local()
 
 
-def _packed_buffers(part, nq, dr):
-    """Work buffers of the packed kernel, reused across calls (keyed by the
-    partition object and sizes; the contents are rebuilt by every call)."""
-    key = (id(part.alpha), nq, dr)
-    buf = _PACKED.get(key)
-    if buf is None:
-        if len(_PACKED) > 64:
-            _PACKED.clear()
-        buf = _PACKED[key] = (_line_aligned((nq, PA_STRIDE)), _line_aligned((dr, PW_STRIDE)))
-    return buf
+def _packed_buffers(nq, dr):
+    """Work buffers of the packed kernel for ``nq`` rows and ``dr`` columns: the
+    leading rows of one row buffer and one column buffer kept per thread, grown
+    when a call needs more, so every epoch reuses them (the contents are rebuilt
+    by every call)."""
+    rows_buf = getattr(_BUFFERS, "rows", None)
+    if rows_buf is None or rows_buf.shape[0] < nq:
+        rows_buf = _BUFFERS.rows = _line_aligned((nq, PA_STRIDE))
+    cols_buf = getattr(_BUFFERS, "cols", None)
+    if cols_buf is None or cols_buf.shape[0] < dr:
+        cols_buf = _BUFFERS.cols = _line_aligned((dr, PW_STRIDE))
+    return rows_buf[:nq], cols_buf[:dr]
 
 
 def _line_aligned(shape, line=64):
