@@ -396,9 +396,11 @@ def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, c
 
 
 # ------------------------------------------------------------------ packed form
-# Row-side fields of the packed kernel (one 128-byte record per row) and
-# column-side fields (one 64-byte record per column): every update touches
-# two records instead of 18 separate arrays.  With SVRG the records hold the
+# Row-side fields of the packed kernel (one 128-byte record per row, its 9
+# fields on two cache lines) and column-side fields (one 64-byte record per
+# column, one line when the buffer is line-aligned): every update touches two
+# records instead of 18 separate arrays, and the kernels prefetch them PF_NZ
+# nonzeros ahead.  With SVRG the records hold the
 # snapshot's part of the estimator that stays fixed over the epoch, per row
 # and per column (PA_SNAP = (c_i/W) abar_i, PA_F = (Fa_i - (c_i/W) H_i'(abar_i)) /
 # |Omega_i|; PW_F = (Fw_j - r_j'(wbar_j)) / |Omega-bar_j|), so an update
@@ -477,7 +479,9 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
     branches on it): the spec is the solver's default form, AdaGrad with SVRG,
     the sequential order (``extrap`` 1) and no L1 term; the loop then has no
     branch on the options.  The arithmetic is the same either way, operation by
-    operation, so both forms give the same bits.  ``error_model="numpy"``: a
+    operation, so both forms give the same bits.  With ``extrap`` 1 the alpha
+    step takes the new ``w_j`` itself (``w_j + 1 (w_j' - w_j)`` can differ from it
+    in the last bit).  ``error_model="numpy"``: a
     division by zero gives inf or nan, which the finiteness test reports, instead of
     a branch to raise per division.  Positions and indices are unsigned, which
     spares the code for negative indices (none occur)."""
