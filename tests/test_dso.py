@@ -12,8 +12,9 @@ import scipy.sparse as sp
 import primaldual
 from primaldual.datasets import make_synthetic
 from primaldual.kernels import loss_kernels as LK
-from primaldual.kernels.dso import (STEP_ADAGRAD, STEP_SCALAR, ColSide, DSOSpec, Nonzeros,
-                                    RowSide, dso_block_kernel)
+from primaldual.kernels.dso import (PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, STEP_SCALAR, ColSide,
+                                    DSOSpec, Nonzeros, RowSide, dso_block_kernel, pack_block,
+                                    packed_kernel, unpack_block)
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS
 from primaldual.solvers.dso import (adagrad_a_scale, adagrad_col_factor, adagrad_w_scale,
@@ -123,6 +124,71 @@ def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox, extra
     np.testing.assert_allclose(w1, w2, rtol=0, atol=1e-12)
     np.testing.assert_allclose(Gw1, Gw2, rtol=1e-12, atol=0)
     assert not np.allclose(w1, w)          # something happened
+    # the packed kernel the solver runs (the loop picked for this spec), same tolerance
+    spec = DSOSpec(kind, 0.0, args["lam"], l1, prox, args["R"], mode, args["eta"],
+                   args["eta0"], svrg, 1.0, 3.0, extrap)
+    PA, PW = np.empty((nr, PA_STRIDE)), np.empty((nc, PW_STRIDE))
+    a3, w3, Ga3, Gw3 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+    pack_block(RowSide(a3, lo, hi, y, cw, rc, Ga3, a_snap, Fa),
+               ColSide(w3, cc, Gw3, w_snap, Fw, w_len), mode == STEP_ADAGRAD, svrg, PA, PW,
+               spec)
+    assert tuple(packed_kernel(spec)(Nonzeros(rows, cols, vals), perm, 0, m, PA, PW,
+                                     spec)) == (0, m)
+    unpack_block(PA, PW, a3, Ga3, w3, Gw3, mode == STEP_ADAGRAD)
+    np.testing.assert_allclose(a3, a2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(w3, w2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(Gw3, Gw2, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("default_form", [True, False])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_packed_kernel_stops_at_a_non_finite_update(default_form, chunked):
+    """A NaN value at one nonzero: the kernel returns (STATUS_NONFINITE, its position
+    along the processing order) and leaves w and alpha as after the nonzeros before
+    it."""
+    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
+                                        is_default_form, pack_block, packed_kernel,
+                                        unpack_block)
+    from primaldual.kernels.status import STATUS_NONFINITE
+    rng = np.random.default_rng(3)
+    n, d, m = 40, 15, 2 * CHUNK + 100
+    rows = rng.integers(0, n, m).astype(np.int32)
+    cols = rng.integers(0, d, m).astype(np.int32)
+    vals = rng.standard_normal(m)
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    lo, hi = np.minimum(0, y), np.maximum(0, y)
+    rc = np.maximum(np.bincount(rows, minlength=n), 1).astype(float)
+    cc = np.maximum(np.bincount(cols, minlength=d), 1).astype(float)
+    spec = DSOSpec(LK.HINGE, 0.0, 1e-2, 0.0, False, 3.0, STEP_ADAGRAD, 0.1, 0.5, True, 1.0,
+                   2.5, 1.0 if default_form else 0.0)
+    assert is_default_form(spec) == default_form
+    chunks = np.array([1, 2, 0], dtype=np.int64)
+    order = np.concatenate([np.arange(CHUNK, 2 * CHUNK), np.arange(2 * CHUNK, m),
+                            np.arange(CHUNK)]) if chunked else rng.permutation(m)
+    bad = 1500                         # a position along the processing order
+    vals[order[bad]] = np.nan
+
+    def run(stop):
+        a, w = 0.3 * y, np.zeros(d)
+        Ga, Gw = np.ones(n), np.ones(d)
+        PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
+        pack_block(RowSide(a, lo, hi, y, np.full(n, 1 / n), rc, Ga, 0.5 * y, np.zeros(n)),
+                   ColSide(w, cc, Gw, np.zeros(d), np.zeros(d)), True, True, PA, PW, spec)
+        if chunked and stop == m:
+            res = chunks_kernel(spec)(Nonzeros(rows, cols, vals), chunks, 3, PA, PW, spec)
+        else:
+            res = packed_kernel(spec)(Nonzeros(rows, cols, vals), order, 0, stop, PA, PW,
+                                      spec)
+        unpack_block(PA, PW, a, Ga, w, Gw, True)
+        return tuple(res), a, w
+
+    res, a, w = run(m)
+    assert res == (STATUS_NONFINITE, bad)
+    res_before, a_before, w_before = run(bad)
+    assert res_before == (0, bad)
+    assert not np.array_equal(a_before, 0.3 * y)        # the updates before it happened
+    np.testing.assert_array_equal(a, a_before)
+    np.testing.assert_array_equal(w, w_before)
 
 
 # ------------------------------------------------------ layout, schedule
@@ -327,14 +393,18 @@ def test_bad_options_are_errors():
 # ------------------------------------------------- packed kernel, chunk order, held-out set
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
-@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
+@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC, LK.SMOOTH_HINGE])
 @pytest.mark.parametrize("extrap", [0.0, 1.0])
 def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
     """The packed kernel (in a given order, and in the "chunks" order without a
-    written-out order) gives the array kernel's iterates."""
-    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, dso_block_kernel_chunks,
-                                        dso_block_kernel_packed, fill_chunk_order,
-                                        pack_block, unpack_block)
+    written-out order) gives the array kernel's iterates; the loop picked for the
+    spec (:func:`chunks_kernel`, :func:`packed_kernel`: compiled without option
+    branches for the default form, AdaGrad + SVRG + sequential, with the loss fixed
+    for hinge and logistic) gives the generic loop's iterates bit for bit."""
+    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
+                                        dso_block_kernel_chunks, dso_block_kernel_packed,
+                                        fill_chunk_order, is_default_form, pack_block,
+                                        packed_kernel, unpack_block)
     rng = np.random.default_rng(5)
     n, d, m = 30, 20, 200
     rows = rng.integers(0, n, m).astype(np.int32)
@@ -353,7 +423,8 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
     a_s, w_s, Fa, Fw = 0.5 * y, 0.1 * rng.standard_normal(d), rng.standard_normal(n), \
         rng.standard_normal(d)
     w_len = rng.uniform(0.5, 2.0, d)
-    spec = DSOSpec(kind, 0.0, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5, extrap)
+    spec = DSOSpec(kind, 0.5, 1e-2, 0.0, False, 3.0, mode, 0.1, 0.5, svrg, 1.0, 2.5, extrap)
+    assert is_default_form(spec) == (svrg and mode == STEP_ADAGRAD and extrap == 1.0)
     nz = Nonzeros(rows, cols, vals)
     for chunked in (False, True):
         if chunked:     # 3 chunks, the last one partial, in the order 2, 0, 1
@@ -370,19 +441,30 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
         a1, w1, Ga1, Gw1 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
         dso_block_kernel(nz, perm, 0, m, RowSide(a1, lo, hi, y, cw, rc, Ga1, a_s, Fa),
                          ColSide(w1, cc, Gw1, w_s, Fw, w_len), spec)
-        PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
-        a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
-        pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa),
-                   ColSide(w2, cc, Gw2, w_s, Fw, w_len), mode == STEP_ADAGRAD, svrg, PA, PW,
-                   spec)
-        if chunked:
-            assert tuple(dso_block_kernel_chunks(nz, chunks, 3, PA, PW, spec)) == (0, m)
-        else:
-            dso_block_kernel_packed(nz, perm, 0, m, PA, PW, spec)
-        unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
-        np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
-        np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
-        assert not np.allclose(w1, w)
+        out = []
+        generic = dso_block_kernel_chunks if chunked else dso_block_kernel_packed
+        picked = chunks_kernel(spec) if chunked else packed_kernel(spec)
+        assert (picked is generic) == (not is_default_form(spec))
+        for kernel in (generic, picked):
+            PA, PW = np.empty((n, PA_STRIDE)), np.empty((d, PW_STRIDE))
+            a2, w2, Ga2, Gw2 = alpha.copy(), w.copy(), Ga.copy(), Gw.copy()
+            pack_block(RowSide(a2, lo, hi, y, cw, rc, Ga2, a_s, Fa),
+                       ColSide(w2, cc, Gw2, w_s, Fw, w_len), mode == STEP_ADAGRAD, svrg, PA,
+                       PW, spec)
+            if chunked:
+                assert tuple(kernel(nz, chunks, 3, PA, PW, spec)) == (0, m)
+            else:
+                assert tuple(kernel(nz, perm, 0, m, PA, PW, spec)) == (0, m)
+            unpack_block(PA, PW, a2, Ga2, w2, Gw2, mode == STEP_ADAGRAD)
+            # the packed kernel folds the snapshot's fixed terms per row and column
+            # (a different rounding), and with extrap = 1 takes the new w_j itself
+            # where the array kernel computes w_j + 1 (w_j' - w_j)
+            np.testing.assert_allclose(a2, a1, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(w2, w1, rtol=1e-12, atol=1e-14)
+            assert not np.allclose(w1, w)
+            out.append((a2, w2, Ga2, Gw2))
+        for u, v in zip(*out):
+            np.testing.assert_array_equal(u, v)
 
 
 def test_chunk_order_visits_every_nonzero_once():

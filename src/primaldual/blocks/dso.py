@@ -10,16 +10,16 @@ layer (``primaldual._util``).  The solver re-exports every public name here.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._util import make_rng, seed_entropy, spawn_streams
 from ..kernels.dso import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
-                           DSOSpec, Nonzeros, RowSide, dso_block_kernel_chunks,
-                           dso_block_kernel_packed, fill_identity, layout_block_counts,
-                           layout_counts, layout_fill, pack_block, permute_block,
-                           unpack_block)
+                           DSOSpec, Nonzeros, RowSide, chunks_kernel, fill_identity,
+                           layout_block_counts, layout_counts, layout_fill, pack_block,
+                           packed_kernel, permute_block, unpack_block)
 
 __all__ = ["BlockLayout", "RowPartition", "WBlock", "DSOParams", "build_layout", "sigma",
            "dso_block", "shuffle_layout", "partition_streams", "row_bounds", "col_bounds"]
@@ -222,7 +222,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
         rng.shuffle(seg)
     # the packed kernel: one record per row and per column (see kernels.dso)
     nq, dr = part.alpha.shape[0], wblk.w.shape[0]
-    PA, PW = _packed_buffers(part, nq, dr)
+    PA, PW = _packed_buffers(nq, dr)
     adagrad = params.step_mode == STEP_ADAGRAD
     spec = params.spec(eta)
     pack_block(RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt,
@@ -232,26 +232,38 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
                adagrad, params.svrg, PA, PW, spec)
     nz = Nonzeros(part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi])
     if params.chunk_order:
-        status, pos = dso_block_kernel_chunks(nz, segs, k, PA, PW, spec)
+        status, pos = chunks_kernel(spec)(nz, segs, k, PA, PW, spec)
     else:
-        status, pos = dso_block_kernel_packed(nz, seg, 0, hi - lo, PA, PW, spec)
+        status, pos = packed_kernel(spec)(nz, seg, 0, hi - lo, PA, PW, spec)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
 
 
-_PACKED = {}
+_BUFFERS = threading.local()
 
 
-def _packed_buffers(part, nq, dr):
-    """Work buffers of the packed kernel, reused across calls (keyed by the
-    partition object and sizes; the contents are rebuilt by every call)."""
-    key = (id(part.alpha), nq, dr)
-    buf = _PACKED.get(key)
-    if buf is None:
-        if len(_PACKED) > 64:
-            _PACKED.clear()
-        buf = _PACKED[key] = (np.empty((nq, PA_STRIDE)), np.empty((dr, PW_STRIDE)))
-    return buf
+def _packed_buffers(nq, dr):
+    """Work buffers of the packed kernel for ``nq`` rows and ``dr`` columns: the
+    leading rows of one row buffer and one column buffer kept per thread, grown
+    when a call needs more, so every epoch reuses them (the contents are rebuilt
+    by every call)."""
+    rows_buf = getattr(_BUFFERS, "rows", None)
+    if rows_buf is None or rows_buf.shape[0] < nq:
+        rows_buf = _BUFFERS.rows = _line_aligned((nq, PA_STRIDE))
+    cols_buf = getattr(_BUFFERS, "cols", None)
+    if cols_buf is None or cols_buf.shape[0] < dr:
+        cols_buf = _BUFFERS.cols = _line_aligned((dr, PW_STRIDE))
+    return rows_buf[:nq], cols_buf[:dr]
+
+
+def _line_aligned(shape, line=64):
+    """An uninitialized float64 C array whose rows start on cache-line boundaries
+    (with a row length that is a multiple of the line): a column record is one
+    line, a row record's fields two."""
+    n = shape[0] * shape[1]
+    raw = np.empty(n + line // 8)
+    skip = (-raw.ctypes.data % line) // 8
+    return raw[skip:skip + n].reshape(shape)
 
 
 def shuffle_layout(layout, seed):

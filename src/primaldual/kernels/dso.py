@@ -63,6 +63,7 @@ import numpy as np
 from numba import njit
 
 from .loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
+from .prefetch import prefetch
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
@@ -395,9 +396,11 @@ def layout_block_counts(data, indices, indptr, iptr, p, row_bounds, col_block, c
 
 
 # ------------------------------------------------------------------ packed form
-# Row-side fields of the packed kernel (one 128-byte record per row) and
-# column-side fields (one 64-byte record per column): every update touches
-# two records instead of 18 separate arrays.  With SVRG the records hold the
+# Row-side fields of the packed kernel (one 128-byte record per row, its 9
+# fields on two cache lines) and column-side fields (one 64-byte record per
+# column, one line when the buffer is line-aligned): every update touches two
+# records instead of 18 separate arrays, and the kernels prefetch them PF_NZ
+# nonzeros ahead.  With SVRG the records hold the
 # snapshot's part of the estimator that stays fixed over the epoch, per row
 # and per column (PA_SNAP = (c_i/W) abar_i, PA_F = (Fa_i - (c_i/W) H_i'(abar_i)) /
 # |Omega_i|; PW_F = (Fw_j - r_j'(wbar_j)) / |Omega-bar_j|), so an update
@@ -460,20 +463,52 @@ def unpack_block(PA, PW, alpha, Ga, w, Gw, adagrad):
             Gw[j] = PW[j, PW_G]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec):
+#: how many nonzeros ahead the packed kernels prefetch the row and column records
+#: (both cache lines of a row record, fields 0 to PA_HI: 72 bytes): 32 covers the
+#: latency of memory when the row records exceed the caches (covtype: 74 MB) and
+#: costs nothing when they fit (benchmarks/results/dso-epoch-cost.md)
+PF_NZ = 32
+
+
+@njit(cache=True, nogil=True, inline="always", error_model="numpy")
+def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
     """Update (8) on the nonzeros ``perm[start:stop]`` (``use_perm``) or
-    ``start:stop`` in stored order, on the packed records; ``(status, pos)``."""
+    ``start:stop`` in stored order, on the packed records; ``(status, pos)``.
+
+    ``fixed`` (a constant at every call site, so the compiler removes the
+    branches on it): the spec is the solver's default form, AdaGrad with SVRG,
+    the sequential order (``extrap`` 1) and no L1 term; the loop then has no
+    branch on the options.  The arithmetic is the same either way, operation by
+    operation, so both forms give the same bits.  With ``extrap`` 1 the alpha
+    step takes the new ``w_j`` itself (``w_j + 1 (w_j' - w_j)`` can differ from it
+    in the last bit).  ``error_model="numpy"``: a
+    division by zero gives inf or nan, which the finiteness test reports, instead of
+    a branch to raise per division.  Positions and indices are unsigned, which
+    spares the code for negative indices (none occur)."""
     rows, cols, vals = nz.rows, nz.cols, nz.vals
-    kind, param, lam, l1, l1_prox, R = spec.kind, spec.param, spec.lam, spec.l1, spec.l1_prox, spec.R
-    step_mode, eta, eta0, svrg = spec.step_mode, spec.eta, spec.eta0, spec.svrg
+    param, lam, R = spec.param, spec.lam, spec.R
+    eta, eta0 = spec.eta, spec.eta0
+    if fixed:
+        adagrad, svrg, extrap, l1, l1_prox = True, True, 1.0, 0.0, False
+    else:
+        adagrad, svrg, extrap = spec.step_mode == STEP_ADAGRAD, spec.svrg, spec.extrap
+        l1, l1_prox = spec.l1, spec.l1_prox
     len_a = spec.a_scale * eta0
-    extrap = spec.extrap
     l1g = 0.0 if l1_prox else l1
-    for pos in range(start, stop):
-        e = perm[pos] if use_perm else pos
-        i = rows[e]
-        j = cols[e]
+    pa_flat = PA.reshape(PA.size)        # views, for the prefetch hints
+    pw_flat = PW.reshape(PW.size)
+    sa, sw = np.uint64(PA.shape[1]), np.uint64(PW.shape[1])
+    ustop, ahead = np.uint64(stop), np.uint64(PF_NZ)
+    for pos in range(np.uint64(start), ustop):
+        if pos + ahead < ustop:
+            e_pf = np.uint64(perm[pos + ahead]) if use_perm else pos + ahead
+            r_pf = np.uint64(rows[e_pf]) * sa
+            prefetch(pa_flat, r_pf)                    # a row record's two cache lines
+            prefetch(pa_flat, r_pf + np.uint64(PA_HI))
+            prefetch(pw_flat, np.uint64(cols[e_pf]) * sw)
+        e = np.uint64(perm[pos]) if use_perm else pos
+        i = np.uint64(rows[e])
+        j = np.uint64(cols[e])
         x = vals[e]
         wj = PW[j, PW_W]
         ai = PA[i, PA_ALPHA]
@@ -481,56 +516,140 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec):
         gw = reg_subgrad(lam, l1g, wj) * PW[j, PW_INVCC] - ci * ai * x
         if svrg:       # the snapshot's terms, their fixed part packed per row / column
             gw += PA[i, PA_SNAP] * x + PW[j, PW_F]
-        if step_mode == STEP_ADAGRAD:
+        if adagrad:
             gwa = PW[j, PW_G] + gw * gw
             PW[j, PW_G] = gwa
             eta_w = PW[j, PW_LEN] / math.sqrt(gwa) if gwa > 0.0 else 0.0
         else:
             eta_w = eta
-        nw = w_step(wj, gw, eta_w, l1_prox, l1 * PW[j, PW_INVCC], R)
-        wt = wj + extrap * (nw - wj) if extrap != 0.0 else wj
+        nw = wj - eta_w * gw
+        if l1_prox:
+            thr = eta_w * (l1 * PW[j, PW_INVCC])
+            if nw > thr:
+                nw -= thr
+            elif nw < -thr:
+                nw += thr
+            else:
+                nw = 0.0
+        nwc = min(max(nw, -R), R)            # Appendix A's box (finite nw: w_step's value)
+        if extrap == 1.0:
+            wt = nwc
+        elif extrap != 0.0:
+            wt = wj + extrap * (nwc - wj)
+        else:
+            wt = wj
         ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
         if svrg:
             ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
-        if step_mode == STEP_ADAGRAD:
+        if adagrad:
             gaa = PA[i, PA_G] + ga * ga
             PA[i, PA_G] = gaa
             eta_a = len_a / math.sqrt(gaa) if gaa > 0.0 else 0.0
         else:
             eta_a = eta
-        na = alpha_step(ai, ga, eta_a, PA[i, PA_LO], PA[i, PA_HI])
+        na = ai + eta_a * ga
         if not (math.isfinite(nw) and math.isfinite(na)):
-            return STATUS_NONFINITE, pos
-        PW[j, PW_W] = nw
-        PA[i, PA_ALPHA] = na
+            return STATUS_NONFINITE, np.int64(pos)
+        PW[j, PW_W] = nwc
+        PA[i, PA_ALPHA] = min(max(na, PA[i, PA_LO]), PA[i, PA_HI])
     return STATUS_OK, stop
 
 
-@njit(cache=True, nogil=True)
-def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
-    """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
-    (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
-    steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
-    Returns ``(status, pos)``."""
-    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec)
+def is_default_form(spec):
+    """True when ``spec`` (:class:`DSOSpec`) is the solver's default form, AdaGrad
+    with SVRG, the sequential order (``extrap`` 1) and no L1 term, for which
+    :func:`chunks_kernel` and :func:`packed_kernel` return loops compiled without
+    branches on the options."""
+    return (spec.step_mode == STEP_ADAGRAD and bool(spec.svrg) and spec.extrap == 1.0
+            and spec.l1 == 0.0)
 
 
-@njit(cache=True, nogil=True)
-def dso_block_kernel_chunks(nz, chunks, k, PA, PW, spec):
-    """:func:`dso_block_kernel_packed` in the "chunks" order: the chunks
-    ``chunks[:k]`` of ``CHUNK`` stored nonzeros, each in stored order (the order
-    :func:`fill_chunk_order` writes out, read here without it).  Returns
-    ``(status, pos)``, ``pos`` counted along that order."""
+@njit(cache=True, nogil=True, inline="always")
+def _chunk_updates(nz, chunks, k, PA, PW, spec, fixed, kind):
+    """:func:`_packed_updates` over the chunks ``chunks[:k]`` (see
+    :func:`dso_block_kernel_chunks`)."""
     m = nz.rows.shape[0]
     done = 0
     for s in range(k):
         lo = chunks[s] * CHUNK
         hi = min(m, lo + CHUNK)
-        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec)
+        status, pos = _packed_updates(nz, chunks, False, lo, hi, PA, PW, spec, fixed, kind)
         if status != STATUS_OK:
             return status, done + pos - lo
         done += hi - lo
     return STATUS_OK, done
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dso_block_kernel_packed(nz, perm, start, stop, PA, PW, spec):
+    """:func:`dso_block_kernel` on the packed records ``PA`` (rows) and ``PW``
+    (columns) of :func:`pack_block` (same update (8), same SVRG estimator and
+    steps; ``1/|Omega_i|`` and ``1/|Omega-bar_j|`` are stored as reciprocals).
+    Any spec; :func:`packed_kernel` picks the loop compiled for it.  Returns
+    ``(status, pos)``."""
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, False, spec.kind)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def dso_block_kernel_chunks(nz, chunks, k, PA, PW, spec):
+    """:func:`dso_block_kernel_packed` in the "chunks" order: the chunks
+    ``chunks[:k]`` of ``CHUNK`` stored nonzeros, each in stored order (the order
+    :func:`fill_chunk_order` writes out, read here without it).  Any spec;
+    :func:`chunks_kernel` picks the loop compiled for it.  Returns ``(status,
+    pos)``, ``pos`` counted along that order."""
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, False, spec.kind)
+
+
+# The default form's loops (is_default_form), without option branches; hinge and
+# logistic also with the loss fixed.  Each is its own compiled function, compiled
+# on its first call only.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, spec.kind)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default_hinge(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, HINGE)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _chunks_default_logistic(nz, chunks, k, PA, PW, spec):
+    return _chunk_updates(nz, chunks, k, PA, PW, spec, True, LOGISTIC)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, spec.kind)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default_hinge(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, HINGE)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _packed_default_logistic(nz, perm, start, stop, PA, PW, spec):
+    return _packed_updates(nz, perm, True, start, stop, PA, PW, spec, True, LOGISTIC)
+
+
+def chunks_kernel(spec):
+    """The compiled :func:`dso_block_kernel_chunks` for ``spec``: same arguments,
+    same iterates (bit for bit), the loop without option branches for the
+    default form (:func:`is_default_form`)."""
+    if not is_default_form(spec):
+        return dso_block_kernel_chunks
+    return {HINGE: _chunks_default_hinge,
+            LOGISTIC: _chunks_default_logistic}.get(int(spec.kind), _chunks_default)
+
+
+def packed_kernel(spec):
+    """The compiled :func:`dso_block_kernel_packed` for ``spec`` (see
+    :func:`chunks_kernel`)."""
+    if not is_default_form(spec):
+        return dso_block_kernel_packed
+    return {HINGE: _packed_default_hinge,
+            LOGISTIC: _packed_default_logistic}.get(int(spec.kind), _packed_default)
 
 
 @njit(cache=True, nogil=True)
