@@ -59,7 +59,7 @@ def test_fallback_returns_to_the_best_point_with_halved_steps():
     assert prob.primal(best_w) == pytest.approx(s.fb_primal, rel=1e-12)
     Gw, Ga, n_fb, n_rs = s.Gw.copy(), s.Ga.copy(), s.n_fallbacks, s.n_restarts
     s.w[:] = 3.0 * s.w + 0.5                       # far from the optimum: P(w) - D_best
-    assert prob.primal(s.w) - s.fb_dual > 2.0 * (s.fb_primal - s.fb_dual)     # doubled
+    assert prob.primal(s.w) - s.fb_dual > 4.0 * (s.fb_primal - s.fb_dual)     # quadrupled
     assert s._restart_check() is True
     np.testing.assert_array_equal(s.w, best_w)
     np.testing.assert_array_equal(s.alpha, best_a)
@@ -68,10 +68,10 @@ def test_fallback_returns_to_the_best_point_with_halved_steps():
     assert s.n_fallbacks == n_fb + 1 and s.n_restarts == n_rs + 1
     assert s.rs_n == 0                              # a new window
     assert s.trace_extras()["fallbacks"] == n_fb + 1
-    # a modest move (less than twice the best point's bound) is not a fallback
+    # a modest move (less than four times the best point's bound) is not a fallback
     s2 = _solver_after(30)
     w_before = s2.w.copy()
-    assert s2.problem.primal(s2.w) - s2.fb_dual <= 2.0 * (s2.fb_primal - s2.fb_dual)
+    assert s2.problem.primal(s2.w) - s2.fb_dual <= 4.0 * (s2.fb_primal - s2.fb_dual)
     n2 = s2.n_fallbacks
     s2._restart_check()
     assert s2.n_fallbacks == n2 and not np.array_equal(s2.fb_w, np.zeros_like(w_before))

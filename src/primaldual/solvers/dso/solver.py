@@ -851,7 +851,7 @@ class DSOSolver(DSORingDriver, Solver):
 
     #: fall back when the iterate's bound is FALLBACK_RATIO times the best point's;
     #: AdaGrad's sums are then multiplied by FALLBACK_SHRINK (steps halved)
-    FALLBACK_RATIO, FALLBACK_SHRINK, FALLBACK_GATE = 2.0, 4.0, 0.5
+    FALLBACK_RATIO, FALLBACK_SHRINK, FALLBACK_GATE = 4.0, 4.0, 0.5
 
     def _set_primal_weight(self, log_omega):
         """``w`` steps divided by ``omega``, ``alpha`` steps multiplied by it."""
