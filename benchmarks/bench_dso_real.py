@@ -149,6 +149,7 @@ def main():
                          "the solver's default)")
     ap.add_argument("--accuracy-only", action="store_true",
                     help="skip the epoch-cost timing (accuracy is deterministic)")
+    ap.add_argument("--random-state", type=int, default=0, help="DSO's random_state")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
     ap.add_argument("--from-jsonl", nargs="*", default=None,
                     help="write --out from rows collected by earlier runs (no runs)")
@@ -202,7 +203,8 @@ def main():
                           flush=True)
                     continue
                 r = solve(X, y, loss=loss, lam=lam, solver="dso", tol=0.0,
-                          max_epochs=args.epochs, check_every=10, random_state=0,
+                          max_epochs=args.epochs, check_every=10,
+                          random_state=args.random_state,
                           **pw)
                 sub = [(t["epoch"], (t["primal"] - p_star) / abs(p_star)) for t in r.trace]
                 first = next((ep for ep, v in sub if v <= TARGET), None)
@@ -236,16 +238,17 @@ def write_accuracy(args, rows):
     loads = [v for r in rows for v in r["load"]]
     lines = [
         f"# DSO on real data: accuracy after {args.epochs} epochs, "
-        f"primal_weight={args.primal_weight}",
+        f"primal_weight={args.primal_weight}, random_state={args.random_state}",
         "",
         "Written by `benchmarks/bench_dso_real.py --accuracy-only` (serial DSO, "
-        "`n_workers=1`, `random_state=0`, the defaults but `primal_weight`; the gap "
+        f"`n_workers=1`, `random_state={args.random_state}`, the defaults but "
+        "`primal_weight`; the gap "
         "checked every 10 epochs; accuracy does not depend on the machine's load "
         f"(1-minute load average {min(loads):.1f} to {max(loads):.1f})).",
         "",
         "`last`: relative sub-optimality `(P(w) - P*)/P*` of the iterate at epoch "
-        f"{args.epochs}; `returned`: of the `w` `solve` returns (the best certified "
-        "check of the run); `epochs to 1e-3`: the first check whose iterate is at or "
+        f"{args.epochs}; `returned`: of the `w` `solve` returns (the smallest "
+        "primal among the checks); `epochs to 1e-3`: the first check whose iterate is at or "
         "below 1e-3.",
         "",
         "| set | loss | lam | lam n | last | returned | DSO gap (returned) | "
@@ -277,16 +280,19 @@ def write(args, rows):
         "`random_state=0`, the solver's defaults; the gap checked every 10 epochs). "
         "Accuracy does not depend on the machine's load; the epoch costs do.",
         "",
-        f"Machine: 2 cores, heavily loaded by other work during the runs (1-minute "
-        f"load average between {min(loads):.1f} and {max(loads):.1f}); the epoch times "
-        f"are loaded times, not quiet ones, and only their ratio, measured "
-        f"alternately in the same process ({args.repeats} repeats, medians), is meant "
-        f"to carry over; on a loaded machine the ratio of one setting moves by up to "
-        f"1.5x between runs.",
+        f"Machine: {os.cpu_count()} cores, 1-minute load average between "
+        f"{min(loads):.1f} and {max(loads):.1f} during the runs "
+        + ("(nothing else running: the benchmark's own process is the load); "
+           if max(loads) < 2.0 else
+           "(other work running beside the benchmark: the epoch times are loaded times, "
+           "and on a loaded machine the ratio of one setting moves by up to 1.5x between "
+           "runs); ")
+        + f"the epoch costs are the ratio of the two medians, measured alternately in "
+          f"the same process ({args.repeats} repeats).",
         "",
         "`sub200`: relative sub-optimality `(P(w) - P*)/P*` of DSO's iterate after "
-        f"{args.epochs} epochs; `returned`: of the `w` that `solve` returns (the best "
-        "certified check of the run; target <= 1e-3); `epochs to 1e-3`: the first checked "
+        f"{args.epochs} epochs; `returned`: of the `w` that `solve` returns (the "
+        "smallest primal among the checks; target <= 1e-3); `epochs to 1e-3`: the first checked "
         "epoch at or below 1e-3; `cost`: DSO epoch (`advance(1)`: SVRG snapshot, "
         "updates, restart test) / SDCA epoch without shrinking (target <= 6); "
         "`DSO gap200`: DSO's own certified relative duality gap after 200 epochs (an "

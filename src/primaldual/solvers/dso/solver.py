@@ -143,26 +143,42 @@ alpha_scale : float or None, default None
     ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1,
     update="simultaneous", primal_weight=1`` is the paper's AdaGrad + SVRG
     (docs/reproducing-dso.md section 6c).
-primal_weight : float, "lam_n" or "adaptive", default 1.0
+primal_weight : float, "lam_n", "adaptive" or None, default None
     ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
     multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
-    omega``; other values than 1 need ``step="adagrad"``).  "lam_n": ``min(1,
+    omega``; other values than 1 need ``step="adagrad"``).  None: "adaptive" with
+    AdaGrad steps and restarts (the defaults), 1 otherwise.  "lam_n": ``min(1,
     sqrt(lam n / gamma))`` (``gamma = 1 / smoothness`` of the loss, 1 for the
     hinge loss and ``lam = 0``; :func:`spdc_primal_weight`, from SPDC's step ratio
-    ``sigma / tau = n lam / gamma``, Zhang & Xiao 2015): on reuters logistic at
-    lam 1e-5 it reaches 5.0e-5 where 1 ends at 0.16, on a9a at lam 1e-5 it ends at
-    2.8e-2 where 1 reaches 1.1e-3 (docs/reproducing-dso.md section 6d), so it is not
-    the default.  "adaptive" (needs
-    ``restart="adaptive"``): PDLP's update at every
-    restart (Applegate et al., "Practical large-scale linear programming using
-    primal-dual hybrid gradient", NeurIPS 2021, section 3.3 / Algorithm 3),
-    ``log omega <- theta log(dy/dx) + (1 - theta) log omega`` with ``theta =
-    0.5``, ``dx = ||w - w_last||_2`` and ``dy = (sum_i c_i/W (alpha_i -
-    alpha_last,i)^2)^(1/2)`` the distances moved since the previous restart;
-    the first window's ``dy/dx`` is the unit (``omega = 1`` is the default
-    steps with ``primal_weight=1``), since AdaGrad's per-coordinate steps have no
-    scalar primal weight of their own.  Measured on real sets in
+    ``sigma / tau = n lam / gamma``, Zhang & Xiao 2015).  "adaptive" (needs
+    ``restart="adaptive"``): PDLP's update at every restart (Applegate et al.,
+    "Practical large-scale linear programming using primal-dual hybrid
+    gradient", NeurIPS 2021, section 3.3 / Algorithm 3), ``log omega <- theta
+    log(dy/dx) + (1 - theta) log omega`` with ``theta = 0.5``, ``dx = ||w -
+    w_last||_2`` and ``dy = (sum_i c_i/W (alpha_i - alpha_last,i)^2)^(1/2)`` the
+    distances moved since the previous restart; the first window's ``dy/dx`` is
+    the unit (``omega = 1`` is the steps of ``primal_weight=1``), since AdaGrad's
+    per-coordinate steps have no scalar primal weight of their own.  ``omega``
+    moves only at restarts whose certified gap ``P(w) - D(alpha)`` is at most
+    ``PW_GATE = 1000`` times ``P(w)``: where the dual iterate is that far from the
+    saddle point (unscaled covtype: gaps of 1e5 to 1e7 times ``P``) the distances
+    it moved say nothing about the balance of the two sides.  Measured in
     docs/reproducing-dso.md section 6d.
+fallback : "best" | None, default "best"
+    A safeguard at the restart test (with ``step="adagrad"`` and
+    ``restart="adaptive"``; off otherwise).  Every epoch the test has exact
+    values ``P`` and ``D`` of the iterate and of the window's average; the solver
+    keeps the largest ``D`` seen, ``D_best``, and the point with the smallest
+    ``P``, ``(w_best, alpha_best)``.  When the iterate's certified bound on its
+    sub-optimality, ``P(w) - D_best``, exceeds ``FALLBACK_RATIO = 4`` times the
+    best point's ``P_best - D_best``, the iterate restarts from the best point
+    and AdaGrad's sums are multiplied by ``FALLBACK_SHRINK = 4`` (every step
+    halved): the steps that took the iterate away from it were too long.  It
+    acts only once ``D_best >= P_best / 2`` (``FALLBACK_GATE``), i.e. when the best
+    point is certified within a factor 2 of the optimum: before that the bound
+    is dominated by the dual's distance, not the iterate's, and early epochs
+    swing by design.  Costs no pass over the data (the restart test's values),
+    ``d + n`` floats of memory, and is in the checkpoint.
 update : "sequential" | "simultaneous", default "sequential"
     Where the ``alpha_i`` step takes its coupling term ``w_j x_ij``: at the ``w_j``
     just updated ("sequential", Gauss-Seidel order) or at the current pair
@@ -179,10 +195,13 @@ round_timeout, recovery_every, recovery_dir, max_recoveries :
     The Dask engine's options (docs/distributed.md).
 
 Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG) plus the
-restarts, the sequential update and the data-derived step lengths above; set
-``step="sqrt", variance_reduction=None, restart=None, update="simultaneous"`` for
-Algorithm 1 exactly as printed, and ``restart=None, alpha_scale=1,
-update="simultaneous", primal_weight=1`` for the paper's AdaGrad + SVRG.
+restarts, the sequential update, the data-derived step lengths, the adaptive
+primal weight and the fallback above; set ``step="sqrt", variance_reduction=None,
+restart=None, update="simultaneous"`` for Algorithm 1 exactly as printed, and
+``restart=None, alpha_scale=1, update="simultaneous", primal_weight=1`` for the
+paper's AdaGrad + SVRG.  An unconverged run returns the ``w`` with the smallest
+primal value among its checks and the ``alpha`` with the largest dual value
+(:class:`~primaldual.solvers.SolveResult`).
 
 Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
 coefficient vector.
