@@ -89,6 +89,7 @@ class _Alternating(Solver):
     the best pair."""
 
     name = "alternating"
+    mixes_best_pair = True          # a saddle-point method's separate iterates
 
     def init_state(self, warm_start):
         self.k = 0
@@ -130,3 +131,20 @@ def test_returned_pair_takes_the_best_primal_and_the_best_dual_of_different_chec
     cert = prob.certificate(res.coef, res.dual_coef)     # certified: the pair's own numbers
     assert cert.primal == res.primal and cert.dual == res.dual
     assert res.primal - res.dual >= -1e-12                # weak duality holds for the mix
+
+
+def test_solvers_that_do_not_mix_return_one_checks_pair():
+    """Without mixes_best_pair (dual methods) the returned pair is the one check
+    with the smallest relative gap, so coef stays the w of that check's alpha."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((70, 5))
+    y = np.where(X[:, 2] + 0.3 * rng.standard_normal(70) > 0, 1.0, -1.0)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    s = _Alternating(prob, tol=0.0, max_epochs=3, random_state=0, check_every=1)
+    s.mixes_best_pair = False
+    s.w_opt, s.a_opt = ref.coef, ref.dual_coef
+    res = s.run()
+    k = int(np.argmin([r["rel_gap"] for r in res.trace]))
+    assert res.primal == res.trace[k]["primal"] and res.dual == res.trace[k]["dual"]
+    assert res.extras == {"best_epoch": res.trace[k]["epoch"]}

@@ -85,8 +85,10 @@ class SolveResult:
     """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
 
     A run that stops before reaching ``tol`` returns the best pair its checks
-    certify: the ``w`` with the smallest primal value and the ``alpha`` with the
-    largest dual value among them (``extras["best_epoch"]`` and, when it differs,
+    certify: the pair of the check with the smallest relative gap or, for a
+    saddle-point solver (``Solver.mixes_best_pair``: DSO), the ``w`` with the
+    smallest primal value and the ``alpha`` with the largest dual value among
+    them (``extras["best_epoch"]`` and, when it differs,
     ``extras["best_dual_epoch"]`` say which checks, when they are not the last);
     ``trace`` still records every check.
     """
@@ -306,6 +308,11 @@ class Solver(abc.ABC):
     adaptive_checks = False
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
+    #: an unconverged run returns the smallest-primal w and the largest-dual alpha
+    #: of its checks, from whichever checks they came (saddle-point methods, whose
+    #: primal and dual iterates are separate); False: the pair of the check with
+    #: the smallest relative gap (a dual method's w stays w(alpha))
+    mixes_best_pair = False
     #: a KeyboardInterrupt raised inside ``advance`` (by a SIGINT handler other
     #: than the one :meth:`run` installs, or by a test) stops the run cleanly:
     #: the iterates stay consistent, and the result is certified at the point
@@ -533,7 +540,7 @@ class Solver(abc.ABC):
         self.feature_accesses = int(state.meta["feature_accesses"])
         self.rng.bit_generator.state = state.meta["rng_state"]
         self.set_state(state.meta, state.arrays)
-        self._best = _BestIterate.from_state(state.meta, state.arrays)
+        self._best = _BestIterate.from_state(state.meta, state.arrays, self.mixes_best_pair)
         return list(state.meta.get("trace", [])), float(state.meta.get("elapsed", 0.0))
 
     # -------------------------------------------------------------- loop
@@ -635,7 +642,7 @@ class Solver(abc.ABC):
         else:
             self.init_state(self.warm_start)
             trace, elapsed0 = [], 0.0
-            self._best = _BestIterate()
+            self._best = _BestIterate(self.mixes_best_pair)
         t_start = time.perf_counter() - elapsed0
         # a time that also passes on Ctrl-C: the solvers' deadline checks stop on both
         deadline = Deadline(None if self.time_limit is None else t_start + self.time_limit,
@@ -711,18 +718,22 @@ class Solver(abc.ABC):
 
 class _BestIterate:
     """The best certified pair a run has seen, built from its checks (copies:
-    solvers update their iterates in place): the ``w`` with the smallest primal
-    value and the ``alpha`` with the largest dual value, from whichever checks
-    they came.  Every check's ``P(w)`` and ``D(alpha)`` are exact, so ``P(w_best) -
-    D(alpha_best)`` is a certified gap of the returned ``w``, at most the gap of
-    any single check (a method whose primal and dual iterates are best at
-    different times, as a saddle-point method's often are, gets the benefit of
-    both).  Part of the state, so that a resumed run returns what the
-    uninterrupted one would."""
+    solvers update their iterates in place); part of the state, so that a resumed
+    run returns what the uninterrupted one would.
+
+    By default the pair of the check with the smallest relative gap (a dual
+    method's ``w`` is ``w(alpha)``, and the pair stays one).  With ``mix`` (a
+    solver's ``mixes_best_pair``: saddle-point methods, whose primal and dual
+    iterates are separate and are best at different checks) the ``w`` with the
+    smallest primal value and the ``alpha`` with the largest dual value, from
+    whichever checks they came: every check's ``P(w)`` and ``D(alpha)`` are exact,
+    so ``P(w_best) - D(alpha_best)`` is a certified gap of the returned ``w``, at
+    most the gap of any single check."""
 
     _W, _ALPHA = "best_pair_w", "best_pair_alpha"
 
-    def __init__(self):
+    def __init__(self, mix=False):
+        self.mix = mix
         self.w = self.alpha = None
         self.primal, self.dual = math.inf, -math.inf
         self.epoch = self.dual_epoch = None
@@ -743,23 +754,30 @@ class _BestIterate:
         return {self._W: self.w, self._ALPHA: self.alpha}
 
     @classmethod
-    def from_state(cls, meta, arrays):
-        best = cls()
+    def from_state(cls, meta, arrays, mix=False):
+        best = cls(mix)
         info = meta.get("best_pair")
         if info is not None and cls._W in arrays and cls._ALPHA in arrays:
             best.w = np.array(arrays[cls._W], dtype=np.float64)
             best.alpha = np.array(arrays[cls._ALPHA], dtype=np.float64)
             best.primal, best.dual = float(info["primal"]), float(info["dual"])
             best.epoch = float(info["epoch"])
-            best.dual_epoch = float(info.get("dual_epoch", info["epoch"]))
+            de = info.get("dual_epoch")
+            best.dual_epoch = best.epoch if de is None else float(de)
         return best
 
     def offer(self, cert, rec):
+        epoch = float(rec["epoch"])
+        if not self.mix:
+            if self.w is None or cert.rel_gap < self.cert.rel_gap:
+                self.w, self.alpha = np.array(cert.w), np.array(cert.alpha)
+                self.primal, self.dual = cert.primal, cert.dual
+                self.epoch = self.dual_epoch = epoch
+            return
         if cert.primal < self.primal:
-            self.w, self.primal, self.epoch = np.array(cert.w), cert.primal, float(rec["epoch"])
+            self.w, self.primal, self.epoch = np.array(cert.w), cert.primal, epoch
         if cert.dual > self.dual:
-            self.alpha, self.dual = np.array(cert.alpha), cert.dual
-            self.dual_epoch = float(rec["epoch"])
+            self.alpha, self.dual, self.dual_epoch = np.array(cert.alpha), cert.dual, epoch
 
     def better_than(self, cert):
         return self.w is not None and self.cert.rel_gap < cert.rel_gap

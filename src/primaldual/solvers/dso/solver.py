@@ -308,6 +308,7 @@ class DSOSolver(DSORingDriver, Solver):
     supports_l1 = True
     supports_client = True
     supports_pure_l1 = True
+    mixes_best_pair = True
 
     def _n_workers(self):
         """p: the option, else 1 in process or the client's workers."""
