@@ -150,6 +150,8 @@ def main():
     ap.add_argument("--accuracy-only", action="store_true",
                     help="skip the epoch-cost timing (accuracy is deterministic)")
     ap.add_argument("--random-state", type=int, default=0, help="DSO's random_state")
+    ap.add_argument("--n-workers", type=int, default=1,
+                    help="DSO's n_workers (p: the block schedule; run in process)")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
     ap.add_argument("--from-jsonl", nargs="*", default=None,
                     help="write --out from rows collected by earlier runs (no runs)")
@@ -204,7 +206,7 @@ def main():
                     continue
                 r = solve(X, y, loss=loss, lam=lam, solver="dso", tol=0.0,
                           max_epochs=args.epochs, check_every=10,
-                          random_state=args.random_state,
+                          random_state=args.random_state, n_workers=args.n_workers,
                           **pw)
                 sub = [(t["epoch"], (t["primal"] - p_star) / abs(p_star)) for t in r.trace]
                 first = next((ep for ep, v in sub if v <= TARGET), None)
@@ -238,10 +240,11 @@ def write_accuracy(args, rows):
     loads = [v for r in rows for v in r["load"]]
     lines = [
         f"# DSO on real data: accuracy after {args.epochs} epochs, "
-        f"primal_weight={args.primal_weight}, random_state={args.random_state}",
+        f"primal_weight={args.primal_weight}, random_state={args.random_state}, "
+        f"n_workers={args.n_workers}",
         "",
         "Written by `benchmarks/bench_dso_real.py --accuracy-only` (serial DSO, "
-        f"`n_workers=1`, `random_state={args.random_state}`, the defaults but "
+        f"`n_workers={args.n_workers}`, `random_state={args.random_state}`, the defaults but "
         "`primal_weight`; the gap "
         "checked every 10 epochs; accuracy does not depend on the machine's load "
         f"(1-minute load average {min(loads):.1f} to {max(loads):.1f})).",
