@@ -110,15 +110,21 @@ class _Alternating(Solver):
         self.k = meta["k"]
 
 
-def test_returned_pair_takes_the_best_primal_and_the_best_dual_of_different_checks():
+def _alternating_run(mix):
+    """An _Alternating run on a small logistic problem (its optimum from Newton)."""
     rng = np.random.default_rng(3)
     X = rng.standard_normal((70, 5))
     y = np.where(X[:, 2] + 0.3 * rng.standard_normal(70) > 0, 1.0, -1.0)
     ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
     prob = Problem(X, y, loss="logistic", lam=1e-2)
     s = _Alternating(prob, tol=0.0, max_epochs=3, random_state=0, check_every=1)
+    s.mixes_best_pair = mix
     s.w_opt, s.a_opt = ref.coef, ref.dual_coef
-    res = s.run()
+    return s.run(), prob, ref
+
+
+def test_returned_pair_takes_the_best_primal_and_the_best_dual_of_different_checks():
+    res, prob, ref = _alternating_run(mix=True)
     primals = [r["primal"] for r in res.trace]
     duals = [r["dual"] for r in res.trace]
     assert np.argmin(primals) == 0 and np.argmax(duals) == 1
@@ -136,15 +142,7 @@ def test_returned_pair_takes_the_best_primal_and_the_best_dual_of_different_chec
 def test_solvers_that_do_not_mix_return_one_checks_pair():
     """Without mixes_best_pair (dual methods) the returned pair is the one check
     with the smallest relative gap, so coef stays the w of that check's alpha."""
-    rng = np.random.default_rng(3)
-    X = rng.standard_normal((70, 5))
-    y = np.where(X[:, 2] + 0.3 * rng.standard_normal(70) > 0, 1.0, -1.0)
-    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
-    prob = Problem(X, y, loss="logistic", lam=1e-2)
-    s = _Alternating(prob, tol=0.0, max_epochs=3, random_state=0, check_every=1)
-    s.mixes_best_pair = False
-    s.w_opt, s.a_opt = ref.coef, ref.dual_coef
-    res = s.run()
+    res, _, _ = _alternating_run(mix=False)
     k = int(np.argmin([r["rel_gap"] for r in res.trace]))
     assert res.primal == res.trace[k]["primal"] and res.dual == res.trace[k]["dual"]
     assert res.extras == {"best_epoch": res.trace[k]["epoch"]}

@@ -819,15 +819,19 @@ class DSOSolver(DSORingDriver, Solver):
         if self.adaptive_weight:
             informative = g <= self.PW_GATE * abs(cert.primal)
             changed = self._update_primal_weight(first or not informative) or changed
+        self._new_window()
+        self.rs_gap = float(g) if math.isfinite(g) else None
+        return changed
+
+    def _new_window(self):
+        """Empty the restart window's sums (a restart or a fallback starts one)."""
         self.rs_w[:] = 0.0
         self.rs_a[:] = 0.0
         self.rs_m[:] = 0.0
         self.rs_v[:] = 0.0
         self.rs_full = True
         self.rs_n = 0
-        self.rs_gap = float(g) if math.isfinite(g) else None
         self.rs_prev = None
-        return changed
 
     def _offer_best(self, w, alpha, primal, dual):
         """``fallback="best"``: keep the best dual value seen and the point (``w``,
@@ -859,13 +863,7 @@ class DSOSolver(DSORingDriver, Solver):
         if self.Gw.size:
             self.Gw *= self.FALLBACK_SHRINK
             self.Ga *= self.FALLBACK_SHRINK
-        self.rs_w[:] = 0.0
-        self.rs_a[:] = 0.0
-        self.rs_m[:] = 0.0
-        self.rs_v[:] = 0.0
-        self.rs_full = True
-        self.rs_n = 0
-        self.rs_prev = None
+        self._new_window()
         self.n_restarts += 1
         self.n_fallbacks += 1
 
