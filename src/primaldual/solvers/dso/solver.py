@@ -276,7 +276,7 @@ class DSOOptions(RingOptions, CommonOptions):
                                            "hinge, 1 otherwise")
     fallback: str | None = choice("best", "best", None,
                                   doc="at the restart test, go back to the best point "
-                                      "with halved steps when the iterate's bound doubles")
+                                      "with halved steps when the iterate's bound quadruples")
     primal_weight: str | float | None = number(
         None, low=0.0, also=(None, "lam_n", "adaptive"),
         doc="omega (w steps / omega, alpha steps * omega); 'lam_n': min(1, sqrt(lam n / "
