@@ -83,9 +83,33 @@ def test_fallback_waits_for_an_informative_bound():
     s = _solver_after(30)
     s.fb_dual = 0.4 * s.fb_primal                   # pretend the dual is still poor
     s.FALLBACK_GATE = 0.5
-    assert not s._diverged(1e6)
+    d_good = 0.9 * 1e6                              # an iterate gap below PW_GATE P
+    assert s._diverged(1e6, d_good) is None
     s.fb_dual = 0.6 * s.fb_primal
-    assert s._diverged(1e6) and not s._diverged(s.fb_primal)
+    assert s._diverged(1e6, d_good) == "bound"
+    assert s._diverged(s.fb_primal, s.fb_dual) is None
+
+
+def test_primal_fallback_where_no_gap_can_be_read():
+    """An iterate whose certified gap is above PW_GATE times its primal (the dual
+    says nothing) falls back when its primal doubles the best one, steps kept."""
+    s = _solver_after(30)
+    s.fb_dual = -1e9                                # no informative dual bound
+    p_best = s.fb_primal
+    d_bad = -2e3 * 3.0 * p_best                     # gap 2001 x P: uninformative
+    assert s._diverged(3.0 * p_best, d_bad) == "primal"
+    assert s._diverged(1.5 * p_best, d_bad) is None                  # not doubled
+    assert s._diverged(3.0 * p_best, 2.0 * p_best) is None           # gap readable
+    best_w = s.fb_w.copy()
+    Gw = s.Gw.copy()
+    s.w[:] = 50.0 * s.w + 5.0                       # P(w) far above 2 P_best
+    assert s.problem.primal(s.w) > 2 * p_best
+    s.PW_GATE = 0.0                                 # any gap counts as unreadable here
+    s.FALLBACK_GATE = 2.0                           # and no dual bound is trusted
+    n_fb = s.n_fallbacks
+    assert s._restart_check() is True and s.n_fallbacks == n_fb + 1
+    np.testing.assert_array_equal(s.w, best_w)
+    np.testing.assert_array_equal(s.Gw, Gw)         # steps kept
 
 
 def test_best_dual_and_point_track_the_checks():

@@ -177,8 +177,12 @@ fallback : "best" | None, default "best"
     acts only once ``D_best >= P_best / 2`` (``FALLBACK_GATE``), i.e. when the best
     point is certified within a factor 2 of the optimum: before that the bound
     is dominated by the dual's distance, not the iterate's, and early epochs
-    swing by design.  Costs no pass over the data (the restart test's values),
-    ``d + n`` floats of memory, and is in the checkpoint.
+    swing by design.  Where the iterate's certified gap stays above ``PW_GATE =
+    1000`` times ``P(w)`` (no dual bound to read: unscaled covtype, whose gaps
+    stay 1e2 to 1e7 times ``P``), the primal alone decides: the iterate restarts
+    from the best point, steps kept, when ``P(w)`` exceeds ``PRIMAL_FALLBACK_RATIO
+    = 2`` times ``P_best``.  Costs no pass over the data (the restart test's
+    values), ``d + n`` floats of memory, and is in the checkpoint.
 update : "sequential" | "simultaneous", default "sequential"
     Where the ``alpha_i`` step takes its coupling term ``w_j x_ij``: at the ``w_j``
     just updated ("sequential", Gauss-Seidel order) or at the current pair
@@ -790,8 +794,9 @@ class DSOSolver(DSORingDriver, Solver):
             self._offer_best(self.w, self.alpha, cert.primal, cert.dual)
             if k > 1:
                 self._offer_best(wa, aa, p_avg, d_avg)
-            if self._diverged(cert.primal):
-                self._fall_back()
+            kind = self._diverged(cert.primal, cert.dual)
+            if kind is not None:
+                self._fall_back(halve_steps=kind == "bound")
                 return True
         cand, g = ((wa, aa), g_avg) if g_avg <= g_cur else (None, g_cur)
         if not math.isfinite(g):
@@ -843,24 +848,32 @@ class DSOSolver(DSORingDriver, Solver):
             self.fb_w[:] = w
             self.fb_a[:] = alpha
 
-    def _diverged(self, primal):
-        """True when the iterate's certified sub-optimality bound ``P(w) - D_best``
-        exceeds FALLBACK_RATIO times the best point's ``P_best - D_best``, once that
-        bound is informative (``D_best >= FALLBACK_GATE P_best``: the best point is
-        certified within a factor ``1 / FALLBACK_GATE`` of the optimum)."""
-        if not self.fb_dual >= self.FALLBACK_GATE * self.fb_primal:
-            return False
-        bound = self.fb_primal - self.fb_dual
-        return primal - self.fb_dual > self.FALLBACK_RATIO * bound
+    def _diverged(self, primal, dual):
+        """Whether the iterate (``P(w) = primal``, ``D(alpha) = dual``) has left the
+        best point: "bound" when its certified sub-optimality bound ``P(w) -
+        D_best`` exceeds FALLBACK_RATIO times the best point's ``P_best - D_best``,
+        once that bound is informative (``D_best >= FALLBACK_GATE P_best``: the best
+        point is certified within a factor ``1 / FALLBACK_GATE`` of the optimum);
+        "primal" when the iterate's own certified gap is above PW_GATE times
+        ``P(w)`` (no dual bound to read: unscaled covtype) and its primal value is
+        above PRIMAL_FALLBACK_RATIO times the best; None otherwise."""
+        if self.fb_dual >= self.FALLBACK_GATE * self.fb_primal:
+            bound = self.fb_primal - self.fb_dual
+            if primal - self.fb_dual > self.FALLBACK_RATIO * bound:
+                return "bound"
+        if (primal - dual > self.PW_GATE * abs(primal)
+                and primal > self.PRIMAL_FALLBACK_RATIO * self.fb_primal):
+            return "primal"
+        return None
 
-    def _fall_back(self):
-        """Restart from the best point with AdaGrad's sums times FALLBACK_SHRINK
-        (every step length divided by its square root); a new window starts, the
-        gap restarted from is kept."""
+    def _fall_back(self, halve_steps=True):
+        """Restart from the best point, with AdaGrad's sums times FALLBACK_SHRINK
+        (every step length divided by its square root) when ``halve_steps``; a new
+        window starts, the gap restarted from is kept."""
         self.w[:] = self.fb_w
         self.alpha[:] = self.fb_a
         self._at_iterate = None
-        if self.Gw.size:
+        if halve_steps and self.Gw.size:
             self.Gw *= self.FALLBACK_SHRINK
             self.Ga *= self.FALLBACK_SHRINK
         self._new_window()
@@ -870,6 +883,8 @@ class DSOSolver(DSORingDriver, Solver):
     #: fall back when the iterate's bound is FALLBACK_RATIO times the best point's;
     #: AdaGrad's sums are then multiplied by FALLBACK_SHRINK (steps halved)
     FALLBACK_RATIO, FALLBACK_SHRINK, FALLBACK_GATE = 4.0, 4.0, 0.5
+    #: without an informative gap: fall back when P(w) exceeds this times P_best
+    PRIMAL_FALLBACK_RATIO = 2.0
 
     def _set_primal_weight(self, log_omega):
         """``w`` steps divided by ``omega``, ``alpha`` steps multiplied by it."""
