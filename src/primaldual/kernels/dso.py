@@ -112,10 +112,10 @@ def reg_subgrad(lam, l1, w):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def w_step(wj, gw, eta_w, l1_prox, l1_share, R):
-    """The ``w`` half of update (8): descent (with the L1 prox at threshold
-    ``eta_w * l1_share`` when ``l1_prox``), then the projection on ``|w_j| <= R``
-    (Appendix A).  A non-finite value is returned as is, for the caller to report."""
+def w_descent(wj, gw, eta_w, l1_prox, l1_share):
+    """The ``w`` half of update (8) before the projection: descent, with the L1
+    prox at threshold ``eta_w * l1_share`` when ``l1_prox``.  The caller tests it
+    for a finite value, then projects it on ``|w_j| <= R`` (Appendix A)."""
     nw = wj - eta_w * gw
     if l1_prox:
         thr = eta_w * l1_share
@@ -125,19 +125,19 @@ def w_step(wj, gw, eta_w, l1_prox, l1_share, R):
             nw += thr
         else:
             nw = 0.0
-    if not math.isfinite(nw):
-        return nw
-    return min(max(nw, -R), R)
+    return nw
 
 
 @njit(cache=True, nogil=True, inline="always")
-def alpha_step(ai, ga, eta_a, a_lo, a_hi):
-    """The ``alpha`` half of update (8): ascent, then the projection on ``[a_lo,
-    a_hi]`` (Appendix A); a non-finite value is returned as is."""
-    na = ai + eta_a * ga
-    if not math.isfinite(na):
-        return na
-    return min(max(na, a_lo), a_hi)        # branch-free: hinge's alpha often sits at a bound
+def coupling_w(wj, nwc, extrap):
+    """Where the ``alpha`` step takes ``w_j`` (``DSOSpec.extrap``): the current
+    ``wj`` (0), the new projected ``nwc`` itself (1, the sequential order) or
+    ``wj + extrap (nwc - wj)``."""
+    if extrap == 1.0:
+        return nwc
+    if extrap == 0.0:
+        return wj
+    return wj + extrap * (nwc - wj)
 
 
 class Nonzeros(NamedTuple):
@@ -244,8 +244,9 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
             eta_w = len_w / math.sqrt(Gw[j]) if Gw[j] > 0.0 else 0.0
         else:
             eta_w = eta
-        nw = w_step(wj, gw, eta_w, l1_prox, l1 * inv_cc, R)
-        wt = wj + extrap * (nw - wj) if extrap != 0.0 else wj
+        nw = w_descent(wj, gw, eta_w, l1_prox, l1 * inv_cc)
+        nwc = min(max(nw, -R), R)            # Appendix A's box
+        wt = coupling_w(wj, nwc, extrap)
         ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wt * x)
         if svrg:
             as_ = a_snap[i]
@@ -256,11 +257,11 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
             eta_a = a_scale * eta0 / math.sqrt(Ga[i]) if Ga[i] > 0.0 else 0.0
         else:
             eta_a = eta
-        na = alpha_step(ai, ga, eta_a, a_lo[i], a_hi[i])
+        na = ai + eta_a * ga
         if not (math.isfinite(nw) and math.isfinite(na)):
             return STATUS_NONFINITE, pos
-        w[j] = nw
-        alpha[i] = na
+        w[j] = nwc
+        alpha[i] = min(max(na, a_lo[i]), a_hi[i])
     return STATUS_OK, stop
 
 
@@ -522,22 +523,9 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
             eta_w = PW[j, PW_LEN] / math.sqrt(gwa) if gwa > 0.0 else 0.0
         else:
             eta_w = eta
-        nw = wj - eta_w * gw
-        if l1_prox:
-            thr = eta_w * (l1 * PW[j, PW_INVCC])
-            if nw > thr:
-                nw -= thr
-            elif nw < -thr:
-                nw += thr
-            else:
-                nw = 0.0
-        nwc = min(max(nw, -R), R)            # Appendix A's box (finite nw: w_step's value)
-        if extrap == 1.0:
-            wt = nwc
-        elif extrap != 0.0:
-            wt = wj + extrap * (nwc - wj)
-        else:
-            wt = wj
+        nw = w_descent(wj, gw, eta_w, l1_prox, l1 * PW[j, PW_INVCC])
+        nwc = min(max(nw, -R), R)            # Appendix A's box
+        wt = coupling_w(wj, nwc, extrap)
         ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
         if svrg:
             ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
