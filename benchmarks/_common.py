@@ -1,5 +1,6 @@
-"""Helpers shared by the SDCA benchmark scripts: locating a LIBSVM file of the
-shared data folder and loading it as a binary problem with unit-norm rows."""
+"""Helpers shared by the benchmark scripts: locating a LIBSVM file of the shared
+data folder, loading it as a binary problem with unit-norm rows, and writing a
+results file."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,3 +23,10 @@ def unit_rows_binary(path, rows=None):
     if rows:
         X, yr = X[:rows], yr[:rows]
     return normalize(X).tocsr(), np.where(yr == yr.max(), 1.0, -1.0)
+
+
+def write_result(path, lines):
+    """Write ``lines`` (a results file's Markdown) to ``path``, creating its folder."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}")

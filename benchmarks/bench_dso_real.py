@@ -39,6 +39,8 @@ from primaldual.kernels.views import ProxWork
 from primaldual.problem import Problem
 from primaldual.solvers import SOLVERS, solve
 
+from _common import write_result  # benchmarks/, the script's folder
+
 TARGET = 1e-3
 
 
@@ -266,10 +268,7 @@ def write_accuracy(args, rows):
             f"{'-' if r['first'] is None else int(r['first'])} | {r['restarts']} | "
             + " / ".join(f"{s[e]:.1e}" if e in s else "-" for e in (50, 100, 150, 200))
             + " |")
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    write_result(args.out, lines)
 
 
 def write(args, rows):
@@ -322,10 +321,7 @@ def write(args, rows):
         s = r["sub_at"]
         lines.append(f"* {r['set']} {r['loss']} lam={r['lam']:g}: " + " / ".join(
             f"{s[e]:.1e}" if e in s else "-" for e in (50, 100, 150, 200)))
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":

@@ -14,14 +14,14 @@ Run:  PYTHONPATH=src python benchmarks/bench_dso_survey.py [--out benchmarks/res
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
-import numpy as np
 from sklearn.preprocessing import normalize
 
 from primaldual.datasets import load
 from primaldual.solvers import solve
+
+from _common import write_result  # benchmarks/, the script's folder
 
 SETS = ("splice", "mushrooms", "phishing", "a8a")
 FORMER = {"primal_weight": 1.0, "fallback": None}
@@ -96,10 +96,7 @@ def write(args, rows, seeds, elapsed):
     met_old = sum(max(r[6]) <= 1e-3 for r in rows)
     lines += ["", f"Cells meeting 1e-3 on every seed: defaults {met_new} of {len(rows)}, "
                   f"former defaults {met_old} of {len(rows)}."]
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"wrote {args.out}")
+    write_result(args.out, lines)
 
 
 if __name__ == "__main__":
