@@ -132,6 +132,22 @@ def epoch_cost_ratio(prob, repeats):
     return float(np.median(t_dso)), float(np.median(t_sdca))
 
 
+def data_sets(args):
+    """(name, X, y) of ``--sets`` or, with ``--regimes``, of every synthetic regime
+    and every real set of the shared folder (loaded one at a time)."""
+    if not args.regimes:
+        for name in args.sets.split(","):
+            yield (name,) + tuple(load(name, download=False, parsed_cache=True))
+        return
+    from primaldual.datasets import REGIMES, load_shared_regime, make_regime, shared_regimes
+    for name in REGIMES:
+        X, y = make_regime(name, random_state=0)[:2]
+        yield name, X, y
+    for name in sorted(shared_regimes()):
+        X, y = load_shared_regime(name)[:2]
+        yield name, X, y
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="a9a,covtype,reuters")
@@ -154,6 +170,10 @@ def main():
     ap.add_argument("--random-state", type=int, default=0, help="DSO's random_state")
     ap.add_argument("--n-workers", type=int, default=1,
                     help="DSO's n_workers (p: the block schedule; run in process)")
+    ap.add_argument("--regimes", action="store_true",
+                    help="with --timing-only: every regime of primaldual.datasets.REGIMES "
+                         "(full size) and every real set of ../shared/data as given, "
+                         "instead of --sets")
     ap.add_argument("--jsonl", default=None, help="also append each row to this file")
     ap.add_argument("--from-jsonl", nargs="*", default=None,
                     help="write --out from rows collected by earlier runs (no runs)")
@@ -181,8 +201,7 @@ def main():
           {"primal_weight": args.primal_weight if args.primal_weight in ("adaptive", "lam_n")
            else float(args.primal_weight)})
     rows = []
-    for name in args.sets.split(","):
-        X, y = load(name, download=False, parsed_cache=True)
+    for name, X, y in data_sets(args):
         for loss in args.losses.split(","):
             for lam in (float(v) for v in args.lams.split(",")):
                 load_start = os.getloadavg()[0]
@@ -193,6 +212,9 @@ def main():
                                ratio=t_dso / t_sdca, load=[load_start, os.getloadavg()[0]])
                     print(f"{name} {loss} lam={lam:g}: cost {row['ratio']:.2f} (dso "
                           f"{t_dso * 1e3:.1f} ms, sdca {t_sdca * 1e3:.1f} ms)", flush=True)
+                    row.update(n=X.shape[0], d=X.shape[1], nnz=int(X.nnz) if hasattr(X, "nnz")
+                               else int(np.count_nonzero(X)))
+                    rows.append(row)
                     if args.jsonl:
                         with open(args.jsonl, "a") as f:
                             f.write(json.dumps(row) + "\n")
@@ -234,7 +256,37 @@ def main():
                       f"(dso {t_dso * 1e3:.1f} ms, sdca {t_sdca * 1e3:.1f} ms) "
                       f"ref {src} {t_ref:.0f}s", flush=True)
     if rows:
-        write(args, rows)
+        (write_timing if args.timing_only else write)(args, rows)
+
+
+def write_timing(args, rows):
+    """``--timing-only``: the epoch costs alone (``--regimes``: every regime and
+    shared set)."""
+    loads = [v for r in rows for v in r["load"]]
+    met = sum(r["ratio"] <= 6.0 for r in rows)
+    lines = [
+        "# DSO epoch cost next to an SDCA epoch" + (", every regime and shared set"
+                                                     if args.regimes else ""),
+        "",
+        "Written by `benchmarks/bench_dso_real.py --timing-only"
+        + (" --regimes" if args.regimes else "") + "` (serial DSO, `n_workers=1`, the "
+        "solver's defaults): `advance(1)` of DSO (the SVRG snapshot, the block updates, "
+        "the restart test) against SDCA epochs without shrinking, timed alternately in "
+        f"one process, {args.repeats} repeats, medians; `cost` is their ratio (target "
+        f"<= 6). Machine: {os.cpu_count()} cores, 1-minute load average "
+        f"{min(loads):.1f} to {max(loads):.1f} during the runs. Regimes at full size "
+        "(`make_regime(name, random_state=0)`), shared sets as given.",
+        "",
+        "| set | n | d | nnz | loss | lam | DSO epoch ms | SDCA epoch ms | cost |",
+        "|---|---:|---:|---:|---|---|---:|---:|---:|",
+    ]
+    for r in rows:
+        cost = f"{r['ratio']:.2f}" if r["ratio"] <= 6.0 else f"**{r['ratio']:.2f}**"
+        lines.append(f"| {r['set']} | {r.get('n', '-')} | {r.get('d', '-')} | "
+                     f"{r.get('nnz', '-')} | {r['loss']} | {r['lam']:g} | "
+                     f"{r['t_dso'] * 1e3:.2f} | {r['t_sdca'] * 1e3:.2f} | {cost} |")
+    lines += ["", f"At most 6 in {met} of {len(rows)} cells (over 6 in bold)."]
+    write_result(args.out, lines)
 
 
 def write_accuracy(args, rows):
