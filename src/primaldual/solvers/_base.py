@@ -43,7 +43,7 @@ from ._options import CommonOptions
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
            "save_state", "load_state", "COMMON_OPTIONS", "next_check_interval",
-           "check_budget_interval"]
+           "check_budget_interval", "pick_pair"]
 
 STATE_FORMAT_VERSION = 1
 
@@ -85,11 +85,10 @@ class SolveResult:
     """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
 
     A run that stops before reaching ``tol`` returns the best pair its checks
-    certify: the pair of the check with the smallest relative gap or, for a
-    saddle-point solver (``Solver.mixes_best_pair``: DSO), the ``w`` with the
-    smallest primal value and the ``alpha`` with the largest dual value among
-    them (``extras["best_epoch"]`` and, when it differs,
-    ``extras["best_dual_epoch"]`` say which checks, when they are not the last);
+    certify (:func:`pick_pair`): the ``w`` with the smallest primal value and
+    the ``alpha`` with the largest dual value among them, or ``w = 0`` when
+    ``P(0)`` is lower (``extras["best_epoch"]``, ``extras["best_dual_epoch"]``
+    and ``extras["zero_model"]`` say which, when they are not the last check);
     ``trace`` still records every check.
     """
 
@@ -309,10 +308,9 @@ class Solver(abc.ABC):
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
-    #: of its checks, from whichever checks they came (saddle-point methods, whose
-    #: primal and dual iterates are separate); False: the pair of the check with
-    #: the smallest relative gap (a dual method's w stays w(alpha))
-    mixes_best_pair = False
+    #: of its checks, from whichever checks they came (:func:`pick_pair`); False:
+    #: the pair of the check with the smallest relative gap
+    mixes_best_pair = True
     #: a KeyboardInterrupt raised inside ``advance`` (by a SIGINT handler other
     #: than the one :meth:`run` installs, or by a test) stops the run cleanly:
     #: the iterates stay consistent, and the result is certified at the point
@@ -699,13 +697,8 @@ class Solver(abc.ABC):
             bar.close()
         elapsed = time.perf_counter() - t_start
         state = self.export_state(trace, elapsed)
-        rec = trace[-1]
         prob = self.problem
-        extras = {}
-        if rec["rel_gap"] > self.tol and best.better_than(cert):
-            # stopped unconverged: return the best certified pair seen, not a worse later one
-            cert = best.cert
-            extras.update(best.where())
+        cert, extras = pick_pair(prob, best, cert, self.tol)
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
@@ -714,6 +707,33 @@ class Solver(abc.ABC):
             lam=prob.lam, l1=prob.l1, tol=self.tol,
             feature_accesses=int(self.feature_accesses),
             stop_reason=stop, state=state, extras=extras)
+
+
+def pick_pair(problem, best, cert, tol):
+    """``(certificate, extras)`` that a run returns, from its last check ``cert``
+    and its record ``best`` of every check (:class:`_BestIterate`).
+
+    A last pair that meets ``tol`` is returned as it is.  Otherwise the run
+    returns the best primal point among its certified checks with the best
+    dual bound it saw (every check's ``P(w)`` and ``D(alpha)`` are exact, so
+    their difference is a certified gap, at most that of any single check),
+    and ``w = 0`` when ``P(0)``, the mean loss at margin 0, is lower still: a
+    fit never returns a model worse than the zero model.  ``extras`` names the
+    checks the pair came from (``best_epoch``, ``best_dual_epoch``) and says
+    ``zero_model`` when ``w = 0`` was returned."""
+    if cert is not None and cert.rel_gap <= tol:
+        return cert, {}
+    extras = {}
+    if cert is None or best.better_than(cert):
+        cert = best.cert
+        extras.update(best.where())
+    zero = np.zeros(problem.d)
+    p0 = problem.primal(zero)
+    if p0 < cert.primal:
+        cert = Certificate(w=zero, alpha=cert.alpha, primal=float(p0), dual=cert.dual,
+                           v=None, margins=None)
+        extras["zero_model"] = True
+    return cert, extras
 
 
 class _BestIterate:

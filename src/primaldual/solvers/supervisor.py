@@ -1,0 +1,343 @@
+"""``solver="auto"``: a portfolio of certified methods run under supervision.
+
+The candidates come from :func:`primaldual.solvers.auto.candidates` (the
+measured rule's pick first).  Each runs as a *leg*, an ordinary solver run
+whose callback sees every exact check (certified gap, seconds spent) and
+ends the leg early when it
+
+* is slow: its best relative gap did not fall ``HANDOVER_FACTOR`` (10x) within
+  the time the next candidate is predicted to need for the whole fit
+  (:func:`primaldual.solvers.auto.predicted_seconds`, at least
+  ``MIN_WINDOW_S``);
+* stalls: no smaller gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
+* fails: a non-finite value, a failed factorization, or the method's own
+  signal that it can make no more progress (the interior-point step
+  collapsing, Newton's line search finding no decrease: ``finished`` or
+  ``stop_reason="stalled"``).
+
+The next leg starts warm: a primal method from the best primal point seen,
+a dual method from ``alpha_i = -phi'(x_i . w)`` at that point clipped to the
+loss's dual box (or from the best dual point, when its dual value is
+higher).  Every check offers its pair to one best-pair record, so the result
+is the best primal point certified in any leg with the best dual bound seen
+(:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
+
+Threads are supervised the same way: when a threaded leg runs on more than
+one thread, it is stopped after ``PROBE_CHECKS`` checks and the same method
+continues on one thread from its point; after as many checks the two
+measured rates (decades of certified gap per second) decide, and the run
+continues on the faster, so a wrong first choice costs about two probes.
+
+``res.extras["path"]`` lists the legs (method, threads, seconds, epochs, gap
+at hand-over, best certified gap so far, reason).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._util.threads import resolve_n_jobs
+from ..problem import Certificate
+from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
+from ._base import _BestIterate as BestPair
+from .auto import candidates, predicted_seconds
+
+__all__ = ["supervise", "HANDOVER_FACTOR", "STALL_CHECKS"]
+
+#: a leg must cut its best gap by this factor within the stall window
+HANDOVER_FACTOR = 10.0
+#: the stall window is at least this long (seconds)
+MIN_WINDOW_S = 0.05
+#: a leg with no smaller gap over this many checks, spanning at least
+#: ``STALL_EPOCHS`` epochs, hands over
+STALL_CHECKS = 5
+STALL_EPOCHS = 20.0
+#: the last candidate stops as stalled after this many checks without progress
+LAST_STALL_CHECKS = 15
+#: a thread probe lasts this many checks
+PROBE_CHECKS = 3
+#: the options every solver takes (they do not narrow the candidates)
+COMMON_NAMES = frozenset(COMMON_OPTIONS)
+#: exceptions that mean the method failed numerically (a hand-over, not an error)
+FAILURES = (FloatingPointError, np.linalg.LinAlgError, ZeroDivisionError, OverflowError)
+
+
+def _decades_per_second(points):
+    """Certified progress of ``points`` [(seconds, rel_gap), ...]: decades of the
+    best gap per second from the first to the last."""
+    (t0, g0), (t1, _) = points[0], points[-1]
+    best = min(g for _, g in points)
+    if t1 <= t0 or not (g0 > 0 and best > 0):
+        return math.inf if best <= 0 else 0.0
+    return math.log10(g0 / best) / (t1 - t0)
+
+
+class _Watch:
+    """The callback of one leg: offers each check to the run's best pair and
+    says when the leg should hand over (``reason``)."""
+
+    def __init__(self, sup, window, stall_checks, probe):
+        self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
+        self.points = []              # (leg seconds, rel_gap)
+        self.epochs = []
+        self.reason = ""
+        self.user_stop = False
+        self.runner = None
+
+    def __call__(self, snap):
+        sup = self.sup
+        sup.offer(snap)
+        if sup.callback is not None and sup.callback(sup.shifted(snap)):
+            self.user_stop = True
+            return True
+        self.points.append((float(snap["time"]), float(snap["rel_gap"])))
+        self.epochs.append(float(snap["epoch"]))
+        self.reason = self.verdict()
+        return bool(self.reason)
+
+    def verdict(self) -> str:
+        pts, k = self.points, self.stall_checks
+        gaps = [g for _, g in pts]
+        if self.probe == "threaded" and getattr(self.runner, "n_threads", 1) > 1 \
+                and len(pts) >= PROBE_CHECKS:
+            return "thread probe"
+        if self.probe == "serial" and len(pts) >= PROBE_CHECKS:
+            self.probe = None
+            return self.sup.thread_verdict(pts)
+        if k and len(gaps) > k and min(gaps[-k:]) >= min(gaps[:-k]) * (1 - 1e-3) \
+                and self.epochs[-1] - self.epochs[-k - 1] >= STALL_EPOCHS:
+            return f"stalled: no smaller gap in {k} checks"
+        t = pts[-1][0]
+        if self.window is None or t - pts[0][0] < self.window:
+            return ""
+        then = min(g for s, g in pts if s <= t - self.window)
+        now = min(gaps)
+        if now > then / HANDOVER_FACTOR:
+            return (f"slow: gap {then:.2e} -> {now:.2e} in the last {self.window:.3g} s, "
+                    f"the next method's predicted time")
+        return ""
+
+
+class _Supervisor:
+    def __init__(self, problem, names, *, tol, max_epochs, random_state, callback,
+                 eval_set, n_jobs, options):
+        self.problem, self.names = problem, names
+        self.tol, self.random_state, self.callback = tol, random_state, callback
+        self.eval_set, self.options = eval_set, dict(options)
+        if max_epochs is None:
+            max_epochs = max(SOLVERS[k].default_max_epochs for k in names)
+        self.max_epochs = float(max_epochs)
+        self.time_limit = self.options.pop("time_limit", None)
+        self.warm = self.options.pop("warm_start", None)
+        self.n_jobs = n_jobs
+        self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
+        self.thread_choice = None      # n_jobs chosen by the thread probes
+        self.threaded_rate = None
+        self.best = BestPair(mix=True)
+        self.trace, self.path = [], []
+        self.epochs = 0.0
+        self.accesses = 0
+        self.t0 = time.perf_counter()
+        self.leg_t0 = self.t0
+
+    # ----------------------------------------------------------- pairs
+    def offer(self, snap):
+        """A check of the current leg (its arrays are views: copied when kept)."""
+        cert = Certificate(w=snap["coef"], alpha=snap["dual_coef"],
+                           primal=float(snap["primal"]), dual=float(snap["dual"]),
+                           v=None, margins=None)
+        self.best.offer(cert, {"epoch": self.epochs + float(snap["epoch"])})
+
+    def shifted(self, rec):
+        """A leg's record in the whole run's epochs and seconds."""
+        out = dict(rec)
+        out["epoch"] = self.epochs + float(rec["epoch"])
+        out["time"] = self.leg_t0 - self.t0 + float(rec["time"])
+        return out
+
+    def seed(self):
+        """The warm start of the next leg: the best primal point, with the dual
+        point built from it (clipped to the box) or the best dual point seen."""
+        prob, best = self.problem, self.best
+        if best.w is None:
+            return self.warm
+        lo, hi = prob.loss.dual_bounds(prob.y)
+        alpha = np.clip(prob.dual_from_primal(best.w), lo, hi)
+        if not (prob.dual(alpha) >= best.dual):
+            alpha = best.alpha
+        return SolveResult(coef=best.w.copy(), dual_coef=np.array(alpha),
+                           primal=best.primal, dual=best.dual,
+                           gap=best.primal - best.dual, solver="auto", options={},
+                           converged=False, n_epochs=0.0, time=0.0, trace=[])
+
+    # --------------------------------------------------------- threads
+    def takes_threads(self, name):
+        return self.threads > 1 and "n_jobs" in SOLVERS[name].options_class.names()
+
+    def thread_verdict(self, pts):
+        """End of the serial probe: keep one thread (``""``) or go back to threads."""
+        serial = _decades_per_second(pts)
+        if serial >= self.threaded_rate:
+            self.thread_choice = 1
+            return ""
+        self.thread_choice = self.n_jobs
+        return (f"threads faster: {self.threaded_rate:.3g} against {serial:.3g} "
+                f"decades of gap per second on one thread")
+
+    # ------------------------------------------------------------ legs
+    def leg_options(self, name, n_jobs):
+        opts = {k: v for k, v in self.options.items()
+                if k in SOLVERS[name].options_class.names()}
+        if n_jobs is not None and "n_jobs" in SOLVERS[name].options_class.names():
+            opts["n_jobs"] = n_jobs
+        if self.time_limit is not None:
+            opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+        return opts
+
+    def run_leg(self, name, n_jobs, warm, watch):
+        """One leg: ``(result or None, failure text, runner)``."""
+        self.leg_t0 = time.perf_counter()
+        runner = None
+        try:
+            runner = SOLVERS[name].create(
+                self.problem, tol=self.tol, max_epochs=self.max_epochs - self.epochs,
+                random_state=self.random_state, callback=watch, eval_set=self.eval_set,
+                warm_start=warm, **self.leg_options(name, n_jobs))
+            watch.runner = runner
+            return runner.run(), "", runner
+        except FAILURES as e:
+            return None, f"failed: {type(e).__name__}: {e}", runner
+
+    def record(self, name, n_jobs, res, runner, watch, reason):
+        seconds = time.perf_counter() - self.leg_t0
+        finished = getattr(runner, "finished", False)
+        if res is not None:
+            epochs = float(res.n_epochs)
+            if finished and self.problem.nnz:
+                epochs = min(epochs, res.feature_accesses / self.problem.nnz)
+            for rec in res.trace:
+                out = self.shifted(dict(rec, epoch=min(float(rec["epoch"]), epochs)))
+                out["solver"] = name
+                self.trace.append(out)
+            self.accesses += int(res.feature_accesses)
+        else:
+            epochs = float(getattr(runner, "epochs", 0.0)) if runner is not None else 0.0
+            epochs = min(epochs, self.max_epochs - self.epochs)
+        gap = watch.points[-1][1] if watch.points else math.nan
+        if res is not None:
+            gap = res.trace[-1]["rel_gap"] if res.trace else res.rel_gap
+        threads = int(res.extras.get("threads", 1)) if res is not None else 1
+        self.path.append({"method": name, "threads": threads,
+                          "n_jobs": 1 if n_jobs is None else n_jobs,
+                          "seconds": seconds, "epochs": epochs, "gap": float(gap),
+                          "best_gap": self.best_gap(), "reason": reason})
+        self.epochs += epochs
+
+    def best_gap(self):
+        b = self.best
+        return math.inf if b.w is None else b.cert.rel_gap
+
+    # ------------------------------------------------------------- run
+    def outcome(self, name, res, failure, runner, watch, last):
+        """``(hand-over reason, stop reason)`` of a finished leg (one is empty)."""
+        if failure:
+            return failure, ("stalled" if last else "")
+        if res.converged:
+            return "", "converged"
+        if watch.user_stop:
+            return "", "callback"
+        if res.stop_reason in ("interrupted", "time_limit"):
+            return "", res.stop_reason
+        if watch.reason:
+            if last and watch.reason.startswith("stalled"):
+                return "", "stalled"
+            return watch.reason, ""
+        if getattr(runner, "finished", False) or res.stop_reason == "stalled":
+            return (f"failed: {name} can make no more progress "
+                    f"(stop_reason {res.stop_reason!r})"), ("stalled" if last else "")
+        return "", res.stop_reason or "max_epochs"
+
+    def leg_plan(self, i, probe):
+        """``(n_jobs, stall window, stall checks)`` of the leg of candidate ``i``."""
+        name, names = self.names[i], self.names
+        last = i == len(names) - 1
+        if self.takes_threads(name):
+            n_jobs = 1 if probe == "serial" else (self.thread_choice or self.n_jobs)
+        else:
+            n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
+        window = None if last else max(MIN_WINDOW_S, predicted_seconds(
+            names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs))
+        return n_jobs, window, (LAST_STALL_CHECKS if last else STALL_CHECKS)
+
+    def run(self) -> SolveResult:
+        i, probe, warm, stop, last_res = 0, None, self.warm, "", None
+        while not stop:
+            name = self.names[i]
+            last = i == len(self.names) - 1
+            if probe is None and self.thread_choice is None and self.takes_threads(name):
+                probe = "threaded"
+            n_jobs, window, checks = self.leg_plan(i, probe)
+            watch = _Watch(self, window, checks, probe)
+            res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
+            last_res = res if res is not None else last_res
+            reason, stop = self.outcome(name, res, failure, runner, watch, last)
+            self.record(name, n_jobs, res, runner, watch, reason or stop)
+            if stop:
+                break
+            if reason == "thread probe":
+                self.threaded_rate = _decades_per_second(watch.points[1:])
+                probe = "serial"
+            else:
+                probe = None
+                if not reason.startswith("threads faster"):
+                    i += 1
+            warm = self.seed()
+            if self.epochs >= self.max_epochs - 1e-9:
+                stop = "max_epochs"
+            elif self.time_limit is not None and \
+                    time.perf_counter() - self.t0 >= self.time_limit:
+                stop = "time_limit"
+        return self.result(last_res, stop)
+
+    def result(self, last, stop) -> SolveResult:
+        prob = self.problem
+        if self.best.w is None:
+            raise FloatingPointError(
+                "solver='auto': no candidate certified a point: "
+                + "; ".join(f"{p['method']}: {p['reason']}" for p in self.path))
+        if last is not None and last.converged:
+            cert = Certificate(w=last.coef, alpha=last.dual_coef, primal=last.primal,
+                               dual=last.dual, v=None, margins=None)
+            picked = {}
+        else:
+            cert, picked = pick_pair(prob, self.best, None, self.tol)
+        extras = dict(last.extras) if last is not None else {}
+        for key in ("best_epoch", "best_dual_epoch", "zero_model"):
+            extras.pop(key, None)
+        extras.update(picked)
+        extras["path"] = self.path
+        return SolveResult(
+            coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
+            dual=cert.dual, gap=cert.primal - cert.dual, solver=self.path[-1]["method"],
+            options=dict(last.options) if last is not None else {},
+            converged=cert.rel_gap <= self.tol, n_epochs=self.epochs,
+            time=time.perf_counter() - self.t0, trace=self.trace, loss=prob.loss.name,
+            lam=prob.lam, l1=prob.l1, tol=self.tol, feature_accesses=self.accesses,
+            stop_reason=stop, state=last.state if last is not None else None,
+            extras=extras)
+
+
+def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set=None,
+              n_jobs=None, **options) -> SolveResult:
+    """Fit ``problem`` with ``solver="auto"``: the candidates of
+    :func:`primaldual.solvers.auto.candidates` under the supervision of the
+    module docstring; a :class:`SolveResult` whose ``extras["path"]`` lists the
+    legs and whose ``solver`` is the method of the last."""
+    threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
+    names = candidates(problem, {k: v for k, v in options.items()
+                                 if k not in COMMON_NAMES}, threads)
+    return _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
+                       random_state=random_state, callback=callback, eval_set=eval_set,
+                       n_jobs=n_jobs, options=options).run()
