@@ -729,7 +729,7 @@ def pick_pair(problem, best, cert, tol):
         extras.update(best.where())
     zero = np.zeros(problem.d)
     p0 = problem.primal(zero)
-    if p0 < cert.primal:
+    if p0 < cert.primal - 1e-12 * abs(p0):       # rounding: a check at w = 0 stays
         cert = Certificate(w=zero, alpha=cert.alpha, primal=float(p0), dual=cert.dual,
                            v=None, margins=None)
         extras["zero_model"] = True
@@ -800,7 +800,13 @@ class _BestIterate:
             self.alpha, self.dual, self.dual_epoch = np.array(cert.alpha), cert.dual, epoch
 
     def better_than(self, cert):
-        return self.w is not None and self.cert.rel_gap < cert.rel_gap
+        """The recorded pair beats ``cert``: a smaller gap, absolute when mixing
+        (a relative gap favours a large primal value), else relative."""
+        if self.w is None:
+            return False
+        if self.mix:
+            return self.primal - self.dual < cert.primal - cert.dual
+        return self.cert.rel_gap < cert.rel_gap
 
     def where(self):
         """``extras`` naming the checks the pair came from."""

@@ -82,6 +82,8 @@ class _Watch:
         self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
         self.points = []              # (leg seconds, rel_gap)
         self.epochs = []
+        self.records = []             # the checks seen (the trace of a leg that fails)
+        self.last_best = 0            # index of the check with the last new best gap
         self.reason = ""
         self.user_stop = False
         self.runner = None
@@ -94,8 +96,18 @@ class _Watch:
             return True
         self.points.append((float(snap["time"]), float(snap["rel_gap"])))
         self.epochs.append(float(snap["epoch"]))
+        self.records.append({k: v for k, v in snap.items()
+                             if k not in ("coef", "dual_coef")})
         self.reason = self.verdict()
         return bool(self.reason)
+
+    def stalled(self, gaps, k) -> bool:
+        """The last new best gap (0.1% smaller than the one before) is at least
+        ``k`` checks and ``STALL_EPOCHS`` epochs old."""
+        if gaps[-1] < gaps[self.last_best] * (1 - 1e-3):
+            self.last_best = len(gaps) - 1
+        return (len(gaps) - 1 - self.last_best >= k
+                and self.epochs[-1] - self.epochs[self.last_best] >= STALL_EPOCHS)
 
     def verdict(self) -> str:
         pts, k = self.points, self.stall_checks
@@ -106,9 +118,9 @@ class _Watch:
         if self.probe == "serial" and len(pts) >= PROBE_CHECKS:
             self.probe = None
             return self.sup.thread_verdict(pts)
-        if k and len(gaps) > k and min(gaps[-k:]) >= min(gaps[:-k]) * (1 - 1e-3) \
-                and self.epochs[-1] - self.epochs[-k - 1] >= STALL_EPOCHS:
-            return f"stalled: no smaller gap in {k} checks"
+        if k and self.stalled(gaps, k):
+            return (f"stalled: no smaller gap in {k} checks and "
+                    f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
         t = pts[-1][0]
         if self.window is None or t - pts[0][0] < self.window:
             return ""
@@ -217,14 +229,17 @@ class _Supervisor:
             epochs = float(res.n_epochs)
             if finished and self.problem.nnz:
                 epochs = min(epochs, res.feature_accesses / self.problem.nnz)
-            for rec in res.trace:
-                out = self.shifted(dict(rec, epoch=min(float(rec["epoch"]), epochs)))
-                out["solver"] = name
-                self.trace.append(out)
+            records = res.trace
             self.accesses += int(res.feature_accesses)
         else:
             epochs = float(getattr(runner, "epochs", 0.0)) if runner is not None else 0.0
             epochs = min(epochs, self.max_epochs - self.epochs)
+            records = watch.records
+            self.accesses += int(getattr(runner, "feature_accesses", 0))
+        for rec in records:
+            out = self.shifted(dict(rec, epoch=min(float(rec["epoch"]), epochs)))
+            out["solver"] = name
+            self.trace.append(out)
         gap = watch.points[-1][1] if watch.points else math.nan
         if res is not None:
             gap = res.trace[-1]["rel_gap"] if res.trace else res.rel_gap
