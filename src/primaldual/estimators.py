@@ -81,7 +81,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
-from .solvers import solve, threaded_solvers
+from .solvers import solve, solver_path, threaded_solvers
 from ._util.interrupts import sigint_as_flag
 from ._util.threads import resolve_n_jobs
 from ._util.scales import scale_spread_note
@@ -354,6 +354,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     converged_ : bool or ndarray of bool (K,)
     trace_ : list of lists of dicts, one trace per problem
     solver_ : str                            the solver that ran
+    solver_path_ : list of dict              the legs of the fit (method, threads, seconds,
+                                             gap at hand-over, reason); one list per class
+                                             for one-vs-rest
     lam_ : float                             the L2 strength used (``alpha``, or ``1/W``)
     n_features_in_ : int
     """
@@ -452,6 +455,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             self.converged_ = np.array([r.converged for r in results], dtype=bool)
         self.trace_ = [r.trace for r in results]
         self.solver_ = results[0].solver
+        paths = [solver_path(r) for r in results]
+        self.solver_path_ = paths[0] if len(results) == 1 else paths
         self._warn_convergence(results, labels, X)
         return self
 
@@ -532,6 +537,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     converged_ : bool
     trace_ : list of dicts
     solver_ : str
+    solver_path_ : list of dict   the legs of the fit (method, threads, seconds, gap, reason)
     lam_ : float      the L2 strength used (``alpha``, or ``1/W``)
     n_features_in_ : int
     """
@@ -591,6 +597,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         self.converged_ = bool(res.converged)
         self.trace_ = res.trace
         self.solver_ = res.solver
+        self.solver_path_ = solver_path(res)
         self._warn_convergence([res], [None], X)
         return self
 

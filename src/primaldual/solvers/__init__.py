@@ -17,12 +17,12 @@ from . import (asdca, bmrm, cocoa, dso, full_gradient, ipm, minibatch, newton,  
 from .auto import (AUTO_CANDIDATES, conditioning_ratio, ipm_pays, option_classes,
                    resolve_distributed_solver, resolve_solver, row_norm_ratio,
                    threaded_solvers)
-from .supervisor import supervise
+from .supervisor import solver_path, supervise
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
            "AUTO_CANDIDATES", "option_classes", "row_norm_ratio", "ipm_pays",
-           "conditioning_ratio", "resolve_distributed_solver"]
+           "conditioning_ratio", "resolve_distributed_solver", "solver_path"]
 
 
 def check_solver_name(solver) -> str:

@@ -44,7 +44,7 @@ from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import _BestIterate as BestPair
 from .auto import candidates, predicted_seconds
 
-__all__ = ["supervise", "HANDOVER_FACTOR", "STALL_CHECKS"]
+__all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 
 #: a leg must cut its best gap by this factor within the stall window
 HANDOVER_FACTOR = 10.0
@@ -356,3 +356,15 @@ def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set
     return _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
                        random_state=random_state, callback=callback, eval_set=eval_set,
                        n_jobs=n_jobs, options=options).run()
+
+
+def solver_path(res) -> list:
+    """The legs of a fit: ``res.extras["path"]`` for ``solver="auto"``, else the
+    one leg of the solver that ran, in the same form."""
+    path = res.extras.get("path")
+    if path is not None:
+        return path
+    return [{"method": res.solver, "threads": int(res.extras.get("threads", 1)),
+             "n_jobs": res.options.get("n_jobs") or 1, "seconds": res.time,
+             "epochs": res.n_epochs, "gap": res.rel_gap, "best_gap": res.rel_gap,
+             "reason": res.stop_reason}]
