@@ -30,6 +30,7 @@ from .ipm import densifies
 from .newton import explicit_hessian_pays
 
 __all__ = ["AUTO_CANDIDATES", "candidates", "resolve_solver", "predicted_seconds",
+           "predicted_epochs", "epoch_seconds",
            "conditioning_ratio", "row_norm_ratio", "ipm_pays", "accepts_options",
            "resolve_distributed_solver", "option_classes", "threaded_solvers"]
 
@@ -195,39 +196,53 @@ def _sdca_speedup(problem, n_jobs) -> float:
     return plan.speedup if plan.threads > 1 else 1.0
 
 
-def predicted_seconds(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
-    """A rough prediction of the wall time of a whole fit by solver ``name``.
-
-    A pass costs ``PASS_ENTRY_S nnz + PASS_ROW_S n``.  SDCA takes ``(1 + r)
-    log(1/tol)`` epochs on a smooth loss (``r`` the conditioning ratio) and
-    ``r / tol`` on a Lipschitz one, at most ``max_epochs``; Newton
-    ``NEWTON_ITERS`` iterations of a pass plus the Hessian (``n d^2`` flops
-    when formed explicitly on dense data, ``sum_i nnz_i^2`` on sparse data,
-    ``NEWTON_CG_PASSES`` passes otherwise); the IPM ``IPM_ITERS`` iterations of
-    ``n d min(n, d) + min(n, d)^3 / 3`` flops.  Other methods: ``max_epochs``
-    passes.  Only the order of magnitude matters: the supervisor uses it to
-    size the window in which a leg must make progress."""
+def epoch_seconds(name, problem) -> float:
+    """The cost model's seconds for one epoch (as the solver counts them) of
+    solver ``name``: a pass costs ``PASS_ENTRY_S nnz + PASS_ROW_S n``; a Newton
+    pass also carries its share of an explicitly formed Hessian (``n d^2``
+    flops on dense data, ``sum_i nnz_i^2`` on sparse data, over the about 3
+    passes of an iteration); an interior-point epoch is one iteration,
+    ``n d min(n, d) + min(n, d)^3 / 3`` flops and about 10 passes."""
     n, d, nnz = problem.n, problem.d, max(problem.nnz, 1)
     pass_s = PASS_ENTRY_S * nnz + PASS_ROW_S * n
-    eps = max(float(tol), 1e-16)
-    if name == "newton":
-        if explicit_hessian_pays(problem):
-            flops = (float(row_nnz_squares(problem.rows.indptr)) if problem.rows.is_sparse
-                     else float(n) * d * d)
-            per = 2 * pass_s + FLOP_S * (flops + d ** 3 / 3.0)
-        else:
-            per = (2 + NEWTON_CG_PASSES) * pass_s
-        return NEWTON_ITERS * per
+    if name == "newton" and explicit_hessian_pays(problem):
+        flops = (float(row_nnz_squares(problem.rows.indptr)) if problem.rows.is_sparse
+                 else float(n) * d * d)
+        return pass_s + FLOP_S * (flops + d ** 3 / 3.0) / 3.0
     if name == "ipm":
         m = min(n, d)
-        return IPM_ITERS * (FLOP_S * (float(n) * d * m + m ** 3 / 3.0) + 10 * pass_s)
-    if name == "sdca" and problem.lam > 0:
-        if problem.loss.smooth:
-            epochs = (1.0 + conditioning_ratio(problem)) * math.log(1.0 / eps)
-        else:
-            epochs = row_norm_ratio(problem) / eps
-        return min(epochs, float(max_epochs)) * pass_s
-    return float(max_epochs) * pass_s
+        return FLOP_S * (float(n) * d * m + m ** 3 / 3.0) + 10 * pass_s
+    return pass_s
+
+
+def predicted_epochs(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
+    """The epochs a whole fit by ``name`` is predicted to take: SDCA ``(1 + r)
+    log(1/tol)`` on a smooth loss (``r`` the conditioning ratio) and ``r / tol``
+    on a Lipschitz one; Newton ``NEWTON_ITERS`` iterations of about 3 passes
+    (``2 + NEWTON_CG_PASSES`` on Hessian-vector products); the IPM
+    ``IPM_ITERS`` iterations; others ``max_epochs``; at most ``max_epochs``."""
+    eps = max(float(tol), 1e-16)
+    if name == "newton":
+        per = 3.0 if explicit_hessian_pays(problem) else 2.0 + NEWTON_CG_PASSES
+        epochs = NEWTON_ITERS * per
+    elif name == "ipm":
+        epochs = float(IPM_ITERS)
+    elif name == "sdca" and problem.lam > 0:
+        epochs = ((1.0 + conditioning_ratio(problem)) * math.log(1.0 / eps)
+                  if problem.loss.smooth else row_norm_ratio(problem) / eps)
+    else:
+        epochs = float(max_epochs)
+    return min(epochs, float(max_epochs))
+
+
+def predicted_seconds(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
+    """The cost model's seconds for a whole fit by ``name``:
+    :func:`predicted_epochs` times :func:`epoch_seconds`.  Only the order of
+    magnitude matters: the supervisor sizes with it the window in which a leg
+    must make progress, and counts a leg's work with :func:`epoch_seconds`, so
+    that both sides of the comparison are in the same units and a fit does
+    not depend on the machine's load."""
+    return predicted_epochs(name, problem, tol, max_epochs) * epoch_seconds(name, problem)
 
 
 def resolve_distributed_solver(problem, options=None, client=None):

@@ -8,14 +8,18 @@ ends the leg early when it
 * is slow: its best relative gap did not fall ``HANDOVER_FACTOR`` (10x) within
   the time the next candidate is predicted to need for the whole fit
   (:func:`primaldual.solvers.auto.predicted_seconds`, at least
-  ``MIN_WINDOW_S``);
+  ``MIN_WINDOW_S``); the leg's time is its epochs in the same cost model
+  (:func:`~primaldual.solvers.auto.epoch_seconds`), not the clock, so a
+  hand-over is reproducible and does not depend on the machine's load;
 * stalls: no smaller gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
 * fails: a non-finite value, a failed factorization, or the method's own
   signal that it can make no more progress (the interior-point step
   collapsing, Newton's line search finding no decrease: ``finished`` or
   ``stop_reason="stalled"``).
 
-The next leg starts warm: a primal method from the best primal point seen,
+The last candidate runs until ``tol``, the budget, or ``LAST_STALL_CHECKS``
+checks without a new best; when it stalls, a method that handed over only for
+being slow gets the rest of the budget back (once).  The next leg starts warm: a primal method from the best primal point seen,
 a dual method from ``alpha_i = -phi'(x_i . w)`` at that point clipped to the
 loss's dual box (or from the best dual point, when its dual value is
 higher).  Every check offers its pair to one best-pair record, so the result
@@ -42,18 +46,18 @@ from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import _BestIterate as BestPair
-from .auto import candidates, predicted_seconds
+from .auto import candidates, epoch_seconds, predicted_seconds
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 
 #: a leg must cut its best gap by this factor within the stall window
 HANDOVER_FACTOR = 10.0
-#: the stall window is at least this long (seconds)
-MIN_WINDOW_S = 0.05
+#: the stall window is at least this long (the cost model's seconds)
+MIN_WINDOW_S = 0.01
 #: a leg with no smaller gap over this many checks, spanning at least
 #: ``STALL_EPOCHS`` epochs, hands over
 STALL_CHECKS = 5
-STALL_EPOCHS = 20.0
+STALL_EPOCHS = 50.0
 #: the last candidate stops as stalled after this many checks without progress
 LAST_STALL_CHECKS = 15
 #: a thread probe lasts this many checks
@@ -78,9 +82,10 @@ class _Watch:
     """The callback of one leg: offers each check to the run's best pair and
     says when the leg should hand over (``reason``)."""
 
-    def __init__(self, sup, window, stall_checks, probe):
+    def __init__(self, sup, window, stall_checks, probe, epoch_s):
         self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
-        self.points = []              # (leg seconds, rel_gap)
+        self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
+        self.points = []              # (leg wall seconds, rel_gap): the thread probes
         self.epochs = []
         self.records = []             # the checks seen (the trace of a leg that fails)
         self.last_best = 0            # index of the check with the last new best gap
@@ -121,21 +126,23 @@ class _Watch:
         if k and self.stalled(gaps, k):
             return (f"stalled: no smaller gap in {k} checks and "
                     f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
-        t = pts[-1][0]
-        if self.window is None or t - pts[0][0] < self.window:
+        # work in the cost model's seconds (epochs x seconds per epoch), the units
+        # of the window: reproducible, and independent of the machine's load
+        work = [e * self.epoch_s for e in self.epochs]
+        if self.window is None or work[-1] - work[0] < self.window:
             return ""
-        then = min(g for s, g in pts if s <= t - self.window)
+        then = min(g for w, g in zip(work, gaps) if w <= work[-1] - self.window)
         now = min(gaps)
         if now > then / HANDOVER_FACTOR:
-            return (f"slow: gap {then:.2e} -> {now:.2e} in the last {self.window:.3g} s, "
-                    f"the next method's predicted time")
+            return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
+                    f"predicted to need for the whole fit ({self.window:.3g} model s)")
         return ""
 
 
 class _Supervisor:
     def __init__(self, problem, names, *, tol, max_epochs, random_state, callback,
                  eval_set, n_jobs, options):
-        self.problem, self.names = problem, names
+        self.problem, self.names = problem, list(names)
         self.tol, self.random_state, self.callback = tol, random_state, callback
         self.eval_set, self.options = eval_set, dict(options)
         if max_epochs is None:
@@ -146,6 +153,7 @@ class _Supervisor:
         self.n_jobs = n_jobs
         self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
         self.thread_choice = None      # n_jobs chosen by the thread probes
+        self.retried = set()           # methods given the rest of the budget back
         self.threaded_rate = None
         self.best = BestPair(mix=True)
         self.trace, self.path = [], []
@@ -200,8 +208,9 @@ class _Supervisor:
 
     # ------------------------------------------------------------ legs
     def leg_options(self, name, n_jobs):
-        opts = {k: v for k, v in self.options.items()
-                if k in SOLVERS[name].options_class.names()}
+        # every candidate takes every option given (auto.candidates); when none
+        # does, the one that runs names the unknown option
+        opts = dict(self.options)
         if n_jobs is not None and "n_jobs" in SOLVERS[name].options_class.names():
             opts["n_jobs"] = n_jobs
         if self.time_limit is not None:
@@ -294,11 +303,13 @@ class _Supervisor:
             if probe is None and self.thread_choice is None and self.takes_threads(name):
                 probe = "threaded"
             n_jobs, window, checks = self.leg_plan(i, probe)
-            watch = _Watch(self, window, checks, probe)
+            watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem))
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
             self.record(name, n_jobs, res, runner, watch, reason or stop)
+            if stop == "stalled" and self.give_back():
+                stop, reason = "", "stalled"
             if stop:
                 break
             if reason == "thread probe":
@@ -315,6 +326,17 @@ class _Supervisor:
                     time.perf_counter() - self.t0 >= self.time_limit:
                 stop = "time_limit"
         return self.result(last_res, stop)
+
+    def give_back(self) -> bool:
+        """The last candidate stalled: a method that handed over only for being
+        slow (it was still making progress) gets the rest of the budget, once."""
+        for leg in self.path[:-1]:
+            name = leg["method"]
+            if leg["reason"].startswith("slow") and name not in self.retried:
+                self.retried.add(name)
+                self.names.append(name)
+                return True
+        return False
 
     def result(self, last, stop) -> SolveResult:
         prob = self.problem
