@@ -214,8 +214,10 @@ def run_set(name, args, log):
         # warm-up: compile every kernel the cells use
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            for loss in losses:
-                ours(loss, 1.0, 200, regression, max_iter=2).fit(A[:200], y[:200])
+            pick = np.random.default_rng(0).permutation(A.shape[0])[:300]
+            if regression or len(np.unique(y[pick])) > 1:
+                for loss in losses:
+                    ours(loss, 1.0, 300, regression, max_iter=2).fit(A[pick], y[pick])
         for loss in losses:
             for C in args.C:
                 with warnings.catch_warnings():
