@@ -97,14 +97,21 @@ def load(name, max_rows, seed=0):
         X, y = X[np.sort(keep)], y[np.sort(keep)]
     dense = X.shape[1] <= 1000 and X.nnz > 0.3 * X.shape[0] * X.shape[1]
     if dense:
-        X, Xt = X.toarray(), Xt.toarray()
-    return X, y, Xt, yt
+        return X.toarray(), y, Xt.toarray(), yt
+    return _int32(X), y, _int32(Xt), yt
+
+
+def _int32(X):
+    """CSR with 32-bit indices (LIBLINEAR's peers refuse 64-bit ones)."""
+    X = sp.csr_matrix(X)
+    X.indices, X.indptr = X.indices.astype(np.int32), X.indptr.astype(np.int32)
+    return X
 
 
 def standardize(X, Xt):
     sc = StandardScaler(with_mean=not sp.issparse(X)).fit(X)
     out = sc.transform(X), sc.transform(Xt)
-    return tuple(sp.csr_matrix(a) if sp.issparse(a) else np.ascontiguousarray(a) for a in out)
+    return tuple(_int32(a) if sp.issparse(a) else np.ascontiguousarray(a) for a in out)
 
 
 def score(est, Xt, yt, regression):
@@ -301,17 +308,22 @@ def main(argv=None):
     ap.add_argument("--max-rows", type=int, default=0)
     ap.add_argument("--cap", type=float, default=10.0)
     ap.add_argument("--min-cap", type=float, default=2.0)
+    ap.add_argument("--from", dest="previous", nargs="*", default=[],
+                    help="cells of earlier runs (.jsonl) to include in the table")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"
                                          / "auto-real.md"))
     args = ap.parse_args(argv)
     if args.quick:
         args.C, args.max_rows = [1.0], args.max_rows or 5000
-    sets = [s for s in args.sets.split(",") if s] or all_sets()
+    sets = [s for s in args.sets.split(",") if s] or ([] if args.previous else all_sets())
     load_avg = os.getloadavg()
-    rows = []
+    rows = [json.loads(line) for f in args.previous for line in Path(f).read_text().splitlines()
+            if line.strip()]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.with_suffix(".jsonl"), "w") as log:
+        for r in rows:
+            log.write(json.dumps(r) + "\n")
         for name in sets:
             rows.extend(run_set(name, args, log))
     lines = ["# solver=\"auto\" on the real sets (issue 31)", "",

@@ -72,7 +72,11 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         scikit-learn's ``C``; ``solve`` refuses ``C``, ``alpha`` and ``max_iter``
         with a pointer to ``lam`` and ``max_epochs``).
     solver : str
-        See ``primaldual.SOLVERS`` and the README's solver table.
+        See ``primaldual.SOLVERS`` and the README's solver table.  ``"auto"``
+        runs the supervised portfolio of :mod:`primaldual.solvers.supervisor`:
+        the candidates in the order of :mod:`primaldual.solvers.auto`, each
+        handing over warm to the next when its certified gap stalls;
+        ``res.extras["path"]`` lists the legs.
     tol : float
         Stop when ``(P - D) / max(|P|, 1e-12) <= tol``.
     max_epochs : float or None
@@ -94,9 +98,10 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         Threads for the solvers that run on several (``sdca``,
         ``minibatch_sdca``): None or 1 one thread, ``-1`` all cores, ``-2`` all
         but one.  With ``solver="auto"`` a solver that runs on one thread
-        (``newton``) may still be picked, when it is faster than SDCA on ``k``
-        threads would be; ``n_jobs > 1`` with another solver named explicitly
-        is an error.
+        (``newton``) may still run, when it is predicted faster than SDCA on
+        ``k`` threads; a threaded leg is compared with one thread on this
+        data, and the faster continues.  ``n_jobs > 1`` with another solver
+        named explicitly is an error.
     **solver_options
         Options of the solver (see its docstring) and the common options
         ``time_limit``, ``check_every``, ``warm_start``, ``resume``,

@@ -8,7 +8,9 @@ ends the leg early when it
 * is slow: its best relative gap did not fall ``HANDOVER_FACTOR`` (10x) within
   the time the next candidate is predicted to need for the whole fit
   (:func:`primaldual.solvers.auto.predicted_seconds`, at least
-  ``MIN_WINDOW_S``); the leg's time is its epochs in the same cost model
+  ``MIN_WINDOW_S``), once the leg has had the work its own method is
+  predicted to need for the whole fit (an interior-point gap may sit still
+  for tens of iterations, then fall); the leg's time is its epochs in the same cost model
   (:func:`~primaldual.solvers.auto.epoch_seconds`), not the clock, so a
   hand-over is reproducible and does not depend on the machine's load;
 * stalls: no smaller gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
@@ -82,9 +84,10 @@ class _Watch:
     """The callback of one leg: offers each check to the run's best pair and
     says when the leg should hand over (``reason``)."""
 
-    def __init__(self, sup, window, stall_checks, probe, epoch_s):
+    def __init__(self, sup, window, stall_checks, probe, epoch_s, grace):
         self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
         self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
+        self.grace = grace            # its own predicted work for the whole fit
         self.points = []              # (leg wall seconds, rel_gap): the thread probes
         self.epochs = []
         self.records = []             # the checks seen (the trace of a leg that fails)
@@ -129,7 +132,7 @@ class _Watch:
         # work in the cost model's seconds (epochs x seconds per epoch), the units
         # of the window: reproducible, and independent of the machine's load
         work = [e * self.epoch_s for e in self.epochs]
-        if self.window is None or work[-1] - work[0] < self.window:
+        if self.window is None or work[-1] - work[0] < max(self.window, self.grace):
             return ""
         then = min(g for w, g in zip(work, gaps) if w <= work[-1] - self.window)
         now = min(gaps)
@@ -303,7 +306,9 @@ class _Supervisor:
             if probe is None and self.thread_choice is None and self.takes_threads(name):
                 probe = "threaded"
             n_jobs, window, checks = self.leg_plan(i, probe)
-            watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem))
+            watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
+                           predicted_seconds(name, self.problem, self.tol,
+                                             self.max_epochs - self.epochs))
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
