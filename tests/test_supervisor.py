@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -54,6 +56,8 @@ class _Stuck(Solver):
             raise FloatingPointError("injected: a non-finite step")
         if self.mode == "signal" and self.k >= 2:
             self.finished = True
+        if self.mode == "ctrl-c" and self.k == 2:
+            os.kill(os.getpid(), signal.SIGINT)
 
     @property
     def epochs(self):
@@ -105,6 +109,15 @@ def test_a_stuck_first_candidate_hands_over_and_the_next_certifies(stuck_first, 
     epochs = [r["epoch"] for r in res.trace]
     assert epochs == sorted(epochs) and res.n_epochs == pytest.approx(
         sum(p["epochs"] for p in path))
+
+
+def test_ctrl_c_in_a_leg_ends_the_run_with_its_certified_point(stuck_first, monkeypatch):
+    monkeypatch.setattr(_Stuck, "mode", "ctrl-c")
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1)
+    assert res.stop_reason == "interrupted" and len(res.extras["path"]) == 1
+    assert res.extras["path"][0]["method"] == "stuck"
+    assert np.isfinite(res.gap)
 
 
 def test_the_last_candidate_stalling_ends_the_run_as_stalled(monkeypatch):

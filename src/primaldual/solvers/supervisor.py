@@ -44,6 +44,7 @@ import time
 
 import numpy as np
 
+from .._util.interrupts import sigint_as_flag
 from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
@@ -299,6 +300,13 @@ class _Supervisor:
         return n_jobs, window, (LAST_STALL_CHECKS if last else STALL_CHECKS)
 
     def run(self) -> SolveResult:
+        """The legs, under one Ctrl-C flag: an interrupt during a leg ends that
+        leg at a certified point, and between legs ends the run."""
+        with sigint_as_flag() as flag:
+            before = flag.count
+            return self.run_legs(lambda: flag.count > before)
+
+    def run_legs(self, interrupted) -> SolveResult:
         i, probe, warm, stop, last_res = 0, None, self.warm, "", None
         while not stop:
             name = self.names[i]
@@ -325,7 +333,9 @@ class _Supervisor:
                 if not reason.startswith("threads faster"):
                     i += 1
             warm = self.seed()
-            if self.epochs >= self.max_epochs - 1e-9:
+            if interrupted():
+                stop = "interrupted"
+            elif self.epochs >= self.max_epochs - 1e-9:
                 stop = "max_epochs"
             elif self.time_limit is not None and \
                     time.perf_counter() - self.t0 >= self.time_limit:
