@@ -244,6 +244,9 @@ class _Supervisor:
                 epochs = min(epochs, res.feature_accesses / self.problem.nnz)
             records = res.trace
             self.accesses += int(res.feature_accesses)
+            # the leg's own pair (its stopping check never reached the callback)
+            self.offer({"coef": res.coef, "dual_coef": res.dual_coef, "primal": res.primal,
+                        "dual": res.dual, "epoch": epochs})
         else:
             epochs = float(getattr(runner, "epochs", 0.0)) if runner is not None else 0.0
             epochs = min(epochs, self.max_epochs - self.epochs)
