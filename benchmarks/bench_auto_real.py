@@ -75,8 +75,7 @@ def all_sets():
     """Every training file of the data folder (test files and the README aside)."""
     tests = set(TEST_OF.values())
     return sorted(p.name for p in DATA.iterdir()
-                  if p.is_file() and p.name not in tests and not p.name.endswith(".md")
-                  and not p.name.endswith(".t") and not p.name.endswith(".t.bz2"))
+                  if p.is_file() and p.name not in tests and not p.name.endswith(".md"))
 
 
 def load(name, max_rows, seed=0):
