@@ -229,7 +229,8 @@ def run_set(name, args, log):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     c = cell(A, y, At, yt, loss, C, regression, args)
-                c.update(set=name, scaling=scaling, n=A.shape[0], d=A.shape[1])
+                c.update(set=name, scaling=scaling, n=A.shape[0], d=A.shape[1],
+                         load=os.getloadavg()[0])
                 rows.append(c)
                 log.write(json.dumps(c) + "\n")
                 log.flush()
@@ -309,6 +310,8 @@ def main(argv=None):
     ap.add_argument("--min-cap", type=float, default=2.0)
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="cells of earlier runs (.jsonl) to include in the table")
+    ap.add_argument("--note", default="", help="a line for the header (how the cells of "
+                                               "--from were run)")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"
                                          / "auto-real.md"))
     args = ap.parse_args(argv)
@@ -336,6 +339,7 @@ def main(argv=None):
              f"{'at most ' + format(args.max_rows, ',') + ' training rows; ' if args.max_rows else ''}"
              f"{args.repeats} repeat(s). `*`: auto stopped before tol = 1e-6. Single "
              f"candidates are capped at {args.cap:g}x auto's time (at least {args.min_cap:g} s).",
+             ] + (["", args.note] if args.note else []) + [
              "", "## Targets", ""] + summary(rows) + ["", "## Cells", ""] + table(rows)
     write_result(out, lines)
 
