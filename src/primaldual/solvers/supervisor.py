@@ -1,41 +1,40 @@
 """``solver="auto"``: a portfolio of certified methods run under supervision.
 
 The candidates come from :func:`primaldual.solvers.auto.candidates` (the
-measured rule's pick first).  Each runs as a *leg*, an ordinary solver run
-whose callback sees every exact check (certified gap, seconds spent) and
-ends the leg early when it
+measured rule's pick first).  Each runs as a *leg*: an ordinary run of that
+solver whose callback sees every exact check and ends the leg when it
 
-* is slow: its best relative gap did not fall ``HANDOVER_FACTOR`` (10x) within
-  the time the next candidate is predicted to need for the whole fit
-  (:func:`primaldual.solvers.auto.predicted_seconds`, at least
-  ``MIN_WINDOW_S``), once the leg has had the work its own method is
-  predicted to need for the whole fit (an interior-point gap may sit still
-  for tens of iterations, then fall); the leg's time is its epochs in the same cost model
-  (:func:`~primaldual.solvers.auto.epoch_seconds`), not the clock, so a
-  hand-over is reproducible and does not depend on the machine's load;
-* stalls: no smaller gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
+* is slow: once it has had the work its own method is predicted to need for
+  the whole fit, its best relative gap did not fall ``HANDOVER_FACTOR`` (10x)
+  within the work the next candidate is predicted to need for the whole fit
+  (:func:`~primaldual.solvers.auto.predicted_seconds`).  Work is counted in
+  the cost model's seconds (:func:`~primaldual.solvers.auto.epoch_seconds`
+  per epoch), not on the clock: a fit is reproducible from its seed and does
+  not depend on the machine's load;
+* stalls: no new best gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
 * fails: a non-finite value, a failed factorization, or the method's own
-  signal that it can make no more progress (the interior-point step
-  collapsing, Newton's line search finding no decrease: ``finished`` or
-  ``stop_reason="stalled"``).
+  signal that it can make no more progress (``finished`` or
+  ``stop_reason="stalled"``: the interior-point step collapsing, Newton's
+  line search finding no decrease).
 
 The last candidate runs until ``tol``, the budget, or ``LAST_STALL_CHECKS``
-checks without a new best; when it stalls, a method that handed over only for
-being slow gets the rest of the budget back (once).  The next leg starts warm: a primal method from the best primal point seen,
-a dual method from ``alpha_i = -phi'(x_i . w)`` at that point clipped to the
-loss's dual box (or from the best dual point, when its dual value is
-higher).  Every check offers its pair to one best-pair record, so the result
-is the best primal point certified in any leg with the best dual bound seen
+checks without a new best; when it stalls, a method that handed over only
+for being slow gets the rest of the budget back, once.
+
+A hand-over is warm: a primal method starts from the best primal point seen,
+a dual method from ``alpha_i = -phi'(x_i . w)`` at that point, clipped to the
+loss's dual box (or from the best dual point, when its dual value is higher).
+Every check of every leg offers its pair to one record, and the result is the
+best primal point certified in any leg with the best dual bound seen
 (:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
 
-Threads are supervised the same way: when a threaded leg runs on more than
-one thread, it is stopped after ``PROBE_CHECKS`` checks and the same method
-continues on one thread from its point; after as many checks the two
-measured rates (decades of certified gap per second) decide, and the run
-continues on the faster, so a wrong first choice costs about two probes.
+Threads: a leg of a threaded method that runs on several threads is stopped
+after ``PROBE_CHECKS`` checks, and the same method continues on one thread
+from its point; after as many checks the two rates measured on the clock
+(decades of certified gap per second) decide which one the run continues on.
 
-``res.extras["path"]`` lists the legs (method, threads, seconds, epochs, gap
-at hand-over, best certified gap so far, reason).
+``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
+epochs, gap at hand-over, best certified gap so far, reason).
 """
 from __future__ import annotations
 
