@@ -46,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
+from sklearn.datasets import load_svmlight_file, load_svmlight_files
 from sklearn.metrics import r2_score
 from sklearn.preprocessing import StandardScaler
 
@@ -81,13 +81,11 @@ def all_sets():
 def load(name, max_rows, seed=0):
     """(X, y, Xt, yt): the set, its test file or a seeded 25% split."""
     path = shared_file(name) or DATA / name
-    X, y = load_svmlight_file(str(path))
     test = TEST_OF.get(name)
     if test is not None and (DATA / test).exists():
-        Xt, yt = load_svmlight_file(str(DATA / test), n_features=X.shape[1])
-        if Xt.shape[1] > X.shape[1]:
-            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], Xt.shape[1]))
+        X, y, Xt, yt = load_svmlight_files([str(path), str(DATA / test)])
     else:
+        X, y = load_svmlight_file(str(path))
         idx = np.random.default_rng(seed).permutation(X.shape[0])
         cut = int(0.75 * X.shape[0])
         X, y, Xt, yt = X[idx[:cut]], y[idx[:cut]], X[idx[cut:]], y[idx[cut:]]
