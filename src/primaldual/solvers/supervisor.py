@@ -11,7 +11,9 @@ solver whose callback sees every exact check and ends the leg when it
   the cost model's seconds (:func:`~primaldual.solvers.auto.epoch_seconds`
   per epoch), not on the clock: a fit is reproducible from its seed and does
   not depend on the machine's load;
-* stalls: no new best gap over ``STALL_CHECKS`` checks and ``STALL_EPOCHS`` epochs;
+* stalls: its certified gap (the best primal value of its checks against the
+  best dual value) did not shrink 0.1% over ``STALL_CHECKS`` checks and
+  ``STALL_EPOCHS`` epochs;
 * fails: a non-finite value, a failed factorization, or the method's own
   signal that it can make no more progress (``finished`` or
   ``stop_reason="stalled"``: the interior-point step collapsing, Newton's
@@ -92,6 +94,7 @@ class _Watch:
         self.epochs = []
         self.records = []             # the checks seen (the trace of a leg that fails)
         self.last_best = 0            # index of the check with the last new best gap
+        self.best_p, self.best_d = math.inf, -math.inf
         self.reason = ""
         self.user_stop = False
         self.runner = None
@@ -102,7 +105,13 @@ class _Watch:
         if sup.callback is not None and sup.callback(sup.shifted(snap)):
             self.user_stop = True
             return True
-        self.points.append((float(snap["time"]), float(snap["rel_gap"])))
+        # the leg's certified gap: its best primal value against its best dual
+        # value (non-increasing; a primal method's P falls while the gap of its
+        # own alpha(w) may not)
+        self.best_p = min(self.best_p, float(snap["primal"]))
+        self.best_d = max(self.best_d, float(snap["dual"]))
+        gap = (self.best_p - self.best_d) / max(abs(self.best_p), 1e-12)
+        self.points.append((float(snap["time"]), gap))
         self.epochs.append(float(snap["epoch"]))
         self.records.append({k: v for k, v in snap.items()
                              if k not in ("coef", "dual_coef")})
