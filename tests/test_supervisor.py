@@ -129,6 +129,25 @@ def test_the_last_candidate_stalling_ends_the_run_as_stalled(monkeypatch):
     assert res.n_epochs < 1000 and len(res.extras["path"]) == 1
 
 
+class _Stuck2(_Stuck):
+    name = "stuck2"
+
+
+def test_when_the_last_candidate_stalls_the_first_gets_the_budget_back(monkeypatch):
+    monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
+    monkeypatch.setitem(SOLVERS, "stuck2", _Stuck2)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["stuck", "stuck2"])
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1,
+                           max_epochs=300)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["stuck", "stuck2", "stuck"]
+    assert path[0]["reason"].startswith("stalled") and path[1]["reason"] == "stalled"
+    # the budget given back runs without a stall rule, to the end of max_epochs
+    assert path[2]["reason"] == "max_epochs" and res.stop_reason == "max_epochs"
+    assert res.n_epochs == pytest.approx(300)
+
+
 def test_hand_over_never_loses_certified_progress(stuck_first, monkeypatch):
     """A first leg that holds a good point: every later gap is at most its
     best, and the next (primal) method starts from its best primal point."""

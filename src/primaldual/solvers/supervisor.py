@@ -20,8 +20,9 @@ solver whose callback sees every exact check and ends the leg when it
   line search finding no decrease).
 
 The last candidate runs until ``tol``, the budget, or ``LAST_STALL_CHECKS``
-checks without a new best; when it stalls, a method that handed over only
-for being slow gets the rest of the budget back, once.
+checks without progress; when it stalls, the first method that handed over
+without failing gets the rest of the budget back, once, with no stall rule
+(an interior-point or Newton certificate may close late).
 
 A hand-over is warm: a primal method starts from the best primal point seen,
 a dual method from ``alpha_i = -phi'(x_i . w)`` at that point, clipped to the
@@ -165,7 +166,7 @@ class _Supervisor:
         self.n_jobs = n_jobs
         self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
         self.thread_choice = None      # n_jobs chosen by the thread probes
-        self.retried = set()           # methods given the rest of the budget back
+        self.n_candidates = len(self.names)   # beyond: the leg given the budget back
         self.threaded_rate = None
         self.best = BestPair(mix=True)
         self.trace, self.path = [], []
@@ -308,7 +309,9 @@ class _Supervisor:
             n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
         window = None if last else max(MIN_WINDOW_S, predicted_seconds(
             names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs))
-        return n_jobs, window, (LAST_STALL_CHECKS if last else STALL_CHECKS)
+        checks = STALL_CHECKS if not last else (
+            LAST_STALL_CHECKS if i < self.n_candidates else 0)
+        return n_jobs, window, checks
 
     def run(self) -> SolveResult:
         """The legs, under one Ctrl-C flag: an interrupt during a leg ends that
@@ -354,13 +357,14 @@ class _Supervisor:
         return self.result(last_res, stop)
 
     def give_back(self) -> bool:
-        """The last candidate stalled: a method that handed over only for being
-        slow (it was still making progress) gets the rest of the budget, once."""
+        """The last candidate stalled: the first method that handed over without
+        failing (slow, or stalled on a certificate that may still catch up) gets
+        the rest of the budget, once, with no stall rule."""
+        if len(self.names) > self.n_candidates:
+            return False
         for leg in self.path[:-1]:
-            name = leg["method"]
-            if leg["reason"].startswith("slow") and name not in self.retried:
-                self.retried.add(name)
-                self.names.append(name)
+            if leg["reason"].startswith(("slow", "stalled")):
+                self.names.append(leg["method"])
                 return True
         return False
 
