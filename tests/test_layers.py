@@ -56,6 +56,9 @@ LAYERS = {
     "primaldual.blocks.*": 1,
     "primaldual.distributed.*": 2,
     "primaldual.solvers.*": 3,
+    "primaldual.solvers.dso.kernels": 0,
+    "primaldual.solvers.dso.blocks": 1,
+    "primaldual.solvers.dso.saddle": 1,
     "primaldual.estimators": 4,
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,
@@ -241,16 +244,17 @@ def test_the_engines_never_import_the_solvers():
 def test_the_solvers_import_their_engines():
     """No registry between the solvers and their engines: the round-based
     solvers build theirs with solvers._rounds.make_engine, DSO and PSGD call
-    distributed.ring.ring_engine, all imported by name."""
+    distributed.actor_engine.actor_engine with their own actor class, all
+    imported by name."""
+    from primaldual.distributed.actor_engine import actor_engine
     from primaldual.distributed.dask_engine import DaskEngine
     from primaldual.distributed.engine import LocalEngine
-    from primaldual.distributed.ring import ring_engine
     from primaldual.solvers import _rounds, psgd
     from primaldual.solvers.dso import ring as dso_ring
 
     assert not hasattr(_rounds, "provide_engines") and not hasattr(_rounds, "engine_hook")
     assert _rounds.LocalEngine is LocalEngine and _rounds.DaskEngine is DaskEngine
-    assert psgd.ring_engine is ring_engine and dso_ring.ring_engine is ring_engine
+    assert psgd.actor_engine is actor_engine and dso_ring.actor_engine is actor_engine
     assert not (SRC / PKG / "distributed" / "rounds.py").exists()
 
 
@@ -304,8 +308,10 @@ def test_the_check_fails_when_an_engine_imports_a_solver_again():
 
 # ----------------------------------------------- the checker catches what it should
 KNOWN = ["primaldual", "primaldual.solvers", "primaldual.solvers.dso",
-         "primaldual.distributed", "primaldual.distributed.ring", "primaldual.blocks",
-         "primaldual.blocks.dso", "primaldual.kernels", "primaldual.kernels.dso"]
+         "primaldual.solvers.dso.ring", "primaldual.solvers.dso.blocks",
+         "primaldual.solvers.dso.kernels", "primaldual.distributed",
+         "primaldual.distributed.actor_engine", "primaldual.kernels",
+         "primaldual.kernels.loss_kernels"]
 
 
 def _modules(**sources):
@@ -316,43 +322,54 @@ def _modules(**sources):
 
 
 def test_checker_reports_a_function_local_import():
-    """The cycle of issue 13: ring.py importing solvers.dso inside a method."""
-    ring = ("class DSOPartitionActor:\n"
-            "    def step(self):\n"
-            "        from ..solvers.dso import dso_block\n"
-            "        return dso_block\n")
-    problems, _ = check(_modules(primaldual__distributed__ring=ring))
-    assert problems == ["primaldual.distributed.ring:3: imports primaldual.solvers.dso "
-                        "inside step() (hoist it to module level)"]
+    """An engine importing a solver inside a method (how a cycle hides)."""
+    eng = ("class ActorStateEngine:\n"
+           "    def step(self):\n"
+           "        from ..solvers.dso.ring import DSOPartitionActor\n"
+           "        return DSOPartitionActor\n")
+    problems, _ = check(_modules(primaldual__distributed__actor_engine=eng))
+    assert problems == ["primaldual.distributed.actor_engine:3: imports "
+                        "primaldual.solvers.dso.ring inside step() (hoist it to module level)"]
     # absolute and nested forms too
     src = "def f():\n    def g():\n        import primaldual.solvers.dso as d\n"
-    problems, _ = check(_modules(primaldual__blocks__dso=src))
+    problems, _ = check(_modules(primaldual__solvers__dso__blocks=src))
     assert len(problems) == 1 and "inside g()" in problems[0]
 
 
 def test_checker_reports_an_upward_import_and_the_cycle():
-    """distributed.ring importing solvers.dso at module level (while solvers.dso
-    imports ring) breaks the layers and closes a package cycle."""
+    """The engine importing DSO's actor at module level (while DSO's ring
+    imports the engine) breaks the layers and closes a package cycle."""
     problems, graph = check(_modules(
-        primaldual__solvers__dso="from ..distributed.ring import ring_engine\n",
-        primaldual__distributed__ring="from ..solvers.dso import dso_block\n"))
-    assert problems[0] == ("primaldual.distributed.ring (layer 2) imports "
-                           "primaldual.solvers.dso (layer 3) at module level")
+        primaldual__solvers__dso__ring="from ...distributed.actor_engine import actor_engine\n",
+        primaldual__distributed__actor_engine="from ..solvers.dso.ring import DSOPartitionActor\n"))
+    assert problems[0] == ("primaldual.distributed.actor_engine (layer 2) imports "
+                           "primaldual.solvers.dso.ring (layer 3) at module level")
     assert len(problems) == 2 and problems[1].startswith("package import cycle: ")
     assert graph["primaldual.solvers"] == {"primaldual.distributed"}
     assert graph["primaldual.distributed"] == {"primaldual.solvers"}
 
 
+def test_checker_applies_the_layers_inside_a_method_package():
+    """DSO's kernels (layer 0) may not import DSO's blocks (1) or its ring (3)."""
+    problems, _ = check(_modules(
+        primaldual__solvers__dso__kernels="from .blocks import x\nfrom .ring import y\n"))
+    assert problems == [
+        "primaldual.solvers.dso.kernels (layer 0) imports primaldual.solvers.dso.blocks "
+        "(layer 1) at module level",
+        "primaldual.solvers.dso.kernels (layer 0) imports primaldual.solvers.dso.ring "
+        "(layer 3) at module level"]
+
+
 def test_checker_allows_imports_downwards_and_of_third_party_packages():
     problems, graph = check(_modules(
-        primaldual__solvers__dso="from ..distributed.ring import ring_engine\n",
-        primaldual__distributed__ring=("from ..blocks.dso import dso_block\n"
-                                       "def f():\n    import dask.array\n"
-                                       "    from distributed import Client\n"),
-        primaldual__blocks__dso="from ..kernels.dso import x\n"))
+        primaldual__solvers__dso__ring=("from ...distributed.actor_engine import actor_engine\n"
+                                        "from .blocks import dso_block\n"
+                                        "def f():\n    import dask.array\n"
+                                        "    from distributed import Client\n"),
+        primaldual__solvers__dso__blocks="from .kernels import x\n",
+        primaldual__solvers__dso__kernels="from ...kernels.loss_kernels import HINGE\n"))
     assert problems == []
-    assert graph["primaldual.distributed"] == {"primaldual.blocks"}
-    assert graph["primaldual.solvers"] == {"primaldual.distributed"}
+    assert graph["primaldual.solvers"] == {"primaldual.distributed", "primaldual.kernels"}
 
 
 def test_checker_rejects_an_unmapped_module():
@@ -362,8 +379,9 @@ def test_checker_rejects_an_unmapped_module():
 
 
 @pytest.mark.parametrize("module, layer", [
-    ("primaldual.kernels.dso", 0), ("primaldual.blocks.psgd", 1), ("primaldual._util", 1),
-    ("primaldual.blocks.sdca_threads", 1), ("primaldual.distributed.ring", 2),
+    ("primaldual.solvers.dso.kernels", 0), ("primaldual.solvers.dso.blocks", 1),
+    ("primaldual._util", 1), ("primaldual.solvers.dso.ring", 3),
+    ("primaldual.blocks.sdca_threads", 1), ("primaldual.distributed.actor_engine", 2),
     ("primaldual.solvers._rounds", 3),
     ("primaldual.bench.presets.dso_paper", 4), ("primaldual", 4), ("primaldual.nope", None)])
 def test_layer_of(module, layer):

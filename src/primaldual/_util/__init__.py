@@ -20,8 +20,9 @@ estimators, CLI and bench -- may use it.
                               Ctrl-C during a fit sets a flag that the driver polls
                               between kernel calls, instead of raising inside one
 :mod:`.clients`               :func:`~.clients.check_client`,
-                              :func:`~.clients.client_workers`: Dask client checks shared by
-                              the solvers and the engines (Dask itself stays lazy)
+                              :func:`~.clients.client_workers`, :func:`~.clients.ring_workers`:
+                              Dask client checks shared by the solvers and the engines
+                              (Dask itself stays lazy)
 ============================  ============================================================
 """
 

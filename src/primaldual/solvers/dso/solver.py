@@ -103,7 +103,7 @@ init_passes : int, default 20
 variance_reduction : "svrg" | None, default "svrg"
     SVRG (Johnson & Zhang 2013, used by the paper per Appendix A): snapshot
     and full gradient of ``f`` at the start of every epoch (one extra pass),
-    estimator in :mod:`primaldual.kernels.dso`.  None is Algorithm 1 verbatim.
+    estimator in :mod:`primaldual.solvers.dso.kernels`.  None is Algorithm 1 verbatim.
 l1_update : "prox" | "subgradient", default "prox"
     How ``l1 |w_j| / |Omega-bar_j|`` enters the w step: "subgradient" is update
     (8) with ``sign(w_j)`` (the paper's remark after (8)); "prox" takes the
@@ -193,7 +193,7 @@ update : "sequential" | "simultaneous", default "sequential"
 
 client : dask.distributed.Client or None
     Run the p partitions on Dask: rows and alpha stay on their worker, the w
-    blocks travel around the ring (primaldual.distributed.ring); same iterates
+    blocks travel around the ring (:mod:`.ring`); same iterates
     as the serial run.  ``n_workers`` then defaults to the number of workers.
 round_timeout, recovery_every, recovery_dir, max_recoveries :
     The Dask engine's options (docs/distributed.md).
@@ -221,16 +221,16 @@ import numpy as np
 
 from ..._util import rng_from_state
 from ..._util.clients import check_client
-from ...blocks.dso import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
+from .blocks import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
                            partition_streams, shuffle_layout, sigma)
 from ...kernels.objective import weighted_sum
-from ...kernels.dso import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
+from .kernels import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
 from ...kernels.status import STATUS_NONFINITE
 from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
 from ...kernels.views import ProxWork
 from .._base import Solver, SolveResult, register
 from .._options import CommonOptions, RingOptions, choice, number
-from .._ring import ring_workers
+from ..._util.clients import ring_workers
 from .ring import DSORingDriver
 from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
                      dual_bounds, saddle_gap, spdc_primal_weight)

@@ -62,10 +62,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
-from .prefetch import prefetch
+from ...kernels.loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
+from ...kernels.prefetch import prefetch
 
-from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
+from ...kernels.status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
 
 STEP_SCALAR = 0     # eta given (eta0/sqrt(t) or constant)
 STEP_ADAGRAD = 1
