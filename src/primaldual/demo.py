@@ -390,15 +390,8 @@ def _plots(result, rows):
     return out
 
 
-def _report(result, skipped, left_out, elapsed, plots, quick):
-    """demo/report.md (and report.html): first screen, plots, full table."""
-    cfg = result.config
-    meta = result.meta
-    out = result.out_dir
-    rows, peers = glance(result)
-    head, body = glance_table(rows, peers)
-    cap = RUN_SECONDS_QUICK if quick else RUN_SECONDS
-    epochs = cfg.experiments[0].max_epochs
+def _report_texts(epochs, cap):
+    """The first screen's introduction, legend and timing rule."""
     t = _sci(TARGET)
     intro = (f"Binary classification with the hinge loss (linear SVM), the squared hinge "
              f"(scikit-learn's LinearSVC default) and the logistic loss, L2 penalty lam = "
@@ -426,6 +419,38 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
             "also stops once it has taken the time cap, where a peer's fit runs on); the "
             "certificate of a peer's model and every test error are computed outside the "
             "timing, and so is LIBLINEAR's conversion of the data to its own format.")
+    return intro, legend, rule
+
+
+def _left_out_lines(result, skipped, left_out):
+    """The report's "Left out:" paragraph (none when nothing was left out)."""
+    not_ok = sorted({(s["solver"], s["reason"]) for s in result.summaries
+                     if s["status"] != "ok" and "not installed" in s["reason"]})
+    costly = {}
+    for s in result.summaries:
+        if s["status"] == "skipped" and s["reason"] == UNAFFORDABLE:
+            costly.setdefault(s["solver"], []).append(s["dataset"])
+    if not (not_ok or left_out or skipped or costly):
+        return []
+    return ["Left out: " + "; ".join(
+        [f"{name} ({why})" for name, why in not_ok]
+        + [f"{name} on {', '.join(dict.fromkeys(sets))} ({UNAFFORDABLE})"
+           for name, sets in costly.items()]
+        + [f"solver {name} ({why})" for name, why in left_out]
+        + ([f"local data sets {', '.join(n for n, _ in skipped)} ({skipped[0][1]})"]
+           if skipped else [])) + ".", ""]
+
+
+def _report(result, skipped, left_out, elapsed, plots, quick):
+    """demo/report.md (and report.html): first screen, plots, full table."""
+    cfg = result.config
+    meta = result.meta
+    out = result.out_dir
+    rows, peers = glance(result)
+    head, body = glance_table(rows, peers)
+    t = _sci(TARGET)
+    intro, legend, rule = _report_texts(cfg.experiments[0].max_epochs,
+                                        RUN_SECONDS_QUICK if quick else RUN_SECONDS)
     versions = meta["versions"]
     lines = ["# primaldual demo", "", intro, "", _md_table(head, body), "", legend, "",
              rule, "",
@@ -445,20 +470,7 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
              "labels flipped, which the training rows here cannot recover; every solver and "
              "peer reaches the same optimum and so the same test error there. It "
              "measures optimization speed, not accuracy.", ""]
-    not_ok = sorted({(s["solver"], s["reason"]) for s in result.summaries
-                     if s["status"] != "ok" and "not installed" in s["reason"]})
-    costly = {}
-    for s in result.summaries:
-        if s["status"] == "skipped" and s["reason"] == UNAFFORDABLE:
-            costly.setdefault(s["solver"], []).append(s["dataset"])
-    if not_ok or left_out or skipped or costly:
-        lines += ["Left out: " + "; ".join(
-            [f"{name} ({why})" for name, why in not_ok]
-            + [f"{name} on {', '.join(dict.fromkeys(sets))} ({UNAFFORDABLE})"
-               for name, sets in costly.items()]
-            + [f"solver {name} ({why})" for name, why in left_out]
-            + ([f"local data sets {', '.join(n for n, _ in skipped)} ({skipped[0][1]})"]
-               if skipped else [])) + ".", ""]
+    lines += _left_out_lines(result, skipped, left_out)
     lines += ["## Plots", "",
               "One panel per data set. primaldual's solvers are solid lines in cool "
               "colours (sdca, every solver that holds a row above, and the fastest "
