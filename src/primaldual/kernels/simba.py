@@ -16,45 +16,18 @@ nu-formulation (3) with the labels folded into the rows (``x_i <- y_i x_i``)::
     q_{t+1}(i) = q_t(i) (1 - eta_t v_t(i) + eta_t^2 v_t(i)^2)        (line 11, Variance MW)
 
 and accumulate ``sum_t w_t``, ``sum_t xi_t`` and ``sum_t b_t`` for the averaged
-output (line 15).  Steps (``schedule``):
+output (line 15).  Steps: ``SCHED_CONSTANT`` (Algorithm 1, ``eta = sqrt(log(n)/T)``,
+``c = 1/sqrt(2T)``), ``SCHED_ADAPTIVE`` (Section 6 as printed, ``eta_t = sqrt(log n)/t``)
+and ``SCHED_ADAPTIVE_SQRT`` (``eta_t = sqrt(log(n)/t)``); both adaptive ones take
+``c_t = 1/sqrt(2t)``.  Ties among equal ``p_t(i)`` go to the smaller index.
 
-* ``SCHED_CONSTANT`` (Algorithm 1): ``eta = sqrt(log(n) / T)``, ``c = 1/sqrt(2T)``;
-* ``SCHED_ADAPTIVE`` (Section 6, as printed): ``eta_t = sqrt(log n) / t``,
-  ``c_t = 1/sqrt(2t)``;
-* ``SCHED_ADAPTIVE_SQRT``: ``eta_t = sqrt(log(n) / t)``, ``c_t = 1/sqrt(2t)``
-  (the any-time form of Algorithm 1's ``eta = sqrt(log(n)/T)``).
-
-Ties among equal ``p_t(i)`` are broken canonically (smaller index first) in
-both kernels so that they can be checked against a plain reference.
-
-:func:`simba_dense_run` is Algorithm 1 exactly as written: every iteration
-normalizes ``p_t`` (kept as ``log q`` shifted so that its maximum is 0),
-selects the top entries by an O(n) quickselect, updates all n weights and
-the full average of ``w``: O(n + d) work per iteration.
-
-:func:`simba_sparse_run` is the sparse implementation of Section 4: sum trees
-over points and coordinates make each draw O(log n) / O(log d), the average
-of ``w`` is kept lazily (``w_t = s_t u_t``), and the weights of points outside
-column ``j_t`` are updated through four group multipliers (slack 2 or not x
-label), because those points all share the same ``v_t(i)``.  The slack set
-(the ``floor(nu n / 2)`` largest ``p_t(i)``) is maintained with min/max trees
-and swaps; the boundary point (the next largest) gets the remainder
-``nu n - 2 floor(nu n / 2)``.  An iteration then costs
-``O((nnz(x_{i_t}) + nnz(column j_t) + swaps) log n)``.
-
-Feature accesses: ``nnz(x_{i_t})`` for the primal step plus the entries of
-column ``j_t`` read for the dual estimate (``n + d`` per iteration on dense
-data, as in the paper's cost model).
-
-Random numbers come from the driver: ``uniforms[pos, 0]`` draws ``i_t`` and
-``uniforms[pos, 1]`` draws ``j_t``.
-
-Both run kernels take a few structured arguments (NamedTuples, compiled by
-Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
-the columns (:class:`ColumnsView`), the constants (:class:`SimbaSpec`), the
-state they update in place (:class:`DenseState` / :class:`SparseState`), the
-dense kernel's scratch (:class:`DenseWork`) and the call's cursor and limits
-(:class:`SimbaRun`); they return a :class:`SimbaResult`.
+:func:`simba_dense_run` is Algorithm 1 as written, O(n + d) per iteration.
+:func:`simba_sparse_run` is Section 4's sparse form: sum trees over points and
+coordinates, a lazy average of ``w``, four group multipliers (slack x label) for
+the points outside column ``j_t``, and the slack set kept by swaps; an iteration
+costs ``O((nnz(x_{i_t}) + nnz(column j_t) + swaps) log n)`` and reads
+``nnz(x_{i_t})`` plus column ``j_t``'s entries.  The driver supplies the
+uniforms (``uniforms[pos, 0]`` draws ``i_t``, ``uniforms[pos, 1]`` draws ``j_t``).
 """
 from __future__ import annotations
 
