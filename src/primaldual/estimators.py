@@ -354,9 +354,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     converged_ : bool or ndarray of bool (K,)
     trace_ : list of lists of dicts, one trace per problem
     solver_ : str                            the solver that ran
-    solver_path_ : list of dict              the legs of the fit (method, threads, seconds,
-                                             gap at hand-over, reason); one list per class
-                                             for one-vs-rest
+    solver_path_ : list of dict              the fit's legs (one list per class for OvR)
     lam_ : float                             the L2 strength used (``alpha``, or ``1/W``)
     n_features_in_ : int
     """
@@ -455,8 +453,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             self.converged_ = np.array([r.converged for r in results], dtype=bool)
         self.trace_ = [r.trace for r in results]
         self.solver_ = results[0].solver
-        paths = [solver_path(r) for r in results]
-        self.solver_path_ = paths[0] if len(results) == 1 else paths
+        self.solver_path_ = [solver_path(r) for r in results] if len(results) > 1 \
+            else solver_path(results[0])
         self._warn_convergence(results, labels, X)
         return self
 

@@ -123,14 +123,21 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
             return supervise(problem, tol=tol, max_epochs=max_epochs,
                              random_state=random_state, callback=callback,
                              eval_set=eval_set, n_jobs=n_jobs, **solver_options)
+    return _run_named(problem, name, solver, reason, client, n_jobs, threads,
+                      dict(tol=tol, max_epochs=max_epochs, random_state=random_state,
+                           callback=callback, eval_set=eval_set), solver_options)
+
+
+def _run_named(problem, name, asked, reason, client, n_jobs, threads, common, options):
+    """Run the registered solver ``name`` (``asked``: what the caller named)."""
     if name not in SOLVERS:
         raise ValueError(f"solver {name!r} is not available in this version of primaldual; "
                          f"available: {', '.join(sorted(SOLVERS))}")
     cls = SOLVERS[name]
     if n_jobs is not None:
         if "n_jobs" in cls.options_class.names():
-            solver_options["n_jobs"] = n_jobs
-        elif threads > 1 and solver != "auto":
+            options["n_jobs"] = n_jobs
+        elif threads > 1 and asked != "auto":
             raise ValueError(f"solver={name!r} runs on one thread; n_jobs={n_jobs!r} "
                              f"applies to {', '.join(threaded_solvers())}")
     if client is not None:
@@ -138,10 +145,8 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
             raise ValueError(f"solver={name!r} does not run on a Dask client; "
                              f"distributed solvers: "
                              f"{', '.join(k for k, c in SOLVERS.items() if getattr(c, 'supports_client', False)) or 'none yet'}")
-        solver_options["client"] = client
-    runner = cls.create(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
-                        callback=callback, eval_set=eval_set, **solver_options)
-    res = runner.run()
+        options["client"] = client
+    res = cls.create(problem, **common, **options).run()
     if reason is not None:
         res.extras["solver_reason"] = reason
     return res

@@ -697,8 +697,7 @@ class Solver(abc.ABC):
             bar.close()
         elapsed = time.perf_counter() - t_start
         state = self.export_state(trace, elapsed)
-        prob = self.problem
-        cert, extras = pick_pair(prob, best, cert, self.tol)
+        cert, extras = pick_pair(prob := self.problem, best, cert, self.tol)
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
