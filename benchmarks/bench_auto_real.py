@@ -328,7 +328,7 @@ def main(argv=None):
             rows.extend(run_set(name, args, log))
     lines = ["# solver=\"auto\" on the real sets (issue 31)", "",
              f"Written by `python benchmarks/bench_auto_real.py "
-             f"{' '.join(argv if argv is not None else sys.argv[1:])}` "
+             f"{' '.join(a if a != args.note else '...' for a in (argv if argv is not None else sys.argv[1:]))}` "
              f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). "
              f"Machine: 2 cores shared with other work; load average at the start "
              f"{load_avg[0]:.2f}, {load_avg[1]:.2f}, {load_avg[2]:.2f} and at the end "
