@@ -1,0 +1,260 @@
+"""Kernels of the sparse-model solver (:mod:`primaldual.solvers.sparse`).
+
+The problem is ``min_w sum_i cw_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1``
+with ``cw_i = c_i / W``, read by columns (CSC: ``data[indptr[j]:indptr[j+1]]`` are
+the entries of feature ``j`` in the rows ``indices[...]``).
+
+On a working set ``ws`` of features the solver takes proximal Newton steps
+(Yuan, Ho & Lin 2012, newGLMNET; Lee, Sun & Saunders 2014): the loss is
+replaced by its second-order model at the current margins, the model plus the
+penalty is minimized approximately by cyclic coordinate descent
+(:func:`newton_direction`), and an Armijo line search on the true objective
+(:func:`line_search`) sets the step.  For the squared loss the model is exact
+and the method is coordinate descent.  :func:`ws_solve` alternates these with
+the restricted duality gap of the working set, which decides when to stop.
+
+Every kernel returns a status (:mod:`primaldual.kernels.status`) or counts; no
+allocation happens inside the loops (the driver passes the work arrays).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from numba import njit
+
+from .loss_kernels import (loss_derivative, loss_second_derivative, loss_value,
+                           neg_conjugate)
+from .status import STATUS_NONFINITE, STATUS_OK
+
+__all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
+           "margins_of", "column_norms", "ws_solve", "newton_direction",
+           "line_search", "dual_sum"]
+
+#: Armijo's sufficient-decrease constant and the most halvings of the step
+_SIGMA = 0.01
+_MAX_HALVINGS = 30
+#: curvature added to every coordinate of the model (a zero column of the
+#: generalized Hessian of the squared hinge), as LIBLINEAR's nu
+_NU = 1e-12
+
+
+class ColsView(NamedTuple):
+    """The data by columns, the labels and the weights ``cw_i = c_i / W``."""
+    data: object
+    indices: object
+    indptr: object
+    y: object
+    cw: object
+
+
+class L1Spec(NamedTuple):
+    """Loss code and parameter, ``lam``, ``l1``."""
+    kind: int
+    param: float
+    lam: float
+    l1: float
+
+
+class NewtonWork(NamedTuple):
+    """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta`` (|ws|)."""
+    gu: object
+    hu: object
+    xdelta: object
+    grad: object
+    hdiag: object
+    delta: object
+
+
+@njit(cache=True, nogil=True)
+def loss_terms(spec, cols, margins, gu, hu):
+    """``sum_i cw_i phi(a_i)``; fills ``gu_i = cw_i phi'(a_i)``, ``hu_i = cw_i phi''(a_i)``."""
+    total = 0.0
+    for i in range(margins.shape[0]):
+        a, y, c = margins[i], cols.y[i], cols.cw[i]
+        total += c * loss_value(spec.kind, spec.param, a, y)
+        gu[i] = c * loss_derivative(spec.kind, spec.param, a, y)
+        hu[i] = c * loss_second_derivative(spec.kind, spec.param, a, y)
+    return total
+
+
+@njit(cache=True, nogil=True)
+def dual_sum(spec, cols, gu, scale):
+    """``sum_i cw_i (-phi*(-alpha_i))`` for ``alpha_i = -phi'(a_i) / scale``
+    (``gu_i = cw_i phi'(a_i)``); -inf outside the dual domain."""
+    total = 0.0
+    for i in range(gu.shape[0]):
+        c = cols.cw[i]
+        if c == 0.0:
+            continue
+        total += c * neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def correlations(cols, gu, feats, out):
+    """``out[j] = -sum_i x_ij gu_i`` (= v_j) for ``j`` in ``feats``; returns the
+    entries read."""
+    acc = 0
+    for k in range(feats.shape[0]):
+        j = feats[k]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            s += cols.data[p] * gu[cols.indices[p]]
+        out[j] = -s
+        acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def margins_of(cols, w, out):
+    """``out = X @ w`` from the columns with ``w_j != 0``; returns the entries read."""
+    out[:] = 0.0
+    acc = 0
+    for j in range(w.shape[0]):
+        wj = w[j]
+        if wj != 0.0:
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                out[cols.indices[p]] += wj * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def column_norms(cols, out):
+    """``out[j] = sqrt(sum_i cw_i x_ij^2)``, the weighted column norms."""
+    for j in range(out.shape[0]):
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            x = cols.data[p]
+            s += cols.cw[cols.indices[p]] * x * x
+        out[j] = math.sqrt(s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _soft(u, t):
+    if u > t:
+        return u - t
+    if u < -t:
+        return u + t
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def newton_direction(spec, cols, ws, w, work, max_passes, eta):
+    """Coordinate descent on the model ``grad . d + d' H d / 2 + lam/2 ||w + d||^2
+    + l1 ||w + d||_1`` over the working set (``H = X' diag(hu) X``), from
+    ``d = 0``; ``work.xdelta`` ends as ``X d``.  Passes stop once the largest
+    ``H_jj |step_j|`` of a pass is at most ``eta`` times that of the first.
+    Returns (passes, entries read)."""
+    work.xdelta[:] = 0.0
+    work.delta[:] = 0.0
+    first = -1.0
+    acc = 0
+    passes = 0
+    for _ in range(max_passes):
+        passes += 1
+        big = 0.0
+        for k in range(ws.shape[0]):
+            j = ws[k]
+            h = work.hdiag[k] + spec.lam
+            s = 0.0
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                i = cols.indices[p]
+                s += cols.data[p] * work.hu[i] * work.xdelta[i]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+            z = w[j] + work.delta[k]
+            g = work.grad[k] + s + spec.lam * z      # the model's slope along j
+            znew = _soft(z * h - g, spec.l1) / h       # its exact minimizer along j
+            step = znew - z
+            if step != 0.0:
+                work.delta[k] += step
+                for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                    work.xdelta[cols.indices[p]] += step * cols.data[p]
+                acc += cols.indptr[j + 1] - cols.indptr[j]
+                big = max(big, h * abs(step))
+        if first < 0.0:
+            first = big
+        if big <= eta * first or big == 0.0:
+            break
+    return passes, acc
+
+
+@njit(cache=True, nogil=True)
+def line_search(spec, cols, ws, w, margins, work, f0):
+    """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
+    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``
+    and returns (t, F(w + t d)); t = 0 when no step decreases ``F``."""
+    lam, l1 = spec.lam, spec.l1
+    gd = 0.0
+    pen0 = 0.0
+    for k in range(ws.shape[0]):
+        wj = w[ws[k]]
+        dj = work.delta[k]
+        gd += work.grad[k] * dj + lam * wj * dj + l1 * (abs(wj + dj) - abs(wj))
+        pen0 += 0.5 * lam * wj * wj + l1 * abs(wj)
+    if not gd < 0.0:
+        return 0.0, f0
+    t = 1.0
+    for _ in range(_MAX_HALVINGS):
+        f = 0.0
+        for i in range(margins.shape[0]):
+            f += cols.cw[i] * loss_value(spec.kind, spec.param,
+                                         margins[i] + t * work.xdelta[i], cols.y[i])
+        for k in range(ws.shape[0]):
+            z = w[ws[k]] + t * work.delta[k]
+            f += 0.5 * lam * z * z + l1 * abs(z)
+        if f - f0 <= _SIGMA * t * gd:
+            for k in range(ws.shape[0]):
+                w[ws[k]] += t * work.delta[k]
+            for i in range(margins.shape[0]):
+                margins[i] += t * work.xdelta[i]
+            return t, f
+        t *= 0.5
+    return 0.0, f0
+
+
+@njit(cache=True, nogil=True)
+def ws_solve(spec, cols, ws, w, margins, work, max_newton, stop_gap, max_passes, eta):
+    """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
+    its restricted duality gap is at most ``stop_gap`` or ``max_newton``
+    steps.  Returns (status, Newton steps, entries read, last restricted gap)."""
+    acc = 0
+    gap = math.inf
+    for it in range(max_newton + 1):
+        f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
+        pen = 0.0
+        vmax = 0.0
+        excess = 0.0
+        for k in range(ws.shape[0]):
+            j = ws[k]
+            g = 0.0
+            h = 0.0
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                i = cols.indices[p]
+                x = cols.data[p]
+                g += x * work.gu[i]
+                h += x * x * work.hu[i]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+            work.grad[k] = g
+            work.hdiag[k] = h + _NU
+            vmax = max(vmax, abs(g))
+            if abs(g) > spec.l1:
+                excess += (abs(g) - spec.l1) ** 2
+            pen += 0.5 * spec.lam * w[j] * w[j] + spec.l1 * abs(w[j])
+        f0 = f_loss + pen
+        if not math.isfinite(f0):
+            return STATUS_NONFINITE, it, acc, gap
+        if spec.lam == 0.0:
+            dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
+        else:
+            dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
+        gap = f0 - dual
+        if gap <= stop_gap or it == max_newton:
+            return STATUS_OK, it, acc, gap
+        _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+        acc += a
+        t, _ = line_search(spec, cols, ws, w, margins, work, f0)
+        if t == 0.0:
+            return STATUS_OK, it + 1, acc, gap
+    return STATUS_OK, max_newton, acc, gap
