@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import (loss_derivative, loss_second_derivative, loss_value,
+from .loss_kernels import (SQUARED, loss_derivative, loss_second_derivative, loss_value,
                            neg_conjugate)
 from .status import STATUS_NONFINITE, STATUS_OK
 
@@ -34,6 +34,8 @@ __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
 _MAX_HALVINGS = 30
+#: the rounding of a sum of n losses, relative to it
+_ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
@@ -204,7 +206,10 @@ def line_search(spec, cols, ws, w, margins, work, f0):
         for k in range(ws.shape[0]):
             z = w[ws[k]] + t * work.delta[k]
             f += 0.5 * lam * z * z + l1 * abs(z)
-        if f - f0 <= _SIGMA * t * gd:
+        # the squared loss's model is exact: coordinate descent on it descends, and
+        # F's rounding (about 1e-16 |F|) must not stop it; otherwise Armijo, with
+        # that rounding allowed for
+        if spec.kind == SQUARED or f - f0 <= _SIGMA * t * gd + _ROUND * abs(f0):
             for k in range(ws.shape[0]):
                 w[ws[k]] += t * work.delta[k]
             for i in range(margins.shape[0]):
@@ -218,8 +223,10 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 def ws_solve(spec, cols, ws, w, margins, work, max_newton, stop_gap, max_passes, eta):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
-    steps.  Returns (status, Newton steps, entries read, last restricted gap)."""
+    steps (at least one step is tried).  Returns (status, Newton steps taken,
+    entries read, last restricted gap)."""
     acc = 0
+    moved = 0
     gap = math.inf
     for it in range(max_newton + 1):
         f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
@@ -250,11 +257,12 @@ def ws_solve(spec, cols, ws, w, margins, work, max_newton, stop_gap, max_passes,
         else:
             dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
         gap = f0 - dual
-        if gap <= stop_gap or it == max_newton:
-            return STATUS_OK, it, acc, gap
+        if (gap <= stop_gap and it > 0) or it == max_newton:
+            return STATUS_OK, moved, acc, gap
         _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
         acc += a
         t, _ = line_search(spec, cols, ws, w, margins, work, f0)
         if t == 0.0:
-            return STATUS_OK, it + 1, acc, gap
-    return STATUS_OK, max_newton, acc, gap
+            return STATUS_OK, moved, acc, gap
+        moved += 1
+    return STATUS_OK, moved, acc, gap

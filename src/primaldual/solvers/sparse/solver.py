@@ -191,6 +191,7 @@ class SparseCDSolver(Solver):
                                          float(stop_gap), int(self.opts.max_cd_passes), 0.1)
         self.feature_accesses += acc
         self.steps += steps
+        return steps
         if status == STATUS_NONFINITE:
             raise FloatingPointError(
                 f"non-finite objective in solver='l1cd' after {self.outer} checks: the "
@@ -207,12 +208,12 @@ class SparseCDSolver(Solver):
             if self.opts.screening:
                 self._screen(cert)
             ws = self._working_set(cert)
-            self._solve_ws(ws, self.opts.inner_ratio * cert.gap, deadline)
+            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, deadline)
             self.outer += 1
             new = self._full_check()
             if new.gap > 0.5 * cert.gap:
-                if ws.size >= int((~self.screened).sum()) and new.gap >= cert.gap:
-                    self.stalled = True          # every feature in, and no progress
+                if ws.size >= int((~self.screened).sum()) and not moved:
+                    self.stalled = True          # every feature in, and no step descends
                     break
                 self.ws_size = min(2 * max(self.ws_size, ws.size), prob.d)
             if deadline is not None and time.perf_counter() >= deadline:
