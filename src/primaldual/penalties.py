@@ -107,6 +107,6 @@ def make_penalty(lam, l1=0.0, *, allow_pure_l1=False) -> ElasticNet:
         if not allow_pure_l1:
             raise ValueError(
                 "lam must be > 0 for this solver, got lam=0 with l1>0 (pure L1). "
-                "Pure L1 is supported only by solver='spdc' (with perturbation) "
-                "and solver='dso'; otherwise set lam > 0")
+                "Pure L1 is supported by solver='auto', 'l1cd', 'spdc' (with "
+                "perturbation) and 'dso'; otherwise set lam > 0")
     return ElasticNet(lam=lam, l1=l1)
