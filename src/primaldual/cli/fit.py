@@ -48,10 +48,11 @@ def cmd_fit(req) -> int:
                                                      source=req.test)
         weights = sample_weights(req, data.y_raw, classes, cw)
     lam, W = lam_of(req, data.X.shape[0], weights)
+    lam, l1 = req.penalty_terms(lam)
     Xb, Xtb = with_bias(data.X, req.bias), with_bias(data.Xt, req.bias)
     res = primaldual.solve(Xb, y, loss=req.loss.name, lam=lam, solver=req.solver,  # train
                            tol=req.tol, max_epochs=req.max_epochs,
-                           random_state=req.seed, sample_weight=weights, l1=req.l1,
+                           random_state=req.seed, sample_weight=weights, l1=l1,
                            loss_params=req.solve_loss_params,
                            eval_set=(Xtb, yt) if data.Xt is not None else None,
                            n_jobs=req.n_jobs, **req.options)
@@ -170,7 +171,7 @@ def _fit_one_vs_rest(req, data, classes, cw):
     X, y_raw, Xt, yt_raw = data.X, data.y_raw, data.Xt, data.yt_raw
     weights = sample_weights(req, y_raw, classes, cw)
     lam, W = lam_of(req, X.shape[0], weights)
-    est = LinearClassifier(loss=req.loss.name, alpha=lam, l1=req.l1,
+    est = LinearClassifier(loss=req.loss.name, alpha=lam, l1=req.l1, penalty=req.penalty,
                            loss_params=req.solve_loss_params, tol=req.tol,
                            max_iter=req.max_epochs, fit_intercept=req.bias is not None,
                            intercept_scaling=req.bias if req.bias is not None else 1.0,
@@ -193,8 +194,8 @@ def _fit_one_vs_rest(req, data, classes, cw):
     n, d = X.shape
     nnz = nnz_of(X)
     storage = data.storage
-    summary = {"solver": est.solver_, "loss": req.loss.name, "lam": float(lam),
-               "l1": float(req.l1), "C": 1.0 / (lam * W), "weight_total": W,
+    summary = {"solver": est.solver_, "loss": req.loss.name, "lam": float(est.lam_),
+               "l1": float(est.l1_), "C": 1.0 / (lam * W), "weight_total": W,
                "n": int(n), "d": int(d), "nnz": nnz, "storage": storage,
                "classes": [sub["class"] for sub in problems],
                "epochs": float(sum(sub["epochs"] for sub in problems)), "time_s": elapsed,
@@ -235,7 +236,8 @@ def _fit_one_vs_rest(req, data, classes, cw):
         return code
     print(f"data      {req.train}: n={n}, d={d}, nnz={nnz}, {storage} (density "
           f"{density(X):.3g}), {classes.size} classes")
-    print(f"problem   loss={req.loss.name}, lam={lam:g}{_c_text(summary)}, l1={req.l1:g}"
+    print(f"problem   loss={req.loss.name}, lam={est.lam_:g}{_c_text(summary)}, "
+          f"l1={est.l1_:g}"
           + (f", bias={req.bias:g}" if req.bias is not None else "")
           + ", one-vs-rest")
     print(f"solver    {est.solver_}: {summary['epochs']:g} epochs in total, "

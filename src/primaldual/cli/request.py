@@ -44,6 +44,7 @@ class TrainRequest:
     lam: float | None                # --lam; None when -c gives C instead
     C: float | None                  # LIBLINEAR's C (-c); lam = 1/(C W) once W is known
     l1: float
+    penalty: str                     # --penalty: "l2", or "l1" (lam = 0, l1 = the strength)
     bias: float | None
     class_weight: Any                # None, "balanced" or {label: weight}
     jobs: int
@@ -74,6 +75,11 @@ class TrainRequest:
         if self.C is None:
             return float(self.lam)
         return 1.0 / (self.C * float(weight_total))
+
+    def penalty_terms(self, strength: float):
+        """``(lam, l1)`` of the fit: ``(strength, --l1)``, or ``(0, strength)`` for
+        ``--penalty l1``."""
+        return (0.0, float(strength)) if self.penalty == "l1" else (strength, self.l1)
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,9 @@ def _train_fields(args, lam, C):
     if C is not None and not (math.isfinite(C) and C > 0):
         raise ValueError(f"-c/--C must be a finite number > 0 (LIBLINEAR's C), got {C}")
     make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
+    if args.penalty == "l1" and args.l1 != 0:
+        raise ValueError(f"--penalty l1 takes its strength from --lam or -c; drop "
+                         f"--l1 {args.l1:g}")
     check_solver_name(args.solver)
     options = _solver_options(args)
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
@@ -187,7 +196,7 @@ def _train_fields(args, lam, C):
                                and have("tqdm"))
     return dict(command=args.command, train=args.train, loss=loss,
                 loss_params=MappingProxyType(loss_params), lam=lam, C=C, l1=args.l1,
-                bias=args.bias, class_weight=class_weight, jobs=args.jobs,
+                penalty=args.penalty, bias=args.bias, class_weight=class_weight, jobs=args.jobs,
                 solver=args.solver, options=options, tol=args.tol,
                 max_epochs=args.max_epochs, seed=args.seed, normalize=bool(args.normalize),
                 json=bool(args.json), quiet=bool(args.quiet))
@@ -245,6 +254,9 @@ def _cv_request(args):
     if len(given) > 1:
         raise ValueError(f"give either --lam X (one value), --lams X,Y,... (a list), -c C "
                          f"or --Cs C1,C2,... (LIBLINEAR's C), not both {' and '.join(given)}")
+    if args.penalty != "l2":
+        raise ValueError("cv searches the L2 strength; --penalty l1 is for fit (a path "
+                         "over l1 is primaldual.regpath.l1_path)")
     fields = _train_fields(args, args.lam, args.C)
     if args.folds < 2:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")
