@@ -29,7 +29,7 @@ from .status import STATUS_NONFINITE, STATUS_OK
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
-           "line_search", "dual_sum"]
+           "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -182,6 +182,81 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
     return passes, acc
 
 
+class WsGram(NamedTuple):
+    """The working set by rows (CSR, column indices local to ``ws``) and the
+    dense model Hessian ``H = X_ws' diag(hu) X_ws`` with ``hd = H d``; ``H``
+    of shape (0, 0): the directions come from :func:`newton_direction`."""
+    data: object
+    indices: object
+    indptr: object
+    H: object
+    hd: object
+
+
+@njit(cache=True, nogil=True)
+def form_gram(rows, hu):
+    """``rows.H = X_ws' diag(hu) X_ws`` from the rows; returns the products made."""
+    H = rows.H
+    H[:, :] = 0.0
+    acc = 0
+    for i in range(hu.shape[0]):
+        h = hu[i]
+        if h == 0.0:
+            continue
+        a, b = rows.indptr[i], rows.indptr[i + 1]
+        for p in range(a, b):
+            hp = h * rows.data[p]
+            kp = rows.indices[p]
+            for q in range(p, b):
+                H[kp, rows.indices[q]] += hp * rows.data[q]
+        acc += (b - a) * (b - a + 1) // 2
+    m = H.shape[0]
+    for a in range(m):                  # the rows' indices are sorted: upper triangle
+        for b in range(a + 1, m):
+            H[b, a] = H[a, b]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
+    """:func:`newton_direction` with the dense model Hessian ``rows.H``: a step
+    costs ``O(|ws|)`` instead of a column's entries; ``work.xdelta = X d`` is
+    formed once at the end.  Returns (passes, entries read)."""
+    H, hd = rows.H, rows.hd
+    hd[:] = 0.0
+    work.delta[:] = 0.0
+    first = -1.0
+    passes = 0
+    m = ws.shape[0]
+    for _ in range(max_passes):
+        passes += 1
+        big = 0.0
+        for k in range(m):
+            h = H[k, k] + _NU + spec.lam
+            z = w[ws[k]] + work.delta[k]
+            g = work.grad[k] + hd[k] + spec.lam * z
+            step = _soft(z * h - g, spec.l1) / h - z
+            if step != 0.0:
+                work.delta[k] += step
+                for a in range(m):
+                    hd[a] += step * H[a, k]
+                big = max(big, h * abs(step))
+        if first < 0.0:
+            first = big
+        if big <= eta * first or big == 0.0:
+            break
+    work.xdelta[:] = 0.0
+    acc = 0
+    for k in range(m):
+        dk = work.delta[k]
+        if dk != 0.0:
+            j = ws[k]
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                work.xdelta[cols.indices[p]] += dk * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return passes, acc
+
+
 @njit(cache=True, nogil=True)
 def line_search(spec, cols, ws, w, margins, work, f0):
     """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
@@ -220,9 +295,12 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 
 
 @njit(cache=True, nogil=True)
-def ws_solve(spec, cols, ws, w, margins, work, max_newton, stop_gap, max_passes, eta):
+def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
+             eta):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
+    steps; the directions from the dense Hessian when ``rows.H`` has one
+    (:func:`gram_direction`), else by columns (:func:`newton_direction`).
     steps (at least one step is tried).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
@@ -259,7 +337,12 @@ def ws_solve(spec, cols, ws, w, margins, work, max_newton, stop_gap, max_passes,
         gap = f0 - dual
         if (gap <= stop_gap and it > 0) or it == max_newton:
             return STATUS_OK, moved, acc, gap
-        _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+        if rows.H.shape[0] == ws.shape[0]:
+            acc += form_gram(rows, work.hu)
+            _, a = gram_direction(spec, cols, ws, w, work, rows, 50 * max_passes,
+                                  eta * 1e-2)
+        else:
+            _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
         acc += a
         t, _ = line_search(spec, cols, ws, w, margins, work, f0)
         if t == 0.0:

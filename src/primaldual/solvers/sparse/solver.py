@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...kernels.l1cd import (ColsView, L1Spec, NewtonWork, column_norms, correlations,
-                             dual_sum, loss_terms, margins_of, ws_solve)
+from ...kernels.l1cd import (ColsView, L1Spec, NewtonWork, WsGram, column_norms,
+                             correlations, dual_sum, loss_terms, margins_of, ws_solve)
 from ...kernels.status import STATUS_NONFINITE
 from ...problem import Certificate
 from .._base import Solver, register
@@ -102,6 +102,8 @@ class SparseCDSolver(Solver):
         self.gu = np.empty(prob.n)
         self.hu = np.empty(prob.n)
         self.xdelta = np.empty(prob.n)
+        self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32), np.zeros(prob.n + 1, np.int32),
+                               np.empty((0, 0)), np.empty(0))
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -180,14 +182,35 @@ class SparseCDSolver(Solver):
         pick = np.argpartition(score, size - 1)[:size]
         return np.sort(free[pick])
 
+    def _gram(self, ws):
+        """The working set by rows with room for its dense Hessian when forming
+        and using it costs less than ~10 passes of column coordinate descent over
+        the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
+        ``MAX_GRAM`` features); else an empty :class:`WsGram`."""
+        k = ws.shape[0]
+        cols = self.cols
+        nnz_ws = int(np.sum(cols.indptr[ws + 1] - cols.indptr[ws]))
+        if k <= self.MAX_GRAM and 50 * k * k <= 20 * nnz_ws:
+            C = sp.csc_matrix((cols.data, cols.indices, cols.indptr),
+                              shape=(self.problem.n, self.problem.d))[:, ws].tocsr()
+            C.sort_indices()
+            rc = np.diff(C.indptr).astype(np.float64)
+            if float(rc @ rc) / 2 + 50 * k * k <= 20 * nnz_ws:
+                return WsGram(C.data, C.indices, C.indptr, np.empty((k, k)), np.empty(k))
+        return self._no_gram
+
+    #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
+    MAX_GRAM = 2000
+
     def _solve_ws(self, ws, stop_gap, deadline):
         k = ws.shape[0]
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
                           np.empty(k))
         # margins of the current w (screening may have zeroed some coefficients)
         self.feature_accesses += margins_of(self.cols, self.w, self.margins)
-        status, steps, acc, _ = ws_solve(self.spec, self.cols, ws.astype(np.int64), self.w,
-                                         self.margins, work, int(self.opts.max_newton),
+        ws = ws.astype(np.int64)
+        status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
+                                         work, self._gram(ws), int(self.opts.max_newton),
                                          float(stop_gap), int(self.opts.max_cd_passes), 0.1)
         self.feature_accesses += acc
         self.steps += steps
