@@ -23,13 +23,14 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import (SQUARED, loss_derivative, loss_second_derivative, loss_value,
+from .loss_kernels import (LOGISTIC, SQUARED, loss_derivative, loss_second_derivative, loss_value,
                            neg_conjugate)
 from .status import STATUS_NONFINITE, STATUS_OK
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
-           "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction"]
+           "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
+           "ws_rows"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -68,15 +69,29 @@ class NewtonWork(NamedTuple):
     delta: object
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _terms(spec, a, y):
+    """``(phi(a), phi'(a), phi''(a))``; the logistic loss with one exponential."""
+    if spec.kind == LOGISTIC:
+        z = -y * a
+        e = math.exp(-abs(z))
+        sig = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)      # sigmoid(z)
+        return max(z, 0.0) + math.log1p(e), -y * sig, sig * (1.0 - sig)
+    return (loss_value(spec.kind, spec.param, a, y),
+            loss_derivative(spec.kind, spec.param, a, y),
+            loss_second_derivative(spec.kind, spec.param, a, y))
+
+
 @njit(cache=True, nogil=True)
 def loss_terms(spec, cols, margins, gu, hu):
     """``sum_i cw_i phi(a_i)``; fills ``gu_i = cw_i phi'(a_i)``, ``hu_i = cw_i phi''(a_i)``."""
     total = 0.0
     for i in range(margins.shape[0]):
-        a, y, c = margins[i], cols.y[i], cols.cw[i]
-        total += c * loss_value(spec.kind, spec.param, a, y)
-        gu[i] = c * loss_derivative(spec.kind, spec.param, a, y)
-        hu[i] = c * loss_second_derivative(spec.kind, spec.param, a, y)
+        c = cols.cw[i]
+        v, g, h = _terms(spec, margins[i], cols.y[i])
+        total += c * v
+        gu[i] = c * g
+        hu[i] = c * h
     return total
 
 
@@ -194,6 +209,25 @@ class WsGram(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
+def ws_rows(data, indices, indptr, iptr, pos, out_data, out_idx, out_ptr):
+    """The entries of the working set by rows: ``pos[j]`` is feature ``j``'s place
+    in the working set (-1: not in it); the rows (layout of
+    :mod:`primaldual.rows`) are read once.  Returns the entries kept."""
+    m = 0
+    out_ptr[0] = 0
+    for i in range(indptr.shape[0] - 1):
+        off = iptr[i] - indptr[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            k = pos[indices[p + off]]
+            if k >= 0:
+                out_data[m] = data[p]
+                out_idx[m] = k
+                m += 1
+        out_ptr[i + 1] = m
+    return m
+
+
+@njit(cache=True, nogil=True)
 def form_gram(rows, hu):
     """``rows.H = X_ws' diag(hu) X_ws`` from the rows; returns the products made."""
     H = rows.H
@@ -208,10 +242,14 @@ def form_gram(rows, hu):
             hp = h * rows.data[p]
             kp = rows.indices[p]
             for q in range(p, b):
-                H[kp, rows.indices[q]] += hp * rows.data[q]
+                kq = rows.indices[q]
+                if kq >= kp:
+                    H[kp, kq] += hp * rows.data[q]
+                else:
+                    H[kq, kp] += hp * rows.data[q]
         acc += (b - a) * (b - a + 1) // 2
     m = H.shape[0]
-    for a in range(m):                  # the rows' indices are sorted: upper triangle
+    for a in range(m):                  # the upper triangle was summed
         for b in range(a + 1, m):
             H[b, a] = H[a, b]
     return acc
@@ -260,24 +298,27 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
 @njit(cache=True, nogil=True)
 def line_search(spec, cols, ws, w, margins, work, f0):
     """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
-    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``
-    and returns (t, F(w + t d)); t = 0 when no step decreases ``F``."""
+    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``,
+    leaves ``work.gu``, ``work.hu`` at the new margins and returns (t, its loss
+    sum); t = 0 when no step decreases ``F`` (``gu``, ``hu`` are then stale)."""
     lam, l1 = spec.lam, spec.l1
     gd = 0.0
-    pen0 = 0.0
     for k in range(ws.shape[0]):
         wj = w[ws[k]]
         dj = work.delta[k]
         gd += work.grad[k] * dj + lam * wj * dj + l1 * (abs(wj + dj) - abs(wj))
-        pen0 += 0.5 * lam * wj * wj + l1 * abs(wj)
     if not gd < 0.0:
         return 0.0, f0
     t = 1.0
     for _ in range(_MAX_HALVINGS):
-        f = 0.0
+        f = 0.0            # the trial's loss; gu, hu are its terms (kept if accepted)
         for i in range(margins.shape[0]):
-            f += cols.cw[i] * loss_value(spec.kind, spec.param,
-                                         margins[i] + t * work.xdelta[i], cols.y[i])
+            c = cols.cw[i]
+            v, g, h = _terms(spec, margins[i] + t * work.xdelta[i], cols.y[i])
+            f += c * v
+            work.gu[i] = c * g
+            work.hu[i] = c * h
+        f_loss = f
         for k in range(ws.shape[0]):
             z = w[ws[k]] + t * work.delta[k]
             f += 0.5 * lam * z * z + l1 * abs(z)
@@ -289,7 +330,7 @@ def line_search(spec, cols, ws, w, margins, work, f0):
                 w[ws[k]] += t * work.delta[k]
             for i in range(margins.shape[0]):
                 margins[i] += t * work.xdelta[i]
-            return t, f
+            return t, f_loss
         t *= 0.5
     return 0.0, f0
 
@@ -306,8 +347,8 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
     acc = 0
     moved = 0
     gap = math.inf
+    f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
     for it in range(max_newton + 1):
-        f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
         pen = 0.0
         vmax = 0.0
         excess = 0.0
@@ -344,7 +385,7 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
         else:
             _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
         acc += a
-        t, _ = line_search(spec, cols, ws, w, margins, work, f0)
+        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
         if t == 0.0:
             return STATUS_OK, moved, acc, gap
         moved += 1

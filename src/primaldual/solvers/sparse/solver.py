@@ -8,7 +8,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ...kernels.l1cd import (ColsView, L1Spec, NewtonWork, WsGram, column_norms,
-                             correlations, dual_sum, loss_terms, margins_of, ws_solve)
+                             correlations, dual_sum, loss_terms, margins_of, ws_rows,
+                             ws_solve)
 from ...kernels.status import STATUS_NONFINITE
 from ...problem import Certificate
 from .._base import Solver, register
@@ -102,8 +103,9 @@ class SparseCDSolver(Solver):
         self.gu = np.empty(prob.n)
         self.hu = np.empty(prob.n)
         self.xdelta = np.empty(prob.n)
-        self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32), np.zeros(prob.n + 1, np.int32),
-                               np.empty((0, 0)), np.empty(0))
+        self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
+                               np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
+        self._rows_buf = None
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -188,19 +190,28 @@ class SparseCDSolver(Solver):
         the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
         ``MAX_GRAM`` features); else an empty :class:`WsGram`."""
         k = ws.shape[0]
-        cols = self.cols
+        cols, prob = self.cols, self.problem
         nnz_ws = int(np.sum(cols.indptr[ws + 1] - cols.indptr[ws]))
-        if k <= self.MAX_GRAM and 50 * k * k <= 20 * nnz_ws:
-            C = sp.csc_matrix((cols.data, cols.indices, cols.indptr),
-                              shape=(self.problem.n, self.problem.d))[:, ws].tocsr()
-            C.sort_indices()
-            rc = np.diff(C.indptr).astype(np.float64)
-            if float(rc @ rc) / 2 + 50 * k * k <= 20 * nnz_ws:
-                return WsGram(C.data, C.indices, C.indptr, np.empty((k, k)), np.empty(k))
+        if k <= self.MAX_GRAM and 50 * k * k <= self.GRAM_COST * nnz_ws:
+            if self._rows_buf is None:
+                self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
+                                  np.empty(prob.n + 1, np.int64))
+            data, idx, ptr = self._rows_buf
+            pos = np.full(prob.d, -1, dtype=np.int32)
+            pos[ws] = np.arange(k, dtype=np.int32)
+            r = prob.rows
+            ws_rows(r.data, r.indices, r.indptr, r.iptr, pos, data, idx, ptr)
+            self.feature_accesses += prob.nnz
+            rc = np.diff(ptr).astype(np.float64)
+            if float(rc @ rc) / 2 + 50 * k * k <= self.GRAM_COST * nnz_ws:
+                return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
         return self._no_gram
 
     #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
     MAX_GRAM = 2000
+    #: the dense Hessian is used when forming it and 50 passes over it cost at most
+    #: this many reads of the working set's columns
+    GRAM_COST = 20
 
     def _solve_ws(self, ws, stop_gap, deadline):
         k = ws.shape[0]
