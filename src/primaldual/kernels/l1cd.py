@@ -337,11 +337,13 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
-             eta):
+             eta, refresh):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
-    (:func:`gram_direction`), else by columns (:func:`newton_direction`).
+    (:func:`gram_direction`), else by columns (:func:`newton_direction`).  The
+    dense Hessian is formed at the first ``refresh`` steps and then kept (a
+    proximal quasi-Newton model: the line search keeps every step a descent).
     steps (at least one step is tried).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
@@ -379,7 +381,8 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
         if (gap <= stop_gap and it > 0) or it == max_newton:
             return STATUS_OK, moved, acc, gap
         if rows.H.shape[0] == ws.shape[0]:
-            acc += form_gram(rows, work.hu)
+            if it < refresh:
+                acc += form_gram(rows, work.hu)
             _, a = gram_direction(spec, cols, ws, w, work, rows, 50 * max_passes,
                                   eta * 1e-2)
         else:

@@ -39,7 +39,7 @@ class SparseCDOptions(CommonOptions):
     working_set: bool = flag(True, doc="solve on a working set of features "
                                        "(False: on every unscreened feature)")
     p0: int = number(100, integer=True, low=0.0, doc="size of the first working set")
-    inner_ratio: float = number(0.3, low=0.0, high=1.0, high_strict=True,
+    inner_ratio: float = number(0.01, low=0.0, high=1.0, high_strict=True,
                                 doc="a working set is solved to this fraction of the "
                                     "full duality gap")
     max_newton: int = number(50, integer=True, low=0.0,
@@ -78,7 +78,7 @@ class SparseCDSolver(Solver):
     Options
     -------
     The fields of :class:`SparseCDOptions`: ``screening`` (default True),
-    ``working_set`` (True), ``p0`` (100), ``inner_ratio`` (0.3),
+    ``working_set`` (True), ``p0`` (100), ``inner_ratio`` (0.01),
     ``max_newton`` (50), ``max_cd_passes`` (30).
     ``warm_start`` is a SolveResult or a coefficient vector (d,).
     """
@@ -212,6 +212,8 @@ class SparseCDSolver(Solver):
     #: the dense Hessian is used when forming it and 50 passes over it cost at most
     #: this many reads of the working set's columns
     GRAM_COST = 20
+    #: Newton steps of a working set that form the dense Hessian afresh
+    GRAM_REFRESH = 1
 
     def _solve_ws(self, ws, stop_gap, deadline):
         k = ws.shape[0]
@@ -222,7 +224,8 @@ class SparseCDSolver(Solver):
         ws = ws.astype(np.int64)
         status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
                                          work, self._gram(ws), int(self.opts.max_newton),
-                                         float(stop_gap), int(self.opts.max_cd_passes), 0.1)
+                                         float(stop_gap), int(self.opts.max_cd_passes), 0.1,
+                                         self.GRAM_REFRESH)
         self.feature_accesses += acc
         self.steps += steps
         return steps
