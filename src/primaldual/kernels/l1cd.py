@@ -40,6 +40,8 @@ _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
+#: a zero coordinate whose model slope is below this fraction of l1 is shrunk
+_SHRINK = 0.9
 
 
 class ColsView(NamedTuple):
@@ -60,13 +62,15 @@ class L1Spec(NamedTuple):
 
 
 class NewtonWork(NamedTuple):
-    """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta`` (|ws|)."""
+    """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta``,
+    ``skip`` (|ws|)."""
     gu: object
     hu: object
     xdelta: object
     grad: object
     hdiag: object
     delta: object
+    skip: object
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -163,9 +167,12 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
     + l1 ||w + d||_1`` over the working set (``H = X' diag(hu) X``), from
     ``d = 0``; ``work.xdelta`` ends as ``X d``.  Passes stop once the largest
     ``H_jj |step_j|`` of a pass is at most ``eta`` times that of the first.
+    A coordinate at zero whose slope is well inside ``[-l1, l1]`` (below
+    ``_SHRINK l1``) is left out of the later passes (LIBLINEAR's shrinking).
     Returns (passes, entries read)."""
     work.xdelta[:] = 0.0
     work.delta[:] = 0.0
+    work.skip[:] = False
     first = -1.0
     acc = 0
     passes = 0
@@ -173,6 +180,8 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
         passes += 1
         big = 0.0
         for k in range(ws.shape[0]):
+            if work.skip[k]:
+                continue
             j = ws[k]
             h = work.hdiag[k] + spec.lam
             s = 0.0
@@ -184,6 +193,8 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
             g = work.grad[k] + s + spec.lam * z      # the model's slope along j
             znew = _soft(z * h - g, spec.l1) / h       # its exact minimizer along j
             step = znew - z
+            if z == 0.0 and step == 0.0 and abs(g) < _SHRINK * spec.l1:
+                work.skip[k] = True
             if step != 0.0:
                 work.delta[k] += step
                 for p in range(cols.indptr[j], cols.indptr[j + 1]):
