@@ -288,7 +288,9 @@ class _CVMixin:
 
     def _base_params(self):
         names = self._base._get_param_names()
-        return {k: getattr(self, k) for k in names if k not in ("alpha", "warm_start")}
+        # penalty / l1_ratio are not CV parameters: the CV searches the L2 strength
+        return {k: getattr(self, k) for k in names
+                if k not in ("alpha", "warm_start") and hasattr(self, k)}
 
     def _alpha_grid(self, X, y, sw):
         if self.alphas is not None:
