@@ -348,13 +348,15 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
-             eta, refresh):
+             eta, refresh, max_acc):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
     (:func:`gram_direction`), else by columns (:func:`newton_direction`).  The
     dense Hessian is formed at the first ``refresh`` steps and then kept (a
     proximal quasi-Newton model: the line search keeps every step a descent).
+    No new step (after the first) starts once ``max_acc`` entries have been read
+    (the epoch budget).
     steps (at least one step is tried).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
@@ -389,7 +391,7 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
         else:
             dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
         gap = f0 - dual
-        if (gap <= stop_gap and it > 0) or it == max_newton:
+        if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
             return STATUS_OK, moved, acc, gap
         if rows.H.shape[0] == ws.shape[0]:
             if it < refresh:

@@ -135,7 +135,11 @@ class SparseCDSolver(Solver):
         self.done = bool(meta["done"])
         self.stalled = False
         self.margins = np.empty(self.problem.n)
-        self._cert = None
+        # the cached certificate of w, as the uninterrupted run holds it (not counted
+        # again: that run counted it when it made it)
+        counted = self.feature_accesses
+        self._full_check()
+        self.feature_accesses = counted
 
     @property
     def epochs(self):
@@ -224,7 +228,7 @@ class SparseCDSolver(Solver):
     #: them: a stale Hessian measured slower on a9a and reuters)
     GRAM_REFRESH = 1000
 
-    def _solve_ws(self, ws, stop_gap, deadline):
+    def _solve_ws(self, ws, stop_gap, budget):
         k = ws.shape[0]
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
                           np.empty(k), np.zeros(k, dtype=np.bool_))
@@ -234,7 +238,7 @@ class SparseCDSolver(Solver):
         status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
                                          work, self._gram(ws), int(self.opts.max_newton),
                                          float(stop_gap), int(self.opts.max_cd_passes), 0.1,
-                                         self.GRAM_REFRESH)
+                                         self.GRAM_REFRESH, max(int(budget), 1))
         self.feature_accesses += acc
         self.steps += steps
         return steps
@@ -254,7 +258,8 @@ class SparseCDSolver(Solver):
             if self.opts.screening:
                 self._screen(cert)
             ws = self._working_set(cert)
-            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, deadline)
+            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap,
+                                   target - self.feature_accesses)
             self.outer += 1
             new = self._full_check()
             if new.gap > self.GROW * cert.gap:
