@@ -258,8 +258,8 @@ class SparseCDSolver(Solver):
             if self.opts.screening:
                 self._screen(cert)
             ws = self._working_set(cert)
-            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap,
-                                   target - self.feature_accesses)
+            budget = self.max_epochs * max(prob.nnz, 1) - self.feature_accesses
+            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, budget)
             self.outer += 1
             new = self._full_check()
             if new.gap > self.GROW * cert.gap:
