@@ -34,6 +34,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_
     os.environ.setdefault(_v, "1")
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -52,6 +53,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import shared_file  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "models.md"
+#: the measured cells of family l1, one JSON object a line (a rerun skips them; --fresh)
+CELLS = RESULTS.with_name("models-l1.jsonl")
 TARGET = 1e-6
 
 
@@ -149,7 +152,18 @@ def run_l1(args):
     ours(Xw, yw, "squared_hinge", 1e-3, 1e-6)
     for name, (fit, tols) in PEERS.items():
         fit(sp.csr_matrix(Xw), yw, "logistic", 1e-3, 1e-4)
+    done = {}
+    if CELLS.exists() and not args.fresh:
+        for line in CELLS.read_text().splitlines():
+            c = json.loads(line)
+            done[(c["set"], c["loss"], c["div"])] = c
+    elif args.fresh and CELLS.exists():
+        CELLS.unlink()
     for name in sets:
+        keys = [(name, loss, div) for loss in losses for div in divs]
+        if all(k in done for k in keys):
+            cells += [done[k] for k in keys]
+            continue
         data = load_set(name)
         if data is None:
             print(f"skip {name}: not in ../shared/data", flush=True)
@@ -158,10 +172,17 @@ def run_l1(args):
         for loss in losses:
             lmax = lam_max(X, y, loss, penalty="l1")
             for div in divs:
+                if (name, loss, div) in done:
+                    cells.append(done[(name, loss, div)])
+                    continue
                 cells.append(_l1_cell(name, X, y, loss, lmax / div, div, args))
+                cells[-1]["load"] = os.getloadavg()[0]
+                with CELLS.open("a") as fh:         # kept as measured: a run can resume
+                    fh.write(json.dumps(cells[-1]) + "\n")
                 print(cells[-1], flush=True)
     lines += _l1_table(cells)
-    lines += _l1_paths(args, sets)
+    if not args.no_paths:
+        lines += _l1_paths(args, sets)
     return lines
 
 
@@ -194,8 +215,8 @@ def _fmt(t):
 def _l1_table(cells):
     out = ["### Time to the same sub-optimality (seconds; ratio = ours / fastest peer)", "",
            "| set | n x d | loss | l1_max/ | support | ours (gap) | LIBLINEAR (-e) | "
-           "celer (tol) | skglm (tol) | ratio |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "celer (tol) | skglm (tol) | ratio | load |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     ratios = []
     for c in cells:
         peers = [c.get(p) for p in PEERS if c.get(p) is not None]
@@ -212,7 +233,8 @@ def _l1_table(cells):
                    f"{c['support']} | {c['ours']:.3f} ({c['ours_gap']:.1e}"
                    f"{'' if c['ours_ok'] else ', NOT converged'}) | {peer('LIBLINEAR')} | "
                    f"{peer('celer')} | {peer('skglm')} | "
-                   f"{'—' if ratio is None else f'{ratio:.2f}'} |")
+                   f"{'—' if ratio is None else f'{ratio:.2f}'} | "
+                   f"{c.get('load', float('nan')):.0f} |")
     if ratios:
         r = np.array(ratios)
         out += ["", f"Ratio ours / fastest peer over {r.size} cells: median {np.median(r):.2f}, "
@@ -282,6 +304,9 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=60.0,
                     help="seconds after which a peer's tolerance sweep stops")
     ap.add_argument("--quick", action="store_true", help="a9a and reuters, 20-point paths")
+    ap.add_argument("--fresh", action="store_true",
+                    help="measure every cell again (default: reuse results/models-l1.jsonl)")
+    ap.add_argument("--no-paths", action="store_true", help="skip the path section")
     args = ap.parse_args(argv)
     if args.quick:
         args.sets = args.sets or "a9a,reuters"

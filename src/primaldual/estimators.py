@@ -80,6 +80,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
+from .penalties import split_strength
 from .losses import make_loss
 from .solvers import solve, threaded_solvers
 from ._util.interrupts import sigint_as_flag
@@ -201,23 +202,9 @@ class _LinearBase(BaseEstimator):
         return lam
 
     def _penalty_terms(self, strength):
-        """``(lam, l1)`` for ``penalty``: "l2" ``(strength, l1)``, "l1" ``(0, strength)``,
-        "elasticnet" ``(strength (1 - l1_ratio), strength l1_ratio)``, scikit-learn's
-        split (docs/sparse-models.md)."""
-        penalty = getattr(self, "penalty", "l2")
-        if penalty not in ("l2", "l1", "elasticnet"):
-            raise ValueError(f"penalty must be 'l2', 'l1' or 'elasticnet', got {penalty!r}")
-        if penalty == "l2":
-            return strength, float(self.l1)
-        if float(self.l1) != 0.0:
-            raise ValueError(f"penalty={penalty!r} takes its L1 strength from alpha (or C); "
-                             f"leave l1=0, got l1={self.l1!r}")
-        if penalty == "l1":
-            return 0.0, strength
-        r = getattr(self, "l1_ratio", None)
-        if r is None or isinstance(r, bool) or not 0.0 <= float(r) <= 1.0:
-            raise ValueError(f"penalty='elasticnet' needs l1_ratio in [0, 1], got {r!r}")
-        return strength * (1.0 - float(r)), strength * float(r)
+        """``(lam, l1)`` for ``penalty`` (:func:`~primaldual.penalties.split_strength`)."""
+        return split_strength(getattr(self, "penalty", "l2"), strength, self.l1,
+                              getattr(self, "l1_ratio", None))
 
     def _fit_problems(self, Xa, targets, weights, warm, seeds, lam):
         """Solve one problem per entry of ``targets`` (threads when several)."""
