@@ -161,8 +161,8 @@ def run_l1(args):
         CELLS.unlink()
     for name in sets:
         keys = [(name, loss, div) for loss in losses for div in divs]
-        if all(k in done for k in keys):
-            cells += [done[k] for k in keys]
+        if all(k in done for k in keys) or args.no_new_cells:
+            cells += [done[k] for k in keys if k in done]
             continue
         data = load_set(name)
         if data is None:
@@ -307,6 +307,8 @@ def main(argv=None):
     ap.add_argument("--fresh", action="store_true",
                     help="measure every cell again (default: reuse results/models-l1.jsonl)")
     ap.add_argument("--no-paths", action="store_true", help="skip the path section")
+    ap.add_argument("--no-new-cells", action="store_true",
+                    help="tabulate the cells already measured, measure none")
     args = ap.parse_args(argv)
     if args.quick:
         args.sets = args.sets or "a9a,reuters"
