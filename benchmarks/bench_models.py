@@ -55,6 +55,7 @@ from _common import shared_file  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results" / "models.md"
 #: the measured cells of family l1, one JSON object a line (a rerun skips them; --fresh)
 CELLS = RESULTS.with_name("models-l1.jsonl")
+PATHS = RESULTS.with_name("models-l1-paths.jsonl")
 TARGET = 1e-6
 
 
@@ -181,6 +182,10 @@ def run_l1(args):
                     fh.write(json.dumps(cells[-1]) + "\n")
                 print(cells[-1], flush=True)
     lines += _l1_table(cells)
+    missing = [f"{n} {lo} /{dv}" for n in sets for lo in losses for dv in divs
+               if not any(c["set"] == n and c["loss"] == lo and c["div"] == dv for c in cells)]
+    if missing:
+        lines += [f"Not measured (the run was stopped for time): {', '.join(missing)}.", ""]
     if not args.no_paths:
         lines += _l1_paths(args, sets)
     return lines
@@ -248,25 +253,41 @@ def _l1_paths(args, sets):
            f"tol 1e-6 (seconds)", "",
            "| set | with screening | screening=False | no screening, no working set | "
            "ratio (with / without) | points converged |", "|---|---:|---:|---:|---:|---:|"]
-    for name in sets:
-        if name not in args.path_sets.split(","):
+    done = {}
+    if PATHS.exists() and not args.fresh:
+        for line in PATHS.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["set"], r["points"])] = r
+    for name in args.path_sets.split(","):
+        row = done.get((name, args.path_points))
+        if row is None and not args.no_new_cells:
+            row = _l1_path_row(name, args)
+        if row is None:
             continue
-        data = load_set(name)
-        if data is None:
-            continue
-        X, y = data
-        times = []
-        conv = None
-        for kw in ({}, {"screening": False}, {"screening": False, "working_set": False}):
-            t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
-                                          loss="logistic", **kw))
-            times.append(t)
-            conv = int(p.converged.sum()) if conv is None else conv
-            print(name, kw, t, flush=True)
-        out.append(f"| {name} | {times[0]:.2f} | {times[1]:.2f} | {times[2]:.2f} | "
-                   f"{times[0] / times[1]:.2f} / {times[0] / times[2]:.2f} | "
-                   f"{conv}/{args.path_points} |")
+        t = row["times"]
+        out.append(f"| {name} | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | "
+                   f"{t[0] / t[1]:.2f} / {t[0] / t[2]:.2f} | "
+                   f"{row['converged']}/{row['points']} |")
     return out + [""]
+
+
+def _l1_path_row(name, args):
+    data = load_set(name)
+    if data is None:
+        return None
+    X, y = data
+    times, conv = [], None
+    for kw in ({}, {"screening": False}, {"screening": False, "working_set": False}):
+        t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
+                                      loss="logistic", **kw))
+        times.append(t)
+        conv = int(p.converged.sum()) if conv is None else conv
+        print(name, kw, t, flush=True)
+    row = {"set": name, "points": args.path_points, "times": times, "converged": conv,
+           "load": os.getloadavg()[0]}
+    with PATHS.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    return row
 
 
 FAMILIES = {"l1": run_l1}
