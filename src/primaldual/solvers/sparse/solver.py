@@ -120,7 +120,7 @@ class SparseCDSolver(Solver):
         self.done = False
         self.stalled = False
         self.margins = np.empty(prob.n)
-        self._cert = None
+        self._cert = self._last = None
 
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
@@ -138,7 +138,7 @@ class SparseCDSolver(Solver):
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
         counted = self.feature_accesses
-        self._full_check()
+        self._check(full=True)
         self.feature_accesses = counted
 
     @property
@@ -146,14 +146,20 @@ class SparseCDSolver(Solver):
         return self.feature_accesses / max(self.problem.nnz, 1)
 
     # ------------------------------------------------------ certificate
-    def _full_check(self) -> Certificate:
-        """The exact certificate of ``w`` (class docstring): fresh margins from the
-        nonzero columns, ``v`` over every feature, the rescaled dual point."""
+    def _check(self, full=True) -> Certificate:
+        """The certificate of ``w`` (class docstring): fresh margins from the nonzero
+        columns, ``v`` and the rescaled dual point.  ``full``: ``v`` over every
+        feature, exact for the problem (what :meth:`certificate` returns); else over
+        the unscreened features only, the certificate of the problem restricted to
+        them, whose optimum is the same (a valid bound for steering and screening,
+        one pass over fewer columns).  Kept as ``_last`` (and ``_cert`` when full)."""
         prob, cols = self.problem, self.cols
+        full = full or not self.screened.any()
+        feats = self.all_feats if full else np.flatnonzero(~self.screened)
         self.feature_accesses += margins_of(cols, self.w, self.margins)
         f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
-        v = np.empty(prob.d)
-        self.feature_accesses += correlations(cols, self.gu, self.all_feats, v)
+        v = np.zeros(prob.d)
+        self.feature_accesses += correlations(cols, self.gu, feats, v)
         s = 1.0
         if prob.lam == 0.0:
             s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
@@ -162,12 +168,17 @@ class SparseCDSolver(Solver):
         alpha = -self.gu / (cols.cw * s)
         primal = f_loss + prob.penalty.value(self.w)
         dual = dual_sum(self.spec, cols, self.gu, s) - prob.penalty.conjugate(v)
-        self._cert = Certificate(w=self.w.copy(), alpha=alpha, primal=float(primal),
-                                 dual=float(dual), v=v, margins=self.margins.copy())
-        return self._cert
+        cert = Certificate(w=self.w.copy(), alpha=alpha, primal=float(primal),
+                           dual=float(dual), v=v, margins=self.margins.copy())
+        self._last = cert
+        if full:
+            self._cert = cert
+        return cert
 
     def certificate(self):
-        return self._cert if self._cert is not None else self._full_check()
+        if self._cert is None or self._last is not self._cert:
+            return self._check(full=True)
+        return self._cert
 
     # ------------------------------------------------------------ steps
     def _screen(self, cert):
@@ -251,7 +262,9 @@ class SparseCDSolver(Solver):
         prob = self.problem
         target = self.feature_accesses + max(n_epochs, 0.0) * max(prob.nnz, 1)
         while self.feature_accesses < target and not self.done:
-            cert = self.certificate()
+            cert = self._last if self._last is not None else self.certificate()
+            if cert.rel_gap <= self.tol and cert is not self._cert:
+                cert = self._check(full=True)          # confirm on the whole problem
             if cert.rel_gap <= self.tol:
                 self.done = True
                 break
@@ -261,7 +274,7 @@ class SparseCDSolver(Solver):
             budget = self.max_epochs * max(prob.nnz, 1) - self.feature_accesses
             moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, budget)
             self.outer += 1
-            new = self._full_check()
+            new = self._check(full=not self.opts.screening)
             if new.gap > self.GROW * cert.gap:
                 if ws.size >= int((~self.screened).sum()) and not moved:
                     self.stalled = True          # every feature in, and no step descends
