@@ -252,7 +252,8 @@ def _l1_paths(args, sets):
     out = [f"### L1 logistic path: {args.path_points} values, l1_max to l1_max/100, "
            f"tol 1e-6 (seconds)", "",
            "| set | with screening | screening=False | no screening, no working set | "
-           "ratio (with / without) | points converged |", "|---|---:|---:|---:|---:|---:|"]
+           "ratio (with / without) | points converged | load |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
     done = {}
     if PATHS.exists() and not args.fresh:
         for line in PATHS.read_text().splitlines():
@@ -267,7 +268,7 @@ def _l1_paths(args, sets):
         t = row["times"]
         out.append(f"| {name} | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | "
                    f"{t[0] / t[1]:.2f} / {t[0] / t[2]:.2f} | "
-                   f"{row['converged']}/{row['points']} |")
+                   f"{row['converged']}/{row['points']} | {row.get('load', float('nan')):.0f} |")
     return out + [""]
 
 
@@ -296,9 +297,13 @@ FAMILIES = {"l1": run_l1}
 # --------------------------------------------------------------- output
 def _header():
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    return [f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; `uptime` at "
-            f"the start: {load}; {os.cpu_count()} cores shared with other jobs; one "
-            f"thread per solver.", ""]
+    return [f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; `uptime` then: "
+            f"{load}; {os.cpu_count()} cores shared with other jobs; one thread per "
+            f"solver.  Rows are kept from the run that measured them "
+            f"(results/models-l1*.jsonl); the load column is the 1-minute load average "
+            f"then: the machine ran 8 helpers on 2 cores, so every time is inflated and "
+            f"noisy, and only the ratios (peers timed in the same minutes) are meaningful.",
+            ""]
 
 
 def write_section(family, lines):
