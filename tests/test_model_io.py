@@ -244,7 +244,7 @@ def test_classifier_round_trip(tmp_path, estimators, n_classes, fit_intercept):
                                       max_iter=300).fit(X, y)
     path = save_model(est, tmp_path / "c.npz")
     back = load_model(path)
-    assert type(back) is estimators.LinearClassifier
+    assert isinstance(back, estimators.LinearClassifier)
     assert back.alpha == 1e-2 and back.loss == "logistic"
     assert back.fit_intercept == fit_intercept and back.intercept_scaling == 2.0
     np.testing.assert_array_equal(back.coef_, est.coef_)
@@ -262,7 +262,7 @@ def test_regressor_round_trip(tmp_path, estimators):
     est = estimators.LinearRegressor(loss="squared", alpha=1e-3, fit_intercept=True,
                                      tol=1e-10, max_iter=500).fit(Xr, yr + 3.0)
     back = load_model(save_model(est, tmp_path / "r.npz"))
-    assert type(back) is estimators.LinearRegressor
+    assert isinstance(back, estimators.LinearRegressor)
     np.testing.assert_array_equal(back.coef_, est.coef_)
     assert back.intercept_ == est.intercept_ and back.gap_ == est.gap_
     np.testing.assert_array_equal(back.predict(Xr), est.predict(Xr))
@@ -271,7 +271,7 @@ def test_regressor_round_trip(tmp_path, estimators):
 def test_solve_result_loads_as_estimator(tmp_path, clf_result, estimators):
     X, y, res = clf_result
     est = load_model(save_model(res, tmp_path / "m.npz", classes=[-1.0, 1.0]))
-    assert type(est) is estimators.LinearClassifier
+    assert isinstance(est, estimators.LinearClassifier)
     assert est.loss == "smooth_hinge" and est.loss_params == {"gamma": 0.5}
     np.testing.assert_array_equal(est.decision_function(X), X @ res.coef)
     np.testing.assert_array_equal(est.predict(X), np.where(X @ res.coef > 0, 1.0, -1.0))
