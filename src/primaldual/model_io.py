@@ -378,7 +378,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
     if scaled:
         payload["column_scale"] = np.ascontiguousarray(m.column_scale, dtype=np.float64)
         payload["column_offset"] = np.ascontiguousarray(m.column_offset, dtype=np.float64)
-    with atomic_write(path) as fh:
+    with atomic_write(path, make_dirs=False) as fh:
         np.savez(fh, **payload)
     return path
 

@@ -12,7 +12,7 @@ from .._util.interrupts import sigint_as_flag
 from ..estimators import LinearClassifier, LinearRegressor, combined_weights
 from ..regpath import LinearClassifierCV, LinearRegressorCV
 from .output import format_label, note
-from .prepare import class_weight_for, classes_of, read_training_data
+from .prepare import class_weights, classes_of, read_training_data
 
 
 def cmd_cv(req) -> int:
@@ -25,16 +25,16 @@ def cmd_cv(req) -> int:
     if req.folds > n:                                                # check
         raise ValueError(f"--folds {req.folds} is larger than the {n} samples of "
                          f"{req.train}")
-    common = dict(loss=req.loss.name, l1=req.l1, loss_params=req.solve_loss_params,
+    common = dict(loss=req.loss_name, l1=req.l1, loss_params=req.solve_loss_params,
                   tol=req.tol, max_iter=req.max_epochs,
                   fit_intercept=req.bias is not None,
                   intercept_scaling=req.bias if req.bias is not None else 1.0,
                   random_state=req.seed, solver=req.solver,
                   solver_options=dict(req.options) or None)
     grid_kw = {k: v for k, v in common.items() if k != "tol"}
-    if req.loss.classification:
-        classes = classes_of(y, req.loss.name, req.train)
-        cw = class_weight_for(req.class_weight, classes, req.train)
+    if req.classification:
+        classes = classes_of(y, req.loss_name, req.train)
+        cw = class_weights(req, classes)
         counts = np.unique(y, return_counts=True)[1]
         if counts.min() < req.folds:
             cl = classes[int(np.argmin(counts))]
@@ -84,7 +84,7 @@ def cmd_cv(req) -> int:
     Cs = list(req.Cs) if req.Cs is not None else [1.0 / (lam * W) for lam in lams]
     edge = _grid_edge(req, lams, Cs, best)                           # report
     out = {"metric": metric, "folds": req.folds, "n": int(n), "d": int(X.shape[1]),
-           "loss": req.loss.name, "l1": float(req.l1), "bias": req.bias, "seed": req.seed,
+           "loss": req.loss_name, "l1": float(req.l1), "bias": req.bias, "seed": req.seed,
            "grid": "C" if req.Cs is not None else "lam", "lams": lams, "Cs": Cs,
            "weight_total": W, "scores": scores.tolist(), "mean": mean.tolist(),
            "std": std.tolist(), "epochs": epochs.tolist(), "best_lam": lams[best],
@@ -95,7 +95,7 @@ def cmd_cv(req) -> int:
         print(json.dumps(out))
         return 0
     label = "accuracy" if metric == "accuracy" else "MSE"
-    print(f"{req.folds}-fold cross-validation of {req.train}: n={n}, loss={req.loss.name}")
+    print(f"{req.folds}-fold cross-validation of {req.train}: n={n}, loss={req.loss_name}")
     print(f"{'lam':>12} {'C = 1/(lam W)':>14} {label + ' mean':>14} {'std':>9} "
           f"{'epochs (all folds)':>19}")
     for j, lam in enumerate(lams):

@@ -5,16 +5,10 @@ is checked in :mod:`.request`."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import re
 
-
-def _load(module, name):
-    """``name`` of ``primaldual.<module>``, imported when a check first needs it
-    (by name, as :mod:`primaldual` loads its public names): building the parser
-    and ``--help`` import no loss, solver or kernel (tests/test_startup.py)."""
-    return getattr(importlib.import_module(f"primaldual.{module}"), name)
+from .._util.lazy import lazy_attr
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -28,7 +22,7 @@ CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: se
 
 
 def _cli_option_rule(key):
-    Rule = _load("solvers._options", "Rule")
+    Rule = lazy_attr("primaldual.solvers._options", "Rule")
     return {"connect_timeout": Rule(number=True, low=0.0)}[key]
 
 
@@ -64,7 +58,7 @@ def parse_option(solver, key, text):
     if key in CLI_OPTIONS:
         rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
-    classes = _load("solvers", "option_classes")(solver)
+    classes = lazy_attr("primaldual.solvers", "option_classes")(solver)
     for cls in classes:
         if key in cls.names():
             return cls.parse(key, text)
@@ -185,9 +179,11 @@ def _add_model_flags(parser):
 
 def _add_problem_flags(parser):
     """The flags that define the problem and the solver: shared by fit and cv."""
-    parser.add_argument("--loss", default="hinge", metavar="NAME",
-                        help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
-                             "epsilon_insensitive (default hinge)")
+    parser.add_argument("--loss", default="squared_hinge", metavar="NAME",
+                        help="a loss of 'primaldual.LOSS_NAMES': hinge, smooth_hinge, "
+                             "squared_hinge, logistic, squared, absolute, "
+                             "epsilon_insensitive, ... (default squared_hinge, as "
+                             "LIBLINEAR's train)")
     parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
                         help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
     parser.add_argument("--l1", type=float, default=0.0, metavar="X",
@@ -205,7 +201,12 @@ def _add_problem_flags(parser):
     parser.add_argument("--seed", type=int, default=0, metavar="N",
                         help="random seed (default 0)")
     parser.add_argument("--normalize", action="store_true",
-                        help="scale every row to unit L2 norm")
+                        help="scale every row to unit L2 norm (this changes the model: "
+                             "it discards each row's length)")
+    parser.add_argument("--scale", action="store_true",
+                        help="scale every column as svm-scale does ([-1, 1] for a dense "
+                             "file, by the largest |value| for a sparse one); the model "
+                             "keeps the scaling and predict applies it")
 
 
 _C_HELP = ("LIBLINEAR's C (-c): the fit uses lam = 1/(C W), W the total sample weight "
