@@ -86,6 +86,11 @@ def fit_model(req, data, *, quiet_labels=False, warm=None) -> Fitted:
         for k, (prob, seed) in enumerate(zip(problems, seeds)):
             W = float(data.X.shape[0] if prob.weights is None else np.sum(prob.weights))
             lam = req.lam_for(W)
+            if k == 0 and req.C is not None and not quiet_labels:
+                what = "n" if prob.weights is None else "the total sample weight"
+                name = "l1" if req.penalty == "l1" else "lam"
+                note(req, f"-c {req.C:g}: {name} = 1/(C W) = 1/({req.C:g} * {W:g}) = "
+                          f"{lam:.6g} (W = {what})")
             eval_set = None if Xtb is None or prob.y_test is None else (Xtb, prob.y_test)
             w0 = None if warm is None else warm.results[k].coef
             results.append(solve_one(req, Xb, prob.y, prob.weights, lam, seed, eval_set,
