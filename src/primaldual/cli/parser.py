@@ -289,11 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--quiet", action="store_true",
                    help="no progress bar and no notes on stderr")
 
-    pr = sub.add_parser("predict", help="predict with a model file",
+    pr = sub.add_parser("predict", help="predict with a model file (also LIBLINEAR's "
+                                        "order: [-b 1] [-q] TEST MODEL OUTPUT)",
                         description="Print one prediction per line (original label "
                                     "values for classifiers), or write them to OUTPUT "
-                                    "and print the accuracy, as LIBLINEAR's predict does.")
-    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model")
+                                    "and print the accuracy, as LIBLINEAR's predict does. "
+                                    "LIBLINEAR's order, 'predict [-b 1] [-q] TEST MODEL "
+                                    "OUTPUT', is recognised by content (the second file "
+                                    "is the model). Features the training file never had "
+                                    "are ignored.")
+    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model, "
+                    "or a LIBLINEAR text model (train, or LIBLINEAR itself)")
     pr.add_argument("data", metavar="DATA", help="LIBSVM file")
     pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
                     help="write the predictions here, one per line, and print the "
@@ -318,6 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print one JSON object")
 
     _add_cv_parser(sub)
+
+    sub.add_parser("train", help="LIBLINEAR's train: its flags (-s -c -p -e -B -wi -v -C "
+                                 "-q), defaults, text model file and output lines "
+                                 "(primaldual train -h)", add_help=False)
 
     sub.add_parser("bench", help="benchmarks: solvers and peers side by side "
                                  "(primaldual bench --help)", add_help=False)
