@@ -17,7 +17,8 @@ import numpy as np
 
 from .._util.atomic import atomic_write
 from .._util.lazy import lazy_attr
-from .libsvm import read_files
+from .libsvm import DENSE_MIN_DENSITY, read_files
+from .prepare import normalize_rows
 from .output import format_label, note
 
 
@@ -39,8 +40,15 @@ def _read(req):
 
 
 def scores_of(model, rows):
-    """The decision scores of every row, (n, K)."""
+    """The decision scores of every row, (n, K): a dense file through its dense
+    array (the products ``fit`` computes for ``--test``), a sparse one straight
+    from its CSR arrays."""
     coef, intercept = model.folded()
+    if rows.density >= DENSE_MIN_DENSITY:
+        X = rows.matrix(dense=True)
+        if model.normalize_rows:
+            X = normalize_rows(X)
+        return np.asarray(X @ coef.T, dtype=np.float64) + intercept
     scores = rows.scores(coef)
     if model.normalize_rows:
         norms = np.sqrt(np.bincount(rows.row_of_entry(), weights=rows.data ** 2,
