@@ -9,7 +9,6 @@ Public API (docs/conventions.md §4-§5)::
     primaldual.save_model / load_model                     .npz model files
     primaldual.datasets                                    LIBSVM registry, synthetic sets
 """
-import importlib
 
 __version__ = "0.1.0"
 
@@ -42,7 +41,9 @@ _LAZY = {
 
 def __getattr__(name):
     if name in _LAZY:
-        mod = importlib.import_module(_LAZY[name])
+        # all or nothing: a Ctrl-C while Numba loads leaves no half-imported module
+        from ._util.interrupts import import_atomically
+        mod = import_atomically(_LAZY[name])
         value = mod if mod.__name__.endswith("." + name) else getattr(mod, name)
         globals()[name] = value
         return value

@@ -16,15 +16,26 @@ reports itself as passed once the flag is set.  The previous handler is put
 back when the fit ends.  A handler other than Python's default (one the
 caller installed, or ``SIG_IGN``) is left alone, and so is any thread other
 than the main one (only the main thread receives Python signal handlers).
+
+Imports are the other unsafe moment: a KeyboardInterrupt inside an import
+leaves the modules it had started half-initialized in ``sys.modules`` (Numba's
+first load then fails for the rest of the process: "partially initialized
+module 'numba.core.types'").  :func:`import_atomically` holds a Ctrl-C back
+until the import has finished and raises it then; an import that fails
+anyway takes every module it added out of ``sys.modules``, so the next
+attempt starts clean.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.machinery
 import math
 import signal
+import sys
 import threading
 
-__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag"]
+__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag", "import_atomically"]
 
 
 class InterruptFlag:
@@ -103,6 +114,65 @@ def sigint_as_flag(flag: InterruptFlag | None = None):
           and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, flag.handler)
         installed = True
+    try:
+        yield flag
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+_IMPORT_LOCK = threading.RLock()
+
+
+def import_atomically(name: str):
+    """``importlib.import_module(name)``, all or nothing.
+
+    In the main thread, with Python's default SIGINT handler in place, a
+    Ctrl-C during the import is held back and raised as KeyboardInterrupt once
+    the import has completed.  If the import raises (any exception, a
+    KeyboardInterrupt included), every module it added to ``sys.modules`` is
+    removed again (compiled extensions, which cannot load twice, stay), so
+    that importing ``name`` later starts from a clean state.
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    with _IMPORT_LOCK:
+        before = set(sys.modules)
+        try:
+            with _sigint_held() as held:
+                module = importlib.import_module(name)
+        except BaseException:
+            _forget(set(sys.modules) - before)
+            raise
+        if held.is_set():
+            raise KeyboardInterrupt
+        return module
+
+
+def _forget(names):
+    """Take the Python modules ``names`` out of ``sys.modules``.  Compiled
+    extension modules stay: they cannot be loaded twice in a process, and
+    they hold no half-initialized Python module."""
+    for key in names:
+        spec = getattr(sys.modules.get(key), "__spec__", None)
+        if isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader):
+            continue
+        sys.modules.pop(key, None)
+
+
+@contextlib.contextmanager
+def _sigint_held():
+    """SIGINT sets the yielded flag instead of raising (main thread, default
+    handler only; elsewhere nothing changes)."""
+    flag = InterruptFlag()
+    installed = False
+    try:
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            signal.signal(signal.SIGINT, flag.handler)
+            installed = True
+    except (ValueError, OSError):
+        pass
     try:
         yield flag
     finally:

@@ -13,16 +13,18 @@ through :func:`primaldual._extras.require`.
 """
 from __future__ import annotations
 
-import importlib
+from .interrupts import import_atomically
 
 __all__ = ["lazy_attr", "lazy_module"]
 
 
 def lazy_module(module: str):
-    """Import and return the primaldual module named ``module`` (a literal string)."""
+    """Import and return the primaldual module named ``module`` (a literal string),
+    all or nothing (a Ctrl-C during the import is raised once it has finished:
+    :func:`primaldual._util.interrupts.import_atomically`)."""
     if module != "primaldual" and not module.startswith("primaldual."):
         raise ValueError(f"lazy_module imports primaldual modules only, not {module!r}")
-    return importlib.import_module(module)
+    return import_atomically(module)
 
 
 def lazy_attr(module: str, name: str):
