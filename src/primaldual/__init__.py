@@ -10,10 +10,12 @@ Public API (docs/conventions.md §4-§5)::
     primaldual.datasets                                    LIBSVM registry, synthetic sets
 """
 
+from ._util.interrupts import import_atomically
+
 __version__ = "0.1.0"
 
 # Every public name is loaded on first use, so that ``import primaldual`` costs
-# next to nothing (numpy, scipy, numba and the compiled kernels load with the
+# little more than numpy (scipy, numba and the compiled kernels load with the
 # first name that needs them; scikit-learn only with the estimators).
 _LAZY = {
     "solve": "primaldual.solvers",
@@ -42,7 +44,6 @@ _LAZY = {
 def __getattr__(name):
     if name in _LAZY:
         # all or nothing: a Ctrl-C while Numba loads leaves no half-imported module
-        from ._util.interrupts import import_atomically
         mod = import_atomically(_LAZY[name])
         value = mod if mod.__name__.endswith("." + name) else getattr(mod, name)
         globals()[name] = value

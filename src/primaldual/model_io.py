@@ -1,56 +1,23 @@
-"""Model files: a fitted linear model as a pickle-free ``.npz`` (docs/conventions.md §6).
+"""Model files: a fitted linear model as a pickle-free ``.npz``, or LIBLINEAR's text.
 
-Format (``format_version = 1``); every entry is a plain numeric or string
-array, so the file loads with ``numpy.load(path, allow_pickle=False)``:
+An ``.npz`` model holds plain numeric and string arrays only (it loads with
+``numpy.load(path, allow_pickle=False)``): ``format_version`` (1; 2 when it
+holds a column scaling), ``kind``, ``coef`` (K, d), ``intercept`` (K,),
+``classes``, ``loss``, ``loss_params``, ``lam``, ``l1``, ``fit_intercept``,
+``intercept_scaling``, ``normalize_rows``, optionally ``feature_index_base``,
+the certificate ``primal``/``dual``/``gap`` and ``column_scale``/
+``column_offset`` (``fit --scale``).  docs/cli.md ("Model files") gives each
+entry's meaning.  LIBLINEAR's text model files (:mod:`primaldual.liblinear_format`)
+are read by the same functions, recognised by content.
 
-=====================  =========================================================
-key                    content
-=====================  =========================================================
-``format_version``     int, 1
-``kind``               ``"classifier"`` or ``"regressor"``
-``coef``               float64 (K, d): one row per problem (K = 1 for binary
-                       classification and regression, K = number of classes
-                       for one-vs-rest)
-``intercept``          float64 (K,): already multiplied by ``intercept_scaling``
-                       (decision = X @ coef.T + intercept)
-``classes``            float64: label values.  Binary: ``[negative, positive]``,
-                       the label mapping (score > 0 -> positive).  One-vs-rest:
-                       the K classes.  Regressor: empty.
-``loss``               loss name (str)
-``loss_params``        JSON object (str), e.g. ``{"gamma": 1.0}``
-``lam``, ``l1``        float: the L2 and L1 strengths the model was fit with
-``fit_intercept``      bool
-``intercept_scaling``  float
-``normalize_rows``     bool: rows were scaled to unit L2 norm before fitting
-                       (``primaldual fit --normalize``); prediction does the same
-``feature_index_base`` int, 0 or 1 (optional): the index base of the LIBSVM file
-                       the model was trained on (``primaldual fit`` records it);
-                       ``primaldual predict`` reads its data with this base.  A
-                       file without it (written from Python, or by an older
-                       primaldual) is read with the detection rule of
-                       :func:`primaldual.datasets.load_svmlight_files`
-                       (one-based unless some row uses index 0), and
-                       ``predict`` says so on stderr
-``primal``, ``dual``,  float: the certificate of the fit, when known
-``gap``
-``column_scale``,      float64 (d,), optional (``format_version`` 2): the fit saw
-``column_offset``      ``x_j * column_scale_j + column_offset_j`` (``fit --scale``);
-                       prediction applies the same map
-=====================  =========================================================
-
-LIBLINEAR's text model files (:mod:`primaldual.liblinear_format`) are read by
-the same functions: :func:`read_model` recognises them by content.  Data with
-more features than the model are read as LIBLINEAR reads them: the extra
-features are ignored (:meth:`LinearModel.predict`, and the estimators that
-:func:`load_model` returns).
-
-:func:`save_model` writes atomically (temporary file in the same directory,
-fsync, ``os.replace``).  :func:`read_model` validates a file and returns a
-:class:`LinearModel` (the view ``primaldual predict`` uses);
-:func:`load_model` returns a fitted ``LinearClassifier`` / ``LinearRegressor``
-from :mod:`primaldual.estimators`.  Files with object (pickle) payloads, a
-missing or unknown ``format_version``, missing keys or inconsistent shapes are
-refused with a ValueError that says what is wrong.
+:func:`save_model` writes atomically (never creating directories);
+:func:`read_model` validates a file and returns the :class:`LinearModel` view
+that ``primaldual predict`` uses; :func:`load_model` returns a fitted
+``LinearClassifier`` / ``LinearRegressor``.  Data with more features than the
+model are read as LIBLINEAR reads a test file: the extra features are ignored
+(:meth:`LinearModel.predict` and the loaded estimators).  Files with object
+(pickle) payloads, an unknown ``format_version``, missing keys or inconsistent
+shapes are refused with a :class:`ModelFileError` that says what is wrong.
 """
 from __future__ import annotations
 
@@ -194,16 +161,6 @@ def to_width(X, d):
 
 
 # ------------------------------------------------------------------ writing
-def _model_from_object(obj, *, classes=None, loss_params=None, normalize_rows=False,
-                       feature_index_base=None):
-    """Build a LinearModel from a SolveResult, a fitted estimator or a LinearModel."""
-    m = _model_from(obj, classes=classes, loss_params=loss_params,
-                    normalize_rows=normalize_rows)
-    if feature_index_base is not None:
-        m = dataclasses.replace(m, feature_index_base=feature_index_base)
-    return m
-
-
 def _model_from(obj, *, classes, loss_params, normalize_rows):
     if isinstance(obj, LinearModel):
         return obj
@@ -341,14 +298,12 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         The index base of the LIBSVM file the model was trained on, for
         ``primaldual predict`` (None: not recorded).
 
-    Returns
-    -------
-    pathlib.Path
-        The file written.
+    Returns the :class:`pathlib.Path` written.
     """
-    m = _model_from_object(obj, classes=classes, loss_params=loss_params,
-                           normalize_rows=normalize_rows,
-                           feature_index_base=feature_index_base)
+    m = _model_from(obj, classes=classes, loss_params=loss_params,
+                    normalize_rows=normalize_rows)
+    if feature_index_base is not None:
+        m = dataclasses.replace(m, feature_index_base=feature_index_base)
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
@@ -603,9 +558,6 @@ def _strength(est) -> float:
     return float(lam)
 
 
-_LOADED = {}
-
-
 def _loaded_class(name):
     """``LoadedLinearClassifier`` / ``LoadedLinearRegressor``: the estimator of a
     model file, reading data as LIBLINEAR does (features beyond the model's are
@@ -638,7 +590,6 @@ def _windowed(method):
 
 def __getattr__(name):
     if name in ("LoadedLinearClassifier", "LoadedLinearRegressor"):
-        if name not in _LOADED:
-            _LOADED[name] = _loaded_class(name)
-        return _LOADED[name]
+        globals()[name] = _loaded_class(name)        # built once, then a module name
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -119,6 +119,48 @@ def _through(path, mode, encoding, newline):
         raise _named(e, path) from None
 
 
+def _destination(path, kind, make_dirs):
+    """The regular file to replace: a directory is refused, a symbolic link is
+    followed (the link stays), a missing parent is created or refused."""
+    if kind == "dir":
+        raise IsADirectoryError(f"cannot write {path}: it is a directory; give a file name")
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))     # write the target, keep the link
+    if not path.parent.is_dir():
+        if not make_dirs:
+            raise FileNotFoundError(f"cannot write {path}: the directory {path.parent} "
+                                    f"does not exist; create it first")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path)
+    return path
+
+
+def _open_temporary(path, mode, encoding, newline):
+    """``(tmp, file object)``: a new temporary file beside ``path`` with its
+    permission bits."""
+    try:
+        mode_bits = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode_bits = None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666)
+    except OSError as e:
+        raise _named(e, path) from None
+    try:
+        if mode_bits is not None:
+            os.chmod(tmp, mode_bits)
+        if mode == "w":
+            return tmp, os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
+        return tmp, os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True,
                  make_dirs=True):
@@ -159,39 +201,8 @@ def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True,
         with _through(path, mode, encoding, newline) as fh:
             yield fh
         return
-    path = Path(path)
-    if kind == "dir":
-        raise IsADirectoryError(f"cannot write {path}: it is a directory; give a file name")
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))     # write the target, keep the link
-    if not path.parent.is_dir():
-        if not make_dirs:
-            raise FileNotFoundError(f"cannot write {path}: the directory {path.parent} "
-                                    f"does not exist; create it first")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_orphans(path)
-    try:
-        mode_bits = os.stat(path).st_mode & 0o7777
-    except OSError:
-        mode_bits = None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                     0o666)
-    except OSError as e:
-        raise _named(e, path) from None
-    try:
-        if mode_bits is not None:
-            os.chmod(tmp, mode_bits)
-        if mode == "w":
-            fh = os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
-        else:
-            fh = os.fdopen(fd, "wb")
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    path = _destination(Path(path), kind, make_dirs)
+    tmp, fh = _open_temporary(path, mode, encoding, newline)
     try:
         with fh:
             yield fh

@@ -244,6 +244,44 @@ def _add_cv_parser(sub):
     c.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
+def _add_describe_parsers(sub):
+    """predict, info and solvers."""
+    pr = sub.add_parser("predict", help="predict with a model file (also LIBLINEAR's "
+                                        "order: [-b 1] [-q] TEST MODEL OUTPUT)",
+                        description="Print one prediction per line (original label "
+                                    "values for classifiers), or write them to OUTPUT "
+                                    "and print the accuracy, as LIBLINEAR's predict does. "
+                                    "LIBLINEAR's order, 'predict [-b 1] [-q] TEST MODEL "
+                                    "OUTPUT', is recognised by content (the second file "
+                                    "is the model). Features the training file never had "
+                                    "are ignored.")
+    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model, "
+                    "or a LIBLINEAR text model (train, or LIBLINEAR itself)")
+    pr.add_argument("data", metavar="DATA", help="LIBSVM file")
+    pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
+                    help="write the predictions here, one per line, and print the "
+                         "accuracy (classification) or mean squared error instead")
+    pr.add_argument("--proba", action="store_true",
+                    help="logistic models: a header 'labels L1 L2 ...', then per sample "
+                         "the predicted label and the probability of each class "
+                         "(LIBLINEAR's -b 1)")
+    pr.add_argument("--json", action="store_true",
+                    help="end with a JSON line: n and accuracy or rmse")
+
+    i = sub.add_parser("info", help="describe a LIBSVM file")
+    i.add_argument("data", metavar="DATA", help="LIBSVM file")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
+                       description="Without NAME: every solver, what it needs of the loss "
+                                   "and the penalty, and whether it runs on Dask. With NAME: "
+                                   "the keys --option accepts for it, their defaults, what "
+                                   "each takes and what it means.")
+    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="primaldual",
@@ -289,40 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--quiet", action="store_true",
                    help="no progress bar and no notes on stderr")
 
-    pr = sub.add_parser("predict", help="predict with a model file (also LIBLINEAR's "
-                                        "order: [-b 1] [-q] TEST MODEL OUTPUT)",
-                        description="Print one prediction per line (original label "
-                                    "values for classifiers), or write them to OUTPUT "
-                                    "and print the accuracy, as LIBLINEAR's predict does. "
-                                    "LIBLINEAR's order, 'predict [-b 1] [-q] TEST MODEL "
-                                    "OUTPUT', is recognised by content (the second file "
-                                    "is the model). Features the training file never had "
-                                    "are ignored.")
-    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model, "
-                    "or a LIBLINEAR text model (train, or LIBLINEAR itself)")
-    pr.add_argument("data", metavar="DATA", help="LIBSVM file")
-    pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
-                    help="write the predictions here, one per line, and print the "
-                         "accuracy (classification) or mean squared error instead")
-    pr.add_argument("--proba", action="store_true",
-                    help="logistic models: a header 'labels L1 L2 ...', then per sample "
-                         "the predicted label and the probability of each class "
-                         "(LIBLINEAR's -b 1)")
-    pr.add_argument("--json", action="store_true",
-                    help="end with a JSON line: n and accuracy or rmse")
-
-    i = sub.add_parser("info", help="describe a LIBSVM file")
-    i.add_argument("data", metavar="DATA", help="LIBSVM file")
-    i.add_argument("--json", action="store_true", help="print one JSON object")
-
-    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
-                       description="Without NAME: every solver, what it needs of the loss "
-                                   "and the penalty, and whether it runs on Dask. With NAME: "
-                                   "the keys --option accepts for it, their defaults, what "
-                                   "each takes and what it means.")
-    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-
+    _add_describe_parsers(sub)
     _add_cv_parser(sub)
 
     sub.add_parser("train", help="LIBLINEAR's train: its flags (-s -c -p -e -B -wi -v -C "
