@@ -277,7 +277,7 @@ def _check_model(m: LinearModel, where, validate_loss=True):
 
 
 def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=False,
-               feature_index_base=None):
+               feature_index_base=None, validate_loss=True):
     """Write a fitted model to ``path`` (``.npz``), atomically and without pickle.
 
     Parameters
@@ -297,6 +297,9 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
     feature_index_base : {0, 1} or None
         The index base of the LIBSVM file the model was trained on, for
         ``primaldual predict`` (None: not recorded).
+    validate_loss : bool
+        Check the loss name against the loss registry (the command line has
+        checked it already and skips the registry's import).
 
     Returns the :class:`pathlib.Path` written.
     """
@@ -307,7 +310,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
-    _check_model(m, f"cannot save model to {path}")
+    _check_model(m, f"cannot save model to {path}", validate_loss)
     scaled = m.column_scale is not None
     payload = {
         "format_version": np.array(SCALED_FORMAT_VERSION if scaled else FORMAT_VERSION,

@@ -88,7 +88,8 @@ def save_model_file(req, fitted, data):
     LIBLINEAR's text format (``train``); returns the path written."""
     model = model_of(req, fitted, data)
     if req.model_format != "liblinear":
-        return lazy_attr("primaldual.model_io", "save_model")(model, req.model)
+        return lazy_attr("primaldual.model_io", "save_model")(model, req.model,
+                                                              validate_loss=False)
     ll = lazy_module("primaldual.liblinear_format")
     text = ll.from_linear_model(model, req.solver_type, label_order=fitted.label_order)
     if req.bias is not None and req.bias == 0:       # -B 0: the bias feature stays
