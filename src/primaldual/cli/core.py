@@ -33,6 +33,10 @@ from .prepare import (check_test_labels, class_weights, classes_of,
                       with_bias)
 
 
+#: losses that train every class in one problem (labels 0..K-1, a (d, K) weight matrix)
+MULTICLASS_LOSSES = ("crammer_singer", "multinomial")
+
+
 @dataclass
 class Fitted:
     """The outcome of a fit: one problem, or one per class (one-vs-rest)."""
@@ -97,12 +101,19 @@ def fit_model(req, data, *, quiet_labels=False, warm=None) -> Fitted:
                                      w0=w0))
             lams.append(lam)
             totals.append(W)
-    pairs = [split_bias(r.coef, req.bias) for r in results]
+    if req.loss_name in MULTICLASS_LOSSES:          # one problem, one row per class
+        full = np.asarray(results[0].coef, dtype=np.float64)
+        full = full.T if full.shape[0] == Xb.shape[1] else full
+        pairs = [split_bias(row, req.bias) for row in full]
+    else:
+        pairs = [split_bias(r.coef, req.bias) for r in results]
     kind = "classifier" if req.classification else "regressor"
     return Fitted(kind=kind, classes=classes,
                   coef=np.vstack([c for c, _ in pairs]),
                   intercept=np.array([b for _, b in pairs]), results=results,
-                  labels=[p.label for p in problems], lams=lams, weight_totals=totals,
+                  labels=(list(classes) if req.loss_name in MULTICLASS_LOSSES
+                          else [p.label for p in problems]),
+                  lams=lams, weight_totals=totals,
                   n=int(data.X.shape[0]), d=int(data.X.shape[1]), nnz=data.nnz,
                   time_s=time.perf_counter() - t0, storage=data.storage,
                   label_order=(None if classes is None
@@ -119,6 +130,9 @@ def plan(req, data, quiet_labels=False):
         check_test_labels(req, classes, data.yt_raw)
     cw = class_weights(req, classes)
     per_class = None if not cw else weight_of_class(data.y_raw, classes, cw)
+    if req.loss_name in MULTICLASS_LOSSES:        # y in 0..K-1, one problem
+        y = np.searchsorted(classes, data.y_raw).astype(np.float64)
+        return [Problem(None, y, per_class)], classes
     if classes.size == 2:
         if not quiet_labels:
             note(req, f"labels of {req.train}: {format_label(classes[0])} -> -1, "

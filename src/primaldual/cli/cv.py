@@ -15,16 +15,13 @@ from .output import format_label, note
 from .prepare import class_weights, classes_of, read_training_data
 
 
-def cmd_cv(req) -> int:
-    """k-fold cross-validation over one lam or a warm-started decreasing grid."""
+def _setup(req, X, y):
+    """``(base, splitter, grid_est, c, metric, fold_weight)``: the estimator of
+    every fit, the folds, the grid's estimator, the sample weights, the score,
+    and the training weight W of a fold (as its fit weighs it)."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    data = read_training_data(req)                                   # read
-    X, y = data.X, data.y_raw
     n = X.shape[0]
-    if req.folds > n:                                                # check
-        raise ValueError(f"--folds {req.folds} is larger than the {n} samples of "
-                         f"{req.train}")
     common = dict(loss=req.loss_name, l1=req.l1, loss_params=req.solve_loss_params,
                   tol=req.tol, max_iter=req.max_epochs,
                   fit_intercept=req.bias is not None,
@@ -32,32 +29,38 @@ def cmd_cv(req) -> int:
                   random_state=req.seed, solver=req.solver,
                   solver_options=dict(req.options) or None)
     grid_kw = {k: v for k, v in common.items() if k != "tol"}
-    if req.classification:
-        classes = classes_of(y, req.loss_name, req.train)
-        cw = class_weights(req, classes)
-        counts = np.unique(y, return_counts=True)[1]
-        if counts.min() < req.folds:
-            cl = classes[int(np.argmin(counts))]
-            raise ValueError(f"class {format_label(cl)} has {counts.min()} samples, fewer "
-                             f"than --folds {req.folds}; lower --folds")
-        base = LinearClassifier(class_weight=cw, n_jobs=req.jobs, **common)
-        splitter = StratifiedKFold(req.folds, shuffle=True, random_state=req.seed)
-        grid_est = LinearClassifierCV(class_weight=cw, n_alphas=req.n_lams,
-                                      eps=req.lam_ratio, **grid_kw)
-        c = combined_weights(y, classes, np.ones(n), cw)
-        metric = "accuracy"
+    if not req.classification:
+        return (LinearRegressor(**common), KFold(req.folds, shuffle=True,
+                                                 random_state=req.seed),
+                LinearRegressorCV(n_alphas=req.n_lams, eps=req.lam_ratio, **grid_kw),
+                np.ones(n), "mse", lambda tr: float(tr.size))
+    classes = classes_of(y, req.loss_name, req.train)
+    cw = class_weights(req, classes)
+    counts = np.unique(y, return_counts=True)[1]
+    if counts.min() < req.folds:
+        cl = classes[int(np.argmin(counts))]
+        raise ValueError(f"class {format_label(cl)} has {counts.min()} samples, fewer "
+                         f"than --folds {req.folds}; lower --folds")
 
-        def fold_weight(tr):           # W of a fold's training rows, weighted as its fit
-            return float(np.sum(combined_weights(y[tr], classes, np.ones(tr.size), cw)))
-    else:
-        base = LinearRegressor(**common)
-        splitter = KFold(req.folds, shuffle=True, random_state=req.seed)
-        grid_est = LinearRegressorCV(n_alphas=req.n_lams, eps=req.lam_ratio, **grid_kw)
-        c = np.ones(n)
-        metric = "mse"
+    def fold_weight(tr):           # W of a fold's training rows, weighted as its fit
+        return float(np.sum(combined_weights(y[tr], classes, np.ones(tr.size), cw)))
 
-        def fold_weight(tr):
-            return float(tr.size)
+    return (LinearClassifier(class_weight=cw, n_jobs=req.jobs, **common),
+            StratifiedKFold(req.folds, shuffle=True, random_state=req.seed),
+            LinearClassifierCV(class_weight=cw, n_alphas=req.n_lams, eps=req.lam_ratio,
+                               **grid_kw),
+            combined_weights(y, classes, np.ones(n), cw), "accuracy", fold_weight)
+
+
+def cmd_cv(req) -> int:
+    """k-fold cross-validation over one lam or a warm-started decreasing grid."""
+    data = read_training_data(req)                                   # read
+    X, y = data.X, data.y_raw
+    n = X.shape[0]
+    if req.folds > n:                                                # check
+        raise ValueError(f"--folds {req.folds} is larger than the {n} samples of "
+                         f"{req.train}")
+    base, splitter, grid_est, c, metric, fold_weight = _setup(req, X, y)
     W = float(np.sum(c))
     if req.Cs is not None:           # LIBLINEAR's C: each fold's lam is 1/(C W_fold)
         lams = [1.0 / (C * W) for C in req.Cs]
