@@ -9,13 +9,12 @@ Public API (docs/conventions.md §4-§5)::
     primaldual.save_model / load_model                     .npz model files
     primaldual.datasets                                    LIBSVM registry, synthetic sets
 """
-
-from ._util.interrupts import import_atomically
+import importlib
 
 __version__ = "0.1.0"
 
 # Every public name is loaded on first use, so that ``import primaldual`` costs
-# little more than numpy (scipy, numba and the compiled kernels load with the
+# next to nothing (numpy, scipy, numba and the compiled kernels load with the
 # first name that needs them; scikit-learn only with the estimators).
 _LAZY = {
     "solve": "primaldual.solvers",
@@ -44,7 +43,10 @@ _LAZY = {
 def __getattr__(name):
     if name in _LAZY:
         # all or nothing: a Ctrl-C while Numba loads leaves no half-imported module
-        mod = import_atomically(_LAZY[name])
+        # (primaldual._util.interrupts.import_atomically; by name, so that
+        # ``import primaldual`` itself loads nothing, numpy included)
+        atomic = importlib.import_module("primaldual._util.interrupts").import_atomically
+        mod = atomic(_LAZY[name])
         value = mod if mod.__name__.endswith("." + name) else getattr(mod, name)
         globals()[name] = value
         return value

@@ -72,6 +72,12 @@ class WriteError(OSError):
     """A write failed; the message names the destination (``errno`` is kept)."""
 
 
+def _is_write_error(err) -> bool:
+    """A raw system error of a write (ENOSPC, EIO, ...), not an exception of the
+    caller's own (a DownloadError, a checksum refusal) that passes through as is."""
+    return type(err) is OSError and err.errno is not None
+
+
 def _named(err, path):
     if isinstance(err, WriteError):
         return err
@@ -104,6 +110,8 @@ def _through(path, mode, encoding, newline):
             yield fh
             fh.flush()
         except OSError as e:
+            if not _is_write_error(e):
+                raise
             raise _named(e, "standard output") from None
         return
     try:
@@ -116,6 +124,8 @@ def _through(path, mode, encoding, newline):
             yield fh
             fh.flush()
     except OSError as e:
+        if not _is_write_error(e):
+            raise
         raise _named(e, path) from None
 
 
@@ -213,6 +223,8 @@ def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True,
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if not _is_write_error(e):
+            raise
         raise _named(e, path) from None
     except BaseException:
         with contextlib.suppress(OSError):

@@ -132,7 +132,7 @@ def _run(argv) -> int:
         if _interrupted(e):
             print(f"primaldual {command}: interrupted", file=sys.stderr)
             return 130
-        if isinstance(e, (ImportError, SystemError)):
+        if isinstance(e, (ImportError, SystemError)) and not isinstance(e, MissingExtraError):
             raise
         print(f"primaldual {command}: error: {e}", file=sys.stderr)
         return 1
