@@ -148,7 +148,10 @@ def liblinear_argv(argv):
             out.extend(argv[i:])
             break
         m = _LIBLINEAR_WEIGHT.match(tok)
-        if m and i + 1 < len(argv):
+        if m and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
+            raise ValueError(f"{tok} needs a weight after it (LIBLINEAR's -wLABEL W, e.g. "
+                             f"{tok} 5), got {argv[i + 1] if i + 1 < len(argv) else 'nothing'}")
+        if m:
             out.append(f"--class-weight={m.group(1)}:{argv[i + 1]}")
             i += 2
             continue
