@@ -18,8 +18,9 @@ Steps, each a new Python process (the median of ``--repeats`` interleaved runs):
 * with ``--baseline DIR``: the same first fits with another source tree (e.g.
   ``git archive main src | tar -x -C DIR``), interleaved, as ratios.
 
-Writes benchmarks/results/first_fit.md (the command line: bench_startup.py).  The machine may be loaded by other
-work: compare the rows with the floor measured in the same run.
+Writes benchmarks/results/first_fit.md (the command line: bench_startup.py).
+The machine may be loaded by other work: compare the rows with the floor
+measured in the same run.
 """
 from __future__ import annotations
 
@@ -144,7 +145,7 @@ def main(argv=None):
     load_after = os.getloadavg()
     med = statistics.median
     lines = ["# Start-up", "",
-             f"Written by `python benchmarks/bench_startup.py`: each step a fresh process, "
+             f"Written by `python benchmarks/bench_first_fit.py`: each step a fresh process, "
              f"the median of {args.repeats} interleaved runs. The machine was loaded by other "
              f"work (2 shared cores): compare each row with the floor (`python -c pass`, "
              f"`import numpy`) measured in the same run, not with quiet absolute numbers. "
