@@ -88,14 +88,6 @@ class LinearModel:
     def n_features(self) -> int:
         return int(self.coef.shape[1])
 
-    @property
-    def liblinear(self):
-        """The LIBLINEAR solver type (``SolverType``) of a model read from a
-        LIBLINEAR file, else None."""
-        if self.liblinear_solver_type is None:
-            return None
-        return liblinear_format.SOLVER_TYPES[self.liblinear_solver_type]
-
     def folded(self):
         """``(coef, intercept)`` acting on the raw columns: the column scaling
         folded in (``(x s + o) . w + b = x . (s w) + (o . w + b)``)."""

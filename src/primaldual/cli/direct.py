@@ -128,12 +128,21 @@ def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None):
     when it does not reach ``tol`` within :data:`MAX_ITERATIONS` steps.  BLAS
     runs on one thread: on products this small, more threads only wait for
     each other (40x slower on a loaded 2-core machine)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:                     # pragma: no cover (scikit-learn needs it)
+    global _BLAS
+    if _BLAS is None:
+        try:
+            from threadpoolctl import ThreadpoolController
+            _BLAS = ThreadpoolController()
+        except ImportError:                 # pragma: no cover (scikit-learn needs it)
+            _BLAS = False
+    if not _BLAS:
         return _newton(X, y, loss, lam, tol, sample_weight, w0)
-    with threadpool_limits(1, user_api="blas"):
+    with _BLAS.limit(limits=1, user_api="blas"):
         return _newton(X, y, loss, lam, tol, sample_weight, w0)
+
+
+#: the BLAS libraries' thread controller, found once per process
+_BLAS = None
 
 
 def _newton(X, y, loss, lam, tol, sample_weight, w0):
