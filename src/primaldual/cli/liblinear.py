@@ -213,15 +213,14 @@ def liblinear_predict_request(argv):
 
 def cmd_train(req) -> int:
     """Train (or cross-validate, or search C) as LIBLINEAR's ``train`` does."""
-    if req.find_c:
-        return lazy_attr("primaldual.cli.crossval", "find_c")(req)
-    if req.folds:
-        return lazy_attr("primaldual.cli.crossval", "liblinear_cv")(req)
-    prepare = lazy_module("primaldual.cli.prepare")
-    core = lazy_module("primaldual.cli.core")
-    data = prepare.read_training_data(req)
     try:
-        fitted = core.fit_model(req, data, quiet_labels=True)
+        if req.find_c:
+            return lazy_attr("primaldual.cli.crossval", "find_c")(req)
+        if req.folds:
+            return lazy_attr("primaldual.cli.crossval", "liblinear_cv")(req)
+        prepare = lazy_module("primaldual.cli.prepare")
+        data = prepare.read_training_data(req)
+        fitted = lazy_attr("primaldual.cli.core", "fit_model")(req, data, quiet_labels=True)
     except ValueError as e:
         if req.penalty != "l1" or "lam" not in str(e):
             raise

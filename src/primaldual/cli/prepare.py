@@ -9,6 +9,7 @@ here trains.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -160,7 +161,7 @@ def class_weights(req, classes):
         if label not in known:
             if req.command == "train":          # LIBLINEAR warns and goes on
                 print(f"WARNING: class label {format_label(label)} specified in weight "
-                      f"is not found", flush=True)
+                      f"is not found", file=sys.stderr)
                 continue
             raise ValueError(f"--class-weight names label {format_label(label)}, which "
                              f"does not occur in {req.train} (labels "
