@@ -266,3 +266,20 @@ def test_regression_type_13(capsys, tmp_path):
     code, out, err = run(capsys, "predict", path, model, tmp_path / "o.txt")
     assert code == 0 and out.startswith("Mean squared error = ")
     assert "Squared correlation coefficient = " in out
+
+
+def test_weight_of_an_absent_label_warns_as_liblinear(data, capsys, tmp_path):
+    code, out, err = run(capsys, "train", "-w7", "2", "-q", data / "data_file",
+                         tmp_path / "m.model")
+    assert code == 0 and "WARNING: class label 7 specified in weight is not found" in err
+    assert out == ""                                  # -q: no solver line
+
+
+def test_bias_zero_keeps_liblinears_bias_feature(data, capsys, tmp_path):
+    """-B 0: a bias feature of value 0 (its weight stays 0), as LIBLINEAR writes it."""
+    model = tmp_path / "m.model"
+    assert run(capsys, "train", "-B", "0", data / "data_file", model)[0] == 0
+    m = read_liblinear(model)
+    assert m.bias == 0 and m.w.shape == (14, 1) and m.w[13, 0] == 0
+    code, out, err = run(capsys, "predict", data / "test_file", model, tmp_path / "o")
+    assert code == 0 and accuracy_line(out)[2] == 270
