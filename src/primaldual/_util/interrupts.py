@@ -20,22 +20,22 @@ than the main one (only the main thread receives Python signal handlers).
 Imports are the other unsafe moment: a KeyboardInterrupt inside an import
 leaves the modules it had started half-initialized in ``sys.modules`` (Numba's
 first load then fails for the rest of the process: "partially initialized
-module 'numba.core.types'").  :func:`import_atomically` holds a Ctrl-C back
-until the import has finished and raises it then; an import that fails
-anyway takes every module it added out of ``sys.modules``, so the next
-attempt starts clean.
+module 'numba.core.types'").  :func:`primaldual._util.lazy.lazy_module` holds a
+Ctrl-C back until the import has finished (:func:`sigint_held`) and raises it
+then; an import that fails anyway takes every module it added out of
+``sys.modules`` (:func:`forget_new_modules`), so the next attempt starts clean.
 """
 from __future__ import annotations
 
 import contextlib
-import importlib
 import importlib.machinery
 import math
 import signal
 import sys
 import threading
 
-__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag", "import_atomically"]
+__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag", "sigint_held",
+           "forget_new_modules"]
 
 
 class InterruptFlag:
@@ -121,39 +121,12 @@ def sigint_as_flag(flag: InterruptFlag | None = None):
             signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-_IMPORT_LOCK = threading.RLock()
-
-
-def import_atomically(name: str):
-    """``importlib.import_module(name)``, all or nothing.
-
-    In the main thread, with Python's default SIGINT handler in place, a
-    Ctrl-C during the import is held back and raised as KeyboardInterrupt once
-    the import has completed.  If the import raises (any exception, a
-    KeyboardInterrupt included), every module it added to ``sys.modules`` is
-    removed again (compiled extensions, which cannot load twice, stay), so
-    that importing ``name`` later starts from a clean state.
-    """
-    if name in sys.modules:
-        return sys.modules[name]
-    with _IMPORT_LOCK:
-        before = set(sys.modules)
-        try:
-            with _sigint_held() as held:
-                module = importlib.import_module(name)
-        except BaseException:
-            _forget(set(sys.modules) - before)
-            raise
-        if held.is_set():
-            raise KeyboardInterrupt
-        return module
-
-
-def _forget(names):
-    """Take the Python modules ``names`` out of ``sys.modules``.  Compiled
-    extension modules stay: they cannot be loaded twice in a process, and
-    they hold no half-initialized Python module."""
-    for key in names:
+def forget_new_modules(before):
+    """Take the Python modules added to ``sys.modules`` since ``before`` (a set
+    of names) out again, after an import that failed.  Compiled extension
+    modules stay: they cannot be loaded twice in a process, and they hold no
+    half-initialized Python module."""
+    for key in set(sys.modules) - before:
         spec = getattr(sys.modules.get(key), "__spec__", None)
         if isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader):
             continue
@@ -161,9 +134,10 @@ def _forget(names):
 
 
 @contextlib.contextmanager
-def _sigint_held():
-    """SIGINT sets the yielded flag instead of raising (main thread, default
-    handler only; elsewhere nothing changes)."""
+def sigint_held():
+    """While the block runs, SIGINT sets the yielded flag instead of raising
+    (main thread, default handler only; elsewhere nothing changes); the
+    caller raises KeyboardInterrupt after the block when the flag is set."""
     flag = InterruptFlag()
     installed = False
     try:
