@@ -35,7 +35,7 @@ __all__ = ["AUTO_CANDIDATES", "candidates", "resolve_solver", "predicted_seconds
            "resolve_distributed_solver", "option_classes", "threaded_solvers"]
 
 #: the methods ``solver="auto"`` runs, in the fallback order after the rule's pick
-AUTO_CANDIDATES = ("sdca", "newton", "ipm")
+AUTO_CANDIDATES = ("sdca", "newton", "ipm", "l1cd")
 
 #: auto puts Newton first when the conditioning ratio mean_i ||x_i||^2 / (lam gamma n)
 #: reaches this value on dense data whose Hessian is formed through BLAS (d <= 300),
@@ -153,6 +153,8 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
     * ``ipm`` for the hinge with ``l1 = 0`` when :func:`row_norm_ratio` is at
       least 10 on dense data (50 on sparse data) and an iteration is
       affordable (:func:`ipm_pays`);
+    * ``l1cd`` (:mod:`primaldual.solvers.sparse`) for ``l1 > 0`` with a smooth
+      loss, ``lam = 0`` included; ``spdc`` for ``lam = 0`` with a non-smooth loss;
     * ``sdca`` otherwise.
 
     With ``n_jobs = k > 1`` each threshold is multiplied by SDCA's predicted
@@ -162,6 +164,11 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
     if solver != "auto":
         return solver
     loss = problem.loss
+    if problem.l1 > 0 and loss.smooth and "l1cd" in SOLVERS \
+            and accepts_options("l1cd", options):
+        return "l1cd"           # sparse models, lam >= 0 (docs/sparse-models.md)
+    if problem.lam == 0:
+        return "spdc"           # pure L1 with a non-smooth loss
     if "newton" in SOLVERS and loss.generalized_hessian and problem.l1 == 0 \
             and problem.lam > 0:
         ratio = conditioning_ratio(problem)
