@@ -410,6 +410,11 @@ class Solver(abc.ABC):
     def set_state(self, meta, arrays):
         """Restore what :meth:`get_state` returned."""
 
+    def result_extras(self) -> dict:
+        """Solver-specific entries of ``SolveResult.extras`` (e.g. ``stall``: why
+        a run stopped with stop_reason ``"stalled"``)."""
+        return {}
+
     def trace_extras(self) -> dict:
         return {}
 
@@ -701,7 +706,7 @@ class Solver(abc.ABC):
         state = self.export_state(trace, elapsed)
         rec = trace[-1]
         prob = self.problem
-        extras = {}
+        extras = dict(self.result_extras())
         if rec["rel_gap"] > self.tol and best.better_than(cert):
             # stopped unconverged: return the best certified pair seen, not a worse later one
             cert = best.cert
