@@ -32,7 +32,7 @@ import scipy.linalg.lapack
 
 from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, number
-from .newton import _serial_blas_enter, _serial_blas_exit
+from ._blas import serial_blas_enter, serial_blas_exit
 
 #: CSR input is copied to a dense array for forming M when it has at most this
 #: many entries (n d) and at least this density: BLAS then forms M several times
@@ -362,12 +362,12 @@ class IPMSolver(Solver):
     def run(self):
         # BLAS (forming M, the Cholesky factorization) on one thread for the whole
         # run: a serial solver; several BLAS threads on a busy machine were measured
-        # 10-100x slower on these sizes (primaldual.solvers.newton)
-        _serial_blas_enter()
+        # 10-100x slower on these sizes (primaldual.solvers._blas)
+        serial_blas_enter()
         try:
             return super().run()
         finally:
-            _serial_blas_exit()
+            serial_blas_exit()
 
     # -------------------------------------------------------- certificate
     def dual_point(self):
