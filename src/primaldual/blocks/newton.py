@@ -28,13 +28,14 @@ every partition in the same state.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point, row_nnz_squares)
 from ..kernels.objective import weighted_sum
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
-           "explicit_hessian_pays", "contiguous_partitions", "dot"]
+           "explicit_hessian_pays", "contiguous_partitions", "dot", "normal_equations"]
 
 #: hessian="auto" forms H explicitly when d is at most this ...
 EXPLICIT_MAX_D = 2000
@@ -74,6 +75,25 @@ def contiguous_partitions(n, K):
     sizes differ by at most one (as the distributed engines split them)."""
     sizes = np.array([len(a) for a in np.array_split(np.arange(n), K)], np.int64)
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def normal_equations(problem):
+    """``w = (X^T C X / W + lam I)^{-1} X^T C y / W`` for dense rows (the squared
+    loss's optimum): BLAS and a Cholesky factorization of the system scaled to
+    unit diagonal; zeros when it cannot be factored (the caller iterates)."""
+    X = np.asarray(problem.rows.X)
+    c = problem.sample_weight / problem.W
+    Xs = X * np.sqrt(c)[:, None]
+    H = Xs.T @ Xs
+    H[np.diag_indices_from(H)] += problem.lam
+    scale = 1.0 / np.sqrt(np.diag(H))
+    try:
+        cf = scipy.linalg.cho_factor(H * scale[:, None] * scale[None, :], check_finite=False)
+        w = scale * scipy.linalg.cho_solve(cf, scale * (X.T @ (c * problem.y)),
+                                           check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):
+        return np.zeros(problem.d)
+    return w if np.isfinite(w).all() else np.zeros(problem.d)
 
 
 def add_pairs(parts):
