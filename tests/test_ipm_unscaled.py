@@ -155,3 +155,12 @@ def test_l1_regression_certifies_real_sets_as_given(name, loss):
     X = X.toarray()
     r = primaldual.solve(X, y, loss=loss, lam=1.0 / X.shape[0], solver="ipm", tol=1e-6)
     assert r.converged and r.stop_reason == "converged" and r.n_epochs < 60
+
+
+def test_auto_sends_unscaled_l1_regression_to_the_ipm():
+    from primaldual.solvers import resolve_solver
+    X, y = _cpu_like(n=2000, d=8, seed=3)
+    for loss in ("absolute", "epsilon_insensitive"):
+        assert resolve_solver("auto", Problem(X, y, loss=loss, lam=1.0 / 2000)) == "ipm"
+        Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+        assert resolve_solver("auto", Problem(Xn, y, loss=loss, lam=1e-2)) == "sdca"

@@ -63,7 +63,9 @@ def conditioning_ratio(problem: Problem) -> float:
     return mean_sq * problem.loss.smoothness / (problem.lam * problem.n)
 
 
-#: auto picks the interior-point method for the hinge when the row-norm ratio
+#: the losses auto sends to the IPM in that regime (not smooth: no Newton)
+IPM_LOSSES = ("hinge", "absolute", "epsilon_insensitive")
+#: auto picks the interior-point method for them when the row-norm ratio
 #: mean_i ||x_i||^2 / (lam n) reaches this value on dense data,
 IPM_RATIO_DENSE = 10.0
 #: this value on sparse (CSR) data, where SDCA's epochs are cheap,
@@ -116,7 +118,9 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
     * 30 when Newton runs on Hessian-vector products (larger ``d``);
 
     ``ipm`` (the interior-point method on the box dual,
-    :mod:`primaldual.solvers.ipm`) for the ``hinge`` with ``l1 = 0`` when
+    :mod:`primaldual.solvers.ipm`) for the ``hinge`` and the L1 regression
+    losses (``absolute``, ``epsilon_insensitive``: Lipschitz, with SDCA's same
+    ``R^2 / (lam n eps)`` rate) with ``l1 = 0`` when
     :func:`row_norm_ratio` is at least 10 on dense data (50 on sparse data)
     and an iteration is affordable (:func:`ipm_pays`: ``min(n, d) <= 2000``,
     at most 1000 passes' worth of flops).  SDCA on the hinge needs about
@@ -155,7 +159,7 @@ def resolve_solver(solver: str, problem: Problem, options=None, n_jobs=1) -> str
         if ratio >= limit * _sdca_speedup(problem, n_jobs) \
                 and _accepts_options("newton", options):
             return "newton"
-    if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
+    if "ipm" in SOLVERS and loss.name in IPM_LOSSES and problem.l1 == 0 and problem.lam > 0:
         limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
         ratio = row_norm_ratio(problem)
         # an overflowing row norm (ratio inf) stays with SDCA, which warns and
