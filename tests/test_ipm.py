@@ -84,7 +84,12 @@ def test_newton_direction_equals_a_direct_solve():
             r_w, rho = rng.standard_normal(d), rng.standard_normal(n)
             A = lam * np.eye(d) + X.T @ (E[:, None] * X)
             b = X.T @ rho - r_w
-            dw = s._reduced_solver(E)(r_w, rho)
+            dw, dg = s._reduced_solver(E)(r_w, rho)
+            if dg is not None:      # the kernel form's dg: (X X^T / lam + 1/E) dg = rho/E + X r_w/lam
+                A2 = X @ X.T / lam + np.diag(1.0 / E)
+                b2 = rho / E + X @ r_w / lam
+                assert np.linalg.norm(A2 @ dg - b2) <= 1e-13 * np.linalg.norm(A2, 2) \
+                    * np.linalg.norm(dg) + 1e-13 * np.linalg.norm(b2)
             assert np.linalg.norm(A @ dw - b) <= 1e-13 * np.linalg.norm(A, 2) \
                 * np.linalg.norm(dw) + 1e-13 * np.linalg.norm(b)
             if n > d:

@@ -189,7 +189,9 @@ class IPMSolver(Solver):
                 "(e.g. --normalize, StandardScaler) or use solver='sdca'")
         self.eta = float(self.opts.step_fraction)
         self.u = prob.sample_weight / prob.W
-        self.sig, self.b, self.qd = _blocks(prob)
+        self.sig, self.b, self.qd, self.lo, self.hi = _blocks(prob, self.u)
+        # the closest p may come to its lower bound: 1e-300 above 0, a rounding inside -u
+        self._inner_lo = np.where(self.lo == 0.0, 1e-300, self.lo * (1.0 - 1e-16))
         self.use_kernel = prob.n < prob.d
         self._kernel = None
         # CSR data dense enough for BLAS to form M faster is densified once (a copy)
@@ -203,12 +205,10 @@ class IPMSolver(Solver):
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
         prob = self.problem
-        K = self.sig.shape[0]
         self.w, alpha = self._warm_pair(warm_start)
-        if alpha is None:
-            self.p = np.repeat(0.5 * self.u[None, :], K, axis=0)
-        else:
-            self.p = self.u * (0.01 + 0.98 * _split(alpha, prob.y, K))
+        frac = 0.5 if alpha is None else \
+            0.01 + 0.98 * _box_fraction(alpha, prob.y, prob.loss.name)
+        self.p = self.lo + (self.hi - self.lo) * frac
         self.s = 1.0 + np.abs(self.b)
         self.t = self.s.copy()
         self.n_iter = 0
@@ -261,7 +261,8 @@ class IPMSolver(Solver):
         return np.asarray(self._XT @ v, dtype=np.float64).ravel()
 
     def _reduced_solver(self, E):
-        """``solve(r_w, rho) -> dw`` for ``(lam I + X^T E X) dw = -r_w + X^T rho``."""
+        """``solve(r_w, rho) -> (dw, dg)`` for ``(lam I + X^T E X) dw = -r_w + X^T rho``
+        (``dg = rho - E X dw``: None where the solver does not have it directly)."""
         lam = self.problem.lam
         if self.use_kernel:
             return self._kernel_solver(E)
@@ -275,7 +276,7 @@ class IPMSolver(Solver):
             dw = scale * _cho_solve(cf, scale * rhs)
             for _ in range(REFINE_STEPS):
                 dw = dw + scale * _cho_solve(cf, scale * (rhs - apply(dw)))
-            return dw
+            return dw, None
         return solve
 
     def _factor_normal(self, E):
@@ -313,39 +314,41 @@ class IPMSolver(Solver):
             dg = _cho_solve(cf, rhs)
             for _ in range(REFINE_STEPS):
                 dg = dg + _cho_solve(cf, rhs - self._kernel @ dg - dg / E)
-            return (self._xt(dg) - r_w) / lam
+            return (self._xt(dg) - r_w) / lam, dg
         return solve
 
     # ------------------------------------------------------------ updates
     def _iterate(self):
         prob = self.problem
-        sig, p, s, t, u = self.sig, self.p, self.s, self.t, self.u
-        up = u - p
+        sig, p, s, t = self.sig, self.p, self.s, self.t
+        pl, ph = p - self.lo, self.hi - p          # the slacks of the two bounds
         r_w = prob.lam * self.w - self._xt((sig * p).sum(0))
         r = sig * self._x(self.w) + self.b + self.qd * p - s + t
-        mu = (np.sum(s * p) + np.sum(t * up)) / (2 * p.size)
-        D = self.qd + s / p + t / up
+        mu = (np.sum(s * pl) + np.sum(t * ph)) / (2 * p.size)
+        D = self.qd + s / pl + t / ph
         solve = self._reduced_solver((1.0 / D).sum(0))
 
         def direction(rs, rt):
-            h = -r - rs / p + rt / up
-            dw = solve(r_w, (sig * h / D).sum(0))
+            h = -r - rs / pl + rt / ph
+            dw, dg = solve(r_w, (sig * h / D).sum(0))
             dp = (h - sig * self._x(dw)) / D
-            return dw, dp, -(rs + s * dp) / p, -(rt - t * dp) / up
+            if dg is not None:
+                dp = _with_sum(dp, dg, sig, D)
+            return dw, dp, -(rs + s * dp) / pl, -(rt - t * dp) / ph
 
-        dw, dp, ds, dt = direction(s * p, t * up)
-        a = _longest_step(p, up, s, t, dp, ds, dt)
-        mu_aff = (np.sum((s + a * ds) * (p + a * dp))
-                  + np.sum((t + a * dt) * (up - a * dp))) / (2 * p.size)
+        dw, dp, ds, dt = direction(s * pl, t * ph)
+        a = _longest_step(pl, ph, s, t, dp, ds, dt)
+        mu_aff = (np.sum((s + a * ds) * (pl + a * dp))
+                  + np.sum((t + a * dt) * (ph - a * dp))) / (2 * p.size)
         sigma = (mu_aff / mu) ** SIGMA_POWER if mu > 0 else 0.0
-        dw, dp, ds, dt = direction(s * p + ds * dp - sigma * mu, t * up - dt * dp - sigma * mu)
-        a = self.eta * _longest_step(p, up, s, t, dp, ds, dt)
+        dw, dp, ds, dt = direction(s * pl + ds * dp - sigma * mu, t * ph - dt * dp - sigma * mu)
+        a = self.eta * _longest_step(pl, ph, s, t, dp, ds, dt)
         self.last_step = float(a)
         if not (a > MIN_STEP and all(np.isfinite(x).all() for x in (dw, dp, ds, dt))):
             self.stall = "step_collapse"        # no representable progress left
             return
         # rounding may put p on a bound when the step fraction is near 1: keep it interior
-        self.p = np.minimum(np.maximum(p + a * dp, 1e-300), u * (1.0 - 1e-16))
+        self.p = np.minimum(np.maximum(p + a * dp, self._inner_lo), self.hi * (1.0 - 1e-16))
         self.w, self.s, self.t = self.w + a * dw, s + a * ds, t + a * dt
         self.n_iter += 1
 
@@ -399,7 +402,7 @@ class IPMSolver(Solver):
 
     def trace_extras(self):
         p, s, t = self.p, self.s, self.t
-        mu = (np.sum(s * p) + np.sum(t * (self.u - p))) / (2 * p.size)
+        mu = (np.sum(s * (p - self.lo)) + np.sum(t * (self.hi - p))) / (2 * p.size)
         return {"iterations": int(self.n_iter), "mu": float(mu), "step": self.last_step}
 
     def result_extras(self):
@@ -412,34 +415,56 @@ class IPMSolver(Solver):
         return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
 
 
-def _blocks(prob):
-    """``(sigma, b, Q)``, each ``(K, n)``: the QP's blocks (class docstring)."""
+def _blocks(prob, u):
+    """``(sigma, b, Q, lo, hi)``, each ``(K, n)``: the QP's blocks (class docstring)."""
     n, y = prob.n, prob.y
     name, param = prob.loss.name, prob.loss.param
     if name not in LOSSES:
         raise ValueError(f"solver='ipm' does not support loss={name!r}; it solves "
                          f"{', '.join(LOSSES)}")
+    zeros, box = np.zeros((1, n)), u[None, :]
     if name in ("hinge", "smooth_hinge"):
         gamma = param if name == "smooth_hinge" else 0.0
         return y[None, :].copy(), -np.ones((1, n)), \
-            (gamma * prob.W / prob.sample_weight)[None, :]
-    eps = param if name == "epsilon_insensitive" else 0.0
+            (gamma * prob.W / prob.sample_weight)[None, :], zeros, box
+    if name == "absolute":
+        # one box variable g in [-u, u]: split, p + q would be a free direction
+        # of zero cost wherever a residual is 0 (every row when n <= d)
+        return np.ones((1, n)), -y[None, :].copy(), zeros, -box, box
     sig = np.vstack([np.ones(n), -np.ones(n)])
-    return sig, np.vstack([eps - y, eps + y]), np.zeros((2, n))
+    return sig, np.vstack([param - y, param + y]), np.zeros((2, n)), \
+        np.zeros((2, n)), np.vstack([u, u])
 
 
-def _split(alpha, y, K):
-    """Box fractions ``(K, n)`` in [0, 1] of a dual point: ``alpha y`` for the
-    classification block, ``(alpha^+, alpha^-)`` for the regression pair."""
-    if K == 1:
-        return np.clip(alpha * y, 0.0, 1.0)[None, :]
+def _box_fraction(alpha, y, name):
+    """Where a dual point sits in each block's box, as fractions ``(K, n)`` in
+    [0, 1]: ``alpha y`` (hinge family), ``(alpha + 1) / 2`` (absolute),
+    ``(alpha^+, alpha^-)`` (the epsilon-insensitive pair)."""
     a = np.clip(alpha, -1.0, 1.0)
-    return np.vstack([np.maximum(a, 0.0), np.maximum(-a, 0.0)])
+    if name == "epsilon_insensitive":
+        return np.vstack([np.maximum(a, 0.0), np.maximum(-a, 0.0)])
+    if name == "absolute":
+        return ((a + 1.0) / 2.0)[None, :]
+    return np.clip(alpha * y, 0.0, 1.0)[None, :]
 
 
-def _longest_step(p, up, s, t, dp, ds, dt):
-    """The largest step in (0, 1] keeping ``p, u - p, s, t`` nonnegative."""
-    return min(_max_step(p, dp), _max_step(up, -dp), _max_step(s, ds), _max_step(t, dt))
+def _with_sum(dp, dg, sig, D):
+    """``dp`` made to satisfy ``sum_k sigma_k dp_k = dg`` exactly: where ``D``
+    is small (free variables near the end) ``(h - sigma X dw) / D`` cancels,
+    while ``dg`` from the kernel system does not; the block of largest ``D``
+    keeps its own value and the other takes the rest."""
+    if dp.shape[0] == 1:
+        return (sig[0] * dg)[None, :]
+    keep = D[0] >= D[1]
+    out = dp.copy()
+    out[1] = np.where(keep, sig[1] * (dg - sig[0] * dp[0]), dp[1])
+    out[0] = np.where(keep, dp[0], sig[0] * (dg - sig[1] * dp[1]))
+    return out
+
+
+def _longest_step(pl, ph, s, t, dp, ds, dt):
+    """The largest step in (0, 1] keeping the slacks ``pl, ph`` and ``s, t`` nonnegative."""
+    return min(_max_step(pl, dp), _max_step(ph, -dp), _max_step(s, ds), _max_step(t, dt))
 
 
 def densifies(problem) -> bool:
