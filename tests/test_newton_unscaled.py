@@ -112,3 +112,36 @@ def test_squared_loss_solves_the_normal_equations():
     ref = np.linalg.solve(X.T @ (c[:, None] * X) / W + lam * np.eye(d), X.T @ (c * y) / W)
     np.testing.assert_allclose(r.coef, ref, rtol=1e-7, atol=1e-12 * np.abs(ref).max())
     np.testing.assert_allclose(r.dual_coef, y - X @ r.coef, rtol=1e-12, atol=1e-9)
+
+
+def _with_an_id_column(n=700, seed=4):
+    """Scores 1-10 beside a sample-ID column near 1e6 (breast-cancer's shape)."""
+    rng = np.random.default_rng(seed)
+    S = rng.integers(1, 11, size=(n, 9)).astype(np.float64)
+    ids = np.sort(rng.integers(60_000, 1_400_000, n)).astype(np.float64)
+    y = np.where(S @ rng.uniform(0.2, 1.0, 9) + rng.normal(0, 2, n) > 27, 1.0, -1.0)
+    return np.column_stack([ids, S]), y
+
+
+@pytest.mark.parametrize("gamma", [1.0, 0.1])
+def test_smooth_hinge_from_a_kink_on_an_id_column(gamma):
+    """At w = 0 every margin sits on the smoothed hinge's kink (gamma = 1), where
+    the generalized Hessian is lam I: the first step overshoots by ~1e12 and
+    the line search must shrink t that far instead of giving up."""
+    X, y = _with_an_id_column()
+    kw = dict(loss="smooth_hinge", loss_params={"gamma": gamma}, lam=1.0 / X.shape[0])
+    r = primaldual.solve(X, y, solver="newton", tol=1e-8, **kw)
+    assert r.converged and r.stop_reason == "converged"
+    ref = primaldual.solve(X, y, solver="ipm", tol=1e-10, **kw)
+    assert r.primal == pytest.approx(ref.primal, rel=1e-7)
+
+
+@pytest.mark.realdata
+def test_breast_cancer_as_given_smooth_hinge():
+    from sklearn.datasets import load_svmlight_file
+    from conftest import shared_file
+    X, y = load_svmlight_file(str(shared_file("breast-cancer")))
+    X, y = X.toarray(), np.where(y == y.max(), 1.0, -1.0)
+    r = primaldual.solve(X, y, loss="smooth_hinge", lam=1.0 / X.shape[0], solver="newton",
+                         tol=1e-8)
+    assert r.converged and r.stop_reason == "converged"

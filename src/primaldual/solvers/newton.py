@@ -31,11 +31,12 @@ from ._rounds import is_partitioned
 #: eta0 < eta1 < eta2 < 1 and sigma1 < sigma2 < 1 < sigma3
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
-#: the approximate Wolfe conditions' delta and sigma (Hager & Zhang 2005)
+#: slope evaluations of the 1-D line minimization (t can shrink to 1e-100); the
+#: approximate Wolfe conditions' delta and sigma (Hager & Zhang 2005); the least
+#: relative resolution of f assumed; the unit roundoff
+LINE_MIN_STEPS = 60
 WOLFE_DELTA, WOLFE_SIGMA = 0.1, 0.9
-#: the smallest relative resolution of f assumed, and the unit roundoff
-F_RESOLUTION = 1e-14
-EPS = 2.0 ** -53
+F_RESOLUTION, EPS = 1e-14, 2.0 ** -53
 
 @dataclass(frozen=True)
 class NewtonOptions(CommonOptions):
@@ -168,8 +169,6 @@ class NewtonSolver(Solver):
 
     Options
     -------
-    The fields of :class:`NewtonOptions` (checked when it is built).
-
     cg_tol : float, default 0.1
         ``xi`` of Algorithm 2 (LIBLINEAR's value).
     hessian : {"auto", "explicit", "matvec"}, default "auto"
@@ -347,7 +346,6 @@ class NewtonSolver(Solver):
     def stalled(self):
         return bool(self.stall)
 
-    # ------------------------------------------------------- Hessian parts
     def _form_hessian(self):
         """H = X^T diag(curv) X / W + lam I into self._H (one pass)."""
         H = self.data.hessian()
@@ -362,7 +360,6 @@ class NewtonSolver(Solver):
         hv = self.data.hess_vec(v)
         self.passes += 1
         return hv / prob.W + prob.lam * v
-    # --------------------------------------------------------- subproblem
     def _steihaug(self, g, delta, max_iter):
         """Algorithm 2: CG on H s = -g inside ||s|| <= delta.
 
@@ -478,6 +475,9 @@ class NewtonSolver(Solver):
         to within [0.9 g^T s, -0.8 g^T s]), whose slopes come from the margins
         without cancellation."""
         gs = dot(self.g, s)
+        if not gs < 0.0:                    # not a descent direction: nothing to search
+            self.stall = "line_search"
+            return
         if math.isfinite(f_new):
             t, slope = self._line_min(s)    # X s: the difference of the two slots' margins
         else:
@@ -487,6 +487,8 @@ class NewtonSolver(Solver):
             return
         for k in range(6):
             w_ls = self.w + t * s
+            if np.array_equal(w_ls, self.w):
+                break                       # the step no longer moves w
             f_ls, gdata_ls = self._pass_fg(w_ls, 1 - self.cur)
             self.passes += 1
             if f_ls <= self.f + ETA0 * t * gs or (
@@ -508,16 +510,16 @@ class NewtonSolver(Solver):
         self.g = self.gdata / prob.W + prob.lam * self.w
 
     def _line_min(self, s):
-        """``(t, slope at t)``: argmin over t in [0, 1] of f(w + t s), by
-        safeguarded Newton on the directional derivative; each evaluation is O(n) (margins + t X s, ``X s``
-        the difference of the margins of the current and the trial slot) and,
-        on partitions, one reduction of two scalars."""
+        """``(t, slope at t)``: argmin over t in [0, 1] of f(w + t s) by safeguarded
+        Newton on the slope, shrinking ``t`` 100-fold while no negative slope is
+        known (a step from a generalized Hessian of ``lam I`` at a kink of
+        unscaled data overshoots by 1e12); each slope is O(n), from the margins."""
         prob = self.problem
         W, lam = prob.W, prob.lam
         ws, ss = dot(self.w, s), dot(s, s)
         lo, hi = 0.0, 1.0
         t = 1.0
-        for _ in range(30):
+        for _ in range(LINE_MIN_STEPS):
             s1, s2 = self.data.line_derivatives(t)
             d1 = s1 / W + lam * (ws + t * ss)
             if d1 > 0.0:
@@ -529,8 +531,8 @@ class NewtonSolver(Solver):
             d2 = s2 / W + lam * ss
             tn = t - d1 / d2 if d2 > 0.0 else 0.5 * (lo + hi)
             if not (lo < tn < hi):
-                tn = 0.5 * (lo + hi)
-            if abs(tn - t) <= 1e-10 * max(t, 1e-300) or hi - lo <= 1e-12:
+                tn = 0.5 * (lo + hi) if lo > 0.0 else 0.01 * hi
+            if abs(tn - t) <= 1e-10 * max(t, 1e-300) or hi - lo <= 1e-12 * hi:
                 t = tn
                 break
             t = tn
@@ -553,7 +555,6 @@ class NewtonSolver(Solver):
         self.steps = self.n_iter
         self.feature_accesses = int(self.passes) * self.problem.nnz
 
-    # -------------------------------------------------------- certificate
     def certificate(self):
         """alpha_i = -phi'(x_i . w) at the current point, from its cached pass.
 
@@ -563,10 +564,7 @@ class NewtonSolver(Solver):
         prob = self.problem
         conj, alpha = self.data.dual()
         v = -self.gdata / prob.W
-        if math.isfinite(conj):
-            dual = conj / prob.W - prob.penalty.conjugate(v)
-        else:
-            dual = -np.inf
+        dual = conj / prob.W - prob.penalty.conjugate(v) if math.isfinite(conj) else -np.inf
         return Certificate(w=self.w.copy(), alpha=alpha, primal=float(self.f),
                            dual=float(dual), v=v, margins=self.data.margins())
 
