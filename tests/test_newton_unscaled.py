@@ -145,3 +145,11 @@ def test_breast_cancer_as_given_smooth_hinge():
     r = primaldual.solve(X, y, loss="smooth_hinge", lam=1.0 / X.shape[0], solver="newton",
                          tol=1e-8)
     assert r.converged and r.stop_reason == "converged"
+
+
+def test_normal_equations_read_float32_rows_in_float64():
+    rng = np.random.default_rng(5)
+    X = (rng.standard_normal((3000, 10)) * np.geomspace(1.0, 1e4, 10)).astype(np.float32)
+    y = X.astype(np.float64) @ rng.standard_normal(10) / 1e3 + rng.standard_normal(3000)
+    r = primaldual.solve(X, y, loss="squared", lam=1e-4, solver="newton", tol=1e-10)
+    assert r.converged and r.n_epochs == 2

@@ -81,7 +81,7 @@ def normal_equations(problem):
     """``w = (X^T C X / W + lam I)^{-1} X^T C y / W`` for dense rows (the squared
     loss's optimum): BLAS and a Cholesky factorization of the system scaled to
     unit diagonal; zeros when it cannot be factored (the caller iterates)."""
-    X = np.asarray(problem.rows.X)
+    X = np.asarray(problem.rows.X, dtype=np.float64)
     c = problem.sample_weight / problem.W
     Xs = X * np.sqrt(c)[:, None]
     H = Xs.T @ Xs
