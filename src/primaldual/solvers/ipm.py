@@ -240,6 +240,10 @@ class IPMSolver(Solver):
                  "t": self.t.copy()})
 
     def set_state(self, meta, arrays):
+        if "p" not in arrays or "w" not in arrays:
+            raise ValueError("cannot resume: the checkpoint holds the state of the earlier "
+                             "dual-only interior-point method (no primal iterate w); start "
+                             "a new run (warm_start= takes the previous result)")
         for k in ("w", "p", "s", "t"):
             setattr(self, k, np.array(arrays[k], dtype=np.float64))
         self.n_iter = int(meta["n_iter"])

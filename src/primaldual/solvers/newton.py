@@ -334,7 +334,7 @@ class NewtonSolver(Solver):
         self.n_iter = int(meta["n_iter"])
         self.cg_iter = int(meta["cg_iter"])
         self.delta = math.inf if meta["delta"] is None else float(meta["delta"])
-        self.stall = str(meta["stall"])
+        self.stall = str(meta.get("stall", "line_search" if meta.get("finished") else ""))
         self._alloc()
         self._eval_current()       # deterministic: the same f, g as before the stop
 
