@@ -365,7 +365,8 @@ def test_solvers_lists_every_registered_solver(capsys):
     assert all(r["summary"] for r in rows)
     assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso",
                                                          "psgd", "newton"}
-    assert "[hinge, smooth_hinge]" in out.splitlines()[names.index("ipm")]
+    assert "[hinge, smooth_hinge, absolute, epsilon_insensitive]" in \
+        out.splitlines()[names.index("ipm")]
 
 
 @pytest.mark.parametrize("solver", ["sdca", "dso", "simba", "minibatch_sdca", "cocoa",

@@ -42,7 +42,7 @@ def cmd_info(req) -> int:
 #: what a solver's ``requires`` flags mean, for ``primaldual solvers``
 _REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification losses",
                   "generalized_hessian": "losses with a (generalized) Hessian",
-                  "box_qp_dual": "hinge, smooth_hinge"}
+                  "box_qp_dual": "hinge, smooth_hinge, absolute, epsilon_insensitive"}
 
 
 def _option_rows(cls):

@@ -408,6 +408,11 @@ class Solver(abc.ABC):
     def set_state(self, meta, arrays):
         """Restore what :meth:`get_state` returned."""
 
+    def result_extras(self) -> dict:
+        """Solver-specific entries of ``SolveResult.extras`` (e.g. ``stall``: why
+        a run stopped with stop_reason ``"stalled"``)."""
+        return {}
+
     def trace_extras(self) -> dict:
         return {}
 
@@ -698,6 +703,7 @@ class Solver(abc.ABC):
         elapsed = time.perf_counter() - t_start
         state = self.export_state(trace, elapsed)
         cert, extras = pick_pair(prob := self.problem, best, cert, self.tol)
+        extras = {**self.result_extras(), **extras}
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,

@@ -23,6 +23,7 @@ import math
 from .._util.clients import client_workers
 from ..blocks.sdca_threads import thread_plan
 from ..kernels.newton import row_nnz_squares
+from ..kernels.objective import weighted_sum
 from ..losses import check_capabilities
 from ._base import SOLVERS
 from ._distributed_auto import distributed_choice
@@ -45,7 +46,9 @@ NEWTON_RATIO_EXPLICIT = 0.5
 #: or this value when Newton runs on Hessian-vector products (large d)
 NEWTON_RATIO_MATVEC = 30.0
 
-#: auto puts the interior-point method first for the hinge when the row-norm ratio
+#: the losses auto puts the IPM first for in that regime (not smooth: no Newton)
+IPM_LOSSES = ("hinge", "absolute", "epsilon_insensitive")
+#: auto puts the interior-point method first for them when the row-norm ratio
 #: mean_i ||x_i||^2 / (lam n) reaches this value on dense data,
 IPM_RATIO_DENSE = 10.0
 #: this value on sparse (CSR) data, where SDCA's epochs are cheap,
@@ -73,15 +76,19 @@ def conditioning_ratio(problem) -> float:
     SDCA's epochs to a fixed accuracy grow like ``1 + R^2 / (lam gamma n)``
     (Shalev-Shwartz & Zhang 2013, Theorem 1 with the row norms of the data);
     this is that ratio with the weighted mean squared row norm for ``R^2``."""
-    mean_sq = float(problem.sample_weight @ problem.rows.sqnorm) / problem.W
-    return mean_sq * problem.loss.smoothness / (problem.lam * problem.n)
+    return _mean_sq_norm(problem) * problem.loss.smoothness / (problem.lam * problem.n)
 
 
 def row_norm_ratio(problem) -> float:
     """``(sum_i c_i ||x_i||^2 / W) / (lam n)``: the ``R^2 / (lam n)`` that SDCA's
     epochs grow with on a Lipschitz loss (Shalev-Shwartz & Zhang 2013, Theorem 2)."""
-    mean_sq = float(problem.sample_weight @ problem.rows.sqnorm) / problem.W
-    return mean_sq / (problem.lam * problem.n)
+    return _mean_sq_norm(problem) / (problem.lam * problem.n)
+
+
+def _mean_sq_norm(problem) -> float:
+    """``sum_i c_i ||x_i||^2 / W`` by a compiled loop (BLAS ``ddot`` wakes its
+    threads for long vectors: 10-20 ms of a 2 ms fit on a loaded 2-core machine)."""
+    return float(weighted_sum(problem.sample_weight, problem.rows.sqnorm)) / problem.W
 
 
 def ipm_pays(problem) -> bool:
@@ -150,7 +157,8 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
       0.03 on dense data whose Hessian is formed explicitly (``d <= 300``),
       0.5 on sparse data whose Hessian is formed explicitly, 30 when Newton
       runs on Hessian-vector products;
-    * ``ipm`` for the hinge with ``l1 = 0`` when :func:`row_norm_ratio` is at
+    * ``ipm`` for the hinge, ``absolute`` and ``epsilon_insensitive`` with ``l1 = 0``
+      when :func:`row_norm_ratio` is at
       least 10 on dense data (50 on sparse data) and an iteration is
       affordable (:func:`ipm_pays`);
     * ``l1cd`` (:mod:`primaldual.solvers.sparse`) for ``l1 > 0`` with a smooth
@@ -175,7 +183,7 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
         if ratio >= _newton_limit(problem) * _sdca_speedup(problem, n_jobs) \
                 and accepts_options("newton", options):
             return "newton"
-    if "ipm" in SOLVERS and loss.name == "hinge" and problem.l1 == 0 and problem.lam > 0:
+    if "ipm" in SOLVERS and loss.name in IPM_LOSSES and problem.l1 == 0 and problem.lam > 0:
         limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
         ratio = row_norm_ratio(problem)
         # an overflowing row norm (ratio inf) stays with SDCA, which reports it
