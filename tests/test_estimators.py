@@ -22,7 +22,7 @@ from sklearn.svm import LinearSVC, LinearSVR
 
 from conftest import load_binary, make_classification_data, make_regression_data
 from primaldual import LinearClassifier, LinearRegressor, Problem
-from primaldual.estimators import add_intercept_column
+from primaldual.fitdata import add_intercept_column
 
 TIGHT = dict(tol=1e-12, max_iter=100000, random_state=0)
 

@@ -33,6 +33,8 @@ PKG = "primaldual"
 #: a module above at module level.
 #:   0 kernels      the numba kernels
 #:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
+#:                  the front ends' training data (fitdata: intercept column, weights,
+#:                  seeds, storable labels),
 #:                  extras and the per-block maths shared by solvers and their engines
 #:                  (blocks: DSO's blocks, PSGD's local pass, SDCA's threaded pass and
 #:                  its cost model)
@@ -50,6 +52,7 @@ LAYERS = {
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
     "primaldual.validation": 1,
+    "primaldual.fitdata": 1,
     "primaldual.datasets.*": 1,
     "primaldual._util.*": 1,
     "primaldual._extras": 1,

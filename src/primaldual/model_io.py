@@ -13,9 +13,10 @@ key                    content
                        for one-vs-rest)
 ``intercept``          float64 (K,): already multiplied by ``intercept_scaling``
                        (decision = X @ coef.T + intercept)
-``classes``            float64: label values.  Binary: ``[negative, positive]``,
-                       the label mapping (score > 0 -> positive).  One-vs-rest:
-                       the K classes.  Regressor: empty.
+``classes``            float64, or unicode for string labels: label values.
+                       Binary: ``[negative, positive]``, the label mapping
+                       (score > 0 -> positive).  One-vs-rest: the K classes.
+                       Regressor: empty.
 ``loss``               loss name (str)
 ``loss_params``        JSON object (str), e.g. ``{"gamma": 1.0}``
 ``lam``, ``l1``        float: the L2 and L1 strengths the model was fit with
@@ -56,6 +57,7 @@ import numpy as np
 
 from . import estimators
 from ._util import atomic_write
+from .fitdata import label_array
 from .validation import check_X
 from .losses import make_loss
 from .solvers import SolveResult
@@ -209,12 +211,8 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
 
 
 def _numeric_classes(classes):
-    arr = np.asarray(classes)
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise ValueError(f"model files store numeric class labels only, got "
-                         f"classes of dtype {arr.dtype} ({arr[:3].tolist()}...); "
-                         f"encode the labels as numbers before fitting")
-    return arr.astype(np.float64).ravel()
+    """Numbers as float64, strings as a unicode array (no pickle either way)."""
+    return label_array(classes, "save_model")
 
 
 def _check_model(m: LinearModel, where):
@@ -230,6 +228,8 @@ def _check_model(m: LinearModel, where):
         bad(f"intercept has shape {m.intercept.shape}; coef has {K} row(s), so "
             f"intercept must have shape ({K},)")
     for name in ("coef", "intercept", "classes"):
+        if m.classes.dtype.kind == "U" and name == "classes":
+            continue
         if not np.isfinite(getattr(m, name)).all():
             bad(f"{name} contains NaN or inf values")
     if m.kind == "classifier":
@@ -294,7 +294,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         "kind": np.array(m.kind),
         "coef": np.ascontiguousarray(m.coef, dtype=np.float64),
         "intercept": np.ascontiguousarray(m.intercept, dtype=np.float64),
-        "classes": np.ascontiguousarray(m.classes, dtype=np.float64),
+        "classes": np.ascontiguousarray(_numeric_classes(m.classes)),
         "loss": np.array(m.loss),
         "loss_params": np.array(json.dumps(m.loss_params or {}, sort_keys=True)),
         "lam": np.array(float(m.lam)),
@@ -439,7 +439,8 @@ def _read_npz(z, where) -> LinearModel:
         kind=_scalar(z, "kind", str, where),
         coef=_float_array(z, "coef", 2, where),
         intercept=_float_array(z, "intercept", 1, where),
-        classes=_float_array(z, "classes", 1, where),
+        classes=(z["classes"] if z["classes"].dtype.kind == "U" and z["classes"].ndim == 1
+                 else _float_array(z, "classes", 1, where)),
         loss=_scalar(z, "loss", str, where),
         loss_params=loss_params,
         lam=_scalar(z, "lam", float, where),

@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 from .._util.interrupts import sigint_as_flag
-from ..estimators import LinearClassifier, LinearRegressor, combined_weights
+from ..estimators import LinearClassifier, LinearRegressor
+from ..fitdata import combined_weights
 from ..regpath import LinearClassifierCV, LinearRegressorCV
 from .output import format_label, note
 from .prepare import class_weight_for, classes_of, read_training_data

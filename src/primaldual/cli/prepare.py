@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ..estimators import add_intercept_column, combined_weights
+from ..fitdata import add_intercept_column, combined_weights
 from .files import encode_binary_labels, read_libsvm
 from .output import format_label, note
 
