@@ -21,7 +21,9 @@ estimators, CLI and bench -- may use it.
                               between kernel calls, instead of raising inside one
 :mod:`.clients`               :func:`~.clients.check_client`,
                               :func:`~.clients.client_workers`: Dask client checks shared by
-                              the solvers and the engines (Dask itself stays lazy)
+                              the solvers and the engines (Dask itself stays lazy);
+                              :class:`~.clients.WorkerLostError` and
+                              :class:`~.clients.ClientClosedError` (a closed client)
 ============================  ============================================================
 """
 
