@@ -447,3 +447,13 @@ def test_verbose_names_the_class(capsys):
         assert f"[LinearClassifier] class '{c}': solver=" in err
     LinearClassifier(alpha=1e-2, verbose=1, random_state=0).fit(X, labels == "b")
     assert "[LinearClassifier] class True vs False: solver=" in capsys.readouterr().err
+
+
+def test_solve_result_displays_a_clipped_gap_and_keeps_the_raw_one():
+    import dataclasses
+    X, y = make_classification_data(n=60, d=4, seed=8)
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-1, random_state=0)
+    shown = dataclasses.replace(res, gap=-6.8e-13)
+    assert shown.gap == -6.8e-13                      # the raw value is kept
+    assert "gap=0.0," in repr(shown) and "-6.8e-13" not in repr(shown)
+    assert shown.summary()["gap"] == 0.0 and shown.summary()["rel_gap"] >= 0.0
