@@ -148,8 +148,10 @@ class LinearClassifier(_LocalLinearClassifier):
         self.intercept_ = np.array([intercept])
         self.dual_coef_ = res.dual_coef[None, :]
         self.n_iter_ = np.array([int(math.ceil(res.n_epochs - 1e-9))], dtype=np.int64)
-        self.gap_ = np.array([res.gap])
-        self.rel_gap_ = np.array([res.rel_gap])
+        self.gap_ = np.array([max(res.gap, 0.0)])          # shown >= 0; raw: primal_ - dual_
+        self.rel_gap_ = np.array([max(res.rel_gap, 0.0)])
+        self.primal_ = np.array([res.primal])
+        self.dual_ = np.array([res.dual])
         self.converged_ = np.array([res.converged])
         self.trace_ = [res.trace]
         self.solver_ = res.solver
