@@ -9,12 +9,13 @@ imports another for them:
 * :func:`spawn_seeds`: one integer seed per subproblem from ``random_state``;
 * :func:`label_array`: class labels as a plain numeric or unicode array (what a
   model file stores, without pickle).
+
+SciPy and scikit-learn are imported by the functions that use them, so that a
+command line that only reads a model pays for neither.
 """
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.utils.class_weight import compute_class_weight
 
 from ._util import seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
@@ -24,6 +25,8 @@ __all__ = ["add_intercept_column", "combined_weights", "label_array", "spawn_see
 
 def add_intercept_column(X, intercept_scaling):
     """``[X, intercept_scaling * 1]``: CSR stays CSR (no densifying)."""
+    import scipy.sparse as sp
+
     n = X.shape[0]
     if sp.issparse(X):
         col = sp.csr_matrix(np.full((n, 1), intercept_scaling, dtype=X.dtype))
@@ -50,6 +53,8 @@ def combined_weights(y, classes, sample_weight, class_weight):
     """
     if class_weight is None:
         return sample_weight
+    from sklearn.utils.class_weight import compute_class_weight
+
     if isinstance(class_weight, str) and class_weight == "balanced":
         pos = sample_weight > 0
         present = np.unique(y[pos])
