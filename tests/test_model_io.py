@@ -300,3 +300,20 @@ def test_default_strength_is_saved_as_the_lam_the_fit_used(tmp_path, estimators)
     back = load_model(save_model(est, tmp_path / "d.npz"))
     assert back.alpha == est.lam_ == 1.0 / 80
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_cli_predict_writes_the_string_labels_of_a_python_model(tmp_path, capsys):
+    """A model saved from Python with string classes predicts them on the command
+    line too (the LIBSVM file's numeric labels are reported as unknown)."""
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual import cli
+    X, _ = make_classification_data(n=60, d=4, seed=2, dense=True)
+    codes = np.arange(60) % 2
+    X = X + 3.0 * codes[:, None]
+    ys = np.array(["ham", "spam"])[codes]
+    est = primaldual.LinearClassifier(alpha=1e-2, random_state=0).fit(X, ys)
+    save_model(est, tmp_path / "m.npz")
+    dump_svmlight_file(X, codes, str(tmp_path / "d.svm"), zero_based=False)
+    assert cli.main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm")]) == 0
+    lines = capsys.readouterr().out.split()
+    assert lines == list(est.predict(X))
