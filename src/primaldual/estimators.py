@@ -204,7 +204,7 @@ class _LinearBase(BaseEstimator):
         return results
 
     def _problem_name(self, label):
-        """How ``verbose`` names a problem: ``class 'b'`` (one-vs-rest), ``'b' vs 'a'``
+        """How ``verbose`` names a problem: ``class 'b'`` (one-vs-rest), ``class 'b' vs 'a'``
         (binary: the +1 class first) or ``regression``."""
         if label is None:
             return "regression"
@@ -238,7 +238,7 @@ class _LinearBase(BaseEstimator):
             f"gap {worst.rel_gap:.3e} > target tol={float(self.tol):g} after "
             f"{worst.n_epochs:g} epochs (max_iter={self.max_iter}); "
             + (f"{note}; otherwise " if note else "")
-            + "increase max_iter, increase tol or increase alpha",
+            + "increase max_iter, increase tol or increase alpha (decrease C)",
             ConvergenceWarning, stacklevel=3)
 
     def _split(self, coef_full):
