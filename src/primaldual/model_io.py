@@ -90,7 +90,7 @@ class LinearModel:
     kind: str
     coef: np.ndarray                 # (K, d)
     intercept: np.ndarray            # (K,)
-    classes: np.ndarray              # label values (float64)
+    classes: np.ndarray              # label values (float64, or unicode strings)
     loss: str
     loss_params: dict = field(default_factory=dict)
     lam: float = 0.0
