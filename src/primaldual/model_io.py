@@ -266,7 +266,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         kind follows the loss (classification losses give a classifier).
     path : str or path-like
         Destination; ``.npz`` is appended when missing (as ``numpy.savez`` does).
-    classes : array-like of 2 numbers, optional
+    classes : array-like of 2 labels (numbers or strings), optional
         For a SolveResult of a classification loss: the original label values
         ``[negative, positive]`` that were mapped to -1/+1 (default ``[-1, 1]``).
     loss_params : dict, optional
