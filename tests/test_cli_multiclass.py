@@ -153,9 +153,8 @@ def test_bias_and_class_weight_binary_equal_solve(files, tmp_path, capsys):
 
 # --------------------------------------------------------------------- cv
 def test_cv_equals_linear_classifier_cv(files, capsys):
-    code, out, err = run_main(capsys, "cv", files / "train.svm", "--loss", "hinge",
-                              "--folds", "3",
-                              "--n-lams", "4", "--lam-ratio", "1e-3", "--bias", "1",
+    code, out, err = run_main(capsys, "cv", files / "train.svm", "--folds", "3",
+                              "--loss", "hinge", "--n-lams", "4", "--lam-ratio", "1e-3", "--bias", "1",
                               "--normalize", "--seed", "4", "--tol", "1e-8", "--json")
     assert code == 0, err
     assert "lam grid: 4 values" in err and "fold 3/3" in err

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import inspect
 
-__all__ = ["ClientClosedError", "WorkerLostError", "check_client", "client_workers"]
+__all__ = ["ClientClosedError", "WorkerLostError", "check_client", "client_workers",
+           "ring_workers"]
 
 
 class WorkerLostError(RuntimeError):
@@ -56,6 +57,15 @@ def client_workers(client):
         else client.scheduler_info()
     _check_open(client, info)
     return sorted(info["workers"])
+
+
+def ring_workers(opts, in_process):
+    """The number of parts of a solver with ring options (DSO, PSGD):
+    ``opts.n_workers`` when given, else ``in_process`` without a client, else
+    the number of the client's workers."""
+    if opts.n_workers is not None:
+        return opts.n_workers
+    return in_process if opts.client is None else max(1, len(client_workers(opts.client)))
 
 
 def _takes_n(client):
