@@ -45,6 +45,7 @@ from ._util.interrupts import sigint_as_flag
 from ._util.scales import scale_spread_note
 from ._util.threads import resolve_n_jobs
 from .fitdata import add_intercept_column, combined_weights, spawn_seeds
+from .penalties import split_strength
 from .losses import make_loss
 from .solvers import solve, threaded_solvers
 
@@ -150,15 +151,22 @@ class _LinearBase(BaseEstimator):
         return _solve_options(self.solver_options)
 
     def _strength(self, total_weight):
-        """The L2 strength of this fit, stored as ``lam_``: ``alpha``, or
-        ``1 / (C W)``, or ``1 / W`` (``C = 1``) when neither is given."""
+        """The L2 strength of this fit: ``alpha``, or ``1 / (C W)``, or ``1 / W``
+        (``C = 1``) when neither is given, split by ``penalty``
+        (:meth:`_penalty_terms`); stored as ``lam_`` and ``l1_``."""
         C = getattr(self, "C", None)
         if self.alpha is not None:
-            lam = float(self.alpha)
+            strength = float(self.alpha)
         else:
-            lam = 1.0 / ((1.0 if C is None else float(C)) * total_weight)
+            strength = 1.0 / ((1.0 if C is None else float(C)) * total_weight)
+        lam, self.l1_ = self._penalty_terms(strength)
         self.lam_ = lam
         return lam
+
+    def _penalty_terms(self, strength):
+        """``(lam, l1)`` for ``penalty`` (:func:`~primaldual.penalties.split_strength`)."""
+        return split_strength(getattr(self, "penalty", "l2"), strength, self.l1,
+                              getattr(self, "l1_ratio", None))
 
     def _fit_problems(self, Xa, targets, weights, warm, seeds, lam, labels):
         """Solve one problem per entry of ``targets`` (threads when several)."""
@@ -175,7 +183,7 @@ class _LinearBase(BaseEstimator):
                          solver=self.solver, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
                          random_state=seeds[k],
-                         sample_weight=weights, l1=float(self.l1),
+                         sample_weight=weights, l1=float(self.l1_),
                          loss_params=self.loss_params, **opts_k)
 
         k_total = len(targets)
@@ -292,6 +300,12 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         the sum of the sample (times class) weights, ``n`` for unit weights.
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
+    penalty : {"l2", "l1", "elasticnet"}, default "l2"
+        As scikit-learn: "l1" fits ``lam = 0``, ``l1 = alpha`` (a sparse model,
+        docs/sparse-models.md); "elasticnet" ``lam = alpha (1 - l1_ratio)``,
+        ``l1 = alpha l1_ratio``; "l2" ``lam = alpha`` plus the ``l1`` above.
+    l1_ratio : float in [0, 1] or None
+        The L1 share for ``penalty="elasticnet"``.
     loss_params : dict, optional
         ``{"gamma": ...}`` for smooth_hinge.
     tol : float, default 1e-6
@@ -353,7 +367,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
                  loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, warm_start=False,
                  random_state=None, solver="auto", solver_options=None, n_jobs=None,
-                 verbose=0):
+                 verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
         self.C = C
@@ -500,6 +516,8 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     ``Ridge()``'s ``alpha = 1``; ``C`` is ``LinearSVR``'s); with the intercept it
     differs from Ridge,
     whose intercept is not penalized (see the module docstring).
+    ``penalty="l1"`` with ``loss="squared"`` is the Lasso (``Lasso(alpha=alpha)``
+    without intercept), ``penalty="elasticnet"`` scikit-learn's ElasticNet split.
 
     Attributes
     ----------
@@ -521,7 +539,9 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     def __init__(self, loss="squared", *, alpha=None, C=None, l1=0.0, loss_params=None,
                  tol=1e-6, max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
         self.C = C

@@ -209,7 +209,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             for k, v in cert.items()}
     return LinearModel(kind=kind, coef=coef, intercept=intercept, classes=cls,
                        loss=loss.name, loss_params=loss.params, lam=_strength(obj),
-                       l1=float(getattr(obj, "l1", 0.0) or 0.0),
+                       l1=float(getattr(obj, "l1_", getattr(obj, "l1", 0.0)) or 0.0),
                        fit_intercept=bool(getattr(obj, "fit_intercept", False)),
                        intercept_scaling=float(getattr(obj, "intercept_scaling", 1.0)),
                        normalize_rows=bool(normalize_rows), **cert)

@@ -191,6 +191,9 @@ def _add_problem_flags(parser):
                         help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
     parser.add_argument("--l1", type=float, default=0.0, metavar="X",
                         help="L1 strength >= 0 (default 0)")
+    parser.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+                        help="l1: a sparse model, the strength of --lam/-c goes to the L1 "
+                             "term and lam = 0 (docs/sparse-models.md); default l2")
     parser.add_argument("--solver", default="auto", metavar="NAME",
                         help="solver name, or auto (default)")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",

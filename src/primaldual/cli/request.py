@@ -205,6 +205,9 @@ def _train_fields(args, lam, C):
     if C is not None and not (math.isfinite(C) and C > 0):
         raise ValueError(f"-c/--C must be a finite number > 0 (LIBLINEAR's C), got {C}")
     check_strengths(lam, args.l1)
+    if args.penalty == "l1" and args.l1 != 0:
+        raise ValueError(f"--penalty l1 takes its strength from --lam or -c; drop "
+                         f"--l1 {args.l1:g}")
     check_solver(args.solver)
     options = _solver_options(args) if args.option else {}
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
@@ -223,7 +226,7 @@ def _train_fields(args, lam, C):
                                and have("tqdm"))
     return dict(command=args.command, train=args.train, loss_name=args.loss,
                 loss_params=MappingProxyType(loss_params), classification=classification,
-                lam=lam, C=C, l1=args.l1, bias=args.bias,
+                lam=lam, C=C, l1=args.l1, penalty=args.penalty, bias=args.bias,
                 class_weight=parse_class_weight(spec), jobs=args.jobs,
                 solver=args.solver, options=options, tol=args.tol,
                 max_epochs=args.max_epochs, seed=args.seed,
@@ -287,6 +290,9 @@ def _cv_request(args):
     if len(given) > 1:
         raise ValueError(f"give either --lam X (one value), --lams X,Y,... (a list), -c C "
                          f"or --Cs C1,C2,... (LIBLINEAR's C), not both {' and '.join(given)}")
+    if args.penalty != "l2":
+        raise ValueError("cv searches the L2 strength; --penalty l1 is for fit (a path "
+                         "over l1 is primaldual.regpath.l1_path)")
     fields = _train_fields(args, args.lam, args.C)
     if args.folds < 2:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")

@@ -358,7 +358,7 @@ class Solver(abc.ABC):
                                                   "support or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
-                             f"L1 is supported only by solvers that document it (spdc, dso)")
+                             f"L1 is supported by solver='auto' and the solvers that document it (l1cd, spdc, dso)")
         o = self.opts = self.options_class.create(**opts)
         #: the options with the values the solver resolved (``None``/``"auto"``
         #: made concrete by :meth:`setup`); what the result and checkpoints record
