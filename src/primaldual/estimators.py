@@ -321,22 +321,18 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         a sample keeps the weight of its own class in every subproblem).
         "balanced" uses ``W / (n_classes * W_k)`` with weighted class totals.
     warm_start : bool, default False
-        Start from the previous ``dual_coef_`` (no rescaling is needed, see
-        the module docstring).
+        Start from the previous ``dual_coef_`` (module docstring).
     random_state : int, Generator, RandomState or None
         Seeds the solver; problem ``k`` of one-vs-rest gets the k-th child
         of ``SeedSequence(random_state)``.
     solver : str, default "auto"
-        Passed to :func:`primaldual.solve` ("auto" resolves with
-        :func:`primaldual.solvers.resolve_solver`; SDCA by default).
+        Passed to :func:`primaldual.solve` (:func:`~primaldual.solvers.resolve_solver`).
     solver_options : dict, optional
         Extra keyword options for the solver (e.g. ``{"sampling": "uniform"}``).
     n_jobs : int or None
-        Threads (None or 1: one; -1: all cores).  One-vs-rest problems run at
-        once on up to ``n_jobs`` threads (the kernels release the GIL); the
-        threads left over go to each problem's solver when it runs on several
-        (``sdca``, ``minibatch_sdca``; see :func:`primaldual.solve`), so a
-        binary problem gets all of them.
+        Threads (None or 1: one; -1: all cores): one-vs-rest problems run at once
+        on up to ``n_jobs`` threads, the threads left over go to each problem's
+        solver when it runs on several (:func:`primaldual.solve`).
     verbose : int, default 0
         1 prints one summary line per problem to stderr, naming its class; 2
         also shows a progress bar for a single problem.
@@ -514,8 +510,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     ``loss="squared"`` is ``(x.w - y)^2 / 2``: with ``fit_intercept=False`` it
     is ``Ridge(alpha=alpha * n)`` (the default ``alpha=None``, ``1/n``, is
     ``Ridge()``'s ``alpha = 1``; ``C`` is ``LinearSVR``'s); with the intercept it
-    differs from Ridge,
-    whose intercept is not penalized (see the module docstring).
+    differs from Ridge, whose intercept is not penalized (see the module docstring).
     ``penalty="l1"`` with ``loss="squared"`` is the Lasso (``Lasso(alpha=alpha)``
     without intercept), ``penalty="elasticnet"`` scikit-learn's ElasticNet split.
 
