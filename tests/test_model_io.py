@@ -208,13 +208,31 @@ def test_save_rejects_what_it_cannot_store(tmp_path, clf_result):
     X, y, res = clf_result
     with pytest.raises(ValueError, match="SolveResult or a fitted primaldual estimator"):
         save_model(object(), tmp_path / "x.npz")
-    with pytest.raises(ValueError, match="numeric class labels only"):
-        save_model(res, tmp_path / "x.npz", classes=np.array(["no", "yes"]))
+    with pytest.raises(ValueError, match="all numbers or all strings"):
+        save_model(res, tmp_path / "x.npz", classes=np.array(["no", 1], dtype=object))
     Xr, yr = make_regression_data(n=30, d=4)
     rr = primaldual.solve(Xr, yr, loss="squared", lam=1e-1, max_epochs=3)
     with pytest.raises(ValueError, match="classes given for a regression loss"):
         save_model(rr, tmp_path / "x.npz", classes=[0, 1])
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("labels", [["no", "yes"], ["setosa", "versicolor", "virginica"]])
+def test_string_labels_round_trip_without_pickle(tmp_path, labels):
+    """save_model stores any labels fit accepts: strings as a unicode array (also
+    an object array of str, as pandas gives), read back with allow_pickle=False."""
+    X, _ = make_classification_data(n=90, d=4, seed=1, dense=True)
+    codes = np.arange(90) % len(labels)
+    X = X + 3.0 * codes[:, None]
+    ys = np.array(labels, dtype=object)[codes]
+    est = primaldual.LinearClassifier(alpha=1e-2, tol=1e-10, random_state=0).fit(X, ys)
+    path = save_model(est, tmp_path / "s.npz")
+    with np.load(path, allow_pickle=False) as z:
+        assert z["classes"].dtype.kind == "U"
+    back = load_model(path)
+    np.testing.assert_array_equal(back.classes_, np.array(labels))
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert set(read_model(path).predict(X)) <= set(labels)
 
 
 def test_linear_model_multiclass_view():
@@ -287,3 +305,20 @@ def test_default_strength_is_saved_as_the_lam_the_fit_used(tmp_path, estimators)
     back = load_model(save_model(est, tmp_path / "d.npz"))
     assert back.alpha == est.lam_ == 1.0 / 80
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_cli_predict_writes_the_string_labels_of_a_python_model(tmp_path, capsys):
+    """A model saved from Python with string classes predicts them on the command
+    line too (the LIBSVM file's numeric labels are reported as unknown)."""
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual import cli
+    X, _ = make_classification_data(n=60, d=4, seed=2, dense=True)
+    codes = np.arange(60) % 2
+    X = X + 3.0 * codes[:, None]
+    ys = np.array(["ham", "spam"])[codes]
+    est = primaldual.LinearClassifier(alpha=1e-2, random_state=0).fit(X, ys)
+    save_model(est, tmp_path / "m.npz")
+    dump_svmlight_file(X, codes, str(tmp_path / "d.svm"), zero_based=False)
+    assert cli.main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm")]) == 0
+    lines = capsys.readouterr().out.split()
+    assert lines == list(est.predict(X))

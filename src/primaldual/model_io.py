@@ -33,6 +33,7 @@ import numpy as np
 from ._util import atomic_write
 from ._util.lazy import lazy_attr, lazy_module
 from . import liblinear_format
+from .fitdata import label_array
 
 __all__ = ["FORMAT_VERSION", "LinearModel", "save_model", "load_model", "read_model",
            "ModelFileError"]
@@ -64,7 +65,7 @@ class LinearModel:
     kind: str
     coef: np.ndarray                 # (K, d)
     intercept: np.ndarray            # (K,)
-    classes: np.ndarray              # label values (float64)
+    classes: np.ndarray              # label values (float64, or unicode strings)
     loss: str
     loss_params: dict = field(default_factory=dict)
     lam: float = 0.0
@@ -215,12 +216,8 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
 
 
 def _numeric_classes(classes):
-    arr = np.asarray(classes)
-    if not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise ValueError(f"model files store numeric class labels only, got "
-                         f"classes of dtype {arr.dtype} ({arr[:3].tolist()}...); "
-                         f"encode the labels as numbers before fitting")
-    return arr.astype(np.float64).ravel()
+    """Numbers as float64, strings as a unicode array (no pickle either way)."""
+    return label_array(classes, "save_model")
 
 
 def _check_model(m: LinearModel, where, validate_loss=True):
@@ -236,6 +233,8 @@ def _check_model(m: LinearModel, where, validate_loss=True):
         bad(f"intercept has shape {m.intercept.shape}; coef has {K} row(s), so "
             f"intercept must have shape ({K},)")
     for name in ("coef", "intercept", "classes"):
+        if m.classes.dtype.kind == "U" and name == "classes":
+            continue
         if not np.isfinite(getattr(m, name)).all():
             bad(f"{name} contains NaN or inf values")
     if m.kind == "classifier":
@@ -279,7 +278,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         kind follows the loss (classification losses give a classifier).
     path : str or path-like
         Destination; ``.npz`` is appended when missing (as ``numpy.savez`` does).
-    classes : array-like of 2 numbers, optional
+    classes : array-like of 2 labels (numbers or strings), optional
         For a SolveResult of a classification loss: the original label values
         ``[negative, positive]`` that were mapped to -1/+1 (default ``[-1, 1]``).
     loss_params : dict, optional
@@ -310,7 +309,7 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         "kind": np.array(m.kind),
         "coef": np.ascontiguousarray(m.coef, dtype=np.float64),
         "intercept": np.ascontiguousarray(m.intercept, dtype=np.float64),
-        "classes": np.ascontiguousarray(m.classes, dtype=np.float64),
+        "classes": np.ascontiguousarray(_numeric_classes(m.classes)),
         "loss": np.array(m.loss),
         "loss_params": np.array(json.dumps(m.loss_params or {}, sort_keys=True)),
         "lam": np.array(float(m.lam)),
@@ -472,7 +471,8 @@ def _read_npz(z, where, validate_loss=True) -> LinearModel:
         kind=_scalar(z, "kind", str, where),
         coef=_float_array(z, "coef", 2, where),
         intercept=_float_array(z, "intercept", 1, where),
-        classes=_float_array(z, "classes", 1, where),
+        classes=(z["classes"] if z["classes"].dtype.kind == "U" and z["classes"].ndim == 1
+                 else _float_array(z, "classes", 1, where)),
         loss=_scalar(z, "loss", str, where),
         loss_params=loss_params,
         lam=_scalar(z, "lam", float, where),

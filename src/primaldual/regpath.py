@@ -51,8 +51,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 from ._util import encode_pm1
-from .estimators import (LinearClassifier, LinearRegressor, _check_number,
-                         add_intercept_column, combined_weights)
+from .estimators import LinearClassifier, LinearRegressor, _check_number
+from .fitdata import add_intercept_column, combined_weights
 from .problem import Problem
 from .solvers import solve
 
@@ -288,9 +288,10 @@ class _CVMixin:
 
     def _base_params(self):
         names = self._base._get_param_names()
-        # penalty / l1_ratio are not CV parameters: the CV searches the L2 strength
+        # penalty / l1_ratio are not CV parameters: the CV searches the L2 strength,
+        # given as alpha (so never C)
         return {k: getattr(self, k) for k in names
-                if k not in ("alpha", "warm_start") and hasattr(self, k)}
+                if k not in ("alpha", "C", "warm_start") and hasattr(self, k)}
 
     def _alpha_grid(self, X, y, sw):
         if self.alphas is not None:
@@ -401,7 +402,7 @@ _CV_DOC = """Cross-validated {base}: chooses ``alpha`` on a warm-started path.
     eps : float, default 1e-3
     cv : int, splitter or iterable, default None (5-fold{strat})
     scoring : str or callable, optional
-    Other parameters: as {base} (without ``alpha`` and ``warm_start``).
+    Other parameters: as {base} (without ``alpha``, ``C`` and ``warm_start``).
 
     Attributes
     ----------
@@ -418,7 +419,7 @@ class LinearClassifierCV(_CVMixin, LinearClassifier):
     _base = LinearClassifier
     _is_classifier = True
 
-    def __init__(self, loss="hinge", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
+    def __init__(self, loss="squared_hinge", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
                  scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, solver="auto", solver_options=None, n_jobs=None,

@@ -34,7 +34,7 @@ def _setup(req, X, y):
 
     LinearClassifier = lazy_attr("primaldual.estimators", "LinearClassifier")
     LinearRegressor = lazy_attr("primaldual.estimators", "LinearRegressor")
-    combined_weights = lazy_attr("primaldual.estimators", "combined_weights")
+    combined_weights = lazy_attr("primaldual.fitdata", "combined_weights")
     LinearClassifierCV = lazy_attr("primaldual.regpath", "LinearClassifierCV")
     LinearRegressorCV = lazy_attr("primaldual.regpath", "LinearRegressorCV")
     n = X.shape[0]

@@ -117,10 +117,23 @@ class SolveResult:
         return relative_gap(self.primal, self.dual)
 
     def summary(self) -> dict:
+        """The result for display: the gaps clipped at 0 (rounding can make ``P - D``
+        of a converged pair a few ulps negative; ``primal``, ``dual`` are raw)."""
         return {"solver": self.solver, "loss": self.loss, "lam": self.lam, "l1": self.l1,
                 "epochs": self.n_epochs, "time_s": self.time, "primal": self.primal,
-                "dual": self.dual, "gap": self.gap, "rel_gap": self.rel_gap,
+                "dual": self.dual, "gap": max(self.gap, 0.0),
+                "rel_gap": max(self.rel_gap, 0.0),
                 "converged": self.converged, "stop_reason": self.stop_reason}
+
+    def __repr__(self) -> str:
+        """The dataclass repr, with ``gap`` shown clipped at 0 as in :meth:`summary`
+        (the attribute keeps the raw ``P - D``)."""
+        shown = []
+        for f in fields(self):
+            if f.repr:
+                v = getattr(self, f.name)
+                shown.append(f"{f.name}={max(v, 0.0) if f.name == 'gap' else v!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 # ------------------------------------------------------------ state files
