@@ -4,12 +4,10 @@ Both estimators minimize the problem of docs/conventions.md §1,
 
     P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1,
 
-with ``c_i`` the product of ``sample_weight`` and (classifier) the class weight
-of ``y_i``, and ``W = sum_i c_i``.  The strength is given as ``alpha`` (the same
-number as ``lam``, scikit-learn's ``SGDClassifier``/``Ridge`` name) or as ``C``
-(LIBLINEAR's and ``LinearSVC``'s, ``lam = 1/(C W)``), not both; with neither the
-strength is that of ``C = 1``.  The fitted ``lam_`` is the strength used.
-``alpha`` is never the dual variable: the dual certificate is ``dual_coef_``.
+with ``c_i = sample_weight_i * class_weight[y_i]`` and ``W = sum_i c_i``.  The
+strength is ``alpha`` (= ``lam``; never the dual variable, which is ``dual_coef_``)
+or LIBLINEAR's ``C`` (``lam = 1/(C W)``), not both; with neither, that of ``C = 1``
+(the fitted ``lam_``).
 
 * Intercept: a constant feature of value ``intercept_scaling`` is appended (a
   CSR ``hstack`` for sparse input) and its weight is regularized like the
