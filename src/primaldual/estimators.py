@@ -12,14 +12,12 @@ or LIBLINEAR's ``C`` (``lam = 1/(C W)``), not both; with neither, that of ``C = 
 * Intercept: a constant feature of value ``intercept_scaling`` is appended (a
   CSR ``hstack`` for sparse input) and its weight is regularized like the
   others, as in LIBLINEAR; ``intercept_ = intercept_scaling * w_b``.
-* Rows of combined weight 0 are removed before solving (exact: they add
-  nothing to ``P`` or ``D``); their ``dual_coef_`` entries are 0.
+* Rows of weight 0 are removed before solving (exact); their ``dual_coef_`` is 0.
 * ``warm_start=True`` starts from the previous ``dual_coef_`` unscaled: the
   dual box ``-alpha_i in dom phi*(.; y_i)`` depends on the loss and the label
   only, so the old point is feasible for any new strength and weights.
-* ``gap_`` and ``rel_gap_`` are the certified gap clipped at 0 (rounding can make
-  ``P - D`` of a converged fit a few ulps negative); the raw primal and dual
-  values are ``primal_`` and ``dual_``.
+* ``gap_``, ``rel_gap_``: the certified gap clipped at 0 (rounding can make ``P - D``
+  a few ulps negative); the raw values are ``primal_`` and ``dual_``.
 """
 from __future__ import annotations
 
