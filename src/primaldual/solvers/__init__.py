@@ -14,6 +14,7 @@ from ._distributed_auto import distributed_choice
 from ..kernels.newton import row_nnz_squares
 from .ipm import densifies
 from .newton import explicit_hessian_pays
+from ._multiclass import is_multiclass_loss, solve_multiclass
 from ..blocks.sdca_threads import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
@@ -301,8 +302,12 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         ``checkpoint``, ``checkpoint_every``, ``progress``.  Unknown options
         are an error.
     """
-    check_solver_name(solver)
     _refuse_estimator_names(solver_options)
+    if is_multiclass_loss(loss):      # coef (d, K): primaldual.solvers._multiclass
+        return solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
+                                sample_weight, l1, loss_params, callback, eval_set,
+                                client, n_jobs, **solver_options)
+    check_solver_name(solver)
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
