@@ -22,7 +22,7 @@ from numba import njit
 
 from .status import STATUS_NONFINITE, STATUS_OK
 
-__all__ = ["CSRows", "CSWork", "cs_epoch", "cs_subproblem"]
+__all__ = ["CSRows", "CSWork", "CSActive", "cs_epoch", "cs_subproblem"]
 
 
 class CSRows(NamedTuple):
@@ -38,73 +38,149 @@ class CSRows(NamedTuple):
 
 
 class CSWork(NamedTuple):
-    """Work arrays of length K: scores, B, the sorted D and the new beta_i."""
+    """Work arrays of length K: scores, B, the sorted D, the new beta_i and the
+    per-row class bound."""
     z: object
     B: object
     D: object
     new: object
+    cap: object
+
+
+class CSActive(NamedTuple):
+    """The active set (LIBLINEAR's shrinking): ``rows[:m]`` are the active rows
+    (``m`` is passed to the kernel), row ``i`` has its active classes in
+    ``cls[i, :n_cls[i]]``."""
+    rows: object
+    n_cls: object
+    cls: object
 
 
 @njit(cache=True, nogil=True)
-def cs_subproblem(A, C, yi, B, D, new):
-    """The exact minimizer over beta_i (module docstring) into ``new``."""
-    K = B.shape[0]
-    for m in range(K):
-        D[m] = B[m]
-    D[yi] += A * C
-    D.sort()                                    # ascending: read from the end
-    theta = D[K - 1] - A * C
+def cs_subproblem(A, k, total, B, D, new, cap):
+    """The exact minimizer of ``A/2 ||b||^2 + B . b`` over ``sum_m b_m = total``,
+    ``b_m <= cap_m`` into ``new[:k]`` (``cap`` is 0 except ``C`` at the label;
+    ``total`` is 0 unless the label's class is shrunk).  With ``D = B + A cap``
+    the solution is ``b_m = min(cap_m, (theta - B_m) / A)`` with the water
+    level ``sum_m max(0, D_m - theta) = A (sum_m cap_m - total)``, found over
+    the sorted ``D`` (module docstring)."""
+    excess = -total
+    for m in range(k):
+        D[m] = B[m] + A * cap[m]
+        excess += cap[m]
+    Dk = D[:k]
+    Dk.sort()                                   # ascending: read from the end
+    theta = Dk[k - 1] - A * excess
     r = 1
-    while r < K and theta < r * D[K - 1 - r]:
-        theta += D[K - 1 - r]
+    while r < k and theta < r * Dk[k - 1 - r]:
+        theta += Dk[k - 1 - r]
         r += 1
     theta /= r
-    for m in range(K):
+    for m in range(k):
         v = (theta - B[m]) / A
-        cap = C if m == yi else 0.0
-        new[m] = v if v < cap else cap
+        new[m] = v if v < cap[m] else cap[m]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _active_scores(rows, coef, i, cls_i, k, z):
+    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes."""
+    start = rows.indptr[i]
+    off = rows.iptr[i] - start
+    for t in range(k):
+        z[t] = 0.0
+    for p in range(start, rows.indptr[i + 1]):
+        x = rows.data[p]
+        j = rows.indices[p + off]
+        for t in range(k):
+            z[t] += x * coef[j, cls_i[t]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _violation(beta_i, cls_i, k, yi, C, G, cap):
+    """Fills ``cap`` for the k active classes; returns (maxG - minG, minG): the
+    optimality violation of row i's block (minG over the classes below their
+    bound, maxG over all)."""
+    minG = np.inf
+    maxG = -np.inf
+    for t in range(k):
+        m = cls_i[t]
+        cap[t] = C if m == yi else 0.0
+        if beta_i[m] < cap[t] and G[t] < minG:
+            minG = G[t]
+        if G[t] > maxG:
+            maxG = G[t]
+    return maxG - minG, minG
 
 
 @njit(cache=True, nogil=True)
-def cs_epoch(rows, order, beta, coef, work):
-    """One pass of exact block steps over the rows in ``order``; updates
-    ``beta`` (n, K) and ``coef`` (d, K) in place.  Rows with ``||x_i|| = 0``
-    are skipped (the driver sets their optimal beta_i once).  Returns a
-    status code (:mod:`primaldual.kernels.status`)."""
-    K = coef.shape[1]
-    z, B, D, new = work.z, work.B, work.D, work.new
-    for t in range(order.shape[0]):
-        i = order[t]
+def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
+    """Drop the classes at their bound whose gradient is below every free
+    one's (LIBLINEAR's be_shrunk); returns the new k.  ``G``, ``cap`` and
+    ``cls_i`` are permuted alike."""
+    t = 0
+    while t < k:
+        m = cls_i[t]
+        if beta_i[m] == cap[t] and G[t] < minG:
+            k -= 1
+            cls_i[t], cls_i[k] = cls_i[k], cls_i[t]
+            G[t], G[k] = G[k], G[t]
+            cap[t], cap[k] = cap[k], cap[t]
+        else:
+            t += 1
+    return k
+
+
+@njit(cache=True, nogil=True)
+def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
+    """One pass of exact block steps over the active rows ``act.rows[:m_act]``
+    (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
+    set in place.  Rows with ``||x_i|| = 0`` are skipped (the driver solves
+    them once).  Returns ``(status, m_act, max violation, entries read)``."""
+    z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
+    stopping = 0.0
+    reads = 0
+    s = 0
+    while s < m_act:
+        i = act.rows[s]
         A = rows.sqnorm[i]
+        k = act.n_cls[i]
         if A == 0.0:
+            s += 1
             continue
-        start = rows.indptr[i]
-        end = rows.indptr[i + 1]
-        off = rows.iptr[i] - start
-        for m in range(K):
-            z[m] = 0.0
-        for k in range(start, end):
-            x = rows.data[k]
-            j = rows.indices[k + off]
-            for m in range(K):
-                z[m] += x * coef[j, m]
+        cls_i = act.cls[i]
         yi = rows.y[i]
-        for m in range(K):
-            B[m] = z[m] - A * beta[i, m] + (0.0 if m == yi else 1.0)
-        cs_subproblem(A, rows.C[i], yi, B, D, new)
-        moved = False
-        for m in range(K):
-            new[m] -= beta[i, m]                # now the change
-            if new[m] != 0.0:
-                moved = True
-            beta[i, m] += new[m]
-        if not moved:
+        _active_scores(rows, coef, i, cls_i, k, z)
+        reads += rows.indptr[i + 1] - rows.indptr[i]
+        for t in range(k):
+            z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient
+        viol, minG = _violation(beta[i], cls_i, k, yi, rows.C[i], z, cap)
+        if shrinking:
+            k = _shrink_classes(beta[i], cls_i, k, minG, z, cap)
+            act.n_cls[i] = k
+            if k <= 1:
+                m_act -= 1
+                act.rows[s], act.rows[m_act] = act.rows[m_act], act.rows[s]
+                continue
+        s += 1
+        if viol <= 1e-12:
             continue
-        for k in range(start, end):
-            x = rows.data[k]
-            j = rows.indices[k + off]
-            for m in range(K):
-                coef[j, m] += new[m] * x
+        if viol > stopping:
+            stopping = viol
+        total = 0.0
+        for t in range(k):
+            B[t] = z[t] - A * beta[i, cls_i[t]]
+            total += beta[i, cls_i[t]]
+        cs_subproblem(A, k, total, B, D, new, cap)
+        start = rows.indptr[i]
+        off = rows.iptr[i] - start
+        for t in range(k):
+            m = cls_i[t]
+            delta = new[t] - beta[i, m]
+            beta[i, m] = new[t]
+            if delta != 0.0:
+                for p in range(start, rows.indptr[i + 1]):
+                    coef[rows.indices[p + off], m] += delta * rows.data[p]
+        reads += rows.indptr[i + 1] - rows.indptr[i]
         if not np.isfinite(beta[i, yi]):
-            return STATUS_NONFINITE
-    return STATUS_OK
+            return STATUS_NONFINITE, m_act, stopping, reads
+    return STATUS_OK, m_act, stopping, reads

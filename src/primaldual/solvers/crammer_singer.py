@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.multiclass import CSRows, CSWork, cs_epoch
+from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epoch
 from ..kernels.status import STATUS_OK
 from ..multiclass import MulticlassProblem
 from ._base import Solver, SolveResult
-from ._options import CommonOptions
+from ._options import CommonOptions, flag
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerOptions", "CrammerSingerDual"]
@@ -23,6 +23,14 @@ class CrammerSingerOptions(CommonOptions):
     """The options of :class:`CrammerSingerDual` (the common ones)."""
 
     solver_name = "crammer_singer_dual"
+    shrinking: bool = flag(True, doc="LIBLINEAR's shrinking of rows and classes at "
+                                     "their bounds")
+
+
+#: the first shrinking threshold on the violation (LIBLINEAR's max(10 eps, 1)),
+#: halved each time the shrunk problem is solved to it, down to EPS_FLOOR
+EPS_SHRINK0 = 1.0
+EPS_FLOOR = 1e-12
 
 
 class CrammerSingerDual(Solver):
@@ -43,11 +51,15 @@ class CrammerSingerDual(Solver):
     Each epoch visits the rows in a random order (from ``random_state``) and
     minimizes exactly over one row's K variables (Keerthi et al., KDD 2008,
     Sec. 3; the subproblem of LIBLINEAR's ``Solver_MCSVM_CS``), keeping
-    ``coef = sum_i x_i^T beta_i`` up to date.  The certificate is the iterate
+    ``coef = sum_i x_i^T beta_i`` up to date.  With ``shrinking`` (as LIBLINEAR)
+    a class at its bound whose dual gradient is below those of the free
+    classes leaves the row's block, a row with one class left leaves the
+    pass, and everything returns when the shrunk problem's largest violation
+    falls below a threshold (1, then halved each time).  The certificate is the iterate
     itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
     ``coef(alpha)`` recomputed from it at each check.
 
-    Options: the common ones.  ``warm_start``: a SolveResult or a dual point
+    Options: ``shrinking`` (default True).  ``warm_start``: a SolveResult or a dual point
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
     """
 
@@ -71,7 +83,8 @@ class CrammerSingerDual(Solver):
         self.C = prob.sample_weight / (prob.W * prob.lam)
         self.view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
-        self.work = CSWork(np.empty(K), np.empty(K), np.empty(K), np.empty(K))
+        self.work = CSWork(*(np.empty(K) for _ in range(5)))
+        self.shrinking = bool(self.opts.shrinking)
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -86,6 +99,12 @@ class CrammerSingerDual(Solver):
         self.beta = np.ascontiguousarray(alpha * self.C[:, None])
         self.coef = self._coef_of(self.beta)
         self.n_epochs_done = 0
+        self.active = CSActive(np.arange(prob.n, dtype=np.int64),
+                               np.full(prob.n, prob.K, dtype=np.int64),
+                               np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
+        self.m_act = prob.n
+        self.eps_shrink = EPS_SHRINK0
+        self.from_all = True
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
@@ -106,12 +125,22 @@ class CrammerSingerDual(Solver):
         return alpha
 
     def get_state(self):
-        return {"n_epochs_done": int(self.n_epochs_done)}, {"beta": self.beta.copy()}
+        meta = {"n_epochs_done": int(self.n_epochs_done), "m_act": int(self.m_act),
+                "eps_shrink": float(self.eps_shrink), "from_all": bool(self.from_all)}
+        arrays = {"beta": self.beta.copy(), "coef": self.coef.copy(),
+                  "act_rows": self.active.rows.copy(), "act_n_cls": self.active.n_cls.copy(),
+                  "act_cls": self.active.cls.copy()}
+        return meta, arrays
 
     def set_state(self, meta, arrays):
         self.beta = np.ascontiguousarray(arrays["beta"], dtype=np.float64)
-        self.coef = self._coef_of(self.beta)
+        self.coef = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
+        self.active = CSActive(*(np.ascontiguousarray(arrays[k], dtype=np.int64)
+                                 for k in ("act_rows", "act_n_cls", "act_cls")))
         self.n_epochs_done = int(meta["n_epochs_done"])
+        self.m_act = int(meta["m_act"])
+        self.eps_shrink = float(meta["eps_shrink"])
+        self.from_all = bool(meta["from_all"])
 
     @property
     def epochs(self):
@@ -124,16 +153,33 @@ class CrammerSingerDual(Solver):
         for _ in range(k):
             if self.n_epochs_done >= self.max_epochs:
                 break
-            order = self.rng.permutation(n).astype(np.int64)
-            status = cs_epoch(self.view, order, self.beta, self.coef, self.work)
-            if status != STATUS_OK:
-                raise FloatingPointError(f"{self.name}: a non-finite step at epoch "
-                                         f"{self.n_epochs_done}; scale the features")
-            self.n_epochs_done += 1
-            self.feature_accesses += 2 * self.problem.nnz
+            self._epoch()
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.steps = self.n_epochs_done * n
+
+    def _epoch(self):
+        """One pass over the active rows in a random order, then LIBLINEAR's
+        rule: a shrunk problem solved to ``eps_shrink`` gets every row and
+        class back and a halved threshold."""
+        m = self.m_act
+        rows = self.active.rows
+        rows[:m] = rows[:m][self.rng.permutation(m)]
+        status, m, stopping, reads = cs_epoch(self.view, self.active, m, self.beta,
+                                              self.coef, self.work, self.shrinking)
+        if status != STATUS_OK:
+            raise FloatingPointError(f"{self.name}: a non-finite step at epoch "
+                                     f"{self.n_epochs_done}; scale the features")
+        self.m_act = m
+        self.n_epochs_done += 1
+        self.feature_accesses += int(reads)
+        if stopping < self.eps_shrink and self.shrinking:
+            self.eps_shrink = max(0.5 * self.eps_shrink, EPS_FLOOR)
+            self.m_act = self.problem.n
+            self.active.n_cls[:] = self.problem.K
+            self.from_all = True
+        else:
+            self.from_all = False
 
     # -------------------------------------------------------- certificate
     def certificate(self):
