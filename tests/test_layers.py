@@ -46,6 +46,7 @@ PKG = "primaldual"
 LAYERS = {
     "primaldual.kernels.*": 0,
     "primaldual.problem": 1,
+    "primaldual.multiclass": 1,
     "primaldual.losses": 1,
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
@@ -57,6 +58,7 @@ LAYERS = {
     "primaldual.distributed.*": 2,
     "primaldual.solvers.*": 3,
     "primaldual.estimators": 4,
+    "primaldual.estimators_multiclass": 4,
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,
     "primaldual.dask": 4,

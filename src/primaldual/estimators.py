@@ -81,6 +81,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
 from .losses import make_loss
+from .multiclass import is_multiclass_loss
+from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, threaded_solvers
 from ._util.interrupts import sigint_as_flag
 from ._util.threads import resolve_n_jobs
@@ -93,7 +95,8 @@ def _plain(x):
 
 __all__ = ["LinearClassifier", "LinearRegressor"]
 
-CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic")
+CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic",
+                         "multinomial", "crammer_singer")   # the last two: estimators_multiclass
 REGRESSION_LOSSES = ("squared", "absolute", "epsilon_insensitive")
 
 
@@ -179,7 +182,8 @@ class _LinearBase(BaseEstimator):
         if not isinstance(self.loss, str) or self.loss not in self._loss_family:
             raise ValueError(f"{type(self).__name__} needs loss in "
                              f"{', '.join(self._loss_family)}; got loss={self.loss!r}")
-        make_loss(self.loss, self.loss_params)          # validates loss_params
+        if not is_multiclass_loss(self.loss):
+            make_loss(self.loss, self.loss_params)      # validates loss_params
         if self.alpha is not None:
             _check_number("alpha", self.alpha, allow_equal=True)
         _check_number("l1", self.l1, allow_equal=True)
@@ -421,6 +425,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ck = c[keep]
         weights = None if np.all(ck == 1.0) else ck
         yk = y[keep]
+        if is_multiclass_loss(self.loss):           # one (d, K) problem, not one-vs-rest
+            return fit_multiclass(self, X, Xa, yk, ck, keep, n)
         if classes.size == 2:
             targets = [encode_pm1(yk, classes[1], classes[0])]
             labels = [None]
@@ -479,14 +485,15 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         return self.classes_[np.argmax(scores, axis=1)]
 
     def _has_proba(self):
-        if self.loss != "logistic":
+        if self.loss not in ("logistic", "multinomial"):
             raise AttributeError(f"predict_proba is available for loss='logistic' only "
                                  f"(loss={self.loss!r})")
         return True
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities (loss="logistic").
+        """Class probabilities (loss="logistic", or "multinomial": the softmax of
+        the decision function).
 
         Binary: ``[1 - expit(s), expit(s)]`` with the logistic function
         ``expit(s) = 1 / (1 + exp(-s))`` of the decision function ``s``.
@@ -494,6 +501,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ``LogisticRegression(multi_class="ovr")`` did.
         """
         scores = self.decision_function(X)
+        if self.loss == "multinomial":
+            return multinomial_proba(scores)
         if scores.ndim == 1:
             proba_pos = expit(scores)
             return np.column_stack([1.0 - proba_pos, proba_pos])
