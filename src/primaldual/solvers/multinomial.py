@@ -9,18 +9,38 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
+import scipy.linalg.blas
 import scipy.sparse as sp
 
 from ..multiclass import MulticlassProblem, _entropy, logsumexp_rows
 from ..problem import Certificate
 from ._base import Solver, SolveResult
-from ._options import CommonOptions, number
+from ._options import CommonOptions, choice, number
 from .newton import _serial_blas_enter, _serial_blas_exit
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
 #: Armijo constant of the backtracking line search
 ARMIJO = 1e-4
+#: the (dK x dK) Hessian is formed only when dK is at most this and the rows
+#: G_i (n x dK) hold at most EXPLICIT_MAX_ENTRIES values
+EXPLICIT_MAX_DK = 2000
+EXPLICIT_MAX_ENTRIES = 5e7
+#: hessian="auto" switches to the explicit Hessian once a Newton step's CG
+#: iterations exceed its estimated cost in passes: its flops (n (dK)^2 / 2 +
+#: (dK)^3 / 3) over a pass's (4 nnz K + 20 n K), times this factor (measured on
+#: digits, dna, letter and shuttle: 0.3-2 on dense rows; CSR passes cost ~4x
+#: more per flop, hence the factor EXPLICIT_SPARSE on sparse input)
+EXPLICIT_PASS_FACTOR = 0.7
+EXPLICIT_SPARSE = 0.25
+#: ... and starts with it when that cost is below this many passes (a Newton
+#: step takes more CG iterations than that; shuttle: 4)
+EXPLICIT_AT_ONCE = 10.0
+#: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
+#: is multiplied as a dense array (BLAS beats CSR products with K columns)
+DENSE_MIN_DENSITY = 0.3
+DENSE_MAX_ENTRIES = 5e7
 
 
 @dataclass(frozen=True)
@@ -34,6 +54,11 @@ class MultinomialNewtonOptions(CommonOptions):
     max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="cap on CG iterations per Newton step "
                                          "(None: max(50, 2 d K))")
+    hessian: str = choice("auto", "auto", "explicit", "matvec",
+                          doc="form the dK x dK Hessian and solve by Cholesky "
+                              "(explicit) or run CG on Hessian-vector products "
+                              "(matvec); auto: CG, switching to explicit (dK <= "
+                              "2000) once a step's CG iterations cost more")
 
 
 def _dot(a, b):
@@ -87,9 +112,28 @@ class MultinomialNewton(Solver):
 
     def setup(self):
         prob = self.problem
-        self.X = prob.X
-        self.Xsq = (self.X.multiply(self.X).tocsr() if sp.issparse(self.X)
-                    else np.square(self.X, dtype=np.float64))
+        X = prob.X
+        n, d, K = prob.n, prob.d, prob.K
+        if sp.issparse(X) and n * d <= DENSE_MAX_ENTRIES and \
+                prob.nnz >= DENSE_MIN_DENSITY * n * d:
+            X = X.toarray()
+        self.X = X
+        self.Xd = None if sp.issparse(X) else X        # dense rows for the explicit H
+        mode = self.opts.hessian
+        dk = d * K
+        fits = dk <= EXPLICIT_MAX_DK and n * dk <= EXPLICIT_MAX_ENTRIES
+        if mode == "explicit" and not fits:
+            raise ValueError(f"hessian='explicit' forms a {dk} x {dk} Hessian from "
+                             f"{n} x {dk} rows: more than dK = {EXPLICIT_MAX_DK} or "
+                             f"{EXPLICIT_MAX_ENTRIES:g} values; use hessian='matvec'")
+        flops = n * dk * dk / 2.0 + dk ** 3 / 3.0
+        per_pass = 4.0 * max(prob.nnz, 1) * K + 20.0 * n * K
+        factor = EXPLICIT_PASS_FACTOR * (EXPLICIT_SPARSE if sp.issparse(X) else 1.0)
+        #: CG iterations per step beyond which the explicit Hessian is cheaper
+        self.explicit_passes = (0.0 if mode == "explicit" else
+                                math.inf if mode == "matvec" or not fits
+                                else factor * flops / per_pass)
+        self.Xsq = None
         self.c = prob.sample_weight
         self.Y = np.zeros((prob.n, prob.K))
         self.Y[np.arange(prob.n), prob.y] = 1.0
@@ -103,6 +147,9 @@ class MultinomialNewton(Solver):
         self.n_iter = 0
         self.cg_iter = 0
         self.finished = False
+        # hessian="explicit", or auto with a Hessian cheaper than a typical CG solve
+        self.last_cg = 0 if self.explicit_passes > EXPLICIT_AT_ONCE else 2**62
+        self.n_explicit = 0
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
@@ -130,17 +177,24 @@ class MultinomialNewton(Solver):
         """f, P and grad f at coef (one pass; ``Z = X coef`` when known)."""
         prob = self.problem
         if Z is None:
-            Z = prob.scores(coef)
+            Z = self._scores(coef)
         self.Z = Z
         self.f, self.P = self._fg(Z, coef)
         self.G = (self.P - self.Y) * self.c[:, None]
-        self.g = prob.rmat(self.G) / prob.W + prob.lam * coef
+        self.g = self._rmat(self.G) / prob.W + prob.lam * coef
         self.passes += 1.0
+
+    def _scores(self, coef):
+        return np.asarray(self.X @ coef, dtype=np.float64)
+
+    def _rmat(self, R):
+        return np.asarray(self.X.T @ R, dtype=np.float64)
 
     def get_state(self):
         return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
                  "cg_iter": int(self.cg_iter), "finished": bool(self.finished),
-                 "g0norm": float(self.g0norm)},
+                 "g0norm": float(self.g0norm), "last_cg": int(self.last_cg),
+                 "n_explicit": int(self.n_explicit)},
                 {"coef": self.coef.copy()})
 
     def set_state(self, meta, arrays):
@@ -148,6 +202,8 @@ class MultinomialNewton(Solver):
         self.n_iter = int(meta["n_iter"])
         self.cg_iter = int(meta["cg_iter"])
         self.finished = bool(meta["finished"])
+        self.last_cg = int(meta["last_cg"])
+        self.n_explicit = int(meta["n_explicit"])
         self.passes = 0.0
         self._evaluate_at(self.coef)
         self.passes = float(meta["passes"])
@@ -163,14 +219,47 @@ class MultinomialNewton(Solver):
     def _hv(self, D):
         """H(D) at the current point (one pass)."""
         prob = self.problem
-        T = self.P * prob.scores(D)
+        T = self.P * self._scores(D)
         T -= self.P * T.sum(axis=1)[:, None]
         T *= self.c[:, None]
         self.passes += 1.0
-        return prob.rmat(T) / prob.W + prob.lam * D
+        return self._rmat(T) / prob.W + prob.lam * D
+
+    def _newton_direct(self):
+        """H s = -g by Cholesky on the explicit Hessian (one pass to form it):
+        ``(1/W) [blockdiag_k X^T diag(c p_k) X - G^T G] + lam I`` with the rows
+        ``G_i = sqrt(c_i) (x_i kron p_i)`` (coef flattened row-major)."""
+        prob = self.problem
+        if self.Xd is None:
+            self.Xd = self.X.toarray()
+        X, P, c = self.Xd, self.P, self.c
+        n, d, K = prob.n, prob.d, prob.K
+        G = (X[:, :, None] * P[:, None, :]).reshape(n, d * K)
+        G *= np.sqrt(c)[:, None]
+        # -G^T G into the upper triangle (BLAS syrk), which Cholesky reads
+        H = scipy.linalg.blas.dsyrk(-1.0, G.T, trans=0, lower=0)   # G.T: Fortran order
+        H4 = H.reshape(d, K, d, K)
+        CP = P * c[:, None]
+        for k in range(K):
+            H4[:, k, :, k] += (X * CP[:, k:k + 1]).T @ X
+        H /= prob.W
+        H[np.diag_indices_from(H)] += prob.lam
+        self.passes += 1.0
+        try:
+            cf = scipy.linalg.cho_factor(H, lower=False, check_finite=False)
+            s = scipy.linalg.cho_solve(cf, -self.g.ravel(), check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return self._cg(0.1)
+        if not np.isfinite(s).all():
+            return self._cg(0.1)
+        return s.reshape(d, K)
 
     def _diag(self):
-        """The diagonal of H (one pass over X squared)."""
+        """The diagonal of H (one pass over X squared; the explicit mode's
+        fallback squares X here)."""
+        if self.Xsq is None:
+            self.Xsq = (self.X.multiply(self.X).tocsr() if sp.issparse(self.X)
+                        else np.square(self.X, dtype=np.float64))
         prob = self.problem
         Q = self.P * (1.0 - self.P) * self.c[:, None]
         return np.asarray(self.Xsq.T @ Q, dtype=np.float64) / prob.W + prob.lam
@@ -202,6 +291,7 @@ class MultinomialNewton(Solver):
             dvec = z + (rz_new / rz) * dvec
             rz = rz_new
         self.cg_iter += it
+        self.last_cg = it
         return s
 
     def _iterate(self):
@@ -210,9 +300,13 @@ class MultinomialNewton(Solver):
         if gnorm == 0.0:
             self.finished = True
             return
-        eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
-        s = self._cg(eta)
-        Zs = prob.scores(s)
+        if self.last_cg >= self.explicit_passes:
+            s = self._newton_direct()
+            self.n_explicit += 1
+        else:
+            eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
+            s = self._cg(eta)
+        Zs = self._scores(s)
         gs = _dot(self.g, s)
         if not gs < 0.0:
             self.finished = True
@@ -259,8 +353,7 @@ class MultinomialNewton(Solver):
         return _multiclass_eval(self, w)
 
     def run(self):
-        if sp.issparse(self.problem.X):
-            return super().run()
+        """The shared loop with BLAS on one thread (the solver is serial)."""
         _serial_blas_enter()
         try:
             return super().run()
@@ -268,7 +361,8 @@ class MultinomialNewton(Solver):
             _serial_blas_exit()
 
     def trace_extras(self):
-        return {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter)}
+        return {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
+                "explicit_steps": int(self.n_explicit)}
 
 
 def _multiclass_eval(solver, coef):
