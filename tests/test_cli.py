@@ -346,7 +346,8 @@ def test_solvers_lists_every_registered_solver(capsys):
     out = capsys.readouterr().out
     names = [line.split()[0] for line in out.splitlines() if line and not line.startswith(
         "primaldual")]
-    assert names == sorted(SOLVERS) + ["auto"]
+    from primaldual.solvers._multiclass import MULTICLASS_SOLVERS
+    assert names == sorted(SOLVERS) + ["auto"] + sorted(MULTICLASS_SOLVERS)
     assert "[smooth losses, l1]" in out.splitlines()[names.index("asdca")]
     assert cli.main(["solvers", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["solvers"]

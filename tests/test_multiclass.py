@@ -148,6 +148,10 @@ def test_gradient_and_hessian_vector_by_finite_differences():
         return s.g.copy()
     num_hd = (grad(W0 + h * D) - grad(W0 - h * D)) / (2 * h)
     np.testing.assert_allclose(Hd, num_hd, rtol=1e-5, atol=1e-7)
+    # the explicit Hessian's Newton step solves H s = -g (H as the products give it)
+    s._evaluate_at(W0)
+    step = s._newton_direct()
+    np.testing.assert_allclose(s._hv(step), -s.g, rtol=1e-8, atol=1e-10)
 
 
 # ----------------------------------------------------------- optima
@@ -340,3 +344,52 @@ def test_linear_classifier_crammer_singer_and_warm_start():
     assert est.converged_ and est.trace_[0][0]["rel_gap"] < 0.5 * cold_gap
     with pytest.raises(AttributeError):
         est.predict_proba(X)
+
+
+# ------------------------------------------------- command line and files
+def test_cli_fit_predict_and_model_file(tmp_path, capsys):
+    import json
+    from primaldual import cli
+    train, test = str(shared_file("dna.scale")), str(shared_file("dna.scale.t"))
+    model = tmp_path / "m.npz"
+    assert cli.main(["fit", train, "--test", test, "--loss", "multinomial", "--json",
+                     "--model", str(model), "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["loss"] == "multinomial" and out["converged"] and out["test_accuracy"] > 0.9
+    assert out["gap"] == pytest.approx(out["primal"] - out["dual"])
+    est = primaldual.load_model(model)
+    assert est.coef_.shape == (3, 180) and est.loss == "multinomial"
+    assert cli.main(["predict", str(model), test, "--proba"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[0] == "labels 1 2 3"
+    probs = np.array([[float(v) for v in r.split()[1:]] for r in rows[1:]])
+    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-12)
+    assert cli.main(["fit", train, "--loss", "crammer_singer", "--tol", "0.01", "--json",
+                     "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["solver"] == "crammer_singer_dual" and out["converged"]
+    assert cli.main(["solvers"]) == 0
+    listing = capsys.readouterr().out
+    assert "multinomial_newton" in listing and "crammer_singer_dual" in listing
+
+
+def test_save_model_of_a_solve_result(tmp_path):
+    X, y = blobs(60, 4, 3, seed=12)
+    res = primaldual.solve(X, y, loss="multinomial", lam=0.01)
+    path = primaldual.save_model(res, tmp_path / "r.npz")
+    with np.load(path, allow_pickle=False) as z:
+        assert z["coef"].shape == (3, 4)
+    est = primaldual.load_model(path)
+    np.testing.assert_array_equal(est.predict(X), np.argmax(X @ res.coef, 1))
+    np.testing.assert_allclose(est.predict_proba(X), softmax(X @ res.coef), atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["explicit", "matvec"])
+def test_hessian_modes_reach_the_same_optimum(mode):
+    X, y = blobs(100, 5, 4, seed=13, sparse=True)
+    ref = primaldual.solve(X, y, loss="multinomial", lam=1e-3, tol=1e-12)
+    res = primaldual.solve(X, y, loss="multinomial", lam=1e-3, tol=1e-10, hessian=mode)
+    assert res.options["hessian"] == mode and res.converged
+    assert abs(res.primal - ref.primal) <= 1e-9 * ref.primal
+    if mode == "explicit":
+        assert res.trace[-1]["explicit_steps"] == res.trace[-1]["newton_iter"]

@@ -57,7 +57,7 @@ import numpy as np
 from . import estimators
 from ._util import atomic_write
 from .validation import check_X
-from .losses import make_loss
+from .multiclass import make_any_loss as make_loss   # multiclass losses too
 from .solvers import SolveResult
 
 __all__ = ["FORMAT_VERSION", "LinearModel", "save_model", "load_model", "read_model",
@@ -160,6 +160,16 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             loss_params = obj.state.meta.get("problem", {}).get("loss_params")
         loss = make_loss(obj.loss, loss_params or None)
         coef = np.asarray(obj.coef, dtype=np.float64).reshape(1, -1)
+        if getattr(loss, "multiclass", False):      # coef (d, K): one row per class
+            coef = np.asarray(obj.coef, dtype=np.float64).T
+            classes = np.arange(coef.shape[0]) if classes is None else classes
+            return LinearModel(kind="classifier", coef=coef, intercept=np.zeros(len(coef)),
+                               classes=_numeric_classes(classes), loss=loss.name,
+                               loss_params={}, lam=float(obj.lam), l1=0.0,
+                               fit_intercept=False, intercept_scaling=1.0,
+                               normalize_rows=bool(normalize_rows),
+                               primal=float(obj.primal), dual=float(obj.dual),
+                               gap=float(obj.gap))
         if loss.classification:
             kind = "classifier"
             classes = np.array([-1.0, 1.0]) if classes is None else classes

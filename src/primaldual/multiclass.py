@@ -26,11 +26,12 @@ import hashlib
 import numpy as np
 
 from ._util.interrupts import sigint_as_flag
+from .losses import make_loss
 from .problem import Certificate, relative_gap
 from .rows import as_rows
 from .validation import check_sample_weight, check_Xy, warn_extreme_rows
 
-__all__ = ["MULTICLASS_LOSSES", "is_multiclass_loss", "MulticlassLoss",
+__all__ = ["MULTICLASS_LOSSES", "is_multiclass_loss", "MulticlassLoss", "make_any_loss",
            "MulticlassProblem", "check_class_labels", "softmax", "logsumexp_rows",
            "multinomial_neg_conjugate", "crammer_singer_value", "relative_gap"]
 
@@ -67,6 +68,18 @@ class MulticlassLoss:
 
     def __repr__(self):
         return f"MulticlassLoss({self.name!r})"
+
+
+def make_any_loss(name, params=None):
+    """:func:`primaldual.losses.make_loss`, or a :class:`MulticlassLoss` for the
+    multiclass names (whose only parameter is ``n_classes``)."""
+    if not is_multiclass_loss(name):
+        return make_loss(name, params)
+    extra = set(params or {}) - {"n_classes"}
+    if extra:
+        raise ValueError(f"loss={name!r} takes only the parameter n_classes; got "
+                         f"{sorted(extra)}")
+    return MulticlassLoss(getattr(name, "name", name))
 
 
 def check_class_labels(y, n_classes=None):

@@ -11,6 +11,7 @@ import numpy as np
 from ..datasets import DataFormatError
 from ..model_io import read_model, to_estimator
 from ..solvers import SOLVERS, check_solver_name
+from ..solvers._multiclass import MULTICLASS_SOLVERS
 from ..solvers._options import CommonOptions, to_jsonable
 from .files import read_libsvm, write_lines
 from .output import format_label
@@ -19,7 +20,8 @@ from .parser import FLAG_OPTIONS
 
 def cmd_predict(req) -> int:
     model = read_model(req.model)
-    if req.proba and not (model.kind == "classifier" and model.loss == "logistic"):
+    if req.proba and not (model.kind == "classifier"
+                          and model.loss in ("logistic", "multinomial")):
         what = f"loss={model.loss!r}" if model.kind == "classifier" else "a regressor"
         raise ValueError(f"--proba needs a model fit with --loss logistic (the only loss "
                          f"whose scores are probabilities); {req.model} is {what}")
@@ -124,9 +126,12 @@ def cmd_solvers(req) -> int:
                  "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
                  "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
                 for n, c in sorted(SOLVERS.items())]
+        multi = [{"solver": n, "summary": c.summary, "losses": ", ".join(c.loss_names)}
+                 for n, c in sorted(MULTICLASS_SOLVERS.items())]
         if req.json:
             print(json.dumps({"solvers": rows, "auto": "sdca, newton or ipm, chosen from "
-                              "the data and lam (docs/cli.md)"}))
+                              "the data and lam (docs/cli.md)",
+                              "multiclass_solvers": multi}))
             return 0
         width = max(len(r["solver"]) for r in rows)
         for r in rows:
@@ -135,13 +140,18 @@ def cmd_solvers(req) -> int:
             tags += ["dask"] if r["dask"] else []
             print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
         print(f"{'auto':<{width}}  sdca, newton or ipm, chosen from the data and lam (the default)")
+        for r in multi:         # --loss multinomial / crammer_singer (docs/multiclass-models.md)
+            print(f"{r['solver']:<{width}}  {r['summary']} [loss {r['losses']}]")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
-    check_solver_name(req.name)
+    if req.name in MULTICLASS_SOLVERS:
+        cls = MULTICLASS_SOLVERS[req.name]
+    else:
+        check_solver_name(req.name)
+        cls = SOLVERS.get(req.name)
     if req.name == "auto":
         raise ValueError("auto is not a solver of its own: it picks sdca, newton or ipm; "
                          "run `primaldual solvers sdca` or `primaldual solvers newton`")
-    cls = SOLVERS[req.name]
     rows = _option_rows(cls)
     if req.json:
         print(json.dumps({"solver": req.name, "summary": cls.summary, "options": rows}))

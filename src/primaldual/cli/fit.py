@@ -22,6 +22,7 @@ from ..distributed.partitioned import PartitionedProblem
 from ..estimators import LinearClassifier
 from ..model_io import LinearModel, save_model
 from ..solvers import SOLVERS, load_state
+from .fit_multiclass import fit_multiclass
 from .files import (density, nnz_of, plot_ovr_traces, plot_trace,
                     read_libsvm, split_libsvm, write_trace_csv)
 from .output import format_label, json_float, note
@@ -39,6 +40,8 @@ def cmd_fit(req) -> int:
         if data.Xt is not None:
             check_test_labels(req, classes, data.yt_raw)
         cw = class_weight_for(req.class_weight, classes, req.train)
+        if getattr(req.loss, "multiclass", False):      # one (d, K) problem
+            return fit_multiclass(req, data, classes, cw)
         if classes.size > 2:
             return _fit_one_vs_rest(req, data, classes, cw)
         note(req, f"labels of {req.train}: {format_label(classes[0])} -> -1, "

@@ -163,7 +163,7 @@ def _solver_options(args):
 def _train_fields(args, lam, C):
     """The checks ``fit`` and ``cv`` share, and the fields of TrainRequest."""
     resolve_n_jobs = _load("_util", "resolve_n_jobs")
-    make_loss = _load("losses", "make_loss")
+    make_loss = _load("multiclass", "make_any_loss")   # the multiclass losses too
     make_penalty = _load("penalties", "make_penalty")
     check_solver_name = _load("solvers", "check_solver_name")
     loss_params = parse_pairs(args.loss_param, "--loss-param")
@@ -171,7 +171,8 @@ def _train_fields(args, lam, C):
     if C is not None and not (math.isfinite(C) and C > 0):
         raise ValueError(f"-c/--C must be a finite number > 0 (LIBLINEAR's C), got {C}")
     make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
-    check_solver_name(args.solver)
+    if not getattr(loss, "multiclass", False):      # solve() checks multiclass solvers
+        check_solver_name(args.solver)
     options = _solver_options(args)
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
     if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):

@@ -14,7 +14,7 @@ from ._distributed_auto import distributed_choice
 from ..kernels.newton import row_nnz_squares
 from .ipm import densifies
 from .newton import explicit_hessian_pays
-from ._multiclass import is_multiclass_loss, solve_multiclass
+from ._multiclass import MULTICLASS_SOLVERS, is_multiclass_loss, solve_multiclass
 from ..blocks.sdca_threads import thread_plan
 
 # Every module of this package registers its solvers with @register on import;
@@ -225,7 +225,10 @@ def option_classes(solver) -> list:
     ``"auto"`` those of :data:`AUTO_CANDIDATES` (an option is read by the
     first that has it)."""
     names = AUTO_CANDIDATES if solver == "auto" else (solver,)
-    return [SOLVERS[n].options_class for n in names if n in SOLVERS]
+    out = [SOLVERS[n].options_class for n in names if n in SOLVERS]
+    multi = MULTICLASS_SOLVERS if solver == "auto" else {
+        k: c for k, c in MULTICLASS_SOLVERS.items() if k == solver}   # --loss multinomial ...
+    return out + [c.options_class for c in multi.values()]
 
 
 #: names from scikit-learn / LIBLINEAR that solve() spells differently
