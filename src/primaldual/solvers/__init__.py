@@ -225,10 +225,9 @@ def option_classes(solver) -> list:
     ``"auto"`` those of :data:`AUTO_CANDIDATES` (an option is read by the
     first that has it)."""
     names = AUTO_CANDIDATES if solver == "auto" else (solver,)
-    out = [SOLVERS[n].options_class for n in names if n in SOLVERS]
-    multi = MULTICLASS_SOLVERS if solver == "auto" else {
-        k: c for k, c in MULTICLASS_SOLVERS.items() if k == solver}   # --loss multinomial ...
-    return out + [c.options_class for c in multi.values()]
+    if solver in MULTICLASS_SOLVERS:        # --loss multinomial | crammer_singer
+        return [MULTICLASS_SOLVERS[solver].options_class]
+    return [SOLVERS[n].options_class for n in names if n in SOLVERS]
 
 
 #: names from scikit-learn / LIBLINEAR that solve() spells differently
