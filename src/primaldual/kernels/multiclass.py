@@ -68,12 +68,17 @@ def cs_subproblem(A, k, total, B, D, new, cap):
     for m in range(k):
         D[m] = B[m] + A * cap[m]
         excess += cap[m]
-    Dk = D[:k]
-    Dk.sort()                                   # ascending: read from the end
-    theta = Dk[k - 1] - A * excess
+    for m in range(1, k):                       # insertion sort, descending (k is small)
+        v = D[m]
+        t = m - 1
+        while t >= 0 and D[t] < v:
+            D[t + 1] = D[t]
+            t -= 1
+        D[t + 1] = v
+    theta = D[0] - A * excess
     r = 1
-    while r < k and theta < r * Dk[k - 1 - r]:
-        theta += Dk[k - 1 - r]
+    while r < k and theta < r * D[r]:
+        theta += D[r]
         r += 1
     theta /= r
     for m in range(k):
@@ -130,6 +135,19 @@ def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
     return k
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _update_coef(rows, coef, i, moved, delta, cls):
+    """coef[j, cls[t]] += delta[t] x_ij for the row's entries (feature-major, as
+    the scores are read)."""
+    start = rows.indptr[i]
+    off = rows.iptr[i] - start
+    for p in range(start, rows.indptr[i + 1]):
+        x = rows.data[p]
+        j = rows.indices[p + off]
+        for t in range(moved):
+            coef[j, int(cls[t])] += delta[t] * x
+
+
 @njit(cache=True, nogil=True)
 def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
     """One pass of exact block steps over the active rows ``act.rows[:m_act]``
@@ -171,16 +189,18 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
             B[t] = z[t] - A * beta[i, cls_i[t]]
             total += beta[i, cls_i[t]]
         cs_subproblem(A, k, total, B, D, new, cap)
-        start = rows.indptr[i]
-        off = rows.iptr[i] - start
+        moved = 0                       # the changed classes and their changes, in front
         for t in range(k):
             m = cls_i[t]
             delta = new[t] - beta[i, m]
             beta[i, m] = new[t]
             if delta != 0.0:
-                for p in range(start, rows.indptr[i + 1]):
-                    coef[rows.indices[p + off], m] += delta * rows.data[p]
-        reads += rows.indptr[i + 1] - rows.indptr[i]
+                B[moved] = delta
+                D[moved] = m
+                moved += 1
+        if moved:
+            _update_coef(rows, coef, i, moved, B, D)
+            reads += rows.indptr[i + 1] - rows.indptr[i]
         if not np.isfinite(beta[i, yi]):
             return STATUS_NONFINITE, m_act, stopping, reads
     return STATUS_OK, m_act, stopping, reads
