@@ -114,7 +114,7 @@ def multinomial_row(name, X, y):
     it, psecs, psub = lbfgs_to(X, y, prob, pstar, TARGET)
     dsecs, lr = best_of(lambda: lbfgs(X, y, 100, tol=1e-4))
     dsub = (prob.primal(lr.coef_.T) - pstar) / pstar
-    ratio = f"{secs / psecs:.2f}" if it is not None else f"< {secs / psecs:.2f}"
+    ratio = f"{secs / psecs:.2f}" if it is not None else f"< {secs / psecs:.2g}"
     peer = f"{psecs:.3f} ({it} it)" if it is not None else f"> {psecs:.0f} (not reached)"
     return (f"| {name} | {n} x {X.shape[1]} | {prob.K} | {secs:.3f} | "
             f"{res.rel_gap:.1e} / {(res.primal - pstar) / pstar:.1e} | "

@@ -393,3 +393,20 @@ def test_hessian_modes_reach_the_same_optimum(mode):
     assert abs(res.primal - ref.primal) <= 1e-9 * ref.primal
     if mode == "explicit":
         assert res.trace[-1]["explicit_steps"] == res.trace[-1]["newton_iter"]
+
+
+@pytest.mark.parametrize("loss", ["multinomial", "crammer_singer"])
+def test_zero_rows_two_classes_and_an_empty_class(loss):
+    X, y = blobs(50, 4, 2, seed=14)
+    X[:3] = 0.0                                   # rows of zeros
+    lam = 0.05
+    ref = _cvxpy_optimum(X, y, lam, np.ones(50), loss)
+    res = primaldual.solve(X, y, loss=loss, lam=lam, tol=1e-9, max_epochs=20000)
+    assert res.converged and abs(res.primal - ref) <= 1e-6 * abs(ref)
+    # a third class without samples: its column is 0 for Crammer-Singer, pushed
+    # down for the multinomial; the optimum of the two-class data is unchanged for CS
+    r3 = primaldual.solve(X, y, loss=loss, lam=lam, tol=1e-9, max_epochs=20000,
+                          loss_params={"n_classes": 3})
+    assert r3.coef.shape == (4, 3) and r3.converged
+    P, D = by_hand(X, y, r3.coef, r3.dual_coef, lam, np.ones(50), loss)
+    assert r3.gap == pytest.approx(P - D, abs=1e-12)
