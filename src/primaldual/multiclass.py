@@ -283,15 +283,17 @@ class MulticlassProblem:
         return self.dual_from_scores(self.scores(self.check_coef(coef)))
 
     # ------------------------------------------------------- certificates
-    def certificate(self, coef, alpha, Z=None) -> Certificate:
-        """Exact P(coef), D(alpha) with the fresh image V; ``Z``: X @ coef if known."""
+    def certificate(self, coef, alpha, Z=None, V=None) -> Certificate:
+        """Exact P(coef), D(alpha) with the fresh image V; ``Z``: X @ coef and
+        ``V``: the image of alpha, when the caller has them."""
         coef = self.check_coef(coef)
         alpha = self.check_alpha(alpha)
         Z = self.scores(coef) if Z is None else Z
         c = self.sample_weight
         primal = float(c @ self.losses(Z)) / self.W + 0.5 * self.lam * _sq(coef)
         conj = self.neg_conjugates(alpha)
-        V = self.rmat(c[:, None] * alpha) / self.W
+        if V is None:
+            V = self.rmat(c[:, None] * alpha) / self.W
         dual = (float(c @ conj) / self.W - _sq(V) / (2.0 * self.lam)
                 if np.isfinite(conj).all() else -np.inf)
         return Certificate(w=coef, alpha=alpha, primal=primal, dual=float(dual), v=V,

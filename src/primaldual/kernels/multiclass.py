@@ -204,3 +204,37 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
         if not np.isfinite(beta[i, yi]):
             return STATUS_NONFINITE, m_act, stopping, reads
     return STATUS_OK, m_act, stopping, reads
+
+
+#: the shrinking threshold never falls below this
+EPS_FLOOR = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
+    """``uniforms.shape[0]`` epochs of :func:`cs_epoch`, each over the active
+    rows shuffled (Fisher-Yates) with that row of ``uniforms`` (n values in
+    [0, 1), drawn by the driver from ``random_state``), then LIBLINEAR's rule:
+    when the largest violation of a pass falls below the threshold, every row
+    and class returns and the threshold halves.  ``sched`` (float64):
+    ``[active rows, threshold]``, updated in place.  Returns ``(status,
+    epochs done, entries read)``."""
+    reads = 0
+    n = beta.shape[0]
+    K = beta.shape[1]
+    for e in range(uniforms.shape[0]):
+        m = int(sched[0])
+        for t in range(m - 1, 0, -1):
+            r = int(uniforms[e, t] * (t + 1))
+            act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
+        status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
+        reads += rd
+        sched[0] = m
+        if status != STATUS_OK:
+            return status, e, reads
+        if shrinking and stopping < sched[1]:
+            sched[1] = max(0.5 * sched[1], EPS_FLOOR)
+            sched[0] = n
+            for i in range(n):
+                act.n_cls[i] = K
+    return STATUS_OK, uniforms.shape[0], reads

@@ -306,6 +306,9 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
+    #: passes over the stored entries one exact check makes (the multiclass
+    #: checks multiply by K columns); scales the check budget
+    check_passes = 1.0
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
@@ -569,7 +572,7 @@ class Solver(abc.ABC):
         if len(trace) >= 2 and trace[-1]["epoch"] > trace[-2]["epoch"]:
             acc_rate = ((trace[-1]["feature_accesses"] - trace[-2]["feature_accesses"])
                         / (trace[-1]["epoch"] - trace[-2]["epoch"]))
-        budget = check_budget_interval(self.problem.nnz, acc_rate)
+        budget = check_budget_interval(self.problem.nnz * self.check_passes, acc_rate)
         interval = next_check_interval(points, self.tol, budget)
         if self.checkpoint is not None:
             # checkpoints are written at checks: a check lands on every multiple of

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epoch
+from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
 from ..multiclass import MulticlassProblem
 from ._base import Solver, SolveResult
@@ -28,9 +28,10 @@ class CrammerSingerOptions(CommonOptions):
 
 
 #: the first shrinking threshold on the violation (LIBLINEAR's max(10 eps, 1)),
-#: halved each time the shrunk problem is solved to it, down to EPS_FLOOR
+#: halved each time the shrunk problem is solved to it
 EPS_SHRINK0 = 1.0
-EPS_FLOOR = 1e-12
+#: epochs per kernel call (the deadline is checked between calls)
+EPOCHS_PER_CALL = 16
 
 
 class CrammerSingerDual(Solver):
@@ -72,6 +73,11 @@ class CrammerSingerDual(Solver):
     adaptive_checks = True
     loss_names = ("crammer_singer",)
 
+    @property
+    def check_passes(self):
+        """A check multiplies X and X^T by K columns each."""
+        return 2.0 * self.problem.K
+
     def __init__(self, problem, **kwargs):
         if not isinstance(problem, MulticlassProblem) or \
                 problem.loss.name not in self.loss_names:
@@ -103,9 +109,7 @@ class CrammerSingerDual(Solver):
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
                                np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
-        self.m_act = prob.n
-        self.eps_shrink = EPS_SHRINK0
-        self.from_all = True
+        self.sched = np.array([prob.n, EPS_SHRINK0])      # active rows, threshold
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
@@ -126,8 +130,8 @@ class CrammerSingerDual(Solver):
         return alpha
 
     def get_state(self):
-        meta = {"n_epochs_done": int(self.n_epochs_done), "m_act": int(self.m_act),
-                "eps_shrink": float(self.eps_shrink), "from_all": bool(self.from_all)}
+        meta = {"n_epochs_done": int(self.n_epochs_done), "m_act": int(self.sched[0]),
+                "eps_shrink": float(self.sched[1])}
         arrays = {"beta": self.beta.copy(), "coef": self.coef.copy(),
                   "act_rows": self.active.rows.copy(), "act_n_cls": self.active.n_cls.copy(),
                   "act_cls": self.active.cls.copy()}
@@ -139,9 +143,7 @@ class CrammerSingerDual(Solver):
         self.active = CSActive(*(np.ascontiguousarray(arrays[k], dtype=np.int64)
                                  for k in ("act_rows", "act_n_cls", "act_cls")))
         self.n_epochs_done = int(meta["n_epochs_done"])
-        self.m_act = int(meta["m_act"])
-        self.eps_shrink = float(meta["eps_shrink"])
-        self.from_all = bool(meta["from_all"])
+        self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"])])
 
     @property
     def epochs(self):
@@ -150,46 +152,31 @@ class CrammerSingerDual(Solver):
     # ------------------------------------------------------------- epochs
     def advance(self, n_epochs, deadline):
         n = self.problem.n
-        k = max(1, int(round(n_epochs)))
-        for _ in range(k):
-            if self.n_epochs_done >= self.max_epochs:
-                break
-            self._epoch()
+        left = max(1, int(round(n_epochs)))
+        while left > 0 and self.n_epochs_done < self.max_epochs:
+            k = min(left, EPOCHS_PER_CALL, int(self.max_epochs - self.n_epochs_done))
+            uniforms = self.rng.random((k, n))
+            status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
+                                            self.coef, self.work, uniforms, self.shrinking)
+            self.n_epochs_done += int(done)
+            self.feature_accesses += int(reads)
+            if status != STATUS_OK:
+                raise FloatingPointError(f"{self.name}: a non-finite step at epoch "
+                                         f"{self.n_epochs_done}; scale the features")
+            left -= k
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.steps = self.n_epochs_done * n
 
-    def _epoch(self):
-        """One pass over the active rows in a random order, then LIBLINEAR's
-        rule: a shrunk problem solved to ``eps_shrink`` gets every row and
-        class back and a halved threshold."""
-        m = self.m_act
-        rows = self.active.rows
-        rows[:m] = rows[:m][self.rng.permutation(m)]
-        status, m, stopping, reads = cs_epoch(self.view, self.active, m, self.beta,
-                                              self.coef, self.work, self.shrinking)
-        if status != STATUS_OK:
-            raise FloatingPointError(f"{self.name}: a non-finite step at epoch "
-                                     f"{self.n_epochs_done}; scale the features")
-        self.m_act = m
-        self.n_epochs_done += 1
-        self.feature_accesses += int(reads)
-        if stopping < self.eps_shrink and self.shrinking:
-            self.eps_shrink = max(0.5 * self.eps_shrink, EPS_FLOOR)
-            self.m_act = self.problem.n
-            self.active.n_cls[:] = self.problem.K
-            self.from_all = True
-        else:
-            self.from_all = False
-
     # -------------------------------------------------------- certificate
     def certificate(self):
-        """``alpha = beta / C`` and ``coef(alpha)`` recomputed from it (the
-        incremental ``coef`` is refreshed too, dropping its rounding drift)."""
+        """``alpha = beta / C`` and ``coef(alpha) = X^T beta`` recomputed from it
+        (the incremental ``coef`` is refreshed too, dropping its rounding
+        drift); ``V = lam coef``, so the check makes two products."""
         prob = self.problem
         alpha = self.beta / self.C[:, None]
         self.coef = self._coef_of(self.beta)
-        return prob.certificate(self.coef, alpha)
+        return prob.certificate(self.coef, alpha, V=prob.lam * self.coef)
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
