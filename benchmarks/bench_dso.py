@@ -109,7 +109,7 @@ def ring_overhead(X, y, loss, epochs, client, p=2, **opts):
 
 
 def actor_ping_ms(client, repeats=50):
-    from primaldual.distributed.ring import DSOPartitionActor  # noqa: F401 (import check)
+    from primaldual.solvers.dso.ring import DSOPartitionActor  # noqa: F401 (import check)
 
     class Echo:
         def echo(self, x):

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import primaldual
 from primaldual.datasets import make_synthetic
 from primaldual.kernels import loss_kernels as LK
-from primaldual.kernels.dso import (PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, STEP_SCALAR, ColSide,
+from primaldual.solvers.dso.kernels import (PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, STEP_SCALAR, ColSide,
                                     DSOSpec, Nonzeros, RowSide, dso_block_kernel, pack_block,
                                     packed_kernel, unpack_block)
 from primaldual.problem import Problem
@@ -146,7 +146,7 @@ def test_packed_kernel_stops_at_a_non_finite_update(default_form, chunked):
     """A NaN value at one nonzero: the kernel returns (STATUS_NONFINITE, its position
     along the processing order) and leaves w and alpha as after the nonzeros before
     it."""
-    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
+    from primaldual.solvers.dso.kernels import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
                                         is_default_form, pack_block, packed_kernel,
                                         unpack_block)
     from primaldual.kernels.status import STATUS_NONFINITE
@@ -401,7 +401,7 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
     spec (:func:`chunks_kernel`, :func:`packed_kernel`: compiled without option
     branches for the default form, AdaGrad + SVRG + sequential, with the loss fixed
     for hinge and logistic) gives the generic loop's iterates bit for bit."""
-    from primaldual.kernels.dso import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
+    from primaldual.solvers.dso.kernels import (CHUNK, PA_STRIDE, PW_STRIDE, chunks_kernel,
                                         dso_block_kernel_chunks, dso_block_kernel_packed,
                                         fill_chunk_order, is_default_form, pack_block,
                                         packed_kernel, unpack_block)
@@ -468,7 +468,7 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
 
 
 def test_chunk_order_visits_every_nonzero_once():
-    from primaldual.kernels.dso import CHUNK, fill_chunk_order
+    from primaldual.solvers.dso.kernels import CHUNK, fill_chunk_order
     m = 3 * CHUNK + 17
     chunks = np.array([2, 0, 3, 1], dtype=np.int64)
     out = np.full(m, -1, dtype=np.int64)

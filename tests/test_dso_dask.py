@@ -120,7 +120,7 @@ def test_killed_worker_mid_dso_fit_is_recovered(client, data, tmp_path):
 
 
 def test_slowed_worker_past_round_timeout_raises(client, data):
-    from primaldual.distributed.ring import DSOPartitionActor
+    from primaldual.solvers.dso.ring import DSOPartitionActor
 
     def slow_partition_0(dask_worker):
         for actor in list(dask_worker.state.actors.values()):

@@ -1,8 +1,5 @@
-"""Small helpers with one home each, at the bottom of the layering.
-
-Nothing here imports any other part of :mod:`primaldual` (only the standard
-library and numpy), so every layer -- kernels, model, solvers, distributed,
-estimators, CLI and bench -- may use it.
+"""Small helpers with one home each, at the bottom of the layering: nothing
+here imports another part of :mod:`primaldual`, so every layer may use it.
 
 ============================  ============================================================
 :mod:`.atomic`                :func:`atomic_write`: temporary file in the same directory,
@@ -20,17 +17,37 @@ estimators, CLI and bench -- may use it.
                               Ctrl-C during a fit sets a flag that the driver polls
                               between kernel calls, instead of raising inside one
 :mod:`.clients`               :func:`~.clients.check_client`,
-                              :func:`~.clients.client_workers`: Dask client checks shared by
-                              the solvers and the engines (Dask itself stays lazy)
+                              :func:`~.clients.client_workers`, :func:`~.clients.ring_workers`:
+                              Dask client checks shared by the solvers and the engines
+                              (Dask itself stays lazy)
+:mod:`.lazy`                  :func:`~.lazy.lazy_module`, :func:`~.lazy.lazy_attr`: the one
+                              way a primaldual module imports another one lazily
 ============================  ============================================================
+
+Importing this package loads no numpy (:mod:`.seeding` and :mod:`.labels` load
+on first use), so ``import primaldual`` and ``--help`` stay cheap.
 """
 
 from .atomic import atomic_write
 from .compression import (COMPRESSION_MAGIC, UnsupportedCompressionError, detect_compression,
                           open_decompressed)
-from .labels import LabelError, encode_pm1
-from .seeding import make_rng, rng_from_state, seed_entropy, spawn_seeds, spawn_streams
+from .lazy import lazy_attr
 from .threads import resolve_n_jobs, run_threads
+
+_SEEDING = ("make_rng", "rng_from_state", "seed_entropy", "spawn_seeds", "spawn_streams")
+_LABELS = ("LabelError", "encode_pm1")
+
+
+def __getattr__(name):
+    if name in _SEEDING:
+        value = lazy_attr("primaldual._util.seeding", name)
+    elif name in _LABELS:
+        value = lazy_attr("primaldual._util.labels", name)
+    else:
+        raise AttributeError(f"module 'primaldual._util' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = ["COMPRESSION_MAGIC", "LabelError", "UnsupportedCompressionError", "atomic_write",
            "detect_compression", "encode_pm1", "make_rng", "open_decompressed",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 
-__all__ = ["check_client", "client_workers"]
+__all__ = ["check_client", "client_workers", "ring_workers"]
 
 
 def check_client(client):
@@ -27,6 +27,15 @@ def client_workers(client):
     schedulers that page ``scheduler_info``)."""
     return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _takes_n(client) \
         else sorted(client.scheduler_info()["workers"])
+
+
+def ring_workers(opts, in_process):
+    """The number of parts of a solver with ring options (DSO, PSGD):
+    ``opts.n_workers`` when given, else ``in_process`` without a client, else
+    the number of the client's workers."""
+    if opts.n_workers is not None:
+        return opts.n_workers
+    return in_process if opts.client is None else max(1, len(client_workers(opts.client)))
 
 
 def _takes_n(client):

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
-from ..blocks.newton import NewtonBlock
+from .newton_block import NewtonBlock
 from .block import PartitionBlock
 
 __all__ = ["PartitionActor", "content_digest", "load_source"]
@@ -168,7 +168,7 @@ class PartitionActor:
     # ---------------------------------------------------- distributed Newton
     def newton(self, method, *args):
         """A pass of distributed Newton-CG on this partition: ``method`` of its
-        :class:`~primaldual.blocks.newton.NewtonBlock` (built on first use)."""
+        :class:`~primaldual.distributed.newton_block.NewtonBlock` (built on first use)."""
         if self.newton_block is None:
             b = self.block
             self.newton_block = NewtonBlock(b.rows, b.y, b.cw, b.part_ptr, b.kind,

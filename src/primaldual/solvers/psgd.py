@@ -1,44 +1,8 @@
 """PSGD: parallelized SGD (Zinkevich, Weimer, Smola & Li, "Parallelized Stochastic
 Gradient Descent", NIPS 2010, Algorithm 3 SimuParallelSGD), run locally.
 
-Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
-
-The rows are randomly partitioned into ``k = n_workers`` parts ``I_1..I_k``
-(one random permutation from ``random_state``, split into near-equal parts).
-Each part runs plain SGD on its own local objective ``P_q(w) = (1/W_q)
-sum_{i in I_q} c_i phi_i(x_i . w) + lam/2 ||w||^2`` with the update of
-:mod:`primaldual.solvers.sgd` (SDCA paper, Section 8.6)::
-
-    w_q <- (1 - 1/t_q) w_q - (1/(lam t_q)) g_i phi_i'(x_i . w_q) x_i,  g_i = n_q c_i / W_q
-
-(the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`),
-with ``i`` drawn from ``I_q`` by part ``q``'s own stream
-(``np.random.SeedSequence(random_state).spawn(k)``).  The parts never
-communicate; the output is the average ``w = (1/k) sum_q w_q``
-(Algorithm 3's "aggregate from all computers").  One epoch = every part made
-``|I_q|`` steps (one pass over the data in total).
-
-Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
-exact primal, dual and gap for that pair.
-
-Options
--------
-The fields of :class:`PSGDOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-n_workers : int or None, default None (2; the number of Dask workers with a client)
-    ``k``, the number of parts (1 gives plain SGD on a single stream).
-sampling : "uniform" | "permutation", default "uniform"
-    Local sampling with replacement, or a fresh permutation of the part per
-    local epoch (Algorithm 3 shuffles the local data).
-client : dask.distributed.Client or None
-    Run each part on its own Dask worker (``PSGDPartActor``); same iterates as
-    the local run.  ``n_workers`` then defaults to the number of workers
-    (otherwise 2).
-round_timeout, recovery_every, recovery_dir, max_recoveries :
-    The Dask engine's options (docs/distributed.md).
-project : bool, default False
-    Pegasos projection onto the ball of radius ``1/sqrt(lam)``.
+The problem, the updates, the certificate and the options are in
+:class:`PSGDSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -48,18 +12,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._util import rng_from_state
-from ..blocks.psgd import psgd_local_pass
-from .._util.clients import check_client
+from .._util.clients import check_client, ring_workers
+from ..distributed.actor_engine import actor_engine
+from ..kernels.sgd import SGDOptions, SGDState, sgd_run
+from ..kernels.views import RowsView, StepSpec
+from ..rows import as_rows
+from ..validation import check_X
 from ._base import Solver, register
 from ._options import CommonOptions, RingOptions, choice, flag, number
-from ..blocks.dso import partition_streams
-from ..distributed.ring import ring_engine
-from ._ring import ring_workers
+from .dso.blocks import partition_streams
 
 
 @dataclass(frozen=True)
 class PSGDOptions(RingOptions, CommonOptions):
-    """The options of :class:`PSGDSolver` (see the module docstring)."""
+    """The options of :class:`PSGDSolver` (documented in its docstring)."""
 
     solver_name = "psgd"
     n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
@@ -74,7 +40,48 @@ class PSGDOptions(RingOptions, CommonOptions):
 
 @register
 class PSGDSolver(Solver):
-    __doc__ = __doc__
+    """PSGD: parallelized SGD (Zinkevich, Weimer, Smola & Li, "Parallelized Stochastic
+    Gradient Descent", NIPS 2010, Algorithm 3 SimuParallelSGD), run locally.
+
+    Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
+
+    The rows are randomly partitioned into ``k = n_workers`` parts ``I_1..I_k``
+    (one random permutation from ``random_state``, split into near-equal parts).
+    Each part runs plain SGD on its own local objective ``P_q(w) = (1/W_q)
+    sum_{i in I_q} c_i phi_i(x_i . w) + lam/2 ||w||^2`` with the update of
+    :mod:`primaldual.solvers.sgd` (SDCA paper, Section 8.6)::
+
+        w_q <- (1 - 1/t_q) w_q - (1/(lam t_q)) g_i phi_i'(x_i . w_q) x_i,  g_i = n_q c_i / W_q
+
+    (the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`),
+    with ``i`` drawn from ``I_q`` by part ``q``'s own stream
+    (``np.random.SeedSequence(random_state).spawn(k)``).  The parts never
+    communicate; the output is the average ``w = (1/k) sum_q w_q``
+    (Algorithm 3's "aggregate from all computers").  One epoch = every part made
+    ``|I_q|`` steps (one pass over the data in total).
+
+    Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
+    exact primal, dual and gap for that pair.
+
+    Options
+    -------
+    The fields of :class:`PSGDOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    n_workers : int or None, default None (2; the number of Dask workers with a client)
+        ``k``, the number of parts (1 gives plain SGD on a single stream).
+    sampling : "uniform" | "permutation", default "uniform"
+        Local sampling with replacement, or a fresh permutation of the part per
+        local epoch (Algorithm 3 shuffles the local data).
+    client : dask.distributed.Client or None
+        Run each part on its own Dask worker (``PSGDPartActor``); same iterates as
+        the local run.  ``n_workers`` then defaults to the number of workers
+        (otherwise 2).
+    round_timeout, recovery_every, recovery_dir, max_recoveries :
+        The Dask engine's options (docs/distributed.md).
+    project : bool, default False
+        Pegasos projection onto the ball of radius ``1/sqrt(lam)``.
+    """
     name = "psgd"
     summary = "parallel SGD with averaging (Zinkevich et al. 2010)"
     options_class = PSGDOptions
@@ -195,7 +202,7 @@ class PSGDSolver(Solver):
         return {**self._ring.info(), "backend": "dask"}
 
     # ------------------------------------------------------------ Dask
-    # Part q lives on its worker (primaldual.distributed.ring.PSGDPartActor):
+    # Part q lives on its worker (PSGDPartActor):
     # its rows, local model and stream.  An epoch is one local pass on every
     # worker with no communication; the client averages at each certificate.
     def _ring_meta(self):
@@ -211,8 +218,7 @@ class PSGDSolver(Solver):
             payloads = [("psgd", prob.X[idx], prob.y[idx], self.grad_w[idx], prob.loss.code,
                          prob.loss.param, prob.lam, bool(self.opts.project),
                          self.opts.sampling) for idx in self.parts]
-            # distributed.ring's PSGDPartActor in an ActorStateEngine
-            self._ring = ring_engine(payloads, self.opts)
+            self._ring = actor_engine(PSGDPartActor, payloads, self.opts)
         states = [{"U": self.U[q].copy(), "scale": self.scale[q].copy(),
                    "unorm2": self.unorm2[q].copy(), "t": int(self.t[q])}
                   for q in range(self.k)]
@@ -236,3 +242,64 @@ class PSGDSolver(Solver):
         for q, (pos, n, acc, _) in enumerate(res):
             self._count(q, pos, n, acc, local=False)
         ring.time_compute += max(r[3] for r in res)
+
+
+def psgd_local_pass(rows, y, grad_w, idx, rng, sampling, U, scale, unorm2, kind, loss_param,
+                    lam, t, project):
+    """One local pass of a part: ``|I_q|`` SGD steps on the rows ``idx`` of ``rows``
+    (:func:`~primaldual.kernels.sgd.sgd_run`), sampled from ``rng`` uniformly with
+    replacement or as a permutation.  Shared by the serial solver (global rows,
+    ``idx = I_q``) and the Dask part actor :class:`PSGDPartActor` (its own rows, ``idx = 0..|I_q|-1``):
+    the draws are positions in ``idx``, so both see the same sample sequence.
+    Returns ``(steps_done, |I_q|, feature_accesses)``."""
+    n = idx.shape[0]
+    if sampling == "uniform":
+        order = idx[rng.integers(0, n, size=n)]
+    else:
+        order = rng.permutation(idx)
+    res = sgd_run(RowsView(rows.data, rows.indices, rows.indptr, rows.iptr, rows.sqnorm,
+                           y, grad_w),
+                  StepSpec(kind, loss_param, lam, 0.0, 1.0), SGDOptions(grad_w, bool(project)),
+                  SGDState(U, scale, unorm2), order, 0, n, int(t))
+    return int(res.pos), int(n), int(res.accesses)
+
+
+class PSGDPartActor:
+    """Part ``q`` of PSGD on its worker: ``source = ("psgd", X_q, y_q, grad_w_q,
+    loss_code, loss_param, lam, project, sampling)`` with the part's rows in
+    increasing global order."""
+
+    def __init__(self, source):
+        _, X, y, gw, self.kind, self.lp, self.lam, self.project, self.sampling = source
+        self.rows = as_rows(check_X(X))
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.grad_w = np.ascontiguousarray(gw, dtype=np.float64)
+        self.idx = np.arange(self.rows.n, dtype=np.int64)
+
+    def describe(self):
+        return {"n": int(self.rows.n), "nnz": int(self.rows.nnz)}
+
+    async def ping(self):
+        return True
+
+    def set_state(self, st, rng_state, next_actor, timeout):
+        self.U = np.array(st["U"], dtype=np.float64)
+        self.scale = np.array(st["scale"], dtype=np.float64)
+        self.unorm2 = np.array(st["unorm2"], dtype=np.float64)
+        self.t = int(st["t"])
+        self.rng = rng_from_state(rng_state)
+        return True
+
+    def get_state(self, r=0):
+        return ({"U": self.U.copy(), "scale": self.scale.copy(),
+                 "unorm2": self.unorm2.copy(), "t": self.t},
+                self.rng.bit_generator.state)
+
+    def epoch(self):
+        """One local pass (|I_q| SGD steps); returns ``(pos, n, accesses, seconds)``."""
+        t0 = time.perf_counter()
+        pos, n, acc = psgd_local_pass(self.rows, self.y, self.grad_w, self.idx, self.rng,
+                                      self.sampling, self.U, self.scale, self.unorm2,
+                                      self.kind, self.lp, self.lam, self.t, self.project)
+        self.t += pos
+        return pos, n, acc, time.perf_counter() - t0

@@ -1,21 +1,36 @@
-"""DSO on the Dask ring: the driver half of :class:`~primaldual.solvers.dso.DSOSolver`.
+"""DSO on the Dask ring: the driver half of :class:`~primaldual.solvers.dso.DSOSolver`
+and the actor of one row partition on its worker.
 
 The explicit state is the serial one; between inner iterations partition q's
-worker holds its rows' part of it and the column block sigma_r(q) (see
-:mod:`primaldual.distributed.ring`, whose actors run the blocks).
+worker holds its rows' part of it and the column block sigma_r(q).
 :meth:`DSORingDriver._ring_push` scatters the state, :meth:`_ring_pull`
 gathers it; :meth:`_ring_round` runs one bulk-synchronous inner iteration.
+
+:class:`DSOPartitionActor` is partition ``q`` (Matsushima et al. 2014,
+Algorithm 1): its rows' nonzeros grouped by column block, its ``alpha`` (which
+leaves the worker only in snapshots) and its random stream.  It holds one
+column block ``w^(sigma_r(q))`` at a time.  ``step(r, eta)`` runs
+:func:`~.blocks.dso_block` on it and then pushes the block to its next owner
+``q - 1 mod p`` (``sigma_{r+1}(q - 1) = sigma_r(q)``) with the actor call
+``next.receive(block)``, worker to worker.  ``receive`` is a coroutine, so it
+runs on the receiver's event loop while the receiver's actor thread computes;
+``step`` returns when the block is delivered, so the client's barrier is
+Algorithm 1's bulk-synchronous barrier, communication included.  Placement,
+snapshots and recovery are :mod:`primaldual.distributed.actor_engine`'s.
 """
 from __future__ import annotations
+
+import inspect
+import time
 
 import numpy as np
 
 from ..._util import rng_from_state
-from ...blocks.dso import sigma
-from ...distributed.ring import ring_engine
-from ...kernels.dso import ColSide, RowSide, svrg_full_gradient
+from ...distributed.actor_engine import actor_engine
+from .blocks import WBlock, dso_block, sigma
+from .kernels import ColSide, RowSide, svrg_full_gradient
 
-__all__ = ["DSORingDriver"]
+__all__ = ["DSORingDriver", "DSOPartitionActor"]
 
 
 class DSORingDriver:
@@ -56,8 +71,7 @@ class DSORingDriver:
             L = self.layout
             payloads = [("dso", part, self.params, L.col_bounds, L.col_cnt)
                         for part in self.partitions()]
-            # distributed.ring's DSOPartitionActor in an ActorStateEngine
-            self._ring = ring_engine(payloads, self.opts)
+            self._ring = actor_engine(DSOPartitionActor, payloads, self.opts)
         self._ring.push(self._ring_states(), [g.bit_generator.state for g in self.streams],
                         self._ring_meta(), (self.t - 1) * self.p + self.r)
 
@@ -126,3 +140,132 @@ class DSORingDriver:
             self.r = 0
             self.n_avg += 1
             self.t += 1
+
+
+class DSOPartitionActor:
+    """Partition ``q`` of DSO on its worker (see the module docstring).
+
+    ``source = ("dso", part, params, col_bounds, col_cnt)``: a
+    :class:`~primaldual.solvers.dso.blocks.RowPartition` with its static arrays (the
+    state arrays are set by :meth:`set_state`), the
+    :class:`~primaldual.solvers.dso.blocks.DSOParams`, the column block bounds and
+    ``|Omega-bar_j|`` (so only ``w`` and its companions travel).
+    """
+
+    def __init__(self, source):
+        _, self.part, self.params, self.col_bounds, self.col_cnt = source
+        self.p = self.part.p
+        self.q = self.part.q
+        self.inbox = {}
+        self.next = None
+        self.rng = None
+        self.w_sum = None
+        self.timeout = 60.0
+
+    def describe(self):
+        return {"n": int(self.part.y.shape[0]), "nnz": int(self.part.vals.shape[0])}
+
+    async def ping(self):
+        """Answered by the worker's event loop, so a partition busy computing
+        is seen alive (a slow round then gives RoundTimeoutError, not a recovery)."""
+        return True
+
+    def _wblock(self, s, w, Gw, w_snap, Fw):
+        j0, j1 = int(self.col_bounds[s]), int(self.col_bounds[s + 1])
+        return WBlock(r=s, col_start=j0, w=w, col_cnt=self.col_cnt[j0:j1], Gw=Gw,
+                      w_snap=w_snap, Fw=Fw)
+
+    def set_state(self, st, rng_state, next_actor, timeout):
+        """Partition arrays, the held block ``st['block']`` and ``w_sum`` of block
+        ``q - 1 mod p`` (the block this partition holds at the end of an epoch)."""
+        part = self.part
+        if "params" in st:          # DSO's step weights change at its restarts
+            self.params = st["params"]
+        for k in ("alpha", "Ga", "a_snap", "Fa"):
+            setattr(part, k, np.array(st[k], dtype=np.float64))
+        self.a_sum = np.array(st["a_sum"], dtype=np.float64)
+        self.w_sum = np.array(st["w_sum"], dtype=np.float64)
+        s = int(st["block"])
+        self.inbox = {s: self._wblock(s, *(np.array(st[k], dtype=np.float64)
+                                            for k in ("w", "Gw", "w_snap", "Fw")))}
+        self.rng = rng_from_state(rng_state)
+        self.next = next_actor
+        self.timeout = float(timeout)
+        return True
+
+    def get_state(self, r):
+        """State at the start of inner iteration ``r`` (block ``sigma_r(q)`` held)."""
+        s = sigma(self.q, r, self.p)
+        blk = self.inbox[s]
+        part = self.part
+        return ({"alpha": part.alpha.copy(), "Ga": part.Ga.copy(), "a_snap": part.a_snap.copy(),
+                 "Fa": part.Fa.copy(), "a_sum": self.a_sum.copy(), "w_sum": self.w_sum.copy(),
+                 "block": s, "w": blk.w.copy(), "Gw": blk.Gw.copy(),
+                 "w_snap": blk.w_snap.copy(), "Fw": blk.Fw.copy()},
+                self.rng.bit_generator.state)
+
+    def held_w(self, r):
+        """The ``w`` of the block held at the start of inner iteration ``r``."""
+        return self.inbox[sigma(self.q, r, self.p)].w.copy()
+
+    async def receive(self, s, w, Gw, w_snap, Fw):
+        """Called by the previous owner: file block ``s`` for the next inner iteration."""
+        self.inbox[int(s)] = self._wblock(int(s), w, Gw, w_snap, Fw)
+        return True
+
+    # -------------------------------------------------------- SVRG snapshot
+    def svrg_local(self, wbar):
+        """Snapshot ``abar = alpha``, ``margins = X_q wbar``, ``Fa``; returns
+        ``v_q = sum_{i in I_q} (c_i/W) abar_i x_i`` (length d)."""
+        part = self.part
+        part.a_snap[:] = part.alpha
+        nq = part.y.shape[0]
+        margins = np.zeros(nq)
+        v = np.zeros(int(self.col_bounds[-1]))
+        for s in range(self.p):
+            lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
+            j0, j1 = int(self.col_bounds[s]), int(self.col_bounds[s + 1])
+            rows, cols, vals = part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]
+            margins += np.bincount(rows, weights=vals * wbar[j0 + cols], minlength=nq)
+            v[j0:j1] += np.bincount(cols, weights=vals * (part.cw * part.a_snap)[rows],
+                                    minlength=j1 - j0)
+        empty = np.zeros(0)
+        svrg_full_gradient(
+            RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
+                    part.a_snap, part.Fa),
+            ColSide(empty, empty, empty, empty, empty), margins, empty, self.params.spec())
+        return v
+
+    # ------------------------------------------------------------ the ring
+    def step(self, r, eta, snap=None, end_of_epoch=False):
+        """Inner iteration ``r``: block ``(q, sigma_r(q))``, then pass the block on.
+
+        ``snap = (w_snap, Fw)`` of the held block at the start of an SVRG epoch.
+        Returns ``(status, n_updates, compute_seconds, send_seconds)``.
+        """
+        s = sigma(self.q, r, self.p)
+        blk = self.inbox.pop(s)
+        if snap is not None:
+            blk.w_snap[:] = snap[0]
+            blk.Fw[:] = snap[1]
+        t0 = time.perf_counter()
+        status, pos = dso_block(self.q, r, self.part, blk, self.rng, self.params, eta)
+        if end_of_epoch:
+            self.a_sum += self.part.alpha
+            self.w_sum += blk.w
+        tc = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        if self.p == 1:
+            self.inbox[s] = blk
+        else:
+            call = self.next.receive(s, blk.w, blk.Gw, blk.w_snap, blk.Fw)
+            if inspect.iscoroutine(call):
+                # next owner on this worker: Dask hands back the coroutine itself
+                # (no transfer); it never suspends, so run it to completion here
+                try:
+                    call.send(None)
+                except StopIteration:
+                    pass
+            else:
+                call.result(timeout=self.timeout)
+        return int(status), int(pos), tc, time.perf_counter() - t1

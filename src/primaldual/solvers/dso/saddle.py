@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ...kernels import loss_kernels as LK
-from ...kernels.dso import column_abs_max, scaled_row_sqnorms
+from .kernels import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
            "default_eta0", "adagrad_w_scale", "adagrad_a_scale", "HINGE_A_SCALE",

@@ -3,10 +3,10 @@
 block (Matsushima et al. 2014, Algorithm 1; see :mod:`primaldual.solvers.dso`
 for the method).
 
-This is the part both the serial solver (:mod:`primaldual.solvers.dso`) and
-the Dask ring (:mod:`primaldual.distributed.ring`, one actor per row
-partition) run, so it sits below both: it imports only kernels and the model
-layer (``primaldual._util``).  The solver re-exports every public name here.
+This is the part both the serial solver (:mod:`.solver`) and the Dask ring
+(:class:`.ring.DSOPartitionActor`, one actor per row partition) run; it
+imports only :mod:`.kernels` and ``primaldual._util``.  The package
+re-exports every public name here.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._util import make_rng, seed_entropy, spawn_streams
-from ..kernels.dso import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
+from ..._util import make_rng, seed_entropy, spawn_streams
+from .kernels import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
                            DSOSpec, Nonzeros, RowSide, chunks_kernel, fill_identity,
                            layout_block_counts, layout_counts, layout_fill, pack_block,
                            packed_kernel, permute_block, unpack_block)
@@ -94,7 +94,7 @@ def build_layout(rows, p) -> BlockLayout:
 
     ``Omega`` holds the entries with ``x_ij != 0`` (explicit stored zeros are not
     part of it).  Row and column counts come from one compiled pass, the block
-    order from a counting sort (``kernels.dso.layout_fill``) that keeps CSR
+    order from a counting sort (``kernels.layout_fill``) that keeps CSR
     order inside each block: O(nnz) time, and no nnz-length temporary beyond
     the layout itself (16 bytes per nonzero with int32 indices).
     """
@@ -146,7 +146,7 @@ class DSOParams:
         return self.col_factor[col_start:col_start + d_block]
 
     def spec(self, eta=0.0) -> DSOSpec:
-        """The kernels' constants (:class:`~primaldual.kernels.dso.DSOSpec`) with
+        """The kernels' constants (:class:`~primaldual.solvers.dso.kernels.DSOSpec`) with
         the scalar step ``eta``."""
         return DSOSpec(self.kind, self.loss_param, self.lam, self.l1, self.l1_prox,
                        self.R, self.step_mode, float(eta), self.eta0, self.svrg,
@@ -200,7 +200,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
     ``CHUNK`` stored nonzeros in a uniformly random order (the solver stores
     each block's nonzeros in a random order once, :func:`shuffle_layout`);
     otherwise a uniform random permutation of the block's nonzeros; the updates are
-    :func:`~primaldual.kernels.dso.dso_block_kernel`.  Only ``part.alpha`` (and
+    :func:`~primaldual.solvers.dso.kernels.dso_block_kernel`.  Only ``part.alpha`` (and
     its accumulators) and ``wblk.w`` (and its accumulators) change.  Returns
     ``(status, n_processed)``.
     """
@@ -220,7 +220,7 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
         seg = part.perm[lo:hi]
         fill_identity(seg)
         rng.shuffle(seg)
-    # the packed kernel: one record per row and per column (see kernels.dso)
+    # the packed kernel: one record per row and per column (see .kernels)
     nq, dr = part.alpha.shape[0], wblk.w.shape[0]
     PA, PW = _packed_buffers(nq, dr)
     adagrad = params.step_mode == STEP_ADAGRAD
