@@ -306,9 +306,7 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
-    #: passes over the stored entries one exact check makes (the multiclass
-    #: checks multiply by K columns); scales the check budget
-    check_passes = 1.0
+    check_passes = 1.0      #: passes over the entries one check makes (the check budget)
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
