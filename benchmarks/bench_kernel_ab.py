@@ -24,8 +24,8 @@ normal values), ``dense`` 20,000 x 500; rows scaled to unit norm, labels
 Run: ``python benchmarks/bench_kernel_ab.py [--base COMMIT] [--after COMMIT]
 [--rounds 5]``;
 the table is printed and written to ``benchmarks/results/kernel-ab.md`` (``--out``
-names another file: ``kernel-ab-structured-args.md`` and ``kernel-ab-prox.md`` hold
-two other comparisons).
+names another file).  An A/B run answers one question about one change; its table
+is not kept in the repository once the change is decided (git has the old ones).
 """
 from __future__ import annotations
 

@@ -221,7 +221,7 @@ def test_part_files_on_the_workers(client, tmp_path):
 def _expected(X, y, loss, lam, K, on_cluster):
     """The rule of _distributed_auto written out: Newton when min(r0 / r, cap)
     * s_cocoa / s_newton <= 1."""
-    from primaldual.solvers import _newton_limit
+    from primaldual.solvers.auto import _newton_limit
     prob = Problem(X, y, loss=loss, lam=lam)
     s_newton, s_cocoa = dauto.speedups(prob, K, on_cluster, loss)
     r = conditioning_ratio(prob)

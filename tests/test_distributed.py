@@ -186,3 +186,49 @@ def test_dask_estimator_default_strength_is_one_over_n_on_files(client, data, tm
     assert local.lam_ == 1.0 / X.shape[0]
     assert on_files.lam_ == pytest.approx(local.lam_, rel=1e-15)
     np.testing.assert_allclose(on_files.coef_, local.coef_, rtol=0, atol=1e-10)
+
+
+def test_dask_estimator_takes_C_in_memory_and_refuses_it_on_part_files(client, data,
+                                                                       tmp_path):
+    """C on in-memory data is the local estimator's lam = 1/(C W); on part files W is
+    known only on the workers, so C is refused with the alternative named."""
+    from primaldual.dask import LinearClassifier
+    X, y = data
+    opts = {"n_partitions": 2, "local_iters": 20}
+    import warnings
+    from sklearn.exceptions import ConvergenceWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)     # 3 rounds: the strength only
+        est = LinearClassifier(client=client, C=2.0, max_iter=3, solver_options=opts,
+                               random_state=0).fit(X, y)
+    assert est.loss == "squared_hinge" and est.lam_ == 1.0 / (2.0 * X.shape[0])
+    paths = _write_parts(tmp_path, X, y, [120, 120])
+    with pytest.raises(ValueError, match="C is not supported for part files"):
+        LinearClassifier(client=client, C=2.0, solver_options=opts).fit(paths)
+
+
+def test_a_closed_client_raises_worker_lost_naming_it(data):
+    """A client whose cluster was closed, and a closed client, make every
+    distributed solver and the Dask estimator raise ClientClosedError (a
+    WorkerLostError, as docs/distributed.md promises), not KeyError('workers')."""
+    from primaldual.dask import LinearClassifier as DaskLinearClassifier
+    from primaldual.distributed import WorkerLostError
+    from primaldual._util.clients import ClientClosedError, client_workers
+    X, y = data
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    c = distributed.Client(cluster)
+    assert len(client_workers(c)) == 1
+    cluster.close()
+    try:
+        fits = [dict(solver=s) for s in ("cocoa", "newton", "dso", "psgd")]
+        fits.append(dict(solver="minibatch_sdca", sampling="distributed", batch_size=8))
+        for kw in fits:
+            with pytest.raises(WorkerLostError, match="Dask client .* is closed"):
+                solve(X, y, loss="squared_hinge", lam=1e-2, client=c, max_epochs=2, **kw)
+        with pytest.raises(ClientClosedError, match="create a new Client"):
+            DaskLinearClassifier(client=c, alpha=1e-2, max_iter=2).fit(X, y)
+    finally:
+        c.close()
+    with pytest.raises(ClientClosedError, match="is closed"):
+        solve(X, y, loss="squared_hinge", lam=1e-2, solver="cocoa", client=c, max_epochs=2)

@@ -22,7 +22,7 @@ from sklearn.svm import LinearSVC, LinearSVR
 
 from conftest import load_binary, make_classification_data, make_regression_data
 from primaldual import LinearClassifier, LinearRegressor, Problem
-from primaldual.estimators import add_intercept_column
+from primaldual.fitdata import add_intercept_column
 
 TIGHT = dict(tol=1e-12, max_iter=100000, random_state=0)
 
@@ -157,8 +157,13 @@ def test_predict_proba_logistic_only():
     np.testing.assert_allclose(clf.predict_log_proba(X), np.log(clf.predict_proba(X)))
     hinge = LinearClassifier(loss="hinge", alpha=alpha).fit(X, y)
     assert not hasattr(hinge, "predict_proba")
-    with pytest.raises(AttributeError, match="predict_proba"):
+    assert not hasattr(hinge, "predict_log_proba")
+    # an AttributeError (for hasattr) whose message names the loss that gives them
+    with pytest.raises(primaldual.estimators.NoProbabilityError,
+                       match=r"predict_proba needs a loss that models probabilities: "
+                             r"loss='logistic'; this LinearClassifier has loss='hinge'"):
         hinge.predict_proba(X)
+    assert issubclass(primaldual.estimators.NoProbabilityError, AttributeError)
 
 
 def test_integer_weights_equal_repeated_rows_and_zero_weights_drop_rows():
@@ -234,7 +239,7 @@ def test_convergence_warning_states_gap_and_tol():
     X, y = load_binary("a9a", n_features=123, max_rows=2000)
     with pytest.warns(ConvergenceWarning, match=r"relative duality gap \d\.\d+e[-+]\d+ > "
                                                 r"target tol=1e-12 after 2 epochs"):
-        clf = LinearClassifier(alpha=1e-5, tol=1e-12, max_iter=2, random_state=0).fit(X, y)
+        clf = LinearClassifier(loss="hinge", alpha=1e-5, tol=1e-12, max_iter=2, random_state=0).fit(X, y)
     assert not clf.converged_ and clf.n_iter_[0] == 2
     assert clf.rel_gap_ > 1e-12 and clf.gap_ > 0
 
@@ -364,3 +369,91 @@ def test_default_alpha_with_class_weight_counts_the_combined_weights():
     labels = np.asarray(y)
     W = float(np.sum(np.where(labels == est.classes_[0], 2.0, 1.0)))
     assert est.lam_ == pytest.approx(1.0 / W, rel=1e-12)
+
+
+# ------------------------------------------------- scikit-learn conventions
+def test_default_loss_is_the_squared_hinge_of_linearsvc():
+    assert LinearClassifier().loss == "squared_hinge" == LinearSVC().loss
+    assert primaldual.LinearClassifierCV().loss == "squared_hinge"
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_C_is_liblinear_c_on_the_same_problem(C):
+    """``C`` is LinearSVC's: lam = 1/(C W); the certified optimum of ours and
+    LinearSVC(C) tightly solved reach the same objective value."""
+    X, y = make_classification_data(n=150, d=5, seed=7)
+    sw = np.random.default_rng(1).uniform(0.5, 2.0, X.shape[0])
+    ours = LinearClassifier(C=C, tol=1e-10, random_state=0).fit(X, y, sample_weight=sw)
+    assert ours.lam_ == pytest.approx(1.0 / (C * sw.sum()), rel=1e-14)
+    assert ours.alpha is None and ours.converged_
+    ref = _liblinear(lambda: LinearSVC(C=C, tol=1e-12, max_iter=1000000).fit(
+        X, y, sample_weight=sw))
+    prob = Problem(add_intercept_column(X, 1.0), np.where(y == ours.classes_[1], 1.0, -1.0),
+                   loss="squared_hinge", lam=ours.lam_, sample_weight=sw)
+    p_ours = prob.primal(np.r_[ours.coef_.ravel(), ours.intercept_])
+    p_ref = prob.primal(np.r_[ref.coef_.ravel(), ref.intercept_])
+    assert p_ref >= p_ours - ours.gap_ - 1e-12
+    assert abs(p_ours - p_ref) <= 1e-6 * p_ref
+    same = LinearClassifier(alpha=1.0 / (C * sw.sum()), tol=1e-10, random_state=0).fit(
+        X, y, sample_weight=sw)
+    np.testing.assert_allclose(same.coef_, ours.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_C_regressor_and_exclusive_with_alpha():
+    Xr, yr = make_regression_data(n=80, d=4, seed=1)
+    reg = LinearRegressor(C=4.0, random_state=0).fit(Xr, yr)
+    assert reg.lam_ == pytest.approx(1.0 / (4.0 * Xr.shape[0]), rel=1e-14)
+    with pytest.raises(ValueError, match="give alpha or C, not both"):
+        LinearRegressor(C=1.0, alpha=1e-3).fit(Xr, yr)
+    X, y = make_classification_data(n=60, d=4, seed=2)
+    with pytest.raises(ValueError, match="give alpha or C, not both"):
+        LinearClassifier(C=1.0, alpha=1e-3).fit(X, y)
+    for bad in (0, -1.0, float("inf"), "1"):
+        with pytest.raises(ValueError, match="C must be a finite number > 0"):
+            LinearClassifier(C=bad).fit(X, y)
+
+
+class _Result:
+    """A SolveResult-shaped stand-in carrying a rounding-negative gap."""
+
+    def __init__(self, primal, dual):
+        self.primal, self.dual, self.gap = primal, dual, primal - dual
+        self.rel_gap = (primal - dual) / abs(primal)
+        self.converged = True
+
+
+def test_displayed_gaps_are_never_negative_and_raw_values_are_kept():
+    est = LinearClassifier()
+    est._set_certificate([_Result(0.5, 0.5 + 6.8e-13)])
+    assert est.gap_ == 0.0 and est.rel_gap_ == 0.0
+    assert est.primal_ - est.dual_ == pytest.approx(-6.8e-13, abs=1e-15)
+    est._set_certificate([_Result(0.5, 0.5 + 1e-16), _Result(1.0, 0.9)])
+    np.testing.assert_array_equal(est.gap_ >= 0, True)
+    np.testing.assert_allclose(est.gap_, [0.0, 0.1])
+    assert est.converged_.dtype == bool and est.primal_.shape == (2,)
+    # a real fit: the attributes are the clipped certificate of the returned pair
+    X, y = make_classification_data(n=80, d=5, seed=3)
+    fit = LinearClassifier(alpha=1e-2, tol=1e-14, max_iter=3000, random_state=0).fit(X, y)
+    assert fit.gap_ == max(fit.primal_ - fit.dual_, 0.0) and fit.gap_ >= 0.0
+
+
+def test_verbose_names_the_class(capsys):
+    X, y = make_classification_data(n=90, d=4, seed=4, dense=True)
+    labels = np.array(["a", "b", "c"])[np.arange(90) % 3]
+    LinearClassifier(alpha=1e-2, verbose=1, random_state=0).fit(X, labels)
+    err = capsys.readouterr().err
+    assert "problem 0" not in err
+    for c in "abc":
+        assert f"[LinearClassifier] class '{c}': solver=" in err
+    LinearClassifier(alpha=1e-2, verbose=1, random_state=0).fit(X, labels == "b")
+    assert "[LinearClassifier] class True vs False: solver=" in capsys.readouterr().err
+
+
+def test_solve_result_displays_a_clipped_gap_and_keeps_the_raw_one():
+    import dataclasses
+    X, y = make_classification_data(n=60, d=4, seed=8)
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-1, random_state=0)
+    shown = dataclasses.replace(res, gap=-6.8e-13)
+    assert shown.gap == -6.8e-13                      # the raw value is kept
+    assert "gap=0.0," in repr(shown) and "-6.8e-13" not in repr(shown)
+    assert shown.summary()["gap"] == 0.0 and shown.summary()["rel_gap"] >= 0.0

@@ -42,8 +42,9 @@ PKG = "primaldual"
 #: module below may never import a module above.
 #:   0 kernels      the numba kernels, also a method package's own (solvers/dso/kernels)
 #:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
-#:                  extras, and a method package's per-block maths that its workers
-#:                  also run (solvers/dso/blocks, solvers/dso/saddle)
+#:                  the front ends' training data (fitdata: intercept column, weights,
+#:                  seeds, storable labels), extras, and a method package's per-block
+#:                  maths that its workers also run (solvers/dso/blocks, solvers/dso/saddle)
 #:   2 engines      primaldual.distributed: the partition engines (in process and on
 #:                  Dask), Dask actors, partitioned problems, the actor-state engine;
 #:                  they import nothing from the solvers
@@ -59,9 +60,11 @@ LAYERS = {
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
     "primaldual.validation": 1,
+    "primaldual.fitdata": 1,
     "primaldual.datasets.*": 1,
     "primaldual._util.*": 1,
     "primaldual._extras": 1,
+    "primaldual.liblinear_format": 1,
     "primaldual.blocks.*": 1,
     "primaldual.distributed.*": 2,
     "primaldual.solvers.*": 3,

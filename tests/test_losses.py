@@ -239,7 +239,8 @@ def test_capability_flags_and_constants():
     assert L["absolute"].lipschitz == 1.0 and not L["absolute"].smooth
     assert L["epsilon_insensitive"].box_dual
     # the dual a quadratic over a box (the interior-point solver's problem)
-    assert {n for n, l in L.items() if l.box_qp_dual} == {"hinge", "smooth_hinge"}
+    assert {n for n, l in L.items() if l.box_qp_dual} == {"hinge", "smooth_hinge", "absolute",
+                                                          "epsilon_insensitive"}
 
 
 @pytest.mark.parametrize("bad", [{"gamma": 0.0}, {"gamma": -1}, {"gamma": "x"},

@@ -62,8 +62,12 @@ def test_solve_result_round_trip(tmp_path, clf_result):
     assert mr.kind == "regressor" and mr.classes.shape == (0,)
     assert mr.loss_params == {"epsilon": 0.05}
     np.testing.assert_array_equal(mr.predict(Xr), Xr @ rr.coef)
-    with pytest.raises(ValueError, match="features but the model was fit with 6"):
-        mr.predict(Xr[:, :5])
+    # data narrower or wider than the model: read as LIBLINEAR reads a test file
+    # (features the training data never had are ignored, missing ones are zero)
+    Xd = Xr.toarray() if hasattr(Xr, "toarray") else np.asarray(Xr)
+    wide = np.hstack([Xd, np.full((Xd.shape[0], 3), 7.0)])
+    np.testing.assert_allclose(mr.predict(wide), Xd @ rr.coef, rtol=1e-13)
+    np.testing.assert_allclose(mr.predict(Xd[:, :5]), Xd[:, :5] @ rr.coef[:5], rtol=1e-13)
 
 
 def test_normalized_rows_are_applied_at_prediction(tmp_path):
@@ -74,7 +78,7 @@ def test_normalized_rows_are_applied_at_prediction(tmp_path):
     path = save_model(rr, tmp_path / "n.npz", normalize_rows=True)
     m = read_model(path)
     assert m.normalize_rows
-    np.testing.assert_array_equal(m.predict(Xr), np.asarray(Xn @ rr.coef).ravel())
+    np.testing.assert_allclose(m.predict(Xr), np.asarray(Xn @ rr.coef).ravel(), rtol=1e-13)
     pipe = load_model(path)
     np.testing.assert_allclose(pipe.predict(Xr), m.predict(Xr), rtol=0, atol=1e-13)
 
@@ -146,8 +150,9 @@ def _rewrite(src, dst, drop=(), **changes):
 
 
 @pytest.mark.parametrize("change, message", [
-    (dict(format_version=np.array(2)), "format_version 2, but this primaldual reads "
-                                       "format_version 1"),
+    (dict(format_version=np.array(3)), "format_version 3, but this primaldual reads "
+                                       "format_version 1 and 2"),
+    (dict(column_scale=np.ones(3)), "column_scale and column_offset go together"),
     (dict(format_version=np.array("1")), "'format_version' must be an integer"),
     ("drop:format_version", "has no 'format_version'"),
     ("drop:coef", r"missing key\(s\) \['coef'\]"),
@@ -203,13 +208,31 @@ def test_save_rejects_what_it_cannot_store(tmp_path, clf_result):
     X, y, res = clf_result
     with pytest.raises(ValueError, match="SolveResult or a fitted primaldual estimator"):
         save_model(object(), tmp_path / "x.npz")
-    with pytest.raises(ValueError, match="numeric class labels only"):
-        save_model(res, tmp_path / "x.npz", classes=np.array(["no", "yes"]))
+    with pytest.raises(ValueError, match="all numbers or all strings"):
+        save_model(res, tmp_path / "x.npz", classes=np.array(["no", 1], dtype=object))
     Xr, yr = make_regression_data(n=30, d=4)
     rr = primaldual.solve(Xr, yr, loss="squared", lam=1e-1, max_epochs=3)
     with pytest.raises(ValueError, match="classes given for a regression loss"):
         save_model(rr, tmp_path / "x.npz", classes=[0, 1])
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("labels", [["no", "yes"], ["setosa", "versicolor", "virginica"]])
+def test_string_labels_round_trip_without_pickle(tmp_path, labels):
+    """save_model stores any labels fit accepts: strings as a unicode array (also
+    an object array of str, as pandas gives), read back with allow_pickle=False."""
+    X, _ = make_classification_data(n=90, d=4, seed=1, dense=True)
+    codes = np.arange(90) % len(labels)
+    X = X + 3.0 * codes[:, None]
+    ys = np.array(labels, dtype=object)[codes]
+    est = primaldual.LinearClassifier(alpha=1e-2, tol=1e-10, random_state=0).fit(X, ys)
+    path = save_model(est, tmp_path / "s.npz")
+    with np.load(path, allow_pickle=False) as z:
+        assert z["classes"].dtype.kind == "U"
+    back = load_model(path)
+    np.testing.assert_array_equal(back.classes_, np.array(labels))
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    assert set(read_model(path).predict(X)) <= set(labels)
 
 
 def test_linear_model_multiclass_view():
@@ -239,7 +262,7 @@ def test_classifier_round_trip(tmp_path, estimators, n_classes, fit_intercept):
                                       max_iter=300).fit(X, y)
     path = save_model(est, tmp_path / "c.npz")
     back = load_model(path)
-    assert type(back) is estimators.LinearClassifier
+    assert isinstance(back, estimators.LinearClassifier)
     assert back.alpha == 1e-2 and back.loss == "logistic"
     assert back.fit_intercept == fit_intercept and back.intercept_scaling == 2.0
     np.testing.assert_array_equal(back.coef_, est.coef_)
@@ -257,7 +280,7 @@ def test_regressor_round_trip(tmp_path, estimators):
     est = estimators.LinearRegressor(loss="squared", alpha=1e-3, fit_intercept=True,
                                      tol=1e-10, max_iter=500).fit(Xr, yr + 3.0)
     back = load_model(save_model(est, tmp_path / "r.npz"))
-    assert type(back) is estimators.LinearRegressor
+    assert isinstance(back, estimators.LinearRegressor)
     np.testing.assert_array_equal(back.coef_, est.coef_)
     assert back.intercept_ == est.intercept_ and back.gap_ == est.gap_
     np.testing.assert_array_equal(back.predict(Xr), est.predict(Xr))
@@ -266,7 +289,7 @@ def test_regressor_round_trip(tmp_path, estimators):
 def test_solve_result_loads_as_estimator(tmp_path, clf_result, estimators):
     X, y, res = clf_result
     est = load_model(save_model(res, tmp_path / "m.npz", classes=[-1.0, 1.0]))
-    assert type(est) is estimators.LinearClassifier
+    assert isinstance(est, estimators.LinearClassifier)
     assert est.loss == "smooth_hinge" and est.loss_params == {"gamma": 0.5}
     np.testing.assert_array_equal(est.decision_function(X), X @ res.coef)
     np.testing.assert_array_equal(est.predict(X), np.where(X @ res.coef > 0, 1.0, -1.0))
@@ -282,3 +305,20 @@ def test_default_strength_is_saved_as_the_lam_the_fit_used(tmp_path, estimators)
     back = load_model(save_model(est, tmp_path / "d.npz"))
     assert back.alpha == est.lam_ == 1.0 / 80
     np.testing.assert_array_equal(back.predict(X), est.predict(X))
+
+
+def test_cli_predict_writes_the_string_labels_of_a_python_model(tmp_path, capsys):
+    """A model saved from Python with string classes predicts them on the command
+    line too (the LIBSVM file's numeric labels are reported as unknown)."""
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual import cli
+    X, _ = make_classification_data(n=60, d=4, seed=2, dense=True)
+    codes = np.arange(60) % 2
+    X = X + 3.0 * codes[:, None]
+    ys = np.array(["ham", "spam"])[codes]
+    est = primaldual.LinearClassifier(alpha=1e-2, random_state=0).fit(X, ys)
+    save_model(est, tmp_path / "m.npz")
+    dump_svmlight_file(X, codes, str(tmp_path / "d.svm"), zero_based=False)
+    assert cli.main(["predict", str(tmp_path / "m.npz"), str(tmp_path / "d.svm")]) == 0
+    lines = capsys.readouterr().out.split()
+    assert lines == list(est.predict(X))

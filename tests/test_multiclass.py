@@ -346,33 +346,7 @@ def test_linear_classifier_crammer_singer_and_warm_start():
         est.predict_proba(X)
 
 
-# ------------------------------------------------- command line and files
-def test_cli_fit_predict_and_model_file(tmp_path, capsys):
-    import json
-    from primaldual import cli
-    train, test = str(shared_file("dna.scale")), str(shared_file("dna.scale.t"))
-    model = tmp_path / "m.npz"
-    assert cli.main(["fit", train, "--test", test, "--loss", "multinomial", "--json",
-                     "--model", str(model), "--quiet"]) == 0
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["loss"] == "multinomial" and out["converged"] and out["test_accuracy"] > 0.9
-    assert out["gap"] == pytest.approx(out["primal"] - out["dual"])
-    est = primaldual.load_model(model)
-    assert est.coef_.shape == (3, 180) and est.loss == "multinomial"
-    assert cli.main(["predict", str(model), test, "--proba"]) == 0
-    rows = capsys.readouterr().out.splitlines()
-    assert rows[0] == "labels 1 2 3"
-    probs = np.array([[float(v) for v in r.split()[1:]] for r in rows[1:]])
-    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-12)
-    assert cli.main(["fit", train, "--loss", "crammer_singer", "--tol", "0.01", "--json",
-                     "--quiet"]) == 0
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["solver"] == "crammer_singer_dual" and out["converged"]
-    assert cli.main(["solvers"]) == 0
-    listing = capsys.readouterr().out
-    assert "multinomial_newton" in listing and "crammer_singer_dual" in listing
-
-
+# ------------------------------------------------------------ model files
 def test_save_model_of_a_solve_result(tmp_path):
     X, y = blobs(60, 4, 3, seed=12)
     res = primaldual.solve(X, y, loss="multinomial", lam=0.01)

@@ -250,10 +250,11 @@ def test_auto_picks_newton_on_standardized_digits():
     yy = np.where(y == 3, 1.0, -1.0)
     for loss in ("logistic", "squared_hinge"):
         assert resolve_solver("auto", Problem(X, yy, loss=loss, lam=1e-4)) == "newton"
-    # the hinge goes to the interior-point method (tests/test_ipm.py), elastic net to SDCA
+    # the hinge goes to the interior-point method (tests/test_ipm.py), elastic net to
+    # the sparse-model solver (docs/sparse-models.md)
     assert resolve_solver("auto", Problem(X, yy, loss="hinge", lam=1e-4)) == "ipm"
     assert resolve_solver("auto", Problem(X, yy, loss="logistic", lam=1e-4,
-                                          l1=1e-4)) == "sdca"
+                                          l1=1e-4)) == "l1cd"
 
 
 def test_auto_picks_sdca_on_unit_norm_sparse_data():

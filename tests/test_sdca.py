@@ -209,10 +209,15 @@ def test_gap_is_exact_and_nonnegative_along_the_trace(loss_name, params):
     prob = Problem(X, y, loss_name, 1e-3, loss_params=params)
     assert res.primal == pytest.approx(prob.primal(res.coef), abs=1e-13)
     assert res.dual == pytest.approx(prob.dual(res.dual_coef), abs=1e-13)
-    # coef is w(alpha) up to the incremental drift of the kernel
-    np.testing.assert_allclose(res.coef, prob.w_of(res.dual_coef), atol=1e-12)
-    # the trace records the same exact quantities
-    assert [r["gap"] for r in res.trace][-1] == res.gap
+    # coef is w(alpha) up to the incremental drift of the kernel, unless the run
+    # stopped unconverged with its best primal and best dual at different checks
+    # (solvers._base.pick_pair)
+    if "best_epoch" not in res.extras:          # the last check's pair
+        np.testing.assert_allclose(res.coef, prob.w_of(res.dual_coef), atol=1e-12)
+        # the trace records the same exact quantities
+        assert [r["gap"] for r in res.trace][-1] == res.gap
+    else:                                       # an earlier check's primal, or a mix
+        assert res.gap <= min(r["gap"] for r in res.trace) + 1e-15
 
 
 # ------------------------------------------------------- 4. data handling
@@ -420,7 +425,8 @@ def test_output_options_are_certified(output):
     assert res.gap == pytest.approx(prob.gap(res.coef, res.dual_coef), abs=1e-12)
     assert res.gap >= -1e-12
     assert prob.is_dual_feasible(res.dual_coef)
-    np.testing.assert_allclose(res.coef, prob.w_of(res.dual_coef), atol=1e-12)
+    if "best_dual_epoch" not in res.extras:     # else the best primal of another check
+        np.testing.assert_allclose(res.coef, prob.w_of(res.dual_coef), atol=1e-12)
     last = solve(X, y, loss="hinge", lam=1e-2, max_epochs=40, tol=0, sampling="uniform")
     assert not np.allclose(res.dual_coef, last.dual_coef)
 

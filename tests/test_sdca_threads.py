@@ -70,7 +70,14 @@ def assert_exact_certificate(X, y, loss, lam, res, l1=0.0, sample_weight=None):
     row_norms = np.sqrt(np.asarray(sp.csr_matrix(X).multiply(X).sum(axis=1)).ravel())
     # and no finer than the rounding of sums of O(1) loss terms (1e-4 * 1e-10)
     scale = max(abs(P), float(np.mean(row_norms)) * float(np.linalg.norm(w)), 1e-4)
-    np.testing.assert_allclose(res.coef, w, rtol=0, atol=1e-9 * max(1.0, np.abs(w).max()))
+    if res.extras.get("best_dual_epoch") is not None or res.extras.get("zero_model"):
+        # unconverged: the best primal point of the checks with the best dual point
+        # (solvers._base.pick_pair), each exact for itself
+        P = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight).primal(
+            res.coef)
+    else:
+        np.testing.assert_allclose(res.coef, w, rtol=0,
+                                   atol=1e-9 * max(1.0, np.abs(w).max()))
     assert abs(res.primal - P) <= 1e-10 * scale
     assert abs(res.dual - D) <= 1e-10 * scale
     assert res.primal - res.dual >= -1e-12 * scale

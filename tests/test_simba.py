@@ -318,6 +318,26 @@ def test_bad_input_is_refused():
         primaldual.solve(X, y, solver="simba", nu=0.1, schedule="fast")
 
 
+def test_row_norm_check_accepts_float_rounding_of_unit_rows():
+    """Rows normalized by scikit-learn in float32 have norms of 1 + a few float32
+    ulps; they are unit rows (the check's tolerance), while 1 + 1e-5 is refused."""
+    rng = np.random.default_rng(5)
+    X32 = normalize(rng.lognormal(0.0, 3.0, (400, 37)).astype(np.float32)
+                    * rng.choice([-1, 1], (400, 37)).astype(np.float32))
+    norms = np.linalg.norm(X32.astype(np.float64), axis=1)
+    assert norms.max() ** 2 > 1.0 + 1e-8          # the rounding the check must accept
+    y = np.where(np.arange(400) % 2, 1.0, -1.0)
+    for X in (X32, X32.astype(np.float64), sp.csr_matrix(X32)):
+        res = primaldual.solve(X, y, solver="simba", nu=0.1, max_epochs=1, random_state=0)
+        assert np.isfinite(res.gap)
+    from primaldual.solvers.simba import ROW_NORM_TOL, check_unit_rows
+    check_unit_rows(np.array([0.5, (1.0 + ROW_NORM_TOL) ** 2]))
+    with pytest.raises(ValueError, match=r"largest row norm is 1.00001"):
+        check_unit_rows(np.array([0.5, (1.0 + 1e-5) ** 2]))
+    with pytest.raises(ValueError, match=r"\|\|x_i\|\| <= 1"):
+        check_unit_rows(np.array([np.nan]))
+
+
 def test_epsilon_sets_T():
     X, y = _unit_rows(n=20, d=5)
     res = primaldual.solve(X, y, solver="simba", nu=0.1, epsilon=200.0, max_epochs=1e6,

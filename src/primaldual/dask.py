@@ -32,7 +32,7 @@ import numpy as np
 
 from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
-from .estimators import spawn_seeds
+from .fitdata import spawn_seeds
 from .solvers import SOLVERS
 from .distributed.partitioned import PartitionedProblem
 
@@ -68,11 +68,12 @@ class LinearClassifier(_LocalLinearClassifier):
     Other parameters: as :class:`primaldual.LinearClassifier`.
     """
 
-    def __init__(self, loss="hinge", *, client=None, alpha=None, l1=0.0, loss_params=None,
-                 tol=1e-6, max_iter=None, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, warm_start=False, random_state=None, solver="cocoa",
-                 solver_options=None, n_jobs=None, verbose=0):
-        super().__init__(loss=loss, alpha=alpha, l1=l1, loss_params=loss_params, tol=tol,
+    def __init__(self, loss="squared_hinge", *, client=None, alpha=None, C=None, l1=0.0,
+                 loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, warm_start=False,
+                 random_state=None, solver="cocoa", solver_options=None, n_jobs=None,
+                 verbose=0):
+        super().__init__(loss=loss, alpha=alpha, C=C, l1=l1, loss_params=loss_params, tol=tol,
                          max_iter=max_iter, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, class_weight=class_weight,
                          warm_start=warm_start, random_state=random_state, solver=solver,
@@ -115,6 +116,11 @@ class LinearClassifier(_LocalLinearClassifier):
                              "Dask array or use in-memory data")
         if self.warm_start and hasattr(self, "dual_coef_"):
             raise ValueError("warm_start is not supported for part files or Dask arrays")
+        if self.C is not None:
+            raise ValueError("C is not supported for part files or Dask arrays (the total "
+                             "weight W of lam = 1/(C W) is known only once the workers "
+                             "have read their parts); pass alpha = 1/(C W) instead, or "
+                             "neither for the strength of C = 1")
         icpt = float(self.intercept_scaling) if self.fit_intercept else None
         common = dict(loss=self.loss, lam=None if self.alpha is None else float(self.alpha),
                       l1=float(self.l1),
@@ -142,8 +148,10 @@ class LinearClassifier(_LocalLinearClassifier):
         self.intercept_ = np.array([intercept])
         self.dual_coef_ = res.dual_coef[None, :]
         self.n_iter_ = np.array([int(math.ceil(res.n_epochs - 1e-9))], dtype=np.int64)
-        self.gap_ = np.array([res.gap])
-        self.rel_gap_ = np.array([res.rel_gap])
+        self.gap_ = np.array([max(res.gap, 0.0)])          # shown >= 0; raw: primal_ - dual_
+        self.rel_gap_ = np.array([max(res.rel_gap, 0.0)])
+        self.primal_ = np.array([res.primal])
+        self.dual_ = np.array([res.dual])
         self.converged_ = np.array([res.converged])
         self.trace_ = [res.trace]
         self.solver_ = res.solver

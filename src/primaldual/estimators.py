@@ -1,125 +1,102 @@
-"""scikit-learn estimators over :func:`primaldual.solve` (docs/conventions.md §5).
+"""scikit-learn estimators over :func:`primaldual.solve` (docs/estimators.md).
 
 Both estimators minimize the problem of docs/conventions.md §1,
 
-    P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + alpha/2 ||w||^2 + l1 ||w||_1,
+    P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1,
 
-with ``alpha`` the same number as ``lam`` and ``c_i`` the product of
-``sample_weight`` and (classifier) the class weight of ``y_i``.  In
-LIBLINEAR's scaling (``1/2 ||w||^2 + C sum_i c_i loss_i``) this is
-``C = 1 / (alpha W)`` (``1 / (alpha n)`` for unit weights).
+with ``c_i`` the product of ``sample_weight`` and (classifier) the class weight
+of ``y_i``, and ``W = sum_i c_i``.  The strength is given as ``alpha`` (the same
+number as ``lam``, scikit-learn's ``SGDClassifier``/``Ridge`` name) or as ``C``
+(LIBLINEAR's and ``LinearSVC``'s, ``lam = 1/(C W)``), not both; with neither the
+strength is that of ``C = 1``.  The fitted ``lam_`` is the strength used.
+``alpha`` is never the dual variable: the dual certificate is ``dual_coef_``.
 
-Default strength
-----------------
-``alpha=None`` (the default) is ``alpha = 1/W``: the problem of LIBLINEAR's,
-``LinearSVC``'s and ``LinearSVR``'s default ``C = 1`` and of ``Ridge``'s
-default ``alpha = 1`` (without intercept), so that a user who swaps one of
-them for these estimators solves the same problem.  The strength a fit used
-is the attribute ``lam_``.  (Measured against a fixed ``alpha = 1e-4`` on the
-sets of benchmarks/bench_defaults.py: docs/estimators.md.)
-
-Names
------
-The estimators' parameter ``alpha`` is the L2 strength, as in scikit-learn's
-``SGDClassifier``, ``Ridge`` and ``ElasticNet``; it is passed to
-:func:`primaldual.solve` as ``lam``.  It is never the dual variable: the dual
-certificate (``alpha_i`` in docs/conventions.md §1) is the attribute
-``dual_coef_``.  Below, ``alpha_i`` is the dual variable and ``lam`` the
-strength.
-
-Intercept
----------
-With ``fit_intercept=True`` a constant feature of value
-``intercept_scaling`` is appended to every row (a CSR ``hstack`` for sparse
-input, which is never densified) and its weight ``w_b`` is **regularized like
-every other weight**, exactly as LIBLINEAR and ``LinearSVC`` do.  The model
-reports ``intercept_ = intercept_scaling * w_b``.  A larger
-``intercept_scaling`` weakens the penalty on the intercept (the penalty on
-``intercept_`` is ``alpha / (2 intercept_scaling^2) intercept_^2``).
-
-Zero sample weights
--------------------
-:func:`primaldual.solve` requires ``c_i > 0``.  Rows whose combined weight
-is 0 are removed before solving, which is exactly equivalent (a zero-weight
-row adds nothing to ``P`` or ``D``); their entries of ``dual_coef_`` are 0.
-
-Warm start
-----------
-``warm_start=True`` starts each fit from the previous ``dual_coef_``.  In the
-SDCA dual of docs/conventions.md §1 the primal point is
-``w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i`` and the constraint on each
-``alpha_i`` is ``-alpha_i in dom phi*(.; y_i)``: a set fixed by the loss and the
-label alone, independent of ``lam``, of the weights ``c_i`` and of ``W``.  A
-previous ``dual_coef_`` is therefore dual feasible for any new strength
-``alpha`` (``lam``) and any new sample/class weights, and the right
-"rescaling" is the identity.
-(LIBLINEAR's variables are ``C c_i y_i alpha_i`` in ``[0, C c_i]``; rescaling
-them by ``C_new / C_old`` there is the same map.)  Keeping ``dual_coef_`` rather
-than ``coef_`` is also the better start: the optimal dual ``alpha_i* = -phi'(x_i . w*)``
-moves continuously with ``lam``, while ``w* = v(alpha*)/lam`` changes
-with its scale.  A warm start needs the same training rows and classes as
-the previous fit; otherwise it is refused with a ValueError.
+* Intercept: a constant feature of value ``intercept_scaling`` is appended (a
+  CSR ``hstack`` for sparse input) and its weight is regularized like the
+  others, as in LIBLINEAR; ``intercept_ = intercept_scaling * w_b``.
+* Rows of combined weight 0 are removed before solving (exact: they add
+  nothing to ``P`` or ``D``); their ``dual_coef_`` entries are 0.
+* ``warm_start=True`` starts from the previous ``dual_coef_`` unscaled: the
+  dual box ``-alpha_i in dom phi*(.; y_i)`` depends on the loss and the label
+  only, so the old point is feasible for any new strength and weights.
+* ``gap_`` and ``rel_gap_`` are the certified gap clipped at 0 (rounding can make
+  ``P - D`` of a converged fit a few ulps negative); the raw primal and dual
+  values are ``primal_`` and ``dual_``.
 """
 from __future__ import annotations
 
+import functools
 import math
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from types import MethodType
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.extmath import safe_sparse_dot
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ._util import encode_pm1, seed_entropy
-from ._util import spawn_seeds as _spawn_seeds
+from ._util import encode_pm1
+from ._util.interrupts import sigint_as_flag
+from ._util.scales import scale_spread_note
+from ._util.threads import resolve_n_jobs
+from .fitdata import add_intercept_column, combined_weights, spawn_seeds
+from .penalties import split_strength
 from .losses import make_loss
 from .multiclass import is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
-from .solvers import solve, threaded_solvers
-from ._util.interrupts import sigint_as_flag
-from ._util.threads import resolve_n_jobs
-from ._util.scales import scale_spread_note
+from .solvers import solve, solver_path, threaded_solvers
 
 
 def _plain(x):
     """A label as a user wrote it: numpy scalars as Python ones (no np.int64(8))."""
     return x.item() if isinstance(x, np.generic) else x
 
-__all__ = ["LinearClassifier", "LinearRegressor"]
+
+__all__ = ["LinearClassifier", "LinearRegressor", "NoProbabilityError"]
 
 CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic",
                          "multinomial", "crammer_singer")   # the last two: estimators_multiclass
 REGRESSION_LOSSES = ("squared", "absolute", "epsilon_insensitive")
+#: the losses whose scores are log-odds, so that predict_proba means something
+PROBABILISTIC_LOSSES = ("logistic", "multinomial")
+
+
+class NoProbabilityError(AttributeError):
+    """``predict_proba`` asked of a loss that does not model probabilities.
+
+    An AttributeError, so ``hasattr(clf, "predict_proba")`` is False for such a
+    model, as scikit-learn's meta-estimators expect.
+    """
+
+
+class _needs_probabilistic_loss:
+    """A method that exists only when ``loss`` is in :data:`PROBABILISTIC_LOSSES`;
+    otherwise looking it up raises :class:`NoProbabilityError` saying which loss
+    gives probabilities."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        functools.update_wrapper(self, fn)
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self.fn
+        if obj.loss not in PROBABILISTIC_LOSSES:
+            raise NoProbabilityError(
+                f"{self.fn.__name__} needs a loss that models probabilities: "
+                f"loss={PROBABILISTIC_LOSSES[0]!r}; this {type(obj).__name__} has "
+                f"loss={obj.loss!r}, whose decision_function is a margin, not a "
+                f"log-odds. Fit {type(obj).__name__}(loss={PROBABILISTIC_LOSSES[0]!r}), or "
+                f"wrap this model in sklearn.calibration.CalibratedClassifierCV")
+        return MethodType(self.fn, obj)
 
 
 # ------------------------------------------------------------------ helpers
-def add_intercept_column(X, intercept_scaling):
-    """``[X, intercept_scaling * 1]``: CSR stays CSR (no densifying)."""
-    n = X.shape[0]
-    if sp.issparse(X):
-        col = sp.csr_matrix(np.full((n, 1), intercept_scaling, dtype=X.dtype))
-        return sp.hstack([X, col], format="csr")
-    return np.hstack([X, np.full((n, 1), intercept_scaling, dtype=X.dtype)])
-
-
-def spawn_seeds(random_state, k):
-    """``k`` independent integer seeds from one ``random_state``.
-
-    The children of ``SeedSequence(entropy)`` are used, so the seed of each
-    one-vs-rest problem depends only on ``random_state`` and the class
-    index, never on thread scheduling.
-    """
-    return _spawn_seeds(seed_entropy(random_state), k)
-
-
 def _check_number(name, value, *, low=0.0, allow_equal=False, integer=False):
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
@@ -149,30 +126,6 @@ def _solve_options(solver_options):
     return dict(solver_options)
 
 
-def combined_weights(y, classes, sample_weight, class_weight):
-    """``c_i = sample_weight_i * class_weight[y_i]`` (``classes`` sorted, as np.unique).
-
-    "balanced" is ``W / (K W_k)`` computed over the samples of positive
-    ``sample_weight`` (``W_k`` their weighted count in class k, K the number
-    of classes among them), so that zero weights mean "absent".
-    """
-    if class_weight is None:
-        return sample_weight
-    if isinstance(class_weight, str) and class_weight == "balanced":
-        pos = sample_weight > 0
-        present = np.unique(y[pos])
-        cw = np.zeros(classes.size)
-        cw[np.searchsorted(classes, present)] = compute_class_weight(
-            "balanced", classes=present, y=y[pos], sample_weight=sample_weight[pos])
-    else:
-        cw = compute_class_weight(class_weight, classes=classes, y=y)
-    cw = np.asarray(cw, dtype=np.float64)
-    if np.any(cw < 0) or not np.all(np.isfinite(cw)):
-        raise ValueError(f"class_weight values must be finite and >= 0, got "
-                         f"{cw.tolist()} for classes {classes.tolist()}")
-    return sample_weight * cw[np.searchsorted(classes, y)]
-
-
 class _LinearBase(BaseEstimator):
     """Shared fitting machinery; subclasses define ``_loss_family``."""
 
@@ -184,8 +137,14 @@ class _LinearBase(BaseEstimator):
                              f"{', '.join(self._loss_family)}; got loss={self.loss!r}")
         if not is_multiclass_loss(self.loss):
             make_loss(self.loss, self.loss_params)      # validates loss_params
+        C = getattr(self, "C", None)        # the CV estimators choose alpha, no C
+        if self.alpha is not None and C is not None:
+            raise ValueError(f"give alpha or C, not both (alpha={self.alpha!r}, C={C!r}): "
+                             f"alpha is lam, C is LIBLINEAR's 1/(lam W)")
         if self.alpha is not None:
             _check_number("alpha", self.alpha, allow_equal=True)
+        if C is not None:
+            _check_number("C", C)
         _check_number("l1", self.l1, allow_equal=True)
         _check_number("tol", self.tol, allow_equal=True)
         if self.max_iter is not None:
@@ -196,13 +155,24 @@ class _LinearBase(BaseEstimator):
         return _solve_options(self.solver_options)
 
     def _strength(self, total_weight):
-        """The L2 strength of this fit: ``alpha``, or ``1 / W`` for ``alpha=None``
-        (LIBLINEAR's ``C = 1``); stored as ``lam_``."""
-        lam = 1.0 / total_weight if self.alpha is None else float(self.alpha)
+        """The L2 strength of this fit: ``alpha``, or ``1 / (C W)``, or ``1 / W``
+        (``C = 1``) when neither is given, split by ``penalty``
+        (:meth:`_penalty_terms`); stored as ``lam_`` and ``l1_``."""
+        C = getattr(self, "C", None)
+        if self.alpha is not None:
+            strength = float(self.alpha)
+        else:
+            strength = 1.0 / ((1.0 if C is None else float(C)) * total_weight)
+        lam, self.l1_ = self._penalty_terms(strength)
         self.lam_ = lam
         return lam
 
-    def _fit_problems(self, Xa, targets, weights, warm, seeds, lam):
+    def _penalty_terms(self, strength):
+        """``(lam, l1)`` for ``penalty`` (:func:`~primaldual.penalties.split_strength`)."""
+        return split_strength(getattr(self, "penalty", "l2"), strength, self.l1,
+                              getattr(self, "l1_ratio", None))
+
+    def _fit_problems(self, Xa, targets, weights, warm, seeds, lam, labels):
         """Solve one problem per entry of ``targets`` (threads when several)."""
         opts = self._validate_params_values()
         if self.verbose >= 2 and len(targets) == 1:
@@ -217,7 +187,7 @@ class _LinearBase(BaseEstimator):
                          solver=self.solver, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
                          random_state=seeds[k],
-                         sample_weight=weights, l1=float(self.l1),
+                         sample_weight=weights, l1=float(self.l1_),
                          loss_params=self.loss_params, **opts_k)
 
         k_total = len(targets)
@@ -238,18 +208,40 @@ class _LinearBase(BaseEstimator):
             else:
                 results = [one(k) for k in range(k_total)]
         if self.verbose:
-            for k, r in enumerate(results):
-                print(f"[{type(self).__name__}] problem {k}: solver={r.solver} "
-                      f"epochs={r.n_epochs:g} rel_gap={r.rel_gap:.3e} "
-                      f"converged={r.converged}", file=sys.stderr)
+            for label, r in zip(labels, results):
+                print(f"[{type(self).__name__}] {self._problem_name(label)}: "
+                      f"solver={r.solver} epochs={r.n_epochs:g} "
+                      f"rel_gap={max(r.rel_gap, 0.0):.3e} converged={r.converged}",
+                      file=sys.stderr)
         return results
+
+    def _problem_name(self, label):
+        """How ``verbose`` names a problem: ``class 'b'`` (one-vs-rest), ``class 'b' vs 'a'``
+        (binary: the +1 class first) or ``regression``."""
+        if label is None:
+            return "regression"
+        if isinstance(label, tuple):
+            return f"class {_plain(label[0])!r} vs {_plain(label[1])!r}"
+        return f"class {_plain(label)!r}"
+
+    def _set_certificate(self, results):
+        """``gap_``/``rel_gap_`` (clipped at 0 for display), ``primal_``/``dual_`` (raw),
+        ``converged_``: scalars for one problem, one entry per class otherwise."""
+        def pick(values, dtype=np.float64):
+            return values[0] if len(values) == 1 else np.array(values, dtype=dtype)
+
+        self.primal_ = pick([float(r.primal) for r in results])
+        self.dual_ = pick([float(r.dual) for r in results])
+        self.gap_ = pick([max(float(r.gap), 0.0) for r in results])
+        self.rel_gap_ = pick([max(float(r.rel_gap), 0.0) for r in results])
+        self.converged_ = pick([bool(r.converged) for r in results], dtype=bool)
 
     def _warn_convergence(self, results, labels, X=None):
         bad = [(lab, r) for lab, r in zip(labels, results) if not r.converged]
         if not bad:
             return
         worst_label, worst = max(bad, key=lambda t: t[1].rel_gap)
-        which = "" if worst_label is None else (
+        which = "" if worst_label is None or isinstance(worst_label, tuple) else (
             f" ({len(bad)} of {len(results)} one-vs-rest problems; worst: class "
             f"{_plain(worst_label)!r})")
         note = "" if X is None else scale_spread_note(X)
@@ -258,7 +250,7 @@ class _LinearBase(BaseEstimator):
             f"gap {worst.rel_gap:.3e} > target tol={float(self.tol):g} after "
             f"{worst.n_epochs:g} epochs (max_iter={self.max_iter}); "
             + (f"{note}; otherwise " if note else "")
-            + "increase max_iter, increase tol or increase alpha",
+            + "increase max_iter, increase tol or increase alpha (decrease C)",
             ConvergenceWarning, stacklevel=3)
 
     def _split(self, coef_full):
@@ -301,13 +293,23 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
 
     Parameters
     ----------
-    loss : {"hinge", "smooth_hinge", "squared_hinge", "logistic"}, default "hinge"
+    loss : {"hinge", "smooth_hinge", "squared_hinge", "logistic"}, default "squared_hinge"
+        The default is ``LinearSVC()``'s and LIBLINEAR's (``-s 1``): it has a
+        Hessian, so Newton certifies it fast also on ill-conditioned data.
     alpha : float or None, default None
-        L2 strength, the ``lam`` of docs/conventions.md §1 (``C = 1/(alpha n)`` in
-        LIBLINEAR terms).  None: ``1/W`` (``1/n`` for unit weights), the problem of
-        ``LinearSVC()``'s and LIBLINEAR's default ``C = 1``.
+        L2 strength, the ``lam`` of docs/conventions.md §1.  Give ``alpha`` or
+        ``C``, not both; with neither, the strength of ``C = 1``.
+    C : float or None, default None
+        LIBLINEAR's and ``LinearSVC``'s inverse strength: ``lam = 1/(C W)``, ``W``
+        the sum of the sample (times class) weights, ``n`` for unit weights.
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
+    penalty : {"l2", "l1", "elasticnet"}, default "l2"
+        As scikit-learn: "l1" fits ``lam = 0``, ``l1 = alpha`` (a sparse model,
+        docs/sparse-models.md); "elasticnet" ``lam = alpha (1 - l1_ratio)``,
+        ``l1 = alpha l1_ratio``; "l2" ``lam = alpha`` plus the ``l1`` above.
+    l1_ratio : float in [0, 1] or None
+        The L1 share for ``penalty="elasticnet"``.
     loss_params : dict, optional
         ``{"gamma": ...}`` for smooth_hinge.
     tol : float, default 1e-6
@@ -323,25 +325,21 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         a sample keeps the weight of its own class in every subproblem).
         "balanced" uses ``W / (n_classes * W_k)`` with weighted class totals.
     warm_start : bool, default False
-        Start from the previous ``dual_coef_`` (no rescaling is needed, see
-        the module docstring).
+        Start from the previous ``dual_coef_`` (module docstring).
     random_state : int, Generator, RandomState or None
         Seeds the solver; problem ``k`` of one-vs-rest gets the k-th child
         of ``SeedSequence(random_state)``.
     solver : str, default "auto"
-        Passed to :func:`primaldual.solve` ("auto" resolves with
-        :func:`primaldual.solvers.resolve_solver`; SDCA by default).
+        Passed to :func:`primaldual.solve` (:func:`~primaldual.solvers.resolve_solver`).
     solver_options : dict, optional
         Extra keyword options for the solver (e.g. ``{"sampling": "uniform"}``).
     n_jobs : int or None
-        Threads (None or 1: one; -1: all cores).  One-vs-rest problems run at
-        once on up to ``n_jobs`` threads (the kernels release the GIL); the
-        threads left over go to each problem's solver when it runs on several
-        (``sdca``, ``minibatch_sdca``; see :func:`primaldual.solve`), so a
-        binary problem gets all of them.
+        Threads (None or 1: one; -1: all cores): one-vs-rest problems run at once
+        on up to ``n_jobs`` threads, the threads left over go to each problem's
+        solver when it runs on several (:func:`primaldual.solve`).
     verbose : int, default 0
-        1 prints one summary line per problem to stderr; 2 also shows a
-        progress bar for a single problem.
+        1 prints one summary line per problem to stderr, naming its class; 2
+        also shows a progress bar for a single problem.
 
     Attributes
     ----------
@@ -353,23 +351,29 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         The dual certificate ``alpha_i`` of each problem (0 for zero-weight rows);
         not the regularization parameter ``alpha``.
     n_iter_ : ndarray of int (1,) or (K,)   epochs run, rounded up
-    gap_ : float (binary) or ndarray (K,)   exact duality gap ``P - D``
+    gap_ : float (binary) or ndarray (K,)   certified duality gap ``P - D`` (>= 0)
     rel_gap_ : float or ndarray (K,)        ``(P - D)/|P|``, compared with ``tol``
+    primal_, dual_ : float or ndarray (K,)  ``P`` and ``D`` of the returned pair
     converged_ : bool or ndarray of bool (K,)
     trace_ : list of lists of dicts, one trace per problem
     solver_ : str                            the solver that ran
-    lam_ : float                             the L2 strength used (``alpha``, or ``1/W``)
+    solver_path_ : list of dict              the fit's legs (one list per class for OvR)
+    lam_ : float                             the L2 strength used (``alpha``, ``1/(C W)`` or ``1/W``)
     n_features_in_ : int
     """
 
     _loss_family = CLASSIFICATION_LOSSES
 
-    def __init__(self, loss="hinge", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
-                 max_iter=None, fit_intercept=True, intercept_scaling=1.0,
-                 class_weight=None, warm_start=False, random_state=None, solver="auto",
-                 solver_options=None, n_jobs=None, verbose=0):
+    def __init__(self, loss="squared_hinge", *, alpha=None, C=None, l1=0.0,
+                 loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, warm_start=False,
+                 random_state=None, solver="auto", solver_options=None, n_jobs=None,
+                 verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
+        self.C = C
         self.l1 = l1
         self.loss_params = loss_params
         self.tol = tol
@@ -429,7 +433,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             return fit_multiclass(self, X, Xa, yk, ck, keep, n)
         if classes.size == 2:
             targets = [encode_pm1(yk, classes[1], classes[0])]
-            labels = [None]
+            labels = [(classes[1], classes[0])]
         else:
             targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
@@ -437,7 +441,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]
         seeds = spawn_seeds(self.random_state, len(targets))
         lam = self._strength(float(ck.sum()))
-        results = self._fit_problems(Xa, targets, weights, warm, seeds, lam)
+        results = self._fit_problems(Xa, targets, weights, warm, seeds, lam, labels)
 
         coefs, intercepts = zip(*(self._split(r.coef) for r in results))
         self.coef_ = np.vstack(coefs)
@@ -448,16 +452,11 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self.dual_coef_ = dual
         self.n_iter_ = np.array([int(math.ceil(r.n_epochs - 1e-9)) for r in results],
                                 dtype=np.int64)
-        if len(results) == 1:           # binary: one problem, scalars (as LinearRegressor)
-            self.gap_ = float(results[0].gap)
-            self.rel_gap_ = float(results[0].rel_gap)
-            self.converged_ = bool(results[0].converged)
-        else:                           # one-vs-rest: one entry per class
-            self.gap_ = np.array([r.gap for r in results])
-            self.rel_gap_ = np.array([r.rel_gap for r in results])
-            self.converged_ = np.array([r.converged for r in results], dtype=bool)
+        self._set_certificate(results)      # binary: scalars; one-vs-rest: per class
         self.trace_ = [r.trace for r in results]
         self.solver_ = results[0].solver
+        self.solver_path_ = [solver_path(r) for r in results] if len(results) > 1 \
+            else solver_path(results[0])
         self._warn_convergence(results, labels, X)
         return self
 
@@ -484,16 +483,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    def _has_proba(self):
-        if self.loss not in ("logistic", "multinomial"):
-            raise AttributeError(f"predict_proba is available for loss='logistic' only "
-                                 f"(loss={self.loss!r})")
-        return True
-
-    @available_if(_has_proba)
+    @_needs_probabilistic_loss
     def predict_proba(self, X):
-        """Class probabilities (loss="logistic", or "multinomial": the softmax of
-        the decision function).
+        """Class probabilities (loss="logistic", or "multinomial": the softmax).
 
         Binary: ``[1 - expit(s), expit(s)]`` with the logistic function
         ``expit(s) = 1 / (1 + exp(-s))`` of the decision function ``s``.
@@ -510,7 +502,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         proba /= proba.sum(axis=1, keepdims=True)
         return proba
 
-    @available_if(_has_proba)
+    @_needs_probabilistic_loss
     def predict_log_proba(self, X):
         """``log(predict_proba(X))``."""
         return np.log(self.predict_proba(X))
@@ -528,8 +520,10 @@ class LinearRegressor(RegressorMixin, _LinearBase):
 
     ``loss="squared"`` is ``(x.w - y)^2 / 2``: with ``fit_intercept=False`` it
     is ``Ridge(alpha=alpha * n)`` (the default ``alpha=None``, ``1/n``, is
-    ``Ridge()``'s ``alpha = 1``); with the intercept it differs from Ridge,
-    whose intercept is not penalized (see the module docstring).
+    ``Ridge()``'s ``alpha = 1``; ``C`` is ``LinearSVR``'s); with the intercept it
+    differs from Ridge, whose intercept is not penalized (see the module docstring).
+    ``penalty="l1"`` with ``loss="squared"`` is the Lasso (``Lasso(alpha=alpha)``
+    without intercept), ``penalty="elasticnet"`` scikit-learn's ElasticNet split.
 
     Attributes
     ----------
@@ -537,22 +531,27 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     intercept_ : float
     dual_coef_ : ndarray (n,)
     n_iter_ : int      epochs run, rounded up
-    gap_, rel_gap_ : float
+    gap_, rel_gap_ : float   certified gaps (>= 0)
+    primal_, dual_ : float
     converged_ : bool
     trace_ : list of dicts
     solver_ : str
-    lam_ : float      the L2 strength used (``alpha``, or ``1/W``)
+    solver_path_ : list of dict   the legs of the fit (method, threads, seconds, gap, reason)
+    lam_ : float      the L2 strength used (``alpha``, ``1/(C W)`` or ``1/W``)
     n_features_in_ : int
     """
 
     _loss_family = REGRESSION_LOSSES
 
-    def __init__(self, loss="squared", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
-                 max_iter=None, fit_intercept=True, intercept_scaling=1.0,
+    def __init__(self, loss="squared", *, alpha=None, C=None, l1=0.0, loss_params=None,
+                 tol=1e-6, max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
+        self.C = C
         self.l1 = l1
         self.loss_params = loss_params
         self.tol = tol
@@ -588,18 +587,17 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         warm = [None] if prev is None else [prev[0][keep]]
         seeds = spawn_seeds(self.random_state, 1)
         lam = self._strength(float(swk.sum()))
-        (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam)
+        (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam, [None])
         self.coef_, self.intercept_ = self._split(res.coef)
         self.coef_ = np.array(self.coef_)
         dual = np.zeros(n)
         dual[keep] = res.dual_coef
         self.dual_coef_ = dual
         self.n_iter_ = int(math.ceil(res.n_epochs - 1e-9))
-        self.gap_ = float(res.gap)
-        self.rel_gap_ = float(res.rel_gap)
-        self.converged_ = bool(res.converged)
+        self._set_certificate([res])
         self.trace_ = res.trace
         self.solver_ = res.solver
+        self.solver_path_ = solver_path(res)
         self._warn_convergence([res], [None], X)
         return self
 

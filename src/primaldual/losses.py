@@ -83,7 +83,9 @@ class Loss:
                          (generalized) second derivative exists: the smooth losses
     box_dual : bool      dual domain is a bounded box (shrinking applies)
     box_qp_dual : bool   the dual is a quadratic (or linear) objective over a bounded
-                         box: hinge and smooth_hinge (what the interior-point solver solves)
+                         box, after splitting alpha = p - q for the L1 regression losses:
+                         hinge, smooth_hinge, absolute, epsilon_insensitive (what the
+                         interior-point solver solves)
     """
 
     def __init__(self, name, code, param, *, classification, smoothness,
@@ -98,8 +100,10 @@ class Loss:
         # every smooth loss of docs/conventions.md §2 has a piecewise-constant or smooth phi''
         self.generalized_hessian = self.smooth
         self.box_dual = box_dual
-        # -phi*(-alpha) is alpha y - (param/2) alpha^2 on alpha y in [0, 1]
-        self.box_qp_dual = code in (K.HINGE, K.SMOOTH_HINGE)
+        # -phi*(-alpha) is alpha y - (param/2) alpha^2 on alpha y in [0, 1], or
+        # alpha y - param |alpha| on alpha in [-1, 1]
+        self.box_qp_dual = code in (K.HINGE, K.SMOOTH_HINGE, K.ABSOLUTE,
+                                    K.EPSILON_INSENSITIVE)
 
     # --------------------------------------------------------------- params
     @property
@@ -285,8 +289,9 @@ _CAPABILITY_TEXT = {
                             "squared or smooth_hinge (hinge, absolute and "
                             "epsilon_insensitive are not differentiable)"),
     "classification": "a classification loss with labels -1/+1",
-    "box_qp_dual": ("a loss whose dual is a quadratic over a box: hinge or smooth_hinge "
-                    "(for the other losses use solver='auto', 'sdca' or 'newton')"),
+    "box_qp_dual": ("a loss whose dual is a quadratic over a box: hinge, smooth_hinge, "
+                    "absolute or epsilon_insensitive (for the other losses use "
+                    "solver='auto', 'sdca' or 'newton')"),
 }
 
 

@@ -19,7 +19,8 @@ here imports another part of :mod:`primaldual`, so every layer may use it.
 :mod:`.clients`               :func:`~.clients.check_client`,
                               :func:`~.clients.client_workers`, :func:`~.clients.ring_workers`:
                               Dask client checks shared by the solvers and the engines
-                              (Dask itself stays lazy)
+                              (Dask itself stays lazy); :class:`~.clients.WorkerLostError`
+                              and :class:`~.clients.ClientClosedError` (a closed client)
 :mod:`.lazy`                  :func:`~.lazy.lazy_module`, :func:`~.lazy.lazy_attr`: the one
                               way a primaldual module imports another one lazily
 ============================  ============================================================

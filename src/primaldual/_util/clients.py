@@ -3,12 +3,37 @@
 Nothing here imports Dask at module level: ``check_client`` imports
 ``distributed`` when it is called (an optional extra, see ``_extras.py``),
 and ``client_workers`` only calls methods of the client it is given.
+:class:`WorkerLostError` lives here, below the engines that raise it, so that
+a client whose cluster or connection was closed raises it too
+(:class:`ClientClosedError`), wherever a solver first touches the client.
 """
 from __future__ import annotations
 
 import inspect
 
-__all__ = ["check_client", "client_workers", "ring_workers"]
+__all__ = ["ClientClosedError", "WorkerLostError", "check_client", "client_workers",
+           "ring_workers"]
+
+
+class WorkerLostError(RuntimeError):
+    """Workers were lost more often than ``max_recoveries`` allows, or none is left."""
+
+
+class ClientClosedError(WorkerLostError):
+    """The Dask client (or the cluster it was connected to) is closed: no worker
+    can be reached.  A :class:`WorkerLostError`, as docs/distributed.md promises."""
+
+
+def _check_open(client, info=None):
+    """Raise :class:`ClientClosedError` when ``client`` cannot reach a scheduler."""
+    status = getattr(client, "status", "running")
+    if status in ("closing", "closed") or (info is not None and "workers" not in info):
+        where = getattr(client, "scheduler", None)
+        where = getattr(where, "address", None) or "its scheduler"
+        raise ClientClosedError(
+            f"the Dask client {client!r} is {status if status != 'running' else 'not connected'}"
+            f" (its cluster or connection to {where} was closed), so no worker can run "
+            f"this fit; create a new Client (and cluster) and pass it as client=")
 
 
 def check_client(client):
@@ -20,13 +45,18 @@ def check_client(client):
     if not isinstance(client, Client):
         raise ValueError(f"client must be a dask.distributed.Client, got "
                          f"{type(client).__name__}")
+    _check_open(client)
 
 
 def client_workers(client):
     """The sorted addresses of the client's workers (all of them, also with
-    schedulers that page ``scheduler_info``)."""
-    return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _takes_n(client) \
-        else sorted(client.scheduler_info()["workers"])
+    schedulers that page ``scheduler_info``); :class:`ClientClosedError` when the
+    client or its cluster is closed."""
+    _check_open(client)
+    info = client.scheduler_info(n_workers=-1) if _takes_n(client) \
+        else client.scheduler_info()
+    _check_open(client, info)
+    return sorted(info["workers"])
 
 
 def ring_workers(opts, in_process):

@@ -12,8 +12,11 @@ def note(req, msg):
         print(f"primaldual {req.command}: {msg}", file=sys.stderr)
 
 
-def format_label(v: float) -> str:
-    """A label as the data file writes it: ``2``, ``-1``, ``0.5``."""
+def format_label(v) -> str:
+    """A label as the data file writes it: ``2``, ``-1``, ``0.5``; a string label (a
+    model saved from Python with string classes) as it is."""
+    if isinstance(v, str):                  # numpy.str_ is a str
+        return str(v)
     return str(int(v)) if float(v).is_integer() and abs(v) < 2 ** 53 else repr(float(v))
 
 

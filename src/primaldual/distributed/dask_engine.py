@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from .._util import atomic_write
+from .._util.clients import WorkerLostError
 from .._util.clients import client_workers as _workers
 from ..validation import raise_nonfinite
 from .block import LINE_SEARCH
@@ -50,10 +51,6 @@ __all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError",
 
 class RoundTimeoutError(TimeoutError):
     """A round (or setup call) did not finish within ``round_timeout``."""
-
-
-class WorkerLostError(RuntimeError):
-    """Workers were lost more often than ``max_recoveries`` allows, or none is left."""
 
 
 class _Lost(Exception):

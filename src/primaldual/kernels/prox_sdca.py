@@ -177,8 +177,7 @@ def _walk(row, spec, alpha, v, work, dirn):
 # prox_dual_step is inlined into its callers and hands _walk (called, not inlined)
 # only the row's segment: as a called function taking the whole RowsView the
 # elastic-net SDCA epoch was 4-6% slower than with loose arrays, and with _walk
-# inlined too the L2 epoch lost ~3% (bench_kernel_ab, quiet; see
-# benchmarks/results/kernel-ab-structured-args.md)
+# inlined too the L2 epoch lost ~3% (measured with benchmarks/bench_kernel_ab.py)
 @njit(cache=True, nogil=True, inline="always")
 def prox_dual_step(rows, spec, i, alpha, v, work):
     """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem of

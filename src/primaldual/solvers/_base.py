@@ -43,7 +43,7 @@ from ._options import CommonOptions
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
            "save_state", "load_state", "COMMON_OPTIONS", "next_check_interval",
-           "check_budget_interval"]
+           "check_budget_interval", "pick_pair"]
 
 STATE_FORMAT_VERSION = 1
 
@@ -85,11 +85,10 @@ class SolveResult:
     """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
 
     A run that stops before reaching ``tol`` returns the best pair its checks
-    certify: the pair of the check with the smallest relative gap or, for a
-    saddle-point solver (``Solver.mixes_best_pair``: DSO), the ``w`` with the
-    smallest primal value and the ``alpha`` with the largest dual value among
-    them (``extras["best_epoch"]`` and, when it differs,
-    ``extras["best_dual_epoch"]`` say which checks, when they are not the last);
+    certify (:func:`pick_pair`): the ``w`` with the smallest primal value and
+    the ``alpha`` with the largest dual value among them, or ``w = 0`` when
+    ``P(0)`` is lower (``extras["best_epoch"]``, ``extras["best_dual_epoch"]``
+    and ``extras["zero_model"]`` say which, when they are not the last check);
     ``trace`` still records every check.
     """
 
@@ -118,10 +117,23 @@ class SolveResult:
         return relative_gap(self.primal, self.dual)
 
     def summary(self) -> dict:
+        """The result for display: the gaps clipped at 0 (rounding can make ``P - D``
+        of a converged pair a few ulps negative; ``primal``, ``dual`` are raw)."""
         return {"solver": self.solver, "loss": self.loss, "lam": self.lam, "l1": self.l1,
                 "epochs": self.n_epochs, "time_s": self.time, "primal": self.primal,
-                "dual": self.dual, "gap": self.gap, "rel_gap": self.rel_gap,
+                "dual": self.dual, "gap": max(self.gap, 0.0),
+                "rel_gap": max(self.rel_gap, 0.0),
                 "converged": self.converged, "stop_reason": self.stop_reason}
+
+    def __repr__(self) -> str:
+        """The dataclass repr, with ``gap`` shown clipped at 0 as in :meth:`summary`
+        (the attribute keeps the raw ``P - D``)."""
+        shown = []
+        for f in fields(self):
+            if f.repr:
+                v = getattr(self, f.name)
+                shown.append(f"{f.name}={max(v, 0.0) if f.name == 'gap' else v!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 # ------------------------------------------------------------ state files
@@ -310,10 +322,9 @@ class Solver(abc.ABC):
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
-    #: of its checks, from whichever checks they came (saddle-point methods, whose
-    #: primal and dual iterates are separate); False: the pair of the check with
-    #: the smallest relative gap (a dual method's w stays w(alpha))
-    mixes_best_pair = False
+    #: of its checks, from whichever checks they came (:func:`pick_pair`); False:
+    #: the pair of the check with the smallest relative gap
+    mixes_best_pair = True
     #: a KeyboardInterrupt raised inside ``advance`` (by a SIGINT handler other
     #: than the one :meth:`run` installs, or by a test) stops the run cleanly:
     #: the iterates stay consistent, and the result is certified at the point
@@ -346,7 +357,7 @@ class Solver(abc.ABC):
                                                   "support or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
-                             f"L1 is supported only by solvers that document it (spdc, dso)")
+                             f"L1 is supported by solver='auto' and the solvers that document it (l1cd, spdc, dso)")
         o = self.opts = self.options_class.create(**opts)
         #: the options with the values the solver resolved (``None``/``"auto"``
         #: made concrete by :meth:`setup`); what the result and checkpoints record
@@ -410,6 +421,11 @@ class Solver(abc.ABC):
     @abc.abstractmethod
     def set_state(self, meta, arrays):
         """Restore what :meth:`get_state` returned."""
+
+    def result_extras(self) -> dict:
+        """Solver-specific entries of ``SolveResult.extras`` (e.g. ``stall``: why
+        a run stopped with stop_reason ``"stalled"``)."""
+        return {}
 
     def trace_extras(self) -> dict:
         return {}
@@ -700,13 +716,8 @@ class Solver(abc.ABC):
             bar.close()
         elapsed = time.perf_counter() - t_start
         state = self.export_state(trace, elapsed)
-        rec = trace[-1]
-        prob = self.problem
-        extras = {}
-        if rec["rel_gap"] > self.tol and best.better_than(cert):
-            # stopped unconverged: return the best certified pair seen, not a worse later one
-            cert = best.cert
-            extras.update(best.where())
+        cert, extras = pick_pair(prob := self.problem, best, cert, self.tol)
+        extras = {**self.result_extras(), **extras}
         return SolveResult(
             coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
             dual=cert.dual, gap=cert.gap, solver=self.name,
@@ -715,6 +726,33 @@ class Solver(abc.ABC):
             lam=prob.lam, l1=prob.l1, tol=self.tol,
             feature_accesses=int(self.feature_accesses),
             stop_reason=stop, state=state, extras=extras)
+
+
+def pick_pair(problem, best, cert, tol):
+    """``(certificate, extras)`` that a run returns, from its last check ``cert``
+    and its record ``best`` of every check (:class:`_BestIterate`).
+
+    A last pair that meets ``tol`` is returned as it is.  Otherwise the run
+    returns the best primal point among its certified checks with the best
+    dual bound it saw (every check's ``P(w)`` and ``D(alpha)`` are exact, so
+    their difference is a certified gap, at most that of any single check),
+    and ``w = 0`` when ``P(0)``, the mean loss at margin 0, is lower still: a
+    fit never returns a model worse than the zero model.  ``extras`` names the
+    checks the pair came from (``best_epoch``, ``best_dual_epoch``) and says
+    ``zero_model`` when ``w = 0`` was returned."""
+    if cert is not None and cert.rel_gap <= tol:
+        return cert, {}
+    extras = {}
+    if cert is None or best.better_than(cert):
+        cert = best.cert
+        extras.update(best.where())
+    zero = np.zeros_like(cert.w)          # (d,), or (d, K) for a multiclass model
+    p0 = problem.primal(zero)
+    if p0 < cert.primal - 1e-12 * abs(p0):       # rounding: a check at w = 0 stays
+        cert = Certificate(w=zero, alpha=cert.alpha, primal=float(p0), dual=cert.dual,
+                           v=None, margins=None)
+        extras["zero_model"] = True
+    return cert, extras
 
 
 class _BestIterate:
@@ -781,7 +819,13 @@ class _BestIterate:
             self.alpha, self.dual, self.dual_epoch = np.array(cert.alpha), cert.dual, epoch
 
     def better_than(self, cert):
-        return self.w is not None and self.cert.rel_gap < cert.rel_gap
+        """The recorded pair beats ``cert``: a smaller gap, absolute when mixing
+        (a relative gap favours a large primal value), else relative."""
+        if self.w is None:
+            return False
+        if self.mix:
+            return self.primal - self.dual < cert.primal - cert.dual
+        return self.cert.rel_gap < cert.rel_gap
 
     def where(self):
         """``extras`` naming the checks the pair came from."""

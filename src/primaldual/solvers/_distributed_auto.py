@@ -1,6 +1,6 @@
 """``solver="auto"`` on partitions: distributed Newton-CG or CoCoA+.
 
-The local rule (:func:`primaldual.solvers.resolve_solver`) picks ``newton``
+The local rule (:func:`primaldual.solvers.auto.resolve_solver`) puts ``newton``
 over SDCA when the conditioning ratio ``r`` (:func:`conditioning_ratio`)
 reaches a measured threshold ``r0``, and moves ``r0`` by SDCA's speed-up when
 SDCA runs on threads: SDCA's epochs grow linearly in ``r``, so the ratio at

@@ -1,14 +1,24 @@
 """Primal-dual interior-point method (Mehrotra predictor-corrector) on the
-box-constrained dual of the hinge and smoothed-hinge SVM.
+box-constrained dual of the hinge, smoothed hinge, absolute and
+epsilon-insensitive losses, with the primal ``w`` carried as a variable.
 
 Ferris & Munson, "Interior-point methods for massive support vector
 machines", SIAM J. Optim. 13(3) (2002) 783-804: the linear SVM's dual QP,
-solved by a primal-dual interior-point method whose linear systems go through
-the Sherman-Morrison-Woodbury formula, so that an iteration costs ``O(n d^2)``
-when ``d << n``.  Predictor-corrector: Mehrotra, "On the implementation of a
-primal-dual interior point method", SIAM J. Optim. 2(4) (1992) 575-601; in the
-form of Nocedal & Wright, Numerical Optimization (2nd ed., 2006), Algorithm
-16.4 (predictor-corrector for QP), with bounds instead of general constraints.
+solved by a primal-dual interior-point method whose linear systems reduce to
+a ``d x d`` matrix, so that an iteration costs ``O(n d^2)`` when ``d << n``.
+Predictor-corrector: Mehrotra, "On the implementation of a primal-dual
+interior point method", SIAM J. Optim. 2(4) (1992) 575-601; in the form of
+Nocedal & Wright, Numerical Optimization (2nd ed., 2006), Algorithm 16.4, with
+bounds instead of general constraints.  The L1 regression losses enter as the
+same QP in split variables (Vapnik's SVR dual, alpha = p - q).
+
+The primal ``w`` is an iterate of its own (the equation ``lam w = X^T g`` is
+one of the KKT conditions the Newton steps drive to zero), not recomputed as
+``X^T g / lam``: on columns of very different scales (a sample ID near 1e7
+beside 0-10 scores) that sum cancels to a few digits, and its error, multiplied
+by the large column, ruins the primal.  The ``d x d`` system is equilibrated
+(scaled to unit diagonal) before it is factored.  Both leave the problem, its
+objective and its certificate unchanged: they are the linear algebra's.
 """
 from __future__ import annotations
 
@@ -20,9 +30,9 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from ._base import Solver, register
+from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, number
-from .newton import _serial_blas_enter, _serial_blas_exit
+from ._blas import serial_blas_enter, serial_blas_exit
 
 #: CSR input is copied to a dense array for forming M when it has at most this
 #: many entries (n d) and at least this density: BLAS then forms M several times
@@ -33,18 +43,24 @@ DENSIFY_MAX_ENTRIES = 10_000_000
 MAX_SYSTEM_SIZE = 10_000
 DENSIFY_MIN_DENSITY = 0.05
 
-#: the run ends (``finished``) when the best relative gap has not halved in this
-#: many iterations after the first STALL_START: an interior-point method
-#: halves it every one or two iterations until rounding stops it (features of
-#: very different scales, see docs/solvers.md)
+#: the run stops (stop_reason "stalled", extras["stall"] "no_progress") when the
+#: best relative gap has not halved in this many iterations after the first
+#: STALL_START: an interior-point method halves it every one or two iterations
+#: until rounding stops it
 STALL_WINDOW = 20
 STALL_START = 50
+#: a step shorter than this (or a non-finite direction) ends the run with
+#: stop_reason "stalled", extras["stall"] "step_collapse"
+MIN_STEP = 1e-14
 
-#: steps of iterative refinement of each Woodbury solve
-REFINE_STEPS = 2
+#: steps of iterative refinement of each reduced Newton solve
+REFINE_STEPS = 1
 
 #: the barrier target is sigma * mu with Mehrotra's sigma = (mu_aff / mu)^3
 SIGMA_POWER = 3.0
+
+#: the losses the method solves (their duals are quadratic or linear over a box)
+LOSSES = ("hinge", "smooth_hinge", "absolute", "epsilon_insensitive")
 
 
 @dataclass(frozen=True)
@@ -57,75 +73,90 @@ class IPMOptions(CommonOptions):
                                       "(eta of Nocedal & Wright Alg. 16.4)")
 
 
+def supports(problem) -> bool:
+    """Whether :class:`IPMSolver` solves ``problem`` (loss, ``l1 = 0``, ``lam > 0``)."""
+    return problem.loss.name in LOSSES and problem.l1 == 0 and problem.lam > 0
+
+
 @register
 class IPMSolver(Solver):
     """Primal-dual interior-point method on the box-constrained dual; for
-    ``hinge`` and ``smooth_hinge`` with ``l1 = 0``.
+    ``hinge``, ``smooth_hinge``, ``absolute`` and ``epsilon_insensitive``
+    with ``l1 = 0``.
 
     Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
-        primal  P(w)     = (1/W) sum_i c_i phi(y_i x_i . w) + lam/2 ||w||^2
-        dual    D(alpha) = (1/W) sum_i c_i (alpha_i y_i - gamma (alpha_i y_i)^2 / 2)
-                           - lam/2 ||w(alpha)||^2,     alpha_i y_i in [0, 1]
+        primal  P(w)     = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2
+        dual    D(alpha) = (1/W) sum_i c_i (-phi*(-alpha_i; y_i)) - lam/2 ||w(alpha)||^2
 
-    (``gamma = 0`` for the hinge).  With ``z_i = y_i x_i`` and the scaled dual
-    variable ``g_i = c_i alpha_i y_i / W`` in the box ``0 <= g_i <= u_i = c_i / W``,
-    ``w(alpha) = Z^T g / lam`` and ``-D`` is the convex QP (Ferris & Munson
-    2002, the dual SVM problem)::
+    In the scaled dual variable ``g_i = c_i alpha_i / W`` and with ``u_i =
+    c_i / W``, ``-D`` is a convex QP over a box, written with ``K`` blocks of
+    variables ``0 <= p_k <= u``, signs ``sigma_k``, linear terms ``b_k`` and a
+    diagonal ``Q_k``, ``g = sum_k sigma_k p_k`` (Ferris & Munson 2002 for the
+    SVM; Vapnik's split ``alpha = p - q`` for the L1 regression losses)::
 
-        min_g  q(g) = 1/(2 lam) ||Z^T g||^2 + 1/2 g^T Dq g - 1^T g,   0 <= g <= u
+        min  1/(2 lam) ||X^T g||^2 + sum_k (b_k^T p_k + p_k^T Q_k p_k / 2)
 
-    with ``Dq = diag(gamma W / c_i)``.  Its KKT conditions, with multipliers
-    ``s >= 0`` for ``g >= 0`` and ``t >= 0`` for ``g <= u``::
+        hinge, smooth_hinge (K = 1):  sigma = y, b = -1, Q = diag(gamma W / c)
+        absolute, epsilon_insensitive (K = 2):  sigma = (1, -1),
+                                      b = (eps - y, eps + y), Q = 0
 
-        r = Z Z^T g / lam + Dq g - 1 - s + t = 0,   s g = 0,   t (u - g) = 0.
+    With ``w`` a variable and multipliers ``s_k, t_k >= 0`` for the bounds,
+    the KKT conditions are::
 
-    Update (Nocedal & Wright, Algorithm 16.4, with bounds): from an interior
-    point ``0 < g < u``, ``s, t > 0`` and ``mu = (s^T g + t^T (u - g)) / (2 n)``,
-    solve the Newton system of the KKT conditions twice with one factorization:
+        r_w = lam w - X^T g = 0,
+        r_k = sigma_k X w + b_k + Q_k p_k - s_k + t_k = 0,
+        s_k p_k = 0,   t_k (u - p_k) = 0.
 
-        (Z Z^T / lam + D) dg = -r - r_s / g + r_t / (u - g),
-        ds = -(r_s + s dg) / g,      dt = -(r_t - t dg) / (u - g),
-        D  = Dq + s / g + t / (u - g),
+    Update (Nocedal & Wright, Algorithm 16.4, with bounds): from ``0 < p_k <
+    u``, ``s_k, t_k > 0``, ``mu`` the mean complementarity product, the
+    Newton system of the KKT conditions is solved twice with one
+    factorization.  With ``D_k = Q_k + s_k / p_k + t_k / (u - p_k)`` and
+    ``h_k = -r_k - rs_k / p_k + rt_k / (u - p_k)`` it reduces to::
 
-    first the affine step (``r_s = s g``, ``r_t = t (u - g)``), whose largest
+        (lam I + X^T E X) dw = -r_w + X^T rho,   E = sum_k 1 / D_k,
+                                                 rho = sum_k sigma_k h_k / D_k,
+        dp_k = (h_k - sigma_k X dw) / D_k,
+        ds_k = -(rs_k + s_k dp_k) / p_k,   dt_k = -(rt_k - t_k dp_k) / (u - p_k),
+
+    first the affine step (``rs = s p``, ``rt = t (u - p)``), whose largest
     feasible length gives ``mu_aff`` and Mehrotra's ``sigma = (mu_aff/mu)^3``;
-    then the corrector (``r_s = s g + ds_aff dg_aff - sigma mu``,
-    ``r_t = t (u - g) - dt_aff dg_aff - sigma mu``).  The step is
-    ``step_fraction`` (0.995) of the largest one keeping ``g, s, t``
-    interior.
+    then the corrector (``rs = s p + ds_aff dp_aff - sigma mu``, ``rt = t (u -
+    p) - dt_aff dp_aff - sigma mu``).  The step is ``step_fraction`` (0.995)
+    of the largest one keeping ``p, s, t`` interior, for every variable.
 
-    Linear algebra: when ``d <= n`` the Sherman-Morrison-Woodbury formula
-    (Ferris & Munson 2002)
-    ``(Z Z^T/lam + D)^{-1} = D^{-1} - D^{-1} Z M^{-1} Z^T D^{-1}`` with the
-    ``d x d`` matrix ``M = lam I + X^T D^{-1} X`` (formed by BLAS on dense
-    input, one thread; by a sparse product on CSR), Cholesky-factored once
-    per iteration; when ``n < d`` the ``n x n`` matrix ``diag(y) X X^T diag(y)``
-    is formed once and ``Z Z^T / lam + D`` is factored each iteration.  An
-    iteration costs ``O(n d min(n, d))`` flops, independent of
-    ``R^2 / (lam n)``: the method is for the regime where SDCA's rate is
-    hopeless (unscaled or standardized dense features) and ``min(n, d)`` is
-    small (``solver="auto"`` picks it there, see :func:`resolve_solver`).
+    Linear algebra: when ``d <= n`` the ``d x d`` matrix ``lam I + X^T E X``
+    (BLAS on dense input, one thread; a sparse product on CSR), scaled to unit
+    diagonal and Cholesky-factored once per iteration (an ``O(n d^2)``
+    iteration); when ``n < d`` the kernel form
+    ``(X X^T / lam + diag(1 / E)) dg = rho / E + X r_w / lam`` with ``X X^T``
+    formed once.  One step of iterative refinement on the exact residual
+    follows each solve.  The cost is independent of ``R^2 / (lam n)``: the
+    method is for unscaled or standardized dense features with small
+    ``min(n, d)``.
 
-    Stopping: besides ``tol``, ``max_epochs`` and ``time_limit``, the run ends
-    when the best relative gap has not halved in 20 iterations (after the
-    first 50), which happens only when rounding stops the method: features
-    of very different scales (``R^2 / (lam n)`` of 10^6 and more) leave the
-    gap at 1e-4 to 1e-1; scaling the features is the remedy.
+    Unscaled data: the iterates, and so the number of iterations, are those
+    of the problem itself; column scales (measured: a sample ID near 1e7
+    beside 0-10 scores, columns spanning five orders of magnitude) enter only
+    through rounding, which the equilibrated factorization and the primal
+    iterate keep at the level of the data's own conditioning.
 
-    Passes (``n_epochs``): one per iteration (forming ``M`` reads the data
-    once, with ``min(n, d)`` times the flops of a matrix-vector product).
+    Stopping: ``tol``, ``max_epochs``, ``time_limit``; and ``stop_reason
+    "stalled"`` with ``extras["stall"]`` naming why: ``"step_collapse"`` (a
+    step under 1e-14 or a non-finite direction) or ``"no_progress"`` (the best
+    relative gap has not halved in 20 iterations, after the first 50).
 
-    Certificate: ``alpha_i = y_i g_i W / c_i`` (strictly inside the dual
-    box, hence feasible) and ``w = w(alpha) = Z^T g / lam``; the gap
-    ``P(w) - D(alpha)`` is exact for the ORIGINAL loss.
+    Passes (``n_epochs``): one per iteration (forming the matrix reads the
+    data once, with ``min(n, d)`` times the flops of a matrix-vector product).
 
-    Start: ``g = c u`` with ``c = min(1/2, lam n / R^2)`` (``R^2`` the mean
-    squared row norm), which makes the margins ``Z Z^T g / lam`` about 1,
-    and ``s = t = 1``.
+    Certificate: ``alpha_i = g_i W / c_i`` (strictly inside the dual box) and
+    the iterate ``w``, or ``w(alpha)`` when its primal value is lower; both
+    are exact for the original loss.
 
-    Warm start: a SolveResult or a dual point ``alpha`` of shape ``(n,)``,
-    pulled 1% of the box inside it (an interior point is required).
+    Start: ``w = 0``, ``p_k = u / 2``, ``s_k = t_k = 1 + |b_k|``.  Warm start:
+    a SolveResult (its ``coef`` and ``dual_coef``), a dual point ``alpha``
+    ``(n,)``, or a coefficient vector ``(d,)``; the dual point is pulled 1% of
+    the box inside it (an interior point is required).
 
     Options
     -------
@@ -135,7 +166,7 @@ class IPMSolver(Solver):
 
     name = "ipm"
     summary = ("interior-point (Mehrotra predictor-corrector) on the box dual, "
-               "Woodbury linear algebra (Ferris & Munson 2002)")
+               "primal iterate and equilibrated d x d systems (Ferris & Munson 2002)")
     default_max_epochs = 1000
     options_class = IPMOptions
     supports_l1 = False
@@ -158,142 +189,176 @@ class IPMSolver(Solver):
                 "(e.g. --normalize, StandardScaler) or use solver='sdca'")
         self.eta = float(self.opts.step_fraction)
         self.u = prob.sample_weight / prob.W
-        gamma = prob.loss.param if prob.loss.name == "smooth_hinge" else 0.0
-        self.dq = gamma * prob.W / prob.sample_weight
+        self.sig, self.b, self.qd, self.lo, self.hi = _blocks(prob, self.u)
+        # the closest p may come to its lower bound: 1e-300 above 0, a rounding inside -u
+        self._inner_lo = np.where(self.lo == 0.0, 1e-300, self.lo * (1.0 - 1e-16))
         self.use_kernel = prob.n < prob.d
         self._kernel = None
         # CSR data dense enough for BLAS to form M faster is densified once (a copy)
         self._dense = prob.rows.X.toarray() if densifies(prob) else None
-        self._buf = None            # X / sqrt(D) on dense data, reused by every iteration
-        # the products Z m and Z^T v (about ten per iteration) read the dense copy
-        # when there is one; a CSR matrix's transpose view is made once, not per
-        # product (on a few hundred rows building it cost more than the product)
+        self._buf = None            # X sqrt(E) on dense data, reused by every iteration
+        # the products X m and X^T v (about ten per iteration) read the dense copy
+        # when there is one; a CSR matrix's transpose view is made once
         self._X = prob.rows.X if self._dense is None else self._dense
         self._XT = self._X.T
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
         prob = self.problem
-        u = self.u
-        alpha = self.warm_start_alpha() if warm_start is not None else None
-        if alpha is None:
-            # margins Z Z^T g / lam of about 1 at g = c u: c = 1 / (R^2 / (lam n)),
-            # at most 1/2 (the centre of the box)
-            ratio = float(prob.sample_weight @ prob.rows.sqnorm) / (prob.W * prob.lam * prob.n)
-            self.g = min(0.5, 1.0 / max(ratio, 1e-300)) * u
-        else:
-            beta = np.clip(alpha * prob.y, 0.0, 1.0)
-            self.g = u * (0.01 + 0.98 * beta)
-        self.s = np.ones(prob.n)
-        self.t = np.ones(prob.n)
+        self.w, alpha = self._warm_pair(warm_start)
+        frac = 0.5 if alpha is None else \
+            0.01 + 0.98 * _box_fraction(alpha, prob.y, prob.loss.name)
+        self.p = self.lo + (self.hi - self.lo) * frac
+        self.s = 1.0 + np.abs(self.b)
+        self.t = self.s.copy()
         self.n_iter = 0
-        self.finished = False
+        self.stall = ""
+        self.last_step = 0.0
         self.gaps = []
 
+    def _warm_pair(self, warm_start):
+        """``(w, alpha or None)`` to start from."""
+        prob = self.problem
+        if warm_start is None:
+            return np.zeros(prob.d), None
+        if isinstance(warm_start, SolveResult):
+            return self.warm_start_coef(), self.warm_start_alpha()
+        arr = np.asarray(warm_start)
+        if arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d:
+            alpha = self.warm_start_alpha()
+            return prob.w_of(alpha), alpha
+        return self.warm_start_coef(), None
+
+    @property
+    def stalled(self):
+        return bool(self.stall)
+
     def get_state(self):
-        return ({"n_iter": int(self.n_iter), "finished": bool(self.finished),
-                 "gaps": list(self.gaps)},
-                {"g": self.g.copy(), "s": self.s.copy(), "t": self.t.copy()})
+        return ({"n_iter": int(self.n_iter), "stall": self.stall,
+                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
+                {"w": self.w.copy(), "p": self.p.copy(), "s": self.s.copy(),
+                 "t": self.t.copy()})
 
     def set_state(self, meta, arrays):
-        self.g = np.array(arrays["g"], dtype=np.float64)
-        self.s = np.array(arrays["s"], dtype=np.float64)
-        self.t = np.array(arrays["t"], dtype=np.float64)
+        if "p" not in arrays or "w" not in arrays:
+            raise ValueError("cannot resume: the checkpoint holds the state of the earlier "
+                             "dual-only interior-point method (no primal iterate w); start "
+                             "a new run (warm_start= takes the previous result)")
+        for k in ("w", "p", "s", "t"):
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
         self.n_iter = int(meta["n_iter"])
-        self.finished = bool(meta["finished"])
+        self.stall = str(meta["stall"])
+        self.last_step = float(meta["last_step"])
         self.gaps = [float(x) for x in meta["gaps"]]
 
     @property
     def epochs(self):
-        if self.finished:
-            return max(float(self.n_iter), float(self.max_epochs))
         return float(self.n_iter)
 
     # ---------------------------------------------------- linear algebra
-    def _zt(self, v):
-        """Z^T v = X^T (y v)."""
-        return np.asarray(self._XT @ (self.problem.y * v), dtype=np.float64).ravel()
+    def _x(self, m):
+        """X m."""
+        return np.asarray(self._X @ m, dtype=np.float64).ravel()
 
-    def _z(self, m):
-        """Z m = y (X m)."""
-        return self.problem.y * np.asarray(self._X @ m, dtype=np.float64).ravel()
+    def _xt(self, v):
+        """X^T v."""
+        return np.asarray(self._XT @ v, dtype=np.float64).ravel()
 
-    def _factor(self, D):
-        """A solver for (Z Z^T / lam + diag(D)) x = b."""
-        prob = self.problem
-        lam = prob.lam
-        X = prob.rows.X if self._dense is None else self._dense
+    def _reduced_solver(self, E):
+        """``solve(r_w, rho) -> (dw, dg)`` for ``(lam I + X^T E X) dw = -r_w + X^T rho``
+        (``dg = rho - E X dw``: None where the solver does not have it directly)."""
+        lam = self.problem.lam
         if self.use_kernel:
-            if self._kernel is None:
-                K = X @ X.T
-                K = K.toarray() if hasattr(K, "toarray") else np.asarray(K)
-                self._kernel = (prob.y[:, None] * K * prob.y[None, :]) / lam
-            A = self._kernel.copy()
-            A.flat[::A.shape[0] + 1] += D
-            cf = _cholesky(A)
-            return lambda b: _cho_solve(cf, b)
-        Dinv = 1.0 / D
+            return self._kernel_solver(E)
+        cf, scale = self._factor_normal(E)
+
+        def apply(v):
+            return lam * v + self._xt(E * self._x(v))
+
+        def solve(r_w, rho):
+            rhs = self._xt(rho) - r_w
+            dw = scale * _cho_solve(cf, scale * rhs)
+            for _ in range(REFINE_STEPS):
+                dw = dw + scale * _cho_solve(cf, scale * (rhs - apply(dw)))
+            return dw, None
+        return solve
+
+    def _factor_normal(self, E):
+        """Cholesky factor of ``S (lam I + X^T E X) S``, ``S`` its unit-diagonal scaling."""
+        prob = self.problem
+        X = self._X
         if self._dense is None and prob.rows.is_sparse:
-            Xs = X.multiply(np.sqrt(Dinv)[:, None]).tocsr()
+            Xs = X.multiply(np.sqrt(E)[:, None]).tocsr()
             M = (Xs.T @ Xs).toarray()
         else:
             if self._buf is None:
                 self._buf = np.empty(X.shape)
-            Xs = np.multiply(X, np.sqrt(Dinv)[:, None], out=self._buf)
+            Xs = np.multiply(X, np.sqrt(E)[:, None], out=self._buf)
             M = Xs.T @ Xs
-        M.flat[::M.shape[0] + 1] += lam
-        cf = _cholesky(M)
+        M.flat[::M.shape[0] + 1] += prob.lam
+        scale = 1.0 / np.sqrt(np.diag(M))
+        M *= scale[:, None]
+        M *= scale[None, :]
+        return _cholesky(M), scale
 
-        def smw(b):
-            t = b * Dinv
-            return t - Dinv * self._z(_cho_solve(cf, self._zt(t)))
+    def _kernel_solver(self, E):
+        """The ``n < d`` form: ``(X X^T / lam + diag(1/E)) dg = rho / E + X r_w / lam``,
+        then ``dw = (X^T dg - r_w) / lam``."""
+        prob = self.problem
+        lam = prob.lam
+        if self._kernel is None:
+            K = self._X @ self._XT
+            self._kernel = (K.toarray() if hasattr(K, "toarray") else np.asarray(K)) / lam
+        A = self._kernel.copy()
+        A.flat[::A.shape[0] + 1] += 1.0 / E
+        cf = _cholesky(A)
 
-        def solve(b):
-            # the Woodbury form cancels where D is small (free variables near the
-            # end); steps of iterative refinement on the exact residual restore it
-            x = smw(b)
+        def solve(r_w, rho):
+            rhs = rho / E + self._x(r_w) / lam
+            dg = _cho_solve(cf, rhs)
             for _ in range(REFINE_STEPS):
-                res = b - self._z(self._zt(x)) / lam - D * x
-                x = x + smw(res)
-            return x
+                dg = dg + _cho_solve(cf, rhs - self._kernel @ dg - dg / E)
+            return (self._xt(dg) - r_w) / lam, dg
         return solve
 
     # ------------------------------------------------------------ updates
     def _iterate(self):
         prob = self.problem
-        g, s, t, u = self.g, self.s, self.t, self.u
-        n = prob.n
-        ug = u - g
-        r = self._z(self._zt(g)) / prob.lam + self.dq * g - 1.0 - s + t
-        mu = (s @ g + t @ ug) / (2 * n)
-        D = self.dq + s / g + t / ug
-        solve = self._factor(D)
+        sig, p, s, t = self.sig, self.p, self.s, self.t
+        pl, ph = p - self.lo, self.hi - p          # the slacks of the two bounds
+        r_w = prob.lam * self.w - self._xt((sig * p).sum(0))
+        r = sig * self._x(self.w) + self.b + self.qd * p - s + t
+        mu = (np.sum(s * pl) + np.sum(t * ph)) / (2 * p.size)
+        D = self.qd + s / pl + t / ph
+        solve = self._reduced_solver((1.0 / D).sum(0))
 
         def direction(rs, rt):
-            dg = solve(-r - rs / g + rt / ug)
-            return dg, -(rs + s * dg) / g, -(rt - t * dg) / ug
+            h = -r - rs / pl + rt / ph
+            dw, dg = solve(r_w, (sig * h / D).sum(0))
+            dp = (h - sig * self._x(dw)) / D
+            if dg is not None:
+                dp = _with_sum(dp, dg, sig, D)
+            return dw, dp, -(rs + s * dp) / pl, -(rt - t * dp) / ph
 
-        dg, ds, dt = direction(s * g, t * ug)
-        a = min(_max_step(g, dg), _max_step(ug, -dg), _max_step(s, ds), _max_step(t, dt))
-        mu_aff = ((s + a * ds) @ (g + a * dg) + (t + a * dt) @ (ug - a * dg)) / (2 * n)
+        dw, dp, ds, dt = direction(s * pl, t * ph)
+        a = _longest_step(pl, ph, s, t, dp, ds, dt)
+        mu_aff = (np.sum((s + a * ds) * (pl + a * dp))
+                  + np.sum((t + a * dt) * (ph - a * dp))) / (2 * p.size)
         sigma = (mu_aff / mu) ** SIGMA_POWER if mu > 0 else 0.0
-        dg, ds, dt = direction(s * g + ds * dg - sigma * mu, t * ug - dt * dg - sigma * mu)
-        a = self.eta * min(_max_step(g, dg), _max_step(ug, -dg), _max_step(s, ds),
-                           _max_step(t, dt))
-        if not (a > 1e-14 and np.isfinite(dg).all() and np.isfinite(ds).all()
-                and np.isfinite(dt).all()):
-            self.finished = True        # no representable progress left
+        dw, dp, ds, dt = direction(s * pl + ds * dp - sigma * mu, t * ph - dt * dp - sigma * mu)
+        a = self.eta * _longest_step(pl, ph, s, t, dp, ds, dt)
+        self.last_step = float(a)
+        if not (a > MIN_STEP and all(np.isfinite(x).all() for x in (dw, dp, ds, dt))):
+            self.stall = "step_collapse"        # no representable progress left
             return
-        g_new = g + a * dg
-        # rounding may put g on a bound when the step fraction is near 1: keep it interior
-        g_new = np.clip(g_new, 1e-300, None)
-        g_new = np.minimum(g_new, u * (1.0 - 1e-16))
-        self.g, self.s, self.t = g_new, s + a * ds, t + a * dt
+        # rounding may put p on a bound when the step fraction is near 1: keep it interior
+        self.p = np.minimum(np.maximum(p + a * dp, self._inner_lo), self.hi * (1.0 - 1e-16))
+        self.w, self.s, self.t = self.w + a * dw, s + a * ds, t + a * dt
         self.n_iter += 1
 
     def advance(self, n_epochs, deadline):
         target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
-        while self.n_iter < target and not self.finished \
+        while self.n_iter < target and not self.stall \
                 and self.n_iter < self.max_epochs - 1e-9:
             self._iterate()
             if deadline is not None and time.perf_counter() >= deadline:
@@ -304,40 +369,106 @@ class IPMSolver(Solver):
     def run(self):
         # BLAS (forming M, the Cholesky factorization) on one thread for the whole
         # run: a serial solver; several BLAS threads on a busy machine were measured
-        # 10-100x slower on these sizes (primaldual.solvers.newton)
-        _serial_blas_enter()
+        # 10-100x slower on these sizes (primaldual.solvers._blas)
+        serial_blas_enter()
         try:
             return super().run()
         finally:
-            _serial_blas_exit()
+            serial_blas_exit()
 
     # -------------------------------------------------------- certificate
     def dual_point(self):
-        """alpha = y g W / c (inside the dual box)."""
-        prob = self.problem
-        return prob.y * self.g * prob.W / prob.sample_weight
+        """alpha = g W / c (strictly inside the dual box)."""
+        return (self.sig * self.p).sum(0) / self.u
 
     def certificate(self):
+        """The iterate ``w`` or ``w(alpha)``, whichever has the lower primal, with
+        ``alpha``: both pairs are exact certificates."""
         prob = self.problem
         alpha = self.dual_point()
-        w = self._zt(self.g) / prob.lam
-        cert = prob.certificate(w, alpha)
+        cert = prob.certificate(self.w, alpha)
+        w_alpha = cert.v / prob.lam
+        if np.isfinite(w_alpha).all():
+            other = prob.certificate(w_alpha, alpha)
+            if other.primal < cert.primal:
+                cert = other
         self._note_gap(cert.rel_gap)
         return cert
 
     def _note_gap(self, rel_gap):
-        """Record the gap of the iterate; a stall (see STALL_WINDOW) ends the run."""
+        """Record the gap of the iterate; no progress (see STALL_WINDOW) ends the run."""
         if len(self.gaps) == self.n_iter:
             self.gaps.append(float(rel_gap))
         k = len(self.gaps)
         if k > STALL_START and min(self.gaps[-STALL_WINDOW:]) \
-                > 0.5 * min(self.gaps[:-STALL_WINDOW]):
-            self.finished = True
+                > 0.5 * min(self.gaps[:-STALL_WINDOW]) and not self.stall:
+            self.stall = "no_progress"
 
     def trace_extras(self):
-        g, s, t = self.g, self.s, self.t
-        mu = (s @ g + t @ (self.u - g)) / (2 * self.problem.n)
-        return {"iterations": int(self.n_iter), "mu": float(mu)}
+        p, s, t = self.p, self.s, self.t
+        mu = (np.sum(s * (p - self.lo)) + np.sum(t * (self.hi - p))) / (2 * p.size)
+        return {"iterations": int(self.n_iter), "mu": float(mu), "step": self.last_step}
+
+    def result_extras(self):
+        if not self.stall:
+            return {}
+        why = {"step_collapse": "the interior-point step collapsed (no representable "
+                                "progress)",
+               "no_progress": f"the relative gap did not halve in {STALL_WINDOW} "
+                              f"iterations"}[self.stall]
+        return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
+
+
+def _blocks(prob, u):
+    """``(sigma, b, Q, lo, hi)``, each ``(K, n)``: the QP's blocks (class docstring)."""
+    n, y = prob.n, prob.y
+    name, param = prob.loss.name, prob.loss.param
+    if name not in LOSSES:
+        raise ValueError(f"solver='ipm' does not support loss={name!r}; it solves "
+                         f"{', '.join(LOSSES)}")
+    zeros, box = np.zeros((1, n)), u[None, :]
+    if name in ("hinge", "smooth_hinge"):
+        gamma = param if name == "smooth_hinge" else 0.0
+        return y[None, :].copy(), -np.ones((1, n)), \
+            (gamma * prob.W / prob.sample_weight)[None, :], zeros, box
+    if name == "absolute":
+        # one box variable g in [-u, u]: split, p + q would be a free direction
+        # of zero cost wherever a residual is 0 (every row when n <= d)
+        return np.ones((1, n)), -y[None, :].copy(), zeros, -box, box
+    sig = np.vstack([np.ones(n), -np.ones(n)])
+    return sig, np.vstack([param - y, param + y]), np.zeros((2, n)), \
+        np.zeros((2, n)), np.vstack([u, u])
+
+
+def _box_fraction(alpha, y, name):
+    """Where a dual point sits in each block's box, as fractions ``(K, n)`` in
+    [0, 1]: ``alpha y`` (hinge family), ``(alpha + 1) / 2`` (absolute),
+    ``(alpha^+, alpha^-)`` (the epsilon-insensitive pair)."""
+    a = np.clip(alpha, -1.0, 1.0)
+    if name == "epsilon_insensitive":
+        return np.vstack([np.maximum(a, 0.0), np.maximum(-a, 0.0)])
+    if name == "absolute":
+        return ((a + 1.0) / 2.0)[None, :]
+    return np.clip(alpha * y, 0.0, 1.0)[None, :]
+
+
+def _with_sum(dp, dg, sig, D):
+    """``dp`` made to satisfy ``sum_k sigma_k dp_k = dg`` exactly: where ``D``
+    is small (free variables near the end) ``(h - sigma X dw) / D`` cancels,
+    while ``dg`` from the kernel system does not; the block of largest ``D``
+    keeps its own value and the other takes the rest."""
+    if dp.shape[0] == 1:
+        return (sig[0] * dg)[None, :]
+    keep = D[0] >= D[1]
+    out = dp.copy()
+    out[1] = np.where(keep, sig[1] * (dg - sig[0] * dp[0]), dp[1])
+    out[0] = np.where(keep, dp[0], sig[0] * (dg - sig[1] * dp[1]))
+    return out
+
+
+def _longest_step(pl, ph, s, t, dp, ds, dt):
+    """The largest step in (0, 1] keeping the slacks ``pl, ph`` and ``s, t`` nonnegative."""
+    return min(_max_step(pl, dp), _max_step(ph, -dp), _max_step(s, ds), _max_step(t, dt))
 
 
 def densifies(problem) -> bool:
@@ -357,8 +488,8 @@ def _max_step(x, dx):
 
 def _cho_solve(cf, b):
     """``scipy.linalg.cho_solve(cf, b)`` through LAPACK's ``potrs`` directly: the
-    solves are the inner loop (about ten per iteration) and on small systems
-    the checks of the public wrapper cost more than the solve."""
+    solves are the inner loop and on small systems the checks of the public
+    wrapper cost more than the solve."""
     c, lower = cf
     x, info = _POTRS(c, b, lower=int(lower))
     if info != 0:

@@ -17,7 +17,7 @@ from ..multiclass import MulticlassProblem, _entropy, logsumexp_rows
 from ..problem import Certificate
 from ._base import Solver, SolveResult
 from ._options import CommonOptions, choice, number
-from .newton import _serial_blas_enter, _serial_blas_exit
+from ._blas import serial_blas_enter as _serial_blas_enter, serial_blas_exit as _serial_blas_exit
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 

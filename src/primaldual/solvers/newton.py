@@ -7,7 +7,6 @@ regression", JMLR 9 (2008) 627-650.
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 import numpy as np
@@ -17,12 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._util.clients import check_client, client_workers
-from ..distributed.newton_block import BlockNewtonData
+from ..distributed.newton_block import (EXPLICIT_MAX_COST, EXPLICIT_MAX_D, BlockNewtonData,
+                                       contiguous_partitions, dot, explicit_hessian_pays,
+                                       normal_equations)
 from ..distributed.newton_rounds import newton_engine
-from ..kernels.newton import row_nnz_squares
-from ..kernels.objective import sum_squares, weighted_sum
+from ..kernels.objective import sum_squares
 from ..problem import Certificate
 from ._base import Solver, SolveResult, register
+from ._blas import serial_blas_enter, serial_blas_exit
 from ._options import CommonOptions, anything, choice, number
 from ._rounds import is_partitioned
 
@@ -30,67 +31,12 @@ from ._rounds import is_partitioned
 #: eta0 < eta1 < eta2 < 1 and sigma1 < sigma2 < 1 < sigma3
 ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
 SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
-
-#: hessian="auto" forms H explicitly when d is at most this ...
-EXPLICIT_MAX_D = 2000
-#: ... and forming it costs at most this many passes' worth of flops
-#: (dense: n d^2 / (n d) = d, through BLAS; sparse: sum_i nnz_i^2 / nnz)
-EXPLICIT_MAX_COST = 300.0
-
-
-_BLAS_LOCK = threading.Lock()
-_BLAS = {"controller": None, "depth": 0, "limiter": None}
-
-
-def _serial_blas_enter():
-    """Limit BLAS to one thread while any Newton solve with an explicit
-    Hessian runs (reference counted: concurrent one-vs-rest solves share it).
-    The solver is serial; a multithreaded BLAS on a busy 2-core machine was
-    measured 10-100x slower than one thread for ``X^T D X``."""
-    with _BLAS_LOCK:
-        if _BLAS["depth"] == 0:
-            if _BLAS["controller"] is None:
-                from threadpoolctl import ThreadpoolController
-                _BLAS["controller"] = ThreadpoolController()
-            _BLAS["limiter"] = _BLAS["controller"].limit(limits=1, user_api="blas")
-        _BLAS["depth"] += 1
-
-
-def _serial_blas_exit():
-    with _BLAS_LOCK:
-        _BLAS["depth"] -= 1
-        if _BLAS["depth"] == 0:
-            _BLAS["limiter"].restore_original_limits()
-            _BLAS["limiter"] = None
-
-
-def explicit_hessian_pays(problem) -> bool:
-    """hessian="auto": form H when d <= EXPLICIT_MAX_D and one formation costs at
-    most EXPLICIT_MAX_COST passes' worth of flops (dense: d; sparse:
-    sum_i nnz_i^2 / nnz)."""
-    prob = problem
-    if prob.d > EXPLICIT_MAX_D or prob.nnz == 0:
-        return False
-    if prob.rows.is_sparse:
-        cost = float(row_nnz_squares(prob.rows.indptr)) / prob.nnz
-    else:
-        cost = float(prob.d)
-    return cost <= EXPLICIT_MAX_COST
-
-
-def _dot(a, b):
-    """a . b by a compiled loop: BLAS ``ddot`` starts its threads for long
-    vectors, which on a loaded machine was measured at 26 ms for d = 47,236
-    (about 20 times a Hessian-vector product of 400,000 nonzeros)."""
-    return float(weighted_sum(a, b))
-
-
-def _contiguous(n, K):
-    """Boundaries (K+1,) of ``n`` rows in ``K`` contiguous partitions whose
-    sizes differ by at most one (as the distributed engines split them)."""
-    sizes = np.array([len(a) for a in np.array_split(np.arange(n), K)], np.int64)
-    return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-
+#: slope evaluations of the 1-D line minimization (t can shrink to 1e-100); the
+#: approximate Wolfe conditions' delta and sigma (Hager & Zhang 2005); the least
+#: relative resolution of f assumed; the unit roundoff
+LINE_MIN_STEPS = 60
+WOLFE_DELTA, WOLFE_SIGMA = 0.1, 0.9
+F_RESOLUTION, EPS = 1e-14, 2.0 ** -53
 
 @dataclass(frozen=True)
 class NewtonOptions(CommonOptions):
@@ -161,15 +107,27 @@ class NewtonSolver(Solver):
       each evaluation ``O(n)`` from the margins and ``X s_k`` (the
       difference of the two passes' margins), and ``w_k + t s_k`` is
       accepted under Armijo's condition ``f <= f(w_k) + eta0 t grad^T s``
-      (halving t otherwise, at most 5 times; a step that still fails means no
-      decrease is representable and the run ends).  On the squared and smoothed hinge, whose
-      generalized Hessian changes with the active set, this needs several
-      times fewer passes than the trust region (measured on standardized
-      digits: 35 against 350 passes per problem at lam = 1e-4).
+      (halving t otherwise, at most 5 times).  On the squared and smoothed
+      hinge, whose generalized Hessian changes with the active set, this
+      needs several times fewer passes than the trust region (measured on
+      standardized digits: 35 against 350 passes per problem at lam = 1e-4).
 
-    Near the optimum the decrease ``f(w_k) - f(w_k + s)`` falls below the
-    rounding of ``f``; when the predicted decrease is under ``1e-14 |f|`` a
-    step is judged by whether it reduces ``||grad f||`` instead.
+    Near the optimum: the certificate's gap is ``||grad f||^2 / (2 lam)``
+    while ``f - f*`` is about ``grad^T H^{-1} grad / 2``, smaller by up to
+    ``lam / ||H||`` (1e-9 on 0-255 features at lam = 1e-5): the gap is still
+    far from tol when the decrease ``f(w_k) - f(w_k + s)`` is below the
+    rounding of ``f``'s n-term sums (``max(1e-14, 4 eps sqrt(n)) |f|``).
+    There a step is judged by whether it reduces ``||grad f||``, and the
+    line search accepts ``t`` under the approximate Wolfe conditions (Hager
+    & Zhang 2005), whose slopes come from the margins without cancellation.
+    A line search that still finds no decrease ends the run with stop_reason
+    ``"stalled"`` and ``extras["stall"] = "line_search"``.
+
+    Squared loss (dense rows, explicit Hessian, in process): the first step
+    solves the normal equations ``(X^T C X / W + lam I) w = X^T C y / W`` by
+    BLAS and a Cholesky factorization scaled to unit diagonal (one pass);
+    its certificate is exact (``alpha_i = y_i - x_i . w``), and Newton
+    iterations follow only if rounding left the gap above ``tol``.
 
     Hessian: ``hessian="matvec"`` evaluates ``H v`` as one pass over the data
     (``sum_i D_i (x_i . v) x_i``, a compiled kernel reading each row once),
@@ -203,9 +161,7 @@ class NewtonSolver(Solver):
     ``f`` and ``grad f`` and each CG step are one reduction of a ``d``-vector,
     a line-search evaluation one of two scalars, a certificate gathers
     ``alpha``.  The iterates are the same in process and on Dask for the same
-    partitions, and do not depend on ``K`` beyond rounding.  A worker lost
-    mid-fit is replaced and recomputes its part at the client's ``w``
-    (docs/distributed.md).
+    partitions; a lost worker is replaced (docs/distributed.md).
 
     Warm start: a SolveResult or a coefficient vector of shape ``(d,)``; a
     vector of shape ``(n,)`` (when ``n != d``) is read as a dual point and the
@@ -213,8 +169,6 @@ class NewtonSolver(Solver):
 
     Options
     -------
-    The fields of :class:`NewtonOptions` (checked when it is built).
-
     cg_tol : float, default 0.1
         ``xi`` of Algorithm 2 (LIBLINEAR's value).
     hessian : {"auto", "explicit", "matvec"}, default "auto"
@@ -240,7 +194,6 @@ class NewtonSolver(Solver):
     requires = ("generalized_hessian",)
     options_class = NewtonOptions
     supports_l1 = False
-
     supports_client = True
 
     # ------------------------------------------------------------ options
@@ -306,7 +259,7 @@ class NewtonSolver(Solver):
         prob = self.problem
         if self.client is None and not self.distributed_input:
             K = 1 if self.n_partitions is None else self.n_partitions
-            part_ptr = _contiguous(prob.n, K)
+            part_ptr = contiguous_partitions(prob.n, K)
             return BlockNewtonData(prob, part_ptr)
         return newton_engine(prob, self.resolved_opts, self.distributed_input)
 
@@ -318,11 +271,23 @@ class NewtonSolver(Solver):
         self.passes = 0
         self.n_iter = 0
         self.cg_iter = 0
-        self.finished = False
+        self.stall = ""
         self._alloc()
+        if self._direct():
+            self.w = normal_equations(self.problem)
+            self.passes += 1
+            self.n_iter = 1
         self._eval_current()
         self.passes += 1
         self.delta = math.sqrt(sum_squares(self.g)) if self.trust_region else math.inf
+
+    def _direct(self):
+        """The squared loss on dense rows in this process with an explicit
+        Hessian: the Newton step is the solution of the normal equations."""
+        prob = self.problem
+        return (prob.loss.name == "squared" and self.explicit and self.client is None
+                and not self.distributed_input and self.n_partitions is None
+                and not prob.rows.is_sparse)
 
     def _warm_point(self):
         ws = self.warm_start
@@ -360,7 +325,7 @@ class NewtonSolver(Solver):
         meta = {"passes": int(self.passes), "n_iter": int(self.n_iter),
                 "cg_iter": int(self.cg_iter),
                 "delta": float(self.delta) if math.isfinite(self.delta) else None,
-                "finished": bool(self.finished)}
+                "stall": self.stall}
         return meta, {"w": self.w.copy()}
 
     def set_state(self, meta, arrays):
@@ -369,17 +334,18 @@ class NewtonSolver(Solver):
         self.n_iter = int(meta["n_iter"])
         self.cg_iter = int(meta["cg_iter"])
         self.delta = math.inf if meta["delta"] is None else float(meta["delta"])
-        self.finished = bool(meta["finished"])
+        self.stall = str(meta.get("stall", "line_search" if meta.get("finished") else ""))
         self._alloc()
         self._eval_current()       # deterministic: the same f, g as before the stop
 
     @property
     def epochs(self):
-        if self.finished:
-            return max(float(self.passes), float(self.max_epochs))
         return float(self.passes)
 
-    # ------------------------------------------------------- Hessian parts
+    @property
+    def stalled(self):
+        return bool(self.stall)
+
     def _form_hessian(self):
         """H = X^T diag(curv) X / W + lam I into self._H (one pass)."""
         H = self.data.hessian()
@@ -394,7 +360,6 @@ class NewtonSolver(Solver):
         hv = self.data.hess_vec(v)
         self.passes += 1
         return hv / prob.W + prob.lam * v
-    # --------------------------------------------------------- subproblem
     def _steihaug(self, g, delta, max_iter):
         """Algorithm 2: CG on H s = -g inside ||s|| <= delta.
 
@@ -403,7 +368,7 @@ class NewtonSolver(Solver):
         s = np.zeros(d)
         r = -g
         dvec = r.copy()
-        rr = _dot(r, r)
+        rr = dot(r, r)
         stop = self.cg_tol * math.sqrt(rr)
         it = 0
         while it < max_iter:
@@ -411,16 +376,16 @@ class NewtonSolver(Solver):
                 break
             Hd = self._hv(dvec)
             it += 1
-            dHd = _dot(dvec, Hd)
+            dHd = dot(dvec, Hd)
             if not dHd > 0.0:            # H is lam-strongly convex: only rounding
                 break
             a = rr / dHd
             s_new = s + a * dvec
-            if math.sqrt(_dot(s_new, s_new)) >= delta:
+            if math.sqrt(dot(s_new, s_new)) >= delta:
                 # tau >= 0 with ||s + tau d|| = delta
-                sd = _dot(s, dvec)
-                dd = _dot(dvec, dvec)
-                ss = _dot(s, s)
+                sd = dot(s, dvec)
+                dd = dot(dvec, dvec)
+                ss = dot(s, s)
                 rad = math.sqrt(max(sd * sd + dd * (delta * delta - ss), 0.0))
                 tau = (delta * delta - ss) / (sd + rad) if sd >= 0 else (rad - sd) / dd
                 s += tau * dvec
@@ -428,7 +393,7 @@ class NewtonSolver(Solver):
                 break
             s = s_new
             r -= a * Hd
-            rr_new = _dot(r, r)
+            rr_new = dot(r, r)
             dvec = r + (rr_new / rr) * dvec
             rr = rr_new
         return s, r, it
@@ -445,43 +410,47 @@ class NewtonSolver(Solver):
                 ok = bool(np.isfinite(s).all())
             except (np.linalg.LinAlgError, ValueError):
                 ok = False
-            if ok and math.sqrt(_dot(s, s)) <= self.delta:
-                q = _dot(g, s) + 0.5 * _dot(s, self._H @ s)
+            if ok and math.sqrt(dot(s, s)) <= self.delta:
+                q = dot(g, s) + 0.5 * dot(s, self._H @ s)
                 return s, q, 0
         max_it = self.max_cg_iter or max(50, 2 * self.problem.d)
         s, r, it = self._steihaug(g, self.delta, max_it)
         # H s = -g - r, so q(s) = g^T s - s^T (g + r) / 2
-        q = 0.5 * (_dot(g, s) - _dot(s, r))
+        q = 0.5 * (dot(g, s) - dot(s, r))
         return s, q, it
 
     # ----------------------------------------------------------- iterate
+    def _f_resolution(self):
+        """How far rounding blurs f: its n-term sums carry about ``eps sqrt(n)``
+        relative error (at least 1e-14), so smaller differences are noise."""
+        return max(F_RESOLUTION, 4.0 * EPS * math.sqrt(self.problem.n)) \
+            * max(abs(self.f), 1e-300)
+
     def _iterate(self):
         """One Newton iteration (Algorithm 1 with globalization="trust_region")."""
         prob = self.problem
         gnorm = math.sqrt(sum_squares(self.g))
         wnorm = math.sqrt(sum_squares(self.w))
         if gnorm == 0.0 or self.delta <= 1e-15 * max(wnorm, 1e-300):
-            self.finished = True            # no representable progress left
+            self.stall = "no_step"          # no representable progress left
             return
         s, q, it = self._subproblem()
         self.cg_iter += it
-        snorm = math.sqrt(_dot(s, s))
         w_new = self.w + s
-        trial = 1 - self.cur
-        f_new, gdata_new = self._pass_fg(w_new, trial)
+        f_new, gdata_new = self._pass_fg(w_new, 1 - self.cur)
         self.passes += 1
         self.n_iter += 1
         pred = -q
-        act = self.f - f_new
         if not math.isfinite(f_new):
             rho = -math.inf
-        elif pred <= 1e-14 * max(abs(self.f), 1e-300):
+        elif pred <= self._f_resolution():
             # f no longer resolves the decrease: judge the step by ||grad f||
             g_new = gdata_new / prob.W + prob.lam * w_new
             rho = 1.0 if sum_squares(g_new) < gnorm * gnorm else -math.inf
         else:
-            rho = act / pred
+            rho = (self.f - f_new) / pred
         if self.trust_region:
+            snorm = math.sqrt(dot(s, s))
             # rule (10)
             if rho <= ETA0:
                 self.delta = SIGMA1 * min(snorm, self.delta)
@@ -491,30 +460,44 @@ class NewtonSolver(Solver):
                 self.delta = max(self.delta, min(SIGMA3 * self.delta, 4.0 * snorm))
             if rho > ETA0:                  # rule (9): accept
                 self._accept(w_new, f_new, gdata_new)
-            return
-        # line search: the full step when the model predicts it well, otherwise
-        # the minimizer of f along s (piecewise-quadratic losses whose active
-        # set changed), found in O(n) per evaluation from X s
-        if rho > ETA1:
+        elif rho > ETA1:
+            # the full step when the model predicts it well
             self._accept(w_new, f_new, gdata_new)
-            return
-        gs = _dot(self.g, s)
-        if math.isfinite(f_new):
-            t = self._line_min(s)       # X s: the difference of the two slots' margins
         else:
-            t = 0.5
+            self._line_search(s, w_new, f_new, gdata_new)
+
+    def _line_search(self, s, w_new, f_new, gdata_new):
+        """The minimizer of f along s (piecewise-quadratic losses whose active
+        set changed), found in O(n) per evaluation from X s; accepted under
+        Armijo's condition, or, where f cannot resolve the decrease, under the
+        approximate Wolfe conditions (Hager & Zhang, SIAM J. Optim. 16 (2005)
+        170-192, eq. 4.1: f within its rounding and the slope along s reduced
+        to within [0.9 g^T s, -0.8 g^T s]), whose slopes come from the margins
+        without cancellation."""
+        gs = dot(self.g, s)
+        if not gs < 0.0:                    # not a descent direction: nothing to search
+            self.stall = "line_search"
+            return
+        if math.isfinite(f_new):
+            t, slope = self._line_min(s)    # X s: the difference of the two slots' margins
+        else:
+            t, slope = 0.5, math.nan
         if t == 1.0 and f_new <= self.f + ETA0 * gs:
             self._accept(w_new, f_new, gdata_new)
             return
-        for _ in range(6):
+        for k in range(6):
             w_ls = self.w + t * s
-            f_ls, gdata_ls = self._pass_fg(w_ls, trial)
+            if np.array_equal(w_ls, self.w):
+                break                       # the step no longer moves w
+            f_ls, gdata_ls = self._pass_fg(w_ls, 1 - self.cur)
             self.passes += 1
-            if f_ls <= self.f + ETA0 * t * gs:              # Armijo along s
+            if f_ls <= self.f + ETA0 * t * gs or (
+                    k == 0 and f_ls <= self.f + self._f_resolution()
+                    and WOLFE_SIGMA * gs <= slope <= (2 * WOLFE_DELTA - 1) * gs):
                 self._accept(w_ls, f_ls, gdata_ls)
                 return
             t *= 0.5
-        self.finished = True                # no decrease representable along s
+        self.stall = "line_search"          # no decrease representable along s
 
     def _accept(self, w_new, f_new, gdata_new):
         """The trial point (the data's other slot) becomes the current one."""
@@ -527,16 +510,16 @@ class NewtonSolver(Solver):
         self.g = self.gdata / prob.W + prob.lam * self.w
 
     def _line_min(self, s):
-        """argmin over t in [0, 1] of f(w + t s), by safeguarded Newton on the
-        directional derivative; each evaluation is O(n) (margins + t X s, ``X s``
-        the difference of the margins of the current and the trial slot) and,
-        on partitions, one reduction of two scalars."""
+        """``(t, slope at t)``: argmin over t in [0, 1] of f(w + t s) by safeguarded
+        Newton on the slope, shrinking ``t`` 100-fold while no negative slope is
+        known (a step from a generalized Hessian of ``lam I`` at a kink of
+        unscaled data overshoots by 1e12); each slope is O(n), from the margins."""
         prob = self.problem
         W, lam = prob.W, prob.lam
-        ws, ss = _dot(self.w, s), _dot(s, s)
+        ws, ss = dot(self.w, s), dot(s, s)
         lo, hi = 0.0, 1.0
         t = 1.0
-        for _ in range(30):
+        for _ in range(LINE_MIN_STEPS):
             s1, s2 = self.data.line_derivatives(t)
             d1 = s1 / W + lam * (ws + t * ss)
             if d1 > 0.0:
@@ -544,22 +527,23 @@ class NewtonSolver(Solver):
             else:
                 lo = t
                 if t == 1.0:
-                    return 1.0
+                    return 1.0, d1
             d2 = s2 / W + lam * ss
             tn = t - d1 / d2 if d2 > 0.0 else 0.5 * (lo + hi)
             if not (lo < tn < hi):
-                tn = 0.5 * (lo + hi)
-            if abs(tn - t) <= 1e-10 * max(t, 1e-300) or hi - lo <= 1e-12:
+                tn = 0.5 * (lo + hi) if lo > 0.0 else 0.01 * hi
+            if abs(tn - t) <= 1e-10 * max(t, 1e-300) or hi - lo <= 1e-12 * hi:
                 t = tn
                 break
             t = tn
-        return t
+        s1, _ = self.data.line_derivatives(t)
+        return t, s1 / W + lam * (ws + t * ss)
 
     def advance(self, n_epochs, deadline):
         if math.isnan(self.delta):
             raise FloatingPointError("newton: the trust region radius is NaN")
         target = self.passes + max(1.0, n_epochs)
-        while self.passes < target - 1e-9 and not self.finished \
+        while self.passes < target - 1e-9 and not self.stall \
                 and self.passes < self.max_epochs - 1e-9:
             self._iterate()
             if not np.isfinite(self.f):
@@ -571,7 +555,6 @@ class NewtonSolver(Solver):
         self.steps = self.n_iter
         self.feature_accesses = int(self.passes) * self.problem.nnz
 
-    # -------------------------------------------------------- certificate
     def certificate(self):
         """alpha_i = -phi'(x_i . w) at the current point, from its cached pass.
 
@@ -581,10 +564,7 @@ class NewtonSolver(Solver):
         prob = self.problem
         conj, alpha = self.data.dual()
         v = -self.gdata / prob.W
-        if math.isfinite(conj):
-            dual = conj / prob.W - prob.penalty.conjugate(v)
-        else:
-            dual = -np.inf
+        dual = conj / prob.W - prob.penalty.conjugate(v) if math.isfinite(conj) else -np.inf
         return Certificate(w=self.w.copy(), alpha=alpha, primal=float(self.f),
                            dual=float(dual), v=v, margins=self.data.margins())
 
@@ -592,11 +572,19 @@ class NewtonSolver(Solver):
         if not (self.explicit and self.client is None and not self.distributed_input
                 and not self.problem.rows.is_sparse):
             return super().run()
-        _serial_blas_enter()
+        serial_blas_enter()
         try:
             return super().run()
         finally:
-            _serial_blas_exit()
+            serial_blas_exit()
+
+    def result_extras(self):
+        if not self.stall:
+            return {}
+        why = {"line_search": "the line search found no decrease along the Newton step",
+               "no_step": "the gradient or the trust region vanished"}[self.stall]
+        return {"stall": self.stall,
+                "stall_detail": f"{why} after {self.n_iter} Newton iterations"}
 
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter)}

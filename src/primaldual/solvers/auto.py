@@ -1,0 +1,304 @@
+"""The prior of ``solver="auto"``: which methods may run, in which order, and
+how long each is predicted to take.
+
+:func:`candidates` orders the methods the registry offers for a problem
+(those whose capabilities, L1 support and options fit it); the first is the
+one today's measured rule picks (:func:`resolve_solver`).  The order is a
+prior, not a verdict: :mod:`primaldual.solvers.supervisor` runs the first,
+watches its certified gap, and hands over to the next when it stalls or
+fails.  :func:`predicted_seconds` is the cost model the supervisor's stall
+window uses: a leg that does not cut its gap tenfold in the time the next
+candidate is predicted to need for the whole fit hands over.
+
+A registered solver class with ``auto_candidate = True`` joins the portfolio
+after the built-in :data:`AUTO_CANDIDATES`.
+
+The thresholds are measured (benchmarks/bench_auto.py, benchmarks/results/
+auto.md, docs/solvers.md "How auto chooses").
+"""
+from __future__ import annotations
+
+import math
+
+from .._util.clients import client_workers
+from ..blocks.sdca_threads import thread_plan
+from ..kernels.newton import row_nnz_squares
+from ..kernels.objective import weighted_sum
+from ..losses import check_capabilities
+from ._base import SOLVERS
+from ._multiclass import MULTICLASS_SOLVERS
+from ._distributed_auto import distributed_choice
+from .ipm import densifies
+from .newton import explicit_hessian_pays
+
+__all__ = ["AUTO_CANDIDATES", "candidates", "resolve_solver", "predicted_seconds",
+           "predicted_epochs", "epoch_seconds",
+           "conditioning_ratio", "row_norm_ratio", "ipm_pays", "accepts_options",
+           "resolve_distributed_solver", "option_classes", "threaded_solvers"]
+
+#: the methods ``solver="auto"`` runs, in the fallback order after the rule's pick
+AUTO_CANDIDATES = ("sdca", "newton", "ipm", "l1cd")
+
+#: auto puts Newton first when the conditioning ratio mean_i ||x_i||^2 / (lam gamma n)
+#: reaches this value on dense data whose Hessian is formed through BLAS (d <= 300),
+NEWTON_RATIO_DENSE = 0.03
+#: this value on sparse data whose Hessian is formed explicitly (sum nnz_i^2 small),
+NEWTON_RATIO_EXPLICIT = 0.5
+#: or this value when Newton runs on Hessian-vector products (large d)
+NEWTON_RATIO_MATVEC = 30.0
+
+#: the losses auto puts the IPM first for in that regime (not smooth: no Newton)
+IPM_LOSSES = ("hinge", "absolute", "epsilon_insensitive")
+#: auto puts the interior-point method first for them when the row-norm ratio
+#: mean_i ||x_i||^2 / (lam n) reaches this value on dense data,
+IPM_RATIO_DENSE = 10.0
+#: this value on sparse (CSR) data, where SDCA's epochs are cheap,
+IPM_RATIO_SPARSE = 50.0
+#: and one iteration costs at most this many passes' worth of flops
+#: (min(n, d) on dense data, sum_i nnz_i^2 / nnz on sparse data) ...
+IPM_MAX_COST = 1000.0
+#: ... with the linear systems at most this size (min(n, d))
+IPM_MAX_SIZE = 2000
+
+#: the cost model of :func:`predicted_seconds`: seconds per stored entry of a
+#: pass, per sample of a pass, per flop of dense linear algebra on one thread
+PASS_ENTRY_S = 4e-9
+PASS_ROW_S = 3e-8
+FLOP_S = 1e-9
+#: iterations a Newton fit and an interior-point fit take (measured: 7-25 and 15-60)
+NEWTON_ITERS = 20
+NEWTON_CG_PASSES = 10
+IPM_ITERS = 40
+
+
+def conditioning_ratio(problem) -> float:
+    """``(sum_i c_i ||x_i||^2 / W) / (lam gamma n)``, gamma = 1 / smoothness.
+
+    SDCA's epochs to a fixed accuracy grow like ``1 + R^2 / (lam gamma n)``
+    (Shalev-Shwartz & Zhang 2013, Theorem 1 with the row norms of the data);
+    this is that ratio with the weighted mean squared row norm for ``R^2``."""
+    return _mean_sq_norm(problem) * problem.loss.smoothness / (problem.lam * problem.n)
+
+
+def row_norm_ratio(problem) -> float:
+    """``(sum_i c_i ||x_i||^2 / W) / (lam n)``: the ``R^2 / (lam n)`` that SDCA's
+    epochs grow with on a Lipschitz loss (Shalev-Shwartz & Zhang 2013, Theorem 2)."""
+    return _mean_sq_norm(problem) / (problem.lam * problem.n)
+
+
+def _mean_sq_norm(problem) -> float:
+    """``sum_i c_i ||x_i||^2 / W`` by a compiled loop (BLAS ``ddot`` wakes its
+    threads for long vectors: 10-20 ms of a 2 ms fit on a loaded 2-core machine)."""
+    return float(weighted_sum(problem.sample_weight, problem.rows.sqnorm)) / problem.W
+
+
+def ipm_pays(problem) -> bool:
+    """An interior-point iteration is affordable: ``min(n, d) <= IPM_MAX_SIZE``
+    and its cost is at most ``IPM_MAX_COST`` passes' worth of flops."""
+    n, d = problem.n, problem.d
+    m = min(n, d)
+    if m > IPM_MAX_SIZE or problem.nnz == 0:
+        return False
+    if problem.rows.is_sparse and not densifies(problem) and d <= n:
+        cost = float(row_nnz_squares(problem.rows.indptr)) / problem.nnz
+    else:
+        cost = float(m)
+    return cost <= IPM_MAX_COST
+
+
+def accepts_options(name, options) -> bool:
+    """Solver ``name`` takes every option in ``options`` (``client`` aside)."""
+    extra = set(options or ()) - {"client"}
+    return extra <= set(SOLVERS[name].options_class.names())
+
+
+def _capable(name, problem, options) -> bool:
+    """Solver ``name`` is registered and can run this problem with these options."""
+    cls = SOLVERS.get(name)
+    if cls is None or not accepts_options(name, options):
+        return False
+    try:
+        check_capabilities(problem.loss, name, cls.requires)
+    except ValueError:
+        return False
+    if problem.l1 > 0 and not cls.supports_l1:
+        return False
+    if problem.lam == 0 and not cls.supports_pure_l1:
+        return False
+    if name == "ipm":
+        ratio = row_norm_ratio(problem)
+        return math.isfinite(ratio) and ipm_pays(problem)
+    return True
+
+
+def candidates(problem, options=None, n_jobs=1) -> list:
+    """The methods ``solver="auto"`` may run on ``problem``, first the rule's pick
+    (:func:`resolve_solver`), then the others in :data:`AUTO_CANDIDATES` order,
+    then the registered classes marked ``auto_candidate``."""
+    names = list(AUTO_CANDIDATES) + sorted(
+        k for k, c in SOLVERS.items()
+        if getattr(c, "auto_candidate", False) and k not in AUTO_CANDIDATES)
+    fit = [k for k in names if _capable(k, problem, options)]
+    first = resolve_solver("auto", problem, options, n_jobs)
+    if first in fit:
+        fit.remove(first)
+        return [first] + fit
+    # nothing fits: the rule's pick runs alone and says why it cannot (lam = 0, ...)
+    return fit or [first]
+
+
+def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
+    """The first candidate of ``solver="auto"`` (``solver`` itself otherwise).
+
+    ``options`` are the solver options the caller gave: a method that does not
+    take them is skipped, so ``solve(..., shrinking=False)`` starts with SDCA.
+
+    * ``newton`` for a loss with a (generalized) Hessian, ``l1 = 0``, and a
+      problem ill-conditioned for SDCA: :func:`conditioning_ratio` at least
+      0.03 on dense data whose Hessian is formed explicitly (``d <= 300``),
+      0.5 on sparse data whose Hessian is formed explicitly, 30 when Newton
+      runs on Hessian-vector products;
+    * ``ipm`` for the hinge, ``absolute`` and ``epsilon_insensitive`` with ``l1 = 0``
+      when :func:`row_norm_ratio` is at
+      least 10 on dense data (50 on sparse data) and an iteration is
+      affordable (:func:`ipm_pays`);
+    * ``l1cd`` (:mod:`primaldual.solvers.sparse`) for ``l1 > 0`` with a smooth
+      loss, ``lam = 0`` included; ``spdc`` for ``lam = 0`` with a non-smooth loss;
+    * ``sdca`` otherwise.
+
+    With ``n_jobs = k > 1`` each threshold is multiplied by SDCA's predicted
+    speed-up on ``k`` threads (:func:`primaldual.blocks.sdca_threads.thread_plan`):
+    SDCA's epochs grow linearly in the ratio, so the break-even ratio moves by it.
+    """
+    if solver != "auto":
+        return solver
+    loss = problem.loss
+    if problem.l1 > 0 and loss.smooth and "l1cd" in SOLVERS \
+            and accepts_options("l1cd", options):
+        return "l1cd"           # sparse models, lam >= 0 (docs/sparse-models.md)
+    if problem.lam == 0:
+        return "spdc"           # pure L1 with a non-smooth loss
+    if "newton" in SOLVERS and loss.generalized_hessian and problem.l1 == 0 \
+            and problem.lam > 0:
+        ratio = conditioning_ratio(problem)
+        if ratio >= _newton_limit(problem) * _sdca_speedup(problem, n_jobs) \
+                and accepts_options("newton", options):
+            return "newton"
+    if "ipm" in SOLVERS and loss.name in IPM_LOSSES and problem.l1 == 0 and problem.lam > 0:
+        limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
+        ratio = row_norm_ratio(problem)
+        # an overflowing row norm (ratio inf) stays with SDCA, which reports it
+        if math.isfinite(ratio) and ratio >= limit * _sdca_speedup(problem, n_jobs) \
+                and ipm_pays(problem) and accepts_options("ipm", options):
+            return "ipm"
+    return "sdca"
+
+
+def _newton_limit(problem) -> float:
+    """The conditioning ratio from which Newton beats serial SDCA, by how
+    Newton forms its Hessian on this problem."""
+    if not explicit_hessian_pays(problem):
+        return NEWTON_RATIO_MATVEC
+    if problem.rows.is_sparse:
+        return NEWTON_RATIO_EXPLICIT
+    return NEWTON_RATIO_DENSE
+
+
+def _sdca_speedup(problem, n_jobs) -> float:
+    """SDCA's predicted speed-up on ``n_jobs`` threads (1 when it would run serially)."""
+    if n_jobs is None or int(n_jobs) <= 1:
+        return 1.0
+    plan = thread_plan(problem.rows, n_jobs)
+    return plan.speedup if plan.threads > 1 else 1.0
+
+
+def epoch_seconds(name, problem) -> float:
+    """The cost model's seconds for one epoch (as the solver counts them) of
+    solver ``name``: a pass costs ``PASS_ENTRY_S nnz + PASS_ROW_S n``; a Newton
+    pass also carries its share of an explicitly formed Hessian (``n d^2``
+    flops on dense data, ``sum_i nnz_i^2`` on sparse data, over the about 3
+    passes of an iteration); an interior-point epoch is one iteration,
+    ``n d min(n, d) + min(n, d)^3 / 3`` flops and about 10 passes."""
+    n, d, nnz = problem.n, problem.d, max(problem.nnz, 1)
+    pass_s = PASS_ENTRY_S * nnz + PASS_ROW_S * n
+    if name == "newton" and explicit_hessian_pays(problem):
+        flops = (float(row_nnz_squares(problem.rows.indptr)) if problem.rows.is_sparse
+                 else float(n) * d * d)
+        return pass_s + FLOP_S * (flops + d ** 3 / 3.0) / 3.0
+    if name == "ipm":
+        m = min(n, d)
+        return FLOP_S * (float(n) * d * m + m ** 3 / 3.0) + 10 * pass_s
+    return pass_s
+
+
+def predicted_epochs(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
+    """The epochs a whole fit by ``name`` is predicted to take: SDCA ``(1 + r)
+    log(1/tol)`` on a smooth loss (``r`` the conditioning ratio) and ``r / tol``
+    on a Lipschitz one; Newton ``NEWTON_ITERS`` iterations of about 3 passes
+    (``2 + NEWTON_CG_PASSES`` on Hessian-vector products); the IPM
+    ``IPM_ITERS`` iterations; others ``max_epochs``; at most ``max_epochs``."""
+    eps = max(float(tol), 1e-16)
+    if name == "newton":
+        per = 3.0 if explicit_hessian_pays(problem) else 2.0 + NEWTON_CG_PASSES
+        epochs = NEWTON_ITERS * per
+    elif name == "ipm":
+        epochs = float(IPM_ITERS)
+    elif name == "sdca" and problem.lam > 0:
+        epochs = ((1.0 + conditioning_ratio(problem)) * math.log(1.0 / eps)
+                  if problem.loss.smooth else row_norm_ratio(problem) / eps)
+    else:
+        epochs = float(max_epochs)
+    return min(epochs, float(max_epochs))
+
+
+def predicted_seconds(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
+    """The cost model's seconds for a whole fit by ``name``:
+    :func:`predicted_epochs` times :func:`epoch_seconds`.  Only the order of
+    magnitude matters: the supervisor sizes with it the window in which a leg
+    must make progress, and counts a leg's work with :func:`epoch_seconds`, so
+    that both sides of the comparison are in the same units and a fit does
+    not depend on the machine's load."""
+    return predicted_epochs(name, problem, tol, max_epochs) * epoch_seconds(name, problem)
+
+
+def resolve_distributed_solver(problem, options=None, client=None):
+    """``(solver, reason)`` for ``solver="auto"`` on partitions (with ``client``,
+    or ``n_partitions`` in ``options``): the distributed ``newton`` or ``cocoa``.
+
+    ``newton`` needs a loss with a (generalized) Hessian and ``l1 = 0``; then
+    the local rule of :func:`resolve_solver` decides, with its threshold moved
+    by the two methods' speed-ups on the partitions, per-round communication
+    included (:mod:`primaldual.solvers._distributed_auto`).  Options that only
+    one of the two takes (``local_iters``, ``aggregation``; ``cg_tol``,
+    ``hessian``) pick that one."""
+    options = dict(options or {})
+    K = options.get("n_partitions")
+    if K is None:
+        K = max(1, len(client_workers(client))) if client is not None else 1
+    loss = problem.loss
+    if not (loss.generalized_hessian and problem.l1 == 0 and problem.lam > 0):
+        return "cocoa", (f"loss={loss.name!r}" + (" with l1 > 0" if problem.l1 else "")
+                         + ": Newton needs a smooth loss and l1 = 0; CoCoA+")
+    # a bad K is refused by the solver that runs; the cost model takes at least 1
+    K = max(1, int(K)) if isinstance(K, (int, float)) and not isinstance(K, bool) else 1
+    pick, reason = distributed_choice(problem, conditioning_ratio(problem),
+                                      _newton_limit(problem), K, client is not None)
+    other = "cocoa" if pick == "newton" else "newton"
+    if not accepts_options(pick, options) and accepts_options(other, options):
+        return other, f"the options {sorted(options)} are {other}'s ({reason})"
+    return pick, reason
+
+
+def threaded_solvers() -> list:
+    """The solvers that take ``n_jobs`` (run on several threads)."""
+    return sorted(k for k, c in SOLVERS.items() if "n_jobs" in c.options_class.names())
+
+
+def option_classes(solver) -> list:
+    """The options classes that may apply to ``solver``: its own, or for
+    ``"auto"`` those of :data:`AUTO_CANDIDATES` (an option is read by the
+    first that has it)."""
+    names = AUTO_CANDIDATES if solver == "auto" else (solver,)
+    if solver in MULTICLASS_SOLVERS:        # --loss multinomial | crammer_singer
+        return [MULTICLASS_SOLVERS[solver].options_class]
+    return [SOLVERS[n].options_class for n in names if n in SOLVERS]

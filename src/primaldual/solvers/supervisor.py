@@ -1,0 +1,422 @@
+"""``solver="auto"``: a portfolio of certified methods run under supervision.
+
+The candidates come from :func:`primaldual.solvers.auto.candidates` (the
+measured rule's pick first).  Each runs as a *leg*: an ordinary run of that
+solver whose callback sees every exact check and ends the leg when it
+
+* is slow: once it has had the work its own method is predicted to need for
+  the whole fit, its best relative gap did not fall ``HANDOVER_FACTOR`` (10x)
+  within the work the next candidate is predicted to need for the whole fit
+  (:func:`~primaldual.solvers.auto.predicted_seconds`).  Work is counted in
+  the cost model's seconds (:func:`~primaldual.solvers.auto.epoch_seconds`
+  per epoch), not on the clock: a fit is reproducible from its seed and does
+  not depend on the machine's load;
+* stalls: its certified gap (the best primal value of its checks against the
+  best dual value) did not shrink 0.1% over ``STALL_CHECKS`` checks and
+  ``STALL_EPOCHS`` epochs;
+* fails: a non-finite value, a failed factorization, or the method's own
+  signal that it can make no more progress (``finished`` or
+  ``stop_reason="stalled"``: the interior-point step collapsing, Newton's
+  line search finding no decrease).
+
+The last candidate runs until ``tol``, the budget, or ``LAST_STALL_CHECKS``
+checks without progress; when it stalls, the first method that handed over
+without failing gets the rest of the budget back, once, with no stall rule
+(an interior-point or Newton certificate may close late).
+
+A hand-over is warm: a primal method starts from the best primal point seen,
+a dual method from ``alpha_i = -phi'(x_i . w)`` at that point, clipped to the
+loss's dual box (or from the best dual point, when its dual value is higher).
+Every check of every leg offers its pair to one record, and the result is the
+best primal point certified in any leg with the best dual bound seen
+(:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
+
+Threads: a leg of a threaded method that runs on several threads is stopped
+after ``PROBE_CHECKS`` checks, and the same method continues on one thread
+from its point; after as many checks the two rates measured on the clock
+(decades of certified gap per second) decide which one the run continues on.
+
+``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
+epochs, gap at hand-over, best certified gap so far, reason).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._util.interrupts import sigint_as_flag
+from .._util.threads import resolve_n_jobs
+from ..problem import Certificate
+from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
+from ._base import _BestIterate as BestPair
+from .auto import candidates, epoch_seconds, predicted_seconds
+
+__all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
+
+#: a leg must cut its best gap by this factor within the stall window
+HANDOVER_FACTOR = 10.0
+#: the stall window is at least this long (the cost model's seconds)
+MIN_WINDOW_S = 0.01
+#: a leg with no smaller gap over this many checks, spanning at least
+#: ``STALL_EPOCHS`` epochs, hands over
+STALL_CHECKS = 5
+STALL_EPOCHS = 50.0
+#: the last candidate stops as stalled after this many checks without progress
+LAST_STALL_CHECKS = 15
+#: a thread probe lasts this many checks
+PROBE_CHECKS = 3
+#: the options every solver takes (they do not narrow the candidates)
+COMMON_NAMES = frozenset(COMMON_OPTIONS)
+#: exceptions that mean the method failed numerically (a hand-over, not an error)
+FAILURES = (FloatingPointError, np.linalg.LinAlgError, ZeroDivisionError, OverflowError)
+
+
+def _decades_per_second(points):
+    """Certified progress of ``points`` [(seconds, rel_gap), ...]: decades of the
+    best gap per second from the first to the last."""
+    (t0, g0), (t1, _) = points[0], points[-1]
+    best = min(g for _, g in points)
+    if t1 <= t0 or not (g0 > 0 and best > 0):
+        return math.inf if best <= 0 else 0.0
+    return math.log10(g0 / best) / (t1 - t0)
+
+
+class _Watch:
+    """The callback of one leg: offers each check to the run's best pair and
+    says when the leg should hand over (``reason``)."""
+
+    def __init__(self, sup, window, stall_checks, probe, epoch_s, grace):
+        self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
+        self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
+        self.grace = grace            # its own predicted work for the whole fit
+        self.points = []              # (leg wall seconds, rel_gap): the thread probes
+        self.epochs = []
+        self.records = []             # the checks seen (the trace of a leg that fails)
+        self.last_best = 0            # index of the check with the last new best gap
+        self.best_p, self.best_d = math.inf, -math.inf
+        self.reason = ""
+        self.user_stop = False
+        self.runner = None
+
+    def __call__(self, snap):
+        sup = self.sup
+        sup.offer(snap)
+        if sup.callback is not None and sup.callback(sup.shifted(snap)):
+            self.user_stop = True
+            return True
+        # the leg's certified gap: its best primal value against its best dual
+        # value (non-increasing; a primal method's P falls while the gap of its
+        # own alpha(w) may not)
+        self.best_p = min(self.best_p, float(snap["primal"]))
+        self.best_d = max(self.best_d, float(snap["dual"]))
+        gap = (self.best_p - self.best_d) / max(abs(self.best_p), 1e-12)
+        self.points.append((float(snap["time"]), gap))
+        self.epochs.append(float(snap["epoch"]))
+        self.records.append({k: v for k, v in snap.items()
+                             if k not in ("coef", "dual_coef")})
+        self.reason = self.verdict()
+        return bool(self.reason)
+
+    def stalled(self, gaps, k) -> bool:
+        """The last new best gap (0.1% smaller than the one before) is at least
+        ``k`` checks and ``STALL_EPOCHS`` epochs old."""
+        if gaps[-1] < gaps[self.last_best] * (1 - 1e-3):
+            self.last_best = len(gaps) - 1
+        return (len(gaps) - 1 - self.last_best >= k
+                and self.epochs[-1] - self.epochs[self.last_best] >= STALL_EPOCHS)
+
+    def verdict(self) -> str:
+        pts, k = self.points, self.stall_checks
+        gaps = [g for _, g in pts]
+        if self.probe == "threaded" and getattr(self.runner, "n_threads", 1) > 1 \
+                and len(pts) >= PROBE_CHECKS:
+            return "thread probe"
+        if self.probe == "serial" and len(pts) >= PROBE_CHECKS:
+            self.probe = None
+            return self.sup.thread_verdict(pts)
+        if k and self.stalled(gaps, k):
+            return (f"stalled: no smaller gap in {k} checks and "
+                    f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
+        # work in the cost model's seconds (epochs x seconds per epoch), the units
+        # of the window: reproducible, and independent of the machine's load
+        work = [e * self.epoch_s for e in self.epochs]
+        if self.window is None or work[-1] - work[0] < max(self.window, self.grace):
+            return ""
+        then = min(g for w, g in zip(work, gaps) if w <= work[-1] - self.window)
+        now = min(gaps)
+        if now > then / HANDOVER_FACTOR:
+            return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
+                    f"predicted to need for the whole fit ({self.window:.3g} model s)")
+        return ""
+
+
+class _Supervisor:
+    def __init__(self, problem, names, *, tol, max_epochs, random_state, callback,
+                 eval_set, n_jobs, options):
+        self.problem, self.names = problem, list(names)
+        self.tol, self.random_state, self.callback = tol, random_state, callback
+        self.eval_set, self.options = eval_set, dict(options)
+        if max_epochs is None:
+            max_epochs = max(SOLVERS[k].default_max_epochs for k in names)
+        self.max_epochs = float(max_epochs)
+        self.time_limit = self.options.pop("time_limit", None)
+        self.warm = self.options.pop("warm_start", None)
+        self.n_jobs = n_jobs
+        self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
+        self.thread_choice = None      # n_jobs chosen by the thread probes
+        self.n_candidates = len(self.names)   # beyond: the leg given the budget back
+        self.threaded_rate = None
+        self.best = BestPair(mix=True)
+        self.trace, self.path = [], []
+        self.epochs = 0.0
+        self.accesses = 0
+        self.t0 = time.perf_counter()
+        self.leg_t0 = self.t0
+
+    # ----------------------------------------------------------- pairs
+    def offer(self, snap):
+        """A check of the current leg (its arrays are views: copied when kept)."""
+        cert = Certificate(w=snap["coef"], alpha=snap["dual_coef"],
+                           primal=float(snap["primal"]), dual=float(snap["dual"]),
+                           v=None, margins=None)
+        self.best.offer(cert, {"epoch": self.epochs + float(snap["epoch"])})
+
+    def shifted(self, rec):
+        """A leg's record in the whole run's epochs and seconds."""
+        out = dict(rec)
+        out["epoch"] = self.epochs + float(rec["epoch"])
+        out["time"] = self.leg_t0 - self.t0 + float(rec["time"])
+        return out
+
+    def seed(self):
+        """The warm start of the next leg: the best primal point, with the dual
+        point built from it (clipped to the box) or the best dual point seen."""
+        prob, best = self.problem, self.best
+        if best.w is None:
+            return self.warm
+        lo, hi = prob.loss.dual_bounds(prob.y)
+        alpha = np.clip(prob.dual_from_primal(best.w), lo, hi)
+        if not (prob.dual(alpha) >= best.dual):
+            alpha = best.alpha
+        return SolveResult(coef=best.w.copy(), dual_coef=np.array(alpha),
+                           primal=best.primal, dual=best.dual,
+                           gap=best.primal - best.dual, solver="auto", options={},
+                           converged=False, n_epochs=0.0, time=0.0, trace=[])
+
+    # --------------------------------------------------------- threads
+    def takes_threads(self, name):
+        return self.threads > 1 and "n_jobs" in SOLVERS[name].options_class.names()
+
+    def thread_verdict(self, pts):
+        """End of the serial probe: keep one thread (``""``) or go back to threads."""
+        serial = _decades_per_second(pts)
+        if serial >= self.threaded_rate:
+            self.thread_choice = 1
+            return ""
+        self.thread_choice = self.n_jobs
+        return (f"threads faster: {self.threaded_rate:.3g} against {serial:.3g} "
+                f"decades of gap per second on one thread")
+
+    # ------------------------------------------------------------ legs
+    def leg_options(self, name, n_jobs):
+        # every candidate takes every option given (auto.candidates); when none
+        # does, the one that runs names the unknown option
+        opts = dict(self.options)
+        if n_jobs is not None and "n_jobs" in SOLVERS[name].options_class.names():
+            opts["n_jobs"] = n_jobs
+        if self.time_limit is not None:
+            opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+        return opts
+
+    def run_leg(self, name, n_jobs, warm, watch):
+        """One leg: ``(result or None, failure text, runner)``."""
+        self.leg_t0 = time.perf_counter()
+        runner = None
+        try:
+            runner = SOLVERS[name].create(
+                self.problem, tol=self.tol, max_epochs=self.max_epochs - self.epochs,
+                random_state=self.random_state, callback=watch, eval_set=self.eval_set,
+                warm_start=warm, **self.leg_options(name, n_jobs))
+            watch.runner = runner
+            return runner.run(), "", runner
+        except FAILURES as e:
+            return None, f"failed: {type(e).__name__}: {e}", runner
+
+    def record(self, name, n_jobs, res, runner, watch, reason):
+        seconds = time.perf_counter() - self.leg_t0
+        finished = getattr(runner, "finished", False)
+        if res is not None:
+            epochs = float(res.n_epochs)
+            if finished and self.problem.nnz:
+                epochs = min(epochs, res.feature_accesses / self.problem.nnz)
+            records = res.trace
+            self.accesses += int(res.feature_accesses)
+            # the leg's own pair (its stopping check never reached the callback)
+            self.offer({"coef": res.coef, "dual_coef": res.dual_coef, "primal": res.primal,
+                        "dual": res.dual, "epoch": epochs})
+        else:
+            epochs = float(getattr(runner, "epochs", 0.0)) if runner is not None else 0.0
+            epochs = min(epochs, self.max_epochs - self.epochs)
+            records = watch.records
+            self.accesses += int(getattr(runner, "feature_accesses", 0))
+        for rec in records:
+            out = self.shifted(dict(rec, epoch=min(float(rec["epoch"]), epochs)))
+            out["solver"] = name
+            self.trace.append(out)
+        gap = watch.points[-1][1] if watch.points else math.nan
+        if res is not None:
+            gap = res.trace[-1]["rel_gap"] if res.trace else res.rel_gap
+        threads = int(res.extras.get("threads", 1)) if res is not None else 1
+        self.path.append({"method": name, "threads": threads,
+                          "n_jobs": 1 if n_jobs is None else n_jobs,
+                          "seconds": seconds, "epochs": epochs, "gap": float(gap),
+                          "best_gap": self.best_gap(), "reason": reason})
+        self.epochs += epochs
+
+    def best_gap(self):
+        b = self.best
+        return math.inf if b.w is None else b.cert.rel_gap
+
+    # ------------------------------------------------------------- run
+    def outcome(self, name, res, failure, runner, watch, last):
+        """``(hand-over reason, stop reason)`` of a finished leg (one is empty)."""
+        if failure:
+            return failure, ("stalled" if last else "")
+        if res.converged:
+            return "", "converged"
+        if watch.user_stop:
+            return "", "callback"
+        if res.stop_reason in ("interrupted", "time_limit"):
+            return "", res.stop_reason
+        if watch.reason:
+            if last and watch.reason.startswith("stalled"):
+                return "", "stalled"
+            return watch.reason, ""
+        if getattr(runner, "finished", False) or res.stop_reason == "stalled":
+            return (f"failed: {name} can make no more progress "
+                    f"(stop_reason {res.stop_reason!r})"), ("stalled" if last else "")
+        return "", res.stop_reason or "max_epochs"
+
+    def leg_plan(self, i, probe):
+        """``(n_jobs, stall window, stall checks)`` of the leg of candidate ``i``."""
+        name, names = self.names[i], self.names
+        last = i == len(names) - 1
+        if self.takes_threads(name):
+            n_jobs = 1 if probe == "serial" else (self.thread_choice or self.n_jobs)
+        else:
+            n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
+        window = None if last else max(MIN_WINDOW_S, predicted_seconds(
+            names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs))
+        checks = STALL_CHECKS if not last else (
+            LAST_STALL_CHECKS if i < self.n_candidates else 0)
+        return n_jobs, window, checks
+
+    def run(self) -> SolveResult:
+        """The legs, under one Ctrl-C flag: an interrupt during a leg ends that
+        leg at a certified point, and between legs ends the run."""
+        with sigint_as_flag() as flag:
+            before = flag.count
+            return self.run_legs(lambda: flag.count > before)
+
+    def run_legs(self, interrupted) -> SolveResult:
+        i, probe, warm, stop, last_res = 0, None, self.warm, "", None
+        while not stop:
+            name = self.names[i]
+            last = i == len(self.names) - 1
+            if probe is None and self.thread_choice is None and self.takes_threads(name):
+                probe = "threaded"
+            n_jobs, window, checks = self.leg_plan(i, probe)
+            watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
+                           predicted_seconds(name, self.problem, self.tol,
+                                             self.max_epochs - self.epochs))
+            res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
+            last_res = res if res is not None else last_res
+            reason, stop = self.outcome(name, res, failure, runner, watch, last)
+            self.record(name, n_jobs, res, runner, watch, reason or stop)
+            if stop == "stalled" and self.give_back():
+                stop, reason = "", "stalled"
+            if stop:
+                break
+            if reason == "thread probe":
+                self.threaded_rate = _decades_per_second(watch.points[1:])
+                probe = "serial"
+            else:
+                probe = None
+                if not reason.startswith("threads faster"):
+                    i += 1
+            warm = self.seed()
+            if interrupted():
+                stop = "interrupted"
+            elif self.epochs >= self.max_epochs - 1e-9:
+                stop = "max_epochs"
+            elif self.time_limit is not None and \
+                    time.perf_counter() - self.t0 >= self.time_limit:
+                stop = "time_limit"
+        return self.result(last_res, stop)
+
+    def give_back(self) -> bool:
+        """The last candidate stalled: the first method that handed over without
+        failing (slow, or stalled on a certificate that may still catch up) gets
+        the rest of the budget, once, with no stall rule."""
+        if len(self.names) > self.n_candidates:
+            return False
+        for leg in self.path[:-1]:
+            if leg["reason"].startswith(("slow", "stalled")):
+                self.names.append(leg["method"])
+                return True
+        return False
+
+    def result(self, last, stop) -> SolveResult:
+        prob = self.problem
+        if self.best.w is None:
+            raise FloatingPointError(
+                "solver='auto': no candidate certified a point: "
+                + "; ".join(f"{p['method']}: {p['reason']}" for p in self.path))
+        if last is not None and last.converged:
+            cert = Certificate(w=last.coef, alpha=last.dual_coef, primal=last.primal,
+                               dual=last.dual, v=None, margins=None)
+            picked = {}
+        else:
+            cert, picked = pick_pair(prob, self.best, None, self.tol)
+        extras = dict(last.extras) if last is not None else {}
+        for key in ("best_epoch", "best_dual_epoch", "zero_model"):
+            extras.pop(key, None)
+        extras.update(picked)
+        extras["path"] = self.path
+        return SolveResult(
+            coef=np.array(cert.w), dual_coef=np.array(cert.alpha), primal=cert.primal,
+            dual=cert.dual, gap=cert.primal - cert.dual, solver=self.path[-1]["method"],
+            options=dict(last.options) if last is not None else {},
+            converged=cert.rel_gap <= self.tol, n_epochs=self.epochs,
+            time=time.perf_counter() - self.t0, trace=self.trace, loss=prob.loss.name,
+            lam=prob.lam, l1=prob.l1, tol=self.tol, feature_accesses=self.accesses,
+            stop_reason=stop, state=last.state if last is not None else None,
+            extras=extras)
+
+
+def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set=None,
+              n_jobs=None, **options) -> SolveResult:
+    """Fit ``problem`` with ``solver="auto"``: the candidates of
+    :func:`primaldual.solvers.auto.candidates` under the supervision of the
+    module docstring; a :class:`SolveResult` whose ``extras["path"]`` lists the
+    legs and whose ``solver`` is the method of the last."""
+    threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
+    names = candidates(problem, {k: v for k, v in options.items()
+                                 if k not in COMMON_NAMES}, threads)
+    return _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
+                       random_state=random_state, callback=callback, eval_set=eval_set,
+                       n_jobs=n_jobs, options=options).run()
+
+
+def solver_path(res) -> list:
+    """The legs of a fit: ``res.extras["path"]`` for ``solver="auto"``, else the
+    one leg of the solver that ran, in the same form."""
+    path = res.extras.get("path")
+    if path is not None:
+        return path
+    return [{"method": res.solver, "threads": int(res.extras.get("threads", 1)),
+             "n_jobs": res.options.get("n_jobs") or 1, "seconds": res.time,
+             "epochs": res.n_epochs, "gap": res.rel_gap, "best_gap": res.rel_gap,
+             "reason": res.stop_reason}]

@@ -1,0 +1,296 @@
+"""solver="auto" under supervision: hand-over on a stall, a failure or a lost
+thread probe; warm starts; the returned pair (best primal with the best dual,
+never worse than w = 0)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import primaldual
+from primaldual import Problem
+from primaldual.solvers import SOLVERS, supervisor
+from primaldual.solvers._base import Solver
+from dataclasses import dataclass
+
+from primaldual.solvers._options import CommonOptions, ThreadOptions
+from primaldual.solvers.auto import candidates
+
+from conftest import load_binary, shared_file
+
+
+def _data(n=120, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(X @ rng.standard_normal(d) + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+class _Stuck(Solver):
+    """A dual method that never moves from its start: after the first check,
+    every check certifies the same gap (an injected stall).  ``mode``: "stall"
+    (the gap stays), "raise" (a FloatingPointError in the second advance) or
+    "signal" (the method's own no-progress flag, ``finished``)."""
+
+    name = "stuck"
+    mode = "stall"
+    start = None
+
+    def init_state(self, warm_start):
+        n = self.problem.n
+        self.alpha = np.zeros(n) if self.start is None else self.start.copy()
+        self.k = 0
+        self.finished = False
+
+    def advance(self, n_epochs, deadline):
+        self.k += 1
+        self.steps += self.problem.n
+        if self.mode == "raise" and self.k >= 2:
+            raise FloatingPointError("injected: a non-finite step")
+        if self.mode == "signal" and self.k >= 2:
+            self.finished = True
+        if self.mode == "ctrl-c" and self.k == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    @property
+    def epochs(self):
+        return max(self.steps / self.problem.n,
+                   self.max_epochs if self.finished else 0.0)
+
+    def certificate(self):
+        w = self.problem.w_of(self.alpha)
+        return self.problem.certificate(w, self.alpha)
+
+    def get_state(self):
+        return {"k": self.k}, {"alpha": self.alpha}
+
+    def set_state(self, meta, arrays):
+        self.k, self.alpha = meta["k"], arrays["alpha"]
+
+
+@pytest.fixture
+def stuck_first(monkeypatch):
+    """The supervisor's candidates become ``["stuck", <auto's own candidates>]``."""
+    monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
+
+    def order(problem, options=None, n_jobs=1):
+        return ["stuck"] + candidates(problem, options, n_jobs)
+    monkeypatch.setattr(supervisor, "candidates", order)
+    return _Stuck
+
+
+@pytest.mark.parametrize("mode", ["stall", "raise", "signal"])
+@pytest.mark.parametrize("loss", ["hinge", "logistic"])
+def test_a_stuck_first_candidate_hands_over_and_the_next_certifies(stuck_first, monkeypatch,
+                                                                   mode, loss):
+    monkeypatch.setattr(_Stuck, "mode", mode)
+    X, y = _data()
+    res = primaldual.solve(X, y, loss=loss, lam=1e-2, tol=1e-8, check_every=1)
+    path = res.extras["path"]
+    assert path[0]["method"] == "stuck"
+    expected = {"stall": ("stalled", "slow"), "raise": ("failed: FloatingPointError",),
+                "signal": ("failed: stuck",)}[mode]
+    assert path[0]["reason"].startswith(expected), path[0]["reason"]
+    assert res.converged and res.stop_reason == "converged"
+    assert res.solver == path[-1]["method"] != "stuck"
+    # the certificate is the returned pair's own
+    cert = Problem(X, y, loss=loss, lam=1e-2).certificate(res.coef, res.dual_coef)
+    assert cert.primal == pytest.approx(res.primal, rel=1e-12)
+    assert cert.dual == pytest.approx(res.dual, rel=1e-12, abs=1e-15)
+    # the trace runs through every leg, in the whole run's epochs and seconds
+    assert [r["solver"] for r in res.trace][0] == "stuck"
+    epochs = [r["epoch"] for r in res.trace]
+    assert epochs == sorted(epochs) and res.n_epochs == pytest.approx(
+        sum(p["epochs"] for p in path))
+
+
+def test_ctrl_c_in_a_leg_ends_the_run_with_its_certified_point(stuck_first, monkeypatch):
+    monkeypatch.setattr(_Stuck, "mode", "ctrl-c")
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1)
+    assert res.stop_reason == "interrupted" and len(res.extras["path"]) == 1
+    assert res.extras["path"][0]["method"] == "stuck"
+    assert np.isfinite(res.gap)
+
+
+def test_the_last_candidate_stalling_ends_the_run_as_stalled(monkeypatch):
+    monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["stuck"])
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1)
+    assert res.stop_reason == "stalled" and not res.converged
+    assert res.n_epochs < 1000 and len(res.extras["path"]) == 1
+
+
+class _Stuck2(_Stuck):
+    name = "stuck2"
+
+
+def test_when_the_last_candidate_stalls_the_first_gets_the_budget_back(monkeypatch):
+    monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
+    monkeypatch.setitem(SOLVERS, "stuck2", _Stuck2)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["stuck", "stuck2"])
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1,
+                           max_epochs=300)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["stuck", "stuck2", "stuck"]
+    assert path[0]["reason"].startswith("stalled") and path[1]["reason"] == "stalled"
+    # the budget given back runs without a stall rule, to the end of max_epochs
+    assert path[2]["reason"] == "max_epochs" and res.stop_reason == "max_epochs"
+    assert res.n_epochs == pytest.approx(300)
+
+
+def test_hand_over_never_loses_certified_progress(stuck_first, monkeypatch):
+    """A first leg that holds a good point: every later gap is at most its
+    best, and the next (primal) method starts from its best primal point."""
+    X, y = _data(seed=3)
+    lam = 1e-2
+    ref = primaldual.solve(X, y, loss="logistic", lam=lam, solver="newton", tol=1e-12)
+    monkeypatch.setattr(_Stuck, "start", 0.9 * ref.dual_coef)
+    res = primaldual.solve(X, y, loss="logistic", lam=lam, tol=1e-10, check_every=1)
+    path = res.extras["path"]
+    best = [p["best_gap"] for p in path]
+    assert all(b1 <= b0 for b0, b1 in zip(best, best[1:]))
+    assert res.rel_gap <= best[0]
+    stuck = [r for r in res.trace if r["solver"] == "stuck"]
+    nxt = [r for r in res.trace if r["solver"] != "stuck"]
+    # warm: the next (primal) leg starts from the stuck leg's best primal point
+    assert nxt[0]["primal"] <= min(r["primal"] for r in stuck) + 1e-15
+
+
+def test_dual_seed_is_built_from_the_best_primal_point(monkeypatch):
+    """A dual method after a primal one starts from alpha_i = -phi'(x_i . w),
+    clipped to the dual box, when that dual value is the higher."""
+    X, y = _data(seed=4)
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-2)
+    ref = primaldual.solve(X, y, loss="squared_hinge", lam=1e-2, solver="newton",
+                           tol=1e-12)
+    sup = supervisor._Supervisor(prob, ["sdca"], tol=1e-8, max_epochs=None,
+                                 random_state=0, callback=None, eval_set=None,
+                                 n_jobs=None, options={})
+    sup.offer({"coef": ref.coef * 0.99, "dual_coef": np.zeros(prob.n), "epoch": 0.0,
+               "primal": prob.primal(ref.coef * 0.99), "dual": prob.dual(np.zeros(prob.n))})
+    seed = sup.seed()
+    lo, hi = prob.loss.dual_bounds(prob.y)
+    expect = np.clip(-prob.loss.derivative(X @ (ref.coef * 0.99), y), lo, hi)
+    np.testing.assert_allclose(seed.dual_coef, expect, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(seed.coef, ref.coef * 0.99)
+    assert prob.is_dual_feasible(seed.dual_coef)
+
+
+@dataclass(frozen=True)
+class _GeometricOptions(ThreadOptions, CommonOptions):
+    solver_name = "geometric"
+
+
+class _Geometric(Solver):
+    """A dual method converging geometrically to a known optimum at a rate set
+    by its threads: 0.98 per epoch on several threads, 0.3 on one (each epoch
+    sleeps the same time), so one thread wins the probe by a wide margin."""
+
+    name = "geometric"
+    options_class = _GeometricOptions
+    opt = None
+
+    def setup(self):
+        self.n_threads = max(1, int(self.opts.n_jobs or 1))
+
+    def init_state(self, warm_start):
+        self.alpha = self.warm_start_alpha()
+        if self.alpha is None:
+            self.alpha = np.zeros(self.problem.n)
+
+    def advance(self, n_epochs, deadline):
+        r = 0.98 if self.n_threads > 1 else 0.3
+        for _ in range(max(1, int(n_epochs))):
+            self.alpha = self.opt + r * (self.alpha - self.opt)
+            self.steps += self.problem.n
+            time.sleep(0.002)
+
+    def certificate(self):
+        return self.problem.certificate(self.problem.w_of(self.alpha), self.alpha)
+
+    def get_state(self):
+        return {}, {"alpha": self.alpha}
+
+    def set_state(self, meta, arrays):
+        self.alpha = arrays["alpha"]
+
+    def run(self):
+        res = super().run()
+        res.extras["threads"] = self.n_threads
+        return res
+
+
+def test_threads_are_kept_only_when_their_certified_progress_is_faster(monkeypatch):
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    monkeypatch.setitem(SOLVERS, "geometric", _Geometric)
+    monkeypatch.setattr(_Geometric, "opt", ref.dual_coef)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2,
+                           check_every=1)
+    path = res.extras["path"]
+    assert path[0]["threads"] == 2 and path[0]["reason"] == "thread probe"
+    assert path[1]["threads"] == 1 and path[1]["reason"] == "converged"
+    assert res.converged and len(path) == 2
+
+
+# ------------------------------------------------------------ the pair returned
+def test_an_unconverged_run_returns_the_best_primal_and_never_worse_than_zero():
+    """SGD on logistic at tiny lam wanders far above its best checks (issue
+    31: P = 4,335 returned where a check had P = 117); the returned primal is
+    the smallest checked one, and at most P(0) = log 2."""
+    X, y = load_binary("heart_scale")
+    for seed in range(4):
+        res = primaldual.solve(X, y, loss="logistic", lam=1e-6, solver="sgd",
+                               max_epochs=20, random_state=seed)
+        assert not res.converged
+        assert res.primal <= min(r["primal"] for r in res.trace) + 1e-15
+        assert res.dual == max(r["dual"] for r in res.trace)
+        assert res.primal <= math.log(2.0) * (1 + 1e-12)
+        cert = Problem(X, y, loss="logistic", lam=1e-6).certificate(res.coef, res.dual_coef)
+        assert cert.primal == pytest.approx(res.primal, rel=1e-12)
+
+
+class _Far(_Stuck):
+    """A primal method whose every check is a point far worse than w = 0."""
+
+    name = "far"
+
+    def certificate(self):
+        w = np.full(self.problem.d, 50.0 * (1 + self.k))
+        return self.problem.primal_certificate(w)
+
+
+def test_the_zero_model_is_returned_when_every_check_is_worse():
+    X, y = _data(seed=6)
+    prob = Problem(X, y, loss="hinge", lam=1e-2)
+    res = _Far(prob, tol=0.0, max_epochs=3, random_state=0, check_every=1).run()
+    assert min(r["primal"] for r in res.trace) > prob.primal(np.zeros(X.shape[1]))
+    assert res.extras.get("zero_model") and not res.coef.any()
+    assert res.primal == prob.primal(np.zeros(X.shape[1]))
+    assert res.dual == max(r["dual"] for r in res.trace)
+
+
+@pytest.mark.realdata
+def test_cli_simba_on_ionosphere_returns_a_primal_below_the_zero_model():
+    """Issue 31's example: ``primaldual fit ionosphere_scale --normalize --solver
+    simba --max-epochs 20`` returned P = 172.4 while its trace held 0.889 and
+    P(0) = 1."""
+    path = shared_file("ionosphere_scale")
+    out = subprocess.run([sys.executable, "-m", "primaldual", "fit", str(path),
+                          "--normalize", "--loss", "hinge", "--solver", "simba",
+                          "--max-epochs", "20", "--json"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout.strip().splitlines()[-1])
+    assert summary["primal"] <= 1.0
