@@ -170,13 +170,6 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
         if getattr(loss, "multiclass", False):      # coef (d, K): one row per class
             coef = np.asarray(obj.coef, dtype=np.float64).T
             classes = np.arange(coef.shape[0]) if classes is None else classes
-            return LinearModel(kind="classifier", coef=coef, intercept=np.zeros(len(coef)),
-                               classes=_numeric_classes(classes), loss=loss.name,
-                               loss_params={}, lam=float(obj.lam), l1=0.0,
-                               fit_intercept=False, intercept_scaling=1.0,
-                               normalize_rows=bool(normalize_rows),
-                               primal=float(obj.primal), dual=float(obj.dual),
-                               gap=float(obj.gap))
         if loss.classification:
             kind = "classifier"
             classes = np.array([-1.0, 1.0]) if classes is None else classes
@@ -185,7 +178,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             if classes is not None and np.size(classes):
                 raise ValueError(f"classes given for a regression loss ({obj.loss!r})")
             classes = np.zeros(0)
-        return LinearModel(kind=kind, coef=coef, intercept=np.zeros(1),
+        return LinearModel(kind=kind, coef=coef, intercept=np.zeros(len(coef)),
                            classes=_numeric_classes(classes), loss=loss.name,
                            loss_params=loss.params, lam=float(obj.lam), l1=float(obj.l1),
                            fit_intercept=False, intercept_scaling=1.0,
