@@ -55,6 +55,7 @@ PKG = "primaldual"
 LAYERS = {
     "primaldual.kernels.*": 0,
     "primaldual.problem": 1,
+    "primaldual.multiclass": 1,
     "primaldual.losses": 1,
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
@@ -71,6 +72,7 @@ LAYERS = {
     "primaldual.solvers.dso.blocks": 1,
     "primaldual.solvers.dso.saddle": 1,
     "primaldual.estimators": 4,
+    "primaldual.estimators_multiclass": 4,
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,
     "primaldual.dask": 4,

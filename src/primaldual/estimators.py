@@ -43,6 +43,8 @@ from ._util.threads import resolve_n_jobs
 from .fitdata import add_intercept_column, combined_weights, spawn_seeds
 from .penalties import split_strength
 from .losses import make_loss
+from .multiclass import is_multiclass_loss
+from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, solver_path, threaded_solvers
 
 
@@ -53,10 +55,11 @@ def _plain(x):
 
 __all__ = ["LinearClassifier", "LinearRegressor", "NoProbabilityError"]
 
-CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic")
+CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic",
+                         "multinomial", "crammer_singer")   # the last two: estimators_multiclass
 REGRESSION_LOSSES = ("squared", "absolute", "epsilon_insensitive")
 #: the losses whose scores are log-odds, so that predict_proba means something
-PROBABILISTIC_LOSSES = ("logistic",)
+PROBABILISTIC_LOSSES = ("logistic", "multinomial")
 
 
 class NoProbabilityError(AttributeError):
@@ -128,7 +131,8 @@ class _LinearBase(BaseEstimator):
         if not isinstance(self.loss, str) or self.loss not in self._loss_family:
             raise ValueError(f"{type(self).__name__} needs loss in "
                              f"{', '.join(self._loss_family)}; got loss={self.loss!r}")
-        make_loss(self.loss, self.loss_params)          # validates loss_params
+        if not is_multiclass_loss(self.loss):
+            make_loss(self.loss, self.loss_params)      # validates loss_params
         C = getattr(self, "C", None)        # the CV estimators choose alpha, no C
         if self.alpha is not None and C is not None:
             raise ValueError(f"give alpha or C, not both (alpha={self.alpha!r}, C={C!r}): "
@@ -421,6 +425,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ck = c[keep]
         weights = None if np.all(ck == 1.0) else ck
         yk = y[keep]
+        if is_multiclass_loss(self.loss):           # one (d, K) problem, not one-vs-rest
+            return fit_multiclass(self, X, Xa, yk, ck, keep, n)
         if classes.size == 2:
             targets = [encode_pm1(yk, classes[1], classes[0])]
             labels = [(classes[1], classes[0])]
@@ -475,7 +481,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
 
     @_needs_probabilistic_loss
     def predict_proba(self, X):
-        """Class probabilities (loss="logistic").
+        """Class probabilities (loss="logistic", or "multinomial": the softmax).
 
         Binary: ``[1 - expit(s), expit(s)]`` with the logistic function
         ``expit(s) = 1 / (1 + exp(-s))`` of the decision function ``s``.
@@ -483,6 +489,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ``LogisticRegression(multi_class="ovr")`` did.
         """
         scores = self.decision_function(X)
+        if self.loss == "multinomial":
+            return multinomial_proba(scores)
         if scores.ndim == 1:
             proba_pos = expit(scores)
             return np.column_stack([1.0 - proba_pos, proba_pos])

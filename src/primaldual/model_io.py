@@ -158,7 +158,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
     if isinstance(obj, LinearModel):
         return obj
     SolveResult = lazy_attr("primaldual.solvers", "SolveResult")
-    make_loss = lazy_attr("primaldual.losses", "make_loss")
+    make_loss = lazy_attr("primaldual.multiclass", "make_any_loss")   # multiclass too
     if isinstance(obj, SolveResult):
         if not obj.loss:
             raise ValueError("the SolveResult does not name its loss; cannot tell a "
@@ -167,6 +167,9 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             loss_params = obj.state.meta.get("problem", {}).get("loss_params")
         loss = make_loss(obj.loss, loss_params or None)
         coef = np.asarray(obj.coef, dtype=np.float64).reshape(1, -1)
+        if getattr(loss, "multiclass", False):      # coef (d, K): one row per class
+            coef = np.asarray(obj.coef, dtype=np.float64).T
+            classes = np.arange(coef.shape[0]) if classes is None else classes
         if loss.classification:
             kind = "classifier"
             classes = np.array([-1.0, 1.0]) if classes is None else classes
@@ -175,7 +178,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             if classes is not None and np.size(classes):
                 raise ValueError(f"classes given for a regression loss ({obj.loss!r})")
             classes = np.zeros(0)
-        return LinearModel(kind=kind, coef=coef, intercept=np.zeros(1),
+        return LinearModel(kind=kind, coef=coef, intercept=np.zeros(len(coef)),
                            classes=_numeric_classes(classes), loss=loss.name,
                            loss_params=loss.params, lam=float(obj.lam), l1=float(obj.l1),
                            fit_intercept=False, intercept_scaling=1.0,
@@ -248,7 +251,8 @@ def _check_model(m: LinearModel, where, validate_loss=True):
         bad(f"a regressor has one coefficient row, got {K}")
     if validate_loss and m.liblinear_solver_type is None:
         try:
-            loss = lazy_attr("primaldual.losses", "make_loss")(m.loss, m.loss_params or None)
+            loss = lazy_attr("primaldual.multiclass", "make_any_loss")(m.loss,
+                                                                       m.loss_params or None)
         except ValueError as e:
             bad(f"invalid loss: {e}")
         if loss.classification != (m.kind == "classifier"):

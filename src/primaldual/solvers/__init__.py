@@ -18,6 +18,7 @@ from .auto import (AUTO_CANDIDATES, conditioning_ratio, ipm_pays, option_classes
                    resolve_distributed_solver, resolve_solver, row_norm_ratio,
                    threaded_solvers)
 from .supervisor import solver_path, supervise
+from ._multiclass import is_multiclass_loss, solve_multiclass
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
@@ -108,8 +109,12 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         ``checkpoint``, ``checkpoint_every``, ``progress``.  Unknown options
         are an error.
     """
-    check_solver_name(solver)
     _refuse_estimator_names(solver_options)
+    if is_multiclass_loss(loss):      # coef (d, K): primaldual.solvers._multiclass
+        return solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
+                                sample_weight, l1, loss_params, callback, eval_set,
+                                client, n_jobs, **solver_options)
+    check_solver_name(solver)
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)

@@ -318,6 +318,7 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
+    check_passes = 1.0      #: passes over the entries one check makes (the check budget)
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
@@ -585,7 +586,7 @@ class Solver(abc.ABC):
         if len(trace) >= 2 and trace[-1]["epoch"] > trace[-2]["epoch"]:
             acc_rate = ((trace[-1]["feature_accesses"] - trace[-2]["feature_accesses"])
                         / (trace[-1]["epoch"] - trace[-2]["epoch"]))
-        budget = check_budget_interval(self.problem.nnz, acc_rate)
+        budget = check_budget_interval(self.problem.nnz * self.check_passes, acc_rate)
         interval = next_check_interval(points, self.tol, budget)
         if self.checkpoint is not None:
             # checkpoints are written at checks: a check lands on every multiple of
@@ -745,7 +746,7 @@ def pick_pair(problem, best, cert, tol):
     if cert is None or best.better_than(cert):
         cert = best.cert
         extras.update(best.where())
-    zero = np.zeros(problem.d)
+    zero = np.zeros_like(cert.w)          # (d,), or (d, K) for a multiclass model
     p0 = problem.primal(zero)
     if p0 < cert.primal - 1e-12 * abs(p0):       # rounding: a check at w = 0 stays
         cert = Certificate(w=zero, alpha=cert.alpha, primal=float(p0), dual=cert.dual,

@@ -26,6 +26,7 @@ from ..kernels.newton import row_nnz_squares
 from ..kernels.objective import weighted_sum
 from ..losses import check_capabilities
 from ._base import SOLVERS
+from ._multiclass import MULTICLASS_SOLVERS
 from ._distributed_auto import distributed_choice
 from .ipm import densifies
 from .newton import explicit_hessian_pays
@@ -298,4 +299,6 @@ def option_classes(solver) -> list:
     ``"auto"`` those of :data:`AUTO_CANDIDATES` (an option is read by the
     first that has it)."""
     names = AUTO_CANDIDATES if solver == "auto" else (solver,)
+    if solver in MULTICLASS_SOLVERS:        # --loss multinomial | crammer_singer
+        return [MULTICLASS_SOLVERS[solver].options_class]
     return [SOLVERS[n].options_class for n in names if n in SOLVERS]

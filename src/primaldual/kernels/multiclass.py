@@ -1,0 +1,240 @@
+"""The sequential dual method for the Crammer-Singer multiclass SVM (Keerthi,
+Sundararajan, Chang, Hsieh & Lin, KDD 2008; LIBLINEAR ``-s 4``).
+
+In LIBLINEAR's scaling the dual is::
+
+    min_beta  1/2 ||coef||_F^2 - sum_i beta_{i, y_i},   coef = sum_i x_i^T beta_i
+    s.t.      sum_m beta_im = 0,   beta_im <= C_i 1[m = y_i]
+
+with ``C_i = c_i / (W lam)`` (docs/multiclass-models.md).  One step takes a
+row ``i`` and minimizes exactly over ``beta_i`` (K values), the others fixed:
+with ``A = ||x_i||^2`` and ``B_m = x_i . coef_m + 1[m != y_i] - A beta_im``
+the minimizer is ``beta_im = min(C_i 1[m = y_i], (theta - B_m) / A)`` where
+``theta`` solves ``sum_m max(0, D_m - theta) = A C_i`` with ``D = B + A C_i
+e_{y_i}``: the water level over the sorted ``D`` (Keerthi et al., Sec. 3).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .status import STATUS_NONFINITE, STATUS_OK
+
+__all__ = ["CSRows", "CSWork", "CSActive", "cs_epoch", "cs_subproblem"]
+
+
+class CSRows(NamedTuple):
+    """The rows as :mod:`primaldual.rows` presents them, ``||x_i||^2``, the
+    labels (int64) and the bounds ``C_i``."""
+    data: object
+    indices: object
+    indptr: object
+    iptr: object
+    sqnorm: object
+    y: object
+    C: object
+
+
+class CSWork(NamedTuple):
+    """Work arrays of length K: scores, B, the sorted D, the new beta_i and the
+    per-row class bound."""
+    z: object
+    B: object
+    D: object
+    new: object
+    cap: object
+
+
+class CSActive(NamedTuple):
+    """The active set (LIBLINEAR's shrinking): ``rows[:m]`` are the active rows
+    (``m`` is passed to the kernel), row ``i`` has its active classes in
+    ``cls[i, :n_cls[i]]``."""
+    rows: object
+    n_cls: object
+    cls: object
+
+
+@njit(cache=True, nogil=True)
+def cs_subproblem(A, k, total, B, D, new, cap):
+    """The exact minimizer of ``A/2 ||b||^2 + B . b`` over ``sum_m b_m = total``,
+    ``b_m <= cap_m`` into ``new[:k]`` (``cap`` is 0 except ``C`` at the label;
+    ``total`` is 0 unless the label's class is shrunk).  With ``D = B + A cap``
+    the solution is ``b_m = min(cap_m, (theta - B_m) / A)`` with the water
+    level ``sum_m max(0, D_m - theta) = A (sum_m cap_m - total)``, found over
+    the sorted ``D`` (module docstring)."""
+    excess = -total
+    for m in range(k):
+        D[m] = B[m] + A * cap[m]
+        excess += cap[m]
+    for m in range(1, k):                       # insertion sort, descending (k is small)
+        v = D[m]
+        t = m - 1
+        while t >= 0 and D[t] < v:
+            D[t + 1] = D[t]
+            t -= 1
+        D[t + 1] = v
+    theta = D[0] - A * excess
+    r = 1
+    while r < k and theta < r * D[r]:
+        theta += D[r]
+        r += 1
+    theta /= r
+    for m in range(k):
+        v = (theta - B[m]) / A
+        new[m] = v if v < cap[m] else cap[m]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _active_scores(rows, coef, i, cls_i, k, z):
+    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes."""
+    start = rows.indptr[i]
+    off = rows.iptr[i] - start
+    for t in range(k):
+        z[t] = 0.0
+    for p in range(start, rows.indptr[i + 1]):
+        x = rows.data[p]
+        j = rows.indices[p + off]
+        for t in range(k):
+            z[t] += x * coef[j, cls_i[t]]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _violation(beta_i, cls_i, k, yi, C, G, cap):
+    """Fills ``cap`` for the k active classes; returns (maxG - minG, minG): the
+    optimality violation of row i's block (minG over the classes below their
+    bound, maxG over all)."""
+    minG = np.inf
+    maxG = -np.inf
+    for t in range(k):
+        m = cls_i[t]
+        cap[t] = C if m == yi else 0.0
+        if beta_i[m] < cap[t] and G[t] < minG:
+            minG = G[t]
+        if G[t] > maxG:
+            maxG = G[t]
+    return maxG - minG, minG
+
+
+@njit(cache=True, nogil=True)
+def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
+    """Drop the classes at their bound whose gradient is below every free
+    one's (LIBLINEAR's be_shrunk); returns the new k.  ``G``, ``cap`` and
+    ``cls_i`` are permuted alike."""
+    t = 0
+    while t < k:
+        m = cls_i[t]
+        if beta_i[m] == cap[t] and G[t] < minG:
+            k -= 1
+            cls_i[t], cls_i[k] = cls_i[k], cls_i[t]
+            G[t], G[k] = G[k], G[t]
+            cap[t], cap[k] = cap[k], cap[t]
+        else:
+            t += 1
+    return k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _update_coef(rows, coef, i, moved, delta, cls):
+    """coef[j, cls[t]] += delta[t] x_ij for the row's entries (feature-major, as
+    the scores are read)."""
+    start = rows.indptr[i]
+    off = rows.iptr[i] - start
+    for p in range(start, rows.indptr[i + 1]):
+        x = rows.data[p]
+        j = rows.indices[p + off]
+        for t in range(moved):
+            coef[j, int(cls[t])] += delta[t] * x
+
+
+@njit(cache=True, nogil=True)
+def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
+    """One pass of exact block steps over the active rows ``act.rows[:m_act]``
+    (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
+    set in place.  Rows with ``||x_i|| = 0`` are skipped (the driver solves
+    them once).  Returns ``(status, m_act, max violation, entries read)``."""
+    z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
+    stopping = 0.0
+    reads = 0
+    s = 0
+    while s < m_act:
+        i = act.rows[s]
+        A = rows.sqnorm[i]
+        k = act.n_cls[i]
+        if A == 0.0:
+            s += 1
+            continue
+        cls_i = act.cls[i]
+        yi = rows.y[i]
+        _active_scores(rows, coef, i, cls_i, k, z)
+        reads += rows.indptr[i + 1] - rows.indptr[i]
+        for t in range(k):
+            z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient
+        viol, minG = _violation(beta[i], cls_i, k, yi, rows.C[i], z, cap)
+        if shrinking:
+            k = _shrink_classes(beta[i], cls_i, k, minG, z, cap)
+            act.n_cls[i] = k
+            if k <= 1:
+                m_act -= 1
+                act.rows[s], act.rows[m_act] = act.rows[m_act], act.rows[s]
+                continue
+        s += 1
+        if viol <= 1e-12:
+            continue
+        if viol > stopping:
+            stopping = viol
+        total = 0.0
+        for t in range(k):
+            B[t] = z[t] - A * beta[i, cls_i[t]]
+            total += beta[i, cls_i[t]]
+        cs_subproblem(A, k, total, B, D, new, cap)
+        moved = 0                       # the changed classes and their changes, in front
+        for t in range(k):
+            m = cls_i[t]
+            delta = new[t] - beta[i, m]
+            beta[i, m] = new[t]
+            if delta != 0.0:
+                B[moved] = delta
+                D[moved] = m
+                moved += 1
+        if moved:
+            _update_coef(rows, coef, i, moved, B, D)
+            reads += rows.indptr[i + 1] - rows.indptr[i]
+        if not np.isfinite(beta[i, yi]):
+            return STATUS_NONFINITE, m_act, stopping, reads
+    return STATUS_OK, m_act, stopping, reads
+
+
+#: the shrinking threshold never falls below this
+EPS_FLOOR = 1e-12
+
+
+@njit(cache=True, nogil=True)
+def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
+    """``uniforms.shape[0]`` epochs of :func:`cs_epoch`, each over the active
+    rows shuffled (Fisher-Yates) with that row of ``uniforms`` (n values in
+    [0, 1), drawn by the driver from ``random_state``), then LIBLINEAR's rule:
+    when the largest violation of a pass falls below the threshold, every row
+    and class returns and the threshold halves.  ``sched`` (float64):
+    ``[active rows, threshold]``, updated in place.  Returns ``(status,
+    epochs done, entries read)``."""
+    reads = 0
+    n = beta.shape[0]
+    K = beta.shape[1]
+    for e in range(uniforms.shape[0]):
+        m = int(sched[0])
+        for t in range(m - 1, 0, -1):
+            r = int(uniforms[e, t] * (t + 1))
+            act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
+        status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
+        reads += rd
+        sched[0] = m
+        if status != STATUS_OK:
+            return status, e, reads
+        if shrinking and stopping < sched[1]:
+            sched[1] = max(0.5 * sched[1], EPS_FLOOR)
+            sched[0] = n
+            for i in range(n):
+                act.n_cls[i] = K
+    return STATUS_OK, uniforms.shape[0], reads

@@ -1,0 +1,182 @@
+"""The Crammer-Singer multiclass SVM by the sequential dual method (LIBLINEAR
+``-s 4``), certified by its own dual iterate (docs/multiclass-models.md).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
+from ..kernels.status import STATUS_OK
+from ..multiclass import MulticlassProblem
+from ._base import Solver, SolveResult
+from ._options import CommonOptions, flag
+from .multinomial import _multiclass_eval
+
+__all__ = ["CrammerSingerOptions", "CrammerSingerDual"]
+
+
+@dataclass(frozen=True)
+class CrammerSingerOptions(CommonOptions):
+    """The options of :class:`CrammerSingerDual` (the common ones)."""
+
+    solver_name = "crammer_singer_dual"
+    shrinking: bool = flag(True, doc="LIBLINEAR's shrinking of rows and classes at "
+                                     "their bounds")
+
+
+#: the first shrinking threshold on the violation (LIBLINEAR's max(10 eps, 1)),
+#: halved each time the shrunk problem is solved to it
+EPS_SHRINK0 = 1.0
+#: epochs per kernel call (the deadline is checked between calls)
+EPOCHS_PER_CALL = 16
+
+
+class CrammerSingerDual(Solver):
+    """Sequential dual method for the Crammer-Singer multiclass SVM; a dual method.
+
+    Problem (Crammer & Singer, JMLR 2 (2001); docs/multiclass-models.md):
+    with labels ``y_i`` in ``0..K-1`` and ``coef`` (d x K), minimize::
+
+        P(coef) = (1/W) sum_i c_i max_k (1[k != y_i] + x_i coef_k - x_i coef_{y_i})
+                  + lam/2 ||coef||_F^2
+
+    through its dual, in LIBLINEAR's scaling ``beta_i = C_i alpha_i``,
+    ``C_i = c_i / (W lam)`` (``C_i = C`` of ``-s 4`` for unit weights)::
+
+        min_beta 1/2 ||sum_i x_i^T beta_i||_F^2 - sum_i beta_{i, y_i}
+        s.t.     sum_m beta_im = 0,  beta_im <= C_i 1[m = y_i]
+
+    Each epoch visits the rows in a random order (from ``random_state``) and
+    minimizes exactly over one row's K variables (Keerthi et al., KDD 2008,
+    Sec. 3; the subproblem of LIBLINEAR's ``Solver_MCSVM_CS``), keeping
+    ``coef = sum_i x_i^T beta_i`` up to date.  With ``shrinking`` (as LIBLINEAR)
+    a class at its bound whose dual gradient is below those of the free
+    classes leaves the row's block, a row with one class left leaves the
+    pass, and everything returns when the shrunk problem's largest violation
+    falls below a threshold (1, then halved each time).  The certificate is the iterate
+    itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
+    ``coef(alpha)`` recomputed from it at each check.
+
+    Options: ``shrinking`` (default True).  ``warm_start``: a SolveResult or a dual point
+    alpha (n, K) (feasible for any ``lam``: warm starts along a path).
+    """
+
+    name = "crammer_singer_dual"
+    summary = ("Crammer-Singer multiclass SVM: sequential dual method (Keerthi et al. "
+               "2008, LIBLINEAR -s 4)")
+    options_class = CrammerSingerOptions
+    # epochs over the shrunk active set are cheap; LIBLINEAR allows 100,000
+    default_max_epochs = 10000
+    adaptive_checks = True
+    loss_names = ("crammer_singer",)
+
+    @property
+    def check_passes(self):
+        """A check multiplies X and X^T by K columns each."""
+        return 2.0 * self.problem.K
+
+    def __init__(self, problem, **kwargs):
+        if not isinstance(problem, MulticlassProblem) or \
+                problem.loss.name not in self.loss_names:
+            raise ValueError(f"solver={self.name!r} fits loss='crammer_singer' only")
+        super().__init__(problem, **kwargs)
+
+    def setup(self):
+        prob = self.problem
+        r = prob.rows
+        self.C = prob.sample_weight / (prob.W * prob.lam)
+        self.view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
+        K = prob.K
+        self.work = CSWork(*(np.empty(K) for _ in range(5)))
+        self.shrinking = bool(self.opts.shrinking)
+
+    # -------------------------------------------------------------- state
+    def init_state(self, warm_start):
+        prob = self.problem
+        alpha = self._warm_alpha(warm_start)
+        if alpha is None:
+            alpha = np.zeros((prob.n, prob.K))
+            # a zero row's block is solved once: alpha_y = 1, alpha_m = -1 (m != y)
+            zero = np.flatnonzero(prob.rows.sqnorm == 0.0)
+            alpha[zero, prob.y[zero]] = 1.0
+            alpha[zero, (prob.y[zero] + 1) % prob.K] = -1.0
+        self.beta = np.ascontiguousarray(alpha * self.C[:, None])
+        self.coef = self._coef_of(self.beta)
+        self.n_epochs_done = 0
+        self.active = CSActive(np.arange(prob.n, dtype=np.int64),
+                               np.full(prob.n, prob.K, dtype=np.int64),
+                               np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
+        self.sched = np.array([prob.n, EPS_SHRINK0])      # active rows, threshold
+
+    def _coef_of(self, beta):
+        return np.ascontiguousarray(self.problem.rmat(beta))
+
+    def _warm_alpha(self, ws):
+        if ws is None:
+            return None
+        prob = self.problem
+        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
+        alpha = np.array(arr, dtype=np.float64)
+        if alpha.shape != (prob.n, prob.K):
+            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
+                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
+                             f"shape {alpha.shape}")
+        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
+            raise ValueError("warm_start alpha is not dual feasible: every row of "
+                             "e_y - alpha must lie on the simplex")
+        return alpha
+
+    def get_state(self):
+        meta = {"n_epochs_done": int(self.n_epochs_done), "m_act": int(self.sched[0]),
+                "eps_shrink": float(self.sched[1])}
+        arrays = {"beta": self.beta.copy(), "coef": self.coef.copy(),
+                  "act_rows": self.active.rows.copy(), "act_n_cls": self.active.n_cls.copy(),
+                  "act_cls": self.active.cls.copy()}
+        return meta, arrays
+
+    def set_state(self, meta, arrays):
+        self.beta = np.ascontiguousarray(arrays["beta"], dtype=np.float64)
+        self.coef = np.ascontiguousarray(arrays["coef"], dtype=np.float64)
+        self.active = CSActive(*(np.ascontiguousarray(arrays[k], dtype=np.int64)
+                                 for k in ("act_rows", "act_n_cls", "act_cls")))
+        self.n_epochs_done = int(meta["n_epochs_done"])
+        self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"])])
+
+    @property
+    def epochs(self):
+        return float(self.n_epochs_done)
+
+    # ------------------------------------------------------------- epochs
+    def advance(self, n_epochs, deadline):
+        n = self.problem.n
+        left = max(1, int(round(n_epochs)))
+        while left > 0 and self.n_epochs_done < self.max_epochs:
+            k = min(left, EPOCHS_PER_CALL, int(self.max_epochs - self.n_epochs_done))
+            uniforms = self.rng.random((k, n))
+            status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
+                                            self.coef, self.work, uniforms, self.shrinking)
+            self.n_epochs_done += int(done)
+            self.feature_accesses += int(reads)
+            if status != STATUS_OK:
+                raise FloatingPointError(f"{self.name}: a non-finite step at epoch "
+                                         f"{self.n_epochs_done}; scale the features")
+            left -= k
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.steps = self.n_epochs_done * n
+
+    # -------------------------------------------------------- certificate
+    def certificate(self):
+        """``alpha = beta / C`` and ``coef(alpha) = X^T beta`` recomputed from it
+        (the incremental ``coef`` is refreshed too, dropping its rounding
+        drift); ``V = lam coef``, so the check makes two products."""
+        prob = self.problem
+        alpha = self.beta / self.C[:, None]
+        self.coef = self._coef_of(self.beta)
+        return prob.certificate(self.coef, alpha, V=prob.lam * self.coef)
+
+    def _evaluate(self, w):
+        return _multiclass_eval(self, w)

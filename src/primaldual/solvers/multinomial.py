@@ -1,0 +1,374 @@
+"""Multinomial (softmax) logistic regression by a preconditioned truncated
+Newton-CG method on the primal, certified by the dual point that the softmax
+probabilities give (docs/multiclass-models.md).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.linalg.blas
+import scipy.sparse as sp
+
+from ..multiclass import MulticlassProblem, _entropy, logsumexp_rows
+from ..problem import Certificate
+from ._base import Solver, SolveResult
+from ._options import CommonOptions, choice, number
+from ._blas import serial_blas_enter as _serial_blas_enter, serial_blas_exit as _serial_blas_exit
+
+__all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
+
+#: Armijo constant of the backtracking line search
+ARMIJO = 1e-4
+#: the (dK x dK) Hessian is formed only when dK is at most this and the rows
+#: G_i (n x dK) hold at most EXPLICIT_MAX_ENTRIES values
+EXPLICIT_MAX_DK = 2000
+EXPLICIT_MAX_ENTRIES = 5e7
+#: hessian="auto" switches to the explicit Hessian once a Newton step's CG
+#: iterations exceed its estimated cost in passes: its flops (n (dK)^2 / 2 +
+#: (dK)^3 / 3) over a pass's (4 nnz K + 20 n K), times this factor (measured on
+#: digits, dna, letter and shuttle: 0.3-2 on dense rows; CSR passes cost ~4x
+#: more per flop, hence the factor EXPLICIT_SPARSE on sparse input)
+EXPLICIT_PASS_FACTOR = 0.7
+EXPLICIT_SPARSE = 0.25
+#: ... and starts with it when that cost is below this many passes (a Newton
+#: step takes more CG iterations than that; shuttle: 4)
+EXPLICIT_AT_ONCE = 10.0
+#: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
+#: is multiplied as a dense array (BLAS beats CSR products with K columns)
+DENSE_MIN_DENSITY = 0.3
+DENSE_MAX_ENTRIES = 5e7
+
+
+@dataclass(frozen=True)
+class MultinomialNewtonOptions(CommonOptions):
+    """The options of :class:`MultinomialNewton`."""
+
+    solver_name = "multinomial_newton"
+    cg_tol: float = number(0.5, low=0.0, high=1.0, high_strict=True,
+                           doc="largest forcing term: CG stops at ||r|| <= eta ||g||, "
+                               "eta = min(cg_tol, sqrt(||g|| / ||g_0||))")
+    max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                     doc="cap on CG iterations per Newton step "
+                                         "(None: max(50, 2 d K))")
+    hessian: str = choice("auto", "auto", "explicit", "matvec",
+                          doc="form the dK x dK Hessian and solve by Cholesky "
+                              "(explicit) or run CG on Hessian-vector products "
+                              "(matvec); auto: CG, switching to explicit (dK <= "
+                              "2000) once a step's CG iterations cost more")
+
+
+def _dot(a, b):
+    return float(np.einsum("i,i->", a.ravel(), b.ravel()))
+
+
+class MultinomialNewton(Solver):
+    """Preconditioned truncated Newton-CG with a backtracking line search for
+    multinomial logistic regression; a primal method.
+
+    Problem (docs/multiclass-models.md): with labels ``y_i`` in ``0..K-1`` and
+    ``coef`` (d x K), minimize::
+
+        f(coef) = (1/W) sum_i c_i (logsumexp(x_i coef) - x_i coef_{:, y_i})
+                  + lam/2 ||coef||_F^2
+
+    whose gradient and Hessian-vector product are, with ``P`` the softmax
+    probabilities (n x K) and ``Y`` the one-hot labels::
+
+        grad f   = (1/W) X^T (c * (P - Y)) + lam coef
+        H(D)     = (1/W) X^T (c * (P * XD - P * rowsum(P * XD))) + lam D
+
+    (two sparse/dense BLAS products per Hessian-vector product).  Each step
+    solves ``H s = -grad f`` by conjugate gradients preconditioned with the
+    diagonal of ``H`` (as LIBLINEAR's Newton method, Hsia, Chiang & Lin,
+    ACML 2018) to the forcing term ``eta ||g||``, ``eta = min(cg_tol,
+    sqrt(||g|| / ||g_0||))`` (superlinear, Nocedal & Wright Thm. 7.2), then
+    backtracks (Armijo) along ``s``: ``X s`` is formed once and every trial
+    costs O(nK).  The certificate is ``alpha = Y - P`` at the current point
+    (``e_y - alpha`` is on the simplex); its dual image is ``lam coef - grad
+    f``, so a check costs no pass over the data, and the gap equals
+    ``||grad f||^2 / (2 lam)``.
+
+    Options: ``cg_tol``, ``max_cg_iter`` (:class:`MultinomialNewtonOptions`).
+    ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
+    ``warm_start``: a SolveResult, a coef (d, K) or a dual point alpha (n, K).
+    """
+
+    name = "multinomial_newton"
+    summary = ("multinomial logistic: preconditioned Newton-CG on the primal, "
+               "dual from the softmax probabilities")
+    options_class = MultinomialNewtonOptions
+    default_max_epochs = 1000
+    loss_names = ("multinomial",)
+
+    def __init__(self, problem, **kwargs):
+        if not isinstance(problem, MulticlassProblem) or \
+                problem.loss.name not in self.loss_names:
+            raise ValueError(f"solver={self.name!r} fits loss='multinomial' only")
+        super().__init__(problem, **kwargs)
+
+    def setup(self):
+        prob = self.problem
+        X = prob.X
+        n, d, K = prob.n, prob.d, prob.K
+        if sp.issparse(X) and n * d <= DENSE_MAX_ENTRIES and \
+                prob.nnz >= DENSE_MIN_DENSITY * n * d:
+            X = X.toarray()
+        self.X = X
+        self.Xd = None if sp.issparse(X) else X        # dense rows for the explicit H
+        mode = self.opts.hessian
+        dk = d * K
+        fits = dk <= EXPLICIT_MAX_DK and n * dk <= EXPLICIT_MAX_ENTRIES
+        if mode == "explicit" and not fits:
+            raise ValueError(f"hessian='explicit' forms a {dk} x {dk} Hessian from "
+                             f"{n} x {dk} rows: more than dK = {EXPLICIT_MAX_DK} or "
+                             f"{EXPLICIT_MAX_ENTRIES:g} values; use hessian='matvec'")
+        flops = n * dk * dk / 2.0 + dk ** 3 / 3.0
+        per_pass = 4.0 * max(prob.nnz, 1) * K + 20.0 * n * K
+        factor = EXPLICIT_PASS_FACTOR * (EXPLICIT_SPARSE if sp.issparse(X) else 1.0)
+        #: CG iterations per step beyond which the explicit Hessian is cheaper
+        self.explicit_passes = (0.0 if mode == "explicit" else
+                                math.inf if mode == "matvec" or not fits
+                                else factor * flops / per_pass)
+        self.Xsq = None
+        self.c = prob.sample_weight
+        self.Y = np.zeros((prob.n, prob.K))
+        self.Y[np.arange(prob.n), prob.y] = 1.0
+
+    # -------------------------------------------------------------- state
+    def init_state(self, warm_start):
+        prob = self.problem
+        self.coef = np.zeros(prob.coef_shape()) if warm_start is None else \
+            self._warm_point(warm_start)
+        self.passes = 0.0
+        self.n_iter = 0
+        self.cg_iter = 0
+        self.finished = False
+        # hessian="explicit", or auto with a Hessian cheaper than a typical CG solve
+        self.last_cg = 0 if self.explicit_passes > EXPLICIT_AT_ONCE else 2**62
+        self.n_explicit = 0
+        self._evaluate_at(self.coef)
+        self.g0norm = math.sqrt(_dot(self.g, self.g))
+
+    def _warm_point(self, ws):
+        prob = self.problem
+        arr = ws.coef if isinstance(ws, SolveResult) else ws
+        arr = np.asarray(arr, dtype=np.float64)
+        if arr.shape == (prob.n, prob.K) and arr.shape != prob.coef_shape():
+            if not prob.in_dual_domain(arr).all():
+                raise ValueError("warm_start alpha (n, K) is not dual feasible: every "
+                                 "row of e_y - alpha must lie on the simplex")
+            return prob.w_of(arr)
+        if not np.isfinite(arr).all():
+            raise ValueError("warm_start contains NaN or inf")
+        return prob.check_coef(arr, "warm_start coef").copy()
+
+    def _fg(self, Z, coef):
+        """f and the probabilities at scores Z (no pass)."""
+        prob = self.problem
+        lse, P = logsumexp_rows(Z)
+        loss = lse - Z[np.arange(prob.n), prob.y]
+        return float(self.c @ loss) / prob.W + 0.5 * prob.lam * _dot(coef, coef), P
+
+    def _evaluate_at(self, coef, Z=None):
+        """f, P and grad f at coef (one pass; ``Z = X coef`` when known)."""
+        prob = self.problem
+        if Z is None:
+            Z = self._scores(coef)
+        self.Z = Z
+        self.f, self.P = self._fg(Z, coef)
+        self.G = (self.P - self.Y) * self.c[:, None]
+        self.g = self._rmat(self.G) / prob.W + prob.lam * coef
+        self.passes += 1.0
+
+    def _scores(self, coef):
+        return np.asarray(self.X @ coef, dtype=np.float64)
+
+    def _rmat(self, R):
+        return np.asarray(self.X.T @ R, dtype=np.float64)
+
+    def get_state(self):
+        return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
+                 "cg_iter": int(self.cg_iter), "finished": bool(self.finished),
+                 "g0norm": float(self.g0norm), "last_cg": int(self.last_cg),
+                 "n_explicit": int(self.n_explicit)},
+                {"coef": self.coef.copy()})
+
+    def set_state(self, meta, arrays):
+        self.coef = np.array(arrays["coef"], dtype=np.float64)
+        self.n_iter = int(meta["n_iter"])
+        self.cg_iter = int(meta["cg_iter"])
+        self.finished = bool(meta["finished"])
+        self.last_cg = int(meta["last_cg"])
+        self.n_explicit = int(meta["n_explicit"])
+        self.passes = 0.0
+        self._evaluate_at(self.coef)
+        self.passes = float(meta["passes"])
+        self.g0norm = float(meta["g0norm"])
+
+    @property
+    def epochs(self):
+        if self.finished:
+            return max(float(self.passes), float(self.max_epochs))
+        return float(self.passes)
+
+    # -------------------------------------------------------- Newton step
+    def _hv(self, D):
+        """H(D) at the current point (one pass)."""
+        prob = self.problem
+        T = self.P * self._scores(D)
+        T -= self.P * T.sum(axis=1)[:, None]
+        T *= self.c[:, None]
+        self.passes += 1.0
+        return self._rmat(T) / prob.W + prob.lam * D
+
+    def _newton_direct(self):
+        """H s = -g by Cholesky on the explicit Hessian (one pass to form it):
+        ``(1/W) [blockdiag_k X^T diag(c p_k) X - G^T G] + lam I`` with the rows
+        ``G_i = sqrt(c_i) (x_i kron p_i)`` (coef flattened row-major)."""
+        prob = self.problem
+        if self.Xd is None:
+            self.Xd = self.X.toarray()
+        X, P, c = self.Xd, self.P, self.c
+        n, d, K = prob.n, prob.d, prob.K
+        G = (X[:, :, None] * P[:, None, :]).reshape(n, d * K)
+        G *= np.sqrt(c)[:, None]
+        # -G^T G into the upper triangle (BLAS syrk), which Cholesky reads
+        H = scipy.linalg.blas.dsyrk(-1.0, G.T, trans=0, lower=0)   # G.T: Fortran order
+        H4 = H.reshape(d, K, d, K)
+        CP = P * c[:, None]
+        for k in range(K):
+            H4[:, k, :, k] += (X * CP[:, k:k + 1]).T @ X
+        H /= prob.W
+        H[np.diag_indices_from(H)] += prob.lam
+        self.passes += 1.0
+        try:
+            cf = scipy.linalg.cho_factor(H, lower=False, check_finite=False)
+            s = scipy.linalg.cho_solve(cf, -self.g.ravel(), check_finite=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return self._cg(0.1)
+        if not np.isfinite(s).all():
+            return self._cg(0.1)
+        return s.reshape(d, K)
+
+    def _diag(self):
+        """The diagonal of H (one pass over X squared; the explicit mode's
+        fallback squares X here)."""
+        if self.Xsq is None:
+            self.Xsq = (self.X.multiply(self.X).tocsr() if sp.issparse(self.X)
+                        else np.square(self.X, dtype=np.float64))
+        prob = self.problem
+        Q = self.P * (1.0 - self.P) * self.c[:, None]
+        return np.asarray(self.Xsq.T @ Q, dtype=np.float64) / prob.W + prob.lam
+
+    def _cg(self, eta):
+        """Preconditioned CG on H s = -g to ||r|| <= eta ||g||."""
+        prob = self.problem
+        g = self.g
+        M = self._diag()
+        s = np.zeros_like(g)
+        r = -g
+        z = r / M
+        dvec = z.copy()
+        rz = _dot(r, z)
+        stop = eta * math.sqrt(_dot(g, g))
+        max_it = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
+        it = 0
+        while it < max_it and math.sqrt(_dot(r, r)) > stop:
+            Hd = self._hv(dvec)
+            it += 1
+            dHd = _dot(dvec, Hd)
+            if not dHd > 0.0:                 # H is lam-strongly convex: rounding only
+                break
+            a = rz / dHd
+            s += a * dvec
+            r -= a * Hd
+            z = r / M
+            rz_new = _dot(r, z)
+            dvec = z + (rz_new / rz) * dvec
+            rz = rz_new
+        self.cg_iter += it
+        self.last_cg = it
+        return s
+
+    def _iterate(self):
+        prob = self.problem
+        gnorm = math.sqrt(_dot(self.g, self.g))
+        if gnorm == 0.0:
+            self.finished = True
+            return
+        if self.last_cg >= self.explicit_passes:
+            s = self._newton_direct()
+            self.n_explicit += 1
+        else:
+            eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
+            s = self._cg(eta)
+        Zs = self._scores(s)
+        gs = _dot(self.g, s)
+        if not gs < 0.0:
+            self.finished = True
+            return
+        t = 1.0
+        for _ in range(40):
+            coef_t = self.coef + t * s
+            Z_t = self.Z + t * Zs
+            f_t, _ = self._fg(Z_t, coef_t)
+            if f_t <= self.f + ARMIJO * t * gs:
+                self.coef = coef_t
+                self._evaluate_at(coef_t, Z_t)
+                self.n_iter += 1
+                return
+            t *= 0.5
+        self.finished = True                  # no decrease representable along s
+
+    def advance(self, n_epochs, deadline):
+        target = self.passes + max(1.0, n_epochs)
+        while self.passes < target - 1e-9 and not self.finished \
+                and self.passes < self.max_epochs - 1e-9:
+            self._iterate()
+            if not math.isfinite(self.f):
+                raise FloatingPointError(
+                    f"{self.name} produced a non-finite objective after {self.passes:g} "
+                    f"passes; scale the features")
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.steps = self.n_iter
+        self.feature_accesses = int(self.passes * self.problem.nnz)
+
+    # -------------------------------------------------------- certificate
+    def certificate(self):
+        """``alpha = Y - P`` at the current point: ``D = (1/W) sum_i c_i
+        entropy(p_i) - ||V||^2 / (2 lam)`` with ``V = lam coef - grad f``,
+        from the cached pass."""
+        prob = self.problem
+        V = prob.lam * self.coef - self.g
+        dual = float(self.c @ _entropy(self.P)) / prob.W - _dot(V, V) / (2.0 * prob.lam)
+        return Certificate(w=self.coef.copy(), alpha=self.Y - self.P, primal=float(self.f),
+                           dual=dual, v=V, margins=self.Z)
+
+    def _evaluate(self, w):
+        return _multiclass_eval(self, w)
+
+    def run(self):
+        """The shared loop with BLAS on one thread (the solver is serial)."""
+        _serial_blas_enter()
+        try:
+            return super().run()
+        finally:
+            _serial_blas_exit()
+
+    def trace_extras(self):
+        return {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
+                "explicit_steps": int(self.n_explicit)}
+
+
+def _multiclass_eval(solver, coef):
+    """``test_error`` on the eval set: argmax of the scores."""
+    if solver.eval_set is None:
+        return {}
+    Xt, yt = solver.eval_set
+    pred = np.argmax(np.asarray(Xt @ coef), axis=1)
+    return {"test_error": float(np.mean(pred != yt))}
