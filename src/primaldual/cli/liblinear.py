@@ -114,7 +114,8 @@ def _unavailable(stype, reason=None):
     if stype.number == 21:
         reason = "one-class SVM is not a model primaldual trains"
     elif (reason is None and stype.loss not in _CORE_LOSSES
-          and stype.loss not in lazy_attr("primaldual.losses", "LOSS_NAMES")):
+          and stype.loss not in lazy_attr("primaldual.losses", "LOSS_NAMES")
+          and stype.loss not in lazy_attr("primaldual.multiclass", "MULTICLASS_LOSSES")):
         reason = f"it needs the loss {stype.loss!r}, which this primaldual does not have"
     if reason is None:
         return None

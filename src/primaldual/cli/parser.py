@@ -185,7 +185,8 @@ def _add_problem_flags(parser):
     parser.add_argument("--loss", default="squared_hinge", metavar="NAME",
                         help="a loss of 'primaldual.LOSS_NAMES': hinge, smooth_hinge, "
                              "squared_hinge, logistic, squared, absolute, "
-                             "epsilon_insensitive, ... (default squared_hinge, as "
+                             "epsilon_insensitive, ...; or a multiclass loss, "
+                             "multinomial or crammer_singer (default squared_hinge, as "
                              "LIBLINEAR's train)")
     parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
                         help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")

@@ -58,15 +58,21 @@ def scores_of(model, rows):
 
 
 def probabilities(model, scores, req):
-    """LIBLINEAR's probabilities of a logistic model: the logistic of each
-    score, normalized over the classes for more than two (its ``-b 1``)."""
+    """The class probabilities: the softmax of the scores of a multinomial
+    model; LIBLINEAR's for a logistic model, the logistic of each score,
+    normalized over the classes for more than two (its ``-b 1``)."""
+    if model.kind == "classifier" and model.loss == "multinomial":
+        z = scores - scores.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
     if not (model.kind == "classifier" and model.loss == "logistic"):
         what = f"loss={model.loss!r}" if model.kind == "classifier" else "a regressor"
         if req.liblinear:
             raise ValueError("probability output is only supported for logistic "
                              f"regression; {req.model} is {what}")
-        raise ValueError(f"--proba needs a model fit with --loss logistic (the only loss "
-                         f"whose scores are probabilities); {req.model} is {what}")
+        raise ValueError(f"--proba needs a model fit with --loss logistic or multinomial "
+                         f"(the losses whose scores are probabilities); {req.model} is "
+                         f"{what}")
     p = 0.5 * (1.0 - np.tanh(-0.5 * scores))           # 1 / (1 + exp(-s))
     if scores.shape[1] == 1:
         return np.hstack([1.0 - p, p])                 # columns: classes[0], classes[1]

@@ -163,7 +163,7 @@ def check_loss(name, params):
     solves itself are known without importing the loss registry."""
     if name in DIRECT_LOSSES and not params:
         return DIRECT_LOSSES[name]
-    return bool(lazy_attr("primaldual.losses", "make_loss")(name, params or None)
+    return bool(lazy_attr("primaldual.multiclass", "make_any_loss")(name, params or None)
                 .classification)
 
 
