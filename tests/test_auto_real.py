@@ -24,22 +24,6 @@ CLASSIFICATION = ["heart_scale", "heart", "breast-cancer", "australian", "german
 REGRESSION = ["housing_scale", "abalone"]
 CS = (0.01, 1.0, 100.0)
 
-#: cells no candidate of this version certifies (issue 31 item 2: the interior-point
-#: method on unscaled columns, a certified method for the non-smooth regression
-#: losses on unscaled data): their fits must still be certified pairs that learned
-#: something (a relative gap below 1 and a primal value below the zero model's)
-KNOWN = {("breast-cancer", "as given", "hinge", 1.0),
-         ("breast-cancer", "as given", "hinge", 100.0),
-         ("australian", "as given", "hinge", 100.0),
-         ("housing_scale", "as given", "absolute", 100.0),
-         ("housing_scale", "as given", "epsilon_insensitive", 100.0),
-         ("housing_scale", "standardized", "absolute", 100.0),
-         ("housing_scale", "standardized", "epsilon_insensitive", 100.0),
-         ("abalone", "as given", "absolute", 100.0),
-         ("abalone", "as given", "epsilon_insensitive", 100.0),
-         ("abalone", "standardized", "absolute", 100.0),
-         ("abalone", "standardized", "epsilon_insensitive", 100.0)}
-
 
 def _load(name, scaling):
     X, y = load_svmlight_file(str(shared_file(name)))
@@ -61,9 +45,6 @@ def _check(name, scaling, losses, estimator):
                 est.fit(X, y)
             cell = (name, scaling, loss, C)
             gaps = np.atleast_1d(est.rel_gap_)
-            if cell in KNOWN:
-                assert np.all(gaps < 1.0), (cell, gaps)
-                continue
             if not np.all(np.atleast_1d(est.converged_)):
                 missed.append((cell, float(gaps.max()), est.solver_path_))
     assert not missed, missed
@@ -81,9 +62,10 @@ def test_default_regressor_fits_certify(name, scaling):
     _check(name, scaling, ("squared", "absolute", "epsilon_insensitive"), LinearRegressor)
 
 
-def test_known_cells_still_return_a_model_better_than_zero():
-    """The uncertified cells above: the pair returned is certified for itself and
-    beats w = 0 (issue 31: never a model worse than the zero model)."""
+def test_unscaled_hinge_returns_a_model_better_than_zero():
+    """breast-cancer as given (an ID column near 1e7), the hinge: the pair
+    returned is certified for itself and beats w = 0 (never a model worse than
+    the zero model)."""
     X, y = _load("breast-cancer", "as given")
     y = np.where(y == y.max(), 1.0, -1.0)
     n = X.shape[0]
