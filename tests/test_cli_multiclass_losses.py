@@ -89,3 +89,30 @@ def test_train_s4_agrees_with_liblinear(capsys, tmp_path, monkeypatch):
     m = ll.train(ytr, Xtr, "-s 4 -q")
     _, (acc, _, _), _ = ll.predict(yte, Xte, m, "-q")
     assert abs(ours - acc) <= 1.0
+
+
+def test_fit_reports_the_legs_of_auto(capsys, tmp_path, three_class, monkeypatch):
+    """``--json`` carries ``path``, the legs of ``solver="auto"``; the text report
+    names each leg and why it ended when the supervisor handed over."""
+    path, X, y = three_class
+    data = tmp_path / "bin.svm"
+    dump_svmlight_file(X, np.where(y == 1, 1, -1), str(data), zero_based=False)
+    code, out, err = run_main(capsys, "fit", data, "--loss", "hinge", "--json")
+    assert code == 0, err
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert rec["path"] and rec["path"][-1]["method"] == rec["solver"]
+
+    from primaldual.cli import core
+    real = core.solve_one
+
+    def two_legs(*args, **kwargs):
+        res = real(*args, **kwargs)
+        first = dict(res.extras["path"][-1], method="sdca", reason="stalled", seconds=0.5)
+        res.extras["path"] = [first] + res.extras["path"]
+        return res
+
+    monkeypatch.setattr(core, "solve_one", two_legs)
+    code, out, err = run_main(capsys, "fit", data, "--loss", "hinge")
+    assert code == 0, err
+    line = next(s for s in out.splitlines() if s.startswith("path"))
+    assert line.startswith("path      sdca (stalled, 0.5 s) -> ")

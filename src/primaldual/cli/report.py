@@ -38,6 +38,10 @@ def summarize(req, fitted, data=None) -> dict:
            "bias": req.bias}
     if len(rs) == 1:
         out["time_s"] = rs[0].time
+        legs = (rs[0].extras or {}).get("path")
+        if legs:                     # solver="auto": every leg the supervisor ran
+            out["path"] = [{k: (json_float(v) if isinstance(v, float) else v)
+                            for k, v in leg.items()} for leg in legs]
     if fitted.storage is not None:
         out["storage"] = fitted.storage
     if fitted.one_vs_rest:
@@ -197,6 +201,10 @@ def print_text(req, fitted, s):
     where = f" on {req.scheduler}" if getattr(req, "scheduler", None) else ""
     print(f"solver    {s['solver']}{where}: {s['epochs']:g} epochs in {s['time_s']:.3f} s "
           f"({s['stop_reason']})")
+    if len(s.get("path", ())) > 1:   # auto handed over: say from what and why
+        print("path      " + " -> ".join(
+            f"{leg['method']}" + (f" x{leg['threads']}" if leg.get("threads", 1) > 1 else "")
+            + f" ({leg['reason']}, {leg['seconds']:.3g} s)" for leg in s["path"]))
     if fitted.one_vs_rest:
         print(f"{'class':>10} {'primal':>16} {'dual':>16} {'gap':>10} {'rel gap':>10} "
               f"{'epochs':>7}  converged")
