@@ -31,8 +31,9 @@ PKG = "primaldual"
 #: The layers, lowest first.  A key ending in ".*" covers a package and every
 #: module in it; any other key is one module.  A module below may never import
 #: a module above at module level.
-#:   0 kernels      the numba kernels
-#:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
+#:   0 kernels      the numba kernels, and the losses' compiled scalar modules, their
+#:                  registry and dispatch (primaldual.losses.*)
+#:   1 model        problem, the Loss object (losses, losses.loss), penalties, rows, validation, datasets, helpers,
 #:                  extras and the per-block maths shared by solvers and their engines
 #:                  (blocks: DSO's blocks, PSGD's local pass, SDCA's threaded pass and
 #:                  its cost model)
@@ -45,8 +46,10 @@ PKG = "primaldual"
 #:                  bench, and the package's own __init__ / __main__
 LAYERS = {
     "primaldual.kernels.*": 0,
+    "primaldual.losses.*": 0,
     "primaldual.problem": 1,
     "primaldual.losses": 1,
+    "primaldual.losses.loss": 1,
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
     "primaldual.validation": 1,

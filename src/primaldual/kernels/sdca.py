@@ -24,7 +24,7 @@ from numba import njit
 
 from .atomics import atomic_add
 from .threadsync import atomic_load, atomic_store
-from .loss_kernels import LOGISTIC, dual_slopes, dual_step, logistic_newton
+from ..losses import dispatch as LD
 from .prefetch import prefetch, prefetch_row
 from .prox_sdca import prox_dual_step
 from .views import ProxWork, RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
@@ -392,7 +392,7 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
         ai = alpha[i]
         yi = y[i]
         if shrinking:
-            gp, gm = dual_slopes(kind, param, ai, yi, a)
+            gp, gm = LD.dual_slopes(kind, param, ai, yi, a)
             if gp < -shrink_down and gm > shrink_up:
                 shrunk[i] = 1
                 t += 1
@@ -405,13 +405,12 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 max_down = -gm
         if prox is not None and l1 > 0.0:    # a None prox: pruned at compile time
             new = prox_dual_step(rows, spec, i, ai, v, prox)
-        elif kind == LOGISTIC and logit.shape[0] > 0:
-            b, z = logistic_newton(ai * yi, a * yi, cw[i] * sqnorm[i] * inv_W * inv_lam,
-                                   logit[i])
-            new = b * yi
+        elif logit.shape[0] > 0:
+            new, z = LD.cached_dual_step(kind, param, ai, yi, a,
+                                         cw[i] * sqnorm[i] * inv_W * inv_lam, logit[i])
             logit[i] = z
         else:
-            new = dual_step(kind, param, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
+            new = LD.dual_step(kind, param, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
             return EpochResult(STATUS_NONFINITE, pos, t, accesses, max_up, max_down)
         t += 1
@@ -495,7 +494,7 @@ def modified_sgd_epoch(rows, spec, order, alpha, u):
             a = dot / (lam * W_prev)
         W_t = W_prev + cw[i]
         s = cw[i] * sqnorm[i] / (lam * W_t)
-        new = dual_step(kind, param, 0.0, y[i], a, s)
+        new = LD.dual_step(kind, param, 0.0, y[i], a, s)
         if not (math.isfinite(new) and math.isfinite(a)):
             return STATUS_NONFINITE, pos, accesses
         alpha[i] = new

@@ -295,6 +295,8 @@ class Solver(abc.ABC):
     summary = ""
     #: capability flags the loss must have (see losses.check_capabilities)
     requires: tuple = ()
+    #: runs a loss module outside the registry (its kernels compiled for it)
+    external_losses = False
     #: the options (a frozen dataclass; see primaldual.solvers._options)
     options_class: type = CommonOptions
     #: accepts l1 > 0
@@ -337,7 +339,8 @@ class Solver(abc.ABC):
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
         self.problem = problem
-        check_capabilities(problem.loss, self.name, self.requires)
+        check_capabilities(problem.loss, self.name,
+                           self.requires + (() if self.external_losses else ("builtin",)))
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
                              f"l1={problem.l1}); "

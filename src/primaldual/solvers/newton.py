@@ -242,6 +242,7 @@ class NewtonSolver(Solver):
     supports_l1 = False
 
     supports_client = True
+    external_losses = True
 
     # ------------------------------------------------------------ options
     def _partitions(self):
@@ -264,6 +265,10 @@ class NewtonSolver(Solver):
         K = self._partitions()
         if K is None:
             return
+        if not self.problem.loss.builtin:
+            raise ValueError(f"loss={self.problem.loss.name!r} is not a registered loss: "
+                             "solver='newton' runs it in process only (no client, no "
+                             "n_partitions, no partitioned input)")
         if K < 1:
             raise ValueError(f"n_partitions must be a positive integer, got {K}")
         if K > self.problem.n:

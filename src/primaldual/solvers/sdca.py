@@ -14,7 +14,7 @@ Update (Procedure SDCA, eq. in Section 3; closed forms of Section 6): pick
 and set ``alpha_i += Delta``, ``w += (c_i/(lam W)) Delta x_i``.  With unit
 weights this is exactly the paper's step with ``lam n``.  The maximizer is
 closed form for every loss but logistic, which uses a safeguarded Newton
-iteration to 1e-12 (:func:`primaldual.kernels.loss_kernels.dual_step`).
+iteration to 1e-12 (:func:`primaldual.losses.dispatch.dual_step`).
 
 Options
 -------
@@ -260,6 +260,7 @@ class SDCASolver(Solver):
     requires = ()
     options_class = SDCAOptions
     supports_l1 = True
+    external_losses = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
     # ~220); 100 left users with "not converged" where every epoch is cheap
@@ -305,7 +306,8 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o = self.opts
         prob = self.problem
-        self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
+        self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
+                                o.sync_every)
         self.threads_reason = self.plan.reason
         # check the prediction on the data's first pass (module docstring,
         # "Threads"): the candidate threads are set up, and the trial pass
@@ -509,10 +511,11 @@ class SDCASolver(Solver):
         self.thread_work = self.thread_prox = None
 
     def _logit_cache(self):
-        """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
+        """The per-sample cache of the loss's SDCA step (``Loss.step_cache``, with L2
+        only): for logistic the logit of each alpha_i y_i, where the Newton
         iteration of the next step on row i starts (NaN: computed from alpha_i)."""
         prob = self.problem
-        use = prob.loss.name == "logistic" and prob.l1 == 0
+        use = prob.loss.step_cache and prob.l1 == 0
         self.logit = np.full(prob.n if use else 0, np.nan)
 
     def _prox_scratch(self):
@@ -586,7 +589,7 @@ class SDCASolver(Solver):
         if self.pending_sgd_init:
             perm = self.rng.permutation(n).astype(np.int64)
             u = np.zeros(prob.d)
-            status, pos, acc = modified_sgd_epoch(prob.rows_view(), prob.step_spec(), perm,
+            status, pos, acc = prob.loss.kernel(modified_sgd_epoch)(prob.rows_view(), prob.step_spec(), perm,
                                                   self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
@@ -613,7 +616,7 @@ class SDCASolver(Solver):
                 self._new_pass()
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            status, pos, t, acc, _, _ = sdca_epoch(
+            status, pos, t, acc, _, _ = prob.loss.kernel(sdca_epoch)(
                 rows, spec, state, self.order, self.pos, stop, self.steps, snap,
                 no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
@@ -644,7 +647,7 @@ class SDCASolver(Solver):
         while self.steps < target:
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
-            status, t, _, acc = sdca_passes(rows, spec, state, passes, code, u, self.steps,
+            status, t, _, acc = prob.loss.kernel(sdca_passes)(rows, spec, state, passes, code, u, self.steps,
                                             stop, True, self.prox_work)
             self.feature_accesses += acc
             self.steps = t
