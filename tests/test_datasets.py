@@ -101,25 +101,37 @@ REMOTE_ONLY = ["w8a", "rcv1.binary", "news20.binary", "real-sim", "covtype.binar
 SHARED = ["a1a", "a8a", "a9a", "covtype", "mushrooms", "phishing", "splice", "svmguide1",
           "australian", "breast-cancer", "german.numer", "german.numer_scale", "heart",
           "heart_scale", "fourclass", "ionosphere_scale", "sonar_scale", "agaricus",
-          "reuters", "cocoa-small"]
+          "reuters", "cocoa-small", "gisette_scale.t", "higgs7k", "magic04", "default_cc"]
+MULTICLASS = ["news20", "letter.scale", "usps.t", "dna.scale", "shuttle"]
+REGRESSION = ["cadata", "abalone", "housing_scale"]
 
 
 def test_registry_has_every_set():
-    for name in REMOTE_ONLY + SHARED:
+    for name in REMOTE_ONLY + SHARED + MULTICLASS + REGRESSION:
         assert name in D.REGISTRY, name
+    for name in MULTICLASS:
+        assert D.REGISTRY[name].task == "multiclass" and D.REGISTRY[name].shared
+    for name in REGRESSION:
+        assert D.REGISTRY[name].task == "regression" and D.REGISTRY[name].shared
+    assert {ds.task for name, ds in D.REGISTRY.items()
+            if name not in MULTICLASS + REGRESSION} == {"binary"}
 
 
 def test_registry_entries_are_consistent():
     for name, ds in D.REGISTRY.items():
         assert ds.name == name
-        assert ds.positive_label > ds.negative_label, "the larger label must become +1"
         assert ds.n_features >= 1
+        if ds.task == "binary":
+            assert ds.positive_label > ds.negative_label, "the larger label must become +1"
+        else:
+            assert ds.label_map is None and ds.positive_label is None
         for df in ds.files:
             assert df.url is None or df.url == LIBSVM + df.filename
             if df.sha256 is not None:
                 assert re.fullmatch(r"[0-9a-f]{64}", df.sha256)
             if df.label_counts is not None:
-                assert {raw for raw, _ in df.label_counts} <= set(ds.label_map)
+                if ds.task == "binary":
+                    assert {raw for raw, _ in df.label_counts} <= set(ds.label_map)
                 if df.n_samples is not None:
                     assert sum(c for _, c in df.label_counts) == df.n_samples
     for name in REMOTE_ONLY:
@@ -137,6 +149,58 @@ def test_registry_label_mappings():
     assert D.REGISTRY["breast-cancer"].label_map == {2.0: -1.0, 4.0: 1.0}
     assert D.REGISTRY["phishing"].label_map == {0.0: -1.0, 1.0: 1.0}
     assert D.REGISTRY["mushrooms"].label_map == {1.0: -1.0, 2.0: 1.0}
+    assert D.REGISTRY["default_cc"].label_map == {0.0: -1.0, 1.0: 1.0}
+    assert D.REGISTRY["dna.scale"].classes == (1.0, 2.0, 3.0)
+    assert D.REGISTRY["letter.scale"].classes == tuple(float(k) for k in range(1, 27))
+    assert D.REGISTRY["cadata"].classes is None
+
+
+def test_dataset_task_and_labels_must_agree():
+    df = D.DataFile("x.svm")
+    with pytest.raises(ValueError, match="task must be one of"):
+        D.Dataset("x", df, None, 3, None, None, task="ranking")
+    with pytest.raises(ValueError, match="a binary set has both raw labels"):
+        D.Dataset("x", df, None, 3, None, None)                      # binary without labels
+    with pytest.raises(ValueError, match="a binary set has both raw labels"):
+        D.Dataset("x", df, None, 3, -1.0, 1.0, task="regression")    # regression with labels
+
+
+def test_info_of_multiclass_and_regression_sets():
+    i = D.info("dna.scale")
+    assert i["task"] == "multiclass" and i["raw_labels"] is None
+    assert i["label_counts"] == {1: 464, 2: 485, 3: 1051}
+    assert i["test"]["label_counts"] == {1: 303, 2: 280, 3: 603}
+    i = D.info("cadata")
+    assert i["task"] == "regression" and i["label_counts"] is None
+    assert (i["n"], i["d"], i["nnz"]) == (20640, 8, 165120)
+    assert D.info("a9a")["task"] == "binary"
+
+
+@pytest.mark.realdata
+def test_load_multiclass_and_regression_sets(shared_dir):
+    X, y, Xt, yt = D.load("dna.scale", subset="both", download=False)
+    assert X.shape == (2000, 180) and Xt.shape == (1186, 180)
+    assert sorted(np.unique(y)) == [1.0, 2.0, 3.0] and sorted(np.unique(yt)) == [1.0, 2.0, 3.0]
+    assert np.bincount(y.astype(int))[1:].tolist() == [464, 485, 1051]
+    X, y = D.load("housing_scale", download=False)
+    assert X.shape == (506, 13) and y.min() == 5.0 and y.max() == 50.0
+    assert len(np.unique(y)) == 229
+
+
+@pytest.mark.realdata
+def test_load_refuses_labels_outside_the_registered_classes(shared_dir, tmp_path,
+                                                           monkeypatch):
+    (tmp_path / "dna.scale").write_bytes(b"1 1:1\n4 2:1\n")
+    monkeypatch.setenv("PRIMALDUAL_DATA", str(tmp_path))
+    with pytest.raises(D.DataFormatError, match=r"labels \[4\] are not among"):
+        D.load("dna.scale", download=False)
+
+
+@pytest.mark.realdata
+def test_shared_regimes_are_binary(shared_dir):
+    names = D.shared_regimes()
+    assert "a9a" in names or "heart_scale" in names
+    assert not set(names) & set(MULTICLASS + REGRESSION)
 
 
 def _readme_rows(shared_dir):
@@ -163,7 +227,10 @@ def test_registry_matches_shared_readme_and_files(shared_dir):
         ds, df = by_file[fname]
         assert df.sha256 == row["sha256"], fname
         assert df.n_samples == row["n"] and df.nnz == row["nnz"], fname
-        assert dict(df.label_counts) == row["labels"], fname
+        if row["labels"]:
+            assert dict(df.label_counts) == row["labels"], fname
+        else:                                          # a regression set without counts
+            assert ds.task == "regression" and df.label_counts is None, fname
         assert row["features"] <= ds.n_features, fname
         path = shared_dir / fname
         assert df.size == path.stat().st_size, fname

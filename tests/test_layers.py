@@ -1,15 +1,24 @@
-"""The import layers of primaldual (issues 13 and 23; docs/distributed.md, "Import direction").
+"""The import layers of primaldual, checked on the source (nothing is imported).
 
-Every module under src/primaldual is parsed with ``ast`` (nothing is imported):
+Every module under src/primaldual is parsed with ``ast``:
 
-* no import of a primaldual module inside a function or method body (such an
-  import is how a cycle hides; imports of optional third-party packages --
-  dask, distributed, matplotlib, tqdm, snapml, liblinear, lightning -- stay
-  lazy inside functions and are not checked here);
 * every module has a layer in ``LAYERS`` and imports, at module level, only
   modules of its own layer or below;
-* the graph of module-level imports between packages has no cycle.
+* no ``import`` of a primaldual module inside a function or method body (such
+  an import is how a cycle hides);
+* a lazy import of a primaldual module goes through ``primaldual._util.lazy``:
+  every ``lazy_module("primaldual.x")`` / ``lazy_attr("primaldual.x", name)``
+  call names an existing module with a literal string and counts as a
+  module-level import of it (layers and package graph); a non-literal module
+  argument is an error;
+* ``importlib.import_module`` / ``__import__`` of a primaldual module happens
+  only in ``_util/lazy.py``; elsewhere they take a literal third-party name
+  (``_extras.require``, which refuses anything but the optional packages, may
+  pass its argument on);
+* the graph of imports between packages has no cycle.
 
+Imports of optional third-party packages (dask, distributed, matplotlib, tqdm,
+snapml, liblinear, lightning) stay lazy inside functions and are not checked.
 A new module must be given a layer here (an unmapped module fails), so the map
 is kept up to date.
 """
@@ -29,21 +38,20 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = "primaldual"
 
 #: The layers, lowest first.  A key ending in ".*" covers a package and every
-#: module in it; any other key is one module.  A module below may never import
-#: a module above at module level.
-#:   0 kernels      the numba kernels, and the losses' compiled scalar modules, their
-#:                  registry and dispatch (primaldual.losses.*)
+#: module in it; any other key is one module (and wins over a ".*" key).  A
+#: module below may never import a module above.
+#:   0 kernels      the numba kernels, also a method package's own (solvers/dso/kernels),
+#:                  and the losses' compiled modules, registry and dispatch (losses.*)
 #:   1 model        problem, the Loss object (losses, losses.loss), penalties, rows, validation, datasets, helpers,
-#:                  extras and the per-block maths shared by solvers and their engines
-#:                  (blocks: DSO's blocks, PSGD's local pass, SDCA's threaded pass and
-#:                  its cost model)
+#:                  extras, and a method package's per-block maths that its workers
+#:                  also run (solvers/dso/blocks, solvers/dso/saddle)
 #:   2 engines      primaldual.distributed: the partition engines (in process and on
-#:                  Dask), Dask actors, partitioned problems, DSO's ring; they import
-#:                  nothing from the solvers
+#:                  Dask), Dask actors, partitioned problems, the actor-state engine;
+#:                  they import nothing from the solvers
 #:   3 solvers      the solvers; they import their engines from layer 2 directly
-#:   4 front ends   estimators, regularization path, model files (model_io imports
-#:                  the estimators to rebuild them), the Dask estimators, CLI, demo,
-#:                  bench, and the package's own __init__ / __main__
+#:   4 front ends   estimators, regularization path, model files, the Dask
+#:                  estimators, CLI, demo, bench, and the package's own __init__ /
+#:                  __main__
 LAYERS = {
     "primaldual.kernels.*": 0,
     "primaldual.losses.*": 0,
@@ -155,6 +163,72 @@ def scan(source: str, module: str, is_pkg: bool = False, known=None):
     return top, local
 
 
+LAZY_FUNCS = {"lazy_module", "lazy_attr"}
+LAZY_HELPER = "primaldual._util.lazy"
+#: modules allowed to call importlib.import_module with a name that is not a
+#: literal: the lazy helper itself, and the optional-package helper, whose
+#: require() refuses every name that is not an optional third-party package
+IMPORT_MODULE_ALLOWED = {"primaldual._util.lazy", "primaldual._extras"}
+
+
+def _call_name(func):
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _literal_str(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        else None
+
+
+def scan_lazy(source: str, module: str, is_pkg: bool = False, known=None):
+    """``(lazy, problems)`` of one module's source: ``lazy`` the set of primaldual
+    modules it imports through :mod:`primaldual._util.lazy` (checked like
+    module-level imports), ``problems`` the lazy-import rules it breaks."""
+    known = set(all_modules()) if known is None else set(known)
+    tree = ast.parse(source)
+    names = set(LAZY_FUNCS)          # lazy_attr / lazy_module, and their aliases
+    importers = {"import_module", "__import__"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and LAZY_HELPER in _resolve(module, is_pkg, node,
+                                                                         known):
+            names |= {a.asname or a.name for a in node.names if a.name in LAZY_FUNCS}
+        if isinstance(node, ast.ImportFrom) and node.module == "importlib" and not node.level:
+            importers |= {a.asname or a.name for a in node.names if a.name == "import_module"}
+    lazy, problems = set(), []
+    if module == LAZY_HELPER:
+        return lazy, problems
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call)),
+                   key=lambda n: (n.lineno, n.col_offset))
+    for node in calls:
+        fname = _call_name(node.func)
+        first = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg in ("module", "name")), None)
+        target = None if first is None else _literal_str(first)
+        where = f"{module}:{node.lineno}"
+        if fname in names and (fname in LAZY_FUNCS or isinstance(node.func, ast.Name)):
+            if target is None:
+                problems.append(f"{where}: {fname}() takes the module as a literal string")
+            elif target not in known:
+                problems.append(f"{where}: {fname}({target!r}) names no primaldual module")
+            else:
+                lazy.add(target)
+        elif fname in importers and module not in IMPORT_MODULE_ALLOWED:
+            if target is None:
+                problems.append(f"{where}: {fname}() of a name that is not a literal string "
+                                f"(primaldual modules: primaldual._util.lazy; optional "
+                                f"packages: primaldual._extras.require)")
+            elif target.split(".")[0] == PKG or target.startswith("."):
+                problems.append(f"{where}: {fname}({target!r}) imports a primaldual module "
+                                f"outside primaldual._util.lazy (use lazy_module / "
+                                f"lazy_attr)")
+    lazy.discard(module)
+    return lazy, problems
+
+
 def package_of(module: str) -> str:
     """The node of the package graph: ``primaldual.<first part>`` (the package's
     own ``__init__`` is ``primaldual``)."""
@@ -172,6 +246,9 @@ def check(modules: dict, layers: dict = LAYERS, allowed: dict = LOCAL_IMPORT_ALL
         is_pkg = (src.name == "__init__.py" if isinstance(src, Path)
                   else any(k.startswith(mod + ".") for k in known))
         top, local = scan(text, mod, is_pkg, known)
+        lazy, lazy_problems = scan_lazy(text, mod, is_pkg, known)
+        top |= lazy
+        problems.extend(lazy_problems)
         for lineno, func, target in local:
             if (mod, target) not in allowed:
                 problems.append(f"{mod}:{lineno}: imports {target} inside {func}() "
@@ -235,10 +312,9 @@ def test_every_layer_key_names_existing_modules():
 
 
 def test_the_engines_never_import_the_solvers():
-    """Stated separately: the direction issue 23 turned (the engines and the
-    per-block maths sit below the solvers)."""
+    """Stated separately: the engines sit below the solvers."""
     for mod, path in all_modules().items():
-        if mod.startswith(("primaldual.distributed", "primaldual.blocks")):
+        if mod.startswith("primaldual.distributed"):
             top, local = scan(path.read_text(), mod, path.name == "__init__.py")
             assert not [t for t in top if t.startswith("primaldual.solvers")], mod
             assert not local, mod
@@ -294,9 +370,8 @@ def test_the_engines_load_without_the_solvers_and_without_dask():
 
 
 def test_the_check_fails_when_an_engine_imports_a_solver_again():
-    """The real tree with the import issue 23 removed put back (an engine
-    importing the threaded SDCA from the solvers, the registry's import in
-    distributed/__init__): the check names both."""
+    """The real tree with an engine importing a solver and the engines'
+    package importing the solvers' round mixin: the check names both."""
     mods = {m: p.read_text() for m, p in all_modules().items()}
     mods["primaldual.distributed.block"] += "\nfrom ..solvers.sdca import SDCASolver\n"
     mods["primaldual.distributed"] += "\nfrom ..solvers._rounds import RoundsMixin\n"
@@ -373,6 +448,79 @@ def test_checker_allows_imports_downwards_and_of_third_party_packages():
         primaldual__solvers__dso__kernels="from ...kernels.loss_kernels import HINGE\n"))
     assert problems == []
     assert graph["primaldual.solvers"] == {"primaldual.distributed", "primaldual.kernels"}
+
+
+def test_checker_counts_a_lazy_import_as_an_import():
+    """A literal lazy_attr / lazy_module call (also aliased, or through the
+    module) is an import of that module, wherever it is written."""
+    eng = ("from .._util.lazy import lazy_attr as la\n"
+           "def f():\n"
+           "    return la('primaldual.solvers.dso.ring', 'DSOPartitionActor')\n")
+    ring = ("from ... import _util\n"
+            "from ...distributed.actor_engine import actor_engine\n")
+    blocks = ("from ..._util import lazy\n"
+              "def g():\n    return lazy.lazy_module('primaldual.solvers.dso.ring')\n")
+    problems, graph = check(_modules(primaldual__distributed__actor_engine=eng,
+                                     primaldual__solvers__dso__ring=ring,
+                                     primaldual__solvers__dso__blocks=blocks,
+                                     primaldual___util__lazy="", primaldual___util=""))
+    assert problems[:2] == [
+        "primaldual.distributed.actor_engine (layer 2) imports primaldual.solvers.dso.ring "
+        "(layer 3) at module level",
+        "primaldual.solvers.dso.blocks (layer 1) imports primaldual.solvers.dso.ring "
+        "(layer 3) at module level"]
+    assert len(problems) == 3 and problems[2].startswith("package import cycle: ")
+    assert "primaldual.solvers" in graph["primaldual.distributed"]
+
+
+def test_checker_rejects_a_lazy_import_it_cannot_read():
+    src = ("from .._util.lazy import lazy_attr, lazy_module\n"
+           "NAME = 'primaldual.kernels'\n"
+           "def f(m):\n"
+           "    lazy_module(NAME)\n"
+           "    lazy_attr(f'primaldual.{m}', 'x')\n"
+           "    lazy_module('primaldual.nothing_here')\n"
+           "    lazy_module(module='primaldual.kernels')\n")
+    problems, _ = check(_modules(primaldual__distributed__actor_engine=src,
+                                 primaldual___util__lazy=""))
+    assert problems == [
+        "primaldual.distributed.actor_engine:4: lazy_module() takes the module as a literal "
+        "string",
+        "primaldual.distributed.actor_engine:5: lazy_attr() takes the module as a literal "
+        "string",
+        "primaldual.distributed.actor_engine:6: lazy_module('primaldual.nothing_here') names "
+        "no primaldual module"]
+
+
+def test_checker_allows_import_module_only_for_third_party_names():
+    src = ("import importlib\n"
+           "from importlib import import_module as im\n"
+           "def f(name):\n"
+           "    importlib.import_module('dask.array')\n"
+           "    importlib.import_module('primaldual.kernels')\n"
+           "    im(f'{__name__}.x')\n"
+           "    __import__('.x')\n"
+           "    importlib.import_module(name)\n")
+    problems, _ = check(_modules(primaldual__distributed__actor_engine=src,
+                                 primaldual___extras=src, primaldual___util__lazy=src))
+    assert [p.split(":")[1] for p in problems] == ["5", "6", "7", "8"]
+    assert all(p.startswith("primaldual.distributed.actor_engine:") for p in problems)
+    assert "imports a primaldual module outside primaldual._util.lazy" in problems[0]
+    assert "not a literal string" in problems[1] and "not a literal string" in problems[3]
+
+
+def test_the_real_lazy_imports_are_seen():
+    """The package's own lazy table is read: ``import primaldual`` names its
+    modules through the helper, and the helper imports primaldual modules only."""
+    path = SRC / PKG / "__init__.py"
+    lazy, problems = scan_lazy(path.read_text(), PKG, True)
+    assert problems == []
+    assert {"primaldual.solvers", "primaldual.estimators", "primaldual.datasets",
+            "primaldual.model_io"} <= lazy
+    from primaldual._util.lazy import lazy_attr, lazy_module
+    with pytest.raises(ValueError, match="primaldual modules only"):
+        lazy_module("json")
+    assert lazy_attr("primaldual.problem", "Problem").__name__ == "Problem"
 
 
 def test_checker_rejects_an_unmapped_module():

@@ -307,7 +307,7 @@ def test_hessian_from_the_rows_of_nonzero_curvature_is_the_full_product():
     """Dense data: where at most half a partition's rows have curvature (squared
     hinge near the optimum), its H part is formed from those rows; the parts
     equal X_k^T diag(curv) X_k / W."""
-    from primaldual.blocks.newton import NewtonBlock
+    from primaldual.distributed.newton_block import NewtonBlock
 
     X, y, rng = _standardized(n=200, d=6, seed=2, sparse_zeros=False)
     c = rng.uniform(0.5, 2.0, X.shape[0])

@@ -10,7 +10,9 @@ round timeout from a too-small ``round_timeout``):
   checkpoint written before the disconnect resumes (locally) to the same
   coefficients as an uninterrupted run;
 * empty partitions: more partitions than rows is refused with a ValueError;
-  an empty part file is refused with a ValueError naming the file.
+  an empty part file is refused with a ValueError naming the file;
+* a part file changed during the fit (truncated, or rewritten with the same
+  counts) and its worker lost: refused by its content digest, naming the file.
 
 See docs/reliability.md for the behaviour in each case.
 """
@@ -99,12 +101,34 @@ def test_worker_killed_during_a_certificate_replays_to_the_lost_round(client, da
     client.wait_for_workers(2, timeout=60)
 
 
-def test_truncated_part_file_and_a_killed_worker_name_the_file(client, data, tmp_path):
-    """A part file cut short during the fit, then its worker killed: reloading
-    the partition finds other rows, and the fit stops with a ValueError naming
-    the file (not a shape error from deep inside, nor a timeout).  The
-    timeouts only bound the wait for the replacement worker, which on a loaded
-    machine took over 60 s to start."""
+def _truncate(text):
+    return text[:len(text) // 2]
+
+
+def _flip_labels(text):
+    return [("0" if line.startswith("1") else "1") + line[1:] for line in text]
+
+
+def _double_values(text):
+    out = []
+    for line in text:
+        label, *pairs = line.split()
+        pairs = [f"{p.split(':')[0]}:{2 * float(p.split(':')[1])!r}" for p in pairs]
+        out.append(" ".join([label, *pairs]) + "\n")
+    return out
+
+
+@pytest.mark.parametrize("rewrite", [_truncate, _flip_labels, _double_values],
+                         ids=["truncated", "labels-flipped", "values-doubled"])
+def test_rewritten_part_file_and_a_killed_worker_name_the_file(client, data, tmp_path,
+                                                               rewrite):
+    """A part file changed during the fit (cut short, or rewritten with the same
+    rows and nonzeros but other labels or values), then its worker killed:
+    reloading the partition finds other content (its digest differs), and the
+    fit stops with a ValueError naming the file (not a shape error from deep
+    inside, not a timeout, and never a fit on the changed rows).  The timeouts
+    only bound the wait for the replacement worker, which on a loaded machine
+    took over 60 s to start."""
     from sklearn.datasets import dump_svmlight_file
     X, y = data
     paths = [tmp_path / "part0.svm", tmp_path / "part1.svm"]
@@ -116,10 +140,10 @@ def test_truncated_part_file_and_a_killed_worker_name_the_file(client, data, tmp
     holder = pp.pset.addresses[1]
     done = {}
 
-    def cut_and_kill(snapshot):
+    def change_and_kill(snapshot):
         if snapshot["epoch"] >= 1 and not done:
             text = paths[1].read_text().splitlines(keepends=True)
-            paths[1].write_text("".join(text[:len(text) // 2]))
+            paths[1].write_text("".join(rewrite(text)))
             pid = client.run(os.getpid, workers=[holder])[holder]
             os.kill(pid, signal.SIGKILL)
             done["killed"] = pid
@@ -128,9 +152,30 @@ def test_truncated_part_file_and_a_killed_worker_name_the_file(client, data, tmp
     from primaldual.solvers import SOLVERS
     with pytest.raises(ValueError, match=r"part file .*part1\.svm.*changed"):
         SOLVERS["cocoa"](pp, tol=0, max_epochs=4, check_every=1, random_state=0,
-                         callback=cut_and_kill).run()
+                         callback=change_and_kill).run()
     assert done
     client.wait_for_workers(2, timeout=300)
+
+
+def test_content_digest_tells_equal_counts_apart(data):
+    """The digest that identifies a part: equal for equal content (CSR or dense
+    alike only within a format), different for one flipped label, one changed
+    value or one changed weight at the same counts."""
+    import scipy.sparse as sp
+    from primaldual.distributed.worker import content_digest
+    X, y = data
+    X = sp.csr_matrix(X)
+    c = np.ones(X.shape[0])
+    d0 = content_digest(X, y, c)
+    assert d0 == content_digest(X.copy(), y.copy(), c.copy())
+    y2 = y.copy()
+    y2[7] = -y2[7]
+    X2 = X.copy()
+    X2.data[3] *= 2
+    c2 = c.copy()
+    c2[0] = 2.0
+    assert len({d0, content_digest(X, y2, c), content_digest(X2, y, c),
+                content_digest(X, y, c2)}) == 4
 
 
 def _slow_rounds(seconds):

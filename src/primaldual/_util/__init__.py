@@ -23,15 +23,36 @@ estimators, CLI and bench -- may use it.
                               :func:`~.clients.client_workers`, :func:`~.clients.ring_workers`:
                               Dask client checks shared by the solvers and the engines
                               (Dask itself stays lazy)
+:mod:`.lazy`                  :func:`~.lazy.lazy_module`, :func:`~.lazy.lazy_attr`: the one
+                              way a primaldual module imports another one lazily
 ============================  ============================================================
+
+Importing this package loads no numpy: the names of :mod:`.seeding` and
+:mod:`.labels` (which need it) are loaded on first use, so that
+``primaldual._util.lazy`` stays cheap for ``import primaldual`` and the
+command line's ``--help``.
 """
 
 from .atomic import atomic_write
 from .compression import (COMPRESSION_MAGIC, UnsupportedCompressionError, detect_compression,
                           open_decompressed)
-from .labels import LabelError, encode_pm1
-from .seeding import make_rng, rng_from_state, seed_entropy, spawn_seeds, spawn_streams
+from .lazy import lazy_attr
 from .threads import resolve_n_jobs, run_threads
+
+_SEEDING = ("make_rng", "rng_from_state", "seed_entropy", "spawn_seeds", "spawn_streams")
+_LABELS = ("LabelError", "encode_pm1")
+
+
+def __getattr__(name):
+    if name in _SEEDING:
+        value = lazy_attr("primaldual._util.seeding", name)
+    elif name in _LABELS:
+        value = lazy_attr("primaldual._util.labels", name)
+    else:
+        raise AttributeError(f"module 'primaldual._util' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
 
 __all__ = ["COMPRESSION_MAGIC", "LabelError", "UnsupportedCompressionError", "atomic_write",
            "detect_compression", "encode_pm1", "make_rng", "open_decompressed",

@@ -14,9 +14,23 @@ __all__ = ["load"]
 
 
 def _map_labels(ds, y_raw, path):
+    """Binary sets: the raw labels as -1/+1. Multiclass sets: the raw labels, checked
+    against the registered classes. Regression sets: the targets unchanged."""
+    source = f"{path} (dataset {ds.name!r})"
+    if ds.task == "regression":
+        return np.asarray(y_raw, dtype=np.float64)
+    if ds.task == "multiclass":
+        y = np.asarray(y_raw, dtype=np.float64)
+        uniq = np.unique(y)
+        bad = uniq[~np.isin(uniq, ds.classes)]
+        if bad.size:
+            shown = ", ".join(f"{v:g}" for v in bad[:10]) + (", ..." if bad.size > 10 else "")
+            raise DataFormatError(f"{source}: labels [{shown}] are not among the "
+                                  f"registered classes {[f'{c:g}' for c in ds.classes]}",
+                                  path=path)
+        return y
     try:
-        return encode_pm1(y_raw, ds.positive_label, ds.negative_label,
-                          source=f"{path} (dataset {ds.name!r})")
+        return encode_pm1(y_raw, ds.positive_label, ds.negative_label, source=source)
     except LabelError as exc:
         raise DataFormatError(str(exc), path=path) from exc
 
@@ -59,7 +73,7 @@ def _write_parsed(path, out):
 
 def load(name, *, subset="train", data_home=None, download=True, allow_unverified=False,
          dtype=np.float64, max_rows=None, parsed_cache=False):
-    """Load a registered LIBSVM binary classification set.
+    """Load a registered LIBSVM set (binary, multiclass or regression).
 
     Parameters
     ----------
@@ -86,8 +100,9 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
     Returns
     -------
     (X, y) or (X, y, X_test, y_test)
-        CSR matrices with ``n_features`` columns (the same for both splits) and labels
-        in {-1.0, +1.0} (the registry's positive raw label becomes +1).
+        CSR matrices with ``n_features`` columns (the same for both splits). Binary
+        sets: labels in {-1.0, +1.0} (the registry's positive raw label becomes +1);
+        multiclass sets: the raw class labels (float); regression sets: the targets.
 
     Raises
     ------
@@ -96,7 +111,7 @@ def load(name, *, subset="train", data_home=None, download=True, allow_unverifie
     FileNotFoundError
         A file is missing and ``download`` is False; the message lists where it looked.
     DataFormatError
-        A file does not parse or holds labels other than the registered two.
+        A file does not parse, or holds labels other than the registered ones.
     UnverifiedDownloadError, ChecksumError, DownloadError
         See :func:`download`.
     """

@@ -379,10 +379,11 @@ def make_regime(name, scale=1.0, random_state=0):
 
 
 def shared_regimes(data_home=None):
-    """Names of the registered real sets of the ``shared/data`` folder whose files are
-    present (an empty list when the folder is absent)."""
+    """Names of the registered real binary sets of the ``shared/data`` folder whose
+    files are present (an empty list when the folder is absent)."""
     present = set(available_real(data_home))
-    return [name for name, ds in REGISTRY.items() if ds.shared and name in present]
+    return [name for name, ds in REGISTRY.items()
+            if ds.shared and ds.task == "binary" and name in present]
 
 
 def load_shared_regime(name, data_home=None):

@@ -1,8 +1,10 @@
-"""The registry of LIBSVM binary classification sets: names, shapes, provenance.
+"""The registry of LIBSVM sets: names, shapes, tasks, provenance.
 
-:data:`REGISTRY` maps a dataset name (``"a9a"``, ``"rcv1.binary"``, ``"heart_scale"``,
-...) to a :class:`Dataset` record: its files, where they can be downloaded, their
-sha256, the number of features and which raw label becomes ``+1``. Nothing here
+:data:`REGISTRY` maps a dataset name (``"a9a"``, ``"rcv1.binary"``, ``"letter.scale"``,
+``"cadata"``, ...) to a :class:`Dataset` record: its files, where they can be
+downloaded, their sha256, the number of features, its task (``"binary"``,
+``"multiclass"`` or ``"regression"``) and, for a binary set, which raw label
+becomes ``+1``. Nothing here
 reads the disk or the network: :mod:`.fetch` finds and downloads the files,
 :mod:`.svmlight` parses them and :mod:`.loading` puts the three together.
 """
@@ -12,13 +14,16 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-__all__ = ["DataFile", "Dataset", "LIBSVM_BINARY_URL", "REGISTRY", "info", "resolve",
-           "subset_files"]
+__all__ = ["DataFile", "Dataset", "LIBSVM_BINARY_URL", "REGISTRY", "TASKS", "info",
+           "resolve", "subset_files"]
 
 #: Base address of the public LIBSVM page of binary classification sets.
 LIBSVM_BINARY_URL = "https://www.csie.ntu.edu.tw/~cjlin/libsvmtools/datasets/binary/"
 
 _SUBSETS = ("train", "test", "both")
+
+#: The tasks a registered set can have.
+TASKS = ("binary", "multiclass", "regression")
 
 
 @dataclass(frozen=True)
@@ -64,7 +69,7 @@ class DataFile:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A registered binary classification set.
+    """A registered set: binary or multiclass classification, or regression.
 
     Attributes
     ----------
@@ -76,12 +81,16 @@ class Dataset:
         Test file, when the set has a published split.
     n_features : int
         Number of columns used for both files (a test file may not use the last index).
-    negative_label, positive_label : float
-        Raw labels mapped to -1 and +1 (the larger raw label is the positive one).
+    negative_label, positive_label : float or None
+        Binary sets: the raw labels mapped to -1 and +1 (the larger raw label is the
+        positive one). None for multiclass and regression sets.
     description : str
         What the data is and where the copy comes from.
     shared : bool
         True when the files ship in the project's ``shared/data`` folder.
+    task : {"binary", "multiclass", "regression"}
+        What the targets are. Multiclass labels and regression targets are returned
+        as stored in the file.
     """
 
     name: str
@@ -92,6 +101,15 @@ class Dataset:
     positive_label: float
     description: str = ""
     shared: bool = False
+    task: str = "binary"
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        binary = self.negative_label is not None and self.positive_label is not None
+        if binary != (self.task == "binary"):
+            raise ValueError(f"dataset {self.name!r}: a binary set has both raw labels, "
+                             "a multiclass or regression set has neither")
 
     @property
     def files(self):
@@ -100,8 +118,21 @@ class Dataset:
 
     @property
     def label_map(self):
-        """dict: raw label -> -1.0 / +1.0."""
+        """dict: raw label -> -1.0 / +1.0 (binary sets); None for the other tasks."""
+        if self.task != "binary":
+            return None
         return {self.negative_label: -1.0, self.positive_label: 1.0}
+
+    @property
+    def classes(self):
+        """tuple of float: the raw class labels of a classification set (sorted, from
+        the registered counts of its files), or None for regression."""
+        if self.task == "regression":
+            return None
+        if self.task == "binary":
+            return (self.negative_label, self.positive_label)
+        seen = {raw for df in self.files for raw, _ in (df.label_counts or ())}
+        return tuple(sorted(seen))
 
 
 def _libsvm(filename):
@@ -113,7 +144,8 @@ def _github(repo, commit, path):
 
 
 def _shared(filename, url, sha256, size, n, nnz, labels, mirror=None):
-    return DataFile(filename, url, sha256, size, n, nnz, tuple(labels), mirror)
+    return DataFile(filename, url, sha256, size, n, nnz,
+                    None if labels is None else tuple(labels), mirror)
 
 
 def _remote(filename, n=None, nnz=None, labels=None):
@@ -129,6 +161,15 @@ _TSIM = ("ambroiseodt/tsim", "c80abbd765cdaa57ad2b598583251850ded28e62")
 _XGB = ("dmlc/xgboost", "379b29f0836b9dbc313b993d8e5743bd452d4117")
 _TICK = ("X-DataInitiative/tick-datasets", "9d959b6e53e17145e93e9849ff1f9f6d2de8ae51")
 _COCOA = ("gingsmith/cocoa", "ce2108f40b0ed1962c9f3b241586eff88bde49f7")
+_OPTM = ("konstmish/opt_methods", "8a3ae3ab666d916abaa5a61132fb60bb2a059088")
+_LETTER = ("baowj-678/Machine-Learning", "7880388edd7ada9dcea2ba60fa0c7e27202b6d42")
+_KPRIORS = ("team-approx-bayes/kpriors", "7113fe83a025bc6eba02b4d9fa8c9f10e04c6366")
+_ANGEL = ("Angel-ML/angel", "2f2a895654833c95dd1b20bea4928d0c7e566d1b")
+
+
+def _counts(*pairs):
+    """``(raw label, count)`` pairs with labels 1, 2, ... in order: ``_counts(5, 7)``."""
+    return [(float(k + 1), c) for k, c in enumerate(pairs)]
 
 
 def _gh(src, path):
@@ -323,6 +364,135 @@ _DATASETS = [
                 _gh(_COCOA, "data/small_test.dat")),
         9947, -1.0, 1.0, "Sparse text demo data shipped with CoCoA (not on the LIBSVM page).",
         True),
+    # ---- multiclass sets (labels as stored, 1..K) ------------------------------------
+    Dataset(
+        "news20",
+        _shared("news20.bz2", None,
+                "8c79851f6f5fdc5540a0d04a5ab728353c42d26b84e73f93bda301c06c15ffe9",
+                2376572, 15935, 1272569,
+                _counts(797, 780, 797, 796, 796, 797, 799, 798, 799, 792, 798, 797, 798,
+                        798, 799, 799, 800, 799, 799, 797),
+                _gh(_OPTM, "optmethods/datasets/news20.bz2")),
+        None, 62061, None, None,
+        "20 Newsgroups (LIBSVM multiclass news20), 20 classes, raw term counts.", True,
+        "multiclass"),
+    Dataset(
+        "letter.scale",
+        _shared("letter.scale", None,
+                "ce2c7df15cc5742dc4382d59079181c97c21e0beaa0af53c84cc5745c69f1020",
+                2630396, 15000, 240000,
+                _counts(594, 567, 554, 598, 565, 565, 547, 538, 567, 575, 572, 560, 607,
+                        605, 574, 597, 594, 568, 563, 599, 606, 581, 576, 583, 602, 543),
+                _gh(_LETTER, "LibSVM/dataset/letter/letter.scale")),
+        _shared("letter.scale.t", None,
+                "07522ccbf54187fae6d560d1712b88c41ea1f7e8d19491c5adcc22ee37a075da",
+                877223, 5000, 80000,
+                _counts(195, 199, 182, 207, 203, 210, 226, 196, 188, 172, 167, 201, 185,
+                        178, 179, 206, 189, 190, 185, 197, 207, 183, 176, 204, 184, 191),
+                _gh(_LETTER, "LibSVM/dataset/letter/letter.scale.t")),
+        16, None, None,
+        "Statlog letter recognition, 26 classes, dense, scaled to [-1, 1].", True,
+        "multiclass"),
+    Dataset(
+        "usps.t",
+        _shared("usps.t.bz2", None,
+                "a9c0164e797d60142a50604917f0baa604f326e9a689698763793fa5d12ffc4e",
+                1831726, 2007, 513792,
+                _counts(359, 264, 198, 166, 200, 160, 170, 147, 166, 177),
+                _gh(_KPRIORS, "data/usps.t.bz2")),
+        None, 256, None, None,
+        "USPS digits, the test split only (labels 1..10 = digits 0..9), dense, in [-1, 1].",
+        True, "multiclass"),
+    Dataset(
+        "dna.scale",
+        _shared("dna.scale", None,
+                "03d39477c5e48415e9cd18e006efc8f7a3b5c3deaee8289a72511c35070e3cfe",
+                499248, 2000, 91233, _counts(464, 485, 1051),
+                _gh(_ANGEL, "data/dna/dna.scale")),
+        _shared("dna.scale.t", None,
+                "d2eeed170e4e38ae2aba6aa4cd27a8ca4ecceb01a7751e8e509bb4e1a6bcef39",
+                293744, 1186, 53669, _counts(303, 280, 603),
+                _gh(_ANGEL, "data/dna/dna.scale.t")),
+        180, None, None,
+        "Statlog DNA splice junctions, 3 classes, 180 binary features.", True,
+        "multiclass"),
+    Dataset(
+        "shuttle",
+        _shared("shuttle", None,
+                "fd7697dd19c56886d77a5b04e9acad88f3298db649c56d2cabfc0cf3af7e6151",
+                1597190, 43500, 306668, _counts(34108, 37, 132, 6748, 2458, 6, 11)),
+        _shared("shuttle.t", None,
+                "ffc3fe7ae0d606506bc79092895af5096bfc54554d5a99dbeec9e7e961fa9152",
+                531813, 14500, 102139, _counts(11478, 13, 39, 2155, 809, 4, 2)),
+        9, None, None,
+        "Statlog Shuttle, 7 classes (78% class 1), unscaled integer features. "
+        "Reconstructed from CSV: no byte-identical download.", True, "multiclass"),
+    # ---- binary sets added with the multiclass and regression ones --------------------
+    Dataset(
+        "gisette_scale.t",
+        _shared("gisette_scale.t.bz2", None,
+                "51b5a289928886b96840a1936e5026b1eab21a9799fc78cb7ba960fef56ee74c",
+                3697909, 1000, 4971000, [(-1.0, 500), (1.0, 500)]),
+        None, 5000, -1.0, 1.0,
+        "GISETTE (NIPS 2003), the 1,000-row test split only, nearly dense, values up to "
+        "3.2. Reconstructed from an R file: no byte-identical download.", True),
+    Dataset(
+        "higgs7k",
+        _shared("higgs7k", None,
+                "2c8651bab255521cc1d3bee88e0f8ed2fdcbac31779965ce1689f3837b86ab8e",
+                1617400, 7000, 180489, [(0.0, 3284), (1.0, 3716)]),
+        _shared("higgs7k.t", None,
+                "ab0d13b1956d830f3bbe764f7a7e63e17bed4375c204057dab192a93c4e2870d",
+                115728, 500, 12915, [(0.0, 228), (1.0, 272)]),
+        28, 0.0, 1.0,
+        "HIGGS subset (LightGBM's example), 28 dense unscaled features, labels 0/1 "
+        "(1 = signal). Reconstructed from TSV.", True),
+    Dataset(
+        "magic04",
+        _shared("magic04", None,
+                "6db81d682954a6b9231a51a51e026618ff530bbfa2ae9788b21959ccb860cd4e",
+                1894863, 19020, 189958, [(-1.0, 6688), (1.0, 12332)]),
+        None, 10, -1.0, 1.0,
+        "UCI MAGIC gamma telescope, 10 dense unscaled features (gamma -> +1). "
+        "Reconstructed from CSV.", True),
+    Dataset(
+        "default_cc",
+        _shared("default_cc", None,
+                "94d89cc966abef52033f59940c41ab733d075bd3b630336a287e7fbd5e0dd478",
+                4048345, 30000, 569011, [(0.0, 23364), (1.0, 6636)]),
+        None, 24, 0.0, 1.0,
+        "UCI default of credit card clients, unscaled; feature 1 is the row ID, kept on "
+        "purpose. Reconstructed from CSV.", True),
+    # ---- regression sets (targets as stored) -----------------------------------------
+    Dataset(
+        "cadata",
+        _shared("cadata", None,
+                "ffefbe2e9f0af268b72f523af41ef6076b59fa842482de0c586f81d3162a4a2a",
+                1318692, 20640, 165120, None),
+        None, 8, None, None,
+        "California housing (1990 census), 8 unscaled features, median house value "
+        "14,999-500,001. Reconstructed from an R file.", True, "regression"),
+    Dataset(
+        "abalone",
+        _shared("abalone", None,
+                "45cd1d44b3c6ebc081b640f65eb8f7e264dda782fcf6d18b36f0fbc3bfd714ce",
+                258697, 4177, 33414,
+                [(float(r), c) for r, c in (
+                    (1, 1), (2, 1), (3, 15), (4, 57), (5, 115), (6, 259), (7, 391),
+                    (8, 568), (9, 689), (10, 634), (11, 487), (12, 267), (13, 203),
+                    (14, 126), (15, 103), (16, 67), (17, 58), (18, 42), (19, 32), (20, 26),
+                    (21, 14), (22, 6), (23, 9), (24, 2), (25, 1), (26, 1), (27, 2),
+                    (29, 1))]),
+        None, 8, None, None,
+        "Abalone, unscaled (sex coded 1/2/3, 7 measurements); the target is the number "
+        "of rings, 1-29. Reconstructed from an R file.", True, "regression"),
+    Dataset(
+        "housing_scale",
+        _shared("housing_scale", None,
+                "bbacd2f526a038499717d5dc4b8895e6baf1e2351895b9360a84bcb31e104476",
+                72154, 506, 6578, None, _gh(_SPARKGBM, "data/housing_scale")),
+        None, 13, None, None,
+        "Boston housing scaled to [-1, 1], median value 5-50.", True, "regression"),
     # ---- remote-only sets: hashes unknown, so a download needs allow_unverified=True
     Dataset(
         "w8a", _remote("w8a", n=49749), _remote("w8a.t", n=14951), 300, -1.0, 1.0,
@@ -399,17 +569,22 @@ def info(name):
     Returns
     -------
     dict
-        ``name``, ``description``, ``n`` (train rows), ``d`` (features), ``nnz`` (train
-        nonzeros), ``label_counts`` (``{-1: count, +1: count}`` after the label mapping),
-        ``raw_labels`` (``{raw: -1/+1}``), ``files``, ``urls``, ``sha256``, ``shared``
-        and ``test`` (a dict with ``n``, ``nnz``, ``label_counts``, or None). Unknown
-        numbers (remote-only sets) are None.
+        ``name``, ``description``, ``task``, ``n`` (train rows), ``d`` (features),
+        ``nnz`` (train nonzeros), ``label_counts`` (binary: ``{-1: count, +1: count}``
+        after the label mapping; multiclass: ``{raw label: count}``; regression: the
+        counts of the target values when registered, else None), ``raw_labels``
+        (binary: ``{raw: -1/+1}``, else None), ``files``, ``urls``, ``sha256``,
+        ``shared`` and ``test`` (a dict with ``n``, ``nnz``, ``label_counts``, or
+        None). Unknown numbers (remote-only sets) are None.
     """
     ds = resolve(name)
 
     def counts(df):
         if df.label_counts is None:
             return None
+        if ds.task != "binary":
+            return {int(raw) if float(raw).is_integer() else raw: c
+                    for raw, c in df.label_counts}
         out = {-1: 0, 1: 0}
         for raw, c in df.label_counts:
             out[int(ds.label_map[raw])] += c
@@ -422,11 +597,12 @@ def info(name):
     return {
         "name": ds.name,
         "description": ds.description,
+        "task": ds.task,
         "n": ds.train.n_samples,
         "d": ds.n_features,
         "nnz": ds.train.nnz,
         "label_counts": counts(ds.train),
-        "raw_labels": dict(ds.label_map),
+        "raw_labels": dict(ds.label_map) if ds.label_map is not None else None,
         "files": [df.filename for df in ds.files],
         "urls": [df.sources for df in ds.files],
         "sha256": [df.sha256 for df in ds.files],

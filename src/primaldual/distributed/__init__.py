@@ -20,6 +20,9 @@ Dask, and DSO's ring and PSGD's parts on Dask actors.
 * :mod:`.actor_engine`  actors that hold a solver's explicit state per
                        partition (DSO's ring, PSGD's parts):
                        :func:`~.actor_engine.actor_engine`;
+* :mod:`.newton_block`  the passes of Newton-CG on row partitions
+                       (:class:`~.newton_block.NewtonBlock`), run in process
+                       by the serial solver and on each actor;
 * :mod:`.newton_rounds`  the distributed Newton-CG's passes on Dask actors
                        (:func:`~.newton_rounds.newton_engine`).
 
@@ -28,9 +31,8 @@ package sits below :mod:`primaldual.solvers` and imports nothing from it; the
 solvers import their engines from here (the round-based ones in
 :mod:`primaldual.solvers._rounds`, DSO and PSGD
 :func:`~.actor_engine.actor_engine` with their own actor class).
-The per-block maths that a solver and its engine both run is in
-:mod:`primaldual.blocks`, below both.  No module here imports Dask at module
-level: Dask loads only when a client or Dask input is used.
+No module here imports Dask at module level: Dask loads only when a client
+or Dask input is used.
 """
 from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError

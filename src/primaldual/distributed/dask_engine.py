@@ -23,7 +23,8 @@ with: the replay uses the same streams, so the state is again the one of the
 round that was lost -- whichever call lost the worker (a round, a
 certificate, a state fetch) -- and the fit ends exactly where an
 uninterrupted fit would.  A part file that no longer holds the rows it held
-(truncated or rewritten during the fit) is refused, naming the file.  A round that does
+(truncated, or rewritten with other values or labels, told by a digest of its
+content taken when it is first read) is refused, naming the file.  A round that does
 not finish within ``round_timeout`` seconds on live workers raises
 :class:`RoundTimeoutError`; nothing waits forever.
 """
@@ -203,18 +204,24 @@ class PartitionSet:
                 self.wait([self.actors[k].set_threads(self.n_jobs)], "set_threads")
 
     def _check_same_rows(self, k):
-        """A re-created partition must hold the rows it held at the start (its
-        part file may have changed meanwhile); else recovery cannot continue."""
+        """A re-created partition must hold the rows it held at the start, by
+        content (its part file may have been rewritten meanwhile, even with the
+        same counts); else recovery cannot continue."""
         now = self.wait([self.actors[k].describe()], "describe")[0]
         was = self.stats[k]
+        if now.get("digest") == was.get("digest"):
+            return
+        src = self._names[k]
         if (now["n"], now["nnz"]) != (was["n"], was["nnz"]):
-            src = self._names[k]
-            raise ValueError(
-                f"partition {k} was reloaded from {src} after its worker was lost, but it "
-                f"now holds {now['n']} rows and {now['nnz']} nonzeros where it held "
-                f"{was['n']} rows and {was['nnz']} nonzeros: the part file changed "
-                f"(truncated or rewritten) during the fit, so the fit cannot be "
-                f"recovered; restore the file and start again")
+            what = (f"it now holds {now['n']} rows and {now['nnz']} nonzeros where it "
+                    f"held {was['n']} rows and {was['nnz']} nonzeros")
+        else:
+            what = ("it holds as many rows and nonzeros as before, but other values or "
+                    "labels (its content digest changed)")
+        raise ValueError(
+            f"partition {k} was reloaded from {src} after its worker was lost, but "
+            f"{what}: the part file changed during the fit, so the fit cannot be "
+            f"recovered; restore the file and start again")
 
     def configure(self, *config):
         self.config = config

@@ -10,7 +10,7 @@ every worker evaluates its part of ``f``, ``grad f`` and the curvatures
 per CG step it returns ``X_k^T D_k X_k v`` (one reduction of a
 ``d``-vector); a line-search evaluation is one reduction of two scalars; a
 certificate gathers ``alpha_k = -phi'(X_k w)`` and one scalar per worker.
-The work on a partition is :class:`~primaldual.blocks.newton.NewtonBlock`,
+The work on a partition is :class:`~primaldual.distributed.newton_block.NewtonBlock`,
 the very code of the in-process run, and the client adds the parts in
 partition order, so Dask and in-process runs with the same partitions give
 the same iterates.
@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from ..blocks.newton import add_pairs, add_parts, join_duals
+from .newton_block import add_pairs, add_parts, join_duals
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -40,7 +40,7 @@ __all__ = ["DaskNewtonData", "newton_engine"]
 class DaskNewtonData:
     """The data of a Newton driver whose partitions are Dask actors (see the
     module docstring).  Same methods as
-    :class:`~primaldual.blocks.newton.BlockNewtonData`."""
+    :class:`~primaldual.distributed.newton_block.BlockNewtonData`."""
 
     backend = "dask"
 

@@ -8,16 +8,30 @@ certificate pieces travel.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
-from ..blocks.newton import NewtonBlock
+from .newton_block import NewtonBlock
 from .block import PartitionBlock
 
-__all__ = ["PartitionActor", "load_source"]
+__all__ = ["PartitionActor", "content_digest", "load_source"]
+
+
+def content_digest(X, y, c) -> str:
+    """A BLAKE2b digest of a partition's rows, labels and weights as parsed: two
+    parts are equal in content exactly when their digests are equal (the format,
+    CSR or dense, and the values all count)."""
+    h = hashlib.blake2b(digest_size=16)
+    parts = ((X.indptr, X.indices, X.data) if sp.issparse(X) else (np.asarray(X),))
+    for a in (*parts, y, c):
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(memoryview(a).cast("B"))
+    return h.hexdigest()
 
 
 def load_source(source):
@@ -53,6 +67,7 @@ class PartitionActor:
         t = time.perf_counter()
         self.X, self.y_raw, self.c = load_source(source)
         self.block = None
+        self.digest = content_digest(self.X, self.y_raw, self.c)
         self.load_time = time.perf_counter() - t
 
     # ------------------------------------------------------------ setup
@@ -68,7 +83,7 @@ class PartitionActor:
         return {"n": int(X.shape[0]), "d": int(X.shape[1]), "max_col": max_col,
                 "nnz": nnz, "W": float(self.c.sum()), "labels": labels[:3].tolist(),
                 "n_labels": int(labels.size), "finite": bool(np.isfinite(self.y_raw).all()),
-                "load_time": self.load_time}
+                "digest": self.digest, "load_time": self.load_time}
 
     def configure(self, d, label_map, loss_code, loss_param, lam, W, intercept=None):
         """Fix the global feature count (``d`` data columns), map labels,
@@ -153,7 +168,7 @@ class PartitionActor:
     # ---------------------------------------------------- distributed Newton
     def newton(self, method, *args):
         """A pass of distributed Newton-CG on this partition: ``method`` of its
-        :class:`~primaldual.blocks.newton.NewtonBlock` (built on first use)."""
+        :class:`~primaldual.distributed.newton_block.NewtonBlock` (built on first use)."""
         if self.newton_block is None:
             b = self.block
             self.newton_block = NewtonBlock(b.rows, b.y, b.cw, b.part_ptr, b.kind,

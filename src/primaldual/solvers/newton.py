@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._util.clients import check_client, client_workers
-from ..blocks.newton import BlockNewtonData
+from ..distributed.newton_block import BlockNewtonData
 from ..distributed.newton_rounds import newton_engine
 from ..kernels.newton import row_nnz_squares
 from ..kernels.objective import sum_squares, weighted_sum
@@ -195,7 +195,7 @@ class NewtonSolver(Solver):
     methods for regularized logistic regression", PAKDD 2015): with
     ``n_partitions=K`` the rows are split into ``K`` contiguous partitions and
     every pass above is a sum of the partitions' parts
-    (:class:`~primaldual.blocks.newton.NewtonBlock`), added in partition order;
+    (:class:`~primaldual.distributed.newton_block.NewtonBlock`), added in partition order;
     the driver's logic is unchanged.  In process (no client) the partitions run
     one after another; with ``client=`` (or partitioned input,
     :class:`~primaldual.distributed.PartitionedProblem`) each is a Dask actor on

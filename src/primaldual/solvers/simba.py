@@ -112,10 +112,10 @@ import scipy.sparse as sp
 
 from ..kernels import simba as K
 from ..kernels.sampling_trees import min_tree_build, sum_tree_build, tree_size
-from .. import solvers  # this package: solvers.solve, looked up when called (defined after
-#                         the package imports this module; the one intra-package back edge)
+from ..problem import Problem
 from ._base import Solver, register
 from ._options import CommonOptions, choice, flag, number
+from .sdca import SDCASolver
 
 __all__ = ["SimbaSolver", "nu_from_lam_solution"]
 
@@ -278,8 +278,8 @@ class SimbaSolver(Solver):
     def _derive_nu(self):
         """nu from lam (Lemma 2.1) through an SDCA solution of the lam problem."""
         prob = self.problem
-        res = solvers.solve(prob.X, prob.y, loss="hinge", lam=prob.lam, solver="sdca", tol=1e-4,
-                    max_epochs=1000, random_state=0)
+        lam_problem = Problem(prob.X, prob.y, loss="hinge", lam=prob.lam)
+        res = SDCASolver(lam_problem, tol=1e-4, max_epochs=1000, random_state=0).run()
         nu = nu_from_lam_solution(res.coef, prob.X, prob.y)
         self.margin_lb = 1.0 / float(np.linalg.norm(res.coef))
         if nu > 1.0:

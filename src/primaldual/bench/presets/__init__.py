@@ -1,4 +1,4 @@
-"""Named benchmark presets, one module per preset, found automatically.
+"""Named benchmark presets, one module per preset, listed in :func:`_modules`.
 
 A preset module defines
 
@@ -15,23 +15,39 @@ and optionally
                   paper's figure layout), drawn from the finished
                   :class:`~primaldual.bench.harness.BenchResult`.
 
-Adding a preset is adding a module to this package; nothing else changes.
+Adding a preset is adding a module to this package and its line to
+:func:`_modules` (the modules load when a preset is asked for; a module
+missing from the list is an error).
 """
 from __future__ import annotations
 
-import importlib
 import pkgutil
 
+from ..._util.lazy import lazy_module
+
 __all__ = ["presets", "get_preset"]
+
+
+def _modules():
+    """Every preset module, imported now."""
+    return [lazy_module("primaldual.bench.presets.dso_paper"),
+            lazy_module("primaldual.bench.presets.minibatch_paper"),
+            lazy_module("primaldual.bench.presets.sdca_paper"),
+            lazy_module("primaldual.bench.presets.simba_paper"),
+            lazy_module("primaldual.bench.presets.spdc_paper")]
 
 
 def presets() -> dict:
     """{NAME: module} of every preset module in this package."""
     found = {}
-    for info in pkgutil.iter_modules(__path__):
-        if info.name.startswith("_"):
-            continue
-        mod = importlib.import_module(f"{__name__}.{info.name}")
+    mods = _modules()
+    listed = {m.__name__.rpartition(".")[2] for m in mods}
+    unlisted = sorted(info.name for info in pkgutil.iter_modules(__path__)
+                      if not info.name.startswith("_") and info.name not in listed)
+    if unlisted:
+        raise ValueError(f"preset modules {unlisted} are not listed in "
+                         f"primaldual.bench.presets._modules")
+    for mod in mods:
         name = getattr(mod, "NAME", None)
         if not isinstance(name, str) or not callable(getattr(mod, "build", None)):
             raise ValueError(f"preset module {mod.__name__} must define NAME (str) and "

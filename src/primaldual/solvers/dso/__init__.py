@@ -11,6 +11,8 @@ lowest layer first:
   and the default steps (layer 1);
 - :mod:`.ring`: the same rounds on the Dask ring (:class:`DSORingDriver`) and
   the actor of one partition on its worker (layer 3);
+- :mod:`.options`: :class:`~.options.DSOOptions` and their documentation;
+- :mod:`.restarts`: adaptive restarts, the primal weight and the fallback;
 - :mod:`.solver`: :class:`DSOSolver` (the problem, the saddle function and the
   updates are in its docstring; layer 3).
 """

@@ -1,4 +1,33 @@
-"""DSO: distributed stochastic saddle-point optimization over the nonzeros
+"""DSOSolver: the serial run of DSO's distributed block schedule (the problem,
+the saddle function, the updates and the certificate are in its docstring; the
+options in :mod:`.options`; restarts, primal weight and fallback in
+:mod:`.restarts`; the same rounds on Dask in :mod:`.ring`).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..._util import rng_from_state
+from ..._util.clients import check_client, ring_workers
+from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+from ...kernels.status import STATUS_NONFINITE
+from ...kernels.views import ProxWork
+from .._base import Solver, SolveResult, register
+from .blocks import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
+                     partition_streams, shuffle_layout, sigma)
+from .kernels import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
+from .options import OPTIONS_DOC, DSOOptions, default_primal_weight
+from .restarts import RestartMixin
+from .ring import DSORingDriver
+from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
+                     dual_bounds, saddle_gap, spdc_primal_weight)
+
+__all__ = ["DSOSolver", "DSOOptions"]
+
+METHOD_DOC = """DSO: distributed stochastic saddle-point optimization over the nonzeros
 (Matsushima, Yun, Zhang & Vishwanathan, "Distributed Stochastic Optimization of
 the Regularized Risk", 2014), run serially with the exact block schedule of
 the distributed algorithm.
@@ -68,244 +97,13 @@ alpha~)`` for the averaged iterates, in closed form::
            = -R max(|v| - l1, 0)                            (lam = 0)
 
 Since ``w* in B``, ``eps >= P(w~) - P*``.
-
-Options
--------
-The fields of :class:`DSOOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-n_workers : int or None, default None (1; the number of Dask workers with a client)
-    ``p``: the number of row partitions and column blocks; fixes the block
-    schedule (the Dask version with ``p`` workers gives the same iterates).
-step : "adagrad" | "sqrt" | "constant", default "adagrad"
-    "adagrad": diagonal AdaGrad per coordinate of ``w`` and ``alpha``,
-    ``eta = eta0 / sqrt(sum of squared past (sub)gradients)`` (Appendix A).
-    "sqrt": Algorithm 1's ``eta_t = eta0/sqrt(t)``, ``t`` the epoch.
-    "constant": ``eta = eta0`` (the usual choice with SVRG).
-eta0 : float or None
-    None gives ``0.5`` for AdaGrad (a first step of at most 0.5 on ``alpha_i
-    y_i``, whose domain has width 1), with each ``w_j``'s steps scaled by ``1 /
-    (s_j max_i ||x_i / s||)``, ``s_j = max_i |x_ij|`` (:func:`adagrad_col_factor`:
-    ``w_j``'s scale is the inverse of column ``j``'s), and ``min(1/lam, W / (2
-    sqrt(max_j |Omega-bar_j|) max|x_ij|))`` for "sqrt" and "constant"
-    (:func:`default_eta0`).  A given ``eta0`` is used as it is on both sides.
-output : "last" | "average", default "last"
-    The iterate returned: the last one, or Theorem 1's averages ``(1/T)
-    sum_{s<=T} (w^s, alpha^s)`` of the end-of-epoch iterates (whose saddle gap
-    is in the trace either way).
-init : "zero" | "dcd", default "zero"
-    "zero": ``w = 0``, ``alpha_i = -phi'(0)`` (projected).  "dcd" (Appendix A):
-    ``init_passes`` passes of dual coordinate ascent (SDCA/DCD) on each row
-    partition's local problem, then ``w`` is the ``W_q/W``-weighted average of
-    the local ``w``'s (which equals ``w(alpha)``); L2 only (``l1 = 0``).
-init_passes : int, default 20
-    The paper's "twenty iterations" of local DCD; counted in ``n_epochs``.
-variance_reduction : "svrg" | None, default "svrg"
-    SVRG (Johnson & Zhang 2013, used by the paper per Appendix A): snapshot
-    and full gradient of ``f`` at the start of every epoch (one extra pass),
-    estimator in :mod:`primaldual.solvers.dso.kernels`.  None is Algorithm 1 verbatim.
-l1_update : "prox" | "subgradient", default "prox"
-    How ``l1 |w_j| / |Omega-bar_j|`` enters the w step: "subgradient" is update
-    (8) with ``sign(w_j)`` (the paper's remark after (8)); "prox" takes the
-    gradient step on the smooth part and then the proximal map of
-    ``eta l1 |.| / |Omega-bar_j|`` (soft-thresholding, FOBOS / prox-SVRG),
-    which converges much faster and gives exact zeros.
-
-order : "chunks" | "nonzeros", default "chunks"
-    The processing order inside a block, drawn from the partition's stream.
-    "nonzeros": a fresh uniform random permutation of the block's nonzeros
-    every epoch (the paper's "random order"); reading the nonzeros through it
-    is a random gather over the whole block.  "chunks": at the start of the
-    fit each block's nonzeros are stored once in a uniformly random order
-    (seed ``layout_seed``, drawn from ``random_state`` and kept in
-    checkpoints); every epoch then visits the block's chunks of 1,024 stored
-    nonzeros in a fresh random order, each chunk sequentially.  Every nonzero
-    is updated once per epoch either way; "chunks" reads memory sequentially
-    (benchmarks/bench_dso.py; docs/reproducing-dso.md).
-
-restart : "adaptive" | None, default "adaptive"
-    "adaptive": at the end of every epoch compare the certified gap ``P(w) -
-    D(alpha)`` of the current iterate with that of the average of the
-    end-of-epoch iterates since the last restart; restart ``(w, alpha)`` from the
-    better one when PDLP's conditions hold (gap below 0.2 of the gap restarted
-    from, or below 0.8 of it and rising again, or a window of 36% of all epochs;
-    Applegate et al., "Practical large-scale linear programming using
-    primal-dual hybrid gradient", 2021).  AdaGrad's sums are kept.  Costs one
-    pass over the data per epoch: the iterate's certificate (which also gives
-    the next SVRG snapshot its ``X w`` and ``v(alpha)``, and the gap check its
-    first candidate); the average's gap comes from the window's sums of ``X w``
-    and ``v(alpha)`` (both linear).  On the Dask ring the state is gathered on
-    the client at every epoch end and scattered again after a restart.  None: no
-    restarts (the paper).
-alpha_scale : float or None, default None
-    Factor on AdaGrad's ``alpha`` steps.  None gives 8 for the hinge loss with
-    the default ``eta0`` (:func:`adagrad_a_scale`: hinge has no curvature in
-    ``alpha``) and 1 otherwise.  ``restart=None, alpha_scale=1,
-    update="simultaneous", primal_weight=1`` is the paper's AdaGrad + SVRG
-    (docs/reproducing-dso.md section 6c).
-primal_weight : float, "lam_n", "adaptive" or None, default None
-    ``omega``: AdaGrad's ``w`` steps are divided by it and its ``alpha`` steps
-    multiplied by it (PDHG's primal weight, ``tau = eta/omega``, ``sigma = eta
-    omega``; other values than 1 need ``step="adagrad"``).  None: "adaptive" with
-    AdaGrad steps and restarts (the defaults), 1 otherwise.  "lam_n": ``min(1,
-    sqrt(lam n / gamma))`` (``gamma = 1 / smoothness`` of the loss, 1 for the
-    hinge loss and ``lam = 0``; :func:`spdc_primal_weight`, from SPDC's step ratio
-    ``sigma / tau = n lam / gamma``, Zhang & Xiao 2015).  "adaptive" (needs
-    ``restart="adaptive"``): PDLP's update at every restart (Applegate et al.,
-    "Practical large-scale linear programming using primal-dual hybrid
-    gradient", NeurIPS 2021, section 3.3 / Algorithm 3), ``log omega <- theta
-    log(dy/dx) + (1 - theta) log omega`` with ``theta = 0.5``, ``dx = ||w -
-    w_last||_2`` and ``dy = (sum_i c_i/W (alpha_i - alpha_last,i)^2)^(1/2)`` the
-    distances moved since the previous restart; the first window's ``dy/dx`` is
-    the unit (``omega = 1`` is the steps of ``primal_weight=1``), since AdaGrad's
-    per-coordinate steps have no scalar primal weight of their own.  ``omega``
-    moves only at restarts whose certified gap ``P(w) - D(alpha)`` is at most
-    ``PW_GATE = 1000`` times ``P(w)``: where the dual iterate is that far from the
-    saddle point (unscaled covtype: gaps of 1e5 to 1e7 times ``P``) the distances
-    it moved say nothing about the balance of the two sides.  Measured in
-    docs/reproducing-dso.md section 6d.
-fallback : "best" | None, default "best"
-    A safeguard at the restart test (with ``step="adagrad"`` and
-    ``restart="adaptive"``; off otherwise).  Every epoch the test has exact
-    values ``P`` and ``D`` of the iterate and of the window's average; the solver
-    keeps the largest ``D`` seen, ``D_best``, and the point with the smallest
-    ``P``, ``(w_best, alpha_best)``.  When the iterate's certified bound on its
-    sub-optimality, ``P(w) - D_best``, exceeds ``FALLBACK_RATIO = 4`` times the
-    best point's ``P_best - D_best``, the iterate restarts from the best point
-    and AdaGrad's sums are multiplied by ``FALLBACK_SHRINK = 4`` (every step
-    halved): the steps that took the iterate away from it were too long.  It
-    acts only once ``D_best >= P_best / 2`` (``FALLBACK_GATE``), i.e. when the best
-    point is certified within a factor 2 of the optimum: before that the bound
-    is dominated by the dual's distance, not the iterate's, and early epochs
-    swing by design.  Where the iterate's certified gap stays above ``PW_GATE =
-    1000`` times ``P(w)`` (no dual bound to read: unscaled covtype, whose gaps
-    stay 1e2 to 1e7 times ``P``), the primal alone decides: the iterate restarts
-    from the best point, steps kept, when ``P(w)`` exceeds ``PRIMAL_FALLBACK_RATIO
-    = 2`` times ``P_best``.  Costs no pass over the data (the restart test's
-    values), ``d + n`` floats of memory, and is in the checkpoint.
-update : "sequential" | "simultaneous", default "sequential"
-    Where the ``alpha_i`` step takes its coupling term ``w_j x_ij``: at the ``w_j``
-    just updated ("sequential", Gauss-Seidel order) or at the current pair
-    ("simultaneous", update (8) as printed).  Simultaneous gradient steps on the
-    bilinear coupling rotate outward when the saddle function has little
-    curvature (hinge's linear ``H``, small ``lam``); the sequential order does not
-    (docs/reproducing-dso.md section 6d).
-
-client : dask.distributed.Client or None
-    Run the p partitions on Dask: rows and alpha stay on their worker, the w
-    blocks travel around the ring (:mod:`.ring`); same iterates
-    as the serial run.  ``n_workers`` then defaults to the number of workers.
-round_timeout, recovery_every, recovery_dir, max_recoveries :
-    The Dask engine's options (docs/distributed.md).
-
-Defaults follow the paper's experiments (Appendix A: AdaGrad and SVRG) plus the
-restarts, the sequential update, the data-derived step lengths, the adaptive
-primal weight and the fallback above; set ``step="sqrt", variance_reduction=None,
-restart=None, update="simultaneous"`` for Algorithm 1 exactly as printed, and
-``restart=None, alpha_scale=1, update="simultaneous", primal_weight=1`` for the
-paper's AdaGrad + SVRG.  An unconverged run returns the ``w`` with the smallest
-primal value among its checks and the ``alpha`` with the largest dual value
-(:class:`~primaldual.solvers.SolveResult`).
-
-Warm start: a SolveResult (its ``coef`` and ``dual_coef``, projected) or a
-coefficient vector.
 """
-from __future__ import annotations
-
-import dataclasses
-import math
-import time
-from dataclasses import dataclass
-
-import numpy as np
-
-from ..._util import rng_from_state
-from ..._util.clients import check_client
-from .blocks import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
-                           partition_streams, shuffle_layout, sigma)
-from ...kernels.objective import weighted_sum
-from .kernels import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
-from ...kernels.status import STATUS_NONFINITE
-from ...kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
-from ...kernels.views import ProxWork
-from .._base import Solver, SolveResult, register
-from .._options import CommonOptions, RingOptions, choice, number
-from ..._util.clients import ring_workers
-from .ring import DSORingDriver
-from .saddle import (adagrad_a_scale, adagrad_col_factor, box_radius, default_eta0,
-                     dual_bounds, saddle_gap, spdc_primal_weight)
-
-__all__ = ["DSOSolver", "DSOOptions"]
-
-
-@dataclass(frozen=True)
-class DSOOptions(RingOptions, CommonOptions):
-    """The options of :class:`DSOSolver` (see the module docstring)."""
-
-    solver_name = "dso"
-    n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                   doc="p, the row parts and column blocks; None: 1, or the Dask "
-                                       "workers with a client")
-    step: str = choice("adagrad", "adagrad", "sqrt", "constant",
-                       doc="step sizes: per-coordinate AdaGrad, eta0/sqrt(epoch), or "
-                           "eta0")
-    eta0: float | None = number(None, low=0.0, also=(None,),
-                               doc="base step size; None: chosen from the step rule and "
-                                   "the data")
-    output: str = choice("last", "average", "last",
-                         doc="the iterate returned: the last, or the average of the "
-                             "epochs' ends")
-    init: str = choice("zero", "zero", "dcd",
-                       doc="start at w = 0, or from init_passes of local dual "
-                           "coordinate ascent (l1 = 0)")
-    init_passes: int = number(20, integer=True, low=0.0,
-                              doc="passes of local dual coordinate ascent for init=dcd")
-    variance_reduction: str | None = choice("svrg", None, "svrg",
-                                            doc="SVRG gradient estimates (one extra pass "
-                                                "per epoch), or None")
-    l1_update: str = choice("prox", "prox", "subgradient",
-                            doc="l1 in the w step: soft-thresholding (exact zeros) or a "
-                                "subgradient")
-    order: str = choice("chunks", "chunks", "nonzeros",
-                        doc="order in a block: shuffled chunks of stored nonzeros, or a "
-                            "fresh permutation of them")
-    restart: str | None = choice("adaptive", "adaptive", None,
-                                 doc="PDLP-style restarts from the better of iterate and "
-                                     "average, or None")
-    update: str = choice("sequential", "sequential", "simultaneous",
-                         doc="the alpha step at the new w_j (Gauss-Seidel), or both at "
-                             "the current pair (update (8) as printed)")
-    alpha_scale: float | None = number(None, low=0.0, also=(None,),
-                                       doc="AdaGrad's alpha-step factor; None: 8 for "
-                                           "hinge, 1 otherwise")
-    fallback: str | None = choice("best", "best", None,
-                                  doc="at the restart test, go back to the best point "
-                                      "with halved steps when the iterate's bound quadruples")
-    primal_weight: str | float | None = number(
-        None, low=0.0, also=(None, "lam_n", "adaptive"),
-        doc="omega (w steps / omega, alpha steps * omega); 'lam_n': min(1, sqrt(lam n / "
-            "gamma)); 'adaptive': PDLP's")
-
-
-def _default_primal_weight(opts):
-    """``primal_weight=None``: "adaptive" where it applies (AdaGrad steps with
-    restarts, the defaults), else 1."""
-    return "adaptive" if opts.step == "adagrad" and opts.restart is not None else 1.0
-
-
-def _json_float(x):
-    """A float for the checkpoint's JSON meta: None for +-inf (JSON has no inf)."""
-    return float(x) if math.isfinite(x) else None
-
-
-def _float_or(x, default):
-    return default if x is None else float(x)
 
 
 # ------------------------------------------------------------------ solver
 @register
-class DSOSolver(DSORingDriver, Solver):
-    __doc__ = __doc__
+class DSOSolver(RestartMixin, DSORingDriver, Solver):
+    __doc__ = METHOD_DOC + "\n" + OPTIONS_DOC
     name = "dso"
     summary = "saddle point over the nonzeros, p x p block schedule (Matsushima et al. 2014)"
     options_class = DSOOptions
@@ -369,7 +167,7 @@ class DSOSolver(DSORingDriver, Solver):
         # the fallback halves AdaGrad's steps: it needs them, and the restart test
         self.fallback = (o.fallback == "best" and o.restart is not None
                          and o.step == "adagrad")
-        weight = _default_primal_weight(o) if o.primal_weight is None else o.primal_weight
+        weight = default_primal_weight(o) if o.primal_weight is None else o.primal_weight
         self.resolved_opts = self.resolved_opts.replace(primal_weight=weight)
         self.adaptive_weight = weight == "adaptive"
         self.w_scale0, self.a_scale0 = 1.0, a_scale
@@ -457,29 +255,10 @@ class DSOSolver(DSORingDriver, Solver):
         self.a_snap = np.zeros(prob.n if svrg else 0)
         self.Fw = np.zeros(prob.d if svrg else 0)
         self.Fa = np.zeros(prob.n if svrg else 0)
-        # restarts: sums of the end-of-epoch iterates since the last restart
-        self.rs_w = np.zeros(prob.d if self.restart else 0)
-        self.rs_a = np.zeros(prob.n if self.restart else 0)
-        self.rs_m = np.zeros(prob.n if self.restart else 0)     # and of their X w
-        self.rs_v = np.zeros(prob.d if self.restart else 0)     # and of their v(alpha)
-        self.rs_full = True         # rs_m and rs_v hold every iterate of the window
-        self.rs_n = 0
-        self.rs_gap = None          # gap of the point restarted from (None: not yet)
-        self.rs_prev = None         # the last candidate's gap since then
-        self.n_restarts = 0
-        # primal_weight="adaptive": the point of the last restart and the weight
-        self.pw_w = np.zeros(prob.d if self.adaptive_weight else 0)
-        self.pw_a = np.zeros(prob.n if self.adaptive_weight else 0)
-        self.pw_log_ref = None      # log(dy/dx) of the first window (omega's unit)
-        self.pw_log = 0.0           # log omega
-        # fallback="best": the point with the smallest primal and the best dual seen
-        self.fb_w = np.zeros(prob.d if self.fallback else 0)
-        self.fb_a = np.zeros(prob.n if self.fallback else 0)
-        self.fb_primal, self.fb_dual = math.inf, -math.inf
-        self.n_fallbacks = 0
+        self._allocate_restarts()
 
     _STATE_ARRAYS = ("w", "alpha", "Gw", "Ga", "w_sum", "a_sum", "w_snap", "a_snap", "Fw",
-                     "Fa", "rs_w", "rs_a", "rs_m", "rs_v", "pw_w", "pw_a", "fb_w", "fb_a")
+                     "Fa") + RestartMixin.RESTART_ARRAYS
 
     def get_state(self):
         if self._ring is not None:
@@ -487,11 +266,7 @@ class DSOSolver(DSORingDriver, Solver):
         meta = {"updates": int(self.updates), "t": int(self.t), "r": int(self.r),
                 "n_avg": int(self.n_avg), "snap_epoch": int(self.snap_epoch),
                 "streams": [g.bit_generator.state for g in self.streams],
-                "layout_seed": int(self.layout_seed), "rs_n": int(self.rs_n),
-                "rs_gap": self.rs_gap, "rs_prev": self.rs_prev, "rs_full": bool(self.rs_full),
-                "n_restarts": int(self.n_restarts), "pw_log_ref": self.pw_log_ref,
-                "pw_log": float(self.pw_log), "fb_primal": _json_float(self.fb_primal),
-                "fb_dual": _json_float(self.fb_dual), "n_fallbacks": int(self.n_fallbacks)}
+                "layout_seed": int(self.layout_seed), **self._restart_meta()}
         arrays = {k: np.array(getattr(self, k)) for k in self._STATE_ARRAYS}
         cached = self._cached_iterate()
         if cached is not None and cached[2] is not None:
@@ -504,45 +279,7 @@ class DSOSolver(DSORingDriver, Solver):
         for k in self._STATE_ARRAYS:
             if k in arrays:
                 setattr(self, k, np.array(arrays[k], dtype=np.float64))
-        if "rs_w" not in arrays:          # a checkpoint from before restarts
-            self.rs_w = np.zeros(self.w.shape[0] if self.restart else 0)
-            self.rs_a = np.zeros(self.alpha.shape[0] if self.restart else 0)
-        if "rs_m" not in arrays:          # X w and v are linear: the sums of the window
-            self.rs_m = (self.problem.rows.matvec(self.rs_w) if self.rs_w.size
-                         else np.zeros(0))
-            self.rs_v = (self.problem.dual_image(self.rs_a) if self.rs_a.size
-                         else np.zeros(0))
-        self.rs_full = bool(meta.get("rs_full", True))
-        self._at_iterate = None
-        if "iterate_margins" in arrays:
-            self._at_iterate = (int(meta["updates"]), None,
-                                np.array(arrays["iterate_margins"], dtype=np.float64),
-                                np.array(arrays["iterate_v"], dtype=np.float64))
-        if self.restart and self.rs_w.size == 0:
-            raise ValueError("the checkpoint was written with restart=None; resume with "
-                             "the same restart option")
-        self.rs_n = int(meta.get("rs_n", 0))
-        self.rs_gap = meta.get("rs_gap")
-        self.rs_prev = meta.get("rs_prev")
-        self.n_restarts = int(meta.get("n_restarts", 0))
-        if "pw_w" not in arrays:          # a checkpoint from before the primal weight
-            self.pw_w = np.zeros(0)
-            self.pw_a = np.zeros(0)
-        self.pw_log_ref = meta.get("pw_log_ref")
-        self.pw_log = float(meta.get("pw_log", 0.0))
-        self.fb_primal = _float_or(meta.get("fb_primal"), math.inf)
-        self.fb_dual = _float_or(meta.get("fb_dual"), -math.inf)
-        if self.fallback and ("fb_w" not in arrays or self.fb_w.shape[0] != self.w.shape[0]):
-            # written without fallback="best": its memory of the best point starts here
-            self.fb_w = np.zeros(self.w.shape[0])
-            self.fb_a = np.zeros(self.alpha.shape[0])
-            self.fb_primal, self.fb_dual = math.inf, -math.inf
-        self.n_fallbacks = int(meta.get("n_fallbacks", 0))
-        if self.adaptive_weight:
-            if self.pw_w.shape[0] != self.w.shape[0]:
-                raise ValueError("the checkpoint was written without "
-                                 "primal_weight='adaptive'; resume with the same option")
-            self._set_primal_weight(self.pw_log)
+        self._set_restart_state(meta, arrays)
         self.updates = int(meta["updates"])
         self.t = int(meta["t"])
         self.r = int(meta["r"])
@@ -708,217 +445,6 @@ class DSOSolver(DSORingDriver, Solver):
                 f"lower eta0 or use step='adagrad'")
         self.updates += int(size)
         self.feature_accesses += int(size)
-
-    # --------------------------------------------------------- restarts
-    #: restart when the candidate's gap is below RESTART_SUFFICIENT times the gap
-    #: restarted from, or below RESTART_NECESSARY times it and no longer falling,
-    #: or when the window has RESTART_ARTIFICIAL of all epochs (PDLP's rules)
-    RESTART_SUFFICIENT, RESTART_NECESSARY, RESTART_ARTIFICIAL = 0.2, 0.8, 0.36
-
-    def _pd_values(self, w, alpha):
-        """``(P(w), D(alpha))`` of a pair (alpha made dual-feasible first)."""
-        cert = self.problem.certificate(w, self._feasible(alpha))
-        return cert.primal, cert.dual
-
-    def _iterate_pass(self):
-        """One pass over the data at the current iterate: its certificate (``P(w)``,
-        ``D(alpha)``, ``X w``) and ``v(alpha)``, kept for this update count so that
-        the next SVRG snapshot and the check reuse them instead of reading X again."""
-        prob = self.problem
-        alpha = self._feasible(self.alpha)
-        cert = prob.certificate(self.w, alpha)
-        self.feature_accesses += self.layout.nnz
-        v = cert.v if alpha is self.alpha else None     # lam = 0: v of the scaled alpha
-        self._at_iterate = (self.updates, cert, cert.margins, v)
-        return cert
-
-    def _cached_iterate(self):
-        """``(certificate or None, margins, v or None)`` of the current iterate when
-        :meth:`_iterate_pass` (or a restart) left them for this update count."""
-        c = self._at_iterate
-        if c is None or c[0] != self.updates:
-            return None
-        return c[1:]
-
-    def _average_pd(self, k):
-        """``(w_a, alpha_a, P(w_a), D(alpha_a), X w_a, v(alpha_a))`` of the window's
-        average from the window's sums of ``X w`` and ``v(alpha)`` (both linear),
-        without a pass over the data; exact passes when ``lam = 0`` (the dual needs
-        the scaled alpha) or a sum is missing (then ``X w_a`` and ``v`` are None)."""
-        prob = self.problem
-        wa = self.rs_w / k
-        aa = np.clip(self.rs_a / k, self.a_lo, self.a_hi)      # rounding at the bounds
-        if prob.lam == 0 or not self.rs_full:
-            self.feature_accesses += 2 * self.layout.nnz
-            return (wa, aa) + self._pd_values(wa, aa) + (None, None)
-        m = self.rs_m / k
-        v = self.rs_v / k
-        c = prob.sample_weight
-        primal = (weighted_sum(c, prob.loss.value(m, prob.y)) / prob.W
-                  + prob.penalty.value(wa))
-        conj = prob.loss.neg_conjugate(aa, prob.y)
-        if not np.isfinite(conj).all():
-            return wa, aa, primal, -math.inf, m, v
-        dual = weighted_sum(c, conj) / prob.W - prob.penalty.conjugate(v)
-        return wa, aa, primal, dual, m, v
-
-    def _restart_check(self):
-        """At the end of an epoch (``restart="adaptive"``): the candidate is the
-        average of the end-of-epoch iterates since the last restart or the
-        current iterate, whichever has the smaller certified gap ``P(w) -
-        D(alpha)``; the iterate restarts from it (both ``w`` and ``alpha``;
-        AdaGrad's sums are kept) when PDLP's conditions hold (Applegate et al.
-        2021, section 3.2, with the duality gap for the normalized gap).
-
-        Cost: one pass (the iterate's certificate, kept for the SVRG snapshot and
-        the check); the average's gap comes from the window's sums of ``X w`` and
-        ``v(alpha)``.  Returns True when the iterate changed."""
-        cert = self._iterate_pass()
-        cached = self._at_iterate
-        self.rs_w += self.w
-        self.rs_a += self.alpha
-        if cached[3] is None:
-            self.rs_full = False
-        if self.rs_full:
-            self.rs_m += cached[2]
-            self.rs_v += cached[3]
-        self.rs_n += 1
-        k = self.rs_n
-        g_cur = cert.gap
-        m_avg = v_avg = None
-        g_avg = math.inf                # a window of one epoch: the average is the iterate
-        if k > 1:
-            wa, aa, p_avg, d_avg, m_avg, v_avg = self._average_pd(k)
-            g_avg = p_avg - d_avg
-        if self.fallback:
-            self._offer_best(self.w, self.alpha, cert.primal, cert.dual)
-            if k > 1:
-                self._offer_best(wa, aa, p_avg, d_avg)
-            kind = self._diverged(cert.primal, cert.dual)
-            if kind is not None:
-                self._fall_back(halve_steps=kind == "bound")
-                return True
-        cand, g = ((wa, aa), g_avg) if g_avg <= g_cur else (None, g_cur)
-        if not math.isfinite(g):
-            g = math.inf
-        first = self.rs_gap is None
-        if first:                       # the first window: its gap is the reference
-            do, cand = True, None
-        else:
-            ref = self.rs_gap
-            prev = math.inf if self.rs_prev is None else self.rs_prev
-            do = (g <= self.RESTART_SUFFICIENT * ref
-                  or (g <= self.RESTART_NECESSARY * ref and g > prev)
-                  or k >= self.RESTART_ARTIFICIAL * self.n_avg)
-        if not do:
-            self.rs_prev = float(g) if math.isfinite(g) else None
-            return False
-        changed = cand is not None
-        if changed:
-            self.w[:] = cand[0]
-            self.alpha[:] = cand[1]
-            self._at_iterate = (None if m_avg is None else
-                                (self.updates, None, m_avg.copy(), v_avg.copy()))
-        if not first:
-            self.n_restarts += 1        # a new window (from the average or the iterate)
-        if self.adaptive_weight:
-            informative = g <= self.PW_GATE * abs(cert.primal)
-            changed = self._update_primal_weight(first or not informative) or changed
-        self._new_window()
-        self.rs_gap = float(g) if math.isfinite(g) else None
-        return changed
-
-    def _new_window(self):
-        """Empty the restart window's sums (a restart or a fallback starts one)."""
-        self.rs_w[:] = 0.0
-        self.rs_a[:] = 0.0
-        self.rs_m[:] = 0.0
-        self.rs_v[:] = 0.0
-        self.rs_full = True
-        self.rs_n = 0
-        self.rs_prev = None
-
-    def _offer_best(self, w, alpha, primal, dual):
-        """``fallback="best"``: keep the best dual value seen and the point (``w``,
-        ``alpha``) with the smallest primal value."""
-        if math.isfinite(dual) and dual > self.fb_dual:
-            self.fb_dual = float(dual)
-        if primal < self.fb_primal:
-            self.fb_primal = float(primal)
-            self.fb_w[:] = w
-            self.fb_a[:] = alpha
-
-    def _diverged(self, primal, dual):
-        """Whether the iterate (``P(w) = primal``, ``D(alpha) = dual``) has left the
-        best point: "bound" when its certified sub-optimality bound ``P(w) -
-        D_best`` exceeds FALLBACK_RATIO times the best point's ``P_best - D_best``,
-        once that bound is informative (``D_best >= FALLBACK_GATE P_best``: the best
-        point is certified within a factor ``1 / FALLBACK_GATE`` of the optimum);
-        "primal" when the iterate's own certified gap is above PW_GATE times
-        ``P(w)`` (no dual bound to read: unscaled covtype) and its primal value is
-        above PRIMAL_FALLBACK_RATIO times the best; None otherwise."""
-        if self.fb_dual >= self.FALLBACK_GATE * self.fb_primal:
-            bound = self.fb_primal - self.fb_dual
-            if primal - self.fb_dual > self.FALLBACK_RATIO * bound:
-                return "bound"
-        if (primal - dual > self.PW_GATE * abs(primal)
-                and primal > self.PRIMAL_FALLBACK_RATIO * self.fb_primal):
-            return "primal"
-        return None
-
-    def _fall_back(self, halve_steps=True):
-        """Restart from the best point, with AdaGrad's sums times FALLBACK_SHRINK
-        (every step length divided by its square root) when ``halve_steps``; a new
-        window starts, the gap restarted from is kept."""
-        self.w[:] = self.fb_w
-        self.alpha[:] = self.fb_a
-        self._at_iterate = None
-        if halve_steps and self.Gw.size:
-            self.Gw *= self.FALLBACK_SHRINK
-            self.Ga *= self.FALLBACK_SHRINK
-        self._new_window()
-        self.n_restarts += 1
-        self.n_fallbacks += 1
-
-    #: fall back when the iterate's bound is FALLBACK_RATIO times the best point's;
-    #: AdaGrad's sums are then multiplied by FALLBACK_SHRINK (steps halved)
-    FALLBACK_RATIO, FALLBACK_SHRINK, FALLBACK_GATE = 4.0, 4.0, 0.5
-    #: without an informative gap: fall back when P(w) exceeds this times P_best
-    PRIMAL_FALLBACK_RATIO = 2.0
-
-    def _set_primal_weight(self, log_omega):
-        """``w`` steps divided by ``omega``, ``alpha`` steps multiplied by it."""
-        self.pw_log = float(log_omega)
-        omega = math.exp(self.pw_log)
-        self.params = dataclasses.replace(self.params, w_scale=self.w_scale0 / omega,
-                                          a_scale=self.a_scale0 * omega)
-
-    def _update_primal_weight(self, first):
-        """PDLP's primal-weight update at a restart (Applegate et al. 2021,
-        Algorithm 3): ``log omega <- theta log(dy/dx) + (1 - theta) log omega``
-        with ``dx = ||w - w_last||``, ``dy = ||alpha - alpha_last||_c`` (weights
-        ``c_i/W``) the distances from the last restart point, ``theta`` =
-        PW_SMOOTHING; ``dy/dx`` is measured relative to the first window's,
-        which defines ``omega = 1`` (the default steps).  Returns True when the
-        steps changed."""
-        dx = float(np.linalg.norm(self.w - self.pw_w))
-        da = self.alpha - self.pw_a
-        dy = math.sqrt(float(np.dot(self.cwW, da * da)))
-        self.pw_w[:] = self.w
-        self.pw_a[:] = self.alpha
-        if first or not (dx > 0.0 and dy > 0.0 and math.isfinite(dx) and math.isfinite(dy)):
-            return False
-        log_ratio = math.log(dy / dx)
-        if self.pw_log_ref is None:
-            self.pw_log_ref = log_ratio
-            return False
-        th = self.PW_SMOOTHING
-        self._set_primal_weight(th * (log_ratio - self.pw_log_ref) + (1 - th) * self.pw_log)
-        return True
-
-    #: theta of the primal-weight update (PDLP's value)
-    PW_SMOOTHING = 0.5
-    PW_GATE = 1000.0
 
     # ----------------------------------------------------- certificate
     def averaged(self):
