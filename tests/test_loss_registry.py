@@ -5,7 +5,7 @@ The toy loss is the Huber loss of the residual with threshold ``delta``::
     phi(a; y) = r^2 / 2 for |r| <= delta, delta (|r| - delta/2) otherwise,  r = a - y
     -phi*(-alpha; y) = alpha y - alpha^2 / 2 on |alpha| <= delta
 
-It is not in :data:`primaldual.losses.registry.BUILTIN`: :class:`Loss` takes the
+It is not in :data:`primaldual.losses.registry.BUILTIN_NAMES`: :class:`Loss` takes the
 module, the kernels are compiled for it, and SDCA, Newton and the certificate
 (``Problem``'s primal, dual and gap, Fenchel-Young) are checked against
 independent references (a brute-force 1-D maximization, scipy's L-BFGS on the
@@ -25,8 +25,8 @@ from scipy.optimize import minimize, minimize_scalar
 import primaldual
 from primaldual import Problem
 from primaldual.losses import Loss, make_loss
-from primaldual.losses.registry import ATTRIBUTES, BUILTIN, CODES, NAMES
-from primaldual.losses.dispatch import OPS
+from primaldual.losses.registry import ATTRIBUTES, CODES, NAMES
+from primaldual.losses.dispatch import BUILTIN, OPS
 
 scalar = njit(nogil=True)
 

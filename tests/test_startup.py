@@ -18,10 +18,11 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: module prefixes that must stay unloaded: scikit-learn, Dask, matplotlib,
-#: Numba, SciPy, and the package's own compiled kernels and solvers
+#: Numba, SciPy, and the package's own compiled kernels, losses (their compiled
+#: modules all import losses._scalar; the names in losses.registry are light) and solvers
 HEAVY = ("sklearn", "dask", "distributed", "matplotlib", "numba", "scipy",
-         "primaldual.kernels", "primaldual.solvers", "primaldual.losses",
-         "primaldual.estimators")
+         "primaldual.kernels", "primaldual.solvers", "primaldual.losses.loss",
+         "primaldual.losses.dispatch", "primaldual.losses._scalar", "primaldual.estimators")
 
 
 def loaded_after(code: str) -> list:

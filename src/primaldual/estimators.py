@@ -80,7 +80,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
-from .losses import make_loss
+from .losses import LOSS_NAMES, make_loss
 from .solvers import solve, threaded_solvers
 from ._util.interrupts import sigint_as_flag
 from ._util.threads import resolve_n_jobs
@@ -93,8 +93,8 @@ def _plain(x):
 
 __all__ = ["LinearClassifier", "LinearRegressor"]
 
-CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic")
-REGRESSION_LOSSES = ("squared", "absolute", "epsilon_insensitive")
+CLASSIFICATION_LOSSES = tuple(n for n in LOSS_NAMES if make_loss(n).classification)
+REGRESSION_LOSSES = tuple(n for n in LOSS_NAMES if not make_loss(n).classification)
 
 
 # ------------------------------------------------------------------ helpers

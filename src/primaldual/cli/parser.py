@@ -9,6 +9,8 @@ import importlib
 import math
 import re
 
+from ..losses.registry import NAMES as LOSS_NAMES
+
 
 def _load(module, name):
     """``name`` of ``primaldual.<module>``, imported when a check first needs it
@@ -186,8 +188,7 @@ def _add_model_flags(parser):
 def _add_problem_flags(parser):
     """The flags that define the problem and the solver: shared by fit and cv."""
     parser.add_argument("--loss", default="hinge", metavar="NAME",
-                        help="hinge, smooth_hinge, squared_hinge, logistic, squared, absolute, "
-                             "epsilon_insensitive (default hinge)")
+                        help=f"{', '.join(LOSS_NAMES)} (default hinge)")
     parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
                         help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
     parser.add_argument("--l1", type=float, default=0.0, metavar="X",

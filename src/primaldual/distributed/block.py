@@ -20,7 +20,7 @@ import numpy as np
 from .._util import seed_entropy, spawn_streams
 from ..rows import Rows, as_rows
 from ..validation import check_X
-from ..losses.registry import BUILTIN
+from ..losses.dispatch import BUILTIN
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
 from ..kernels.summed_step import apply_summed_step, line_terms

@@ -8,7 +8,17 @@
 * :mod:`.dispatch` is the one compiled point the kernels call them through;
 * :mod:`.loss` holds :class:`Loss`, :func:`make_loss` and
   :func:`check_capabilities`.
+
+Importing the package loads nothing else: :mod:`.registry` (the names) stays
+free of Numba for the command line, and the names below load :mod:`.loss` on
+first use.
 """
-from .loss import LOSS_NAMES, Loss, check_capabilities, make_loss
+from .._util.lazy import lazy_module
 
 __all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        return getattr(lazy_module("primaldual.losses.loss"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,8 +3,8 @@
 Every kernel calls a loss through this module, as ``L.op(kind, param, ...)``
 with ``kind`` the loss's code (its position in
 :data:`primaldual.losses.registry.BUILTIN`) and ``param`` its parameter.  For
-each operation of :data:`OPS` the function here is generated from the
-registry::
+each operation of :data:`OPS` the function here is generated from
+:data:`BUILTIN` (the modules named by the registry)::
 
     def value(kind, param, a, y):
         if kind == 0:
@@ -32,8 +32,22 @@ import types
 from numba import njit
 from numba.core.registry import CPUDispatcher
 
+from . import (absolute, epsilon_insensitive, hinge, logistic, smooth_hinge,  # noqa: F401
+               squared, squared_hinge)
 from ._scalar import scalar
-from .registry import BUILTIN
+from .registry import BUILTIN_NAMES
+
+
+def _builtin():
+    mods = globals()
+    missing = [n for n in BUILTIN_NAMES if getattr(mods.get(n), "NAME", None) != n]
+    if missing:
+        raise ImportError(f"registered losses {missing} are not imported by {__name__}")
+    return tuple(mods[n] for n in BUILTIN_NAMES)
+
+
+#: the registered loss modules, in code order
+BUILTIN = _builtin()
 
 #: operation -> its arguments after ``kind`` (the loss module's function takes
 #: the same without ``kind``)

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from . import dispatch as L
-from .registry import BUILTIN, CODES, NAMES
+from .dispatch import BUILTIN
+from .registry import CODES, NAMES
 
 __all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
 
@@ -78,7 +79,7 @@ class Loss:
     """A loss phi(a; y) with everything the solvers need.
 
     ``Loss(module, param=None)``: ``module`` is a loss module (one of
-    :data:`~primaldual.losses.registry.BUILTIN`, or one outside the package
+    :data:`~primaldual.losses.dispatch.BUILTIN`, or one outside the package
     meeting the same contract), ``param`` its parameter (its default when None).
 
     Attributes

@@ -23,23 +23,24 @@ iterates in), ``neg_conjugate`` (``-phi*(-alpha)`` inside the box),
 (one-sided slopes for shrinking) and ``line_terms`` (slope and curvature of
 the dual along a summed step).
 
-Adding a loss is a new module and one entry in :data:`BUILTIN` (its code is
-its position).  A module outside the package works too, given to
+This module imports nothing (the command line reads the names without
+loading Numba); :mod:`primaldual.losses.dispatch` imports the modules
+(``dispatch.BUILTIN``, in this order).  Adding a loss is a new module, its
+name in :data:`BUILTIN_NAMES` and in dispatch's one import statement (an
+import missing there is an error at import).  A module outside the package works too, given to
 :class:`~primaldual.losses.Loss` directly: the kernels are then compiled for
 it (:func:`primaldual.losses.dispatch.specialise`).  The multiclass losses,
 with a vector dual per sample, are not scalar losses and are not listed here.
 """
 from __future__ import annotations
 
-from . import (absolute, epsilon_insensitive, hinge, logistic, smooth_hinge, squared,
-               squared_hinge)
+#: the built-in scalar losses, each a module of this package named as the loss;
+#: a loss's integer code is its position here
+BUILTIN_NAMES = ("hinge", "smooth_hinge", "squared_hinge", "logistic", "squared",
+                 "absolute", "epsilon_insensitive")
 
-#: the built-in scalar losses; a loss's integer code is its position here
-BUILTIN = (hinge, smooth_hinge, squared_hinge, logistic, squared, absolute,
-           epsilon_insensitive)
-
-NAMES = tuple(m.NAME for m in BUILTIN)
-CODES = {m.NAME: k for k, m in enumerate(BUILTIN)}
+NAMES = BUILTIN_NAMES
+CODES = {name: k for k, name in enumerate(BUILTIN_NAMES)}
 
 #: the Python-side attributes every loss module defines
 ATTRIBUTES = ("NAME", "PARAM", "CLASSIFICATION", "BOX_DUAL", "BOX_QP_DUAL",
