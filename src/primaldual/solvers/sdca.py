@@ -182,10 +182,11 @@ from ..blocks import sdca_threads
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
                                    threaded_pass)
 from ..kernels.prox_sdca import prox_work_arrays
-from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
-                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            SDCAState, Shrinking, flush_average, modified_sgd_epoch,
-                            sdca_epoch, sdca_passes)
+from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, SDCAState,
+                            Shrinking, flush_average, modified_sgd_epoch, sdca_epoch)
+from ..kernels.sdca_passes import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, Passes,
+                                   new_plan, next_pass, plan_from_floats, plan_to_floats,
+                                   record_violations, sdca_passes)
 from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
@@ -193,7 +194,7 @@ from .._util.threads import resolve_n_jobs
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
-#: by 10 at each re-activation (see kernels.sdca.sdca_passes)
+#: by 10 at each re-activation (see kernels.sdca_passes)
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1 on data of at least this many stored entries: the first pass
@@ -343,9 +344,8 @@ class SDCASolver(Solver):
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
-        # shrinking: [shrink_up, shrink_down, pass_up, pass_down] (see
-        # kernels.sdca.sdca_passes) and the active list of the pass
-        self.thr = np.array([np.inf, np.inf, 0.0, 0.0, SHRINK_EPS0])
+        # the pass planner's state (kernels.sdca_passes) and the active list
+        self.pass_plan = new_plan(SHRINK_EPS0)
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts.output
         self.avg_sum = np.zeros(n if out == "average" else 0)
@@ -378,36 +378,16 @@ class SDCASolver(Solver):
                                           self.sparse_sync)
 
     def _threaded_pass(self):
-        """Draw the next pass for the threads; False when everything is shrunk.
-
-        The same pass logic as the serial kernel :func:`sdca_passes`, over the
-        whole active set: LIBLINEAR's re-activation when the active set is
-        solved to within ``eps``, the thresholds from the previous pass's
-        largest one-sided violations, the coordinates shrunk during it left
-        out."""
-        thr = self.thr
-        if self.shrinking and self.order.shape[0] > 0 and thr[2] + thr[3] <= thr[4]:
-            thr[4] *= 0.1
-            if self.shrunk.any():
-                self.shrunk[:] = 0
-                self.active = self._all_active()
-                thr[2] = thr[3] = 0.0
-        active = self.active[self.shrunk[self.active] == 0]
-        if active.shape[0] == 0:
-            return False
-        thr[0] = thr[2] if thr[2] > 0.0 else np.inf
-        thr[1] = thr[3] if thr[3] > 0.0 else np.inf
-        thr[2] = thr[3] = 0.0
-        s = self.opts.sampling
-        if s == "permutation":
-            self.order = self.rng.permutation(active)
-        elif s == "uniform":
-            self.order = active[self.rng.integers(0, active.shape[0], active.shape[0])]
-        else:
-            self.order = active
-        self.active = active
-        self.pos = 0
-        return True
+        """Plan the next pass for the threads with the serial kernel's planner
+        (:func:`~primaldual.kernels.sdca_passes.next_pass`), over the whole
+        active set; False when everything is shrunk."""
+        passes = self._passes_buffers(self._base_order(), self.active, self.order,
+                                      self.order.shape[0], self.pass_plan)
+        # n uniforms: enough for any pass, re-activation included
+        next_pass(passes, self.shrunk, _ORDER_CODES[self.opts.sampling],
+                  self.rng.random(self.problem.n), 0, bool(self.shrinking))
+        self._keep_passes(passes)
+        return passes.cursor[0] > 0
 
     def _advance_threads(self, target, deadline):
         """Steps up to ``target`` on ``n_threads`` threads: each pass is cut into
@@ -434,9 +414,9 @@ class SDCASolver(Solver):
                     # second on the threads, then the decision
                     L = self.order.shape[0]
                     self.trial_mid, self.trial_end = L // 4, L // 2
-            order, thr = self.order, self.thr
+            order, p = self.order, self.pass_plan[0]
             stop = min(order.shape[0], self.pos + (target - self.steps))
-            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
+            shrink = Shrinking(bool(self.shrinking), p["shrink_up"], p["shrink_down"])
             trial = self.trial and self.trial_mid >= 0
             if self.n_threads == 1 or (trial and self.pos < self.trial_mid):
                 # one thread: the trial's first quarter, or the rest of the
@@ -451,8 +431,7 @@ class SDCASolver(Solver):
                     self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
                 self.steps += res.steps
                 self.feature_accesses += res.accesses
-                thr[2] = max(thr[2], res.max_up)
-                thr[3] = max(thr[3], res.max_down)
+                record_violations(self.pass_plan, res.max_up, res.max_down)
                 if res.status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[res.pos])
                 self.pos = stop
@@ -471,8 +450,7 @@ class SDCASolver(Solver):
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
-                thr[2] = max(thr[2], up)
-                thr[3] = max(thr[3], down)
+                record_violations(self.pass_plan, up, down)
                 if status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
@@ -526,18 +504,17 @@ class SDCASolver(Solver):
         meta = {"pos": int(self.pos), "pending_sgd_init": bool(self.pending_sgd_init),
                 "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
-                  "active": self.active, "thr": self.thr,
+                  "active": self.active, "thr": plan_to_floats(self.pass_plan),
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
                   "avg_sum": self.avg_sum, "avg_last": self.avg_last,
                   "snapshot": self.snapshot, "logit": self.logit}
         return meta, {k: np.array(a) for k, a in arrays.items()}
 
     def set_state(self, meta, arrays):
-        for k in ("alpha", "v", "order", "active", "thr", "cyclic_order", "shrunk",
+        for k in ("alpha", "v", "order", "active", "cyclic_order", "shrunk",
                   "avg_sum", "avg_last", "snapshot"):
             setattr(self, k, np.array(arrays[k]))
-        if self.thr.shape[0] == 4:        # a state written before eps was kept
-            self.thr = np.append(self.thr, SHRINK_EPS0)
+        self.pass_plan = plan_from_floats(arrays["thr"], SHRINK_EPS0)   # 4 floats: no eps
         self.pos = int(meta["pos"])
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
@@ -640,7 +617,7 @@ class SDCASolver(Solver):
         prob = self.problem
         n = prob.n
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
-                                      self.pos, self.thr)
+                                      self.pos, self.pass_plan)
         rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
         code = _ORDER_CODES[self.opts.sampling]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
@@ -668,7 +645,7 @@ class SDCASolver(Solver):
                 else np.arange(n, dtype=np.int64))
 
     @staticmethod
-    def _passes_buffers(base, active, order, pos, thr):
+    def _passes_buffers(base, active, order, pos, plan):
         """:class:`Passes` with room for every coordinate of ``base``."""
         m = base.shape[0]
         act = np.empty(m, dtype=np.int64)
@@ -676,7 +653,7 @@ class SDCASolver(Solver):
         ordr = np.empty(m, dtype=np.int64)
         ordr[:order.shape[0]] = order
         cursor = np.array([active.shape[0], order.shape[0], pos], dtype=np.int64)
-        return Passes(base, act, ordr, cursor, thr)
+        return Passes(base, act, ordr, cursor, plan)
 
     def _keep_passes(self, passes):
         n_active, n_order, pos = (int(c) for c in passes.cursor)
@@ -752,7 +729,8 @@ class SDCASolver(Solver):
             self.shrunk[back] = 0
             self.active = self._all_active()
             # a fresh pass with them, shrinking nothing (LIBLINEAR: PGmax_old = INF)
-            self.thr[:4] = np.inf     # no shrinking in that pass; inf: not a solved pass
+            p = self.pass_plan[0]          # no shrinking in that pass; inf: not a solved pass
+            p["shrink_up"] = p["shrink_down"] = p["pass_up"] = p["pass_down"] = np.inf
             self.pos = self.order.shape[0]
 
     def trace_extras(self):
