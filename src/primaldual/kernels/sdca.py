@@ -281,6 +281,99 @@ PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True)
+def _prefetch_ahead(rows, state, order, pos, stop):
+    """Start loading the row ``PF_ROW`` ahead and the per-row scalars of the row
+    ``PF_SCALAR`` ahead: rows come in random order, so the hardware prefetcher
+    cannot find them (see kernels/prefetch.py)."""
+    if pos + PF_ROW < stop:
+        prefetch_row(rows.data, rows.indices, rows.indptr, rows.iptr, order[pos + PF_ROW])
+    if pos + PF_SCALAR < stop:
+        far = order[pos + PF_SCALAR]
+        prefetch(rows.indptr, far)
+        prefetch(state.alpha, far)
+        prefetch(rows.y, far)
+        prefetch(rows.cw, far)
+        prefetch(rows.sqnorm, far)
+        if state.logit.shape[0] > 0:
+            prefetch(state.logit, far)
+
+
+@njit(cache=True, nogil=True)
+def _margin(data, indices, v, rs, re, off, l1):
+    """``x_i . v`` (``l1 = 0``) or ``x_i . S(v, l1)`` (elastic net)."""
+    dot = 0.0
+    if l1 > 0.0:
+        for k in range(rs, re):
+            vj = v[indices[k + off]]
+            if vj > l1:
+                dot += data[k] * (vj - l1)
+            elif vj < -l1:
+                dot += data[k] * (vj + l1)
+    else:
+        for k in range(rs, re):
+            dot += data[k] * v[indices[k + off]]
+    return dot
+
+
+@njit(cache=True, nogil=True)
+def coordinate_step(rows, spec, state, i, ai, a, prox):
+    """The new ``alpha_i``: the exact maximizer of the coordinate problem at
+    margin ``a`` (prox-SDCA's walk with ``l1 > 0``; the loss's cached step when
+    ``state.logit`` holds a cache; else the loss's step)."""
+    yi = rows.y[i]
+    if prox is not None and spec.l1 > 0.0:    # a None prox: pruned at compile time
+        return prox_dual_step(rows, spec, i, ai, state.v, prox)
+    s = rows.cw[i] * rows.sqnorm[i] * spec.inv_W * (1.0 / spec.lam)
+    if state.logit.shape[0] > 0:
+        new, z = LD.cached_dual_step(spec.kind, spec.param, ai, yi, a, s, state.logit[i])
+        state.logit[i] = z
+        return new
+    return LD.dual_step(spec.kind, spec.param, ai, yi, a, s)
+
+
+@njit(cache=True, nogil=True)
+def _accumulate_average(avg, i, ai, t):
+    """Output averaging: ``avg.total[i]`` gains ``alpha_i`` held since its last change."""
+    lo = avg.last[i] if avg.last[i] > avg.T0 else avg.T0
+    if t - 1 >= lo:
+        avg.total[i] += ai * (t - lo)
+    avg.last[i] = t
+
+
+@njit(cache=True, nogil=True)
+def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
+    """``v += coef x_i``: on this thread's copy (listing the changed columns and
+    syncing every ``copy.every`` updates), atomically, or plainly."""
+    if copy is not None and not copy.sparse:
+        for k in range(rs, re):
+            v[indices[k + off]] += coef * data[k]
+        copy.counts[1] += 1
+        if copy.counts[1] >= copy.every:
+            sync_copy(v, copy)
+    elif copy is not None:
+        # this thread's copy: list the columns changed since the last sync
+        mark, touched, counts = copy.mark, copy.touched, copy.counts
+        nt = counts[0]
+        for k in range(rs, re):
+            j = indices[k + off]
+            v[j] += coef * data[k]
+            # branch-free: the slot is kept only for a column not yet listed
+            touched[nt] = j
+            nt += 1 - mark[j]
+            mark[j] = 1
+        counts[0] = nt
+        counts[1] += 1
+        if counts[1] >= copy.every:
+            sync_copy(v, copy)
+    elif atomic:
+        for k in range(rs, re):
+            atomic_add(v, indices[k + off], coef * data[k])
+    else:
+        for k in range(rs, re):
+            v[indices[k + off]] += coef * data[k]
+
+
+@njit(cache=True, nogil=True)
 def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox,
                atomic=False, copy=None):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
@@ -339,61 +432,30 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     is the index in ``order`` where processing stopped and ``t`` the step count.
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
-    sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
-    kind, param, lam, l1, inv_W = spec.kind, spec.param, spec.lam, spec.l1, spec.inv_W
-    alpha, v, logit, shrunk = state.alpha, state.v, state.logit, state.shrunk
-    shrinking, shrink_up, shrink_down = shrink.on, shrink.up, shrink.down
-    averaging, avg_sum, avg_last, avg_T0 = avg.on, avg.total, avg.last, avg.T0
+    alpha, v, shrunk = state.alpha, state.v, state.shrunk
     accesses = 0
     max_up = 0.0
     max_down = 0.0
-    inv_lam = 1.0 / lam
+    inv_lam = 1.0 / spec.lam
     t = step0
     for pos in range(start, stop):
         i = order[pos]
-        if pos + PF_ROW < stop:
-            # start loading a coming row now: rows come in random order, so
-            # the hardware prefetcher cannot find it (see kernels/prefetch.py)
-            prefetch_row(data, indices, indptr, iptr, order[pos + PF_ROW])
-        if pos + PF_SCALAR < stop:
-            # and the per-row scalars of a row further ahead (its indptr entry
-            # is what prefetch_row will read)
-            far = order[pos + PF_SCALAR]
-            prefetch(indptr, far)
-            prefetch(alpha, far)
-            prefetch(y, far)
-            prefetch(cw, far)
-            prefetch(sqnorm, far)
-            if logit.shape[0] > 0:
-                prefetch(logit, far)
-        if shrinking and shrunk[i]:
+        _prefetch_ahead(rows, state, order, pos, stop)
+        if shrink.on and shrunk[i]:
             continue
         rs = indptr[i]
         re = indptr[i + 1]
         off = iptr[i] - rs
-        if copy is not None:
-            if others_synced(copy) - copy.counts[3] > copy.limit:
-                # the others did more than `limit` updates since this copy was
-                # refreshed (this thread was descheduled, or is slow): catch up
-                sync_copy(v, copy)
-        dot = 0.0
-        if l1 > 0.0:
-            for k in range(rs, re):
-                vj = v[indices[k + off]]
-                if vj > l1:
-                    dot += data[k] * (vj - l1)
-                elif vj < -l1:
-                    dot += data[k] * (vj + l1)
-        else:
-            for k in range(rs, re):
-                dot += data[k] * v[indices[k + off]]
-        a = dot * inv_lam
+        if copy is not None and others_synced(copy) - copy.counts[3] > copy.limit:
+            # the others did more than `limit` updates since this copy was
+            # refreshed (this thread was descheduled, or is slow): catch up
+            sync_copy(v, copy)
+        a = _margin(data, indices, v, rs, re, off, spec.l1) * inv_lam
         accesses += re - rs
         ai = alpha[i]
-        yi = y[i]
-        if shrinking:
-            gp, gm = LD.dual_slopes(kind, param, ai, yi, a)
-            if gp < -shrink_down and gm > shrink_up:
+        if shrink.on:
+            gp, gm = LD.dual_slopes(spec.kind, spec.param, ai, rows.y[i], a)
+            if gp < -shrink.down and gm > shrink.up:
                 shrunk[i] = 1
                 t += 1
                 if t == snap_step:
@@ -403,53 +465,17 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 max_up = gp
             if -gm > max_down:
                 max_down = -gm
-        if prox is not None and l1 > 0.0:    # a None prox: pruned at compile time
-            new = prox_dual_step(rows, spec, i, ai, v, prox)
-        elif logit.shape[0] > 0:
-            new, z = LD.cached_dual_step(kind, param, ai, yi, a,
-                                         cw[i] * sqnorm[i] * inv_W * inv_lam, logit[i])
-            logit[i] = z
-        else:
-            new = LD.dual_step(kind, param, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
+        new = coordinate_step(rows, spec, state, i, ai, a, prox)
         if not (math.isfinite(new) and math.isfinite(a)):
             return EpochResult(STATUS_NONFINITE, pos, t, accesses, max_up, max_down)
         t += 1
         delta = new - ai
         if delta != 0.0:
-            if averaging:
-                lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
-                if t - 1 >= lo:
-                    avg_sum[i] += ai * (t - lo)
-                avg_last[i] = t
+            if avg.on:
+                _accumulate_average(avg, i, ai, t)
             alpha[i] = new
-            coef = cw[i] * delta * inv_W
-            if copy is not None and not copy.sparse:
-                for k in range(rs, re):
-                    v[indices[k + off]] += coef * data[k]
-                copy.counts[1] += 1
-                if copy.counts[1] >= copy.every:
-                    sync_copy(v, copy)
-            elif copy is not None:
-                # this thread's copy: list the columns changed since the last sync
-                mark, touched, counts = copy.mark, copy.touched, copy.counts
-                nt = counts[0]
-                for k in range(rs, re):
-                    j = indices[k + off]
-                    v[j] += coef * data[k]
-                    # branch-free: the slot is kept only for a column not yet listed
-                    touched[nt] = j
-                    nt += 1 - mark[j]
-                    mark[j] = 1
-                counts[0] = nt
-                counts[1] += 1
-                if counts[1] >= copy.every:
-                    sync_copy(v, copy)
-            elif atomic:
-                for k in range(rs, re):
-                    atomic_add(v, indices[k + off], coef * data[k])
-            else:
-                for k in range(rs, re):
-                    v[indices[k + off]] += coef * data[k]
+            _add_row(v, indices, data, rs, re, off, rows.cw[i] * delta * spec.inv_W,
+                     atomic, copy)
         if t == snap_step:
             return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
     return EpochResult(STATUS_OK, stop, t, accesses, max_up, max_down)
