@@ -80,6 +80,37 @@ class SolverState:
         return float(self.meta.get("epochs", 0.0))
 
 
+class _DeferredState:
+    """``SolveResult.state``: the solver's state, exported on first read (a
+    checkpoint, a resume or a warm start reads it; most fits never do)."""
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return None                       # the dataclass field's default
+        val = obj.__dict__.get(self.slot)
+        if isinstance(val, _Export):
+            val = obj.__dict__[self.slot] = val.run()
+        return val
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.slot] = value
+
+
+class _Export:
+    """A state export not run yet: ``solver.export_state(trace, elapsed)``."""
+
+    def __init__(self, solver, trace, elapsed):
+        self.solver, self.trace, self.elapsed = solver, trace, elapsed
+
+    def run(self):
+        state = self.solver.export_state(self.trace, self.elapsed)
+        self.solver = None
+        return state
+
+
 @dataclass
 class SolveResult:
     """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
@@ -117,11 +148,21 @@ class SolveResult:
     def rel_gap(self) -> float:
         return relative_gap(self.primal, self.dual)
 
+    def __getstate__(self):
+        d = dict(self.__dict__)
+        d["_state"] = self.state              # a pickled result carries its state
+        return d
+
     def summary(self) -> dict:
         return {"solver": self.solver, "loss": self.loss, "lam": self.lam, "l1": self.l1,
                 "epochs": self.n_epochs, "time_s": self.time, "primal": self.primal,
                 "dual": self.dual, "gap": self.gap, "rel_gap": self.rel_gap,
                 "converged": self.converged, "stop_reason": self.stop_reason}
+
+
+_state_slot = _DeferredState()           # set after @dataclass: the field keeps its default
+_state_slot.__set_name__(SolveResult, "state")
+SolveResult.state = _state_slot
 
 
 # ------------------------------------------------------------ state files
@@ -701,7 +742,7 @@ class Solver(abc.ABC):
         if bar is not None:
             bar.close()
         elapsed = time.perf_counter() - t_start
-        state = self.export_state(trace, elapsed)
+        state = _Export(self, trace, elapsed)    # exported when the result's state is read
         rec = trace[-1]
         prob = self.problem
         extras = {}
