@@ -378,58 +378,32 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                atomic=False, copy=None):
     """Run SDCA coordinate steps for ``i in order[start:stop]``.
 
-    Each step (Procedure SDCA / SDCA-Perm) sets ``a = x_i . v / lam`` and
-    ``s = c_i ||x_i||^2 / (lam W)`` and replaces ``alpha_i`` by the exact
-    maximizer of ``-phi*(-beta) - a (beta - alpha_i) - (s/2)(beta - alpha_i)^2``
-    (:func:`dual_step`), then ``v += (c_i / W) (beta - alpha_i) x_i``.
+    Each step (Procedure SDCA / SDCA-Perm) takes the margin ``a = x_i . v / lam``
+    (``x_i . S(v, l1) / lam`` with ``l1 > 0``), sets ``alpha_i`` to
+    :func:`coordinate_step`'s exact maximizer and adds the change to ``v``
+    (:func:`_add_row`).  ``prox`` holds the elastic-net step's work arrays
+    (:class:`ProxWork`; None with ``l1 = 0``: Numba prunes that branch).
 
-    Elastic net (``l1 > 0``, prox-SDCA, Shalev-Shwartz & Zhang 2014): the margin
-    is ``a = x_i . S(v, l1) / lam`` and the step is the exact maximizer of the
-    coordinate problem with ``g*(v) = sum_j max(|v_j| - l1, 0)^2 / (2 lam)``
-    (:func:`primaldual.kernels.prox_sdca.prox_dual_step`, a walk over the
-    breakpoints; ``prox`` holds its work arrays, of length ``2 max_i nnz(x_i)``;
-    None when ``l1 = 0``: Numba then prunes the elastic-net branch and compiles
-    the kernel without it).  Everything else (order,
-    shrinking, averaging, snapshots, status codes) is shared by both cases.
-
-    Shrinking (``shrinking=True``): a coordinate sitting at a bound or kink of
-    its dual domain is marked in ``shrunk`` and not updated when its one-sided
-    slopes satisfy ``g_plus < -shrink_down`` and ``g_minus > shrink_up``.  The
-    thresholds are one-sided, as in LIBLINEAR's ``solve_l2r_l1l2_svc``: a
-    coordinate held at its lower end is compared with the largest *downward*
-    violation of the previous pass (LIBLINEAR's ``PGmax_old``), one at its
-    upper end with the largest *upward* violation (``-PGmin_old``); an
-    interior coordinate (``g_plus = g_minus``) is never shrunk.  The pass's
-    largest upward (``max(g_plus, 0)``) and downward (``max(-g_minus, 0)``)
+    Shrinking (``shrink.on``): a coordinate at a bound or kink of its dual
+    domain is marked in ``state.shrunk`` and skipped when its one-sided slopes
+    satisfy ``g_plus < -shrink.down`` and ``g_minus > shrink.up`` (LIBLINEAR's
+    ``PGmax_old`` / ``PGmin_old``); an interior coordinate is never shrunk.
+    The largest upward (``max(g_plus, 0)``) and downward (``max(-g_minus, 0)``)
     violations over the coordinates not shrunk are returned.
 
-    Logistic loss: ``logit`` (n,) caches ``log(b_i / (1 - b_i))`` with
-    ``b_i = alpha_i y_i``, the point the Newton iteration of the step starts
-    from (:func:`logistic_newton`; NaN means unknown), so a step costs one or
-    two sigmoids and no logarithm.  It only sets the starting point: the step
-    is the same exact maximizer with or without it.  Empty for other losses
-    and with ``l1 > 0``.
+    ``state.logit`` (logistic with L2) caches each sample's step start
+    (:func:`~primaldual.losses.logistic.logistic_newton`; NaN: unknown); it
+    changes the cost of a step, not its result.  Averaging (``avg.on``):
+    ``avg.total[i]`` accumulates ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily.
+    ``snap_step`` (-1: none) stops right after that step (random output).
 
-    Averaging (``averaging=True``): ``avg_sum[i]`` accumulates
-    ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily (``avg_last[i]`` is the step
-    from which the current value has been held).
-
-    Arguments: ``rows`` (:class:`RowsView`), ``spec`` (:class:`StepSpec`),
-    ``state`` (:class:`SDCAState`, updated in place), the slice
-    ``order[start:stop]``, the step count ``step0`` before it, ``snap_step`` (-1:
-    none), ``shrink`` (:class:`Shrinking`), ``avg`` (:class:`Averaging`) and
-    ``prox`` (:class:`ProxWork`); ``atomic``: ``v`` is shared with other
-    threads running this kernel, and is added to atomically (no concurrent
-    update lost; a locked instruction per entry).  ``copy``
-    (:class:`ThreadCopy`): ``v`` is this thread's copy of the shared image
-    ``copy.shared``; the columns a step changes are listed, and every
-    ``copy.every`` updates (or sooner, when the other threads did more than
-    ``copy.limit`` updates since the last refresh) :func:`sync_copy` shares
-    them and takes the others'; the caller syncs once more when it is done.
+    Threads: with ``atomic`` ``v`` is shared and added to atomically; with
+    ``copy`` (:class:`ThreadCopy`) ``v`` is this thread's copy of
+    ``copy.shared``, synced every ``copy.every`` updates or sooner when the
+    others did more than ``copy.limit`` (:func:`sync_copy`).
 
     Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
-    max_down)`` where ``pos``
-    is the index in ``order`` where processing stopped and ``t`` the step count.
+    max_down)``: ``pos`` is where processing stopped in ``order``.
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     alpha, v, shrunk = state.alpha, state.v, state.shrunk

@@ -266,9 +266,7 @@ class NewtonSolver(Solver):
         if K is None:
             return
         if not self.problem.loss.builtin:
-            raise ValueError(f"loss={self.problem.loss.name!r} is not a registered loss: "
-                             "solver='newton' runs it in process only (no client, no "
-                             "n_partitions, no partitioned input)")
+            raise ValueError(f"an unregistered loss ({self.problem.loss.name!r}) runs in process only")
         if K < 1:
             raise ValueError(f"n_partitions must be a positive integer, got {K}")
         if K > self.problem.n:

@@ -1,175 +1,34 @@
 """SDCA: stochastic dual coordinate ascent (Shalev-Shwartz & Zhang, JMLR 14, 2013).
 
-Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
+Solves (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
-    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
-    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
-            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+    min_w  P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
 
-Update (Procedure SDCA, eq. in Section 3; closed forms of Section 6): pick
-``i``, then choose ``Delta alpha_i`` to maximize::
+through its dual ``D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v)``,
+``v = (1/W) sum_i c_i alpha_i x_i``.  A step picks ``i`` and sets ``alpha_i`` to
+the exact maximizer of ``-phi_i*(-beta) - a (beta - alpha_i) - (s/2)(beta -
+alpha_i)^2``, ``a = x_i . w``, ``s = c_i ||x_i||^2 / (lam W)`` (Procedure SDCA;
+Section 6's closed forms, the loss's ``dual_step``), then ``v += (c_i/W) Delta
+x_i``; ``w = v / lam``.  With ``l1 > 0`` it is Prox-SDCA (Shalev-Shwartz &
+Zhang 2014) with the exact step over the breakpoints of ``g*``
+(:mod:`primaldual.kernels.prox_sdca`), ``w = soft_threshold(v, l1) / lam``.
 
-    -phi_i*(-(alpha_i + Delta)) - (lam W / (2 c_i)) ||w + (c_i/(lam W)) Delta x_i||^2
+Options (the fields of :class:`SDCAOptions`): ``sampling`` (uniform:
+Procedure SDCA; permutation: SDCA-Perm; cyclic: one fixed random order),
+``output`` (last, the average after ``T0`` epochs, or a random iterate after
+``T0``, kept by reservoir sampling), ``T0``, ``init`` ("sgd": Procedure
+Modified-SGD as the first epoch), ``shrinking`` (LIBLINEAR's active set with
+one-sided thresholds, for losses with a box dual; the passes are then planned
+in the kernel, :mod:`primaldual.kernels.sdca_passes`; shrunk coordinates whose
+share of the exact gap exceeds ``tol |P| / n`` come back at every check), and
+the threads' ``n_jobs``, ``sync_every``, ``atomic``.
 
-and set ``alpha_i += Delta``, ``w += (c_i/(lam W)) Delta x_i``.  With unit
-weights this is exactly the paper's step with ``lam n``.  The maximizer is
-closed form for every loss but logistic, which uses a safeguarded Newton
-iteration to 1e-12 (:func:`primaldual.losses.dispatch.dual_step`).
-
-Options
--------
-sampling : "uniform" | "permutation" | "cyclic", default "permutation"
-    "uniform" is Procedure SDCA (i drawn with replacement); "permutation" is
-    SDCA-Perm (a fresh random permutation every epoch, Section 6);
-    "cyclic" draws one order at random and keeps it (Section 8.5, Fig. 5).
-output : "last" | "average" | "random", default "last"
-    The Procedure's output options: the last iterate, the average of
-    ``alpha^{(t-1)}`` for ``t = T0+1..T`` (with ``w_bar = w(alpha_bar)``), or an
-    iterate drawn uniformly from ``T0+1..T`` (kept by reservoir sampling, so
-    the draw stays uniform whenever the run stops).  Before ``T0`` steps the
-    output is the last iterate.
-T0 : float or None
-    Start of averaging / random output, in epochs.  None means
-    ``max_epochs / 2`` (the paper's "a good choice of T0 is T/2").
-init : "zero" | "sgd", default "zero"
-    "sgd" runs Procedure Modified-SGD (Section 4) as the first epoch, over
-    a random permutation, then continues SDCA from its alpha.
-shrinking : "auto" | True | False, default "auto"
-    LIBLINEAR-style active set for losses whose dual domain is a box (hinge,
-    smooth_hinge, squared_hinge, absolute, epsilon_insensitive): a
-    coordinate at a bound (or the kink at 0 of epsilon-insensitive) whose
-    slopes push outward by more than the previous pass's largest violation
-    *in the opposite direction* is removed from the passes (one-sided
-    thresholds, LIBLINEAR's ``PGmax_old`` / ``PGmin_old``: a coordinate at its
-    lower end is compared with the largest downward violation, one at its
-    upper end with the largest upward violation).  With shrinking the passes
-    themselves run inside the kernel (``sdca_passes``), drawn from
-    uniforms of the solver's generator, because the active set can get so
-    small that a Python round trip per pass would dominate.  At every check, shrunk coordinates
-    whose share of the exact duality gap exceeds ``tol * |P| / n`` are
-    re-activated; convergence is always declared on the exact gap over all
-    ``n`` coordinates.  "auto" turns it on for box losses with
-    ``output="last"``.  ``shrinking=False`` is the paper's SDCA exactly.
-
-Elastic net (``l1 > 0``): Prox-SDCA (Shalev-Shwartz & Zhang, "Accelerated
-proximal stochastic dual coordinate ascent", 2014/2016) with the exact
-coordinate step: ``Delta`` maximizes
-``-phi_i*(-(alpha_i + Delta)) - (W/c_i) g*(v + (c_i/W) Delta x_i)`` with
-``g*(v) = sum_j max(|v_j| - l1, 0)^2/(2 lam)``, piecewise quadratic along the
-line; the breakpoints are walked in order
-(:mod:`primaldual.kernels.prox_sdca`).  The primal point is
-``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
-with ``l1 > 0``.
-
-Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
-passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
-2015) with thread-local copies of the dual image, as in Snap ML's SySCD
-(Ioannou et al., NeurIPS 2019).  Each pass (a random order of the
-coordinates not shrunk, drawn by the driver from ``random_state``) is cut
-into contiguous chunks of about ``CHUNK_NNZ`` (200,000) stored entries (``k``
-to ``16 k`` of them), and ``k`` threads take the chunks in turn and run the
-serial kernel :func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a
-thread slowed by other work on its core takes fewer.  ``alpha_i`` has one
-writer per pass.
-
-Each thread steps on its own copy of the dual image ``v``
-(:class:`~primaldual.kernels.sdca.ThreadCopy`), taken when it starts the
-pass; the image of the pass is ``v + sum_t parts[t]``, ``parts[t]`` thread
-``t``'s published changes, written by thread ``t`` alone (no atomic
-instruction, no lost update; the driver folds them into ``v`` when the
-threads are done).  A step lists the columns it changes (a byte marker and a
-list, branch-free).  Every ``sync_every`` updates
-(:func:`~primaldual.kernels.sdca.sync_copy`) the thread adds its changes of
-those columns to ``parts[t]``, appends the columns to its change log (a ring
-the others read) and refreshes its copy on them and on the columns in the
-others' logs since its last sync: the cost is proportional to the columns
-changed, not to ``d`` (a sequential sweep over all ``d`` when they number
-more than ``d / 8``).  Where a sync period touches most columns anyway the
-cost model picks sweeping syncs instead (``ThreadCopy.sparse`` False): the
-steps list nothing and each sync is one sequential pass over ``d``.  Staleness is bounded by work, not by the clock: the
-threads publish their update counts at each sync, and before each step a
-thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
-others behind syncs first, so a thread descheduled for many milliseconds
-does not step on a stale copy when it comes back.
-
-Whether threads run is predicted (:func:`thread_plan`) from the data (mean
-entries per row ``r``, ``d``, the column counts, the mean row cosine
-:func:`mean_row_cosine`) and this machine's costs, measured at the first threaded call and again when
-that measurement is older than ``COSTS_MAX_AGE`` (30 s)
-(:func:`measured_thread_costs`): per update, one thread costs ``r *
-step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
-copy_entry + sync(S) / S) / cores + wake / n) * (1 + STALE_EPOCHS (k - 1) (S
-r / d) c^2)``, ``cores = k * two_threads / 2`` (``two_threads``: the measured
-speed-up of two threads over one on the same steps, which other work on the
-cores lowers), a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
-8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
-``S`` random rows, :func:`distinct_columns`); with sweeping syncs a step
-costs ``r * step_entry`` and a sync ``2 d sweep_column``.
-``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
-predicted time; threads run when the best ``k <= n_jobs`` is predicted at
-least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
-``MIN_NNZ_PER_THREAD`` (1,000,000) stored entries per pass; otherwise the run
-is serial.  ``res.extras["threads"]`` is the number of threads used and
-``res.extras["threads_reason"]`` the decision in words.
-
-The prediction is then checked on the data itself where a pass is long
-enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
-prediction is at least break-even (``TRIAL_FLOOR``): the machine's costs
-are measured on a synthetic set whose columns are uniform, and real columns
-(a shared vocabulary's frequent words) cache differently.  The first pass
-runs its first quarter on one thread and its second on the best ``k``
-threads, both timed; the threads stay only where one thread's time per
-stored entry over theirs, divided by the predicted epoch penalty, is at
-least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both quarters are
-steps of the same pass, so the run loses at most a fraction of one pass to
-the check whichever way it goes (the rest of the pass runs as decided), and a machine whose cores are taken by
-other work gets the serial run.  The reason then says what was measured.
-
-Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
-variant, or its "atomic" one with ``atomic=True``) is kept as an option;
-with ``atomic="auto"`` it uses atomic additions when the column overlap
-(:func:`column_overlap`: the share of the rows holding the column of a
-random stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86)
-and a9a (0.45) get atomic additions, text (the CCAT shape 0.18, reuters
-0.08) plain ones.  A lost plain addition is caught by the certificate
-(below).  The copies need no atomic additions, so ``atomic`` applies to
-``sync_every=0`` only.
-
-Shrinking works as in the serial solver, on the whole active set: the
-threads report their pass's largest violations, and the driver sets the next
-pass's thresholds.  A pass whose active rows hold fewer than
-``MIN_NNZ_PER_THREAD * k`` stored entries is not worth a wake-up of the
-threads: from then on the passes run in the serial in-kernel loop
-(``sdca_passes``) until the next check.
-
-The certificate stays exact: at every check the fresh ``v(alpha)`` of the
-certificate pass (itself run on the threads) replaces the shared ``v``; if
-they differ by more than rounding (a lost plain addition with
-``sync_every=0``, or ``sampling="uniform"`` drawing one coordinate in two
-chunks at once), the certificate is recomputed at ``w(alpha)`` from the
-fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
-sample order depends on ``random_state`` only); not the iterates, since the
-threads' interleaving decides which updates a step sees.  Runs agree on the
-optimum to the tolerance, each certified.  For bitwise repeatable multi-core
-runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
-``n_jobs=1`` is the serial solver exactly.  Not with ``output="average"`` or
-``"random"``.
-
-Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
-("auto" | True | False, default "auto"; ``sync_every=0`` only) and
-``sync_every`` ("auto" | int >= 0, default "auto"; 0 writes the one shared
-``v`` directly).
-
-The threaded pass (:func:`threaded_pass`, :class:`ThreadWork`) and the cost
-model (:func:`thread_plan`, :func:`measured_thread_costs` and their
-constants) are :mod:`primaldual.blocks.sdca_threads`, below the solvers: CoCoA+'s
-local solver on a worker runs the same pass.
-
-The options are the fields of :class:`SDCAOptions` (checked when they are
-built); ``solver.opts`` holds them as given, and the values derived from them
-(the threads used, the sync period, shrinking on or off) live on the solver.
-
-Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
+Threads (``n_jobs > 1``): asynchronous passes in the manner of PASSCoDe with
+thread-local copies of ``v`` (SySCD), run only where the cost model of
+:mod:`primaldual.blocks.sdca_threads`, checked on the data's first pass,
+predicts a win; docs/solvers.md ("Threads") has the method, the cost model and
+what stays deterministic.  ``n_jobs=1`` is the serial solver exactly.  The
+certificate is exact either way.  Warm start: a feasible ``alpha`` or a SolveResult.
 """
 from __future__ import annotations
 
