@@ -175,10 +175,8 @@ def _walk(row, spec, alpha, v, work, dirn):
 
 
 # prox_dual_step is inlined into its callers and hands _walk (called, not inlined)
-# only the row's segment: as a called function taking the whole RowsView the
-# elastic-net SDCA epoch was 4-6% slower than with loose arrays, and with _walk
-# inlined too the L2 epoch lost ~3% (bench_kernel_ab, quiet; see
-# benchmarks/results/kernel-ab-structured-args.md)
+# only the row's segment: that keeps both the elastic-net and the L2 epoch at
+# their fastest (benchmarks/results/kernel-ab-structured-args.md)
 @njit(cache=True, nogil=True, inline="always")
 def prox_dual_step(rows, spec, i, alpha, v, work):
     """Exact maximizer (new alpha_i) of the elastic-net SDCA coordinate problem of
