@@ -95,14 +95,14 @@ def test_an_l1_free_sdca_fit_compiles_no_elastic_net_step():
     # prox=None, Numba prunes the prox-SDCA branch, and its walk never compiles
     code = ("import numpy as np, scipy.sparse as sp, primaldual\n"
             "from numba import types\n"
-            "from primaldual.kernels import prox_sdca, sdca, sdca_passes\n"
+            "from primaldual.kernels.sdca import epoch, passes, prox as prox_mod\n"
             "X = sp.random(300, 40, density=0.2, format='csr', random_state=0)\n"
             "y = np.where(np.arange(300) % 2, 1.0, -1.0)\n"
             "primaldual.solve(X, y, loss='hinge', lam=1e-2, solver='sdca', max_epochs=3)\n"
-            "prox = ([s[9] for s in sdca_passes.sdca_passes.signatures]\n"
-            "        + [s[10] for s in sdca.sdca_epoch.signatures])\n"
+            "prox = ([s[9] for s in passes.sdca_passes.signatures]\n"
+            "        + [s[10] for s in epoch.sdca_epoch.signatures])\n"
             "assert prox and all(t == types.none for t in prox), prox\n"
-            "assert prox_sdca._walk.signatures == [], prox_sdca._walk.signatures\n")
+            "assert prox_mod._walk.signatures == [], prox_mod._walk.signatures\n")
     assert loaded_after(code) is not None        # the probe's assertions ran
 
 
@@ -110,7 +110,7 @@ def test_prox_work_is_none_without_l1():
     import numpy as np
 
     from primaldual import Problem
-    from primaldual.kernels.prox_sdca import prox_work_arrays
+    from primaldual.kernels.sdca import prox_work_arrays
 
     X = np.arange(12.0).reshape(4, 3)
     prob = Problem(X, np.array([1.0, -1.0, 1.0, -1.0]), loss="hinge", lam=0.1)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.prox_sdca import prox_work_arrays
+from ..kernels.sdca import prox_work_arrays
 from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, Shrinking,
                             ThreadCopy, sdca_epoch, start_copy, sync_copy)
 from ..problem import Problem

@@ -11,7 +11,7 @@ alpha_i)^2``, ``a = x_i . w``, ``s = c_i ||x_i||^2 / (lam W)`` (Procedure SDCA;
 Section 6's closed forms, the loss's ``dual_step``), then ``v += (c_i/W) Delta
 x_i``; ``w = v / lam``.  With ``l1 > 0`` it is Prox-SDCA (Shalev-Shwartz &
 Zhang 2014) with the exact step over the breakpoints of ``g*``
-(:mod:`primaldual.kernels.prox_sdca`), ``w = soft_threshold(v, l1) / lam``.
+(:mod:`primaldual.kernels.sdca.prox`), ``w = soft_threshold(v, l1) / lam``.
 
 Options (the fields of :class:`SDCAOptions`): ``sampling`` (uniform:
 Procedure SDCA; permutation: SDCA-Perm; cyclic: one fixed random order),
@@ -19,7 +19,7 @@ Procedure SDCA; permutation: SDCA-Perm; cyclic: one fixed random order),
 ``T0``, kept by reservoir sampling), ``T0``, ``init`` ("sgd": Procedure
 Modified-SGD as the first epoch), ``shrinking`` (LIBLINEAR's active set with
 one-sided thresholds, for losses with a box dual; the passes are then planned
-in the kernel, :mod:`primaldual.kernels.sdca_passes`; shrunk coordinates whose
+in the kernel, :mod:`primaldual.kernels.sdca.passes`; shrunk coordinates whose
 share of the exact gap exceeds ``tol |P| / n`` come back at every check), and
 the threads' ``n_jobs``, ``sync_every``, ``atomic``.
 
@@ -40,12 +40,11 @@ import numpy as np
 from ..blocks import sdca_threads
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
                                    threaded_pass)
-from ..kernels.prox_sdca import prox_work_arrays
-from ..kernels.sdca import (STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, SDCAState,
-                            Shrinking, flush_average, modified_sgd_epoch, sdca_epoch)
-from ..kernels.sdca_passes import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, Passes,
-                                   new_plan, next_pass, plan_from_floats, plan_to_floats,
-                                   record_violations, sdca_passes)
+from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
+                            STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
+                            flush_average, modified_sgd_epoch, new_plan, next_pass,
+                            plan_from_floats, plan_to_floats, prox_work_arrays,
+                            record_violations, sdca_epoch, sdca_passes)
 from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
@@ -53,7 +52,7 @@ from .._util.threads import resolve_n_jobs
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
-#: by 10 at each re-activation (see kernels.sdca_passes)
+#: by 10 at each re-activation (see kernels.sdca.passes)
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1 on data of at least this many stored entries: the first pass
@@ -203,7 +202,7 @@ class SDCASolver(Solver):
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
-        # the pass planner's state (kernels.sdca_passes) and the active list
+        # the pass planner's state (kernels.sdca.passes) and the active list
         self.pass_plan = new_plan(SHRINK_EPS0)
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts.output
@@ -238,7 +237,7 @@ class SDCASolver(Solver):
 
     def _threaded_pass(self):
         """Plan the next pass for the threads with the serial kernel's planner
-        (:func:`~primaldual.kernels.sdca_passes.next_pass`), over the whole
+        (:func:`~primaldual.kernels.sdca.passes.next_pass`), over the whole
         active set; False when everything is shrunk."""
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
                                       self.order.shape[0], self.pass_plan)

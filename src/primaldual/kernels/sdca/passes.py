@@ -28,8 +28,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .sdca import Averaging, Shrinking, sdca_epoch
-from .status import STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK
+from ..status import STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK
+from .epoch import Averaging, Shrinking, sdca_epoch
 
 #: sample orders
 ORDER_UNIFORM = 0
@@ -153,7 +153,7 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
     """SDCA passes over ``passes.base`` from step ``step0`` to ``target``, the
     passes planned by :func:`next_pass` here in the kernel (with shrinking the
     active set can get small and passes short: a driver round trip per pass
-    would dominate).  The steps are :func:`~primaldual.kernels.sdca.sdca_epoch`'s.
+    would dominate).  The steps are :func:`~primaldual.kernels.sdca.epoch.sdca_epoch`'s.
 
     Returns ``(status, t, uniforms used, feature accesses)``;
     ``STATUS_NEED_UNIFORMS``: call again with fresh uniforms.  Everything

@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ..losses import dispatch as L
-from .views import ProxWork
+from ...losses import dispatch as L
+from ..views import ProxWork
 
 
 @njit(cache=True, nogil=True)
