@@ -1,9 +1,13 @@
-"""What the loss modules share: the ``scalar`` decorator and small math helpers.
+"""What the loss modules share: the ``scalar`` and ``op`` decorators and small
+math helpers.
 
 ``scalar`` compiles a function that is called from compiled code only: without
 the CPython and C-callable wrappers Numba compiles it about a fifth faster,
 which the first fit in a fresh process (empty cache) waits for
-(benchmarks/bench_startup.py).
+(benchmarks/bench_startup.py).  ``op`` marks a loss module's operation: Numba
+inlines it into the dispatch function of :mod:`.dispatch` that calls it, so
+each operation compiles once for all the registered losses rather than once
+per loss and once more for the dispatch.
 """
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import math
 from numba import njit
 
 scalar = njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+op = njit(cache=True, nogil=True, inline="always", no_cpython_wrapper=True,
+          no_cfunc_wrapper=True)
 
 
 @scalar

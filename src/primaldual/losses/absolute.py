@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import clip, scalar
+from ._scalar import clip, op
 
 NAME = "absolute"
 PARAM = None
@@ -26,12 +26,12 @@ def lipschitz(param):
     return 1.0
 
 
-@scalar
+@op
 def value(param, a, y):
     return abs(a - y)
 
 
-@scalar
+@op
 def derivative(param, a, y):
     """sign(a - y), 0 at ``a = y``."""
     r = a - y
@@ -42,32 +42,32 @@ def derivative(param, a, y):
     return 0.0
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     return 0.0
 
 
-@scalar
+@op
 def box(param):
     return -1.0, 1.0, False
 
 
-@scalar
+@op
 def interior(param):
     return -1.0, 1.0
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     return y
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     if s > 0.0:
         return clip(alpha + (y - a) / s, -1.0, 1.0)
@@ -75,12 +75,7 @@ def dual_step(param, alpha, y, a, s):
     return 1.0 if g > 0.0 else (-1.0 if g < 0.0 else alpha)
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     g = y - a
     gp = -math.inf if alpha >= 1.0 else g
@@ -88,6 +83,6 @@ def dual_slopes(param, alpha, y, a):
     return gp, gm
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     return c * y * d, 0.0

@@ -66,6 +66,8 @@ OPS = {
 }
 #: the loss module's name of an operation where it differs
 _MODULE_NAME = {"neg_conjugate_inside": "neg_conjugate"}
+#: operations only the losses with ``STEP_CACHE`` define, and what the others do
+_OPTIONAL = {"cached_dual_step": "dual_step(kind, param, alpha, y, a, s), z"}
 
 _GENERIC = '''
 def dual_in_domain(kind, param, alpha, y):
@@ -85,16 +87,19 @@ def neg_conjugate(kind, param, alpha, y):
 '''
 
 
-def _source(op, n_losses, chained):
+def _source(op, modules, chained):
     args = OPS[op]
     lines = [f"def {op}(kind, {args}):"]
-    for k in range(n_losses):
+    codes = [k for k, m in enumerate(modules) if op not in _OPTIONAL or m.STEP_CACHE]
+    for k in codes:
         call = f"return _{k}_{op}({args})"
-        if chained and k < n_losses - 1:
-            lines.append(f"    if kind == {k}:\n        {call}")
+        if op in _OPTIONAL or (chained and k != codes[-1]):
+            lines.append(f"    if kind == {k}:\n        {call}" if chained else f"    {call}")
         else:
             lines.append(f"    {call}")
             break
+    if op in _OPTIONAL:
+        lines.append(f"    return {_OPTIONAL[op]}")
     return "\n".join(lines) + "\n"
 
 
@@ -104,8 +109,9 @@ def _fill(ns, modules, filename, jit, chained):
     ns["math"] = math
     for op in OPS:
         for k, m in enumerate(modules):
-            ns[f"_{k}_{op}"] = getattr(m, _MODULE_NAME.get(op, op))
-        exec(compile(_source(op, len(modules), chained), filename, "exec"), ns)
+            if op not in _OPTIONAL or m.STEP_CACHE:
+                ns[f"_{k}_{op}"] = getattr(m, _MODULE_NAME.get(op, op))
+        exec(compile(_source(op, modules, chained), filename, "exec"), ns)
         ns[op] = (jit if op != "dual_step" else _WRAPPED[jit])(ns[op])
     exec(compile(_GENERIC, filename, "exec"), ns)
     for name in ("dual_in_domain", "neg_conjugate"):

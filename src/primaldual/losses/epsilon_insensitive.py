@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import scalar
+from ._scalar import op
 
 NAME = "epsilon_insensitive"
 PARAM = ("epsilon", 0.1, True)
@@ -26,13 +26,13 @@ def lipschitz(param):
     return 1.0
 
 
-@scalar
+@op
 def value(param, a, y):
     r = abs(a - y) - param
     return r if r > 0.0 else 0.0
 
 
-@scalar
+@op
 def derivative(param, a, y):
     """sign(a - y) outside the tube, 0 inside it and on its edges."""
     r = a - y
@@ -43,27 +43,27 @@ def derivative(param, a, y):
     return 0.0
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     return 0.0
 
 
-@scalar
+@op
 def box(param):
     return -1.0, 1.0, False
 
 
-@scalar
+@op
 def interior(param):
     return -1.0, 1.0
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y - param * abs(alpha)
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     """``y - epsilon sign(alpha)``, ``y`` at ``alpha = 0``."""
     if alpha > 0.0:
@@ -73,7 +73,7 @@ def neg_conjugate_grad(param, alpha, y):
     return y
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     """A concave piecewise quadratic with a kink at 0."""
     if s > 0.0:
@@ -94,12 +94,7 @@ def dual_step(param, alpha, y, a, s):
     return 0.0
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     g = y - a
     if alpha > 0.0:
@@ -118,7 +113,7 @@ def dual_slopes(param, alpha, y, a):
     return gp, gm
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     """The slope along ``d``; at the kink ``alpha = 0`` the one on ``d``'s side."""
     s = 1.0 if alpha > 0.0 else (-1.0 if alpha < 0.0 else (1.0 if d > 0.0 else -1.0))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import clip, scalar
+from ._scalar import clip, op
 
 NAME = "hinge"
 PARAM = None
@@ -26,44 +26,44 @@ def lipschitz(param):
     return 1.0
 
 
-@scalar
+@op
 def value(param, a, y):
     m = 1.0 - y * a
     return m if m > 0.0 else 0.0
 
 
-@scalar
+@op
 def derivative(param, a, y):
     """-y below the hinge, 0 from ``y a = 1`` on."""
     return -y if y * a < 1.0 else 0.0
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     return 0.0
 
 
-@scalar
+@op
 def box(param):
     return 0.0, 1.0, True
 
 
-@scalar
+@op
 def interior(param):
     return 0.0, 1.0
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     return y
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     b0 = alpha * y
     if s > 0.0:
@@ -74,12 +74,7 @@ def dual_step(param, alpha, y, a, s):
     return b * y
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     b = alpha * y
     g = 1.0 - a * y
@@ -88,6 +83,6 @@ def dual_slopes(param, alpha, y, a):
     return gp, gm
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     return c * y * d, 0.0

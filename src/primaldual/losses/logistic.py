@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import scalar, sigmoid, softplus, xlogx
+from ._scalar import op, scalar, sigmoid, softplus, xlogx
 
 NAME = "logistic"
 PARAM = None
@@ -40,39 +40,39 @@ def lipschitz(param):
     return 1.0
 
 
-@scalar
+@op
 def value(param, a, y):
     return softplus(-y * a)
 
 
-@scalar
+@op
 def derivative(param, a, y):
     return -y * sigmoid(-y * a)
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     s = sigmoid(-y * a)
     return s * (1.0 - s)
 
 
-@scalar
+@op
 def box(param):
     return 0.0, 1.0, True
 
 
-@scalar
+@op
 def interior(param):
     return TINY, ONE_MINUS
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     b = alpha * y
     return -(xlogx(b) + xlogx(1.0 - b))
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     b = alpha * y
     return y * math.log((1.0 - b) / b)
@@ -155,21 +155,21 @@ def logistic_newton(b0, ay, s, z0):
     return b, z
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     """:func:`logistic_newton` started from ``alpha`` itself (no cached logit)."""
     b, _ = logistic_newton(alpha * y, a * y, s, math.nan)
     return b * y
 
 
-@scalar
+@op
 def cached_dual_step(param, alpha, y, a, s, z):
     """:func:`logistic_newton` started from the cached logit ``z`` (NaN: unknown)."""
     b, z = logistic_newton(alpha * y, a * y, s, z)
     return b * y, z
 
 
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     b = alpha * y
     if b <= 0.0 or b >= 1.0:
@@ -179,7 +179,7 @@ def dual_slopes(param, alpha, y, a):
     return g, g
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     b = alpha * y
     return c * (math.log1p(-b) - math.log(b)) * y * d, c * d * d / (b * (1.0 - b))

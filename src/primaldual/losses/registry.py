@@ -9,7 +9,8 @@ A loss is one module (``hinge.py``, ``logistic.py``, ...).  Its Python side:
 ``BOX_DUAL``        the dual domain is a box SDCA's shrinking may hold a coordinate at
 ``BOX_QP_DUAL``     the dual is a quadratic over a bounded box (interior-point solver)
 ``QUADRATIC_DUAL``  ``-phi*`` is quadratic on its domain (exact summed steps)
-``STEP_CACHE``      the SDCA step keeps one float per sample (``cached_dual_step``)
+``STEP_CACHE``      the SDCA step keeps one float per sample: the module then also
+                    defines ``cached_dual_step`` (the step from the cached float)
 ``smoothness(p)``, ``lipschitz(p)``  constants of ``phi'`` and ``phi`` (None: none)
 
 and its compiled scalar functions (``@scalar``, the parameter first), the
@@ -19,7 +20,7 @@ operations of :data:`primaldual.losses.dispatch.OPS`: ``value``, ``derivative``,
 ``in_b``, else in ``alpha``), ``interior`` (the part of the box the solvers keep
 iterates in), ``neg_conjugate`` (``-phi*(-alpha)`` inside the box),
 ``neg_conjugate_grad``, ``dual_step`` (the exact SDCA coordinate maximizer,
-:mod:`primaldual.losses.dispatch`), ``cached_dual_step``, ``dual_slopes``
+:mod:`primaldual.losses.dispatch`), ``dual_slopes``
 (one-sided slopes for shrinking) and ``line_terms`` (slope and curvature of
 the dual along a summed step).
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import clip, scalar
+from ._scalar import clip, op
 
 NAME = "smooth_hinge"
 PARAM = ("gamma", 1.0, False)       # name, default, zero allowed
@@ -28,7 +28,7 @@ def lipschitz(param):
     return 1.0
 
 
-@scalar
+@op
 def value(param, a, y):
     m = 1.0 - y * a
     if m <= 0.0:
@@ -38,7 +38,7 @@ def value(param, a, y):
     return m * m / (2.0 * param)
 
 
-@scalar
+@op
 def derivative(param, a, y):
     m = 1.0 - y * a
     if m <= 0.0:
@@ -48,7 +48,7 @@ def derivative(param, a, y):
     return -y * m / param
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     """1/gamma on the quadratic piece; at its ends the outer pieces' 0."""
     m = 1.0 - y * a
@@ -57,39 +57,34 @@ def second_derivative(param, a, y):
     return 1.0 / param
 
 
-@scalar
+@op
 def box(param):
     return 0.0, 1.0, True
 
 
-@scalar
+@op
 def interior(param):
     return 0.0, 1.0
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y - 0.5 * param * alpha * alpha
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     return y - param * alpha
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     b0 = alpha * y
     b = clip((1.0 - a * y + s * b0) / (param + s), 0.0, 1.0)
     return b * y
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     b = alpha * y
     g = 1.0 - a * y - param * b
@@ -98,6 +93,6 @@ def dual_slopes(param, alpha, y, a):
     return gp, gm
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     return c * (y - param * alpha) * d, c * param * d * d

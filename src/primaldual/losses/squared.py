@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import scalar
+from ._scalar import op
 
 NAME = "squared"
 PARAM = None
@@ -26,58 +26,53 @@ def lipschitz(param):
     return None
 
 
-@scalar
+@op
 def value(param, a, y):
     r = a - y
     return 0.5 * r * r
 
 
-@scalar
+@op
 def derivative(param, a, y):
     return a - y
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     return 1.0
 
 
-@scalar
+@op
 def box(param):
     return -math.inf, math.inf, False
 
 
-@scalar
+@op
 def interior(param):
     return -math.inf, math.inf
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y - 0.5 * alpha * alpha
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     return y - alpha
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     return (y - a + s * alpha) / (1.0 + s)
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     g = y - alpha - a
     return g, g
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     return c * (y - alpha) * d, c * d * d

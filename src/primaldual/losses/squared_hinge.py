@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ._scalar import scalar
+from ._scalar import op
 
 NAME = "squared_hinge"
 PARAM = None
@@ -26,45 +26,45 @@ def lipschitz(param):
     return None
 
 
-@scalar
+@op
 def value(param, a, y):
     m = 1.0 - y * a
     return m * m if m > 0.0 else 0.0
 
 
-@scalar
+@op
 def derivative(param, a, y):
     m = 1.0 - y * a
     return -2.0 * y * m if m > 0.0 else 0.0
 
 
-@scalar
+@op
 def second_derivative(param, a, y):
     """2 below the hinge, 0 from ``y a = 1`` on (Mangasarian's generalized Hessian)."""
     return 2.0 if 1.0 - y * a > 0.0 else 0.0
 
 
-@scalar
+@op
 def box(param):
     return 0.0, math.inf, True
 
 
-@scalar
+@op
 def interior(param):
     return 0.0, math.inf
 
 
-@scalar
+@op
 def neg_conjugate(param, alpha, y):
     return alpha * y - 0.25 * alpha * alpha
 
 
-@scalar
+@op
 def neg_conjugate_grad(param, alpha, y):
     return y - 0.5 * alpha
 
 
-@scalar
+@op
 def dual_step(param, alpha, y, a, s):
     b0 = alpha * y
     b = (1.0 - a * y + s * b0) / (0.5 + s)
@@ -73,12 +73,7 @@ def dual_step(param, alpha, y, a, s):
     return b * y
 
 
-@scalar
-def cached_dual_step(param, alpha, y, a, s, z):
-    return dual_step(param, alpha, y, a, s), z
-
-
-@scalar
+@op
 def dual_slopes(param, alpha, y, a):
     b = alpha * y
     g = 1.0 - a * y - 0.5 * b
@@ -86,6 +81,6 @@ def dual_slopes(param, alpha, y, a):
     return g, gm
 
 
-@scalar
+@op
 def line_terms(param, alpha, y, d, c):
     return c * (y - 0.5 * alpha) * d, c * 0.5 * d * d

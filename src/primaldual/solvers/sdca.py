@@ -43,7 +43,7 @@ from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, t
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
                             STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
                             flush_average, modified_sgd_epoch, new_plan, next_pass,
-                            plan_from_floats, plan_to_floats, prox_work_arrays,
+                            plan_from_floats, prox_work_arrays,
                             record_violations, sdca_epoch, sdca_passes)
 from ..validation import raise_nonfinite
 from ._base import Solver, register
@@ -240,10 +240,12 @@ class SDCASolver(Solver):
         (:func:`~primaldual.kernels.sdca.passes.next_pass`), over the whole
         active set; False when everything is shrunk."""
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
-                                      self.order.shape[0], self.pass_plan)
+                                      self.order.shape[0])
         # n uniforms: enough for any pass, re-activation included
-        next_pass(passes, self.shrunk, _ORDER_CODES[self.opts.sampling],
-                  self.rng.random(self.problem.n), 0, bool(self.shrinking))
+        _, _, self.pass_plan = next_pass(passes, self.pass_plan, self.shrunk,
+                                         _ORDER_CODES[self.opts.sampling],
+                                         self.rng.random(self.problem.n),
+                                         bool(self.shrinking))
         self._keep_passes(passes)
         return passes.cursor[0] > 0
 
@@ -272,9 +274,9 @@ class SDCASolver(Solver):
                     # second on the threads, then the decision
                     L = self.order.shape[0]
                     self.trial_mid, self.trial_end = L // 4, L // 2
-            order, p = self.order, self.pass_plan[0]
+            order, p = self.order, self.pass_plan
             stop = min(order.shape[0], self.pos + (target - self.steps))
-            shrink = Shrinking(bool(self.shrinking), p["shrink_up"], p["shrink_down"])
+            shrink = Shrinking(bool(self.shrinking), p.shrink_up, p.shrink_down)
             trial = self.trial and self.trial_mid >= 0
             if self.n_threads == 1 or (trial and self.pos < self.trial_mid):
                 # one thread: the trial's first quarter, or the rest of the
@@ -289,7 +291,7 @@ class SDCASolver(Solver):
                     self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
                 self.steps += res.steps
                 self.feature_accesses += res.accesses
-                record_violations(self.pass_plan, res.max_up, res.max_down)
+                self.pass_plan = record_violations(self.pass_plan, res.max_up, res.max_down)
                 if res.status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[res.pos])
                 self.pos = stop
@@ -308,7 +310,7 @@ class SDCASolver(Solver):
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
-                record_violations(self.pass_plan, up, down)
+                self.pass_plan = record_violations(self.pass_plan, up, down)
                 if status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
@@ -362,7 +364,7 @@ class SDCASolver(Solver):
         meta = {"pos": int(self.pos), "pending_sgd_init": bool(self.pending_sgd_init),
                 "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
-                  "active": self.active, "thr": plan_to_floats(self.pass_plan),
+                  "active": self.active, "thr": np.array(self.pass_plan, dtype=np.float64),
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
                   "avg_sum": self.avg_sum, "avg_last": self.avg_last,
                   "snapshot": self.snapshot, "logit": self.logit}
@@ -475,15 +477,16 @@ class SDCASolver(Solver):
         prob = self.problem
         n = prob.n
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
-                                      self.pos, self.pass_plan)
+                                      self.pos)
         rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
         code = _ORDER_CODES[self.opts.sampling]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
-            status, t, _, acc = prob.loss.kernel(sdca_passes)(rows, spec, state, passes, code, u, self.steps,
-                                            stop, True, self.prox_work)
+            status, t, _, acc, self.pass_plan = prob.loss.kernel(sdca_passes)(
+                rows, spec, state, passes, self.pass_plan, code, u, self.steps, stop, True,
+                self.prox_work)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
@@ -503,7 +506,7 @@ class SDCASolver(Solver):
                 else np.arange(n, dtype=np.int64))
 
     @staticmethod
-    def _passes_buffers(base, active, order, pos, plan):
+    def _passes_buffers(base, active, order, pos):
         """:class:`Passes` with room for every coordinate of ``base``."""
         m = base.shape[0]
         act = np.empty(m, dtype=np.int64)
@@ -511,7 +514,7 @@ class SDCASolver(Solver):
         ordr = np.empty(m, dtype=np.int64)
         ordr[:order.shape[0]] = order
         cursor = np.array([active.shape[0], order.shape[0], pos], dtype=np.int64)
-        return Passes(base, act, ordr, cursor, plan)
+        return Passes(base, act, ordr, cursor)
 
     def _keep_passes(self, passes):
         n_active, n_order, pos = (int(c) for c in passes.cursor)
@@ -587,8 +590,9 @@ class SDCASolver(Solver):
             self.shrunk[back] = 0
             self.active = self._all_active()
             # a fresh pass with them, shrinking nothing (LIBLINEAR: PGmax_old = INF)
-            p = self.pass_plan[0]          # no shrinking in that pass; inf: not a solved pass
-            p["shrink_up"] = p["shrink_down"] = p["pass_up"] = p["pass_down"] = np.inf
+            # no shrinking in that pass; inf: not a solved pass
+            self.pass_plan = self.pass_plan._replace(shrink_up=np.inf, shrink_down=np.inf,
+                                                     pass_up=np.inf, pass_down=np.inf)
             self.pos = self.order.shape[0]
 
     def trace_extras(self):

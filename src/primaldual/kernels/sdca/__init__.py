@@ -4,7 +4,7 @@
   the step itself :func:`coordinate_step`), Modified-SGD's first epoch and the
   output average;
 * :mod:`.passes`  the pass planner (:func:`next_pass`, its named state
-  ``PLAN_DTYPE``) and the serial in-kernel loop of passes (:func:`sdca_passes`);
+  :class:`PassPlan`) and the serial in-kernel loop of passes (:func:`sdca_passes`);
 * :mod:`.copies`  a thread's copy of the dual image and its sync (threaded passes);
 * :mod:`.prox`    the exact elastic-net (prox-SDCA) coordinate step.
 
@@ -21,6 +21,6 @@ from .epoch import (PF_ROW, PF_SCALAR, STATUS_NEED_UNIFORMS, STATUS_NONFINITE,  
                     SDCAState, Shrinking, StepSpec, coordinate_step, flush_average,
                     modified_sgd_epoch, sdca_epoch)
 from .passes import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,  # noqa: F401
-                     PLAN_DTYPE, Passes, new_plan, next_pass, plan_from_floats,
-                     plan_to_floats, record_violations, sdca_passes)
+                     Passes, PassPlan, new_plan, next_pass, plan_from_floats,
+                     record_violations, sdca_passes)
 from .prox import prox_dual_step, prox_work_arrays  # noqa: F401

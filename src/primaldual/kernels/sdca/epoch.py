@@ -69,7 +69,7 @@ PF_ROW = 3
 PF_SCALAR = 6
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _prefetch_ahead(rows, state, order, pos, stop):
     """Start loading the row ``PF_ROW`` ahead and the per-row scalars of the row
     ``PF_SCALAR`` ahead: rows come in random order, so the hardware prefetcher
@@ -87,7 +87,7 @@ def _prefetch_ahead(rows, state, order, pos, stop):
             prefetch(state.logit, far)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _margin(data, indices, v, rs, re, off, l1):
     """``x_i . v`` (``l1 = 0``) or ``x_i . S(v, l1)`` (elastic net)."""
     dot = 0.0
@@ -104,7 +104,7 @@ def _margin(data, indices, v, rs, re, off, l1):
     return dot
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def coordinate_step(rows, spec, state, i, ai, a, prox):
     """The new ``alpha_i``: the exact maximizer of the coordinate problem at
     margin ``a`` (prox-SDCA's walk with ``l1 > 0``; the loss's cached step when
@@ -120,7 +120,7 @@ def coordinate_step(rows, spec, state, i, ai, a, prox):
     return LD.dual_step(spec.kind, spec.param, ai, yi, a, s)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _accumulate_average(avg, i, ai, t):
     """Output averaging: ``avg.total[i]`` gains ``alpha_i`` held since its last change."""
     lo = avg.last[i] if avg.last[i] > avg.T0 else avg.T0
@@ -129,7 +129,7 @@ def _accumulate_average(avg, i, ai, t):
     avg.last[i] = t
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
     """``v += coef x_i``: on this thread's copy (listing the changed columns and
     syncing every ``copy.every`` updates), atomically, or plainly."""

@@ -1,8 +1,8 @@
 """SDCA's pass planner: which coordinates the next pass visits, in what order.
 
 One planner serves the serial in-kernel loop (:func:`sdca_passes`) and the
-threaded driver (``SDCASolver._threaded_pass``).  Its state is one record of
-:data:`PLAN_DTYPE` (:func:`new_plan`):
+threaded driver (``SDCASolver._threaded_pass``).  Its state is a
+:class:`PassPlan`, passed in and returned:
 
 ``shrink_up``, ``shrink_down``  the current pass's one-sided shrinking thresholds
 ``pass_up``, ``pass_down``      the largest one-sided violations seen in it
@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-import numpy as np
 from numba import njit
 
 from ..status import STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK
@@ -36,62 +35,56 @@ ORDER_UNIFORM = 0
 ORDER_PERMUTATION = 1
 ORDER_CYCLIC = 2
 
-PLAN_DTYPE = np.dtype([("shrink_up", np.float64), ("shrink_down", np.float64),
-                       ("pass_up", np.float64), ("pass_down", np.float64),
-                       ("eps", np.float64)])
-#: the record's fields in the order checkpoints store them (a float array)
-PLAN_FIELDS = PLAN_DTYPE.names
+class PassPlan(NamedTuple):
+    """The planner's state (module docstring); checkpoints store its five floats."""
+    shrink_up: float
+    shrink_down: float
+    pass_up: float
+    pass_down: float
+    eps: float
 
 
-def new_plan(eps, shrink_up=math.inf, shrink_down=math.inf, pass_up=0.0, pass_down=0.0):
-    """A planner state (a 1-element array of :data:`PLAN_DTYPE`)."""
-    plan = np.zeros(1, dtype=PLAN_DTYPE)
-    plan[0] = (shrink_up, shrink_down, pass_up, pass_down, eps)
-    return plan
+def new_plan(eps):
+    """The state before the first pass: no thresholds, nothing seen."""
+    return PassPlan(math.inf, math.inf, 0.0, 0.0, float(eps))
 
 
 def plan_from_floats(values, eps0):
-    """The planner state stored as floats in PLAN_FIELDS order (four: no eps, ``eps0``)."""
+    """A :class:`PassPlan` from its stored floats (four, without eps: ``eps0``)."""
     v = [float(x) for x in values]
-    return new_plan(*(v[4:5] or [eps0]), *v[:4])
-
-
-def plan_to_floats(plan):
-    return np.array([plan[0][f] for f in PLAN_FIELDS], dtype=np.float64)
+    return PassPlan(*v[:4], v[4] if len(v) > 4 else float(eps0))
 
 
 class Passes(NamedTuple):
     """The pass bookkeeping of one run (arrays updated in place): ``base`` the
     coordinates the run owns, in the order passes are built from; ``active``
     the ones not shrunk when the current pass began; ``order`` the current
-    pass; ``cursor = [n_active, n_order, pos]`` (int64); ``plan`` the
-    planner state (:data:`PLAN_DTYPE`)."""
+    pass; ``cursor = [n_active, n_order, pos]`` (int64)."""
     base: object
     active: object
     order: object
     cursor: object
-    plan: object
 
 
 @njit(cache=True, nogil=True)
-def next_pass(passes, shrunk, sampling, u, ui, shrinking):
+def next_pass(passes, plan, shrunk, sampling, u, shrinking):
     """Plan the pass after the current one (module docstring); ``passes.cursor``
-    is updated (``pos = 0``).  Returns ``(status, uniforms used up to now)``:
-    ``STATUS_NEED_UNIFORMS`` when ``u[ui:]`` is too short (call again with
+    is updated (``pos = 0``).  Returns ``(status, uniforms of u used, the new
+    plan)``: ``STATUS_NEED_UNIFORMS`` when ``u`` is too short (call again with
     fresh uniforms), else ``STATUS_OK``; ``n_active = 0``: everything shrunk."""
-    p = passes.plan[0]
     active, order, cursor, base = passes.active, passes.order, passes.cursor, passes.base
     n_active, n_order = cursor[0], cursor[1]
     n_all = base.shape[0]
-    if shrinking and n_order > 0 and p.pass_up + p.pass_down <= p.eps:
-        p.eps *= 0.1
+    up, down, eps = plan.pass_up, plan.pass_down, plan.eps
+    if shrinking and n_order > 0 and up + down <= eps:
+        eps *= 0.1
         if n_active < n_all:
             for q in range(n_all):
                 shrunk[base[q]] = 0
                 active[q] = base[q]
             n_active = n_all
-            p.pass_up = 0.0
-            p.pass_down = 0.0
+            up = 0.0
+            down = 0.0
     k = 0
     for q in range(n_active):
         a = active[q]
@@ -101,24 +94,23 @@ def next_pass(passes, shrunk, sampling, u, ui, shrinking):
     n_active = k
     cursor[0] = n_active
     if n_active == 0:
-        return STATUS_OK, ui
+        return STATUS_OK, 0, PassPlan(plan.shrink_up, plan.shrink_down, up, down, eps)
     need = n_active if sampling == ORDER_UNIFORM else (
         n_active - 1 if sampling == ORDER_PERMUTATION else 0)
-    if u.shape[0] - ui < need:
-        return STATUS_NEED_UNIFORMS, ui
-    p.shrink_up = p.pass_up if p.pass_up > 0.0 else math.inf
-    p.shrink_down = p.pass_down if p.pass_down > 0.0 else math.inf
-    p.pass_up = 0.0
-    p.pass_down = 0.0
-    _draw(active, n_active, order, sampling, u, ui)
+    if u.shape[0] < need:
+        return STATUS_NEED_UNIFORMS, 0, PassPlan(plan.shrink_up, plan.shrink_down, up,
+                                                  down, eps)
+    _draw(active, n_active, order, sampling, u)
     cursor[1] = n_active
     cursor[2] = 0
-    return STATUS_OK, ui + need
+    return STATUS_OK, need, PassPlan(up if up > 0.0 else math.inf,
+                                          down if down > 0.0 else math.inf, 0.0, 0.0, eps)
 
 
-@njit(cache=True, nogil=True)
-def _draw(active, n_active, order, sampling, u, ui):
-    """``order[:n_active]`` drawn from ``active[:n_active]`` with ``u[ui:]``."""
+@njit(cache=True, nogil=True, inline="always")
+def _draw(active, n_active, order, sampling, u):
+    """``order[:n_active]`` drawn from ``active[:n_active]`` with the uniforms ``u``."""
+    ui = 0
     if sampling == ORDER_UNIFORM:
         for q in range(n_active):
             r = int(u[ui] * n_active)
@@ -140,26 +132,23 @@ def _draw(active, n_active, order, sampling, u, ui):
 
 @njit(cache=True, nogil=True)
 def record_violations(plan, up, down):
-    """Fold a slice's largest one-sided violations into the pass's."""
-    p = plan[0]
-    if up > p.pass_up:
-        p.pass_up = up
-    if down > p.pass_down:
-        p.pass_down = down
+    """The plan with a slice's largest one-sided violations folded into the pass's."""
+    return PassPlan(plan.shrink_up, plan.shrink_down, up if up > plan.pass_up else plan.pass_up,
+                    down if down > plan.pass_down else plan.pass_down, plan.eps)
 
 
 @njit(cache=True, nogil=True)
-def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking, prox):
+def sdca_passes(rows, spec, state, passes, plan, sampling, u, step0, target, shrinking, prox):
     """SDCA passes over ``passes.base`` from step ``step0`` to ``target``, the
     passes planned by :func:`next_pass` here in the kernel (with shrinking the
     active set can get small and passes short: a driver round trip per pass
     would dominate).  The steps are :func:`~primaldual.kernels.sdca.epoch.sdca_epoch`'s.
 
-    Returns ``(status, t, uniforms used, feature accesses)``;
+    Returns ``(status, t, uniforms used, feature accesses, plan)``;
     ``STATUS_NEED_UNIFORMS``: call again with fresh uniforms.  Everything
     shrunk: returns with ``n_active = 0`` and ``t = target``.
     """
-    cursor, plan = passes.cursor, passes.plan
+    cursor = passes.cursor
     t = step0
     ui = 0
     acc = 0
@@ -167,7 +156,9 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
     status = STATUS_OK
     while t < target:
         if cursor[2] >= cursor[1]:
-            status, ui = next_pass(passes, state.shrunk, sampling, u, ui, shrinking)
+            status, used, plan = next_pass(passes, plan, state.shrunk, sampling, u[ui:],
+                                           shrinking)
+            ui += used
             if status == STATUS_NEED_UNIFORMS:
                 break
             if cursor[0] == 0:
@@ -175,13 +166,12 @@ def sdca_passes(rows, spec, state, passes, sampling, u, step0, target, shrinking
                 break
         pos, n_order = cursor[2], cursor[1]
         stop = n_order if n_order - pos <= target - t else pos + (target - t)
-        p = plan[0]
         status, pos, t, a1, up, down = sdca_epoch(
             rows, spec, state, passes.order, pos, stop, t, -1,
-            Shrinking(shrinking, p.shrink_up, p.shrink_down), no_avg, prox)
+            Shrinking(shrinking, plan.shrink_up, plan.shrink_down), no_avg, prox)
         cursor[2] = pos
         acc += a1
-        record_violations(plan, up, down)
+        plan = record_violations(plan, up, down)
         if status == STATUS_NONFINITE:
             break
-    return status, t, ui, acc
+    return status, t, ui, acc, plan
