@@ -121,8 +121,7 @@ class SDCASolver(Solver):
     supports_l1 = True
     external_losses = True
     adaptive_checks = True
-    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
-    # ~220); 100 left users with "not converged" where every epoch is cheap
+    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a: ~220)
     default_max_epochs = 1000
     # an interrupt lands between kernel calls (Numba defers it), where alpha and
     # v agree; the threads are stopped and waited for (solvers._threads)
@@ -168,9 +167,8 @@ class SDCASolver(Solver):
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
                                 o.sync_every)
         self.threads_reason = self.plan.reason
-        # check the prediction on the data's first pass (module docstring,
-        # "Threads"): the candidate threads are set up, and the trial pass
-        # decides whether they stay
+        # check the prediction on the data's first pass (docs/solvers.md,
+        # "Threads"): the candidate threads are set up, the trial pass decides
         self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
                       and self.plan.speedup >= TRIAL_FLOOR)
         self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
