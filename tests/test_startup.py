@@ -99,7 +99,7 @@ def test_an_l1_free_sdca_fit_compiles_no_elastic_net_step():
             "X = sp.random(300, 40, density=0.2, format='csr', random_state=0)\n"
             "y = np.where(np.arange(300) % 2, 1.0, -1.0)\n"
             "primaldual.solve(X, y, loss='hinge', lam=1e-2, solver='sdca', max_epochs=3)\n"
-            "prox = ([s[9] for s in passes.sdca_passes.signatures]\n"
+            "prox = ([s[10] for s in passes.sdca_passes.signatures]\n"
             "        + [s[10] for s in epoch.sdca_epoch.signatures])\n"
             "assert prox and all(t == types.none for t in prox), prox\n"
             "assert prox_mod._walk.signatures == [], prox_mod._walk.signatures\n")
