@@ -436,7 +436,7 @@ class Solver(abc.ABC):
             finally:
                 self._sigint = None
 
-    def _start(self):
+    def _begin_run(self):
         """The iterates from the resume state or the warm start: ``(resume state or
         None, trace so far, elapsed seconds so far)``."""
         resume = self.resume_from
@@ -455,7 +455,7 @@ class Solver(abc.ABC):
         return resume, trace, elapsed0
 
     def _run(self) -> SolveResult:
-        resume, trace, elapsed0 = self._start()
+        resume, trace, elapsed0 = self._begin_run()
         t_start = time.perf_counter() - elapsed0
         # a time that also passes on Ctrl-C: the solvers' deadline checks stop on both
         deadline = Deadline(None if self.time_limit is None else t_start + self.time_limit,
