@@ -234,18 +234,22 @@ class SDCASolver(Solver):
                                           self.sparse_sync)
 
     def _threaded_pass(self):
-        """Plan the next pass for the threads with the serial kernel's planner
-        (:func:`~primaldual.kernels.sdca.passes.next_pass`), over the whole
-        active set; False when everything is shrunk."""
+        """The next pass for the threads: the kernel's planner (:func:`next_pass`:
+        re-activation, thresholds, active set), then the generator's draw from the
+        active set, as ``_new_pass``'s; False when everything is shrunk."""
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
                                       self.order.shape[0])
-        # n uniforms: enough for any pass, re-activation included
-        _, _, self.pass_plan = next_pass(passes, self.pass_plan, self.shrunk,
-                                         _ORDER_CODES[self.opts.sampling],
-                                         self.rng.random(self.problem.n),
-                                         bool(self.shrinking))
+        _, _, self.pass_plan = next_pass(passes, self.pass_plan, self.shrunk, ORDER_CYCLIC,
+                                         np.zeros(0), bool(self.shrinking))
         self._keep_passes(passes)
-        return passes.cursor[0] > 0
+        active, s = self.active, self.opts.sampling
+        if active.shape[0] == 0:
+            return False
+        if s == "permutation":
+            self.order = self.rng.permutation(active)
+        elif s == "uniform":
+            self.order = active[self.rng.integers(0, active.shape[0], active.shape[0])]
+        return True
 
     def _advance_threads(self, target, deadline):
         """Steps up to ``target`` on ``n_threads`` threads: each pass is cut into
@@ -390,15 +394,13 @@ class SDCASolver(Solver):
     # -------------------------------------------------------- sampling
     def _all_active(self):
         """The coordinates not shrunk, in the order passes are built from."""
-        if self.opts.sampling == "cyclic":
-            return self.cyclic_order[self.shrunk[self.cyclic_order] == 0].astype(np.int64)
-        return np.flatnonzero(self.shrunk == 0).astype(np.int64)
+        base = self._base_order()
+        return base[self.shrunk[base] == 0].astype(np.int64)
 
     def _new_pass(self):
-        """Draw the order of the next pass (without shrinking; with shrinking
-        the kernel draws its passes itself, see :meth:`_advance_shrinking`)."""
-        n = self.problem.n
-        s = self.opts.sampling
+        """The next pass without shrinking, drawn by the generator (with shrinking
+        the kernel's planner draws it, :meth:`_advance_shrinking`)."""
+        n, s = self.problem.n, self.opts.sampling
         if s == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         elif s == "permutation":
@@ -499,9 +501,8 @@ class SDCASolver(Solver):
 
     def _base_order(self):
         """The coordinates in the order passes are built from."""
-        n = self.problem.n
         return (self.cyclic_order if self.opts.sampling == "cyclic"
-                else np.arange(n, dtype=np.int64))
+                else np.arange(self.problem.n, dtype=np.int64))
 
     @staticmethod
     def _passes_buffers(base, active, order, pos):
