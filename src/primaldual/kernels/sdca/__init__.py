@@ -1,8 +1,7 @@
 """SDCA's kernels, one module per concern:
 
-* :mod:`.epoch`   the coordinate steps over a slice of a pass (:func:`sdca_epoch`,
-  the step itself :func:`coordinate_step`), Modified-SGD's first epoch and the
-  output average;
+* :mod:`.epoch`   the coordinate steps over a slice of a pass (:func:`sdca_epoch`),
+  Modified-SGD's first epoch and the output average;
 * :mod:`.passes`  the pass planner (:func:`next_pass`, its named state
   :class:`PassPlan`) and the serial in-kernel loop of passes (:func:`sdca_passes`);
 * :mod:`.copies`  a thread's copy of the dual image and its sync (threaded passes);
@@ -18,7 +17,7 @@ from .copies import (CLOCK_STRIDE, DENSE_REFRESH, ThreadCopy, others_synced,  # 
                      start_copy, sync_copy)
 from .epoch import (PF_ROW, PF_SCALAR, STATUS_NEED_UNIFORMS, STATUS_NONFINITE,  # noqa: F401
                     STATUS_OK, STATUS_SNAPSHOT, Averaging, EpochResult, ProxWork, RowsView,
-                    SDCAState, Shrinking, StepSpec, coordinate_step, flush_average,
+                    SDCAState, Shrinking, StepSpec, flush_average,
                     modified_sgd_epoch, sdca_epoch)
 from .passes import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,  # noqa: F401
                      Passes, PassPlan, new_plan, next_pass, plan_from_floats,

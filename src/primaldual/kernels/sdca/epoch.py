@@ -70,66 +70,6 @@ PF_SCALAR = 6
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _prefetch_ahead(rows, state, order, pos, stop):
-    """Start loading the row ``PF_ROW`` ahead and the per-row scalars of the row
-    ``PF_SCALAR`` ahead: rows come in random order, so the hardware prefetcher
-    cannot find them (see kernels/prefetch.py)."""
-    if pos + PF_ROW < stop:
-        prefetch_row(rows.data, rows.indices, rows.indptr, rows.iptr, order[pos + PF_ROW])
-    if pos + PF_SCALAR < stop:
-        far = order[pos + PF_SCALAR]
-        prefetch(rows.indptr, far)
-        prefetch(state.alpha, far)
-        prefetch(rows.y, far)
-        prefetch(rows.cw, far)
-        prefetch(rows.sqnorm, far)
-        if state.logit.shape[0] > 0:
-            prefetch(state.logit, far)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _margin(data, indices, v, rs, re, off, l1):
-    """``x_i . v`` (``l1 = 0``) or ``x_i . S(v, l1)`` (elastic net)."""
-    dot = 0.0
-    if l1 > 0.0:
-        for k in range(rs, re):
-            vj = v[indices[k + off]]
-            if vj > l1:
-                dot += data[k] * (vj - l1)
-            elif vj < -l1:
-                dot += data[k] * (vj + l1)
-    else:
-        for k in range(rs, re):
-            dot += data[k] * v[indices[k + off]]
-    return dot
-
-
-@njit(cache=True, nogil=True, inline="always")
-def coordinate_step(rows, spec, state, i, ai, a, prox):
-    """The new ``alpha_i``: the exact maximizer of the coordinate problem at
-    margin ``a`` (prox-SDCA's walk with ``l1 > 0``; the loss's cached step when
-    ``state.logit`` holds a cache; else the loss's step)."""
-    yi = rows.y[i]
-    if prox is not None and spec.l1 > 0.0:    # a None prox: pruned at compile time
-        return prox_dual_step(rows, spec, i, ai, state.v, prox)
-    s = rows.cw[i] * rows.sqnorm[i] * spec.inv_W * (1.0 / spec.lam)
-    if state.logit.shape[0] > 0:
-        new, z = LD.cached_dual_step(spec.kind, spec.param, ai, yi, a, s, state.logit[i])
-        state.logit[i] = z
-        return new
-    return LD.dual_step(spec.kind, spec.param, ai, yi, a, s)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _accumulate_average(avg, i, ai, t):
-    """Output averaging: ``avg.total[i]`` gains ``alpha_i`` held since its last change."""
-    lo = avg.last[i] if avg.last[i] > avg.T0 else avg.T0
-    if t - 1 >= lo:
-        avg.total[i] += ai * (t - lo)
-    avg.last[i] = t
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
     """``v += coef x_i``: on this thread's copy (listing the changed columns and
     syncing every ``copy.every`` updates), atomically, or plainly."""
@@ -165,37 +105,24 @@ def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
 @njit(cache=True, nogil=True)
 def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, avg, prox,
                atomic=False, copy=None):
-    """Run SDCA coordinate steps for ``i in order[start:stop]``.
+    """SDCA coordinate steps for ``i in order[start:stop]`` (Procedure SDCA).
 
-    Each step (Procedure SDCA / SDCA-Perm) takes the margin ``a = x_i . v / lam``
-    (``x_i . S(v, l1) / lam`` with ``l1 > 0``), sets ``alpha_i`` to
-    :func:`coordinate_step`'s exact maximizer and adds the change to ``v``
-    (:func:`_add_row`).  ``prox`` holds the elastic-net step's work arrays
-    (:class:`ProxWork`; None with ``l1 = 0``: Numba prunes that branch).
-
-    Shrinking (``shrink.on``): a coordinate at a bound or kink of its dual
-    domain is marked in ``state.shrunk`` and skipped when its one-sided slopes
-    satisfy ``g_plus < -shrink.down`` and ``g_minus > shrink.up`` (LIBLINEAR's
-    ``PGmax_old`` / ``PGmin_old``); an interior coordinate is never shrunk.
-    The largest upward (``max(g_plus, 0)``) and downward (``max(-g_minus, 0)``)
-    violations over the coordinates not shrunk are returned.
-
-    ``state.logit`` (logistic with L2) caches each sample's step start
-    (:func:`~primaldual.losses.logistic.logistic_newton`; NaN: unknown); it
-    changes the cost of a step, not its result.  Averaging (``avg.on``):
-    ``avg.total[i]`` accumulates ``sum_{t = T0}^{T-1} alpha_i^{(t)}`` lazily.
-    ``snap_step`` (-1: none) stops right after that step (random output).
-
-    Threads: with ``atomic`` ``v`` is shared and added to atomically; with
-    ``copy`` (:class:`ThreadCopy`) ``v`` is this thread's copy of
-    ``copy.shared``, synced every ``copy.every`` updates or sooner when the
-    others did more than ``copy.limit`` (:func:`sync_copy`).
-
-    Returns an :class:`EpochResult` ``(status, pos, steps, accesses, max_up,
-    max_down)``: ``pos`` is where processing stopped in ``order``.
+    A step takes the margin ``a = x_i . v / lam`` (``x_i . S(v, l1) / lam``),
+    sets ``alpha_i`` to the exact coordinate maximizer (the loss's ``dual_step``,
+    from ``state.logit``'s cached float where the loss keeps one; prox-SDCA's
+    walk with ``l1 > 0``, ``prox`` its work arrays or None) and adds the change
+    to ``v`` (:func:`_add_row`; ``atomic`` or a thread's ``copy``, which syncs).
+    ``shrink``: LIBLINEAR's one-sided test on the slopes marks ``state.shrunk``;
+    the largest violations are returned.  ``avg``: lazy sums of ``alpha`` for
+    ``output="average"``; ``snap_step`` (-1: none) stops after that step.
+    Returns an :class:`EpochResult` (``pos``: where processing stopped).
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
-    alpha, v, shrunk = state.alpha, state.v, state.shrunk
+    sqnorm, y, cw = rows.sqnorm, rows.y, rows.cw
+    kind, param, l1, inv_W = spec.kind, spec.param, spec.l1, spec.inv_W
+    alpha, v, logit, shrunk = state.alpha, state.v, state.logit, state.shrunk
+    shrinking, shrink_up, shrink_down = shrink.on, shrink.up, shrink.down
+    averaging, avg_sum, avg_last, avg_T0 = avg.on, avg.total, avg.last, avg.T0
     accesses = 0
     max_up = 0.0
     max_down = 0.0
@@ -203,22 +130,43 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
     t = step0
     for pos in range(start, stop):
         i = order[pos]
-        _prefetch_ahead(rows, state, order, pos, stop)
-        if shrink.on and shrunk[i]:
+        if pos + PF_ROW < stop:     # rows come in random order: load ahead
+            prefetch_row(data, indices, indptr, iptr, order[pos + PF_ROW])
+        if pos + PF_SCALAR < stop:
+            far = order[pos + PF_SCALAR]
+            prefetch(indptr, far)
+            prefetch(alpha, far)
+            prefetch(y, far)
+            prefetch(cw, far)
+            prefetch(sqnorm, far)
+            if logit.shape[0] > 0:
+                prefetch(logit, far)
+        if shrinking and shrunk[i]:
             continue
         rs = indptr[i]
         re = indptr[i + 1]
         off = iptr[i] - rs
-        if copy is not None and others_synced(copy) - copy.counts[3] > copy.limit:
-            # the others did more than `limit` updates since this copy was
-            # refreshed (this thread was descheduled, or is slow): catch up
-            sync_copy(v, copy)
-        a = _margin(data, indices, v, rs, re, off, spec.l1) * inv_lam
+        if copy is not None:
+            if others_synced(copy) - copy.counts[3] > copy.limit:
+                sync_copy(v, copy)      # the others got far ahead: catch up first
+        dot = 0.0
+        if l1 > 0.0:
+            for k in range(rs, re):
+                vj = v[indices[k + off]]
+                if vj > l1:
+                    dot += data[k] * (vj - l1)
+                elif vj < -l1:
+                    dot += data[k] * (vj + l1)
+        else:
+            for k in range(rs, re):
+                dot += data[k] * v[indices[k + off]]
+        a = dot * inv_lam
         accesses += re - rs
         ai = alpha[i]
-        if shrink.on:
-            gp, gm = LD.dual_slopes(spec.kind, spec.param, ai, rows.y[i], a)
-            if gp < -shrink.down and gm > shrink.up:
+        yi = y[i]
+        if shrinking:
+            gp, gm = LD.dual_slopes(kind, param, ai, yi, a)
+            if gp < -shrink_down and gm > shrink_up:
                 shrunk[i] = 1
                 t += 1
                 if t == snap_step:
@@ -228,17 +176,27 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
                 max_up = gp
             if -gm > max_down:
                 max_down = -gm
-        new = coordinate_step(rows, spec, state, i, ai, a, prox)
+        # the step: the exact maximizer of the coordinate problem
+        if prox is not None and l1 > 0.0:    # a None prox: pruned at compile time
+            new = prox_dual_step(rows, spec, i, ai, v, prox)
+        elif logit.shape[0] > 0:             # the loss's step from its cached float
+            new, z = LD.cached_dual_step(kind, param, ai, yi, a,
+                                         cw[i] * sqnorm[i] * inv_W * inv_lam, logit[i])
+            logit[i] = z
+        else:
+            new = LD.dual_step(kind, param, ai, yi, a, cw[i] * sqnorm[i] * inv_W * inv_lam)
         if not (math.isfinite(new) and math.isfinite(a)):
             return EpochResult(STATUS_NONFINITE, pos, t, accesses, max_up, max_down)
         t += 1
         delta = new - ai
         if delta != 0.0:
-            if avg.on:
-                _accumulate_average(avg, i, ai, t)
+            if averaging:
+                lo = avg_last[i] if avg_last[i] > avg_T0 else avg_T0
+                if t - 1 >= lo:
+                    avg_sum[i] += ai * (t - lo)
+                avg_last[i] = t
             alpha[i] = new
-            _add_row(v, indices, data, rs, re, off, rows.cw[i] * delta * spec.inv_W,
-                     atomic, copy)
+            _add_row(v, indices, data, rs, re, off, cw[i] * delta * inv_W, atomic, copy)
         if t == snap_step:
             return EpochResult(STATUS_SNAPSHOT, pos + 1, t, accesses, max_up, max_down)
     return EpochResult(STATUS_OK, stop, t, accesses, max_up, max_down)
