@@ -120,12 +120,16 @@ def test_fit_subprocess_matches_solve(tmp_path):
     assert JSON_KEYS | {"test_accuracy"} <= set(s)
     assert "-1 -> -1, 1 -> +1" in r.stderr           # the label mapping is announced
 
-    X, y = load_binary("a1a", n_features=123)
+    # the model has a1a's 119 features; a1a.t's features 120-123 are ignored,
+    # as LIBLINEAR reads a test file
+    X, y = load_binary("a1a", n_features=119)
     Xt, yt = load_binary("a1a.t", n_features=123)
+    Xt = Xt[:, :119]
     res = primaldual.solve(X, y, loss="logistic", lam=1e-3, solver="sdca", tol=1e-8,
                            max_epochs=40, random_state=3, eval_set=(Xt, yt))
     assert (s["solver"], s["loss"], s["lam"], s["l1"]) == ("sdca", "logistic", 1e-3, 0.0)
-    assert (s["n"], s["d"], s["nnz"]) == (X.shape[0], 123, X.nnz)
+    assert (s["n"], s["d"], s["nnz"]) == (X.shape[0], 119, X.nnz)
+    assert "a1a.t uses features beyond the last one of" in r.stderr
     assert s["epochs"] == res.n_epochs and s["converged"] == res.converged
     assert s["primal"] == res.primal and s["dual"] == res.dual and s["gap"] == res.gap
     acc = np.mean(np.where(Xt @ res.coef > 0, 1.0, -1.0) == yt)
@@ -169,8 +173,9 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
 
     path = shared_file("breast-cancer")
     model = tmp_path / "bc.npz"
-    code, out, err = run_main(capsys, "fit", path, "--normalize", "--lam", "1e-2",
-                              "--max-epochs", "30", "--model", model, "--json")
+    code, out, err = run_main(capsys, "fit", path, "--loss", "hinge", "--normalize",
+                              "--lam", "1e-2", "--max-epochs", "30", "--model", model,
+                              "--json")
     assert code == 0, err
     assert "2 -> -1, 4 -> +1" in err
     s = last_json(out)
@@ -197,14 +202,20 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     s = last_json(out)
     Xh, yh = load_svmlight_file(str(hs))
     Xh = Xh.toarray()          # density 0.96: the CLI reads it dense
-    res = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, random_state=0,
-                           solver=s["solver"])      # the CLI's default is auto
+    # the CLI's auto solves a problem this small in numpy (direct-newton): the
+    # same optimum as the library's solvers, with its own exact certificate
+    assert s["solver"] == "direct-newton"
+    from primaldual.cli.direct import solve_direct
+    res = solve_direct(Xh, yh, loss="squared", lam=1e-2, tol=1e-6)
+    ref = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, tol=1e-12, random_state=0)
     assert s["primal"] == res.primal and s["converged"] == res.converged is True
+    assert res.primal == pytest.approx(ref.primal, rel=1e-9)
+    assert res.dual <= ref.primal + 1e-15 and res.gap <= 1e-6 * res.primal
     assert s["test_rmse"] == np.sqrt(np.mean((Xh @ res.coef - yh) ** 2))
     assert "test_accuracy" not in s
     code, out, err = run_main(capsys, "predict", tmp_path / "r.npz", hs, "--json")
     vals = np.array([float(v) for v in out.strip().splitlines()[:-1]])
-    np.testing.assert_array_equal(vals, Xh @ res.coef)     # repr round-trips exactly
+    np.testing.assert_allclose(vals, Xh @ res.coef, rtol=1e-13, atol=1e-15)
     assert json.loads(out.strip().splitlines()[-1])["rmse"] == s["test_rmse"]
 
     # the human summary (no --json)
@@ -282,7 +293,7 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     """A real interruption: SIGKILL the process once a checkpoint exists, resume."""
     path = shared_file("a9a")
     ck = tmp_path / "ck"
-    args = ["fit", path, "--lam", "1e-5", "--tol", "1e-12", "--seed", "11",
+    args = ["fit", path, "--loss", "hinge", "--lam", "1e-5", "--tol", "1e-12", "--seed", "11",
             "--max-epochs", "120", "--json", "--quiet", "--checkpoint", ck,
             "--checkpoint-every", "5"]
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), NUMBA_CACHE_DIR=NUMBA_CACHE)

@@ -223,7 +223,7 @@ def test_predict_proba_needs_a_logistic_model(tmp_path, capsys):
     out_file = tmp_path / "p.txt"
     code, out, err = run_main(capsys, "predict", model, path, out_file, "--proba")
     assert code == 1 and "--proba needs a model fit with --loss logistic" in err
-    assert "loss='hinge'" in err and not out_file.exists()
+    assert "loss='squared_hinge'" in err and not out_file.exists()
 
 
 # ----------------------------------------------------------------- dense

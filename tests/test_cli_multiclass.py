@@ -126,7 +126,7 @@ def test_multiclass_trace_plot_and_text_report(files, tmp_path, capsys):
 def test_bias_and_class_weight_binary_equal_solve(files, tmp_path, capsys):
     model = tmp_path / "b.npz"
     code, out, err = run_main(capsys, "fit", files / "bin.svm", "--lam", "1e-3",
-                              "--bias", "1.5", "--class-weight", "7:4,3:0.5", "--normalize",
+                              "--loss", "hinge", "--bias", "1.5", "--class-weight", "7:4,3:0.5", "--normalize",
                               "--seed", "2", "--tol", "1e-9", "--model", model, "--json")
     assert code == 0, err
     assert "3 -> -1, 7 -> +1" in err and "class weights: 3 -> 0.5, 7 -> 4" in err
@@ -143,7 +143,8 @@ def test_bias_and_class_weight_binary_equal_solve(files, tmp_path, capsys):
     assert m.intercept[0] == 1.5 * ref.coef[-1] and m.intercept[0] != 0.0
     np.testing.assert_array_equal(m.classes, [3.0, 7.0])
     # the same optimum as the estimator with the same weights (different seed stream)
-    est = primaldual.LinearClassifier(alpha=1e-3, intercept_scaling=1.5, tol=1e-9,
+    est = primaldual.LinearClassifier(loss="hinge", alpha=1e-3, intercept_scaling=1.5,
+                                      tol=1e-9,
                                       class_weight={7.0: 4.0, 3.0: 0.5},
                                       random_state=0).fit(X, y_raw)
     np.testing.assert_allclose(m.coef[0], est.coef_[0], atol=1e-4)
@@ -153,14 +154,15 @@ def test_bias_and_class_weight_binary_equal_solve(files, tmp_path, capsys):
 # --------------------------------------------------------------------- cv
 def test_cv_equals_linear_classifier_cv(files, capsys):
     code, out, err = run_main(capsys, "cv", files / "train.svm", "--folds", "3",
-                              "--n-lams", "4", "--lam-ratio", "1e-3", "--bias", "1",
+                              "--loss", "hinge", "--n-lams", "4", "--lam-ratio", "1e-3", "--bias", "1",
                               "--normalize", "--seed", "4", "--tol", "1e-8", "--json")
     assert code == 0, err
     assert "lam grid: 4 values" in err and "fold 3/3" in err
     r = last_json(out)
     X, y = _load(files / "train.svm")
     X = normalize(X)
-    ref = LinearClassifierCV(n_alphas=4, eps=1e-3, tol=1e-8, intercept_scaling=1.0,
+    ref = LinearClassifierCV(loss="hinge", n_alphas=4, eps=1e-3, tol=1e-8,
+                             intercept_scaling=1.0,
                              cv=StratifiedKFold(3, shuffle=True, random_state=4),
                              random_state=4)
     with warnings.catch_warnings():

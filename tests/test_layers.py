@@ -64,6 +64,7 @@ LAYERS = {
     "primaldual.datasets.*": 1,
     "primaldual._util.*": 1,
     "primaldual._extras": 1,
+    "primaldual.liblinear_format": 1,
     "primaldual.blocks.*": 1,
     "primaldual.distributed.*": 2,
     "primaldual.solvers.*": 3,

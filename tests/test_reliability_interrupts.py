@@ -213,3 +213,100 @@ def test_one_ctrl_c_stops_every_one_vs_rest_problem(default_sigint):
     for trace in clf.trace_:
         last = trace[-1]
         assert 0 <= last["gap"] and np.isfinite(last["primal"])
+
+
+# ------------------------------------------------ imports and the last write
+#: a child that interrupts itself at a chosen import: a meta-path hook sends
+#: SIGINT (or raises KeyboardInterrupt) when the module named in argv[1] is about
+#: to be imported the first time -- a moment chosen by name, not by a clock
+INTERRUPT_AT_IMPORT = textwrap.dedent("""
+    import os, signal, sys
+    target, how = sys.argv[1], sys.argv[2]
+
+    class Hook:
+        fired = False
+        def find_spec(self, name, path=None, target_=None):
+            if name == target and not Hook.fired:
+                Hook.fired = True
+                if how == "raise":
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), signal.SIGINT)
+            return None
+
+    sys.meta_path.insert(0, Hook())
+""")
+
+SOLVE_TWICE = INTERRUPT_AT_IMPORT + textwrap.dedent("""
+    import numpy as np
+    import primaldual
+    X = np.random.default_rng(0).normal(size=(50, 4)); y = np.sign(X[:, 0] + 0.1)
+    try:
+        primaldual.solve(X, y, lam=0.1, solver="sdca")
+        print("FIRST OK")
+    except KeyboardInterrupt:
+        print("FIRST INTERRUPTED")
+    assert Hook.fired
+    res = primaldual.solve(X, y, lam=0.1, solver="sdca", tol=1e-8)
+    print("SECOND", res.converged)
+""")
+
+
+def _child(code, *args, cwd=None):
+    env = dict(os.environ, PYTHONPATH=str(REPO / "src"), NUMBA_CACHE_DIR=NUMBA_CACHE)
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=600,
+                          cwd=cwd or str(REPO), preexec_fn=sigint_default_in_child)
+
+
+@pytest.mark.parametrize("how", ["raise", "signal"])
+@pytest.mark.parametrize("module", ["numba.core.types.misc", "numba.core.typing",
+                                    "primaldual.kernels.objective"])
+def test_a_ctrl_c_while_numba_loads_leaves_the_process_able_to_fit(module, how):
+    """The first solve() of a process is interrupted inside its imports (Numba's
+    first load): a raised KeyboardInterrupt takes the half-imported modules out
+    of sys.modules, a SIGINT is held until the import is complete; either way
+    the next solve() fits."""
+    r = _child(SOLVE_TWICE, module, how)
+    assert r.returncode == 0, r.stderr
+    assert "FIRST INTERRUPTED" in r.stdout and "SECOND True" in r.stdout, r.stdout
+    assert "partially initialized" not in r.stderr
+
+
+CLI_RUN = INTERRUPT_AT_IMPORT + textwrap.dedent("""
+    import runpy
+    sys.argv = ["primaldual", *sys.argv[3:]]
+    runpy.run_module("primaldual", run_name="__main__", alter_sys=True)
+""")
+
+
+@pytest.mark.parametrize("module", ["numpy", "primaldual.cli.core", "primaldual.solvers",
+                                    "numba.core.types.misc"])
+def test_a_ctrl_c_during_the_cli_imports_exits_130_without_traceback(module, tmp_path):
+    path = tmp_path / "d.svm"
+    _data(path)
+    args = ["fit", path, "--solver", "sdca", "--max-epochs", "2", "--quiet"]
+    r = _child(CLI_RUN, module, "signal", *args)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert "interrupted" in r.stderr and "Traceback" not in r.stderr
+
+
+LATE = textwrap.dedent("""
+    import os, signal, sys
+    from primaldual import cli
+    sys.argv = ["primaldual", *sys.argv[1:]]
+    code = cli.main()
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGINT)      # after the last write
+    import time
+    time.sleep(30)                           # never reached: the signal ends it
+    sys.exit(code)
+""")
+
+
+def test_a_ctrl_c_after_the_last_write_exits_130(tmp_path):
+    path = tmp_path / "d.svm"
+    _data(path)
+    out = tmp_path / "m.model"
+    r = _child(LATE, "train", "-q", path, out)
+    assert r.returncode == 130, (r.returncode, r.stderr)
+    assert out.exists() and "Traceback" not in r.stderr

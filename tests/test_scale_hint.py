@@ -37,7 +37,11 @@ def test_cli_fit_hint_names_the_spread(tmp_path, capsys):
     _write(path, X, y)
     cli.main(["fit", str(path), "--solver", "sdca", "--max-epochs", "2"])
     err = capsys.readouterr().err
-    assert "scales differ" in err and "--normalize" in err and "svm-scale" in err
+    # the remedy is --scale (per column, as svm-scale), never row normalization,
+    # and the features are numbered as in the file (1-based)
+    assert "scales differ" in err and "--scale" in err and "svm-scale" in err
+    assert "--normalize" not in err
+    assert "feature 2 reaches" in err and "feature 3 only" in err
     # with --normalize the rows are scaled as asked: no spread hint
     cli.main(["fit", str(path), "--solver", "sdca", "--max-epochs", "2", "--normalize"])
     assert "scales differ" not in capsys.readouterr().err

@@ -172,3 +172,53 @@ def test_a_default_logistic_fit_compiles_newtons_kernels_only(tmp_path):
     assert sorted(got["compiled"]) == ["primaldual.kernels.newton.fun_grad",
                                        "primaldual.kernels.newton.primal_dual_point",
                                        "primaldual.kernels.objective.row_sqnorms"]
+
+
+#: what the commands on a small file may not load: the scikit-learn package
+#: (its compiled svmlight parser is loaded on its own), SciPy, Numba (a small fit
+#: runs direct-newton in numpy), Dask, matplotlib, the solvers and kernels
+COMMAND_HEAVY = ("sklearn", "scipy", "numba", "dask", "distributed", "matplotlib",
+                 "pandas", "primaldual.kernels", "primaldual.solvers",
+                 "primaldual.losses.loss", "primaldual.losses.dispatch",
+                 "primaldual.losses._scalar", "primaldual.estimators")
+
+
+@pytest.mark.parametrize("argv", [
+    ["fit", "{data}", "--model", "{tmp}/m.npz"],
+    ["fit", "{data}", "--test", "{data}", "--loss", "logistic", "--scale", "--json"],
+    ["train", "{data}", "{tmp}/m.model"],
+    ["train", "-s", "0", "-v", "3", "{data}"],
+    ["train", "-C", "{data}"],
+    ["predict", "{tmp}/m.model", "{data}", "{tmp}/o.txt"],
+    ["predict", "-b", "1", "{data}", "{tmp}/m0.model", "{tmp}/o.txt"],
+    ["predict", "{tmp}/m.npz", "{data}"],
+    ["info", "{data}"],
+])
+def test_small_commands_load_no_heavy_module(argv, tmp_path):
+    """fit, train, predict (both orders) and info on a small dense file run on
+    numpy alone: the structure behind an instant command line (the times are
+    in benchmarks/results/startup.md)."""
+    data = tmp_path / "d.svm"
+    rng = __import__("random").Random(0)
+    data.write_text("".join(f"{rng.choice([-1, 1])} " + " ".join(
+        f"{j}:{rng.uniform(-1, 1):.4f}" for j in range(1, 6)) + "\n" for _ in range(80)))
+    from primaldual import cli
+    assert cli.main(["fit", str(data), "--model", str(tmp_path / "m.npz"), "--quiet"]) == 0
+    assert cli.main(["train", "-q", str(data), str(tmp_path / "m.model")]) == 0
+    assert cli.main(["train", "-q", "-s", "0", str(data), str(tmp_path / "m0.model")]) == 0
+    args = [a.format(data=data, tmp=tmp_path) for a in argv]
+    code = ("import contextlib, io, sys\nfrom primaldual import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert cli.main({args!r}) == 0\n"
+            "mods = [m for m in sys.modules if m not in ('sklearn._cyutility', "
+            "'sklearn.datasets._svmlight_format_fast')]\n"
+            f"heavy = {COMMAND_HEAVY!r}\n"
+            "bad = sorted(m for m in mods if any(m == h or m.startswith(h + '.') "
+            "for h in heavy))\n"
+            "print('BAD', bad)\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "BAD []"

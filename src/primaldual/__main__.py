@@ -1,6 +1,10 @@
-"""``python -m primaldual`` runs the command line."""
+"""``python -m primaldual`` runs the command line (a Ctrl-C while it loads exits 130)."""
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except KeyboardInterrupt:
+    sys.stderr.write("primaldual: interrupted\n")
+    sys.exit(130)
 
 sys.exit(main())

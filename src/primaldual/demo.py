@@ -1,48 +1,23 @@
 """``primaldual demo`` (``make demo``): the main job on the data the project ships or generates.
 
-It needs no data folder:
+It needs no data folder: the rcv1-shaped synthetic set (generated), scikit-learn's
+bundled breast-cancer set, and up to six real LIBSVM sets that
+:mod:`primaldual.datasets` finds locally (a9a, reuters, covtype and mushrooms when
+found, then the smallest; the first 5,000 rows and 2,500 test rows of the big ones;
+``--max-datasets``; ``--quick`` keeps the synthetic set, breast-cancer and the two
+smallest local sets, with fewer rows).
 
-- the rcv1-shaped synthetic set, generated on the fly
-  (:func:`primaldual.datasets.make_synthetic`);
-- scikit-learn's bundled breast-cancer set (part of the installed package,
-  never downloaded);
-- up to six real LIBSVM sets that :mod:`primaldual.datasets` finds locally
-  (``$PRIMALDUAL_DATA``, ``../shared/data``, the cache), the first 5,000
-  rows (and 2,500 test rows) of the big ones.
-
-On each, for the hinge, the squared hinge (scikit-learn's ``LinearSVC``
-default) and the logistic loss at one ``lam``, it runs every registered
-solver that works without a Dask client and supports the loss against every
-installed peer (LIBLINEAR, scikit-learn, lightning, Snap ML), all measured with
-the same objective and certificate (:mod:`primaldual.bench`) and timed by one
-rule: a fresh fit for each budget of 1, 2, 3, 4, 6, 8, 12, ... epochs (LIBLINEAR:
-a tolerance ``-e`` of 1, 10^-0.5, 10^-1, ...), the time of a point being the
-wall time of the fit that produced it (the experiment's ``timing="refit"``).
-A tiny warm-up fit per solver compiles the kernels first, so compile time is
-in no timing.  It writes ``demo/``: ``report.md`` and the self-contained
-``report.html`` (first screen: :func:`glance_table`; then the data and how
-each set was scaled; then the plots, one panel per data set),
-``full_table.md``, ``summary.md``, traces (JSON lines) and ``meta.json``.
-
-The first screen has one row per data set and loss.  A model's *certified
-sub-optimality* is ``(P(w) - D) / |P(w)|``, where ``D`` is the highest dual
-value primaldual's certificate computed for that data set and loss (a lower
-bound on the optimum, :func:`primaldual.bench.harness.certified_subopt`); it
-bounds how far any model, ours or a peer's, is from the optimum.  The row
-gives the time of primaldual's fastest solver to a certified sub-optimality of
-:data:`TARGET` with the solver's name, the relative duality gap that
-solver's last fit proves on its own and that model's test error; and for each
-peer its time to the same target, the ratio to primaldual's, and the certified
-sub-optimality of the peer's last model.
-
-A run's fits stop growing once one of them takes 1 s of wall time (0.5 s
-with ``--quick``), so that the demo's length is bounded however many solvers
-are registered.
-
-The local LIBSVM sets taken are a9a, reuters, covtype and mushrooms when found,
-then the smallest files, six in all (``--max-datasets``);
-``--quick`` (used by CI) keeps the synthetic set, breast-cancer and the two
-smallest local sets, with fewer rows.
+On each, for the hinge, the squared hinge and the logistic loss at one ``lam``, it
+runs every registered solver that works without a Dask client against every
+installed peer, all measured with the same objective and certificate
+(:mod:`primaldual.bench`) and timed by one rule: a fresh fit for each budget of 1,
+2, 3, 4, 6, 8, 12, ... epochs (LIBLINEAR: a tolerance ``-e`` of 1, 10^-0.5, ...),
+after a warm-up fit that compiles the kernels; a run's fits stop growing once one
+takes 1 s (0.5 s with ``--quick``).  It writes ``demo/``: ``report.md`` and the
+self-contained ``report.html`` (first screen :func:`glance_table`: per data set and
+loss, the time of primaldual's fastest solver to a certified sub-optimality of
+:data:`TARGET`, and each peer's time to the same target and ratio), ``full_table.md``,
+``summary.md``, traces and ``meta.json`` (docs/benchmarks.md, "make demo").
 """
 from __future__ import annotations
 
@@ -390,15 +365,8 @@ def _plots(result, rows):
     return out
 
 
-def _report(result, skipped, left_out, elapsed, plots, quick):
-    """demo/report.md (and report.html): first screen, plots, full table."""
-    cfg = result.config
-    meta = result.meta
-    out = result.out_dir
-    rows, peers = glance(result)
-    head, body = glance_table(rows, peers)
-    cap = RUN_SECONDS_QUICK if quick else RUN_SECONDS
-    epochs = cfg.experiments[0].max_epochs
+def _report_texts(epochs, cap):
+    """The first screen's introduction, legend and timing rule."""
     t = _sci(TARGET)
     intro = (f"Binary classification with the hinge loss (linear SVM), the squared hinge "
              f"(scikit-learn's LinearSVC default) and the logistic loss, L2 penalty lam = "
@@ -426,6 +394,38 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
             "also stops once it has taken the time cap, where a peer's fit runs on); the "
             "certificate of a peer's model and every test error are computed outside the "
             "timing, and so is LIBLINEAR's conversion of the data to its own format.")
+    return intro, legend, rule
+
+
+def _left_out_lines(result, skipped, left_out):
+    """The report's "Left out:" paragraph (none when nothing was left out)."""
+    not_ok = sorted({(s["solver"], s["reason"]) for s in result.summaries
+                     if s["status"] != "ok" and "not installed" in s["reason"]})
+    costly = {}
+    for s in result.summaries:
+        if s["status"] == "skipped" and s["reason"] == UNAFFORDABLE:
+            costly.setdefault(s["solver"], []).append(s["dataset"])
+    if not (not_ok or left_out or skipped or costly):
+        return []
+    return ["Left out: " + "; ".join(
+        [f"{name} ({why})" for name, why in not_ok]
+        + [f"{name} on {', '.join(dict.fromkeys(sets))} ({UNAFFORDABLE})"
+           for name, sets in costly.items()]
+        + [f"solver {name} ({why})" for name, why in left_out]
+        + ([f"local data sets {', '.join(n for n, _ in skipped)} ({skipped[0][1]})"]
+           if skipped else [])) + ".", ""]
+
+
+def _report(result, skipped, left_out, elapsed, plots, quick):
+    """demo/report.md (and report.html): first screen, plots, full table."""
+    cfg = result.config
+    meta = result.meta
+    out = result.out_dir
+    rows, peers = glance(result)
+    head, body = glance_table(rows, peers)
+    t = _sci(TARGET)
+    intro, legend, rule = _report_texts(cfg.experiments[0].max_epochs,
+                                        RUN_SECONDS_QUICK if quick else RUN_SECONDS)
     versions = meta["versions"]
     lines = ["# primaldual demo", "", intro, "", _md_table(head, body), "", legend, "",
              rule, "",
@@ -445,20 +445,7 @@ def _report(result, skipped, left_out, elapsed, plots, quick):
              "labels flipped, which the training rows here cannot recover; every solver and "
              "peer reaches the same optimum and so the same test error there. It "
              "measures optimization speed, not accuracy.", ""]
-    not_ok = sorted({(s["solver"], s["reason"]) for s in result.summaries
-                     if s["status"] != "ok" and "not installed" in s["reason"]})
-    costly = {}
-    for s in result.summaries:
-        if s["status"] == "skipped" and s["reason"] == UNAFFORDABLE:
-            costly.setdefault(s["solver"], []).append(s["dataset"])
-    if not_ok or left_out or skipped or costly:
-        lines += ["Left out: " + "; ".join(
-            [f"{name} ({why})" for name, why in not_ok]
-            + [f"{name} on {', '.join(dict.fromkeys(sets))} ({UNAFFORDABLE})"
-               for name, sets in costly.items()]
-            + [f"solver {name} ({why})" for name, why in left_out]
-            + ([f"local data sets {', '.join(n for n, _ in skipped)} ({skipped[0][1]})"]
-               if skipped else [])) + ".", ""]
+    lines += _left_out_lines(result, skipped, left_out)
     lines += ["## Plots", "",
               "One panel per data set. primaldual's solvers are solid lines in cool "
               "colours (sdca, every solver that holds a row above, and the fastest "

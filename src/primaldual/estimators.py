@@ -80,6 +80,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ._util import encode_pm1, seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
+from .penalties import split_strength
 from .losses import LOSS_NAMES, make_loss
 from .solvers import solve, threaded_solvers
 from ._util.interrupts import sigint_as_flag
@@ -193,10 +194,17 @@ class _LinearBase(BaseEstimator):
 
     def _strength(self, total_weight):
         """The L2 strength of this fit: ``alpha``, or ``1 / W`` for ``alpha=None``
-        (LIBLINEAR's ``C = 1``); stored as ``lam_``."""
-        lam = 1.0 / total_weight if self.alpha is None else float(self.alpha)
+        (LIBLINEAR's ``C = 1``), split by ``penalty`` (:meth:`_penalty_terms`);
+        stored as ``lam_`` and ``l1_``."""
+        strength = 1.0 / total_weight if self.alpha is None else float(self.alpha)
+        lam, self.l1_ = self._penalty_terms(strength)
         self.lam_ = lam
         return lam
+
+    def _penalty_terms(self, strength):
+        """``(lam, l1)`` for ``penalty`` (:func:`~primaldual.penalties.split_strength`)."""
+        return split_strength(getattr(self, "penalty", "l2"), strength, self.l1,
+                              getattr(self, "l1_ratio", None))
 
     def _fit_problems(self, Xa, targets, weights, warm, seeds, lam):
         """Solve one problem per entry of ``targets`` (threads when several)."""
@@ -213,7 +221,7 @@ class _LinearBase(BaseEstimator):
                          solver=self.solver, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
                          random_state=seeds[k],
-                         sample_weight=weights, l1=float(self.l1),
+                         sample_weight=weights, l1=float(self.l1_),
                          loss_params=self.loss_params, **opts_k)
 
         k_total = len(targets)
@@ -304,6 +312,12 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         ``LinearSVC()``'s and LIBLINEAR's default ``C = 1``.
     l1 : float, default 0.0
         L1 strength (needs a solver that supports it).
+    penalty : {"l2", "l1", "elasticnet"}, default "l2"
+        As scikit-learn: "l1" fits ``lam = 0``, ``l1 = alpha`` (a sparse model,
+        docs/sparse-models.md); "elasticnet" ``lam = alpha (1 - l1_ratio)``,
+        ``l1 = alpha l1_ratio``; "l2" ``lam = alpha`` plus the ``l1`` above.
+    l1_ratio : float in [0, 1] or None
+        The L1 share for ``penalty="elasticnet"``.
     loss_params : dict, optional
         ``{"gamma": ...}`` for smooth_hinge.
     tol : float, default 1e-6
@@ -363,7 +377,9 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
     def __init__(self, loss="hinge", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
                  max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  class_weight=None, warm_start=False, random_state=None, solver="auto",
-                 solver_options=None, n_jobs=None, verbose=0):
+                 solver_options=None, n_jobs=None, verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1
@@ -521,6 +537,8 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     is ``Ridge(alpha=alpha * n)`` (the default ``alpha=None``, ``1/n``, is
     ``Ridge()``'s ``alpha = 1``); with the intercept it differs from Ridge,
     whose intercept is not penalized (see the module docstring).
+    ``penalty="l1"`` with ``loss="squared"`` is the Lasso (``Lasso(alpha=alpha)``
+    without intercept), ``penalty="elasticnet"`` scikit-learn's ElasticNet split.
 
     Attributes
     ----------
@@ -541,7 +559,9 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     def __init__(self, loss="squared", *, alpha=None, l1=0.0, loss_params=None, tol=1e-6,
                  max_iter=None, fit_intercept=True, intercept_scaling=1.0,
                  warm_start=False, random_state=None, solver="auto", solver_options=None,
-                 n_jobs=None, verbose=0):
+                 n_jobs=None, verbose=0, penalty="l2", l1_ratio=None):
+        self.penalty = penalty
+        self.l1_ratio = l1_ratio
         self.loss = loss
         self.alpha = alpha
         self.l1 = l1

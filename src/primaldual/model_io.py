@@ -1,47 +1,23 @@
-"""Model files: a fitted linear model as a pickle-free ``.npz`` (docs/conventions.md §6).
+"""Model files: a fitted linear model as a pickle-free ``.npz``, or LIBLINEAR's text.
 
-Format (``format_version = 1``); every entry is a plain numeric or string
-array, so the file loads with ``numpy.load(path, allow_pickle=False)``:
+An ``.npz`` model holds plain numeric and string arrays only (it loads with
+``numpy.load(path, allow_pickle=False)``): ``format_version`` (1; 2 when it
+holds a column scaling), ``kind``, ``coef`` (K, d), ``intercept`` (K,),
+``classes``, ``loss``, ``loss_params``, ``lam``, ``l1``, ``fit_intercept``,
+``intercept_scaling``, ``normalize_rows``, optionally ``feature_index_base``,
+the certificate ``primal``/``dual``/``gap`` and ``column_scale``/
+``column_offset`` (``fit --scale``).  docs/cli.md ("Model files") gives each
+entry's meaning.  LIBLINEAR's text model files (:mod:`primaldual.liblinear_format`)
+are read by the same functions, recognised by content.
 
-=====================  =========================================================
-key                    content
-=====================  =========================================================
-``format_version``     int, 1
-``kind``               ``"classifier"`` or ``"regressor"``
-``coef``               float64 (K, d): one row per problem (K = 1 for binary
-                       classification and regression, K = number of classes
-                       for one-vs-rest)
-``intercept``          float64 (K,): already multiplied by ``intercept_scaling``
-                       (decision = X @ coef.T + intercept)
-``classes``            float64: label values.  Binary: ``[negative, positive]``,
-                       the label mapping (score > 0 -> positive).  One-vs-rest:
-                       the K classes.  Regressor: empty.
-``loss``               loss name (str)
-``loss_params``        JSON object (str), e.g. ``{"gamma": 1.0}``
-``lam``, ``l1``        float: the L2 and L1 strengths the model was fit with
-``fit_intercept``      bool
-``intercept_scaling``  float
-``normalize_rows``     bool: rows were scaled to unit L2 norm before fitting
-                       (``primaldual fit --normalize``); prediction does the same
-``feature_index_base`` int, 0 or 1 (optional): the index base of the LIBSVM file
-                       the model was trained on (``primaldual fit`` records it);
-                       ``primaldual predict`` reads its data with this base.  A
-                       file without it (written from Python, or by an older
-                       primaldual) is read with the detection rule of
-                       :func:`primaldual.datasets.load_svmlight_files`
-                       (one-based unless some row uses index 0), and
-                       ``predict`` says so on stderr
-``primal``, ``dual``,  float: the certificate of the fit, when known
-``gap``
-=====================  =========================================================
-
-:func:`save_model` writes atomically (temporary file in the same directory,
-fsync, ``os.replace``).  :func:`read_model` validates a file and returns a
-:class:`LinearModel` (the view ``primaldual predict`` uses);
-:func:`load_model` returns a fitted ``LinearClassifier`` / ``LinearRegressor``
-from :mod:`primaldual.estimators`.  Files with object (pickle) payloads, a
-missing or unknown ``format_version``, missing keys or inconsistent shapes are
-refused with a ValueError that says what is wrong.
+:func:`save_model` writes atomically (never creating directories);
+:func:`read_model` validates a file and returns the :class:`LinearModel` view
+that ``primaldual predict`` uses; :func:`load_model` returns a fitted
+``LinearClassifier`` / ``LinearRegressor``.  Data with more features than the
+model are read as LIBLINEAR reads a test file: the extra features are ignored
+(:meth:`LinearModel.predict` and the loaded estimators).  Files with object
+(pickle) payloads, an unknown ``format_version``, missing keys or inconsistent
+shapes are refused with a :class:`ModelFileError` that says what is wrong.
 """
 from __future__ import annotations
 
@@ -54,16 +30,16 @@ from pathlib import Path
 
 import numpy as np
 
-from . import estimators
 from ._util import atomic_write
-from .validation import check_X
-from .losses import make_loss
-from .solvers import SolveResult
+from ._util.lazy import lazy_attr, lazy_module
+from . import liblinear_format
 
 __all__ = ["FORMAT_VERSION", "LinearModel", "save_model", "load_model", "read_model",
            "ModelFileError"]
 
 FORMAT_VERSION = 1
+#: the version written when the file holds a column scaling (readers of 1 lack it)
+SCALED_FORMAT_VERSION = 2
 
 _REQUIRED = ("format_version", "kind", "coef", "intercept", "classes", "loss",
              "loss_params", "lam", "l1", "fit_intercept", "intercept_scaling")
@@ -101,57 +77,87 @@ class LinearModel:
     primal: float | None = None
     dual: float | None = None
     gap: float | None = None
+    #: x_j -> x_j * column_scale_j + column_offset_j before the scores (fit --scale)
+    column_scale: np.ndarray | None = None
+    column_offset: np.ndarray | None = None
+    #: read from a LIBLINEAR text file: its ``-s`` number and label order
+    liblinear_solver_type: int | None = None
+    label_order: np.ndarray | None = None
 
     @property
     def n_features(self) -> int:
         return int(self.coef.shape[1])
 
+    def folded(self):
+        """``(coef, intercept)`` acting on the raw columns: the column scaling
+        folded in (``(x s + o) . w + b = x . (s w) + (o . w + b)``)."""
+        if self.column_scale is None:
+            return self.coef, self.intercept
+        return (self.coef * self.column_scale,
+                self.intercept + self.coef @ self.column_offset)
+
     def _prepare(self, X):
+        """``X`` validated, cut or padded to the model's features (features the
+        training data never had are ignored, as LIBLINEAR does), rows scaled
+        to unit norm for a ``normalize_rows`` model."""
         import scipy.sparse as sp
 
-        X = check_X(X)
-        if X.shape[1] != self.n_features:
-            raise ValueError(f"X has {X.shape[1]} features but the model was fit with "
-                             f"{self.n_features}; use data with the same feature indices")
+        X = to_width(lazy_attr("primaldual.validation", "check_X")(X), self.n_features)
         if self.normalize_rows:
-            from sklearn.preprocessing import normalize
-            X = normalize(X, norm="l2", copy=True)
+            norms = (np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+                     if sp.issparse(X) else np.linalg.norm(X, axis=1))
+            norms = np.where(norms > 0, norms, 1.0)      # zero rows stay zero
             if sp.issparse(X):
-                X = sp.csr_matrix(X)
+                X = sp.csr_matrix((X.data / np.repeat(norms, np.diff(X.indptr)),
+                                   X.indices, X.indptr), shape=X.shape)
+            else:
+                X = X / norms[:, None]
         return X
 
     def decision_function(self, X):
         """Scores: (n,) for binary classification and regression, (n, K) for one-vs-rest."""
         X = self._prepare(X)
-        scores = np.asarray(X @ self.coef.T, dtype=np.float64) + self.intercept
-        if scores.shape[1] == 1:
-            return scores[:, 0]
-        return scores
+        coef, intercept = self.folded()
+        return self.finish_scores(np.asarray(X @ coef.T, dtype=np.float64) + intercept)
 
-    def predict(self, X):
-        """Labels (original values) for a classifier, values for a regressor."""
-        scores = self.decision_function(X)
+    @staticmethod
+    def finish_scores(scores):
+        """(n,) for one column of scores, (n, K) otherwise."""
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def labels_of(self, scores):
+        """Predictions from :meth:`decision_function`'s scores."""
         if self.kind == "regressor":
             return scores
         if scores.ndim == 1:
             return np.where(scores > 0, self.classes[1], self.classes[0])
         return self.classes[np.argmax(scores, axis=1)]
 
+    def predict(self, X):
+        """Labels (original values) for a classifier, values for a regressor."""
+        return self.labels_of(self.decision_function(X))
+
+
+def to_width(X, d):
+    """``X`` (dense or CSR) with exactly ``d`` columns: columns beyond ``d`` (features
+    the training data never had) are dropped, missing ones are zero."""
+    import scipy.sparse as sp
+
+    if X.shape[1] > d:
+        return sp.csr_matrix(X[:, :d]) if sp.issparse(X) else X[:, :d]
+    if X.shape[1] < d:
+        if sp.issparse(X):
+            return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        return np.hstack([X, np.zeros((X.shape[0], d - X.shape[1]), dtype=X.dtype)])
+    return X
+
 
 # ------------------------------------------------------------------ writing
-def _model_from_object(obj, *, classes=None, loss_params=None, normalize_rows=False,
-                       feature_index_base=None):
-    """Build a LinearModel from a SolveResult, a fitted estimator or a LinearModel."""
-    m = _model_from(obj, classes=classes, loss_params=loss_params,
-                    normalize_rows=normalize_rows)
-    if feature_index_base is not None:
-        m = dataclasses.replace(m, feature_index_base=feature_index_base)
-    return m
-
-
 def _model_from(obj, *, classes, loss_params, normalize_rows):
     if isinstance(obj, LinearModel):
         return obj
+    SolveResult = lazy_attr("primaldual.solvers", "SolveResult")
+    make_loss = lazy_attr("primaldual.losses", "make_loss")
     if isinstance(obj, SolveResult):
         if not obj.loss:
             raise ValueError("the SolveResult does not name its loss; cannot tell a "
@@ -202,7 +208,7 @@ def _model_from(obj, *, classes, loss_params, normalize_rows):
             for k, v in cert.items()}
     return LinearModel(kind=kind, coef=coef, intercept=intercept, classes=cls,
                        loss=loss.name, loss_params=loss.params, lam=_strength(obj),
-                       l1=float(getattr(obj, "l1", 0.0) or 0.0),
+                       l1=float(getattr(obj, "l1_", getattr(obj, "l1", 0.0)) or 0.0),
                        fit_intercept=bool(getattr(obj, "fit_intercept", False)),
                        intercept_scaling=float(getattr(obj, "intercept_scaling", 1.0)),
                        normalize_rows=bool(normalize_rows), **cert)
@@ -217,7 +223,7 @@ def _numeric_classes(classes):
     return arr.astype(np.float64).ravel()
 
 
-def _check_model(m: LinearModel, where):
+def _check_model(m: LinearModel, where, validate_loss=True):
     def bad(msg):
         raise ModelFileError(f"{where}: {msg}")
 
@@ -241,12 +247,19 @@ def _check_model(m: LinearModel, where):
             bad(f"classes must be distinct, got {m.classes.tolist()}")
     elif K != 1:
         bad(f"a regressor has one coefficient row, got {K}")
-    try:
-        loss = make_loss(m.loss, m.loss_params or None)
-    except ValueError as e:
-        bad(f"invalid loss: {e}")
-    if loss.classification != (m.kind == "classifier"):
-        bad(f"loss={m.loss!r} does not fit kind={m.kind!r}")
+    if validate_loss and m.liblinear_solver_type is None:
+        try:
+            loss = lazy_attr("primaldual.losses", "make_loss")(m.loss, m.loss_params or None)
+        except ValueError as e:
+            bad(f"invalid loss: {e}")
+        if loss.classification != (m.kind == "classifier"):
+            bad(f"loss={m.loss!r} does not fit kind={m.kind!r}")
+    if (m.column_scale is None) != (m.column_offset is None):
+        bad("column_scale and column_offset go together")
+    for name in ("column_scale", "column_offset"):
+        v = getattr(m, name)
+        if v is not None and (v.shape != (m.n_features,) or not np.isfinite(v).all()):
+            bad(f"{name} must hold {m.n_features} finite numbers, got shape {v.shape}")
     for name in ("lam", "l1", "intercept_scaling"):
         val = getattr(m, name)
         if not math.isfinite(val) or val < 0:
@@ -256,7 +269,7 @@ def _check_model(m: LinearModel, where):
 
 
 def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=False,
-               feature_index_base=None):
+               feature_index_base=None, validate_loss=True):
     """Write a fitted model to ``path`` (``.npz``), atomically and without pickle.
 
     Parameters
@@ -276,21 +289,24 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
     feature_index_base : {0, 1} or None
         The index base of the LIBSVM file the model was trained on, for
         ``primaldual predict`` (None: not recorded).
+    validate_loss : bool
+        Check the loss name against the loss registry (the command line has
+        checked it already and skips the registry's import).
 
-    Returns
-    -------
-    pathlib.Path
-        The file written.
+    Returns the :class:`pathlib.Path` written.
     """
-    m = _model_from_object(obj, classes=classes, loss_params=loss_params,
-                           normalize_rows=normalize_rows,
-                           feature_index_base=feature_index_base)
+    m = _model_from(obj, classes=classes, loss_params=loss_params,
+                    normalize_rows=normalize_rows)
+    if feature_index_base is not None:
+        m = dataclasses.replace(m, feature_index_base=feature_index_base)
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
-    _check_model(m, f"cannot save model to {path}")
+    _check_model(m, f"cannot save model to {path}", validate_loss)
+    scaled = m.column_scale is not None
     payload = {
-        "format_version": np.array(FORMAT_VERSION, dtype=np.int64),
+        "format_version": np.array(SCALED_FORMAT_VERSION if scaled else FORMAT_VERSION,
+                                   dtype=np.int64),
         "kind": np.array(m.kind),
         "coef": np.ascontiguousarray(m.coef, dtype=np.float64),
         "intercept": np.ascontiguousarray(m.intercept, dtype=np.float64),
@@ -309,7 +325,10 @@ def save_model(obj, path, *, classes=None, loss_params=None, normalize_rows=Fals
         v = getattr(m, k)
         if v is not None:
             payload[k] = np.array(float(v))
-    with atomic_write(path) as fh:
+    if scaled:
+        payload["column_scale"] = np.ascontiguousarray(m.column_scale, dtype=np.float64)
+        payload["column_offset"] = np.ascontiguousarray(m.column_offset, dtype=np.float64)
+    with atomic_write(path, make_dirs=False) as fh:
         np.savez(fh, **payload)
     return path
 
@@ -351,11 +370,15 @@ def _index_base(z, where):
     return int(arr)
 
 
-def read_model(path) -> LinearModel:
+def read_model(path, *, validate_loss=True) -> LinearModel:
     """Read and validate a model file; return the :class:`LinearModel` view.
 
-    The file is opened with ``allow_pickle=False``: an entry holding Python
-    objects is refused before anything is unpickled.
+    An ``.npz`` file is opened with ``allow_pickle=False``: an entry holding
+    Python objects is refused before anything is unpickled.  A LIBLINEAR text
+    model file (it starts with ``solver_type``) is read by
+    :mod:`primaldual.liblinear_format`.  ``validate_loss=False`` skips the
+    check of the loss name against the loss registry (the scores need only
+    the coefficients; the command line's ``predict`` skips it to stay fast).
 
     Raises
     ------
@@ -370,7 +393,16 @@ def read_model(path) -> LinearModel:
     if not path.is_file():
         raise FileNotFoundError(f"model file not found: {path}")
     with open(path, "rb") as fh:
-        magic = fh.read(6)
+        magic = fh.read(12)
+    if magic == b"solver_type ":
+        ll = liblinear_format.read_liblinear(path)
+        try:
+            m = liblinear_format.to_linear_model(ll, LinearModel)
+        except ValueError as e:
+            raise ModelFileError(f"{where}: {e}") from None
+        _check_model(m, where, validate_loss=False)
+        return m
+    magic = magic[:6]
     if magic[:4] not in (b"PK\x03\x04", b"PK\x05\x06") and magic != b"\x93NUMPY":
         raise ModelFileError(f"{where} is not an .npz archive (it starts with "
                              f"{magic!r}); write it with primaldual.save_model or "
@@ -390,7 +422,7 @@ def read_model(path) -> LinearModel:
                              f"write it with primaldual.save_model")
     with z:
         try:
-            return _read_npz(z, where)
+            return _read_npz(z, where, validate_loss)
         except ValueError as e:
             if isinstance(e, ModelFileError):
                 raise
@@ -402,7 +434,7 @@ def read_model(path) -> LinearModel:
             raise ModelFileError(f"{where} is corrupt ({e}); write it again") from None
 
 
-def _read_npz(z, where) -> LinearModel:
+def _read_npz(z, where, validate_loss=True) -> LinearModel:
     files = set(z.files)
     # read every entry first: numpy refuses object (pickle) arrays here, before any
     # other check, and members that are not .npy arrays are named
@@ -418,10 +450,11 @@ def _read_npz(z, where) -> LinearModel:
     if fv.shape != () or not np.issubdtype(fv.dtype, np.integer):
         raise ModelFileError(f"{where}: 'format_version' must be an integer scalar, got "
                              f"{fv!r}")
-    if int(fv) != FORMAT_VERSION:
+    if int(fv) not in (FORMAT_VERSION, SCALED_FORMAT_VERSION):
         raise ModelFileError(f"{where} has format_version {int(fv)}, but this primaldual "
-                             f"reads format_version {FORMAT_VERSION}; re-save the model "
-                             f"with this version")
+                             f"reads format_version {FORMAT_VERSION} and "
+                             f"{SCALED_FORMAT_VERSION}; re-save the model with this "
+                             f"version")
     missing = [k for k in _REQUIRED if k not in files]
     if missing:
         raise ModelFileError(f"{where} is missing key(s) {missing}; re-save the model "
@@ -450,8 +483,12 @@ def _read_npz(z, where) -> LinearModel:
                         if "normalize_rows" in files else False),
         feature_index_base=(_index_base(z, where) if "feature_index_base" in files
                             else None),
+        column_scale=(_float_array(z, "column_scale", 1, where)
+                      if "column_scale" in files else None),
+        column_offset=(_float_array(z, "column_offset", 1, where)
+                       if "column_offset" in files else None),
         **cert)
-    _check_model(m, where)
+    _check_model(m, where, validate_loss)
     return m
 
 
@@ -475,8 +512,9 @@ def to_estimator(m: LinearModel):
     """The fitted estimator (or Normalizer pipeline) equivalent to ``m``."""
     import inspect
 
-
-    cls = estimators.LinearClassifier if m.kind == "classifier" else estimators.LinearRegressor
+    cls = __getattr__("LoadedLinearClassifier" if m.kind == "classifier"
+                      else "LoadedLinearRegressor")
+    coef, intercept = m.folded()
     wanted = {"loss": m.loss, "alpha": m.lam, "l1": m.l1,
               "loss_params": dict(m.loss_params) or None,
               "fit_intercept": m.fit_intercept, "intercept_scaling": m.intercept_scaling}
@@ -487,12 +525,12 @@ def to_estimator(m: LinearModel):
             setattr(est, k, v)
     est.lam_ = float(m.lam)
     if m.kind == "classifier":
-        est.coef_ = m.coef.copy()
-        est.intercept_ = m.intercept.copy()
+        est.coef_ = coef.copy()
+        est.intercept_ = np.array(intercept, dtype=np.float64)
         est.classes_ = m.classes.copy()
     else:
-        est.coef_ = m.coef[0].copy()
-        est.intercept_ = float(m.intercept[0])
+        est.coef_ = coef[0].copy()
+        est.intercept_ = float(intercept[0])
     est.n_features_in_ = m.n_features
     if m.gap is not None:      # the estimators' shape: (1,) for a classifier, float else
         est.gap_ = np.array([m.gap]) if m.kind == "classifier" else float(m.gap)
@@ -513,3 +551,40 @@ def _strength(est) -> float:
             raise ValueError(f"{type(est).__name__} has alpha=None and no lam_; fit it first")
         lam = est.alpha
     return float(lam)
+
+
+def _loaded_class(name):
+    """``LoadedLinearClassifier`` / ``LoadedLinearRegressor``: the estimator of a
+    model file, reading data as LIBLINEAR does (features beyond the model's are
+    ignored; a file that never uses the last features is padded with zeros)."""
+    estimators = lazy_module("primaldual.estimators")
+    base = getattr(estimators, name[len("Loaded"):])
+
+    def _window(self, X):
+        if hasattr(X, "shape") and len(X.shape) == 2 and X.shape[1] != self.n_features_in_:
+            X = to_width(lazy_attr("primaldual.validation", "check_X")(X),
+                         self.n_features_in_)
+        return X
+
+    methods = {"__module__": __name__, "__doc__": _loaded_class.__doc__,
+               "_window": _window}
+    for meth in ("decision_function", "predict", "predict_proba", "score"):
+        if hasattr(base, meth):
+            methods[meth] = _windowed(getattr(base, meth))
+    cls = type(name, (base,), methods)
+    cls.__qualname__ = name
+    return cls
+
+
+def _windowed(method):
+    def call(self, X, *args, **kwargs):
+        return method(self, self._window(X), *args, **kwargs)
+    call.__name__, call.__doc__ = method.__name__, method.__doc__
+    return call
+
+
+def __getattr__(name):
+    if name in ("LoadedLinearClassifier", "LoadedLinearRegressor"):
+        globals()[name] = _loaded_class(name)        # built once, then a module name
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

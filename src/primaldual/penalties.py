@@ -107,6 +107,25 @@ def make_penalty(lam, l1=0.0, *, allow_pure_l1=False) -> ElasticNet:
         if not allow_pure_l1:
             raise ValueError(
                 "lam must be > 0 for this solver, got lam=0 with l1>0 (pure L1). "
-                "Pure L1 is supported only by solver='spdc' (with perturbation) "
-                "and solver='dso'; otherwise set lam > 0")
+                "Pure L1 is supported by solver='auto', 'l1cd', 'spdc' (with "
+                "perturbation) and 'dso'; otherwise set lam > 0")
     return ElasticNet(lam=lam, l1=l1)
+
+
+def split_strength(penalty, strength, l1=0.0, l1_ratio=None):
+    """``(lam, l1)`` of scikit-learn's ``penalty`` with total strength ``strength``:
+    "l2" ``(strength, l1)``, "l1" ``(0, strength)``, "elasticnet"
+    ``(strength (1 - l1_ratio), strength l1_ratio)`` (docs/sparse-models.md)."""
+    if penalty not in ("l2", "l1", "elasticnet"):
+        raise ValueError(f"penalty must be 'l2', 'l1' or 'elasticnet', got {penalty!r}")
+    if penalty == "l2":
+        return strength, float(l1)
+    if float(l1) != 0.0:
+        raise ValueError(f"penalty={penalty!r} takes its L1 strength from alpha (or C); "
+                         f"leave l1=0, got l1={l1!r}")
+    if penalty == "l1":
+        return 0.0, strength
+    r = l1_ratio
+    if r is None or isinstance(r, bool) or not 0.0 <= float(r) <= 1.0:
+        raise ValueError(f"penalty='elasticnet' needs l1_ratio in [0, 1], got {r!r}")
+    return strength * (1.0 - float(r)), strength * float(r)

@@ -185,10 +185,19 @@ class Problem:
         """The dual point alpha_i = -phi'(x_i . w) used by primal methods (docs/conventions.md §1)."""
         return -self.loss.derivative(self.rows.matvec(self._w(w)), self.y)
 
+    def l1_feasible(self, alpha):
+        """Pure L1 (``lam = 0``): ``alpha / max(1, ||v(alpha)||_inf / l1)``, inside
+        the domain of ``g*`` (the indicator of ``||v||_inf <= l1``; Fercoq, Gramfort
+        & Salmon 2015).  The scaled point stays in every loss's dual domain."""
+        alpha = self._alpha(alpha)
+        vmax = float(np.abs(self.dual_image(alpha)).max(initial=0.0))
+        return alpha * (self.l1 / vmax) if vmax > self.l1 else alpha
+
     # ------------------------------------------------------- certificate
     def primal_certificate(self, w) -> Certificate:
         """``certificate(w, dual_from_primal(w))``, the check of the primal methods,
-        with one product ``X @ w`` instead of two.
+        with one product ``X @ w`` instead of two; with ``lam = 0`` the dual point
+        is scaled into the domain of ``g*`` (:meth:`l1_feasible`).
 
         On CSR rows ``dual_from_primal``'s product and the certificate pass's dot
         products add the same terms in the same order, so the pass reuses the
@@ -198,6 +207,8 @@ class Problem:
         w = np.ascontiguousarray(self._w(w), dtype=np.float64)
         margins = self.rows.matvec(w)
         alpha = -self.loss.derivative(margins, self.y)
+        if self.lam == 0.0:
+            alpha = self.l1_feasible(alpha)
         if not self.rows.is_sparse:
             return self.certificate(w, alpha)
         return self.certificate(w, alpha, margins=margins)

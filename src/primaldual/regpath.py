@@ -56,7 +56,7 @@ from .estimators import (LinearClassifier, LinearRegressor, _check_number,
 from .problem import Problem
 from .solvers import solve
 
-__all__ = ["lam_max", "lam_grid", "path", "PathResult", "LinearClassifierCV",
+__all__ = ["lam_max", "lam_grid", "path", "l1_path", "PathResult", "LinearClassifierCV",
            "LinearRegressorCV"]
 
 
@@ -136,6 +136,8 @@ class PathResult:
     time: np.ndarray
     warm_start: bool
     results: list = field(default_factory=list, repr=False)
+    #: the ``l1`` of each point for :func:`l1_path` (``lams`` is then the fixed L2 strength)
+    l1s: np.ndarray | None = None
 
     @property
     def total_epochs(self) -> float:
@@ -197,6 +199,68 @@ def path(X, y, lams=None, n_lams=20, eps=1e-3, *, loss="hinge", l1=0.0, loss_par
         res.state = None
         results.append(res)
         prev = res
+    return _path_result(results, lams, fit_intercept, intercept_scaling, warm_start)
+
+
+def l1_path(X, y, l1s=None, n_l1s=100, eps=1e-3, *, loss="logistic", lam=0.0,
+            loss_params=None, sample_weight=None, fit_intercept=False,
+            intercept_scaling=1.0, solver="l1cd", tol=1e-6, max_epochs=1000,
+            warm_start=True, **solver_options):
+    """Solve the sparse problem of docs/sparse-models.md for a decreasing sequence of ``l1``.
+
+    Each point starts from the previous point's ``coef``: its first certificate
+    is the previous optimum's duality gap at the new ``l1``, with which the
+    solver's Gap Safe rule removes features before any work (sequential
+    screening, Ndiaye et al. 2017, Section 4), and again at every check
+    (dynamic screening); ``screening=False`` turns both off.
+
+    Parameters
+    ----------
+    l1s : array, optional
+        The values of ``l1``; default ``lam_max(penalty="l1") * eps**(k/(n_l1s-1))``.
+    n_l1s : int, default 100
+    eps : float, default 1e-3
+    lam : float, default 0
+        The fixed L2 strength (0: pure L1).
+    loss, loss_params, sample_weight, fit_intercept, intercept_scaling, solver, tol,
+    max_epochs, **solver_options
+        As in :func:`path`.
+    warm_start : bool, default True
+
+    Returns
+    -------
+    PathResult with ``l1s`` set.
+    """
+    if "warm_start" in solver_options or "resume" in solver_options:
+        raise ValueError("l1_path() manages warm starts itself; pass warm_start=True/False")
+    if fit_intercept:
+        _check_number("intercept_scaling", intercept_scaling)
+        X = add_intercept_column(X if hasattr(X, "tocsr") else
+                                 np.asarray(X, dtype=np.float64), float(intercept_scaling))
+    if l1s is None:
+        l1s = lam_grid(lam_max(X, y, loss, penalty="l1", sample_weight=sample_weight,
+                               loss_params=loss_params), n_l1s, eps)
+    l1s = np.asarray(l1s, dtype=np.float64).ravel()
+    if l1s.size == 0 or not np.all(np.isfinite(l1s)) or np.any(l1s <= 0):
+        raise ValueError(f"l1s must be a non-empty array of finite values > 0, got {l1s!r}")
+    results, prev = [], None
+    for l1 in l1s:
+        opts = dict(solver_options)
+        if warm_start and prev is not None:
+            opts["warm_start"] = prev.coef
+        res = solve(X, y, loss=loss, lam=float(lam), l1=float(l1), solver=solver, tol=tol,
+                    max_epochs=max_epochs, sample_weight=sample_weight,
+                    loss_params=loss_params, **opts)
+        res.state = None
+        results.append(res)
+        prev = res
+    out = _path_result(results, np.full(l1s.size, float(lam)), fit_intercept,
+                       intercept_scaling, warm_start)
+    out.l1s = l1s
+    return out
+
+
+def _path_result(results, lams, fit_intercept, intercept_scaling, warm_start):
     coefs = np.vstack([r.coef for r in results])
     if fit_intercept:
         intercepts = float(intercept_scaling) * coefs[:, -1]
@@ -224,7 +288,9 @@ class _CVMixin:
 
     def _base_params(self):
         names = self._base._get_param_names()
-        return {k: getattr(self, k) for k in names if k not in ("alpha", "warm_start")}
+        # penalty / l1_ratio are not CV parameters: the CV searches the L2 strength
+        return {k: getattr(self, k) for k in names
+                if k not in ("alpha", "warm_start") and hasattr(self, k)}
 
     def _alpha_grid(self, X, y, sw):
         if self.alphas is not None:

@@ -1,8 +1,5 @@
-"""Small helpers with one home each, at the bottom of the layering.
-
-Nothing here imports any other part of :mod:`primaldual` (only the standard
-library and numpy), so every layer -- kernels, model, solvers, distributed,
-estimators, CLI and bench -- may use it.
+"""Small helpers with one home each, at the bottom of the layering: nothing
+here imports another part of :mod:`primaldual`, so every layer may use it.
 
 ============================  ============================================================
 :mod:`.atomic`                :func:`atomic_write`: temporary file in the same directory,
@@ -27,10 +24,8 @@ estimators, CLI and bench -- may use it.
                               way a primaldual module imports another one lazily
 ============================  ============================================================
 
-Importing this package loads no numpy: the names of :mod:`.seeding` and
-:mod:`.labels` (which need it) are loaded on first use, so that
-``primaldual._util.lazy`` stays cheap for ``import primaldual`` and the
-command line's ``--help``.
+Importing this package loads no numpy (:mod:`.seeding` and :mod:`.labels` load
+on first use), so ``import primaldual`` and ``--help`` stay cheap.
 """
 
 from .atomic import atomic_write

@@ -1,4 +1,12 @@
-"""Atomic file writes: a reader sees the old file or the complete new one, never a part.
+"""File writes that respect the destination: regular files are replaced atomically.
+
+A regular file (or a new name) is written atomically -- a reader sees the old
+file or the complete new one, never a part.  Anything else is written
+through, as ``open`` would: ``-`` is standard output, and a device
+(``/dev/null``, ``/dev/full``), a FIFO or a socket (``/dev/stdout``) is opened
+and written in place, never replaced by a file.  A directory is refused, and
+so is a missing parent directory when ``make_dirs=False``; every error names
+the destination, never the temporary file.
 
 :func:`atomic_write` opens a temporary file in the destination's directory (same
 file system, so the final rename is atomic), hands it to the caller, then flushes,
@@ -19,10 +27,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
+import stat
+import sys
 from pathlib import Path
 
-__all__ = ["atomic_write"]
+__all__ = ["WriteError", "atomic_write"]
 
 
 def _alive(pid):
@@ -59,14 +68,119 @@ def _fsync_dir(directory):
             os.close(fd)
 
 
+class WriteError(OSError):
+    """A write failed; the message names the destination (``errno`` is kept)."""
+
+
+def _is_write_error(err) -> bool:
+    """A raw system error of a write (ENOSPC, EIO, ...), not an exception of the
+    caller's own (a DownloadError, a checksum refusal) that passes through as is."""
+    return type(err) is OSError and err.errno is not None
+
+
+def _named(err, path):
+    if isinstance(err, WriteError):
+        return err
+    out = WriteError(f"cannot write {path}: {err.strerror or err}")
+    out.errno = err.errno
+    return out
+
+
+def _kind(path):
+    """"stdout", "through" (device, FIFO, socket), "dir", or "file" (regular or new)."""
+    if str(path) == "-":
+        return "stdout"
+    try:
+        mode = os.stat(path).st_mode           # follows symbolic links
+    except FileNotFoundError:
+        return "file"
+    except OSError:
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "through"
+
+
 @contextlib.contextmanager
-def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True):
+def _through(path, mode, encoding, newline):
+    """Write into ``path`` as it is (stdout, a device, a FIFO)."""
+    if str(path) == "-":
+        fh = sys.stdout.buffer if mode == "wb" else sys.stdout
+        try:
+            yield fh
+            fh.flush()
+        except OSError as e:
+            if not _is_write_error(e):
+                raise
+            raise _named(e, "standard output") from None
+        return
+    try:
+        fh = (open(path, "wb") if mode == "wb"
+              else open(path, "w", encoding=encoding or "utf-8", newline=newline))
+    except OSError as e:
+        raise _named(e, path) from None
+    try:
+        with fh:
+            yield fh
+            fh.flush()
+    except OSError as e:
+        if not _is_write_error(e):
+            raise
+        raise _named(e, path) from None
+
+
+def _destination(path, kind, make_dirs):
+    """The regular file to replace: a directory is refused, a symbolic link is
+    followed (the link stays), a missing parent is created or refused."""
+    if kind == "dir":
+        raise IsADirectoryError(f"cannot write {path}: it is a directory; give a file name")
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))     # write the target, keep the link
+    if not path.parent.is_dir():
+        if not make_dirs:
+            raise FileNotFoundError(f"cannot write {path}: the directory {path.parent} "
+                                    f"does not exist; create it first")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path)
+    return path
+
+
+def _open_temporary(path, mode, encoding, newline):
+    """``(tmp, file object)``: a new temporary file beside ``path`` with its
+    permission bits."""
+    try:
+        mode_bits = os.stat(path).st_mode & 0o7777
+    except OSError:
+        mode_bits = None
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                     0o666)
+    except OSError as e:
+        raise _named(e, path) from None
+    try:
+        if mode_bits is not None:
+            os.chmod(tmp, mode_bits)
+        if mode == "w":
+            return tmp, os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
+        return tmp, os.fdopen(fd, "wb")
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True,
+                 make_dirs=True):
     """Write ``path`` atomically through a temporary file in the same directory.
 
     Parameters
     ----------
     path : str or path-like
-        Destination; its parent directories are created if needed.
+        Destination: a file (replaced atomically), ``-`` (standard output), or
+        a device, FIFO or socket (written through).
     mode : {"wb", "w"}, default "wb"
         Binary or text writing.
     encoding, newline : str or None
@@ -74,6 +188,9 @@ def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True):
     durable : bool, default True
         fsync the file before the rename and the directory after it, so the new
         content survives a power loss once this block has exited.
+    make_dirs : bool, default True
+        Create missing parent directories; False refuses them with an error
+        naming the directory (the command line never creates directories).
 
     Yields
     ------
@@ -89,30 +206,13 @@ def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True):
         raise ValueError(f"mode must be 'wb' or 'w', got {mode!r}")
     if mode == "wb" and (encoding is not None or newline is not None):
         raise ValueError("encoding and newline are for text mode (mode='w')")
-    path = Path(path)
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))     # write the target, keep the link
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _remove_orphans(path)
-    try:
-        mode_bits = os.stat(path).st_mode & 0o7777
-    except OSError:
-        mode_bits = None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
-                 0o666)
-    try:
-        if mode_bits is not None:
-            os.chmod(tmp, mode_bits)
-        if mode == "w":
-            fh = os.fdopen(fd, "w", encoding=encoding or "utf-8", newline=newline)
-        else:
-            fh = os.fdopen(fd, "wb")
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    kind = _kind(path)
+    if kind in ("stdout", "through"):
+        with _through(path, mode, encoding, newline) as fh:
+            yield fh
+        return
+    path = _destination(Path(path), kind, make_dirs)
+    tmp, fh = _open_temporary(path, mode, encoding, newline)
     try:
         with fh:
             yield fh
@@ -120,6 +220,12 @@ def atomic_write(path, mode="wb", *, encoding=None, newline=None, durable=True):
             if durable:
                 os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if not _is_write_error(e):
+            raise
+        raise _named(e, path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

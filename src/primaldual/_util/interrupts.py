@@ -16,15 +16,26 @@ reports itself as passed once the flag is set.  The previous handler is put
 back when the fit ends.  A handler other than Python's default (one the
 caller installed, or ``SIG_IGN``) is left alone, and so is any thread other
 than the main one (only the main thread receives Python signal handlers).
+
+Imports are the other unsafe moment: a KeyboardInterrupt inside an import
+leaves the modules it had started half-initialized in ``sys.modules`` (Numba's
+first load then fails for the rest of the process: "partially initialized
+module 'numba.core.types'").  :func:`primaldual._util.lazy.lazy_module` holds a
+Ctrl-C back until the import has finished (:func:`sigint_held`) and raises it
+then; an import that fails anyway takes every module it added out of
+``sys.modules`` (:func:`forget_new_modules`), so the next attempt starts clean.
 """
 from __future__ import annotations
 
 import contextlib
+import importlib.machinery
 import math
 import signal
+import sys
 import threading
 
-__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag"]
+__all__ = ["InterruptFlag", "Deadline", "sigint_as_flag", "sigint_held",
+           "forget_new_modules"]
 
 
 class InterruptFlag:
@@ -103,6 +114,39 @@ def sigint_as_flag(flag: InterruptFlag | None = None):
           and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, flag.handler)
         installed = True
+    try:
+        yield flag
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def forget_new_modules(before):
+    """Take the Python modules added to ``sys.modules`` since ``before`` (a set
+    of names) out again, after an import that failed.  Compiled extension
+    modules stay: they cannot be loaded twice in a process, and they hold no
+    half-initialized Python module."""
+    for key in set(sys.modules) - before:
+        spec = getattr(sys.modules.get(key), "__spec__", None)
+        if isinstance(getattr(spec, "loader", None), importlib.machinery.ExtensionFileLoader):
+            continue
+        sys.modules.pop(key, None)
+
+
+@contextlib.contextmanager
+def sigint_held():
+    """While the block runs, SIGINT sets the yielded flag instead of raising
+    (main thread, default handler only; elsewhere nothing changes); the
+    caller raises KeyboardInterrupt after the block when the flag is set."""
+    flag = InterruptFlag()
+    installed = False
+    try:
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            signal.signal(signal.SIGINT, flag.handler)
+            installed = True
+    except (ValueError, OSError):
+        pass
     try:
         yield flag
     finally:

@@ -8,50 +8,16 @@ run with the same stopping rule (``max_epochs``, ``tol``, ``check_every``,
 optional ``time_limit``), timed the same way (``timing``, :data:`TIMINGS`)
 and drawn with the same plots.  A preset module
 (:mod:`primaldual.bench.presets`) builds a :class:`BenchConfig` in Python; a
-TOML file describes the same structure::
+TOML file describes the same structure (docs/benchmarks.md, "TOML
+configuration", gives the format and an example).
 
-    name = "small"
-    seeds = [0]
-    targets = [1e-2, 1e-4, 1e-6, 1e-8]          # optional (these are the defaults)
-
-    [reference]                                  # optional
-    tol = 1e-12
-    max_epochs = 2000
-    liblinear = true                             # also try LIBLINEAR, keep the lower primal
-
-    [[experiment]]
-    name = "hinge"
-    datasets = ["a9a", "synthetic:rcv1", { name = "covtype", n = 20000, scale = "maxabs+unit" }]
-    losses = ["hinge", { name = "smooth_hinge", gamma = 1.0 }]
-    lams = [1e-4, 1e-5]
-    solvers = ["sdca", { solver = "sdca", label = "SDCA-uniform", options = { sampling = "uniform" } },
-               { peer = "liblinear" }, { peer = "sklearn-sgd" }]
-    max_epochs = 50
-    tol = 1e-8
-    timing = "trace"                             # or "refit", as the peers are timed
-    plots = ["gap-epochs", "subopt-epochs", "subopt-time", "test_error-epochs"]
-
-Dataset names
--------------
-``"a9a"`` (any :data:`primaldual.datasets.REGISTRY` name), ``"synthetic:rcv1"``
-(a :data:`primaldual.datasets.SYNTHETIC_SHAPES` key, drawn by
-:func:`~primaldual.datasets.make_synthetic`), ``"planted:news20"`` (a
-:data:`primaldual.datasets.PLANTED_TEXT_SHAPES` key, drawn by
-:func:`~primaldual.datasets.make_planted_text`: the same background matrix with
-labels from a sparse model on mid-frequency features, learnable from a few
-thousand rows), ``"sklearn:breast_cancer"``
-(a data set bundled inside scikit-learn, never downloaded) or
-``"file:/path/to/data.svm"``.  The table form adds ``n`` (training rows),
-``n_test`` (test rows), ``subsample`` (``"head"``: the first ``n`` rows of
-the file, read without parsing the rest; ``"random"``: ``n`` rows drawn with
-``seed`` from the fully parsed set), ``test_fraction`` (held-out share when
-the set has no test split), ``scale`` (``"unit"``: rows scaled to unit L2
-norm, the default; ``"maxabs+unit"``: each feature divided by its largest
-absolute training value, then unit rows; ``"none"``), ``seed`` (data seed,
-independent of the run seeds) and ``label`` (the name shown in tables and
-plots).
-
-Everything unknown is an error naming the key.
+A data set is named ``"a9a"`` (a :data:`primaldual.datasets.REGISTRY` name),
+``"synthetic:rcv1"`` (:func:`~primaldual.datasets.make_synthetic`),
+``"planted:news20"`` (:func:`~primaldual.datasets.make_planted_text`),
+``"sklearn:breast_cancer"`` (bundled with scikit-learn) or ``"file:PATH"``; the
+table form adds ``n``, ``n_test``, ``subsample`` (``"head"`` or ``"random"``),
+``test_fraction``, ``scale`` (``"unit"``, ``"maxabs+unit"``, ``"none"``), ``seed``
+and ``label`` (:class:`DatasetSpec`).  Everything unknown is an error naming the key.
 """
 from __future__ import annotations
 

@@ -5,51 +5,19 @@ no bias term, no sample weights)::
 
     P(w) = (1/n) sum_i phi(x_i . w; y_i) + lam/2 ||w||^2
 
-after mapping ``lam`` to the library's parameter:
+after mapping ``lam`` to the library's parameter (``C = 1/(lam n)``, ``alpha =
+lam``, Snap ML's ``regularizer = lam n``, ...; the table of peers, losses and
+mappings is in docs/benchmarks.md, "Peers", and ``tests/test_bench.py`` checks
+that every installed adapter reaches our certified optimum).
 
-=====================  ==========================================  ==========================
-peer                   losses (library setting)                    regularization parameter
-=====================  ==========================================  ==========================
-``liblinear``          hinge ``-s 3``, squared_hinge ``-s 1``,     ``C = 1/(lam n)``
-                       logistic ``-s 7``, epsilon_insensitive and  (squared: ``1/(2 lam n)``,
-                       absolute ``-s 13 -p eps``, squared          LIBLINEAR's L2-loss SVR
-                       ``-s 12 -p 0``; always ``-B -1``            has no factor 1/2)
-``sklearn-sag``        logistic (LogisticRegression sag),          ``C = 1/(lam n)``;
-                       squared (Ridge sag)                         Ridge ``alpha = lam n``
-``sklearn-saga``       same with ``solver="saga"``                 same
-``sklearn-sgd``        hinge, squared_hinge, logistic              ``alpha = lam``
-                       (SGDClassifier), squared, absolute,
-                       epsilon_insensitive (SGDRegressor),
-                       ``learning_rate="optimal"``
-``sklearn-linearsvc``  hinge, squared_hinge (LinearSVC),           ``C = 1/(lam n)``
-                       absolute, epsilon_insensitive, squared      (squared: ``1/(2 lam n)``)
-                       (LinearSVR), ``dual=True``
-``sklearn-logreg``     logistic (LogisticRegression lbfgs)         ``C = 1/(lam n)``
-``lightning-sdca``     hinge, squared_hinge, smooth_hinge          ``alpha = lam``,
-                       (lightning SDCAClassifier)                  ``l1_ratio = 0``
-``snapml``             hinge, squared_hinge (SupportVectorMachine  ``regularizer = lam n``
-                       ``loss=...``), logistic (LogisticRegression
-                       ``dual=True``); ``n_jobs=1``,
-                       ``fit_intercept=False``
-=====================  ==========================================  ==========================
-
-Snap ML's ``regularizer`` multiplies ``||w||^2 / 2`` against the *sum* of
-the losses, so ``regularizer = lam n`` gives our objective times ``n``
-(checked in ``tests/test_bench.py``: every loss reaches our certified optimum).
-
-None of them exposes its iterates during a fit, so a peer is traced by
-refitting from scratch with a growing budget: ``max_iter`` in
-``1, 2, 3, 4, 6, 8, 12, 16, ...`` epochs (each fit with the same seed is the
-prefix of the longer one), or for LIBLINEAR, whose iteration cap is fixed
-in C, a decreasing stopping tolerance ``-e 1, 10^-0.5, 10^-1, ...``.  The
-time of a point is the wall time of the fit that produced it (the data
-conversion is done once, outside the timing); its epochs are the library's
-own count (``n_iter_``, LIBLINEAR's ``#iter``: passes of coordinate descent
-over the active set; for ``LogisticRegression`` L-BFGS iterations, each
-about one gradient pass).
-
-LIBLINEAR draws its coordinate order with C's ``rand()``; the adapter calls
-``srand(seed)`` before every fit so that repeated runs are identical.
+No peer exposes its iterates during a fit, so a peer is traced by refitting
+from scratch with a growing budget: ``max_iter`` in ``1, 2, 3, 4, 6, 8, 12,
+16, ...`` epochs (each fit with the same seed is the prefix of the longer one),
+or for LIBLINEAR, whose iteration cap is fixed in C, a decreasing stopping
+tolerance ``-e 1, 10^-0.5, 10^-1, ...``.  A point's time is the wall time of
+the fit (the data conversion is done once, outside the timing); its epochs are
+the library's own count.  LIBLINEAR's ``rand()`` is re-seeded with
+``srand(seed)`` before every fit, so repeated runs are identical.
 """
 from __future__ import annotations
 

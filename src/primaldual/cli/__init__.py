@@ -1,84 +1,71 @@
-"""The ``primaldual`` command line (docs/conventions.md §6).
+"""The ``primaldual`` command line (docs/cli.md).
 
 ::
 
-    primaldual fit TRAIN [--test TEST] [--loss NAME] [--loss-param KEY=VALUE]
-                   [--lam X | -c C] [--l1 X] [--bias B] [--class-weight SPEC] [--jobs 1] [--solver NAME]
-                   [--option KEY=VALUE ...] [--tol X] [--max-epochs N] [--time-limit S]
-                   [--seed N] [--normalize] [--model OUT.npz] [--trace OUT.csv]
-                   [--plot OUT.png] [--checkpoint DIR] [--checkpoint-every K] [--resume]
-                   [--scheduler ADDRESS [--partitions K] [--parts-dir DIR]]
-                   [--json] [--quiet]
-    primaldual cv TRAIN [--folds K] [--lam X | --lams X,Y,... | -c C | --Cs C1,C2,...
-                   | --n-lams N --lam-ratio EPS] ... [--json] [--quiet]
+    primaldual fit TRAIN [--test TEST] [--loss NAME] [--lam X | -c C] [--scale] ...
+    primaldual train [LIBLINEAR's options] TRAIN [MODEL]
     primaldual predict MODEL DATA [OUTPUT] [--proba] [--json]
+    primaldual predict [-b 1] [-q] TEST MODEL OUTPUT        (LIBLINEAR's order)
+    primaldual cv TRAIN [--folds K] [--lam X | --lams ... | -c C | --Cs ...] ...
     primaldual info DATA [--json]
     primaldual solvers [NAME] [--json]
-    primaldual bench ...     (dispatches to primaldual.bench.cli.main)
-    primaldual demo ...      (dispatches to primaldual.demo.main)
+    primaldual bench ... | primaldual demo ...
 
-Two labels are mapped to -1/+1; more than two train one-vs-rest with
-:class:`primaldual.LinearClassifier` (same seeds, same result).  ``--bias B``
-is LIBLINEAR's ``-B``: a constant feature of value B with a regularized
-weight; ``-c C`` is LIBLINEAR's C (lam = 1/(C W)).  ``--class-weight`` is
-``balanced`` or ``LABEL:W,...`` (LIBLINEAR's ``-wi``, also accepted).  ``--scheduler`` trains ``cocoa``/``minibatch_sdca`` on a running
-Dask cluster from part files that the workers read themselves.  ``cv`` is
-k-fold cross-validation over one ``lam`` or a warm-started decreasing grid, as
-:class:`primaldual.LinearClassifierCV` runs it.
+A command reads as LIBLINEAR's ``train.c``: parse (:mod:`.parser`, or
+:mod:`.liblinear` for LIBLINEAR's flags) into one frozen request
+(:mod:`.request`), read the data once (:mod:`.prepare`, :mod:`.libsvm`), fit
+through the one fit core (:mod:`.core`), report and save (:mod:`.report`).
+A command imports only what it uses: ``--help`` loads the parser alone, and a
+small fit runs in numpy (:mod:`.direct`) without loading compiled kernels.
 
-Data files are LIBSVM/svmlight text, plain or compressed (gzip, bzip2, xz, or a
-zip holding one file; recognised by content), parsed by
-:func:`primaldual.datasets.load_svmlight_files`, whose errors name the file and
-the line.  ``fit`` calls :func:`primaldual.solve`
-with exactly the arguments given, so its JSON summary equals ``solve()`` run
-on the same data with the same seed.  Errors go to stderr as
-``primaldual <command>: error: <message>`` with exit code 1 (2 for usage
-errors, as argparse does).  See ``docs/cli.md``.
-
-A command reads as LIBLINEAR's ``train.c``: parse (:mod:`.parser` reads the
-text, :mod:`.request` builds one frozen request and checks what needs no
-data), read and check the data (:mod:`.prepare`), train (one module per
-command group: :mod:`.fit`, :mod:`.cv`, :mod:`.describe` for predict, info and
-solvers), save (:mod:`.files`: data, part, prediction, trace and plot files).
-:mod:`.output` writes notes, labels and JSON numbers; :func:`main` is here.
+Errors go to stderr as ``primaldual <command>: error: <message>`` with exit
+code 1 (2 for usage errors).  Ctrl-C at any moment -- while modules load, during
+a fit, after the last write -- ends the command with exit code 130 and one
+line on stderr, never a traceback.
 """
 from __future__ import annotations
 
-import importlib
+import os
+import signal
 import sys
 
 from .._extras import MissingExtraError
+from .._util.lazy import lazy_attr, lazy_module
 from .parser import build_parser, parse_args, parse_option, parse_value
 
-# A command's module (and what it needs: solvers, kernels, scikit-learn) is
-# imported when the command runs, so that ``--help`` loads only the parser.
-_COMMAND_MODULES = {"fit": ("fit", "cmd_fit"), "cv": ("cv", "cmd_cv"),
-                    "predict": ("describe", "cmd_predict"),
-                    "info": ("describe", "cmd_info"),
-                    "solvers": ("describe", "cmd_solvers")}
+#: command -> its function, imported when the command runs (literal names, so
+#: that tests/test_layers.py sees every one)
+_COMMAND_MODULES = {
+    "fit": lambda: lazy_attr("primaldual.cli.fit", "cmd_fit"),
+    "train": lambda: lazy_attr("primaldual.cli.liblinear", "cmd_train"),
+    "cv": lambda: lazy_attr("primaldual.cli.cv", "cmd_cv"),
+    "predict": lambda: lazy_attr("primaldual.cli.predict", "cmd_predict"),
+    "info": lambda: lazy_attr("primaldual.cli.describe", "cmd_info"),
+    "solvers": lambda: lazy_attr("primaldual.cli.describe", "cmd_solvers"),
+}
 _FILES_NAMES = ("encode_binary_labels", "read_libsvm", "split_libsvm", "write_trace_csv")
 
 
 def __getattr__(name):
     if name in _FILES_NAMES:
-        return getattr(importlib.import_module(f"{__name__}.files"), name)
+        return lazy_attr("primaldual.cli.files", name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _command(name):
-    module, function = _COMMAND_MODULES[name]
-    return getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    return _COMMAND_MODULES[name]()
+
 
 __all__ = ["main", "build_parser", "parse_value", "parse_option", "read_libsvm",
            "encode_binary_labels", "split_libsvm", "write_trace_csv"]
 
 
 def _dispatch(command, rest) -> int:
-    """``bench`` and ``demo`` hand their arguments to their own parsers (imported
-    here, by name: they sit in the same layer, and a missing one is reported)."""
+    """``bench`` and ``demo`` hand their arguments to their own parsers."""
     module = "primaldual.bench.cli" if command == "bench" else "primaldual.demo"
     try:
-        mod = importlib.import_module(module)
+        mod = (lazy_module("primaldual.bench.cli") if command == "bench"
+               else lazy_module("primaldual.demo"))
     except ModuleNotFoundError as e:
         if e.name is not None and module.startswith(e.name):
             print(f"primaldual {command}: error: {module} is not installed in this "
@@ -92,24 +79,91 @@ def _dispatch(command, rest) -> int:
         return 1
 
 
-def main(argv=None) -> int:
-    """Run the command line; returns the exit code (0 on success)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("bench", "demo"):
-        return _dispatch(argv[0], argv[1:])
+def _request(argv):
+    """``(command, request)``, or ``(command, exit code)`` for usage errors and --help."""
+    command = argv[0] if argv else None
+    liblinear = lazy_module("primaldual.cli.liblinear")
+    try:
+        if command == "train":
+            if len(argv) == 1 or argv[1] in ("-h", "--help"):
+                print(liblinear.TRAIN_USAGE)
+                return command, 0 if len(argv) > 1 else 2
+            return command, liblinear.train_request(argv[1:])
+        if command == "predict":
+            req = liblinear.liblinear_predict_request(argv[1:])
+            if req is not None:
+                return command, req
+    except liblinear.UsageError as e:
+        usage = liblinear.TRAIN_USAGE if command == "train" else liblinear.PREDICT_USAGE
+        print(f"primaldual {command}: error: {e}\n{usage}", file=sys.stderr)
+        return command, 2
     try:
         args = parse_args(argv)
     except SystemExit as e:          # usage errors and --help: argparse's code
-        return int(e.code or 0)
+        return command, int(e.code or 0)
+    return args.command, lazy_attr("primaldual.cli.request", "make_request")(args)
+
+
+def _interrupted(exc) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a KeyboardInterrupt (an
+    extension module interrupted while loading reports an ImportError)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def _run(argv) -> int:
+    command, req = (argv[0] if argv else "primaldual"), None
     try:
-        # the request module (dataclasses) is loaded after parsing: --help stays light
-        request = importlib.import_module(f"{__name__}.request").make_request(args)
-        return _command(request.command)(request)
-    except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError) as e:
-        print(f"primaldual {args.command}: error: {e}", file=sys.stderr)
-        return 1
+        if argv and argv[0] in ("bench", "demo"):
+            return _dispatch(argv[0], argv[1:])
+        command, req = _request(argv)
+        if isinstance(req, int):
+            return req
+        return _command(req.command)(req)
     except KeyboardInterrupt:
-        hint = (f"; continue with --resume --checkpoint {args.checkpoint}"
-                if getattr(args, "checkpoint", None) else "")
-        print(f"primaldual {args.command}: interrupted{hint}", file=sys.stderr)
+        checkpoint = getattr(req, "checkpoint", None)
+        hint = f"; continue with --resume --checkpoint {checkpoint}" if checkpoint else ""
+        print(f"primaldual {command}: interrupted{hint}", file=sys.stderr)
         return 130
+    except (ValueError, OSError, FloatingPointError, MemoryError, MissingExtraError,
+            ImportError, SystemError) as e:
+        if _interrupted(e):
+            print(f"primaldual {command}: interrupted", file=sys.stderr)
+            return 130
+        if isinstance(e, (ImportError, SystemError)) and not isinstance(e, MissingExtraError):
+            raise
+        print(f"primaldual {command}: error: {e}", file=sys.stderr)
+        return 1
+
+
+def _exit_130_on_sigint(signum, frame):
+    """After the last write: a Ctrl-C ends the process with 130, not by the signal."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(130)
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code (0 on success, 130 after Ctrl-C).
+
+    Called as the program (``argv`` None), a Ctrl-C that arrives after the
+    command returned (while the interpreter shuts down) also exits with 130.
+    """
+    program = argv is None
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        code = _run(argv)
+    except KeyboardInterrupt:        # between the handlers above (a Ctrl-C arriving late)
+        print("primaldual: interrupted", file=sys.stderr)
+        code = 130
+    if program and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _exit_130_on_sigint)
+    return code

@@ -1,7 +1,16 @@
 """``primaldual cv``: k-fold cross-validation over one ``lam`` (or C), a list,
-or a warm-started grid, as :class:`primaldual.LinearClassifierCV` runs it."""
+or a warm-started grid, as :class:`primaldual.LinearClassifierCV` runs it.
+
+The folds are scikit-learn's (``StratifiedKFold`` for classification, ``KFold``
+for regression, shuffled with ``--seed``).  Given values (``--lam``, ``--lams``,
+``-c``, ``--Cs``) of a problem small enough for ``direct-newton`` are fitted
+through the one fit core (:func:`.core.fit_model`) on the same folds, computed
+here (:func:`stratified_folds`, :func:`kfolds`), without importing
+scikit-learn; everything else fits with the estimators.
+"""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import warnings
@@ -9,55 +18,68 @@ import warnings
 import numpy as np
 
 from .._util.interrupts import sigint_as_flag
-from ..estimators import LinearClassifier, LinearRegressor, combined_weights
-from ..regpath import LinearClassifierCV, LinearRegressorCV
+from .._util.lazy import lazy_attr
+from . import direct
+from .core import fit_model, predict_fitted
 from .output import format_label, note
-from .prepare import class_weight_for, classes_of, read_training_data
+from .prepare import (TrainingData, class_weights, classes_of, read_training_data,
+                      weight_of_class)
 
 
-def cmd_cv(req) -> int:
-    """k-fold cross-validation over one lam or a warm-started decreasing grid."""
+def _setup(req, X, y):
+    """``(base, splitter, grid_est, c, metric, fold_weight)``: the estimator of
+    every fit, the folds, the grid's estimator, the sample weights, the score,
+    and the training weight W of a fold (as its fit weighs it)."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    data = read_training_data(req)                                   # read
-    X, y = data.X, data.y_raw
+    LinearClassifier = lazy_attr("primaldual.estimators", "LinearClassifier")
+    LinearRegressor = lazy_attr("primaldual.estimators", "LinearRegressor")
+    combined_weights = lazy_attr("primaldual.estimators", "combined_weights")
+    LinearClassifierCV = lazy_attr("primaldual.regpath", "LinearClassifierCV")
+    LinearRegressorCV = lazy_attr("primaldual.regpath", "LinearRegressorCV")
     n = X.shape[0]
-    if req.folds > n:                                                # check
-        raise ValueError(f"--folds {req.folds} is larger than the {n} samples of "
-                         f"{req.train}")
-    common = dict(loss=req.loss.name, l1=req.l1, loss_params=req.solve_loss_params,
+    common = dict(loss=req.loss_name, l1=req.l1, loss_params=req.solve_loss_params,
                   tol=req.tol, max_iter=req.max_epochs,
                   fit_intercept=req.bias is not None,
                   intercept_scaling=req.bias if req.bias is not None else 1.0,
                   random_state=req.seed, solver=req.solver,
                   solver_options=dict(req.options) or None)
     grid_kw = {k: v for k, v in common.items() if k != "tol"}
-    if req.loss.classification:
-        classes = classes_of(y, req.loss.name, req.train)
-        cw = class_weight_for(req.class_weight, classes, req.train)
-        counts = np.unique(y, return_counts=True)[1]
-        if counts.min() < req.folds:
-            cl = classes[int(np.argmin(counts))]
-            raise ValueError(f"class {format_label(cl)} has {counts.min()} samples, fewer "
-                             f"than --folds {req.folds}; lower --folds")
-        base = LinearClassifier(class_weight=cw, n_jobs=req.jobs, **common)
-        splitter = StratifiedKFold(req.folds, shuffle=True, random_state=req.seed)
-        grid_est = LinearClassifierCV(class_weight=cw, n_alphas=req.n_lams,
-                                      eps=req.lam_ratio, **grid_kw)
-        c = combined_weights(y, classes, np.ones(n), cw)
-        metric = "accuracy"
+    if not req.classification:
+        return (LinearRegressor(**common), KFold(req.folds, shuffle=True,
+                                                 random_state=req.seed),
+                LinearRegressorCV(n_alphas=req.n_lams, eps=req.lam_ratio, **grid_kw),
+                np.ones(n), "mse", lambda tr: float(tr.size))
+    classes = classes_of(y, req.loss_name, req.train)
+    cw = class_weights(req, classes)
+    counts = np.unique(y, return_counts=True)[1]
+    if counts.min() < req.folds:
+        cl = classes[int(np.argmin(counts))]
+        raise ValueError(f"class {format_label(cl)} has {counts.min()} samples, fewer "
+                         f"than --folds {req.folds}; lower --folds")
 
-        def fold_weight(tr):           # W of a fold's training rows, weighted as its fit
-            return float(np.sum(combined_weights(y[tr], classes, np.ones(tr.size), cw)))
+    def fold_weight(tr):           # W of a fold's training rows, weighted as its fit
+        return float(np.sum(combined_weights(y[tr], classes, np.ones(tr.size), cw)))
+
+    return (LinearClassifier(class_weight=cw, n_jobs=req.jobs, **common),
+            StratifiedKFold(req.folds, shuffle=True, random_state=req.seed),
+            LinearClassifierCV(class_weight=cw, n_alphas=req.n_lams, eps=req.lam_ratio,
+                               **grid_kw),
+            combined_weights(y, classes, np.ones(n), cw), "accuracy", fold_weight)
+
+
+def cmd_cv(req) -> int:
+    """k-fold cross-validation over one lam or a warm-started decreasing grid."""
+    data = read_training_data(req)                                   # read
+    X, y = data.X, data.y_raw
+    n = X.shape[0]
+    if req.folds > n:                                                # check
+        raise ValueError(f"--folds {req.folds} is larger than the {n} samples of "
+                         f"{req.train}")
+    if _direct(req, X):
+        c, metric, fold_weight, splits = _direct_setup(req, X, y)
     else:
-        base = LinearRegressor(**common)
-        splitter = KFold(req.folds, shuffle=True, random_state=req.seed)
-        grid_est = LinearRegressorCV(n_alphas=req.n_lams, eps=req.lam_ratio, **grid_kw)
-        c = np.ones(n)
-        metric = "mse"
-
-        def fold_weight(tr):
-            return float(tr.size)
+        base, splitter, grid_est, c, metric, fold_weight = _setup(req, X, y)
     W = float(np.sum(c))
     if req.Cs is not None:           # LIBLINEAR's C: each fold's lam is 1/(C W_fold)
         lams = [1.0 / (C * W) for C in req.Cs]
@@ -73,8 +95,12 @@ def cmd_cv(req) -> int:
     epochs = np.zeros(len(lams))
     t0 = time.perf_counter()
     with sigint_as_flag() as interrupt:
-        unconverged = _cross_validate(req, splitter, X, y, fold_weight, base, lams, metric, score_w,
-                                      scores, epochs, interrupt)
+        if _direct(req, X):
+            unconverged = _cross_validate_core(req, data, splits, fold_weight, lams,
+                                               metric, score_w, scores, epochs)
+        else:
+            unconverged = _cross_validate(req, splitter, X, y, fold_weight, base, lams,
+                                          metric, score_w, scores, epochs, interrupt)
     elapsed = time.perf_counter() - t0
     mean, std = scores.mean(axis=0), scores.std(axis=0)
     best = int(np.argmax(mean)) if metric == "accuracy" else int(np.argmin(mean))
@@ -84,7 +110,7 @@ def cmd_cv(req) -> int:
     Cs = list(req.Cs) if req.Cs is not None else [1.0 / (lam * W) for lam in lams]
     edge = _grid_edge(req, lams, Cs, best)                           # report
     out = {"metric": metric, "folds": req.folds, "n": int(n), "d": int(X.shape[1]),
-           "loss": req.loss.name, "l1": float(req.l1), "bias": req.bias, "seed": req.seed,
+           "loss": req.loss_name, "l1": float(req.l1), "bias": req.bias, "seed": req.seed,
            "grid": "C" if req.Cs is not None else "lam", "lams": lams, "Cs": Cs,
            "weight_total": W, "scores": scores.tolist(), "mean": mean.tolist(),
            "std": std.tolist(), "epochs": epochs.tolist(), "best_lam": lams[best],
@@ -95,7 +121,7 @@ def cmd_cv(req) -> int:
         print(json.dumps(out))
         return 0
     label = "accuracy" if metric == "accuracy" else "MSE"
-    print(f"{req.folds}-fold cross-validation of {req.train}: n={n}, loss={req.loss.name}")
+    print(f"{req.folds}-fold cross-validation of {req.train}: n={n}, loss={req.loss_name}")
     print(f"{'lam':>12} {'C = 1/(lam W)':>14} {label + ' mean':>14} {'std':>9} "
           f"{'epochs (all folds)':>19}")
     for j, lam in enumerate(lams):
@@ -158,6 +184,96 @@ def _cross_validate(req, splitter, X, y, fold_weight, base, lams, metric, score_
             unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
             epochs[j] += float(np.sum(est.n_iter_))
             pred = est.predict(X[te])
+            w = None if score_w is None else score_w[te]
+            if metric == "accuracy":
+                scores[f, j] = float(np.average(pred == y[te], weights=w))
+            else:
+                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
+        note(req, f"fold {f + 1}/{req.folds}: {len(lams)} lam(s) in "
+                  f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
+                  f"{scores[f, -1]:.4f}")
+    return unconverged
+
+
+# ------------------------------------------------- given values, small problems
+def _direct(req, X):
+    """Whether the values given are fitted through the fit core (direct-newton)."""
+    return ((req.lams is not None or req.Cs is not None) and req.max_epochs is None
+            and direct.applies(req.loss_name, X.shape[0], X.shape[1], l1=req.l1,
+                               solver=req.solver, options=req.options,
+                               loss_params=req.solve_loss_params))
+
+
+def stratified_folds(y, k, seed):
+    """The test rows of scikit-learn's ``StratifiedKFold(k, shuffle=True,
+    random_state=seed)``, computed as it computes them."""
+    rng = np.random.RandomState(seed)
+    _, first, inverse = np.unique(y, return_index=True, return_inverse=True)
+    _, class_perm = np.unique(first, return_inverse=True)
+    encoded = class_perm[inverse]
+    n_classes = first.size
+    order = np.sort(encoded)
+    allocation = np.asarray([np.bincount(order[i::k], minlength=n_classes)
+                             for i in range(k)])
+    test_folds = np.empty(y.shape[0], dtype="i")
+    for c in range(n_classes):
+        folds_for_class = np.arange(k).repeat(allocation[:, c])
+        rng.shuffle(folds_for_class)
+        test_folds[encoded == c] = folds_for_class
+    return [np.flatnonzero(test_folds == i) for i in range(k)]
+
+
+def kfolds(n, k, seed):
+    """The test rows of scikit-learn's ``KFold(k, shuffle=True, random_state=seed)``."""
+    indices = np.arange(n)
+    np.random.RandomState(seed).shuffle(indices)
+    sizes = np.full(k, n // k, dtype=int)
+    sizes[: n % k] += 1
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    return [np.sort(indices[bounds[i]:bounds[i + 1]]) for i in range(k)]
+
+
+def _direct_setup(req, X, y):
+    """``(c, metric, fold_weight, splits)`` of the fit-core path."""
+    n = X.shape[0]
+    if not req.classification:
+        return (np.ones(n), "mse", lambda tr: float(tr.size),
+                kfolds(n, req.folds, req.seed))
+    classes = classes_of(y, req.loss_name, req.train)
+    cw = class_weights(req, classes)
+    counts = np.unique(y, return_counts=True)[1]
+    if counts.min() < req.folds:
+        cl = classes[int(np.argmin(counts))]
+        raise ValueError(f"class {format_label(cl)} has {counts.min()} samples, fewer "
+                         f"than --folds {req.folds}; lower --folds")
+    c = np.ones(n) if not cw else weight_of_class(y, classes, cw)
+
+    def fold_weight(tr):
+        return float(tr.size) if not cw else float(np.sum(weight_of_class(y[tr], classes,
+                                                                          cw)))
+    return c, "accuracy", fold_weight, stratified_folds(y, req.folds, req.seed)
+
+
+def _cross_validate_core(req, data, splits, fold_weight, lams, metric, score_w, scores,
+                         epochs):
+    """Every fold and value through :func:`.core.fit_model`; the number of fits
+    that stopped before tol."""
+    X, y = data.X, data.y_raw
+    n = X.shape[0]
+    unconverged = 0
+    for f, te in enumerate(splits):
+        keep = np.ones(n, dtype=bool)
+        keep[te] = False
+        tr = np.flatnonzero(keep)
+        sub = TrainingData(X[tr], y[tr], None, None, data.index_base, data.nnz)
+        tf = time.perf_counter()
+        for j, lam in enumerate(lams):
+            value = (dict(C=req.Cs[j], lam=None) if req.Cs is not None
+                     else dict(C=None, lam=float(lam)))
+            fitted = fit_model(dataclasses.replace(req, **value), sub, quiet_labels=True)
+            unconverged += sum(not r.converged for r in fitted.results)
+            epochs[j] += float(sum(r.n_epochs for r in fitted.results))
+            pred = predict_fitted(fitted, X[te])
             w = None if score_w is None else score_w[te]
             if metric == "accuracy":
                 scores[f, j] = float(np.average(pred == y[te], weights=w))

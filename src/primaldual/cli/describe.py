@@ -1,85 +1,27 @@
-"""``primaldual predict``, ``info`` and ``solvers``: predictions of a model file,
-the shape of a data file, and the solvers with their ``--option`` keys."""
+"""``primaldual info`` and ``solvers``: the shape of a data file, and the
+solvers with their ``--option`` keys.  ``info`` reads the file with
+:mod:`.libsvm` and computes everything from its CSR arrays (no SciPy); the
+solver registry is imported by ``solvers`` alone."""
 from __future__ import annotations
 
 import dataclasses
 import json
-import sys
 
 import numpy as np
 
-from ..datasets import DataFormatError
-from ..model_io import read_model, to_estimator
-from ..solvers import SOLVERS, check_solver_name
-from ..solvers._options import CommonOptions, to_jsonable
-from .files import read_libsvm, write_lines
+from .._util.lazy import lazy_attr
+from .libsvm import read_files
 from .output import format_label
 from .parser import FLAG_OPTIONS
 
 
-def cmd_predict(req) -> int:
-    model = read_model(req.model)
-    if req.proba and not (model.kind == "classifier" and model.loss == "logistic"):
-        what = f"loss={model.loss!r}" if model.kind == "classifier" else "a regressor"
-        raise ValueError(f"--proba needs a model fit with --loss logistic (the only loss "
-                         f"whose scores are probabilities); {req.model} is {what}")
-    base = model.feature_index_base
-    try:
-        ((X, y),), used = read_libsvm(
-            [req.data], n_features=model.n_features,
-            zero_based="auto" if base is None else base == 0, with_base=True)
-    except DataFormatError as e:
-        b = 1 if base is None else base
-        raise DataFormatError(f"{e} [the model {req.model} has {model.n_features} "
-                              f"features; DATA must use feature indices "
-                              f"{b}..{model.n_features - 1 + b}]",
-                              path=e.path, lineno=e.lineno) from None
-    if base is None:
-        print(f"primaldual predict: note: the model file {req.model} does not record "
-              f"the index base of its training data; {req.data} was read as "
-              f"{'zero' if used == 0 else 'one'}-based (it "
-              f"{'uses' if used == 0 else 'does not use'} index 0). Re-save the model "
-              f"with 'primaldual fit --model' to record the base", file=sys.stderr)
-    pred = model.predict(X)
-    fmt = format_label if model.kind == "classifier" else (lambda v: repr(float(v)))
-    if req.proba:           # LIBLINEAR's -b 1: a header, then label and probabilities
-        proba = to_estimator(model).predict_proba(X)
-        lines = ["labels " + " ".join(format_label(c) for c in model.classes)]
-        lines += [" ".join([fmt(v)] + [repr(float(p)) for p in row])
-                  for v, row in zip(pred, proba)]
-    else:
-        lines = [fmt(v) for v in pred]
-    out = {"n": int(X.shape[0])}
-    if model.kind == "classifier":
-        out["accuracy"] = float(np.mean(pred == y))
-        unknown = np.setdiff1d(np.unique(y), model.classes)
-        if unknown.size:
-            out["unknown_labels"] = [float(v) for v in unknown]
-    else:
-        out["rmse"] = float(np.sqrt(np.mean((pred - y) ** 2)))
-    if req.output is None:
-        sys.stdout.write("".join(line + "\n" for line in lines))
-    else:
-        write_lines(req.output, lines)
-        out["output"] = str(req.output)
-        if not req.json:    # as LIBLINEAR's predict reports
-            if model.kind == "classifier":
-                hits = int(np.sum(pred == y))
-                print(f"Accuracy = {100 * out['accuracy']:g}% ({hits}/{out['n']})")
-            else:
-                print(f"Mean squared error = {out['rmse'] ** 2:g} (regression)")
-    if req.json:
-        print(json.dumps(out))
-    return 0
-
-
 def cmd_info(req) -> int:
-    ((X, y),) = read_libsvm([req.data], dense=False)
-    n, d = X.shape
-    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    (rows,) = read_files([req.data])
+    n, d, y = rows.n, rows.n_features, rows.y
+    norms = np.sqrt(np.bincount(rows.row_of_entry(), weights=rows.data ** 2, minlength=n))
     values, counts = np.unique(y, return_counts=True)
-    out = {"file": str(req.data), "n": int(n), "d": int(d), "nnz": int(X.nnz),
-           "density": float(X.nnz) / (n * d) if n * d else 0.0,
+    out = {"file": str(req.data), "n": int(n), "d": int(d), "nnz": rows.nnz,
+           "density": rows.density,
            "labels": {format_label(v): int(c) for v, c in zip(values, counts)},
            "zero_rows": int(np.count_nonzero(norms == 0.0)),
            "min_row_norm": float(norms.min()), "max_row_norm": float(norms.max())}
@@ -112,6 +54,7 @@ def _option_rows(cls):
         if f.name in FLAG_OPTIONS and not FLAG_OPTIONS[f.name]:
             continue                                  # warm_start: Python only
         default = f.default
+        to_jsonable = lazy_attr("primaldual.solvers._options", "to_jsonable")
         rows.append({"option": f.name, "default": to_jsonable(default),
                      "takes": rule.allowed(), "flag": FLAG_OPTIONS.get(f.name),
                      "doc": f.metadata.get("doc", "")})
@@ -119,6 +62,7 @@ def _option_rows(cls):
 
 
 def cmd_solvers(req) -> int:
+    SOLVERS = lazy_attr("primaldual.solvers", "SOLVERS")
     if req.name is None:
         rows = [{"solver": n, "summary": c.summary,
                  "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
@@ -137,7 +81,7 @@ def cmd_solvers(req) -> int:
         print(f"{'auto':<{width}}  sdca, newton or ipm, chosen from the data and lam (the default)")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
-    check_solver_name(req.name)
+    lazy_attr("primaldual.solvers", "check_solver_name")(req.name)
     if req.name == "auto":
         raise ValueError("auto is not a solver of its own: it picks sdca, newton or ipm; "
                          "run `primaldual solvers sdca` or `primaldual solvers newton`")
@@ -151,7 +95,8 @@ def cmd_solvers(req) -> int:
     for r in rows:
         how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
         print(f"  {r['option']:<{width}}  {r['doc']} (default {r['default']!r}; {how})")
-    own = [r for r in rows if not r["flag"] and r["option"] not in CommonOptions.names()]
+    common = lazy_attr("primaldual.solvers._options", "CommonOptions").names()
+    own = [r for r in rows if not r["flag"] and r["option"] not in common]
     if own:
         print(f"\nexample: primaldual fit TRAIN --solver {req.name} --option "
               f"{own[0]['option']}=VALUE")

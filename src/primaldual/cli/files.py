@@ -1,28 +1,22 @@
-"""The files the command line reads and writes: LIBSVM data (through
-:mod:`primaldual.datasets`; dense rows into a dense array), labels to -1/+1,
-part files for a Dask cluster, prediction files, trace CSVs and plots."""
+"""The files the command line reads and writes: LIBSVM data as matrices
+(:mod:`.libsvm`; dense rows into a dense array), labels to -1/+1, part files
+for a Dask cluster, prediction files, trace CSVs and plots.  Every output is
+written by :func:`primaldual._util.atomic.atomic_write` without creating
+directories: a regular file atomically, ``-``, devices and FIFOs through."""
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 from .._extras import require
 from .._util import atomic_write, encode_pm1
-from ..datasets import load_svmlight_files
+from .libsvm import DENSE_MIN_DENSITY, read_files
+from .prepare import classes_of
 
 
 # --------------------------------------------------------------------- data
-#: a LIBSVM file whose stored values fill at least this share of its n x d
-#: matrix is read into a dense array: the solvers' dense rows are several times
-#: faster than CSR rows (benchmarks/results/cli-dense.md: 30,000 x 100 logistic),
-#: and at this density the dense array (8 bytes a cell) takes at most 4/3 of the
-#: CSR memory (12 bytes a stored value)
-DENSE_MIN_DENSITY = 0.5
-
-
 def density(X) -> float:
     """The share of the cells of ``X`` that are stored (CSR) or nonzero (dense)."""
     n, d = X.shape
@@ -31,43 +25,23 @@ def density(X) -> float:
 
 def nnz_of(X) -> int:
     """Stored values of a CSR matrix, nonzeros of a dense array."""
-    return int(X.nnz) if sp.issparse(X) else int(np.count_nonzero(X))
+    return int(np.count_nonzero(X)) if isinstance(X, np.ndarray) else int(X.nnz)
 
 
 def read_libsvm(paths, n_features=None, *, zero_based="auto", with_base=False,
                 dense="auto"):
-    """Parse LIBSVM files with one shared column count.
+    """Parse LIBSVM files with one shared column count (:func:`.libsvm.read_files`).
 
     Returns ``[(X, y_raw), ...]`` (with ``with_base``: ``(list, base)``, the
-    index base used, 0 or 1).  ``zero_based`` as in
-    :func:`primaldual.datasets.load_svmlight_files`.  ``X`` is a CSR matrix,
-    or a dense array (``X.toarray()`` of the parsed CSR) when ``dense`` is True
-    or, for ``dense="auto"``, when the file's density is at least
-    :data:`DENSE_MIN_DENSITY`; each file is judged on its own.  Non-finite
-    values are refused with the file and sample named; an empty file is refused.
+    index base used, 0 or 1).  ``X`` is a CSR matrix, or a dense array when
+    ``dense`` is True or, for ``dense="auto"``, when the file's density is at
+    least :data:`DENSE_MIN_DENSITY`; each file is judged on its own.  With
+    ``n_features``, features beyond it are ignored (as LIBLINEAR does).
     """
-
-    parts, base = load_svmlight_files([str(p) for p in paths], n_features=n_features,
-                                      zero_based=zero_based, return_index_base=True)
-    out = []
-    for path, X, y in zip(paths, parts[0::2], parts[1::2]):
-        if X.shape[0] == 0:
-            raise ValueError(f"{path}: the file has no samples (empty input); give a "
-                             f"LIBSVM file with at least one 'label index:value ...' line")
-        if not np.isfinite(y).all():
-            i = int(np.flatnonzero(~np.isfinite(y))[0])
-            raise ValueError(f"{path}: the label of sample {i + 1} is {float(y[i])!r}; labels "
-                             f"must be finite numbers, fix that line of the file")
-        if not np.isfinite(X.data).all():
-            k = int(np.flatnonzero(~np.isfinite(X.data))[0])
-            i = int(np.searchsorted(X.indptr, k, side="right") - 1)
-            raise ValueError(f"{path}: sample {i + 1} has the value {float(X.data[k])!r} at "
-                             f"feature {int(X.indices[k]) + 1}; feature values must be "
-                             f"finite, fix or remove that entry")
-        if dense is True or (dense == "auto" and density(X) >= DENSE_MIN_DENSITY):
-            X = X.toarray()
-        out.append((X, y))
-    return (out, base) if with_base else out
+    base = None if zero_based == "auto" else (0 if zero_based else 1)
+    rows = read_files(paths, base=base, n_features=n_features)
+    out = [(r.matrix(dense), r.y) for r in rows]
+    return (out, rows[0].base) if with_base else out
 
 
 def encode_binary_labels(y_raw, loss_name, source):
@@ -75,25 +49,20 @@ def encode_binary_labels(y_raw, loss_name, source):
 
     Returns ``(y, classes)`` with ``classes = [negative, positive]``.
     """
-    values = np.unique(y_raw)
-    if values.size == 1:
-        raise ValueError(f"{source}: every sample has the label {values[0]:g}, a single "
-                         f"class; loss={loss_name!r} is a classification loss and needs "
-                         f"two classes. Use data with both classes (or a regression loss "
-                         f"such as --loss squared)")
+    values = classes_of(y_raw, loss_name, source)
     if values.size > 2:
         shown = ", ".join(f"{v:g}" for v in values[:6]) + (", ..." if values.size > 6
                                                            else "")
         raise ValueError(f"{source}: {values.size} distinct labels ({shown}) but "
                          f"loss={loss_name!r} is a binary classification loss that needs "
-                         f"two; keep two classes, or use LinearClassifier (one-vs-rest) "
-                         f"from Python, or a regression loss such as --loss squared")
+                         f"two; keep two classes, or a regression loss such as "
+                         f"--loss squared")
     neg, pos = float(values[0]), float(values[1])
     return encode_pm1(y_raw, pos, neg, source=source), np.array([neg, pos])
 
 
 def _atomic_write_text(path, text):
-    with atomic_write(path, "w", newline="") as fh:
+    with atomic_write(path, "w", newline="", make_dirs=False) as fh:
         fh.write(text)
 
 
@@ -157,7 +126,7 @@ def _save_figure(fig, path, title=None):
     """Write ``fig`` as a PNG atomically (a temporary file renamed over ``path``)."""
     if title:
         fig.suptitle(title)
-    with atomic_write(path) as fh:
+    with atomic_write(path, make_dirs=False) as fh:
         fig.savefig(fh, format="png", dpi=100)
 
 

@@ -5,18 +5,11 @@ is checked in :mod:`.request`."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import re
 
+from .._util.lazy import lazy_attr
 from ..losses.registry import NAMES as LOSS_NAMES
-
-
-def _load(module, name):
-    """``name`` of ``primaldual.<module>``, imported when a check first needs it
-    (by name, as :mod:`primaldual` loads its public names): building the parser
-    and ``--help`` import no loss, solver or kernel (tests/test_startup.py)."""
-    return getattr(importlib.import_module(f"primaldual.{module}"), name)
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -30,7 +23,7 @@ CLI_OPTIONS = ("connect_timeout",)                             # --scheduler: se
 
 
 def _cli_option_rule(key):
-    Rule = _load("solvers._options", "Rule")
+    Rule = lazy_attr("primaldual.solvers._options", "Rule")
     return {"connect_timeout": Rule(number=True, low=0.0)}[key]
 
 
@@ -66,7 +59,7 @@ def parse_option(solver, key, text):
     if key in CLI_OPTIONS:
         rule = _cli_option_rule(key)
         return rule.validate(key, rule.parse(key, text))
-    classes = _load("solvers", "option_classes")(solver)
+    classes = lazy_attr("primaldual.solvers", "option_classes")(solver)
     for cls in classes:
         if key in cls.names():
             return cls.parse(key, text)
@@ -156,7 +149,10 @@ def liblinear_argv(argv):
             out.extend(argv[i:])
             break
         m = _LIBLINEAR_WEIGHT.match(tok)
-        if m and i + 1 < len(argv):
+        if m and (i + 1 >= len(argv) or argv[i + 1].startswith("--")):
+            raise ValueError(f"{tok} needs a weight after it (LIBLINEAR's -wLABEL W, e.g. "
+                             f"{tok} 5), got {argv[i + 1] if i + 1 < len(argv) else 'nothing'}")
+        if m:
             out.append(f"--class-weight={m.group(1)}:{argv[i + 1]}")
             i += 2
             continue
@@ -187,12 +183,16 @@ def _add_model_flags(parser):
 
 def _add_problem_flags(parser):
     """The flags that define the problem and the solver: shared by fit and cv."""
-    parser.add_argument("--loss", default="hinge", metavar="NAME",
-                        help=f"{', '.join(LOSS_NAMES)} (default hinge)")
+    parser.add_argument("--loss", default="squared_hinge", metavar="NAME",
+                        help=f"{', '.join(LOSS_NAMES)} (default squared_hinge, as "
+                             "LIBLINEAR's train)")
     parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",
                         help="loss parameter, e.g. gamma=0.5 or epsilon=0.1 (repeatable)")
     parser.add_argument("--l1", type=float, default=0.0, metavar="X",
                         help="L1 strength >= 0 (default 0)")
+    parser.add_argument("--penalty", choices=("l2", "l1"), default="l2",
+                        help="l1: a sparse model, the strength of --lam/-c goes to the L1 "
+                             "term and lam = 0 (docs/sparse-models.md); default l2")
     parser.add_argument("--solver", default="auto", metavar="NAME",
                         help="solver name, or auto (default)")
     parser.add_argument("--option", action="append", metavar="KEY=VALUE",
@@ -206,7 +206,12 @@ def _add_problem_flags(parser):
     parser.add_argument("--seed", type=int, default=0, metavar="N",
                         help="random seed (default 0)")
     parser.add_argument("--normalize", action="store_true",
-                        help="scale every row to unit L2 norm")
+                        help="scale every row to unit L2 norm (this changes the model: "
+                             "it discards each row's length)")
+    parser.add_argument("--scale", action="store_true",
+                        help="scale every column as svm-scale does ([-1, 1] for a dense "
+                             "file, by the largest |value| for a sparse one); the model "
+                             "keeps the scaling and predict applies it")
 
 
 _C_HELP = ("LIBLINEAR's C (-c): the fit uses lam = 1/(C W), W the total sample weight "
@@ -242,6 +247,44 @@ def _add_cv_parser(sub):
     c.add_argument("--json", action="store_true",
                    help="print the result as one JSON object (last stdout line)")
     c.add_argument("--quiet", action="store_true", help="no progress on stderr")
+
+
+def _add_describe_parsers(sub):
+    """predict, info and solvers."""
+    pr = sub.add_parser("predict", help="predict with a model file (also LIBLINEAR's "
+                                        "order: [-b 1] [-q] TEST MODEL OUTPUT)",
+                        description="Print one prediction per line (original label "
+                                    "values for classifiers), or write them to OUTPUT "
+                                    "and print the accuracy, as LIBLINEAR's predict does. "
+                                    "LIBLINEAR's order, 'predict [-b 1] [-q] TEST MODEL "
+                                    "OUTPUT', is recognised by content (the second file "
+                                    "is the model). Features the training file never had "
+                                    "are ignored.")
+    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model, "
+                    "or a LIBLINEAR text model (train, or LIBLINEAR itself)")
+    pr.add_argument("data", metavar="DATA", help="LIBSVM file")
+    pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
+                    help="write the predictions here, one per line, and print the "
+                         "accuracy (classification) or mean squared error instead")
+    pr.add_argument("--proba", action="store_true",
+                    help="logistic models: a header 'labels L1 L2 ...', then per sample "
+                         "the predicted label and the probability of each class "
+                         "(LIBLINEAR's -b 1)")
+    pr.add_argument("--json", action="store_true",
+                    help="end with a JSON line: n and accuracy or rmse")
+
+    i = sub.add_parser("info", help="describe a LIBSVM file")
+    i.add_argument("data", metavar="DATA", help="LIBSVM file")
+    i.add_argument("--json", action="store_true", help="print one JSON object")
+
+    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
+                       description="Without NAME: every solver, what it needs of the loss "
+                                   "and the penalty, and whether it runs on Dask. With NAME: "
+                                   "the keys --option accepts for it, their defaults, what "
+                                   "each takes and what it means.")
+    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -289,35 +332,12 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--quiet", action="store_true",
                    help="no progress bar and no notes on stderr")
 
-    pr = sub.add_parser("predict", help="predict with a model file",
-                        description="Print one prediction per line (original label "
-                                    "values for classifiers), or write them to OUTPUT "
-                                    "and print the accuracy, as LIBLINEAR's predict does.")
-    pr.add_argument("model", metavar="MODEL", help="model file written by fit --model")
-    pr.add_argument("data", metavar="DATA", help="LIBSVM file")
-    pr.add_argument("output", metavar="OUTPUT", nargs="?", default=None,
-                    help="write the predictions here, one per line, and print the "
-                         "accuracy (classification) or mean squared error instead")
-    pr.add_argument("--proba", action="store_true",
-                    help="logistic models: a header 'labels L1 L2 ...', then per sample "
-                         "the predicted label and the probability of each class "
-                         "(LIBLINEAR's -b 1)")
-    pr.add_argument("--json", action="store_true",
-                    help="end with a JSON line: n and accuracy or rmse")
-
-    i = sub.add_parser("info", help="describe a LIBSVM file")
-    i.add_argument("data", metavar="DATA", help="LIBSVM file")
-    i.add_argument("--json", action="store_true", help="print one JSON object")
-
-    s = sub.add_parser("solvers", help="list the solvers, or one solver's --option keys",
-                       description="Without NAME: every solver, what it needs of the loss "
-                                   "and the penalty, and whether it runs on Dask. With NAME: "
-                                   "the keys --option accepts for it, their defaults, what "
-                                   "each takes and what it means.")
-    s.add_argument("name", metavar="NAME", nargs="?", help="a solver name")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
-
+    _add_describe_parsers(sub)
     _add_cv_parser(sub)
+
+    sub.add_parser("train", help="LIBLINEAR's train: its flags (-s -c -p -e -B -wi -v -C "
+                                 "-q), defaults, text model file and output lines "
+                                 "(primaldual train -h)", add_help=False)
 
     sub.add_parser("bench", help="benchmarks: solvers and peers side by side "
                                  "(primaldual bench --help)", add_help=False)

@@ -1,15 +1,16 @@
 """The request: what one command line asks for, as one frozen object.
 
 :func:`make_request` reads the argparse namespace once and checks everything
-that needs no data (loss, penalty, solver, ``--option`` values, threads, bias,
-class weights, flags that go together); the commands read the request and
-never the namespace.  A ``fit`` reads as LIBLINEAR's ``train.c`` does: parse
-(:mod:`.parser`, here), read and check the data (:mod:`.prepare`), train
-(:mod:`.fit`, :mod:`.cv`), save (:mod:`.files`).
+that needs no data (loss, strengths, solver, ``--option`` values, threads,
+bias, class weights, flags that go together); the commands read the request
+and never the namespace.  ``primaldual train`` (:mod:`.liblinear`) builds the
+same :class:`FitRequest` from LIBLINEAR's flags.  Checks that need the loss
+or solver registries import them only when a flag names something they
+decide (``--solver sdca``, ``--option``, a loss with parameters), so a
+default command stays light.
 """
 from __future__ import annotations
 
-import importlib
 import math
 import sys
 from dataclasses import dataclass
@@ -18,29 +19,25 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from .._extras import have, require
+from .._util.lazy import lazy_attr
+from .._util.threads import resolve_n_jobs
+from .direct import LOSSES as DIRECT_LOSSES
 from .parser import (FLAG_OPTIONS, key_value, parse_class_weight, parse_number_list,
                      parse_option, parse_pairs)
 
-
-def _load(module, name):
-    """``name`` of ``primaldual.<module>``, imported when a request is built
-    (by name): building the parser and ``--help`` import no loss, solver or
-    kernel (tests/test_startup.py)."""
-    return getattr(importlib.import_module(f"primaldual.{module}"), name)
-
-#: ``fit``'s C when neither --lam nor -c is given: LIBLINEAR's default ``-c 1``,
-#: lam = 1/W, the estimators' default ``alpha`` (docs/estimators.md)
+#: ``fit``'s C when neither --lam nor -c is given: LIBLINEAR's default ``-c 1``
 DEFAULT_C = 1.0
 
 
 @dataclass(frozen=True)
 class TrainRequest:
-    """What ``fit`` and ``cv`` share: the data file, the problem and the solver."""
+    """What ``fit``, ``train`` and ``cv`` share: the data, the problem, the solver."""
 
     command: str
     train: str
-    loss: Any                        # the primaldual Loss object of --loss/--loss-param
+    loss_name: str
     loss_params: Mapping             # --loss-param, read-only
+    classification: bool
     lam: float | None                # --lam; None when -c gives C instead
     C: float | None                  # LIBLINEAR's C (-c); lam = 1/(C W) once W is known
     l1: float
@@ -55,6 +52,12 @@ class TrainRequest:
     normalize: bool
     json: bool
     quiet: bool
+    scale: bool = False
+    #: "l2": C sets lam; "l1" (LIBLINEAR's -s 5, 6): C sets l1 and lam = 0
+    penalty: str = "l2"
+    #: "sample": a sample keeps its class weight in every one-vs-rest problem (the
+    #: estimators); "liblinear": only the positive class of each problem (-wi)
+    weight_rule: str = "sample"
 
     @property
     def solve_loss_params(self):
@@ -67,10 +70,9 @@ class TrainRequest:
         return None if self.jobs == 1 else self.jobs
 
     def lam_for(self, weight_total: float) -> float:
-        """The lam of the fit: --lam, or 1/(C W) for -c C, W the total sample
-        weight (n without class weights): LIBLINEAR minimizes
-        ``||w||^2/2 + C sum_i c_i phi_i``, which is ``C W`` times
-        ``(1/W) sum_i c_i phi_i + ||w||^2/(2 C W)``."""
+        """The strength of the fit: --lam, or 1/(C W) for -c C, W the total sample
+        weight: LIBLINEAR minimizes ``||w||^2/2 + C sum_i c_i phi_i``, which is
+        ``C W`` times ``(1/W) sum_i c_i phi_i + ||w||^2/(2 C W)``."""
         if self.C is None:
             return float(self.lam)
         return 1.0 / (self.C * float(weight_total))
@@ -78,30 +80,37 @@ class TrainRequest:
 
 @dataclass(frozen=True)
 class FitRequest(TrainRequest):
-    """``primaldual fit``."""
+    """``primaldual fit`` and ``primaldual train``."""
 
-    test: str | None
-    time_limit: float | None
-    model: str | None
-    trace: str | None
-    plot: str | None
-    checkpoint: str | None
-    checkpoint_every: float
-    resume: bool
-    scheduler: str | None
-    partitions: int | None
-    parts_dir: str | None
+    test: str | None = None
+    time_limit: float | None = None
+    model: str | None = None
+    #: "npz" (fit --model) or "liblinear" (train: LIBLINEAR's text format)
+    model_format: str = "npz"
+    solver_type: int | None = None     # train: LIBLINEAR's -s
+    trace: str | None = None
+    plot: str | None = None
+    checkpoint: str | None = None
+    checkpoint_every: float = 1.0
+    resume: bool = False
+    scheduler: str | None = None
+    partitions: int | None = None
+    parts_dir: str | None = None
+    folds: int | None = None           # train -v K: cross-validation, no model
+    find_c: bool = False               # train -C: a C search by cross-validation
+    C_given: bool = False              # train: -c was on the command line
+    liblinear_lines: bool = False      # print LIBLINEAR's lines (train)
 
 
 @dataclass(frozen=True)
 class CVRequest(TrainRequest):
     """``primaldual cv``: ``lams`` or ``Cs`` given, or a searched lam grid."""
 
-    folds: int
-    lams: tuple | None               # --lam / --lams, largest first
-    Cs: tuple | None                 # -c / --Cs, smallest first (largest lam first)
-    n_lams: int
-    lam_ratio: float
+    folds: int = 5
+    lams: tuple | None = None        # --lam / --lams, largest first
+    Cs: tuple | None = None          # -c / --Cs, smallest first (largest lam first)
+    n_lams: int = 10
+    lam_ratio: float = 1e-3
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,8 @@ class PredictRequest:
     output: str | None
     proba: bool
     json: bool
+    quiet: bool = False
+    liblinear: bool = False          # LIBLINEAR's order and output lines
 
 
 @dataclass(frozen=True)
@@ -146,6 +157,33 @@ def make_request(args):
     raise ValueError(f"unknown command {args.command!r}")
 
 
+def check_loss(name, params):
+    """Whether loss ``name`` (with ``params``) is a classification loss; an
+    unknown loss or parameter is a ValueError.  The losses the command line
+    solves itself are known without importing the loss registry."""
+    if name in DIRECT_LOSSES and not params:
+        return DIRECT_LOSSES[name]
+    return bool(lazy_attr("primaldual.losses", "make_loss")(name, params or None)
+                .classification)
+
+
+def check_strengths(lam, l1):
+    for name, val, low in (("lam", lam, "> 0"), ("l1", l1, ">= 0")):
+        if val is None:
+            continue
+        if not math.isfinite(val):
+            raise ValueError(f"{name} must be finite, got {val!r}; pass a finite number "
+                             f"such as {'1e-4' if name == 'lam' else '0'}")
+        if val < 0 or (name == "lam" and val == 0 and not l1):
+            raise ValueError(f"{name} must be {low}, got {name}={val!r}"
+                             + ("; use l1=0 for no L1 term" if name == "l1" else ""))
+
+
+def check_solver(solver):
+    if solver != "auto":
+        lazy_attr("primaldual.solvers", "check_solver_name")(solver)
+
+
 def _solver_options(args):
     """The ``--option`` pairs, each read by the type of the solver's option,
     after the refusals of the options that have their own flags."""
@@ -162,34 +200,37 @@ def _solver_options(args):
 
 def _train_fields(args, lam, C):
     """The checks ``fit`` and ``cv`` share, and the fields of TrainRequest."""
-    resolve_n_jobs = _load("_util", "resolve_n_jobs")
-    make_loss = _load("losses", "make_loss")
-    make_penalty = _load("penalties", "make_penalty")
-    check_solver_name = _load("solvers", "check_solver_name")
     loss_params = parse_pairs(args.loss_param, "--loss-param")
-    loss = make_loss(args.loss, loss_params or None)
+    classification = check_loss(args.loss, loss_params)
     if C is not None and not (math.isfinite(C) and C > 0):
         raise ValueError(f"-c/--C must be a finite number > 0 (LIBLINEAR's C), got {C}")
-    make_penalty(lam if lam is not None else 1.0, args.l1, allow_pure_l1=True)
-    check_solver_name(args.solver)
-    options = _solver_options(args)
+    check_strengths(lam, args.l1)
+    if args.penalty == "l1" and args.l1 != 0:
+        raise ValueError(f"--penalty l1 takes its strength from --lam or -c; drop "
+                         f"--l1 {args.l1:g}")
+    check_solver(args.solver)
+    options = _solver_options(args) if args.option else {}
     resolve_n_jobs(args.jobs)            # --jobs 0 or garbage: a clear error now
     if args.bias is not None and not (math.isfinite(args.bias) and args.bias > 0):
         raise ValueError(f"--bias must be a finite number > 0 (the value of the constant "
                          f"feature), got {args.bias}")
     spec = ",".join(args.class_weight) if args.class_weight else None
-    if spec is not None and not loss.classification:
-        raise ValueError(f"--class-weight needs a classification loss; loss={loss.name!r} "
+    if spec is not None and not classification:
+        raise ValueError(f"--class-weight needs a classification loss; loss={args.loss!r} "
                          f"is a regression loss")
-    class_weight = parse_class_weight(spec)      # syntax only; labels checked with data
+    if args.normalize and getattr(args, "scale", False):
+        raise ValueError("give --scale (each column, as svm-scale) or --normalize (each "
+                         "row to unit norm), not both")
     if "progress" not in options:
         options["progress"] = (sys.stdout.isatty() and not args.quiet
                                and have("tqdm"))
-    return dict(command=args.command, train=args.train, loss=loss,
-                loss_params=MappingProxyType(loss_params), lam=lam, C=C, l1=args.l1,
-                bias=args.bias, class_weight=class_weight, jobs=args.jobs,
+    return dict(command=args.command, train=args.train, loss_name=args.loss,
+                loss_params=MappingProxyType(loss_params), classification=classification,
+                lam=lam, C=C, l1=args.l1, penalty=args.penalty, bias=args.bias,
+                class_weight=parse_class_weight(spec), jobs=args.jobs,
                 solver=args.solver, options=options, tol=args.tol,
-                max_epochs=args.max_epochs, seed=args.seed, normalize=bool(args.normalize),
+                max_epochs=args.max_epochs, seed=args.seed,
+                normalize=bool(args.normalize), scale=bool(getattr(args, "scale", False)),
                 json=bool(args.json), quiet=bool(args.quiet))
 
 
@@ -199,6 +240,8 @@ def _fit_request(args):
                          f"which sets lam = 1/(C W)), not both")
     C = DEFAULT_C if args.lam is None and args.C is None else args.C
     fields = _train_fields(args, args.lam, C)
+    if args.max_epochs is not None and not args.max_epochs > 0:
+        raise ValueError(f"max_epochs must be > 0, got {args.max_epochs}")
     if args.resume and not args.checkpoint:
         raise ValueError("--resume needs --checkpoint DIR (the directory holding "
                          "state.npz)")
@@ -217,9 +260,11 @@ def _fit_request(args):
     elif args.C is not None:
         raise ValueError("-c/--C needs the number of samples, which the Dask workers hold "
                          "with --scheduler; give --lam 1/(C n) instead")
-
     elif args.partitions is not None and args.partitions < 1:
         raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
+    if args.scheduler is not None and args.scale:
+        raise ValueError("--scale is not available with --scheduler (the rows stay on "
+                         "the workers); scale the part files, or train locally")
     if args.plot and args.scheduler is None:
         require("matplotlib", "--plot")        # before the fit, not after it
     options = fields.pop("options")
@@ -245,6 +290,9 @@ def _cv_request(args):
     if len(given) > 1:
         raise ValueError(f"give either --lam X (one value), --lams X,Y,... (a list), -c C "
                          f"or --Cs C1,C2,... (LIBLINEAR's C), not both {' and '.join(given)}")
+    if args.penalty != "l2":
+        raise ValueError("cv searches the L2 strength; --penalty l1 is for fit (a path "
+                         "over l1 is primaldual.regpath.l1_path)")
     fields = _train_fields(args, args.lam, args.C)
     if args.folds < 2:
         raise ValueError(f"--folds must be >= 2, got {args.folds}")
@@ -267,3 +315,8 @@ def _cv_request(args):
     options["progress"] = False
     return CVRequest(**fields, options=MappingProxyType(options), folds=args.folds,
                      lams=lams, Cs=Cs, n_lams=args.n_lams, lam_ratio=args.lam_ratio)
+
+
+__all__ = ["CVRequest", "DEFAULT_C", "FitRequest", "InfoRequest", "PredictRequest",
+           "SolversRequest", "TrainRequest", "check_loss", "check_solver",
+           "check_strengths", "make_request"]

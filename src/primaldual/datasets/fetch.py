@@ -282,6 +282,46 @@ def available(data_home=None):
     return available_real(data_home)
 
 
+def _checked_sha256(url, dest, sha256, allow_unverified):
+    """``sha256`` as 64 lower-case hex digits, or None when ``allow_unverified``."""
+    if sha256 is None:
+        if not allow_unverified:
+            raise UnverifiedDownloadError(
+                f"refusing to download {url} to {dest}: no sha256 was given to verify it. "
+                "Pass allow_unverified=True to accept an unverified file.")
+        return None
+    sha256 = str(sha256).strip().lower()
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
+    return sha256
+
+
+def _stream(resp, out, chunk_size, bar_spec):
+    """Copy ``resp`` to ``out`` in chunks while hashing; ``bar_spec = (total,
+    name)`` shows a tqdm bar on stderr.  Returns ``(sha256 hex digest, bytes)``."""
+    h = hashlib.sha256()
+    nbytes = 0
+    bar = None
+    if bar_spec:
+        tqdm = require("tqdm.auto", "progress=True").tqdm
+        bar = tqdm(total=bar_spec[0], unit="B", unit_scale=True, desc=bar_spec[1],
+                   file=sys.stderr, leave=False)
+    try:
+        while True:
+            chunk = resp.read(chunk_size)
+            if not chunk:
+                break
+            out.write(chunk)
+            h.update(chunk)
+            nbytes += len(chunk)
+            if bar is not None:
+                bar.update(len(chunk))
+    finally:
+        if bar is not None:
+            bar.close()
+    return h.hexdigest(), nbytes
+
+
 def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
              expected_size=None, progress=False, chunk_size=1 << 20):
     """Download ``url`` to ``dest`` atomically, verifying its sha256.
@@ -328,49 +368,20 @@ def download(url, dest, sha256=None, *, allow_unverified=False, timeout=60.0,
         Network and file system errors, re-raised after cleanup.
     """
     dest = Path(dest)
-    if sha256 is None:
-        if not allow_unverified:
-            raise UnverifiedDownloadError(
-                f"refusing to download {url} to {dest}: no sha256 was given to verify it. "
-                "Pass allow_unverified=True to accept an unverified file.")
-    else:
-        sha256 = str(sha256).strip().lower()
-        if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
-            raise ValueError(f"sha256 must be 64 hex digits, got {sha256!r}")
+    sha256 = _checked_sha256(url, dest, sha256, allow_unverified)
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)()) and have("tqdm")
-    h = hashlib.sha256()
-    nbytes = 0
     announced = None
-    bar = None
     with atomic_write(dest) as out:       # any error below discards the partial file
         with urllib.request.urlopen(url, timeout=timeout) as resp:
             length = getattr(resp, "headers", {}).get("Content-Length")
             if length is not None and str(length).strip().isdigit():
                 announced = int(length)
-            if progress:
-                tqdm = require("tqdm.auto", "progress=True").tqdm
-
-                bar = tqdm(total=announced, unit="B", unit_scale=True,
-                           desc=dest.name, file=sys.stderr, leave=False)
-            try:
-                while True:
-                    chunk = resp.read(chunk_size)
-                    if not chunk:
-                        break
-                    out.write(chunk)
-                    h.update(chunk)
-                    nbytes += len(chunk)
-                    if bar is not None:
-                        bar.update(len(chunk))
-            finally:
-                if bar is not None:
-                    bar.close()
+            got, nbytes = _stream(resp, out, chunk_size, progress and (announced, dest.name))
         if announced is not None and nbytes != announced:
             raise DownloadError(
                 f"download of {url} is truncated: got {nbytes} bytes, the server "
                 f"announced {announced}")
-        got = h.hexdigest()
         if sha256 is not None and got != sha256:
             raise ChecksumError(
                 f"checksum mismatch for {url}: expected sha256 {sha256}, got {got} "

@@ -1,24 +1,14 @@
-"""The regime suite: seeded data sets of the kinds users have, one per regime.
+"""The regime suite: seeded data sets of the kinds users have, one per regime,
+beyond the shapes the speed targets were first measured on (text like CCAT and
+rcv1, covtype).
 
-Each speed target of the project was first met on the shapes it was measured on
-(text shaped like CCAT and rcv1, covtype) and could be missed on shapes nobody
-measured.  The regimes below cover the other kinds: text whose rows share a
-vocabulary (high row cosine, hard for threads that work on stale copies), text
-with nearly orthogonal rows, very wide sparse data, one-hot categorical data,
-tall dense data with unscaled features, dense data on mixed scales, standardized
-dense data with ``d`` close to ``n``, tiny sets and duplicated rows.
-
-Every generator is seeded (every random choice comes from ``random_state``) and
-returns ``(X, y)`` with ``y`` in ``{-1, +1}``; labels come from a planted linear
-model (no intercept, like the objective of docs/conventions.md §1) with a share
-``noise`` of them flipped, so a good linear model is learnable.  :data:`REGIMES`
-maps a regime's name to its generator, default number of rows and a one-line
-description; :func:`make_regime` draws one at a ``scale`` of its default size
-(the benchmark runs ``scale=1``, the tests tiny versions), :func:`shared_regimes`
-lists the real sets of the ``shared/data`` folder that are present (loaded as
-given, no scaling) and :func:`regime_stats` reports a set's shape: ``n``, ``d``,
-stored nonzeros, nonzeros per row, value range, share of positive labels and the
-mean row cosine.
+Every generator is seeded and returns ``(X, y)`` with ``y`` in ``{-1, +1}``
+from a planted linear model (no intercept) with a share ``noise`` flipped.
+:data:`REGIMES` maps a name to its generator, default rows and a description;
+:func:`make_regime` draws one at a ``scale`` of its default size,
+:func:`shared_regimes` lists the real sets present in ``shared/data`` and
+:func:`regime_stats` reports a set's shape (``n``, ``d``, nonzeros, value range,
+positive share, mean row cosine).
 
 =========================  ==================================================================
 regime                     default size and why it is in the suite

@@ -189,6 +189,39 @@ def _check_max_rows(max_rows):
     return int(max_rows)
 
 
+def _existing_files(paths):
+    """``paths`` as Paths; a clear error for a directory or a missing file."""
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if p.is_dir():
+            raise IsADirectoryError(f"{p} is a directory, not a data file; give the "
+                                    f"path of a LIBSVM file")
+        if not p.exists():
+            raise FileNotFoundError(f"data file not found: {p}")
+    return paths
+
+
+def _open_data(stack, p):
+    """``p`` opened (decompressed) on ``stack``; a DataFormatError for a bad archive."""
+    try:
+        return stack.enter_context(open_decompressed(p))
+    except UnsupportedCompressionError as exc:
+        raise DataFormatError(str(exc), path=p) from exc
+    except zipfile.BadZipFile as exc:
+        raise DataFormatError(f"{p}: corrupt zip archive ({exc})", path=p) from exc
+
+
+def _rebased(X, base, d, dtype):
+    """``X`` parsed with its indices as written, as a CSR matrix of ``d`` columns
+    with index ``base`` at column 0, sorted indices and no explicit zeros."""
+    indices = X.indices - base if base else X.indices
+    X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], d), dtype=dtype)
+    X.eliminate_zeros()
+    if not X.has_sorted_indices:
+        X.sort_indices()
+    return X
+
+
 def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based="auto",
                         max_rows=None, return_index_base=False):
     """Parse several LIBSVM/svmlight files into matrices with the same column count.
@@ -229,22 +262,9 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
     from sklearn.datasets import load_svmlight_files as _sk_load
 
     max_rows = _check_max_rows(max_rows)
-    paths = [Path(p) for p in paths]
-    for p in paths:
-        if p.is_dir():
-            raise IsADirectoryError(f"{p} is a directory, not a data file; give the "
-                                    f"path of a LIBSVM file")
-        if not p.exists():
-            raise FileNotFoundError(f"data file not found: {p}")
+    paths = _existing_files(paths)
     with contextlib.ExitStack() as stack:
-        handles = []
-        for p in paths:
-            try:
-                handles.append(stack.enter_context(open_decompressed(p)))
-            except UnsupportedCompressionError as exc:
-                raise DataFormatError(str(exc), path=p) from exc
-            except zipfile.BadZipFile as exc:
-                raise DataFormatError(f"{p}: corrupt zip archive ({exc})", path=p) from exc
+        handles = [_open_data(stack, p) for p in paths]
         try:
             if max_rows is not None:
                 handles = [_head(h, max_rows) for h in handles]
@@ -271,12 +291,7 @@ def load_svmlight_files(paths, *, n_features=None, dtype=np.float64, zero_based=
             d = int(n_features)
     out = []
     for X, y in zip(matrices, parts[1::2]):
-        indices = X.indices - base if base else X.indices
-        X = sp.csr_matrix((X.data, indices, X.indptr), shape=(X.shape[0], d), dtype=dtype)
-        X.eliminate_zeros()
-        if not X.has_sorted_indices:
-            X.sort_indices()
-        out.extend([X, np.asarray(y, dtype=np.float64)])
+        out.extend([_rebased(X, base, d, dtype), np.asarray(y, dtype=np.float64)])
     if return_index_base:
         return out, base
     return out

@@ -375,6 +375,54 @@ PLANTED_TEXT_SHAPES = {
 }
 
 
+def _planted_text_params(shape, support_size, df_range, noise, topic_words):
+    """``(shape, support_size, df_range)`` of :func:`make_planted_text` after its
+    preset, checked."""
+    preset = None
+    if isinstance(shape, str):
+        for key, val in PLANTED_TEXT_SHAPES.items():
+            if key.lower() == shape.lower():
+                preset = val
+    if preset is not None:
+        shape = preset[0]
+        support_size = preset[1] if support_size is None else support_size
+        df_range = preset[2] if df_range is None else df_range
+    support_size = 1000 if support_size is None else int(support_size)
+    df_range = (0.005, 0.05) if df_range is None else tuple(float(v) for v in df_range)
+    if support_size < 2:
+        raise ValueError(f"support_size must be >= 2, got {support_size}")
+    if len(df_range) != 2 or not 0.0 <= df_range[0] < df_range[1] <= 1.0:
+        raise ValueError(f"df_range must be (lo, hi) with 0 <= lo < hi <= 1, got {df_range}")
+    if not 0.0 <= noise <= 1.0:
+        raise ValueError(f"noise must be in [0, 1], got {noise}")
+    if not topic_words >= 1.0:
+        raise ValueError(f"topic_words must be >= 1, got {topic_words}")
+    return shape, support_size, df_range
+
+
+def _add_topic_words(X, rng, pos, neg, topic_words):
+    """Step 2 of :func:`make_planted_text`: every row draws a class and
+    ``1 + Poisson(topic_words - 1)`` topic words from ``pos`` or ``neg``, each
+    with the row's largest value; rows are then scaled to unit L2 norm."""
+    n, d = X.shape
+    cls = rng.choice([-1.0, 1.0], size=n)
+    m = 1 + rng.poisson(topic_words - 1.0, size=n)
+    rows = np.repeat(np.arange(n), m)
+    u = rng.random(rows.size)
+    cpos = cls[rows] > 0
+    cols = np.where(cpos, pos[(u * pos.size).astype(np.int64)],
+                    neg[(u * neg.size).astype(np.int64)])
+    rowmax = np.maximum.reduceat(X.data, X.indptr[:-1]) if X.nnz else np.ones(n)
+    rowmax = np.where(np.diff(X.indptr) > 0, rowmax, 1.0)
+    T = sp.csr_matrix((rowmax[rows], (rows, cols)), shape=(n, d))
+    X = (X + T).tocsr()
+    X.sum_duplicates()
+    X.sort_indices()
+    norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
+    X.data /= np.repeat(norms, np.diff(X.indptr))
+    return X
+
+
 def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
                       support_size=None, df_range=None, topic_words=4.0, dtype=np.float64):
     """Seeded sparse text-like data whose labels a linear model can learn from few rows.
@@ -427,25 +475,8 @@ def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
     y : ndarray of float64, shape (n,)          labels in {-1, +1}
     w_true : ndarray of float64, shape (d,)     the planted model (unit norm)
     """
-    preset = None
-    if isinstance(shape, str):
-        for key, val in PLANTED_TEXT_SHAPES.items():
-            if key.lower() == shape.lower():
-                preset = val
-    if preset is not None:
-        shape = preset[0]
-        support_size = preset[1] if support_size is None else support_size
-        df_range = preset[2] if df_range is None else df_range
-    support_size = 1000 if support_size is None else int(support_size)
-    df_range = (0.005, 0.05) if df_range is None else tuple(float(v) for v in df_range)
-    if support_size < 2:
-        raise ValueError(f"support_size must be >= 2, got {support_size}")
-    if len(df_range) != 2 or not 0.0 <= df_range[0] < df_range[1] <= 1.0:
-        raise ValueError(f"df_range must be (lo, hi) with 0 <= lo < hi <= 1, got {df_range}")
-    if not 0.0 <= noise <= 1.0:
-        raise ValueError(f"noise must be in [0, 1], got {noise}")
-    if not topic_words >= 1.0:
-        raise ValueError(f"topic_words must be >= 1, got {topic_words}")
+    shape, support_size, df_range = _planted_text_params(shape, support_size, df_range,
+                                                         noise, topic_words)
     rng = make_rng(random_state)
     # the background matrix and the planted model come from one stream
     X, _, _ = _draw_synthetic(rng, *_synthetic_args(shape, n_samples, 0.0, np.float64))
@@ -464,21 +495,7 @@ def make_planted_text(shape, n_samples=None, random_state=0, noise=0.01,
     w_true[neg] = -1.0
     w_true /= np.sqrt(support_size)
 
-    cls = rng.choice([-1.0, 1.0], size=n)
-    m = 1 + rng.poisson(topic_words - 1.0, size=n)
-    rows = np.repeat(np.arange(n), m)
-    u = rng.random(rows.size)
-    cpos = cls[rows] > 0
-    cols = np.where(cpos, pos[(u * pos.size).astype(np.int64)],
-                    neg[(u * neg.size).astype(np.int64)])
-    rowmax = np.maximum.reduceat(X.data, X.indptr[:-1]) if X.nnz else np.ones(n)
-    rowmax = np.where(np.diff(X.indptr) > 0, rowmax, 1.0)
-    T = sp.csr_matrix((rowmax[rows], (rows, cols)), shape=(n, d))
-    X = (X + T).tocsr()
-    X.sum_duplicates()
-    X.sort_indices()
-    norms = np.sqrt(np.add.reduceat(X.data * X.data, X.indptr[:-1]))
-    X.data /= np.repeat(norms, np.diff(X.indptr))
+    X = _add_topic_words(X, rng, pos, neg, topic_words)
     X = X.astype(np.dtype(dtype))
 
     return X, _planted_labels(X, w_true, noise, rng), w_true

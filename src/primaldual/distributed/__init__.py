@@ -26,13 +26,8 @@ Dask, and DSO's ring and PSGD's parts on Dask actors.
 * :mod:`.newton_rounds`  the distributed Newton-CG's passes on Dask actors
                        (:func:`~.newton_rounds.newton_engine`).
 
-Import direction (``tests/test_layers.py``, ``docs/distributed.md``): this
-package sits below :mod:`primaldual.solvers` and imports nothing from it; the
-solvers import their engines from here (the round-based ones in
-:mod:`primaldual.solvers._rounds`, DSO and PSGD
-:func:`~.actor_engine.actor_engine` with their own actor class).
-No module here imports Dask at module level: Dask loads only when a client
-or Dask input is used.
+This package sits below :mod:`primaldual.solvers` and imports nothing from it
+(``tests/test_layers.py``); no module here imports Dask at module level.
 """
 from .block import PartitionBlock, contiguous_partition, spawn_streams
 from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError

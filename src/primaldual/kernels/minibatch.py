@@ -432,16 +432,67 @@ def msdca_thread(team, rows, spec, mb, state, u, n_iter, work):
 
 
 # ------------------------------------------------ partitioned rounds
+@njit(cache=True, nogil=True, inline="always")
+def _msdca_steps(rows, spec, curv, alpha, v, dalpha, rbuf, nrows):
+    """Update (2) for the rows ``rbuf[:nrows]`` of a round of distributed mSDCA,
+    into ``dalpha``; returns ``(bad row or -1, feature accesses)``."""
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    acc = 0
+    for q in range(nrows):
+        i = rbuf[q]
+        nw = _batch_new(data, indices, indptr, iptr, rows.y, rows.cw, curv, spec.kind,
+                        spec.param, 1.0 / spec.lam, spec.inv_W, alpha, v, i)
+        if not math.isfinite(nw):
+            return i, acc
+        dalpha[i] = nw
+        acc += indptr[i + 1] - indptr[i]
+    return -1, acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scatter_dv(rows, i, coef, dv, colmark, out_cols, nout, ncols):
+    """``dv += coef x_i``, listing each newly touched column in ``out_cols``
+    after ``nout + ncols``; returns the new ``ncols``."""
+    data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
+    rs = indptr[i]
+    off = iptr[i] - rs
+    for kk in range(rs, indptr[i + 1]):
+        col = indices[kk + off]
+        if colmark[col] == 0:
+            colmark[col] = 1
+            out_cols[nout + ncols] = col
+            ncols += 1
+        dv[col] += coef * data[kk]
+    return ncols
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _commit_partition(state, work, out, gamma, nrows, nout, ncols):
+    """End of a partition's part of a round: ``alpha`` combined with the local
+    values of its touched rows, its ``Delta v_k`` copied to ``out.vals``, and
+    the work arrays cleared."""
+    alpha, dalpha, rowmark, rbuf = state.alpha, work.dalpha, work.rowmark, work.rows
+    dv, colmark, out_cols, out_vals = work.dv, work.colmark, out.cols, out.vals
+    for q in range(nrows):
+        i = rbuf[q]
+        alpha[i] = _combine(alpha[i], dalpha[i], gamma)
+        dalpha[i] = 0.0
+        rowmark[i] = 0
+    for q in range(ncols):
+        col = out_cols[nout + q]
+        out_vals[nout + q] = dv[col]
+        dv[col] = 0.0
+        colmark[col] = 0
+
+
 @njit(cache=True, nogil=True)
 def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
     """Rounds of distributed mSDCA or CoCoA+ over the partitions ``part_ptr``.
 
-    ``rows`` (:class:`~primaldual.kernels.views.RowsView`), ``spec``
-    (:class:`~primaldual.kernels.views.StepSpec`), ``rounds`` (:class:`RoundSpec`:
-    ``part_ptr``, ``curv``, ``mode``, ``m``, ``sigma_dot``, ``gamma``,
-    ``apply_v``), ``state`` (:class:`DualState`, updated in place), the uniforms
-    ``u`` (K, n_rounds * m), ``work`` (:class:`RoundWork`) and ``out``
-    (:class:`RoundOut`: ``out_cols``, ``out_vals``, ``out_ptr`` below).
+    ``rows`` (:class:`~.views.RowsView`), ``spec`` (:class:`~.views.StepSpec`),
+    ``rounds`` (:class:`RoundSpec`), ``state``
+    (:class:`DualState`, updated in place), the uniforms ``u`` (K, n_rounds * m),
+    ``work`` (:class:`RoundWork`) and ``out`` (:class:`RoundOut`, below).
 
     In a round every partition ``k`` (rows ``part_ptr[k]..part_ptr[k+1]-1``)
     works against the same ``v`` and produces a local change ``Delta alpha_[k]``
@@ -449,24 +500,21 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
     ``alpha_[k] += gamma Delta alpha_[k]`` and (``apply_v``)
     ``v += gamma sum_k Delta v_k``, added partition by partition.
 
-    ``mode == MODE_MSDCA`` ((C,b)-distributed sampling, Algorithm 1): a
-    uniform ``m``-subset of ``P_k`` (``m = b / C``), every ``Delta alpha_i`` from
-    update (2) with ``w = v / lam`` fixed.
-
-    ``mode == MODE_COCOA`` (CoCoA+ LocalSDCA, Ma et al. 2015): ``m = H``
+    ``mode == MODE_MSDCA`` ((C,b)-distributed sampling, Algorithm 1): a uniform
+    ``m``-subset of ``P_k`` (``m = b / C``), each ``Delta alpha_i`` from update (2)
+    with ``w = v / lam`` fixed.  ``mode == MODE_COCOA`` (CoCoA+ LocalSDCA): ``m = H``
     steps, each on ``i`` uniform in ``P_k`` (with replacement), maximizing the
     local subproblem ``G_k^{sigma'}``: the margin is
     ``x_i . (v + sigma' Delta v_k) / lam`` (``sigma_dot = sigma'``) and the
     curvature ``s = c_i curv_i / (lam W)`` with ``curv = sigma' ||x_i||^2``.
 
-    ``dalpha[i]`` holds the local value ``alpha_i + Delta alpha_i`` of a touched
-    row; the new ``alpha_i`` is :func:`_combine` of the old and local values
-    (exactly the local value for ``gamma = 1``, so it stays dual feasible).
-    Partition k uses ``u[k, r*m:(r+1)*m]`` in round r.  On return
-    ``out_cols/out_vals[out_ptr[k]:out_ptr[k+1]]`` hold the sparse
-    ``Delta v_k`` of the last round (columns in first-touch order).
-    ``perm`` must be the identity on entry (it is restored).
-    Returns a :class:`RunResult` ``(status, rounds done, feature accesses, bad row)``.
+    ``dalpha[i]`` holds the local value of a touched row; the new ``alpha_i``
+    is :func:`_combine` of the old and local values (the local value for
+    ``gamma = 1``, so it stays dual feasible).  Partition k uses ``u[k,
+    r*m:(r+1)*m]`` in round r.  On return ``out_cols/out_vals[out_ptr[k]:
+    out_ptr[k+1]]`` hold the sparse ``Delta v_k`` of the last round (columns in
+    first-touch order).  ``perm`` must be the identity on entry (it is
+    restored).  Returns a :class:`RunResult` ``(status, rounds, accesses, bad row)``.
     """
     data, indices, indptr, iptr = rows.data, rows.indices, rows.indptr, rows.iptr
     y, cw = rows.y, rows.cw
@@ -475,8 +523,7 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
     sigma_dot, gamma, apply_v = rounds.sigma_dot, rounds.gamma, rounds.apply_v
     alpha, v = state.alpha, state.v
     dalpha, dv, colmark, rowmark = work.dalpha, work.dv, work.colmark, work.rowmark
-    perm, swaps, rbuf = work.perm, work.swaps, work.rows
-    out_cols, out_vals, out_ptr = out.cols, out.vals, out.ptr
+    perm, swaps, rbuf, out_cols, out_ptr = work.perm, work.swaps, work.rows, out.cols, out.ptr
     K = part_ptr.shape[0] - 1
     acc = 0
     for r in range(n_rounds):
@@ -490,29 +537,16 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
             nrows = 0
             ncols = 0
             if mode == MODE_MSDCA:
-                tau = m if m < nk else nk
-                draw_subset(u[k], r * m, nk, tau, perm, s0, swaps, rbuf, 0)
-                nrows = tau
-                for q in range(tau):
-                    i = rbuf[q]
-                    nw = _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, param,
-                                    inv_lam, inv_W, alpha, v, i)
-                    if not math.isfinite(nw):
-                        return RunResult(STATUS_NONFINITE, r, acc, i)
-                    dalpha[i] = nw
-                    acc += indptr[i + 1] - indptr[i]
-                for q in range(tau):
+                nrows = m if m < nk else nk
+                draw_subset(u[k], r * m, nk, nrows, perm, s0, swaps, rbuf, 0)
+                bad, a_k = _msdca_steps(rows, spec, curv, alpha, v, dalpha, rbuf, nrows)
+                acc += a_k
+                if bad >= 0:
+                    return RunResult(STATUS_NONFINITE, r, acc, bad)
+                for q in range(nrows):
                     i = rbuf[q]
                     coef = cw[i] * (dalpha[i] - alpha[i]) * inv_W
-                    rs = indptr[i]
-                    off = iptr[i] - rs
-                    for kk in range(rs, indptr[i + 1]):
-                        col = indices[kk + off]
-                        if colmark[col] == 0:
-                            colmark[col] = 1
-                            out_cols[nout + ncols] = col
-                            ncols += 1
-                        dv[col] += coef * data[kk]
+                    ncols = _scatter_dv(rows, i, coef, dv, colmark, out_cols, nout, ncols)
             else:
                 for h in range(m):
                     j = int(u[k, r * m + h] * nk)
@@ -543,28 +577,13 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
                     dalpha[i] = new
                     coef = cw[i] * delta * inv_W
                     if coef != 0.0:
-                        for kk in range(rs, re):
-                            col = indices[kk + off]
-                            if colmark[col] == 0:
-                                colmark[col] = 1
-                                out_cols[nout + ncols] = col
-                                ncols += 1
-                            dv[col] += coef * data[kk]
-            for q in range(nrows):
-                i = rbuf[q]
-                alpha[i] = _combine(alpha[i], dalpha[i], gamma)
-                dalpha[i] = 0.0
-                rowmark[i] = 0
-            for q in range(ncols):
-                col = out_cols[nout + q]
-                out_vals[nout + q] = dv[col]
-                dv[col] = 0.0
-                colmark[col] = 0
+                        ncols = _scatter_dv(rows, i, coef, dv, colmark, out_cols, nout, ncols)
+            _commit_partition(state, work, out, gamma, nrows, nout, ncols)
             nout += ncols
         out_ptr[K] = nout
         if apply_v:
             for q in range(nout):
-                v[out_cols[q]] += gamma * out_vals[q]
+                v[out_cols[q]] += gamma * out.vals[q]
     return RunResult(STATUS_OK, n_rounds, acc, -1)
 
 

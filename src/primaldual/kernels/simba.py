@@ -16,45 +16,18 @@ nu-formulation (3) with the labels folded into the rows (``x_i <- y_i x_i``)::
     q_{t+1}(i) = q_t(i) (1 - eta_t v_t(i) + eta_t^2 v_t(i)^2)        (line 11, Variance MW)
 
 and accumulate ``sum_t w_t``, ``sum_t xi_t`` and ``sum_t b_t`` for the averaged
-output (line 15).  Steps (``schedule``):
+output (line 15).  Steps: ``SCHED_CONSTANT`` (Algorithm 1, ``eta = sqrt(log(n)/T)``,
+``c = 1/sqrt(2T)``), ``SCHED_ADAPTIVE`` (Section 6 as printed, ``eta_t = sqrt(log n)/t``)
+and ``SCHED_ADAPTIVE_SQRT`` (``eta_t = sqrt(log(n)/t)``); both adaptive ones take
+``c_t = 1/sqrt(2t)``.  Ties among equal ``p_t(i)`` go to the smaller index.
 
-* ``SCHED_CONSTANT`` (Algorithm 1): ``eta = sqrt(log(n) / T)``, ``c = 1/sqrt(2T)``;
-* ``SCHED_ADAPTIVE`` (Section 6, as printed): ``eta_t = sqrt(log n) / t``,
-  ``c_t = 1/sqrt(2t)``;
-* ``SCHED_ADAPTIVE_SQRT``: ``eta_t = sqrt(log(n) / t)``, ``c_t = 1/sqrt(2t)``
-  (the any-time form of Algorithm 1's ``eta = sqrt(log(n)/T)``).
-
-Ties among equal ``p_t(i)`` are broken canonically (smaller index first) in
-both kernels so that they can be checked against a plain reference.
-
-:func:`simba_dense_run` is Algorithm 1 exactly as written: every iteration
-normalizes ``p_t`` (kept as ``log q`` shifted so that its maximum is 0),
-selects the top entries by an O(n) quickselect, updates all n weights and
-the full average of ``w``: O(n + d) work per iteration.
-
-:func:`simba_sparse_run` is the sparse implementation of Section 4: sum trees
-over points and coordinates make each draw O(log n) / O(log d), the average
-of ``w`` is kept lazily (``w_t = s_t u_t``), and the weights of points outside
-column ``j_t`` are updated through four group multipliers (slack 2 or not x
-label), because those points all share the same ``v_t(i)``.  The slack set
-(the ``floor(nu n / 2)`` largest ``p_t(i)``) is maintained with min/max trees
-and swaps; the boundary point (the next largest) gets the remainder
-``nu n - 2 floor(nu n / 2)``.  An iteration then costs
-``O((nnz(x_{i_t}) + nnz(column j_t) + swaps) log n)``.
-
-Feature accesses: ``nnz(x_{i_t})`` for the primal step plus the entries of
-column ``j_t`` read for the dual estimate (``n + d`` per iteration on dense
-data, as in the paper's cost model).
-
-Random numbers come from the driver: ``uniforms[pos, 0]`` draws ``i_t`` and
-``uniforms[pos, 1]`` draws ``j_t``.
-
-Both run kernels take a few structured arguments (NamedTuples, compiled by
-Numba into structs): the rows (:class:`~primaldual.kernels.views.RowsView`),
-the columns (:class:`ColumnsView`), the constants (:class:`SimbaSpec`), the
-state they update in place (:class:`DenseState` / :class:`SparseState`), the
-dense kernel's scratch (:class:`DenseWork`) and the call's cursor and limits
-(:class:`SimbaRun`); they return a :class:`SimbaResult`.
+:func:`simba_dense_run` is Algorithm 1 as written, O(n + d) per iteration.
+:func:`simba_sparse_run` is Section 4's sparse form: sum trees over points and
+coordinates, a lazy average of ``w``, four group multipliers (slack x label) for
+the points outside column ``j_t``, and the slack set kept by swaps; an iteration
+costs ``O((nnz(x_{i_t}) + nnz(column j_t) + swaps) log n)`` and reads
+``nnz(x_{i_t})`` plus column ``j_t``'s entries.  The driver supplies the
+uniforms (``uniforms[pos, 0]`` draws ``i_t``, ``uniforms[pos, 1]`` draws ``j_t``).
 """
 from __future__ import annotations
 
@@ -445,6 +418,134 @@ def _t_worst(KEY, L, cnt):
     return wi, wv
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _restore_slack(state, t, cap):
+    """PST step: swap points until every slack-2 point precedes every other point
+    (at most ``cap + 1`` swaps); returns the number of swaps."""
+    SUM, KEY, ref, L = state.SUM, state.KEY, state.ref, state.L
+    logbase, group, cnt = state.logbase, state.group, state.cnt
+    xi_acc, enter = state.xi_acc, state.enter
+    swaps = 0
+    for _sw in range(cap + 1):
+        wi, wv = _t_worst(KEY, L, cnt)
+        bi, bv = _r_best(KEY, L, cnt)
+        if wi < 0 or bi < 0:
+            break
+        if not (bv > wv or (bv == wv and bi < wi)):
+            break
+        xi_acc[wi] += 2.0 * (t - enter[wi])
+        _move(SUM, KEY, ref, L, logbase, group, cnt, wi, group[wi] - 2)
+        enter[bi] = t
+        _move(SUM, KEY, ref, L, logbase, group, cnt, bi, group[bi] + 2)
+        swaps += 1
+    return swaps
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw_row(state, lf, bias, u0):
+    """The group masses (into ``lf``), ``b_t`` and ``i_t ~ p_t`` drawn with the
+    uniform ``u0``; returns ``(i_t, b_t)``."""
+    SUM, L, ref, cnt = state.SUM, state.L, state.ref, state.cnt
+    mxl = -np.inf
+    for g in range(4):
+        if cnt[g] > 0 and SUM[g][1] > 0.0:
+            lm = L[g] + ref[g] + math.log(SUM[g][1])
+            lf[g] = lm
+            if lm > mxl:
+                mxl = lm
+        else:
+            lf[g] = -np.inf
+    tot = 0.0
+    for g in range(4):
+        lf[g] = math.exp(lf[g] - mxl) if lf[g] > -np.inf else 0.0
+        tot += lf[g]
+    b = 0.0
+    if bias:
+        py = (lf[1] + lf[3]) - (lf[0] + lf[2])
+        b = 1.0 if py > 0.0 else (-1.0 if py < 0.0 else 0.0)
+    target = u0 * tot
+    gs = -1
+    cum = 0.0
+    for g in range(4):
+        if lf[g] > 0.0:
+            gs = g
+            if target < cum + lf[g]:
+                break
+            cum += lf[g]
+    frac = (target - cum) / lf[gs]
+    if frac < 0.0:
+        frac = 0.0
+    if frac >= 1.0:
+        frac = 0.9999999999999999
+    return sum_tree_sample(SUM[gs], frac), b
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _primal_step(rows, state, it, c, u1):
+    """The primal step on row ``i_t`` with the lazy average of ``w``, then
+    ``j_t ~ w_t(j)^2 / ||w_t||^2`` drawn with the uniform ``u1``; returns
+    ``(accesses, ||u_t||, j_t, coef)`` (``j_t = -1`` when ``u_t = 0``)."""
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    u, acc, lastS, CT, scal = state.u, state.acc, state.lastS, state.CT, state.scal
+    S = scal[0]
+    s0 = indptr[it]
+    e0 = indptr[it + 1]
+    off = iptr[it] - s0
+    yi = y[it]
+    for k in range(s0, e0):
+        j = indices[k + off]
+        acc[j] += u[j] * (S - lastS[j])
+        lastS[j] = S
+        u[j] += c * yi * data[k]
+        sum_tree_update(CT, j, u[j] * u[j])
+    un2 = CT[1]
+    unorm = math.sqrt(un2)
+    sc = 1.0 / unorm if unorm > 1.0 else 1.0
+    scal[0] = S + sc
+    jt = -1
+    coef = 0.0
+    if un2 > 0.0:
+        jt = sum_tree_sample(CT, u1)
+        coef = sc * un2 / u[jt]
+    return e0 - s0, unorm, jt, coef
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _reweight(y, cols, state, lf, jt, coef, b, eta, boundary, r):
+    """The MW step: the group factors of the points outside column ``j_t`` (into
+    ``lf``), then each point of column ``j_t`` and the boundary point on its
+    own; returns the feature accesses."""
+    cdata, cindices, cindptr, ciptr = cols.data, cols.indices, cols.indptr, cols.iptr
+    SUM, KEY, ref, logbase, group = state.SUM, state.KEY, state.ref, state.logbase, state.group
+    for g in range(4):
+        xg = 2.0 if g >= 2 else 0.0
+        yg = 1.0 if (g & 1) == 1 else -1.0
+        lf[g] = mw_log_factor(xg + yg * b, eta)
+    accesses = 0
+    boundary_done = False
+    if jt >= 0:
+        cs = cindptr[jt]
+        ce = cindptr[jt + 1]
+        coff = ciptr[jt] - cs
+        for k in range(cs, ce):
+            i = cindices[k + coff]
+            g = group[i]
+            xi_i = 2.0 if g >= 2 else (r if i == boundary else 0.0)
+            if i == boundary:
+                boundary_done = True
+            vt = y[i] * cdata[k] * coef + xi_i + y[i] * b
+            logbase[i] += mw_log_factor(vt, eta) - lf[group[i]]
+            _set_leaf(SUM, KEY, ref, logbase, i, g)
+        accesses += ce - cs
+    if boundary >= 0:
+        state.xi_acc[boundary] += r
+        if not boundary_done:
+            g = group[boundary]
+            logbase[boundary] += mw_log_factor(r + y[boundary] * b, eta) - lf[g]
+            _set_leaf(SUM, KEY, ref, logbase, boundary, g)
+    return accesses
+
+
 @njit(cache=True, nogil=True)
 def simba_sparse_run(rows, cols, spec, state, run):
     """Sparse SIMBA with sampling trees (see the module docstring).
@@ -467,17 +568,16 @@ def simba_sparse_run(rows, cols, spec, state, run):
       ``scal[1] = sum_t b_t``.
     Returns a :class:`SimbaResult`.
     """
-    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
-    cdata, cindices, cindptr, ciptr = cols.data, cols.indices, cols.indptr, cols.iptr
     T, schedule, logn, nu_n, bias = spec.T, spec.schedule, spec.logn, spec.nu_n, spec.bias
-    logbase, group, cnt, L, ref = state.logbase, state.group, state.cnt, state.L, state.ref
-    SUM, KEY, CT, u, acc = state.SUM, state.KEY, state.CT, state.u, state.acc
-    lastS, xi_acc, enter, scal = state.lastS, state.xi_acc, state.enter, state.scal
+    SUM, L, ref, cnt, scal = state.SUM, state.L, state.ref, state.cnt, state.scal
     uniforms, upos, t = run.uniforms, run.upos, run.t
     access_budget, max_t, rec_i, rec_j = run.access_budget, run.max_t, run.rec_i, run.rec_j
-    n = logbase.shape[0]
+    n = state.logbase.shape[0]
     k_slack = int(math.floor(nu_n / 2.0))
     r = nu_n - 2.0 * k_slack
+    # at most min(k, n - k) swaps restore the order (the cap stops a ping-pong
+    # between two points whose log-weights differ only by rounding)
+    cap = k_slack if k_slack < n - k_slack else n - k_slack
     accesses = 0
     swaps = 0
     nrec = rec_i.shape[0]
@@ -487,114 +587,21 @@ def simba_sparse_run(rows, cols, spec, state, run):
             return SimbaResult(STATUS_NEED_UNIFORMS, upos, t, accesses, swaps)
         t += 1
         eta, c = step_sizes(schedule, t, T, logn)
-        # restore: every slack-2 point precedes every other point (PST step);
-        # at most min(k, n - k) swaps are needed (the cap stops a ping-pong
-        # between two points whose log-weights differ only by rounding)
-        cap = k_slack if k_slack < n - k_slack else n - k_slack
-        for _sw in range(cap + 1):
-            wi, wv = _t_worst(KEY, L, cnt)
-            bi, bv = _r_best(KEY, L, cnt)
-            if wi < 0 or bi < 0:
-                break
-            if not (bv > wv or (bv == wv and bi < wi)):
-                break
-            xi_acc[wi] += 2.0 * (t - enter[wi])
-            _move(SUM, KEY, ref, L, logbase, group, cnt, wi, group[wi] - 2)
-            enter[bi] = t
-            _move(SUM, KEY, ref, L, logbase, group, cnt, bi, group[bi] + 2)
-            swaps += 1
+        swaps += _restore_slack(state, t, cap)
         boundary = -1
         if r > 0.0:
-            boundary, bv = _r_best(KEY, L, cnt)
-        # group masses, b_t and i_t ~ p_t
-        mxl = -np.inf
-        for g in range(4):
-            if cnt[g] > 0 and SUM[g][1] > 0.0:
-                lm = L[g] + ref[g] + math.log(SUM[g][1])
-                lf[g] = lm
-                if lm > mxl:
-                    mxl = lm
-            else:
-                lf[g] = -np.inf
-        tot = 0.0
-        for g in range(4):
-            lf[g] = math.exp(lf[g] - mxl) if lf[g] > -np.inf else 0.0
-            tot += lf[g]
-        b = 0.0
-        if bias:
-            py = (lf[1] + lf[3]) - (lf[0] + lf[2])
-            b = 1.0 if py > 0.0 else (-1.0 if py < 0.0 else 0.0)
-        target = uniforms[upos, 0] * tot
-        gs = -1
-        cum = 0.0
-        for g in range(4):
-            if lf[g] > 0.0:
-                gs = g
-                if target < cum + lf[g]:
-                    break
-                cum += lf[g]
-        frac = (target - cum) / lf[gs]
-        if frac < 0.0:
-            frac = 0.0
-        if frac >= 1.0:
-            frac = 0.9999999999999999
-        it = sum_tree_sample(SUM[gs], frac)
-        # primal step with the lazy average of w
-        S = scal[0]
-        s0 = indptr[it]
-        e0 = indptr[it + 1]
-        off = iptr[it] - s0
-        yi = y[it]
-        for k in range(s0, e0):
-            j = indices[k + off]
-            acc[j] += u[j] * (S - lastS[j])
-            lastS[j] = S
-            u[j] += c * yi * data[k]
-            sum_tree_update(CT, j, u[j] * u[j])
-        accesses += e0 - s0
-        un2 = CT[1]
-        unorm = math.sqrt(un2)
-        sc = 1.0 / unorm if unorm > 1.0 else 1.0
-        scal[0] = S + sc
-        # j_t ~ w_t(j)^2 / ||w_t||^2
-        jt = -1
-        coef = 0.0
-        if un2 > 0.0:
-            jt = sum_tree_sample(CT, uniforms[upos, 1])
-            coef = sc * un2 / u[jt]
+            boundary, bv = _r_best(state.KEY, L, cnt)
+        it, b = _draw_row(state, lf, bias, uniforms[upos, 0])
+        acc_i, unorm, jt, coef = _primal_step(rows, state, it, c, uniforms[upos, 1])
+        accesses += acc_i
         upos += 1
-        # group factors of the points outside column j_t
-        for g in range(4):
-            xg = 2.0 if g >= 2 else 0.0
-            yg = 1.0 if (g & 1) == 1 else -1.0
-            lf[g] = mw_log_factor(xg + yg * b, eta)
-        boundary_done = False
-        if jt >= 0:
-            cs = cindptr[jt]
-            ce = cindptr[jt + 1]
-            coff = ciptr[jt] - cs
-            for k in range(cs, ce):
-                i = cindices[k + coff]
-                g = group[i]
-                xi_i = 2.0 if g >= 2 else (r if i == boundary else 0.0)
-                if i == boundary:
-                    boundary_done = True
-                vt = y[i] * cdata[k] * coef + xi_i + y[i] * b
-                logbase[i] += mw_log_factor(vt, eta) - lf[group[i]]
-                _set_leaf(SUM, KEY, ref, logbase, i, g)
-            accesses += ce - cs
-        if boundary >= 0:
-            xi_acc[boundary] += r
-            if not boundary_done:
-                g = group[boundary]
-                logbase[boundary] += mw_log_factor(r + y[boundary] * b, eta) - lf[g]
-                _set_leaf(SUM, KEY, ref, logbase, boundary, g)
+        accesses += _reweight(rows.y, cols, state, lf, jt, coef, b, eta, boundary, r)
         for g in range(4):
             L[g] += lf[g]
             if cnt[g] > 0:
                 root = SUM[g][1]
                 if root > 1e250 or root < 1e-250:
-                    _rebase(SUM, KEY, ref, logbase, group, g)
+                    _rebase(SUM, state.KEY, ref, state.logbase, state.group, g)
         scal[1] += b
         if not math.isfinite(coef) or not math.isfinite(unorm):
             return SimbaResult(STATUS_NONFINITE, upos, t, accesses, swaps)

@@ -315,6 +315,121 @@ def catch_up_all(t, st, tau, l1, l2, c, logc, x_out):
             x_out[j] = prox_recursion(st[j, 0], k, st[j, 2], tau, l1, l2, c, logc)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_ahead(rows, sampling, alpha, stf, ncol, uniforms, it, n_iter, csr_rows):
+    """m = 1: rows come in random order, so each iteration would start with cache
+    misses on the row, its scalars and its columns' state.  The uniforms are
+    drawn in advance, so the coming rows are known: ask for them early (hints
+    only; results do not change)."""
+    data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
+    weighted, alias_prob, alias_idx = sampling.weighted, sampling.alias_prob, sampling.alias_idx
+    pn, rho = sampling.pn, sampling.rho
+    n = indptr.shape[0] - 1
+    if it + PF_SCALAR < n_iter:
+        zf = int(uniforms[it + PF_SCALAR, 0] * n)
+        if zf > n - 1:
+            zf = n - 1
+        if weighted:
+            prefetch(alias_prob, zf)
+            prefetch(alias_idx, zf)
+        else:
+            prefetch(indptr, zf)
+            prefetch(alpha, zf)
+            prefetch(y, zf)
+            prefetch(rho, zf)
+    if it + PF_ROW < n_iter:
+        kf = single_draw(uniforms[it + PF_ROW, 0], weighted, alias_prob, alias_idx, n)
+        if weighted:
+            prefetch(alpha, kf)
+            prefetch(y, kf)
+            prefetch(rho, kf)
+            prefetch(pn, kf)
+        prefetch_row(data, indices, indptr, iptr, kf)
+    if csr_rows and it + 1 < n_iter:
+        k1 = single_draw(uniforms[it + 1, 0], weighted, alias_prob, alias_idx, n)
+        off1 = iptr[k1]
+        for kk in range(off1, off1 + indptr[k1 + 1] - indptr[k1]):
+            prefetch(stf, indices[kk] * ncol)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _draw_batch(sampling, mark, batch, uniforms, it, t, n):
+    """The sample K of iteration ``t`` into ``batch`` (``m = batch.shape[0]``):
+    one alias draw (Algorithm 2), one uniform row, or Floyd's subset of size m;
+    returns the factor of (7)'s update of ``u``."""
+    m = uniforms.shape[1]
+    if sampling.weighted:
+        batch[0] = alias_draw(uniforms[it, 0], sampling.alias_prob, sampling.alias_idx)
+        return sampling.pn[batch[0]] / n      # p_k: (7) adds (1/n) rho dy a_k = p_k du
+    if m == 1:
+        batch[0] = single_draw(uniforms[it, 0], False, sampling.alias_prob,
+                               sampling.alias_idx, n)
+        return 1.0 / n
+    stamp = t + 1
+    cnt = 0
+    for jj in range(n - m, n):
+        r = int(uniforms[it, jj - (n - m)] * (jj + 1))
+        if r > jj:
+            r = jj
+        if mark[r] == stamp:
+            r = jj
+        mark[r] = stamp
+        batch[cnt] = r
+        cnt += 1
+    return m / n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _margin_at_xbar(data, indices, st, em1, rs, re, off, t, spec, consts):
+    """``A = <a_k, xbar^{(t)}>`` over the stored entries ``rs..re`` of row k,
+    bringing each column's lazy state up to iteration ``t`` first."""
+    tau, l1, l2, theta = spec.tau, spec.l1, spec.l2, spec.theta
+    c, logc, inv_l2 = consts
+    nem = em1.shape[0]
+    A = 0.0
+    for kk in range(rs, re):
+        j = indices[kk + off]
+        gap = t - int(st[j, 3])
+        if gap > 0:
+            # catch up: x^{(t-1)} = F^{gap-1}(x^{(last)}), x^{(t)} = F(x^{(t-1)})
+            uj = st[j, 2]
+            xj = st[j, 0]
+            if gap > 1:
+                if l1 == 0.0:     # after (15): x* + c^k (x - x*), x* = -u/l2
+                    g = gap - 1
+                    em = em1[g] if g < nem else math.expm1(g * logc)
+                    xj = xj + em * (xj + uj * inv_l2)
+                else:
+                    xj = prox_recursion(xj, gap - 1, uj, tau, l1, l2, c, logc)
+            st[j, 1] = xj
+            st[j, 0] = prox_step(xj, uj, tau, l1, c)
+            st[j, 3] = t
+        xt = st[j, 0]
+        A += data[kk] * (xt + theta * (xt - st[j, 1]))
+    return A
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _primal_batch(rows, st, du, batch, t, tau, l1, c, ufac_w):
+    """Primal step (6)/(13) on the columns of the batch's rows, then (7);
+    ``du`` is left all zeros."""
+    indices, indptr, iptr = rows.indices, rows.indptr, rows.iptr
+    for q in range(batch.shape[0]):
+        k = batch[q]
+        rs = indptr[k]
+        re = indptr[k + 1]
+        off = iptr[k] - rs
+        for kk in range(rs, re):
+            j = indices[kk + off]
+            if st[j, 3] == t:
+                xj = st[j, 0]
+                st[j, 1] = xj
+                st[j, 0] = prox_step(xj, st[j, 2] + du[j], tau, l1, c)
+                st[j, 2] += ufac_w * du[j]
+                du[j] = 0.0
+                st[j, 3] = t + 1
+
+
 @njit(cache=True, nogil=True)
 def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
     """Run ``n_iter`` SPDC iterations starting at iteration counter ``t0``.
@@ -336,17 +451,14 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
     """
     data, indices, indptr, iptr, y = rows.data, rows.indices, rows.indptr, rows.iptr, rows.y
     kind, param, tau, sigma = spec.kind, spec.param, spec.tau, spec.sigma
-    theta, l1, l2, delta_dual = spec.theta, spec.l1, spec.l2, spec.delta_dual
-    weighted, alias_prob, alias_idx = sampling.weighted, sampling.alias_prob, sampling.alias_idx
-    pn, rho = sampling.pn, sampling.rho
+    l1, l2, delta_dual = spec.l1, spec.l2, spec.delta_dual
+    weighted, pn, rho = sampling.weighted, sampling.pn, sampling.rho
     alpha, st = state.alpha, state.st
     du, mark, batch, em1 = work.du, work.mark, work.batch, work.em1
     n = indptr.shape[0] - 1
     m = uniforms.shape[1]
     c = 1.0 / (1.0 + tau * l2)
-    logc = -math.log1p(tau * l2)
-    inv_l2 = 1.0 / l2
-    nem = em1.shape[0]
+    consts = (c, -math.log1p(tau * l2), 1.0 / l2)     # c, log c, 1/l2
     accesses = 0
     stf = st.reshape(st.shape[0] * st.shape[1])   # flat view, for prefetching
     ncol = st.shape[1]
@@ -356,83 +468,15 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
     for it in range(n_iter):
         t = t0 + it
         if m == 1:
-            # Rows come in random order, so each iteration would start with
-            # cache misses on the row, its scalars and its columns' state.
-            # The uniforms are drawn in advance, so the coming rows are known:
-            # ask for them early (hints only; results do not change).
-            if it + PF_SCALAR < n_iter:
-                zf = int(uniforms[it + PF_SCALAR, 0] * n)
-                if zf > n - 1:
-                    zf = n - 1
-                if weighted:
-                    prefetch(alias_prob, zf)
-                    prefetch(alias_idx, zf)
-                else:
-                    prefetch(indptr, zf)
-                    prefetch(alpha, zf)
-                    prefetch(y, zf)
-                    prefetch(rho, zf)
-            if it + PF_ROW < n_iter:
-                kf = single_draw(uniforms[it + PF_ROW, 0], weighted, alias_prob,
-                                 alias_idx, n)
-                if weighted:
-                    prefetch(alpha, kf)
-                    prefetch(y, kf)
-                    prefetch(rho, kf)
-                    prefetch(pn, kf)
-                prefetch_row(data, indices, indptr, iptr, kf)
-            if csr_rows and it + 1 < n_iter:
-                k1 = single_draw(uniforms[it + 1, 0], weighted, alias_prob,
-                                 alias_idx, n)
-                off1 = iptr[k1]
-                for kk in range(off1, off1 + indptr[k1 + 1] - indptr[k1]):
-                    prefetch(stf, indices[kk] * ncol)
-        # ---- sample K
-        if weighted:
-            batch[0] = alias_draw(uniforms[it, 0], alias_prob, alias_idx)
-            ufac_w = pn[batch[0]] / n      # p_k: (7) adds (1/n) rho dy a_k = p_k du
-        elif m == 1:
-            batch[0] = single_draw(uniforms[it, 0], False, alias_prob, alias_idx, n)
-            ufac_w = 1.0 / n
-        else:
-            stamp = t + 1
-            cnt = 0
-            for jj in range(n - m, n):
-                r = int(uniforms[it, jj - (n - m)] * (jj + 1))
-                if r > jj:
-                    r = jj
-                if mark[r] == stamp:
-                    r = jj
-                mark[r] = stamp
-                batch[cnt] = r
-                cnt += 1
-            ufac_w = m / n
+            _prefetch_ahead(rows, sampling, alpha, stf, ncol, uniforms, it, n_iter, csr_rows)
+        ufac_w = _draw_batch(sampling, mark, batch, uniforms, it, t, n)
         # ---- dual steps (5)/(12), at xbar^{(t)}
         for q in range(m):
             k = batch[q]
             rs = indptr[k]
             re = indptr[k + 1]
             off = iptr[k] - rs
-            A = 0.0
-            for kk in range(rs, re):
-                j = indices[kk + off]
-                gap = t - int(st[j, 3])
-                if gap > 0:
-                    # catch up: x^{(t-1)} = F^{gap-1}(x^{(last)}), x^{(t)} = F(x^{(t-1)})
-                    uj = st[j, 2]
-                    xj = st[j, 0]
-                    if gap > 1:
-                        if l1 == 0.0:     # after (15): x* + c^k (x - x*), x* = -u/l2
-                            g = gap - 1
-                            em = em1[g] if g < nem else math.expm1(g * logc)
-                            xj = xj + em * (xj + uj * inv_l2)
-                        else:
-                            xj = prox_recursion(xj, gap - 1, uj, tau, l1, l2, c, logc)
-                    st[j, 1] = xj
-                    st[j, 0] = prox_step(xj, uj, tau, l1, c)
-                    st[j, 3] = t
-                xt = st[j, 0]
-                A += data[kk] * (xt + theta * (xt - st[j, 1]))
+            A = _margin_at_xbar(data, indices, st, em1, rs, re, off, t, spec, consts)
             accesses += re - rs
             ak = alpha[k]
             if weighted:
@@ -468,20 +512,6 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
                 for kk in range(rs, re):
                     du[indices[kk + off]] += cf * data[kk]
         # ---- primal step (6)/(13) on J, then (7)
-        if m == 1:
-            continue
-        for q in range(m):
-            k = batch[q]
-            rs = indptr[k]
-            re = indptr[k + 1]
-            off = iptr[k] - rs
-            for kk in range(rs, re):
-                j = indices[kk + off]
-                if st[j, 3] == t:
-                    xj = st[j, 0]
-                    st[j, 1] = xj
-                    st[j, 0] = prox_step(xj, st[j, 2] + du[j], tau, l1, c)
-                    st[j, 2] += ufac_w * du[j]
-                    du[j] = 0.0
-                    st[j, 3] = t + 1
+        if m > 1:
+            _primal_batch(rows, st, du, batch, t, tau, l1, c, ufac_w)
     return SPDCResult(STATUS_OK, n_iter, accesses)

@@ -102,6 +102,9 @@ class Solver(abc.ABC):
     requires: tuple = ()
     #: runs a loss module outside the registry (its kernels compiled for it)
     external_losses = False
+    #: its state stays readable after run() returns (nothing shut down), so the
+    #: result exports it on first read; else the state is exported when the run ends
+    state_after_run = False
     #: the options (a frozen dataclass; see primaldual.solvers._options)
     options_class: type = CommonOptions
     #: accepts l1 > 0
@@ -153,7 +156,7 @@ class Solver(abc.ABC):
                                                   "support or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
-                             f"L1 is supported only by solvers that document it (spdc, dso)")
+                             f"L1 is supported by solver='auto' and the solvers that document it (l1cd, spdc, dso)")
         o = self.opts = self.options_class.create(**opts)
         #: the options with the values the solver resolved (``None``/``"auto"``
         #: made concrete by :meth:`setup`); what the result and checkpoints record
@@ -511,7 +514,8 @@ class Solver(abc.ABC):
         if bar is not None:
             bar.close()
         elapsed = time.perf_counter() - t_start
-        state = deferred_export(self, trace, elapsed)    # exported when first read
+        state = (deferred_export(self, trace, elapsed) if self.state_after_run
+                 else self.export_state(trace, elapsed))
         rec = trace[-1]
         prob = self.problem
         extras = {}

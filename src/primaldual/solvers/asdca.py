@@ -2,42 +2,8 @@
 proximal stochastic dual coordinate ascent for regularized loss minimization",
 ICML 2014 / Math. Programming 155, 2016, Procedure Accelerated Prox-SDCA).
 
-Problem (docs/conventions.md §1)::
-
-    P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
-
-Outer loop (accelerated proximal point), with ``gamma = 1/smoothness``,
-``R^2 = max_i (n c_i/W) ||x_i||^2``::
-
-    kappa = R^2/(gamma n) - lam,  mu = lam/2,  rho = mu + kappa,
-    eta = sqrt(mu/rho),  beta = (1 - eta)/(1 + eta),
-    y^(1) = w^(1) = 0,  alpha^(1) = 0,  xi_1 = (1 + eta^-2)(P(0) - D(0))
-    for t = 2, 3, ...
-        P_t(w) = P(w) + kappa/2 ||w - y^(t-1)||^2
-        (w^(t), alpha^(t)) = Prox-SDCA(P_t, eps_t = eta/(2(1 + eta^-2)) xi_{t-1},
-                                       warm start alpha^(t-1))
-        y^(t) = w^(t) + beta (w^(t) - w^(t-1)),   xi_t = (1 - eta/2) xi_{t-1}
-
-The inner problem has the penalty ``(lam + kappa)/2 ||w||^2 + l1 ||w||_1 -
-kappa <y, w>`` (+ const), whose conjugate is ``g'*(v + kappa y) - kappa/2
-||y||^2`` with ``g'`` the elastic net of strength ``lam + kappa``; its
-primal point is ``w(alpha) = S(v + kappa y, l1)/(lam + kappa)``.  The inner
-solver is SDCA (``l1 = 0``, :func:`kernels.sdca.sdca_epoch`) or the exact
-elastic-net Prox-SDCA step (:mod:`kernels.sdca.prox`) run on the shifted
-image ``v + kappa y``, in passes over random permutations; after each inner
-pass the exact inner duality gap is computed and compared with ``eps_t``.
-
-The acceleration needs ``lam <= R^2/(10 gamma n)`` (the paper's condition,
-quoted by Zhang & Xiao as ``lam <= R^2/(10 n)``); when it fails a
-``UserWarning`` says so and the method runs with
-``kappa = max(R^2/(gamma n) - lam, 0)`` (``kappa = 0`` is plain Prox-SDCA).
-
-Passes: inner coordinate updates / n (the inner gap checks are counted in
-``feature_accesses`` only).  Certificate: the current inner primal point
-``w`` with ``alpha_i = -phi'(x_i . w)`` (exact for the original problem); the
-objective may rise at the start of an outer iteration, as the paper notes.
-
-Options: none beyond the common ones (:class:`ASDCAOptions`).
+The problem, the updates, the certificate and the options are in
+:class:`ASDCASolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -65,7 +31,47 @@ class ASDCAOptions(CommonOptions):
 
 @register
 class ASDCASolver(Solver):
-    __doc__ = __doc__
+    """ASDCA: accelerated proximal SDCA (Shalev-Shwartz & Zhang, "Accelerated
+    proximal stochastic dual coordinate ascent for regularized loss minimization",
+    ICML 2014 / Math. Programming 155, 2016, Procedure Accelerated Prox-SDCA).
+
+    Problem (docs/conventions.md §1)::
+
+        P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
+
+    Outer loop (accelerated proximal point), with ``gamma = 1/smoothness``,
+    ``R^2 = max_i (n c_i/W) ||x_i||^2``::
+
+        kappa = R^2/(gamma n) - lam,  mu = lam/2,  rho = mu + kappa,
+        eta = sqrt(mu/rho),  beta = (1 - eta)/(1 + eta),
+        y^(1) = w^(1) = 0,  alpha^(1) = 0,  xi_1 = (1 + eta^-2)(P(0) - D(0))
+        for t = 2, 3, ...
+            P_t(w) = P(w) + kappa/2 ||w - y^(t-1)||^2
+            (w^(t), alpha^(t)) = Prox-SDCA(P_t, eps_t = eta/(2(1 + eta^-2)) xi_{t-1},
+                                           warm start alpha^(t-1))
+            y^(t) = w^(t) + beta (w^(t) - w^(t-1)),   xi_t = (1 - eta/2) xi_{t-1}
+
+    The inner problem has the penalty ``(lam + kappa)/2 ||w||^2 + l1 ||w||_1 -
+    kappa <y, w>`` (+ const), whose conjugate is ``g'*(v + kappa y) - kappa/2
+    ||y||^2`` with ``g'`` the elastic net of strength ``lam + kappa``; its
+    primal point is ``w(alpha) = S(v + kappa y, l1)/(lam + kappa)``.  The inner
+    solver is SDCA (``l1 = 0``, :func:`kernels.sdca.sdca_epoch`) or the exact
+    elastic-net Prox-SDCA step (:mod:`kernels.sdca.prox`) run on the shifted
+    image ``v + kappa y``, in passes over random permutations; after each inner
+    pass the exact inner duality gap is computed and compared with ``eps_t``.
+
+    The acceleration needs ``lam <= R^2/(10 gamma n)`` (the paper's condition,
+    quoted by Zhang & Xiao as ``lam <= R^2/(10 n)``); when it fails a
+    ``UserWarning`` says so and the method runs with
+    ``kappa = max(R^2/(gamma n) - lam, 0)`` (``kappa = 0`` is plain Prox-SDCA).
+
+    Passes: inner coordinate updates / n (the inner gap checks are counted in
+    ``feature_accesses`` only).  Certificate: the current inner primal point
+    ``w`` with ``alpha_i = -phi'(x_i . w)`` (exact for the original problem); the
+    objective may rise at the start of an outer iteration, as the paper notes.
+
+    Options: none beyond the common ones (:class:`ASDCAOptions`).
+    """
     name = "asdca"
     summary = "accelerated prox-SDCA (Shalev-Shwartz & Zhang 2014)"
     requires = ("smooth",)

@@ -1,40 +1,8 @@
 """BMRM: bundle method for regularized risk minimization (Teo, Vishwanathan,
 Smola & Le, JMLR 11, 2010, Algorithm 1), with the L2 regularizer.
 
-Problem: ``J(w) = lam/2 ||w||^2 + R_emp(w)``, ``R_emp(w) = (1/W) sum_i c_i
-phi_i(x_i . w)`` (the primal of docs/conventions.md §1 with ``l1 = 0``); any loss with
-subgradients (hinge, logistic, ...).
-
-Iteration ``t`` (cutting planes of the empirical risk)::
-
-    a_t = (1/W) sum_i c_i phi_i'(x_i . w_{t-1}) x_i       in  d R_emp(w_{t-1})
-    b_t = R_emp(w_{t-1}) - <a_t, w_{t-1}>
-    w_t = argmin_w lam/2 ||w||^2 + max_{k<=t} (<a_k, w> + b_k)       (master problem)
-
-The master problem is solved through its dual (Teo et al., eq. 19 with
-``Omega = ||.||^2/2``), a QP over the simplex with a closed-form primal::
-
-    beta_t = argmax_{beta in simplex} b^T beta - (1/(2 lam)) beta^T (A^T A) beta,
-    w_t = -A beta_t / lam
-
-solved exactly by a primal active-set method warm-started from ``beta_{t-1}``
-(:func:`solve_simplex_qp`).  ``master_fw_gap`` in the trace is the Frank-Wolfe gap
-``max_k (grad . (beta - e_k))``, an upper bound on the master's
-suboptimality.  The BMRM gap ``eps_t = min_{k<=t} J(w_{k-1}) - J_t(w_t)`` is
-reported as ``bmrm_gap``.
-
-Certificate: ``coef`` is the best evaluated iterate (``min_k J(w_k)``).  Each
-cutting plane comes from the dual point ``alpha^(k) = -phi'(X w_{k-1})`` (so
-``a_k = -v(alpha^(k))`` and ``b_k = (1/W) sum_i c_i H_i(alpha^(k)_i)`` by
-Fenchel-Young); the master's dual solution gives the feasible combination
-``alpha_bar = sum_k beta_k alpha^(k)`` with ``w_t = w(alpha_bar)`` and, by
-concavity of ``H``, ``D(alpha_bar) >= b^T beta - ||A beta||^2/(2 lam)``, the
-master lower bound.  ``dual_coef`` is whichever of ``alpha_bar`` and
-``-phi'(X coef)`` has the larger exact ``D``.  Memory: the planes take
-``O((n + d) t)`` after ``t`` iterations.  One iteration = one epoch (one pass
-computing the risk and its subgradient).
-
-Options: none beyond the common ones (:class:`BMRMOptions`).
+The problem, the updates, the certificate and the options are in
+:class:`BMRMSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -133,7 +101,44 @@ class BMRMOptions(CommonOptions):
 
 @register
 class BMRMSolver(Solver):
-    __doc__ = __doc__
+    """BMRM: bundle method for regularized risk minimization (Teo, Vishwanathan,
+    Smola & Le, JMLR 11, 2010, Algorithm 1), with the L2 regularizer.
+
+    Problem: ``J(w) = lam/2 ||w||^2 + R_emp(w)``, ``R_emp(w) = (1/W) sum_i c_i
+    phi_i(x_i . w)`` (the primal of docs/conventions.md §1 with ``l1 = 0``); any loss with
+    subgradients (hinge, logistic, ...).
+
+    Iteration ``t`` (cutting planes of the empirical risk)::
+
+        a_t = (1/W) sum_i c_i phi_i'(x_i . w_{t-1}) x_i       in  d R_emp(w_{t-1})
+        b_t = R_emp(w_{t-1}) - <a_t, w_{t-1}>
+        w_t = argmin_w lam/2 ||w||^2 + max_{k<=t} (<a_k, w> + b_k)       (master problem)
+
+    The master problem is solved through its dual (Teo et al., eq. 19 with
+    ``Omega = ||.||^2/2``), a QP over the simplex with a closed-form primal::
+
+        beta_t = argmax_{beta in simplex} b^T beta - (1/(2 lam)) beta^T (A^T A) beta,
+        w_t = -A beta_t / lam
+
+    solved exactly by a primal active-set method warm-started from ``beta_{t-1}``
+    (:func:`solve_simplex_qp`).  ``master_fw_gap`` in the trace is the Frank-Wolfe gap
+    ``max_k (grad . (beta - e_k))``, an upper bound on the master's
+    suboptimality.  The BMRM gap ``eps_t = min_{k<=t} J(w_{k-1}) - J_t(w_t)`` is
+    reported as ``bmrm_gap``.
+
+    Certificate: ``coef`` is the best evaluated iterate (``min_k J(w_k)``).  Each
+    cutting plane comes from the dual point ``alpha^(k) = -phi'(X w_{k-1})`` (so
+    ``a_k = -v(alpha^(k))`` and ``b_k = (1/W) sum_i c_i H_i(alpha^(k)_i)`` by
+    Fenchel-Young); the master's dual solution gives the feasible combination
+    ``alpha_bar = sum_k beta_k alpha^(k)`` with ``w_t = w(alpha_bar)`` and, by
+    concavity of ``H``, ``D(alpha_bar) >= b^T beta - ||A beta||^2/(2 lam)``, the
+    master lower bound.  ``dual_coef`` is whichever of ``alpha_bar`` and
+    ``-phi'(X coef)`` has the larger exact ``D``.  Memory: the planes take
+    ``O((n + d) t)`` after ``t`` iterations.  One iteration = one epoch (one pass
+    computing the risk and its subgradient).
+
+    Options: none beyond the common ones (:class:`BMRMOptions`).
+    """
     name = "bmrm"
     summary = "bundle method for regularized risk, exact master QP (Teo et al. 2010)"
     options_class = BMRMOptions

@@ -6,92 +6,8 @@ Optimization for Dual Linear SVM" (ICML 2015), with the line search of Lee &
 Chang, "Distributed block-diagonal approximation methods for regularized
 empirical risk minimization" (Machine Learning 2020).
 
-Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
-
-    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
-    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
-            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
-
-The rows are split into ``K = n_partitions`` contiguous blocks ``P_k``.
-Round t: every block k, independently and against the same ``w``, runs
-``H = local_iters`` SDCA steps on its local subproblem (Ma et al., eq. (10))::
-
-    G_k^{sigma'}(Dalpha_[k]) = -(1/W) sum_{i in P_k} c_i phi_i*(-(alpha_i + Dalpha_i))
-                               - (1/K) lam/2 ||w||^2 - (1/W) w . sum_{i in P_k} c_i Dalpha_i x_i
-                               - (lam/2) sigma' ||(1/(lam W)) sum_{i in P_k} c_i Dalpha_i x_i||^2
-
-A LocalSDCA step picks ``i`` uniformly in ``P_k`` and maximizes ``G_k`` over
-``Dalpha_i``: with ``u = w + (sigma'/(lam W)) sum_{P_k} c_j Dalpha_j x_j`` it is the
-shared :func:`dual_step` with margin ``x_i . u`` and curvature
-``s = sigma' c_i ||x_i||^2 / (lam W)``.  Then (Algorithm 1, lines 6-8)::
-
-    alpha_[k] += gamma Dalpha_[k],     w += gamma sum_k (1/(lam W)) sum_{P_k} c_i Dalpha_i x_i
-
-``aggregation="line_search"`` (the default): ``sigma' = 1`` (each block
-solves its subproblem as if alone) and one step ``theta`` for all blocks,
-``alpha += theta Dalpha``, ``w += theta sum_k Dw_k``, with::
-
-    theta = argmax_{0 <= theta <= theta_max} D(alpha + theta Dalpha)
-
-(Lee & Roth 2015; ``theta_max`` keeps every ``alpha_i`` in its dual
-domain, so every iterate is dual feasible).  For hinge, squared hinge,
-smoothed hinge, squared and absolute loss ``D`` is a concave quadratic in
-``theta`` on ``[0, theta_max]`` and ``theta`` is in closed form; for logistic
-and epsilon-insensitive loss a 1-D search (Lee & Chang 2020 backtrack; here a
-bracketing search with Newton steps finds the maximizer).  The
-blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
-``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
-``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
-(CoCoA).  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
-
-Reduction to mini-batch SDCA (``local_solver="uniform"``; Takac, Richtarik & Srebro, Section 7: "Setting
-b = C and H = 1 we exactly recover mini-batch SDCA").  With ``H = 1`` each
-block makes one step on a uniform ``i in P_k`` with ``Dalpha = 0``, i.e. the
-margin ``x_i . w``; this is one iteration of mSDCA with ``(C, b = C)``-distributed
-sampling, and the iterates coincide (bit for bit, same seed and blocks) with
-
-* ``aggregation="adding"``  <->  ``minibatch_sdca(sampling="distributed",
-  batch_size=K, step="safe", eso="cauchy_schwarz")`` (ESO ``v_i = K ||x_i||^2``);
-* ``aggregation="averaging"``  <->  ``minibatch_sdca(sampling="distributed",
-  batch_size=K, step="average")``.
-
-With the paper's ESO for ``b = C``, ``v_i = (1 + b sigma^2) ||x_i||^2``, the two
-methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
-
-Options
--------
-The fields of :class:`CoCoAOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-n_partitions : int or None    ``K`` (default: the number of Dask workers with a client;
-                              in process, ``n_jobs`` -- one partition per thread)
-local_iters : int or None     ``H`` (default: the size of the largest block, one
-                              local pass per round)
-aggregation : "line_search" | "adding" | "averaging", default "line_search"
-local_solver : "sdca" | "uniform", default "sdca"
-    "sdca": the local solver is the serial SDCA kernel (prefetching, the
-    logistic logit cache) over random permutations of the partition's rows
-    (:mod:`primaldual.distributed.local_sdca`): ``H`` steps on
-    ``G_k^{sigma'}`` as above, ``i`` taken pass by pass instead of with
-    replacement -- fewer steps to the same accuracy, as for serial SDCA.
-    "uniform": the paper's LocalSDCA (Algorithm 2), ``i`` uniform with
-    replacement (the reduction to mini-batch SDCA below holds for it).
-n_jobs : int or None
-    In-process runs with several partitions: the partitions of a round run at
-    once on up to ``n_jobs`` threads (-1: all cores).  A partition's round
-    does not depend on the others', so the iterates are the same for every
-    ``n_jobs`` (bitwise).  With ``client`` (one partition per Dask actor), or
-    in process with one partition: the threads run *inside* each
-    partition's local SDCA (``local_solver="sdca"``), asynchronously as the
-    threaded serial SDCA does (:mod:`primaldual.distributed.local_sdca`);
-    the local solver's result then depends on how the threads interleave, so
-    such runs are not bitwise repeatable, and Dask runs equal local runs only
-    with ``n_jobs`` 1.  On Dask, ``-1`` means the cores of the client's
-    machine: give a number when the workers' machines differ.
-client, round_timeout, recovery_every, recovery_dir, max_recoveries :
-    Dask engine options, see ``docs/distributed.md``.
-
-Warm start: a feasible ``alpha`` (n,) or a SolveResult.
+The problem, the updates, the certificate and the options are in
+:class:`CoCoASolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -110,7 +26,7 @@ __all__ = ["CoCoASolver"]
 
 @dataclass(frozen=True)
 class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
-    """The options of :class:`CoCoASolver` (see the module docstring)."""
+    """The options of :class:`CoCoASolver` (documented in its docstring)."""
 
     solver_name = "cocoa"
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
@@ -128,7 +44,101 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
 
 @register
 class CoCoASolver(RoundsMixin, Solver):
-    __doc__ = __doc__
+    """CoCoA+ with local SDCA: Ma, Smith, Jaggi, Jordan, Richtarik & Takac, "Adding
+    vs. Averaging in Distributed Primal-Dual Optimization" (ICML 2015),
+    Algorithm 1 with LocalSDCA (their Algorithm 2), and by default the exact step
+    on the summed update of Lee & Roth, "Distributed Box-Constrained Quadratic
+    Optimization for Dual Linear SVM" (ICML 2015), with the line search of Lee &
+    Chang, "Distributed block-diagonal approximation methods for regularized
+    empirical risk minimization" (Machine Learning 2020).
+
+    Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
+
+        primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
+        dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
+                w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+
+    The rows are split into ``K = n_partitions`` contiguous blocks ``P_k``.
+    Round t: every block k, independently and against the same ``w``, runs
+    ``H = local_iters`` SDCA steps on its local subproblem (Ma et al., eq. (10))::
+
+        G_k^{sigma'}(Dalpha_[k]) = -(1/W) sum_{i in P_k} c_i phi_i*(-(alpha_i + Dalpha_i))
+                                   - (1/K) lam/2 ||w||^2 - (1/W) w . sum_{i in P_k} c_i Dalpha_i x_i
+                                   - (lam/2) sigma' ||(1/(lam W)) sum_{i in P_k} c_i Dalpha_i x_i||^2
+
+    A LocalSDCA step picks ``i`` uniformly in ``P_k`` and maximizes ``G_k`` over
+    ``Dalpha_i``: with ``u = w + (sigma'/(lam W)) sum_{P_k} c_j Dalpha_j x_j`` it is the
+    shared :func:`dual_step` with margin ``x_i . u`` and curvature
+    ``s = sigma' c_i ||x_i||^2 / (lam W)``.  Then (Algorithm 1, lines 6-8)::
+
+        alpha_[k] += gamma Dalpha_[k],     w += gamma sum_k (1/(lam W)) sum_{P_k} c_i Dalpha_i x_i
+
+    ``aggregation="line_search"`` (the default): ``sigma' = 1`` (each block
+    solves its subproblem as if alone) and one step ``theta`` for all blocks,
+    ``alpha += theta Dalpha``, ``w += theta sum_k Dw_k``, with::
+
+        theta = argmax_{0 <= theta <= theta_max} D(alpha + theta Dalpha)
+
+    (Lee & Roth 2015; ``theta_max`` keeps every ``alpha_i`` in its dual
+    domain, so every iterate is dual feasible).  For hinge, squared hinge,
+    smoothed hinge, squared and absolute loss ``D`` is a concave quadratic in
+    ``theta`` on ``[0, theta_max]`` and ``theta`` is in closed form; for logistic
+    and epsilon-insensitive loss a 1-D search (Lee & Chang 2020 backtrack; here a
+    bracketing search with Newton steps finds the maximizer).  The
+    blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
+    ``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
+    ``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
+    (CoCoA).  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
+
+    Reduction to mini-batch SDCA (``local_solver="uniform"``; Takac, Richtarik & Srebro, Section 7: "Setting
+    b = C and H = 1 we exactly recover mini-batch SDCA").  With ``H = 1`` each
+    block makes one step on a uniform ``i in P_k`` with ``Dalpha = 0``, i.e. the
+    margin ``x_i . w``; this is one iteration of mSDCA with ``(C, b = C)``-distributed
+    sampling, and the iterates coincide (bit for bit, same seed and blocks) with
+
+    * ``aggregation="adding"``  <->  ``minibatch_sdca(sampling="distributed",
+      batch_size=K, step="safe", eso="cauchy_schwarz")`` (ESO ``v_i = K ||x_i||^2``);
+    * ``aggregation="averaging"``  <->  ``minibatch_sdca(sampling="distributed",
+      batch_size=K, step="average")``.
+
+    With the paper's ESO for ``b = C``, ``v_i = (1 + b sigma^2) ||x_i||^2``, the two
+    methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
+
+    Options
+    -------
+    The fields of :class:`CoCoAOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    n_partitions : int or None    ``K`` (default: the number of Dask workers with a client;
+                                  in process, ``n_jobs`` -- one partition per thread)
+    local_iters : int or None     ``H`` (default: the size of the largest block, one
+                                  local pass per round)
+    aggregation : "line_search" | "adding" | "averaging", default "line_search"
+    local_solver : "sdca" | "uniform", default "sdca"
+        "sdca": the local solver is the serial SDCA kernel (prefetching, the
+        logistic logit cache) over random permutations of the partition's rows
+        (:mod:`primaldual.distributed.local_sdca`): ``H`` steps on
+        ``G_k^{sigma'}`` as above, ``i`` taken pass by pass instead of with
+        replacement -- fewer steps to the same accuracy, as for serial SDCA.
+        "uniform": the paper's LocalSDCA (Algorithm 2), ``i`` uniform with
+        replacement (the reduction to mini-batch SDCA below holds for it).
+    n_jobs : int or None
+        In-process runs with several partitions: the partitions of a round run at
+        once on up to ``n_jobs`` threads (-1: all cores).  A partition's round
+        does not depend on the others', so the iterates are the same for every
+        ``n_jobs`` (bitwise).  With ``client`` (one partition per Dask actor), or
+        in process with one partition: the threads run *inside* each
+        partition's local SDCA (``local_solver="sdca"``), asynchronously as the
+        threaded serial SDCA does (:mod:`primaldual.distributed.local_sdca`);
+        the local solver's result then depends on how the threads interleave, so
+        such runs are not bitwise repeatable, and Dask runs equal local runs only
+        with ``n_jobs`` 1.  On Dask, ``-1`` means the cores of the client's
+        machine: give a number when the workers' machines differ.
+    client, round_timeout, recovery_every, recovery_dir, max_recoveries :
+        Dask engine options, see ``docs/distributed.md``.
+
+    Warm start: a feasible ``alpha`` (n,) or a SolveResult.
+    """
     name = "cocoa"
     summary = ("CoCoA+ with local SDCA (Ma et al. 2015) and the exact step on the "
                "summed update (Lee & Roth 2015), in process or on Dask")

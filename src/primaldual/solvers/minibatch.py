@@ -1,110 +1,8 @@
 """Mini-batch SDCA (mSDCA): Takac, Richtarik & Srebro, "Distributed Mini-Batch
-SDCA" (2015), Algorithm 1 with the ESO weights of Section 4.3.
-
-Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``; the paper has ``c_i = 1``,
-``W = n``)::
-
-    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
-    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
-            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
-
-Update (Algorithm 1, update (2)): at iteration t draw a set ``S_t`` from the
-sampling, hold ``w = w(alpha^(t))`` fixed and, for every ``i in S_t`` in
-parallel,
-
-    Delta_i = argmax_delta  -phi_i*(-(alpha_i + delta)) - delta x_i . w
-                            - (c_i v_i / (2 lam W)) delta^2
-
-then ``alpha_i += Delta_i`` and ``w += (1/(lam W)) sum_{i in S_t} c_i Delta_i x_i``.
-The coordinate maximizer is the shared :func:`dual_step` with
-``s = c_i v_i / (lam W)``; ``v_i`` are the ESO weights (Definition 1): for
-row-weighted data the ESO of ``f(alpha) = ||sum_i c_i alpha_i x_i||^2`` is
-``c_i^2`` times the unweighted one, because ``D^-1/2 X X^T D^-1/2`` does not
-change when rows are rescaled.
-
-Samplings (Section 3)
----------------------
-``sampling="serial"``       one coordinate per iteration (``batch_size=1``): SDCA.
-``sampling="standard"``     a uniform subset of size ``b`` (the whole data set).
-``sampling="distributed"``  ``(C, b)``-distributed: the rows are split into
-                            ``C = n_partitions`` contiguous blocks and each block
-                            contributes a uniform subset of size ``b / C``; each
-                            block draws from its own stream
-                            ``SeedSequence(seed).spawn(C)``.  Runs on a Dask
-                            ``client`` when one is given.
-
-ESO weights ``v_i`` (Section 4.3), with ``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n``
---------------------------------------------------------------------------------------
-``eso="dense"`` standard:   ``(1 + (b-1)(n sigma^2 - 1) / max(1, n-1)) ||x_i||^2``
-``eso="sparse"`` standard:  ``sum_j x_ij^2 (1 + (b-1)(omega_j - 1) / max(1, n-1))``
-``eso="dense"`` distributed, ``b >= 2C``:
-    ``b/(b-C) (1 + (b-C)(n sigma^2 - 1) / max(C, n-C)) ||x_i||^2``
-``eso="dense"`` distributed, ``b = C``:  ``(1 + b sigma^2) ||x_i||^2``
-``eso="safe"`` distributed, any ``b``:  ``2 (1 + b sigma^2) ||x_i||^2``
-``eso="cauchy_schwarz"`` any sampling:  ``b ||x_i||^2`` (from
-    ``||sum_{i in S} t_i x_i||^2 <= |S| sum ||t_i x_i||^2``; CoCoA+'s
-    ``sigma' = K`` choice, see :mod:`primaldual.solvers.cocoa`)
-``eso="auto"``: serial ``||x_i||^2``; standard and distributed ``dense`` (``b``
-    must be a multiple of ``C``, so ``b = C`` or ``b >= 2C`` always holds).
-
-The paper prints the sparse formula and the ``omega`` bound with ``||x_i||_0``
-(non-zeros of example i) where its sources (Richtarik & Takac 2012, Thm. on
-partially separable functions; Fercoq et al. 2014, Lemma 5.4) have
-``omega_j``, the number of examples that use feature ``j``.  The printed
-version is not an ESO: two identical one-feature examples with ``b = 2`` get
-``v_i = ||x_i||^2``, the naive step of Section 3, which never converges.  We
-implement ``omega_j`` (tests check both facts).
-
-``sigma="power"``: power iteration on ``X^T D^-1 X`` (same non-zero spectrum as
-``D^-1/2 X X^T D^-1/2``, never densified), stopped when the residual
-``||M z - rho z|| <= 1e-4 rho``; the estimate is ``rho + ||M z - rho z||``
-(an upper estimate of the top eigenvalue) capped by the ``omega`` bound.  The
-start vector is a fixed pseudo-random vector (seed 0), so ``sigma^2`` does not
-depend on ``random_state``.  ``sigma="bound"``:
-``sigma^2 <= omega = (1/n) max_i sum_j omega_j x_ij^2 / ||x_i||^2``.
-A float is taken as ``sigma^2`` itself.
-
-Step rules (Section 3)
-----------------------
-``step="safe"``     update (2) with the ESO weights above.
-``step="naive"``    ``v_i = ||x_i||^2`` and the summed update: each ``Delta_i``
-                    is the serial SDCA step (1); may diverge or oscillate.
-``step="average"``  the serial steps averaged, ``alpha += (1/|S|) sum Delta_i``:
-                    safe but no faster than one coordinate per iteration.
-
-Multi-core (``n_jobs``): one OS thread per worker runs the ``nogil`` kernel
-:func:`~primaldual.kernels.minibatch.msdca_thread`.  Each thread owns a column
-range of ``w`` (ranges balanced by stored entries): it computes its part of
-every inner product of the batch, then the update (2) of its share of the
-batch from the summed parts, then adds the changes to its own columns.  So
-``w`` never moves between cores' caches, and the threads meet at two spin
-barriers per iteration (:mod:`primaldual.kernels.threadsync`) instead of
-paying a thread pool's fork/join per parallel region.  Results are
-deterministic for a given ``random_state`` and ``n_jobs``; against one
-thread only the association of each inner product's sum differs (the tests
-check agreement to 1e-12 after several epochs).  Used when ``n_jobs > 1`` and
-``batch_size >= 16``.
-
-Options
--------
-The fields of :class:`MinibatchSDCAOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-batch_size : int, default 64          ``b``
-sampling : "serial" | "standard" | "distributed", default "standard"
-step : "safe" | "naive" | "average", default "safe"
-eso : "auto" | "dense" | "sparse" | "safe" | "cauchy_schwarz", default "auto"
-sigma : "power" | "bound" | float, default "power"
-n_jobs : int or None, default None     threads: None or 1 one, -1 all cores (joblib's
-    convention, :func:`primaldual.solvers._threads.resolve_n_jobs`)
-n_partitions : int or None        ``C`` for ``sampling="distributed"`` (default
-    the number of Dask workers with a client, else 4)
-client, round_timeout, recovery_every, recovery_dir, max_recoveries :
-    Dask engine options, see ``docs/distributed.md``.
-
-Warm start: a feasible ``alpha`` (n,) or a SolveResult.  Unequal partition
-sizes (``n`` not a multiple of ``C``) are accepted; the paper's formulas assume
-equal sizes, so ``C`` should divide ``n`` for the guarantees to apply exactly.
+SDCA" (2015), Algorithm 1 with the ESO weights of Section 4.3: the registry's
+:class:`MinibatchSDCASolver` (the problem, the samplings, the ESO weights, the
+step rules, the threads and the options are in its docstring), run in memory
+(:class:`MinibatchSDCALocal`) or on partitions (:class:`MinibatchSDCAEngine`).
 """
 from __future__ import annotations
 
@@ -211,7 +109,7 @@ def _column_bounds(rows, n_chunks):
 # -------------------------------------------------------------- options
 @dataclass(frozen=True)
 class MinibatchSDCAOptions(ThreadOptions, EngineOptions, CommonOptions):
-    """The options of mini-batch SDCA (see the module docstring)."""
+    """The options of :class:`MinibatchSDCASolver` (documented in its docstring)."""
 
     solver_name = "minibatch_sdca"
     n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
@@ -273,7 +171,113 @@ def minibatch_class(sampling):
 # --------------------------------------------------------------- solver
 @register
 class MinibatchSDCASolver(Solver):
-    """Mini-batch SDCA (see the module docstring).
+    """Mini-batch SDCA (mSDCA): Takac, Richtarik & Srebro, "Distributed Mini-Batch
+    SDCA" (2015), Algorithm 1 with the ESO weights of Section 4.3.
+
+    Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``; the paper has ``c_i = 1``,
+    ``W = n``)::
+
+        primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
+        dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
+                w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+
+    Update (Algorithm 1, update (2)): at iteration t draw a set ``S_t`` from the
+    sampling, hold ``w = w(alpha^(t))`` fixed and, for every ``i in S_t`` in
+    parallel,
+
+        Delta_i = argmax_delta  -phi_i*(-(alpha_i + delta)) - delta x_i . w
+                                - (c_i v_i / (2 lam W)) delta^2
+
+    then ``alpha_i += Delta_i`` and ``w += (1/(lam W)) sum_{i in S_t} c_i Delta_i x_i``.
+    The coordinate maximizer is the shared :func:`dual_step` with
+    ``s = c_i v_i / (lam W)``; ``v_i`` are the ESO weights (Definition 1): for
+    row-weighted data the ESO of ``f(alpha) = ||sum_i c_i alpha_i x_i||^2`` is
+    ``c_i^2`` times the unweighted one, because ``D^-1/2 X X^T D^-1/2`` does not
+    change when rows are rescaled.
+
+    Samplings (Section 3)
+    ---------------------
+    ``sampling="serial"``       one coordinate per iteration (``batch_size=1``): SDCA.
+    ``sampling="standard"``     a uniform subset of size ``b`` (the whole data set).
+    ``sampling="distributed"``  ``(C, b)``-distributed: the rows are split into
+                                ``C = n_partitions`` contiguous blocks and each block
+                                contributes a uniform subset of size ``b / C``; each
+                                block draws from its own stream
+                                ``SeedSequence(seed).spawn(C)``.  Runs on a Dask
+                                ``client`` when one is given.
+
+    ESO weights ``v_i`` (Section 4.3), with ``sigma^2 = lambda_max(D^-1/2 X X^T D^-1/2) / n``
+    --------------------------------------------------------------------------------------
+    ``eso="dense"`` standard:   ``(1 + (b-1)(n sigma^2 - 1) / max(1, n-1)) ||x_i||^2``
+    ``eso="sparse"`` standard:  ``sum_j x_ij^2 (1 + (b-1)(omega_j - 1) / max(1, n-1))``
+    ``eso="dense"`` distributed, ``b >= 2C``:
+        ``b/(b-C) (1 + (b-C)(n sigma^2 - 1) / max(C, n-C)) ||x_i||^2``
+    ``eso="dense"`` distributed, ``b = C``:  ``(1 + b sigma^2) ||x_i||^2``
+    ``eso="safe"`` distributed, any ``b``:  ``2 (1 + b sigma^2) ||x_i||^2``
+    ``eso="cauchy_schwarz"`` any sampling:  ``b ||x_i||^2`` (from
+        ``||sum_{i in S} t_i x_i||^2 <= |S| sum ||t_i x_i||^2``; CoCoA+'s
+        ``sigma' = K`` choice, see :mod:`primaldual.solvers.cocoa`)
+    ``eso="auto"``: serial ``||x_i||^2``; standard and distributed ``dense`` (``b``
+        must be a multiple of ``C``, so ``b = C`` or ``b >= 2C`` always holds).
+
+    The paper prints the sparse formula and the ``omega`` bound with ``||x_i||_0``
+    (non-zeros of example i) where its sources (Richtarik & Takac 2012, Thm. on
+    partially separable functions; Fercoq et al. 2014, Lemma 5.4) have
+    ``omega_j``, the number of examples that use feature ``j``.  The printed
+    version is not an ESO: two identical one-feature examples with ``b = 2`` get
+    ``v_i = ||x_i||^2``, the naive step of Section 3, which never converges.  We
+    implement ``omega_j`` (tests check both facts).
+
+    ``sigma="power"``: power iteration on ``X^T D^-1 X`` (same non-zero spectrum as
+    ``D^-1/2 X X^T D^-1/2``, never densified), stopped when the residual
+    ``||M z - rho z|| <= 1e-4 rho``; the estimate is ``rho + ||M z - rho z||``
+    (an upper estimate of the top eigenvalue) capped by the ``omega`` bound.  The
+    start vector is a fixed pseudo-random vector (seed 0), so ``sigma^2`` does not
+    depend on ``random_state``.  ``sigma="bound"``:
+    ``sigma^2 <= omega = (1/n) max_i sum_j omega_j x_ij^2 / ||x_i||^2``.
+    A float is taken as ``sigma^2`` itself.
+
+    Step rules (Section 3)
+    ----------------------
+    ``step="safe"``     update (2) with the ESO weights above.
+    ``step="naive"``    ``v_i = ||x_i||^2`` and the summed update: each ``Delta_i``
+                        is the serial SDCA step (1); may diverge or oscillate.
+    ``step="average"``  the serial steps averaged, ``alpha += (1/|S|) sum Delta_i``:
+                        safe but no faster than one coordinate per iteration.
+
+    Multi-core (``n_jobs``): one OS thread per worker runs the ``nogil`` kernel
+    :func:`~primaldual.kernels.minibatch.msdca_thread`.  Each thread owns a column
+    range of ``w`` (ranges balanced by stored entries): it computes its part of
+    every inner product of the batch, then the update (2) of its share of the
+    batch from the summed parts, then adds the changes to its own columns.  So
+    ``w`` never moves between cores' caches, and the threads meet at two spin
+    barriers per iteration (:mod:`primaldual.kernels.threadsync`) instead of
+    paying a thread pool's fork/join per parallel region.  Results are
+    deterministic for a given ``random_state`` and ``n_jobs``; against one
+    thread only the association of each inner product's sum differs (the tests
+    check agreement to 1e-12 after several epochs).  Used when ``n_jobs > 1`` and
+    ``batch_size >= 16``.
+
+    Options
+    -------
+    The fields of :class:`MinibatchSDCAOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    batch_size : int, default 64          ``b``
+    sampling : "serial" | "standard" | "distributed", default "standard"
+    step : "safe" | "naive" | "average", default "safe"
+    eso : "auto" | "dense" | "sparse" | "safe" | "cauchy_schwarz", default "auto"
+    sigma : "power" | "bound" | float, default "power"
+    n_jobs : int or None, default None     threads: None or 1 one, -1 all cores (joblib's
+        convention, :func:`primaldual.solvers._threads.resolve_n_jobs`)
+    n_partitions : int or None        ``C`` for ``sampling="distributed"`` (default
+        the number of Dask workers with a client, else 4)
+    client, round_timeout, recovery_every, recovery_dir, max_recoveries :
+        Dask engine options, see ``docs/distributed.md``.
+
+    Warm start: a feasible ``alpha`` (n,) or a SolveResult.  Unequal partition
+    sizes (``n`` not a multiple of ``C``) are accepted; the paper's formulas assume
+    equal sizes, so ``C`` should divide ``n`` for the guarantees to apply exactly.
 
     The registry's entry ``"minibatch_sdca"``.  :meth:`create` (what
     ``solve`` and the registry's users call) builds a

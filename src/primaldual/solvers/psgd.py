@@ -1,44 +1,8 @@
 """PSGD: parallelized SGD (Zinkevich, Weimer, Smola & Li, "Parallelized Stochastic
 Gradient Descent", NIPS 2010, Algorithm 3 SimuParallelSGD), run locally.
 
-Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
-
-The rows are randomly partitioned into ``k = n_workers`` parts ``I_1..I_k``
-(one random permutation from ``random_state``, split into near-equal parts).
-Each part runs plain SGD on its own local objective ``P_q(w) = (1/W_q)
-sum_{i in I_q} c_i phi_i(x_i . w) + lam/2 ||w||^2`` with the update of
-:mod:`primaldual.solvers.sgd` (SDCA paper, Section 8.6)::
-
-    w_q <- (1 - 1/t_q) w_q - (1/(lam t_q)) g_i phi_i'(x_i . w_q) x_i,  g_i = n_q c_i / W_q
-
-(the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`),
-with ``i`` drawn from ``I_q`` by part ``q``'s own stream
-(``np.random.SeedSequence(random_state).spawn(k)``).  The parts never
-communicate; the output is the average ``w = (1/k) sum_q w_q``
-(Algorithm 3's "aggregate from all computers").  One epoch = every part made
-``|I_q|`` steps (one pass over the data in total).
-
-Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
-exact primal, dual and gap for that pair.
-
-Options
--------
-The fields of :class:`PSGDOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-n_workers : int or None, default None (2; the number of Dask workers with a client)
-    ``k``, the number of parts (1 gives plain SGD on a single stream).
-sampling : "uniform" | "permutation", default "uniform"
-    Local sampling with replacement, or a fresh permutation of the part per
-    local epoch (Algorithm 3 shuffles the local data).
-client : dask.distributed.Client or None
-    Run each part on its own Dask worker (``PSGDPartActor``); same iterates as
-    the local run.  ``n_workers`` then defaults to the number of workers
-    (otherwise 2).
-round_timeout, recovery_every, recovery_dir, max_recoveries :
-    The Dask engine's options (docs/distributed.md).
-project : bool, default False
-    Pegasos projection onto the ball of radius ``1/sqrt(lam)``.
+The problem, the updates, the certificate and the options are in
+:class:`PSGDSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -61,7 +25,7 @@ from .dso.blocks import partition_streams
 
 @dataclass(frozen=True)
 class PSGDOptions(RingOptions, CommonOptions):
-    """The options of :class:`PSGDSolver` (see the module docstring)."""
+    """The options of :class:`PSGDSolver` (documented in its docstring)."""
 
     solver_name = "psgd"
     n_workers: int | None = number(None, integer=True, low=0.0, also=(None,),
@@ -76,7 +40,48 @@ class PSGDOptions(RingOptions, CommonOptions):
 
 @register
 class PSGDSolver(Solver):
-    __doc__ = __doc__
+    """PSGD: parallelized SGD (Zinkevich, Weimer, Smola & Li, "Parallelized Stochastic
+    Gradient Descent", NIPS 2010, Algorithm 3 SimuParallelSGD), run locally.
+
+    Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
+
+    The rows are randomly partitioned into ``k = n_workers`` parts ``I_1..I_k``
+    (one random permutation from ``random_state``, split into near-equal parts).
+    Each part runs plain SGD on its own local objective ``P_q(w) = (1/W_q)
+    sum_{i in I_q} c_i phi_i(x_i . w) + lam/2 ||w||^2`` with the update of
+    :mod:`primaldual.solvers.sgd` (SDCA paper, Section 8.6)::
+
+        w_q <- (1 - 1/t_q) w_q - (1/(lam t_q)) g_i phi_i'(x_i . w_q) x_i,  g_i = n_q c_i / W_q
+
+    (the very same compiled kernel, :func:`primaldual.kernels.sgd.sgd_run`),
+    with ``i`` drawn from ``I_q`` by part ``q``'s own stream
+    (``np.random.SeedSequence(random_state).spawn(k)``).  The parts never
+    communicate; the output is the average ``w = (1/k) sum_q w_q``
+    (Algorithm 3's "aggregate from all computers").  One epoch = every part made
+    ``|I_q|`` steps (one pass over the data in total).
+
+    Certificate: PSGD is a primal method; ``alpha_i = -phi_i'(x_i . w)`` (docs/conventions.md §1),
+    exact primal, dual and gap for that pair.
+
+    Options
+    -------
+    The fields of :class:`PSGDOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    n_workers : int or None, default None (2; the number of Dask workers with a client)
+        ``k``, the number of parts (1 gives plain SGD on a single stream).
+    sampling : "uniform" | "permutation", default "uniform"
+        Local sampling with replacement, or a fresh permutation of the part per
+        local epoch (Algorithm 3 shuffles the local data).
+    client : dask.distributed.Client or None
+        Run each part on its own Dask worker (``PSGDPartActor``); same iterates as
+        the local run.  ``n_workers`` then defaults to the number of workers
+        (otherwise 2).
+    round_timeout, recovery_every, recovery_dir, max_recoveries :
+        The Dask engine's options (docs/distributed.md).
+    project : bool, default False
+        Pegasos projection onto the ball of radius ``1/sqrt(lam)``.
+    """
     name = "psgd"
     summary = "parallel SGD with averaging (Zinkevich et al. 2010)"
     options_class = PSGDOptions

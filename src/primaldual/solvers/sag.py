@@ -1,31 +1,7 @@
 """SAG: stochastic average gradient (Le Roux, Schmidt & Bach, NIPS 2012).
 
-Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``
-(smooth losses, ``l1 = 0``).
-
-Update (iteration t, ``i`` uniform with replacement)::
-
-    g_i <- phi_i'(x_i . w),   d = (1/W) sum_k c_k g_k x_k   (kept incrementally)
-    w   <- (1 - eta lam) w - eta d
-
-with lazy (just-in-time) updates of the coordinates outside ``x_i``
-(:mod:`primaldual.kernels.sag`), so a step costs O(nnz(x_i)).  The stored
-derivatives start at 0 (the paper's initialization ``y_i = 0``).
-
-Step size ``eta``: ``1/L`` with ``L = max_i (n c_i/W) ||x_i||^2 * smoothness
-+ lam``, the constant step of the paper's experiments (Le Roux et al. 2012,
-Section 5; Schmidt et al. 2017 recommend it in practice), or
-``step="theory"``: ``1/(16 L)`` of Schmidt, Le Roux & Bach (2017), Theorem 1.
-
-Certificate: a primal method, ``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1).
-One pass = n iterations.
-
-Options
--------
-The fields of :class:`SAGOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-step : "1/L" | "theory" | float, default "1/L"
+The problem, the updates, the certificate and the options are in
+:class:`SAGSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -44,7 +20,7 @@ from ._options import CommonOptions, number
 
 @dataclass(frozen=True)
 class SAGOptions(CommonOptions):
-    """The options of :class:`SAGSolver` (see the module docstring)."""
+    """The options of :class:`SAGSolver` (documented in its docstring)."""
 
     solver_name = "sag"
     step: str | float = number("1/L", low=0.0, also=("1/L", "theory"),
@@ -53,7 +29,35 @@ class SAGOptions(CommonOptions):
 
 @register
 class SAGSolver(Solver):
-    __doc__ = __doc__
+    """SAG: stochastic average gradient (Le Roux, Schmidt & Bach, NIPS 2012).
+
+    Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``
+    (smooth losses, ``l1 = 0``).
+
+    Update (iteration t, ``i`` uniform with replacement)::
+
+        g_i <- phi_i'(x_i . w),   d = (1/W) sum_k c_k g_k x_k   (kept incrementally)
+        w   <- (1 - eta lam) w - eta d
+
+    with lazy (just-in-time) updates of the coordinates outside ``x_i``
+    (:mod:`primaldual.kernels.sag`), so a step costs O(nnz(x_i)).  The stored
+    derivatives start at 0 (the paper's initialization ``y_i = 0``).
+
+    Step size ``eta``: ``1/L`` with ``L = max_i (n c_i/W) ||x_i||^2 * smoothness
+    + lam``, the constant step of the paper's experiments (Le Roux et al. 2012,
+    Section 5; Schmidt et al. 2017 recommend it in practice), or
+    ``step="theory"``: ``1/(16 L)`` of Schmidt, Le Roux & Bach (2017), Theorem 1.
+
+    Certificate: a primal method, ``alpha_i = -phi'(x_i . w)`` (docs/conventions.md §1).
+    One pass = n iterations.
+
+    Options
+    -------
+    The fields of :class:`SAGOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    step : "1/L" | "theory" | float, default "1/L"
+    """
     name = "sag"
     summary = "stochastic average gradient with just-in-time sparse updates (Le Roux et al. 2012)"
     requires = ("smooth",)

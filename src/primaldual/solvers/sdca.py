@@ -119,7 +119,7 @@ class SDCASolver(Solver):
     requires = ()
     options_class = SDCAOptions
     supports_l1 = True
-    external_losses = True
+    external_losses = state_after_run = True
     adaptive_checks = True
     # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a: ~220)
     default_max_epochs = 1000

@@ -1,32 +1,7 @@
 """SGD baseline (SDCA paper, Section 8.6; Pegasos with ``project=True``).
 
-Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
-
-Update, with ``i`` drawn uniformly (or by a per-epoch permutation)::
-
-    w^{(t+1)} = (1 - 1/t) w^{(t)} - (1/(lam t)) g_i phi_i'(x_i . w^{(t)}) x_i,
-    g_i = n c_i / W   (1 without sample weights)
-
-``project=True`` adds Pegasos' projection onto the ball of radius
-``1/sqrt(lam)`` (Shalev-Shwartz, Singer & Srebro 2007), which contains the
-optimum for losses bounded by 1 at 0.
-
-Certificate: SGD is a primal method, so its dual point is
-``alpha_i = -phi_i'(x_i . w)`` (a subgradient chosen inside the dual domain,
-docs/conventions.md §1); primal, dual and gap are exact for that pair.
-
-Options
--------
-The fields of :class:`SGDOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-sampling : "uniform" | "permutation", default "uniform"
-project : bool, default False
-t0 : int, default 1
-    Index of the first step (``w`` is scaled by ``1 - 1/t``, so with
-    ``t0 = 1`` the first step discards the starting point).
-Warm start: a SolveResult of this solver (continues its step counter) or a
-coefficient vector (d,) together with ``t0 > 1``.
+The problem, the updates, the certificate and the options are in
+:class:`SGDSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -43,7 +18,7 @@ from ._options import CommonOptions, choice, flag, number
 
 @dataclass(frozen=True)
 class SGDOptions(CommonOptions):
-    """The options of :class:`SGDSolver` (see the module docstring)."""
+    """The options of :class:`SGDSolver` (documented in its docstring)."""
 
     solver_name = "sgd"
     sampling: str = choice("uniform", "uniform", "permutation",
@@ -56,7 +31,36 @@ class SGDOptions(CommonOptions):
 
 @register
 class SGDSolver(Solver):
-    __doc__ = __doc__
+    """SGD baseline (SDCA paper, Section 8.6; Pegasos with ``project=True``).
+
+    Problem: the primal ``P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2``.
+
+    Update, with ``i`` drawn uniformly (or by a per-epoch permutation)::
+
+        w^{(t+1)} = (1 - 1/t) w^{(t)} - (1/(lam t)) g_i phi_i'(x_i . w^{(t)}) x_i,
+        g_i = n c_i / W   (1 without sample weights)
+
+    ``project=True`` adds Pegasos' projection onto the ball of radius
+    ``1/sqrt(lam)`` (Shalev-Shwartz, Singer & Srebro 2007), which contains the
+    optimum for losses bounded by 1 at 0.
+
+    Certificate: SGD is a primal method, so its dual point is
+    ``alpha_i = -phi_i'(x_i . w)`` (a subgradient chosen inside the dual domain,
+    docs/conventions.md §1); primal, dual and gap are exact for that pair.
+
+    Options
+    -------
+    The fields of :class:`SGDOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    sampling : "uniform" | "permutation", default "uniform"
+    project : bool, default False
+    t0 : int, default 1
+        Index of the first step (``w`` is scaled by ``1 - 1/t``, so with
+        ``t0 = 1`` the first step discards the starting point).
+    Warm start: a SolveResult of this solver (continues its step counter) or a
+    coefficient vector (d,) together with ``t0 > 1``.
+    """
     name = "sgd"
     summary = "SGD of the SDCA paper's Section 8.6; Pegasos with project=True"
     options_class = SGDOptions

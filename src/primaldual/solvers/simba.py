@@ -1,105 +1,8 @@
 """SVM-SIMBA: sublinear-time SVM training (Hazan, Koren & Srebro, "Beating SGD:
 Learning SVMs in Sublinear Time", NIPS 2011).
 
-Problem solved: the nu-formulation (3) of the hinge-loss SVM, with rows
-``||x_i|| <= 1`` and ``0 <= nu <= 1``::
-
-    max_{w, b, xi}  min_i  y_i (x_i . w + b) + xi_i
-    s.t.  ||w|| <= 1,   0 <= xi_i <= 2,   sum_i xi_i <= nu n,   (b in [-1, 1] with bias=True)
-
-written as the saddle point ``max_{w,b,xi} min_{p in simplex} p . (Y X w + xi + b y)``.
-By Lemma 2.1, a solution with value ``gamma`` rescaled to ``w~ = w / gamma``,
-``b~ = b / gamma`` is a Pareto point of (||w||, R_hinge), i.e. the solution of
-the hinge SVM ``P(w) = (1/n) sum_i max(0, 1 - y_i x_i . w) + lam/2 ||w||^2``
-for the ``lam`` whose solution has ``R_hinge(w)/||w|| = nu``
-(:func:`nu_from_lam_solution`).
-
-Update (Algorithm 1, one iteration; labels folded into the rows)::
-
-    i_t ~ p_t;                   u_t = u_{t-1} + c_t y_{i_t} x_{i_t}
-    xi_t = argmax_{xi in Xi_nu} p_t . xi   (2 on the largest p_t(i) until mass nu n;
-                                            O(n) selection, no sort)
-    b_t = sign(p_t . y)          (bias=True; otherwise b_t = 0)
-    w_t = u_t / max(1, ||u_t||); j_t ~ w_t(j)^2 / ||w_t||^2        (l2-sampling)
-    v~_t(i) = y_i x_i(j_t) ||w_t||^2 / w_t(j_t) + xi_t(i) + y_i b_t
-    q_{t+1}(i) = q_t(i) (1 - eta v_t(i) + eta^2 v_t(i)^2),  v_t = clip(v~_t, 1/eta),
-    p_{t+1} = q_{t+1} / ||q_{t+1}||_1                        (Variance MW, Def. 4.1)
-
-and returns the averages ``w_bar = (1/T) sum_t w_t``, ``xi_bar``, ``b_bar``.
-``T = 100^2 eps^-2 log n``, ``eta = sqrt(log(n)/T)``, ``c = 1/sqrt(2T)``
-(Algorithm 1, line 2) or the practical steps of Section 6.
-
-Output and certificate: with ``gamma = min_i y_i (x_i . w_bar + b_bar) + xi_bar_i``
-(the value of (3) at the average) and ``gamma > 0``, ``coef = w_bar / gamma``
-and the intercept ``b_bar / gamma`` (Lemma 2.1; with ``rescale=False`` or
-``gamma <= 0`` the average itself).  SIMBA is a primal method for the
-``lam`` problem: ``dual_coef = -phi'(x_i . coef)`` and primal, dual and gap
-are exact for ``coef`` in the objective of docs/conventions.md §1 with the ``lam`` given (which has
-no unregularized bias: with ``bias=True`` the intercept is reported in
-``res.extras["intercept"]`` and used for ``test_error``, but not in the
-certificate).
-
-Cost: each iteration reads the row ``x_{i_t}`` and column ``j_t`` (``n + d``
-features on dense data); ``res.feature_accesses`` counts these single-feature
-reads and an epoch is ``feature_accesses / nnz``.
-
-Options
--------
-The fields of :class:`SimbaOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-nu : float in [0, 1] or None, default None
-    The slack budget of (3).  None derives it from ``lam``: the ``lam`` problem
-    is solved by SDCA (relative gap 1e-4) and ``nu = R_hinge(w)/||w||``
-    (:func:`nu_from_lam_solution`); the feature accesses of that solve are
-    not counted (``res.extras["nu_presolve_epochs"]`` reports them).
-epsilon : float or None
-    Algorithm 1's accuracy: ``T = ceil(100^2 eps^-2 log n)``.
-T : int or None
-    The number of iterations directly (overrides ``epsilon``).  With neither,
-    the constant schedule takes ``T`` from the budget: ``max_epochs * nnz``
-    feature accesses at ``nnz/n + nnz/d`` per iteration.  The run stops at
-    ``T`` iterations (``stop_reason="max_iter"``) or at ``max_epochs``.
-schedule : "adaptive_sqrt" | "constant" | "adaptive", default "adaptive_sqrt"
-    "adaptive_sqrt" (the default) uses ``eta_t = sqrt(log(n)/t)`` (the any-time
-    form of ``eta = sqrt(log(n)/T)``) and the primal step ``1/sqrt(2t)``; it
-    needs no ``T`` and was the best of the three schedules on every set tried
-    (docs/reproducing-simba.md).  "constant" is the paper's Algorithm 1:
-    ``eta = sqrt(log(n)/T)`` and ``c = 1/sqrt(2T)`` for the whole run; when the
-    budget allows only a few iterations, its steps are tiny and the average
-    learns little.  "adaptive" is Section 6 as printed: ``eta_t = sqrt(log n)/t``
-    and the primal step ``1/sqrt(2t)``.
-
-Budget warning: Algorithm 1's guarantee (Theorem 3.1) needs
-``T = 100^2 eps^-2 log n`` iterations for accuracy ``eps``.  The accuracy
-aimed at is ``epsilon`` when given (any schedule).  Without ``epsilon``, the
-constant schedule (whose steps come from ``T``) aims at the margin
-``1/||w_lam||`` that Lemma 2.1 guarantees when ``nu`` is derived from
-``lam``, and otherwise at ``1 + nu``, an upper bound on the value of (3)
-(below which the guarantee says nothing).  When the budget (``max_epochs * nnz``
-feature accesses at an expected ``nnz/n + nnz/d`` per iteration, at most
-``T``) allows fewer iterations, a ``RuntimeWarning`` gives both
-numbers and the accuracy the budget does guarantee.  The any-time schedules
-without ``epsilon`` do not warn.
-
-Feature accesses, two accountings: ``res.feature_accesses`` counts the
-nonzeros actually read (``nnz(x_{i_t}) + nnz(column j_t)`` per iteration);
-``res.extras["dense_feature_accesses"]`` is the paper's dense model, in which
-reading a row costs ``d`` and reading a column costs ``n`` (``T (n + d)``).
-bias : bool, default False
-    The joint (xi_t, b_t) step with ``b_t = sign(p_t . y)`` (Section 4).
-implementation : "auto" | "dense" | "sparse", default "auto"
-    "dense" is Algorithm 1 as written (O(n + d) per iteration); "sparse" uses
-    sampling trees and lazy updates (O((nnz(x_i) + nnz(col_j)) log n) per
-    iteration plus swaps of the slack set).  "auto": sparse for CSR input.
-rescale : bool, default True
-    Lemma 2.1's rescaling of the output by ``1/gamma``.
-record_draws : int, default 0
-    Diagnostics: keep the first ``record_draws`` pairs ``(i_t, j_t)`` in
-    ``res.extras["draws_i"]`` / ``["draws_j"]`` (used by the tests).
-
-Only ``loss="hinge"`` is supported, without sample weights or ``l1``;
-warm starts are not supported (resume from a checkpoint instead).
+The problem, the updates, the certificate and the options are in
+:class:`SimbaSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -167,7 +70,7 @@ def _column_view(rows):
 
 @dataclass(frozen=True)
 class SimbaOptions(CommonOptions):
-    """The options of :class:`SimbaSolver` (see the module docstring)."""
+    """The options of :class:`SimbaSolver` (documented in its docstring)."""
 
     solver_name = "simba"
     nu: float | None = number(None, low=0.0, strict=False, high=1.0, also=(None,),
@@ -191,7 +94,109 @@ class SimbaOptions(CommonOptions):
 
 @register
 class SimbaSolver(Solver):
-    __doc__ = __doc__
+    """SVM-SIMBA: sublinear-time SVM training (Hazan, Koren & Srebro, "Beating SGD:
+    Learning SVMs in Sublinear Time", NIPS 2011).
+
+    Problem solved: the nu-formulation (3) of the hinge-loss SVM, with rows
+    ``||x_i|| <= 1`` and ``0 <= nu <= 1``::
+
+        max_{w, b, xi}  min_i  y_i (x_i . w + b) + xi_i
+        s.t.  ||w|| <= 1,   0 <= xi_i <= 2,   sum_i xi_i <= nu n,   (b in [-1, 1] with bias=True)
+
+    written as the saddle point ``max_{w,b,xi} min_{p in simplex} p . (Y X w + xi + b y)``.
+    By Lemma 2.1, a solution with value ``gamma`` rescaled to ``w~ = w / gamma``,
+    ``b~ = b / gamma`` is a Pareto point of (||w||, R_hinge), i.e. the solution of
+    the hinge SVM ``P(w) = (1/n) sum_i max(0, 1 - y_i x_i . w) + lam/2 ||w||^2``
+    for the ``lam`` whose solution has ``R_hinge(w)/||w|| = nu``
+    (:func:`nu_from_lam_solution`).
+
+    Update (Algorithm 1, one iteration; labels folded into the rows)::
+
+        i_t ~ p_t;                   u_t = u_{t-1} + c_t y_{i_t} x_{i_t}
+        xi_t = argmax_{xi in Xi_nu} p_t . xi   (2 on the largest p_t(i) until mass nu n;
+                                                O(n) selection, no sort)
+        b_t = sign(p_t . y)          (bias=True; otherwise b_t = 0)
+        w_t = u_t / max(1, ||u_t||); j_t ~ w_t(j)^2 / ||w_t||^2        (l2-sampling)
+        v~_t(i) = y_i x_i(j_t) ||w_t||^2 / w_t(j_t) + xi_t(i) + y_i b_t
+        q_{t+1}(i) = q_t(i) (1 - eta v_t(i) + eta^2 v_t(i)^2),  v_t = clip(v~_t, 1/eta),
+        p_{t+1} = q_{t+1} / ||q_{t+1}||_1                        (Variance MW, Def. 4.1)
+
+    and returns the averages ``w_bar = (1/T) sum_t w_t``, ``xi_bar``, ``b_bar``.
+    ``T = 100^2 eps^-2 log n``, ``eta = sqrt(log(n)/T)``, ``c = 1/sqrt(2T)``
+    (Algorithm 1, line 2) or the practical steps of Section 6.
+
+    Output and certificate: with ``gamma = min_i y_i (x_i . w_bar + b_bar) + xi_bar_i``
+    (the value of (3) at the average) and ``gamma > 0``, ``coef = w_bar / gamma``
+    and the intercept ``b_bar / gamma`` (Lemma 2.1; with ``rescale=False`` or
+    ``gamma <= 0`` the average itself).  SIMBA is a primal method for the
+    ``lam`` problem: ``dual_coef = -phi'(x_i . coef)`` and primal, dual and gap
+    are exact for ``coef`` in the objective of docs/conventions.md §1 with the ``lam`` given (which has
+    no unregularized bias: with ``bias=True`` the intercept is reported in
+    ``res.extras["intercept"]`` and used for ``test_error``, but not in the
+    certificate).
+
+    Cost: each iteration reads the row ``x_{i_t}`` and column ``j_t`` (``n + d``
+    features on dense data); ``res.feature_accesses`` counts these single-feature
+    reads and an epoch is ``feature_accesses / nnz``.
+
+    Options
+    -------
+    The fields of :class:`SimbaOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    nu : float in [0, 1] or None, default None
+        The slack budget of (3).  None derives it from ``lam``: the ``lam`` problem
+        is solved by SDCA (relative gap 1e-4) and ``nu = R_hinge(w)/||w||``
+        (:func:`nu_from_lam_solution`); the feature accesses of that solve are
+        not counted (``res.extras["nu_presolve_epochs"]`` reports them).
+    epsilon : float or None
+        Algorithm 1's accuracy: ``T = ceil(100^2 eps^-2 log n)``.
+    T : int or None
+        The number of iterations directly (overrides ``epsilon``).  With neither,
+        the constant schedule takes ``T`` from the budget: ``max_epochs * nnz``
+        feature accesses at ``nnz/n + nnz/d`` per iteration.  The run stops at
+        ``T`` iterations (``stop_reason="max_iter"``) or at ``max_epochs``.
+    schedule : "adaptive_sqrt" | "constant" | "adaptive", default "adaptive_sqrt"
+        "adaptive_sqrt" (the default) uses ``eta_t = sqrt(log(n)/t)`` (the any-time
+        form of ``eta = sqrt(log(n)/T)``) and the primal step ``1/sqrt(2t)``; it
+        needs no ``T`` and was the best of the three schedules on every set tried
+        (docs/reproducing-simba.md).  "constant" is the paper's Algorithm 1:
+        ``eta = sqrt(log(n)/T)`` and ``c = 1/sqrt(2T)`` for the whole run; when the
+        budget allows only a few iterations, its steps are tiny and the average
+        learns little.  "adaptive" is Section 6 as printed: ``eta_t = sqrt(log n)/t``
+        and the primal step ``1/sqrt(2t)``.
+
+    Budget warning: Algorithm 1's guarantee (Theorem 3.1) needs
+    ``T = 100^2 eps^-2 log n`` iterations for accuracy ``eps``.  The accuracy
+    aimed at is ``epsilon`` when given (any schedule).  Without ``epsilon``, the
+    constant schedule (whose steps come from ``T``) aims at the margin
+    ``1/||w_lam||`` that Lemma 2.1 guarantees when ``nu`` is derived from
+    ``lam``, and otherwise at ``1 + nu``, an upper bound on the value of (3)
+    (below which the guarantee says nothing).  When the budget (``max_epochs * nnz``
+    feature accesses at an expected ``nnz/n + nnz/d`` per iteration, at most
+    ``T``) allows fewer iterations, a ``RuntimeWarning`` gives both
+    numbers and the accuracy the budget does guarantee.  The any-time schedules
+    without ``epsilon`` do not warn.
+
+    Feature accesses, two accountings: ``res.feature_accesses`` counts the
+    nonzeros actually read (``nnz(x_{i_t}) + nnz(column j_t)`` per iteration);
+    ``res.extras["dense_feature_accesses"]`` is the paper's dense model, in which
+    reading a row costs ``d`` and reading a column costs ``n`` (``T (n + d)``).
+    bias : bool, default False
+        The joint (xi_t, b_t) step with ``b_t = sign(p_t . y)`` (Section 4).
+    implementation : "auto" | "dense" | "sparse", default "auto"
+        "dense" is Algorithm 1 as written (O(n + d) per iteration); "sparse" uses
+        sampling trees and lazy updates (O((nnz(x_i) + nnz(col_j)) log n) per
+        iteration plus swaps of the slack set).  "auto": sparse for CSR input.
+    rescale : bool, default True
+        Lemma 2.1's rescaling of the output by ``1/gamma``.
+    record_draws : int, default 0
+        Diagnostics: keep the first ``record_draws`` pairs ``(i_t, j_t)`` in
+        ``res.extras["draws_i"]`` / ``["draws_j"]`` (used by the tests).
+
+    Only ``loss="hinge"`` is supported, without sample weights or ``l1``;
+    warm starts are not supported (resume from a checkpoint instead).
+    """
     name = "simba"
     summary = "SVM-SIMBA, sublinear-time SVM training (Hazan, Koren & Srebro 2011)"
     requires = ("classification",)

@@ -1,73 +1,7 @@
 """SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, ICML 2015).
 
-Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
-
-    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
-    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
-            v = (1/W) sum_i c_i alpha_i x_i
-
-solved through the saddle function (4) of the paper,
-``f(w, y) = (1/n) sum_i (y_i <x_i, w> - psi_i*(y_i)) + g(w)`` with
-``psi_i = (n c_i / W) phi_i`` and ``y_i = -(n c_i/W) alpha_i``.
-
-Updates (Algorithm 1, mini-batch ``m = batch_size``): draw ``K``, ``|K| = m``,
-``P(i in K) = m/n``; for ``k in K``
-
-    (5) ytilde_k <- argmax_b b <x_k, wbar> - phi_k*(b) - rho_k (b - ytilde_k)^2/(2 sigma)
-    (6) w <- argmin_w g(w) + <u + (1/m) sum_K rho_k dytilde_k x_k, w> + ||w - w_old||^2/(2 tau)
-    (7) u <- u + (1/n) sum_K rho_k dytilde_k x_k
-    (8) wbar <- w + theta (w - w_old)
-
-with ``ytilde = -alpha``, ``u = -v`` and ``rho_k = n c_k / W`` (1 without
-weights).  Algorithm 2 (``sampling="weighted"``, m = 1) draws ``k`` with
-``p_k = 1/(2n) + ||x_k|| / (2 sum_i ||x_i||)`` (alias table, O(1) per draw),
-uses ``p_k n rho_k / (2 sigma)`` in (12) and ``rho_k dytilde_k x_k/(p_k n)`` in
-(13).  Closed forms of (5) for every loss, the coordinate-wise primal step
-(14)/(16) and the O(1) lazy catch-up of Section 4 (L2: after (15); L1+L2:
-derived in :mod:`primaldual.kernels.spdc` and docs/reproducing-spdc.md) make
-each iteration cost O(nnz of the sampled rows).
-
-Parameters (defaults).  ``gamma = 1/smoothness`` of the loss divided by
-``max_i rho_i``, ``lam`` the L2 strength, ``R = max_i ||x_i||``:
-Theorem 1 (10) ``tau = sqrt(m gamma/(n lam))/(2R)``,
-``sigma = sqrt(n lam/(m gamma))/(2R)``,
-``theta = 1 - 1/(n/m + R sqrt((n/m)/(lam gamma)))``; Theorem 2 with
-``Rbar = mean ||x_i||``: ``tau = sqrt(gamma/(n lam))/(4 Rbar)``,
-``sigma = sqrt(n lam/gamma)/(4 Rbar)``,
-``theta = 1 - 1/(2n + 2 Rbar sqrt(n/(lam gamma)))``.
-
-Non-smooth or non-strongly-convex problems (Section 3.1, Table 1): hinge,
-absolute and epsilon-insensitive losses, and pure L1 (``lam = 0``,
-``l1 > 0``), are solved on the perturbed saddle function ``f_delta``: ``delta
-y^2/2`` is added to ``psi*`` when the loss is not smooth and ``delta/2 ||w||^2``
-to ``g`` when ``lam = 0``; gamma and lam above become ``delta`` (plus
-``gamma`` / ``lam`` when present).  ``perturbation="auto"`` chooses
-``delta = eps / C1`` (Corollary 2) with ``eps = target_accuracy`` (default
-``tol * P(0)``) and ``C1 = G_phi^2`` (non-smooth loss) ``+ (P(0)/l1)^2``
-(pure L1, a bound on ``||w*||^2``).  The certificate is exact for the
-ORIGINAL problem: ``w`` is SPDC's primal iterate, ``alpha`` its dual iterate;
-for pure L1 (``g*`` the indicator of ``||v||_inf <= l1``) alpha is scaled by
-``min(1, l1/||v(alpha)||_inf)``, which keeps it in the dual domain.
-
-Options
--------
-The fields of :class:`SPDCOptions`, checked when it is built (a bad value is a
-ValueError naming the option); ``solver.opts`` holds them as given.
-
-batch_size : int, default 1
-    The mini-batch size m of Algorithm 1 (the paper's experiments use 1).
-sampling : "uniform" | "weighted", default "uniform"
-    Algorithm 1 or Algorithm 2 (weighted needs batch_size=1).
-tau, sigma, theta : float or None
-    Override the theorem's values.
-perturbation : "auto" or float >= 0, default "auto"
-    delta of Section 3.1.  "auto" gives 0 when Assumption A holds (smooth
-    loss and lam > 0) and ``eps/C1`` otherwise.  A positive delta on a
-    problem that needs none is an error.
-target_accuracy : float or None
-    eps for ``perturbation="auto"`` (default ``tol * P(0)``).
-
-Warm start: a SolveResult (``coef`` and ``dual_coef``) or a dual point alpha.
+The problem, the updates, the certificate and the options are in
+:class:`SPDCSolver`'s docstring.
 """
 from __future__ import annotations
 
@@ -86,7 +20,7 @@ from ._options import CommonOptions, choice, number
 
 @dataclass(frozen=True)
 class SPDCOptions(CommonOptions):
-    """The options of :class:`SPDCSolver` (see the module docstring)."""
+    """The options of :class:`SPDCSolver` (documented in its docstring)."""
 
     solver_name = "spdc"
     batch_size: int = number(1, integer=True, low=0.0, doc="the mini-batch size m")
@@ -113,7 +47,77 @@ class SPDCOptions(CommonOptions):
 
 @register
 class SPDCSolver(Solver):
-    __doc__ = __doc__
+    """SPDC: stochastic primal-dual coordinate method (Zhang & Xiao, ICML 2015).
+
+    Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
+
+        primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
+        dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v),
+                v = (1/W) sum_i c_i alpha_i x_i
+
+    solved through the saddle function (4) of the paper,
+    ``f(w, y) = (1/n) sum_i (y_i <x_i, w> - psi_i*(y_i)) + g(w)`` with
+    ``psi_i = (n c_i / W) phi_i`` and ``y_i = -(n c_i/W) alpha_i``.
+
+    Updates (Algorithm 1, mini-batch ``m = batch_size``): draw ``K``, ``|K| = m``,
+    ``P(i in K) = m/n``; for ``k in K``
+
+        (5) ytilde_k <- argmax_b b <x_k, wbar> - phi_k*(b) - rho_k (b - ytilde_k)^2/(2 sigma)
+        (6) w <- argmin_w g(w) + <u + (1/m) sum_K rho_k dytilde_k x_k, w> + ||w - w_old||^2/(2 tau)
+        (7) u <- u + (1/n) sum_K rho_k dytilde_k x_k
+        (8) wbar <- w + theta (w - w_old)
+
+    with ``ytilde = -alpha``, ``u = -v`` and ``rho_k = n c_k / W`` (1 without
+    weights).  Algorithm 2 (``sampling="weighted"``, m = 1) draws ``k`` with
+    ``p_k = 1/(2n) + ||x_k|| / (2 sum_i ||x_i||)`` (alias table, O(1) per draw),
+    uses ``p_k n rho_k / (2 sigma)`` in (12) and ``rho_k dytilde_k x_k/(p_k n)`` in
+    (13).  Closed forms of (5) for every loss, the coordinate-wise primal step
+    (14)/(16) and the O(1) lazy catch-up of Section 4 (L2: after (15); L1+L2:
+    derived in :mod:`primaldual.kernels.spdc` and docs/reproducing-spdc.md) make
+    each iteration cost O(nnz of the sampled rows).
+
+    Parameters (defaults).  ``gamma = 1/smoothness`` of the loss divided by
+    ``max_i rho_i``, ``lam`` the L2 strength, ``R = max_i ||x_i||``:
+    Theorem 1 (10) ``tau = sqrt(m gamma/(n lam))/(2R)``,
+    ``sigma = sqrt(n lam/(m gamma))/(2R)``,
+    ``theta = 1 - 1/(n/m + R sqrt((n/m)/(lam gamma)))``; Theorem 2 with
+    ``Rbar = mean ||x_i||``: ``tau = sqrt(gamma/(n lam))/(4 Rbar)``,
+    ``sigma = sqrt(n lam/gamma)/(4 Rbar)``,
+    ``theta = 1 - 1/(2n + 2 Rbar sqrt(n/(lam gamma)))``.
+
+    Non-smooth or non-strongly-convex problems (Section 3.1, Table 1): hinge,
+    absolute and epsilon-insensitive losses, and pure L1 (``lam = 0``,
+    ``l1 > 0``), are solved on the perturbed saddle function ``f_delta``: ``delta
+    y^2/2`` is added to ``psi*`` when the loss is not smooth and ``delta/2 ||w||^2``
+    to ``g`` when ``lam = 0``; gamma and lam above become ``delta`` (plus
+    ``gamma`` / ``lam`` when present).  ``perturbation="auto"`` chooses
+    ``delta = eps / C1`` (Corollary 2) with ``eps = target_accuracy`` (default
+    ``tol * P(0)``) and ``C1 = G_phi^2`` (non-smooth loss) ``+ (P(0)/l1)^2``
+    (pure L1, a bound on ``||w*||^2``).  The certificate is exact for the
+    ORIGINAL problem: ``w`` is SPDC's primal iterate, ``alpha`` its dual iterate;
+    for pure L1 (``g*`` the indicator of ``||v||_inf <= l1``) alpha is scaled by
+    ``min(1, l1/||v(alpha)||_inf)``, which keeps it in the dual domain.
+
+    Options
+    -------
+    The fields of :class:`SPDCOptions`, checked when it is built (a bad value is a
+    ValueError naming the option); ``solver.opts`` holds them as given.
+
+    batch_size : int, default 1
+        The mini-batch size m of Algorithm 1 (the paper's experiments use 1).
+    sampling : "uniform" | "weighted", default "uniform"
+        Algorithm 1 or Algorithm 2 (weighted needs batch_size=1).
+    tau, sigma, theta : float or None
+        Override the theorem's values.
+    perturbation : "auto" or float >= 0, default "auto"
+        delta of Section 3.1.  "auto" gives 0 when Assumption A holds (smooth
+        loss and lam > 0) and ``eps/C1`` otherwise.  A positive delta on a
+        problem that needs none is an error.
+    target_accuracy : float or None
+        eps for ``perturbation="auto"`` (default ``tol * P(0)``).
+
+    Warm start: a SolveResult (``coef`` and ``dual_coef``) or a dual point alpha.
+    """
     name = "spdc"
     summary = "stochastic primal-dual coordinate method (Zhang & Xiao 2015)"
     requires = ()

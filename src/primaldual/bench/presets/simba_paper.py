@@ -1,67 +1,28 @@
 """Preset ``simba-paper``: Figure 1 of Hazan, Koren & Srebro, "Beating SGD:
 Learning SVMs in Sublinear Time" (NIPS 2011), Section 6
-(``../shared/papers/004_3474525138a58ec3.txt``).
+(``../shared/papers/004_3474525138a58ec3.txt``): test error against *feature
+accesses*, averaged over seeds, SVM-SIMBA against Pegasos, each with its
+trade-off parameter tuned for the lowest test error.
 
-The paper plots the test error against the number of *feature accesses* on a
-log scale. The curves are averaged over 10 independent repetitions, with error
-bars of one standard deviation. It compares SVM-SIMBA with Pegasos, each with
-its trade-off parameter (nu for SIMBA, lam for Pegasos) "tuned so as to obtain
-the lowest possible error over the test set".
+Runs: **Pegasos** is ``solver="sgd", project=True`` for every ``lam`` in
+:data:`LAMS` (a row method counts the nonzeros of each row it reads); **SIMBA**
+is ``solver="simba", schedule="adaptive_sqrt"`` for every ``nu`` in :data:`NUS`
+(nu is tuned directly, as the paper does; the grid brackets Lemma 2.1's values
+for Pegasos' lam grid on reuters, and :data:`SIMBA_LAM` only sets the objective
+the rescaled output's certificate is reported in).  Both run ``max_epochs``
+passes (``feature_accesses = max_epochs * nnz``), checked every 0.05 pass,
+``tol = 0``.  :func:`figures` keeps, per data set and method, the parameter with
+the lowest *final* mean test error; every curve's best point is in
+``simba_summary.json``.
 
-Runs
-----
-- **Pegasos**: ``solver="sgd", project=True`` (Pegasos' step ``1/(lam t)`` and
-  its projection onto the ball of radius ``1/sqrt(lam)``). It runs for every
-  ``lam`` in :data:`LAMS`. A row method counts the nonzeros of each row it
-  reads.
-- **SIMBA**: ``solver="simba", schedule="adaptive_sqrt"``. This is Section 6's
-  time-adaptive steps in the reading ``eta_t = sqrt(log(n)/t)``, which
-  docs/reproducing-simba.md found best of the three schedules. It runs for
-  every ``nu`` in :data:`NUS`. SIMBA counts single-feature reads.
-
-  nu is tuned directly, as the paper does, rather than derived from ``lam``
-  with ``nu=None``. That would repeat an SDCA presolve in every repetition,
-  which takes minutes on the news20 shape. The grid brackets the values that
-  Lemma 2.1 gives for Pegasos' lam grid on reuters (nu = 6.1e-3, 7.7e-4 and
-  1.4e-4 for lam = 1e-3, 1e-4 and 1e-5). With an explicit nu, SIMBA's iterates
-  do not depend on ``lam``. The ``lam`` of its runs (:data:`SIMBA_LAM`) only
-  sets the hinge-SVM objective that the certificate of the rescaled output
-  (Lemma 2.1) is reported in.
-- Both run to the same budget of ``max_epochs`` passes, i.e.
-  ``feature_accesses = max_epochs * nnz``. Checks come every ``check_every``
-  = 0.05 pass, each recording ``feature_accesses`` and ``test_error``.
-  ``tol = 0``: no early stop.
-
-Tuning
-------
-For each data set and method, :func:`figures` keeps the parameter with the
-lowest *final* mean test error over the seeds. That is the error the method
-settles at, not a lucky early dip. The best point of every curve is also
-reported in ``simba_summary.json``.
-
-Data
-----
-Rows are scaled to unit L2 norm, as Algorithm 1 requires ``||x_i|| <= 1``.
-
-- **reuters**: the real set (``reuters.bz2`` / ``reuters.t.bz2``:
-  7,770 train / 3,299 test, 8,315 features). The full preset leaves it out
-  when the files are not found. ``quick`` needs it.
-- **news20-shaped**: ``make_planted_text("news20")`` (data source
-  ``planted:news20``), split 8,000 train / 11,996 test as in the paper.
-  d = 1,355,191.
-- **real-sim-shaped**: ``make_planted_text("real-sim")`` (``planted:real-sim``),
-  split 20,000 train / 52,309 test as in the paper. d = 20,958.
-
-The originals of news20 and real-sim are not in the shared data folder. The
-planted sets keep n, d and the sparsity pattern of the originals; their labels
-come from a sparse model on mid-frequency features (1,000 and 300 of them),
-which a linear model can learn from the paper's training sizes.
-``make_synthetic``'s dense planted model on 20% of all columns cannot be
-learned from 8,000 rows of a million columns: on it every method stays near
-chance, and the figure compares nothing (docs/reproducing-simba.md).
-
-``quick=True`` runs reuters only, with 3 seeds and 5 passes. That is about
-half a minute on two shared cores.
+Data (rows scaled to unit L2 norm, as Algorithm 1 needs ``||x_i|| <= 1``): the
+real **reuters** (7,770 train / 3,299 test; left out of the full preset when
+absent, required by ``quick``), and the planted **news20** and **real-sim**
+shapes (``planted:news20``, 8,000 train / 11,996 test; ``planted:real-sim``,
+20,000 / 52,309), which keep the originals' n, d and sparsity and take their
+labels from a sparse model on mid-frequency features, learnable from the
+paper's training sizes (docs/reproducing-simba.md).  ``quick=True`` runs reuters
+only, with 3 seeds and 5 passes.
 """
 from __future__ import annotations
 

@@ -1,58 +1,28 @@
-"""DSO block kernel: stochastic saddle-point updates (8) over the nonzeros of
-one block Omega^(q, r) of the p x p partition (Matsushima, Yun, Zhang &
-Vishwanathan, "Distributed Stochastic Optimization of the Regularized Risk",
-Section 2.1 and Algorithm 1, line 8).
-
-The saddle function (6), written for the weighted objective of docs/conventions.md §1
-(``m`` -> ``W = sum_i c_i``, ``1/m`` -> ``c_i/W``; ``r_j`` is the
-per-coordinate regularizer ``lam/2 w_j^2 + l1 |w_j|``, the paper's
-``lam phi_j``)::
-
-    f(w, alpha) = sum_{(i,j) in Omega} f_ij(w_j, alpha_i)
-    f_ij = r_j(w_j) / |Omega-bar_j| + (c_i/W) H_i(alpha_i) / |Omega_i|
-           - (c_i/W) alpha_i w_j x_ij,
-    H_i(alpha) = -phi*(-alpha; y_i)     (SDCA convention, docs/conventions.md §1)
-
-Update (8) for one nonzero ``(i, j)``, both partial (sub)gradients taken at the
-current ``(w_j, alpha_i)``::
+"""DSO's compiled block updates: stochastic saddle-point steps (8) over the
+nonzeros of one block Omega^(q, r) (Matsushima, Yun, Zhang & Vishwanathan,
+Section 2.1 and Algorithm 1, line 8; the saddle function (6) and the method are
+in :class:`~primaldual.solvers.dso.DSOSolver`'s docstring).  For one nonzero
+``(i, j)``, both partial (sub)gradients at the current ``(w_j, alpha_i)``::
 
     g_w = r_j'(w_j) / |Omega-bar_j| - (c_i/W) alpha_i x_ij
     g_a = (c_i/W) (H_i'(alpha_i) / |Omega_i| - w_j x_ij)
     w_j     <- Proj_[-R, R](w_j - eta_w g_w)
     alpha_i <- Proj_dom_i(alpha_i + eta_a g_a)
 
-Steps: ``eta_w = eta_a = eta`` (Algorithm 1: ``eta_t = eta0/sqrt(t)``, or a
-constant), or diagonal AdaGrad (Duchi, Hazan & Singer 2011; the paper's
-Appendix A): ``G += g^2``, ``eta = eta0 / sqrt(G)`` per coordinate, times
-``w_scale w_len[j]`` on the ``w`` side (``ColSide.w_len``, empty for 1; the
-solver's default is ``1 / (omega s_j max_i ||x_i / s||)``, see
-:func:`primaldual.solvers.dso.adagrad_col_factor`) and ``a_scale`` on the
-``alpha`` side (the solver's default is ``omega``, times 8 for the hinge loss,
-see :func:`primaldual.solvers.dso.adagrad_a_scale`).
+Steps are a scalar ``eta`` or diagonal AdaGrad (the paper's Appendix A), scaled
+by ``w_scale w_len[j]`` on the ``w`` side and ``a_scale`` on the ``alpha`` side.
+``DSOSpec.extrap`` places the ``alpha`` step's coupling term: 0 at the current
+pair (update (8) as printed), 1 at the new ``w_j'`` (sequential), 2 at PDHG's
+extrapolated point.  With ``svrg=True`` each gradient is replaced by the SVRG
+estimate (Johnson & Zhang 2013; Palaniappan & Bach 2016)
+``g(w_j, alpha_i) - g(wbar_j, abar_i) + F / |Omega|`` at the snapshot
+``(wbar, abar)`` with full gradient ``(Fw, Fa)`` (:func:`svrg_full_gradient`); it
+touches only ``w_j`` and ``alpha_i``, so DSO stays serializable (Lemma 2).
 
-Order (``DSOSpec.extrap``): the ``w`` step first, then the ``alpha`` step with its
-coupling term at ``w_j + extrap (w_j' - w_j)``: 0 is update (8) as printed (both
-gradients at the current pair), 1 the sequential order (the new ``w_j'``, the
-solver's default), 2 PDHG's extrapolated point.
-
-SVRG (``svrg=True``): the component gradient is replaced by the
-variance-reduced estimate of Johnson & Zhang (2013) applied to the finite sum
-(6), as in Palaniappan & Bach (2016) for saddle problems::
-
-    g_w <- g_w(w_j, alpha_i) - g_w(wbar_j, abar_i) + Fw_j / |Omega-bar_j|
-    g_a <- g_a(w_j, alpha_i) - g_a(wbar_j, abar_i) + Fa_i / |Omega_i|
-
-where ``(wbar, abar)`` is the snapshot and ``(Fw, Fa)`` the full gradient of
-``f`` there (``Fw = r'(wbar) - v(abar)``, ``Fa_i = (c_i/W)(H_i'(abar_i) -
-x_i . wbar)``).  The correction only touches ``w_j`` and ``alpha_i``, so the
-update stays local to the block and DSO stays serializable (Lemma 2).
-
-All arrays are *local*: ``alpha, a_lo, a_hi, y, cw, row_cnt, Ga, a_snap,
-Fa`` are indexed by the row position inside partition ``q``; ``w, col_cnt,
-Gw, w_snap, Fw`` by the column position inside block ``r``.  The block is
-given as coordinates ``(rows, cols, vals)`` and the processing order ``perm``
-(positions into them), drawn by the driver from partition ``q``'s stream.
-The kernel is pure: no allocation, status code out.
+Arrays are local: row arrays are indexed by the row's position in partition
+``q``, column arrays by the column's position in block ``r``; the driver draws
+the processing order from partition ``q``'s stream.  The kernels allocate
+nothing and return status codes.
 """
 from __future__ import annotations
 

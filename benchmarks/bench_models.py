@@ -1,0 +1,350 @@
+"""Model families against their peers (issue 33) -> benchmarks/results/models.md.
+
+One section per family, selected with ``--family``; each family writes only its
+own section of the results file (between ``<!-- family:NAME -->`` markers), so
+families are run and rerun independently.  A family is a function
+``run_<name>(args) -> list of Markdown lines`` registered in ``FAMILIES``.
+
+Family ``l1`` (sparse models, docs/sparse-models.md): L1 logistic and L1 squared
+hinge with ``lam = 0`` at ``l1 = l1_max/10, /100, /1000``.
+
+* ours (``solver="auto"``, which is ``l1cd``) runs to a certified relative gap
+  of 1e-6;
+* the target: ``P(w) <= D* + 1e-6 |D*|`` with ``D*`` our best dual bound (a run
+  to 1e-9): each peer runs with tighter and tighter tolerances until its ``w``
+  meets it, and the time of the first run that does is reported (peers are
+  timed to a primal sub-optimality that our dual bound certifies; ours to
+  the certificate itself);
+* peers: celer and skglm (logistic only: neither has the squared hinge) and
+  LIBLINEAR ``-s 6`` / ``-s 5`` (liblinear-official), one thread each;
+* times: best of ``--repeat`` runs, wall clock of the call, after a warm-up;
+* a path of ``--path-points`` values (``l1_max`` to ``l1_max/100``) with
+  screening (the default) and without (``screening=False``; and without
+  working sets either).
+
+Usage::
+
+    python benchmarks/bench_models.py --family l1 [--quick] [--sets a9a,reuters]
+"""
+from __future__ import annotations
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from sklearn.preprocessing import normalize  # noqa: E402
+
+import primaldual as pd  # noqa: E402
+from primaldual.datasets import load_svmlight, make_synthetic  # noqa: E402
+from primaldual.regpath import l1_path, lam_max  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import shared_file  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "models.md"
+#: the measured cells of family l1, one JSON object a line (a rerun skips them; --fresh)
+CELLS = RESULTS.with_name("models-l1.jsonl")
+PATHS = RESULTS.with_name("models-l1-paths.jsonl")
+TARGET = 1e-6
+
+
+# ----------------------------------------------------------------- data
+def _binary(path, normalize_rows=False, split=None):
+    X, yr = load_svmlight(path)
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if normalize_rows:
+        X = normalize(X).tocsr()
+    y = np.where(yr > (np.median(np.unique(yr)) if split == "half" else yr.min()), 1.0, -1.0)
+    return X, y
+
+
+#: name -> (file, how) for the sparse binary sets of ../shared/data; news20 is
+#: made binary (classes 1-10 against 11-20) with unit-norm rows, as news20.binary
+SPARSE_SETS = {"a9a": ("a9a", {}), "a8a": ("a8a", {}), "a1a": ("a1a", {}),
+               "mushrooms": ("mushrooms", {}), "agaricus": ("agaricus", {}),
+               "reuters": ("reuters.bz2", {}), "cocoa-small": ("cocoa-small", {}),
+               "news20": ("news20.bz2", {"normalize_rows": True, "split": "half"})}
+
+
+def load_set(name):
+    if name == "rcv1-shape":
+        X, y, _ = make_synthetic("rcv1", random_state=0)
+        return sp.csr_matrix(X), np.asarray(y, dtype=np.float64)
+    fname, how = SPARSE_SETS[name]
+    path = shared_file(fname)
+    if path is None:
+        return None
+    return _binary(path, **how)
+
+
+# ---------------------------------------------------------------- peers
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def ours(X, y, loss, l1, tol):
+    return pd.solve(X, y, loss=loss, lam=0.0, l1=l1, tol=tol, max_epochs=5000)
+
+
+def liblinear_fit(X, y, loss, l1, eps):
+    from liblinear.liblinearutil import parameter, problem, train
+    s = 6 if loss == "logistic" else 5
+    prob = problem(y, X)
+    m = train(prob, parameter(f"-s {s} -c {1.0 / (l1 * X.shape[0])} -e {eps} -q"))
+    return np.array([m.w[j] for j in range(X.shape[1])])
+
+
+def celer_fit(X, y, loss, l1, tol):
+    import celer
+    m = celer.LogisticRegression(C=1.0 / (l1 * X.shape[0]), fit_intercept=False, tol=tol,
+                                 max_iter=100, max_epochs=100000)
+    return m.fit(X, y).coef_.ravel()
+
+
+def skglm_fit(X, y, loss, l1, tol):
+    from skglm import SparseLogisticRegression
+    m = SparseLogisticRegression(alpha=l1, fit_intercept=False, tol=tol, max_iter=200)
+    return m.fit(X, y).coef_.ravel()
+
+
+PEERS = {"LIBLINEAR": (liblinear_fit, [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8]),
+         "celer": (celer_fit, [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10]),
+         "skglm": (skglm_fit, [1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9, 1e-10])}
+
+
+def peer_time(fit, tols, X, y, loss, l1, prob, target, budget, repeat):
+    """Seconds of the first tolerance whose model meets ``target`` (best of
+    ``repeat``), the tolerance, and the reached sub-optimality bound."""
+    for tol in tols:
+        t, w = _timed(lambda: fit(X, y, loss, l1, tol))
+        p = prob.primal(w)
+        if p <= target:
+            for _ in range(repeat - 1):
+                t = min(t, _timed(lambda: fit(X, y, loss, l1, tol))[0])
+            return t, tol, p
+        if t > budget:
+            break
+    return None, tol, p
+
+
+# ------------------------------------------------------------ family l1
+def run_l1(args):
+    lines = []
+    cells = []
+    sets = args.sets.split(",") if args.sets else list(SPARSE_SETS) + ["rcv1-shape"]
+    losses = ("logistic", "squared_hinge")
+    divs = (10, 100, 1000)
+    # warm-up: compile ours, skglm's numba code, load the bindings
+    Xw, yw, _ = make_synthetic((300, 200, 0.05), random_state=1)
+    ours(Xw, yw, "logistic", 1e-3, 1e-6)
+    ours(Xw, yw, "squared_hinge", 1e-3, 1e-6)
+    for name, (fit, tols) in PEERS.items():
+        fit(sp.csr_matrix(Xw), yw, "logistic", 1e-3, 1e-4)
+    done = {}
+    if CELLS.exists() and not args.fresh:
+        for line in CELLS.read_text().splitlines():
+            c = json.loads(line)
+            done[(c["set"], c["loss"], c["div"])] = c
+    elif args.fresh and CELLS.exists():
+        CELLS.unlink()
+    for name in sets:
+        keys = [(name, loss, div) for loss in losses for div in divs]
+        if all(k in done for k in keys) or args.no_new_cells:
+            cells += [done[k] for k in keys if k in done]
+            continue
+        data = load_set(name)
+        if data is None:
+            print(f"skip {name}: not in ../shared/data", flush=True)
+            continue
+        X, y = data
+        for loss in losses:
+            lmax = lam_max(X, y, loss, penalty="l1")
+            for div in divs:
+                if (name, loss, div) in done:
+                    cells.append(done[(name, loss, div)])
+                    continue
+                cells.append(_l1_cell(name, X, y, loss, lmax / div, div, args))
+                cells[-1]["load"] = os.getloadavg()[0]
+                with CELLS.open("a") as fh:         # kept as measured: a run can resume
+                    fh.write(json.dumps(cells[-1]) + "\n")
+                print(cells[-1], flush=True)
+    lines += _l1_table(cells)
+    missing = [f"{n} {lo} /{dv}" for n in sets for lo in losses for dv in divs
+               if not any(c["set"] == n and c["loss"] == lo and c["div"] == dv for c in cells)]
+    if missing:
+        lines += [f"Not measured (the run was stopped for time): {', '.join(missing)}.", ""]
+    if not args.no_paths:
+        lines += _l1_paths(args, sets)
+    return lines
+
+
+def _l1_cell(name, X, y, loss, l1, div, args):
+    prob = pd.Problem(X, y, loss=loss, lam=0.0, l1=l1)
+    best = ours(X, y, loss, l1, 1e-9)                     # the dual bound D*
+    t, res = _timed(lambda: ours(X, y, loss, l1, TARGET))
+    for _ in range(args.repeat - 1):
+        t = min(t, _timed(lambda: ours(X, y, loss, l1, TARGET))[0])
+    dstar = max(best.dual, res.dual)
+    target = dstar + TARGET * abs(dstar)
+    cell = {"set": name, "loss": loss, "div": div, "n": X.shape[0], "d": X.shape[1],
+            "ours": t, "ours_gap": res.rel_gap, "ours_ok": res.converged,
+            "support": int(np.count_nonzero(res.coef)), "ours_epochs": res.n_epochs}
+    for peer, (fit, tols) in PEERS.items():
+        if peer in ("celer", "skglm") and loss != "logistic":
+            continue
+        pt, tol, p = peer_time(fit, tols, X, y, loss, l1, prob, target, args.budget,
+                               args.repeat)
+        cell[peer] = pt
+        cell[peer + "_tol"] = tol
+        cell[peer + "_sub"] = (p - dstar) / abs(dstar)
+    return cell
+
+
+def _fmt(t):
+    return "—" if t is None else f"{t:.3f}"
+
+
+def _l1_table(cells):
+    out = ["### Time to the same sub-optimality (seconds; ratio = ours / fastest peer)", "",
+           "| set | n x d | loss | l1_max/ | support | ours (gap) | LIBLINEAR (-e) | "
+           "celer (tol) | skglm (tol) | ratio | load |",
+           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    ratios = []
+    for c in cells:
+        peers = [c.get(p) for p in PEERS if c.get(p) is not None]
+        ratio = c["ours"] / min(peers) if peers else None
+        if ratio is not None:
+            ratios.append(ratio)
+
+        def peer(p):
+            if p not in c:
+                return "n/a"
+            return f"{_fmt(c[p])} ({c[p + '_tol']:g})" if c[p] is not None else \
+                f"not reached ({c[p + '_sub']:.1e})"
+        out.append(f"| {c['set']} | {c['n']} x {c['d']} | {c['loss']} | {c['div']} | "
+                   f"{c['support']} | {c['ours']:.3f} ({c['ours_gap']:.1e}"
+                   f"{'' if c['ours_ok'] else ', NOT converged'}) | {peer('LIBLINEAR')} | "
+                   f"{peer('celer')} | {peer('skglm')} | "
+                   f"{'—' if ratio is None else f'{ratio:.2f}'} | "
+                   f"{c.get('load', float('nan')):.0f} |")
+    if ratios:
+        r = np.array(ratios)
+        out += ["", f"Ratio ours / fastest peer over {r.size} cells: median {np.median(r):.2f}, "
+                    f"max {r.max():.2f}; at most 1.0 in {int((r <= 1.0).sum())} of {r.size}.",
+                ""]
+    return out
+
+
+def _l1_paths(args, sets):
+    out = [f"### L1 logistic path: {args.path_points} values, l1_max to l1_max/100, "
+           f"tol 1e-6 (seconds)", "",
+           "| set | with screening | screening=False | no screening, no working set | "
+           "ratio (with / without) | points converged | load |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    done = {}
+    if PATHS.exists() and not args.fresh:
+        for line in PATHS.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["set"], r["points"])] = r
+    for name in args.path_sets.split(","):
+        row = done.get((name, args.path_points))
+        if row is None and not args.no_new_cells:
+            row = _l1_path_row(name, args)
+        if row is None:
+            continue
+        t = row["times"]
+        out.append(f"| {name} | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | "
+                   f"{t[0] / t[1]:.2f} / {t[0] / t[2]:.2f} | "
+                   f"{row['converged']}/{row['points']} | {row.get('load', float('nan')):.0f} |")
+    return out + [""]
+
+
+def _l1_path_row(name, args):
+    data = load_set(name)
+    if data is None:
+        return None
+    X, y = data
+    times, conv = [], None
+    for kw in ({}, {"screening": False}, {"screening": False, "working_set": False}):
+        t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
+                                      loss="logistic", **kw))
+        times.append(t)
+        conv = int(p.converged.sum()) if conv is None else conv
+        print(name, kw, t, flush=True)
+    row = {"set": name, "points": args.path_points, "times": times, "converged": conv,
+           "load": os.getloadavg()[0]}
+    with PATHS.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+    return row
+
+
+FAMILIES = {"l1": run_l1}
+
+
+# --------------------------------------------------------------- output
+def _header():
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    return [f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; `uptime` then: "
+            f"{load}; {os.cpu_count()} cores shared with other jobs; one thread per "
+            f"solver.  Rows are kept from the run that measured them "
+            f"(results/models-l1*.jsonl); the load column is the 1-minute load average "
+            f"then: the machine ran 8 helpers on 2 cores, so every time is inflated and "
+            f"noisy, and only the ratios (peers timed in the same minutes) are meaningful.",
+            ""]
+
+
+def write_section(family, lines):
+    """Replace the section of ``family`` in the results file (others are kept)."""
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    text = RESULTS.read_text() if RESULTS.exists() else (
+        "# Model families against their peers (benchmarks/bench_models.py)\n")
+    begin, end = f"<!-- family:{family} -->", f"<!-- /family:{family} -->"
+    block = "\n".join([begin] + lines + [end])
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    text = pattern.sub(lambda _m: block, text) if pattern.search(text) \
+        else text.rstrip("\n") + "\n\n" + block + "\n"
+    RESULTS.write_text(text)
+    print(f"wrote {RESULTS}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--family", choices=sorted(FAMILIES), required=True)
+    ap.add_argument("--sets", default=None, help="comma-separated set names")
+    ap.add_argument("--path-sets", default="a9a,reuters,rcv1-shape,news20")
+    ap.add_argument("--path-points", type=int, default=100)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--budget", type=float, default=60.0,
+                    help="seconds after which a peer's tolerance sweep stops")
+    ap.add_argument("--quick", action="store_true", help="a9a and reuters, 20-point paths")
+    ap.add_argument("--fresh", action="store_true",
+                    help="measure every cell again (default: reuse results/models-l1.jsonl)")
+    ap.add_argument("--no-paths", action="store_true", help="skip the path section")
+    ap.add_argument("--no-new-cells", action="store_true",
+                    help="tabulate the cells already measured, measure none")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.sets = args.sets or "a9a,reuters"
+        args.path_sets, args.path_points, args.repeat = "a9a,reuters", 20, 1
+    head = _header()
+    lines = FAMILIES[args.family](args)
+    title = {"l1": "## Sparse models: L1 logistic and L1 squared hinge (lam = 0)"}
+    write_section(args.family, [title.get(args.family, f"## {args.family}"), ""] + head
+                  + lines)
+
+
+if __name__ == "__main__":
+    main()

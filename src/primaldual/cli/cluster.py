@@ -1,0 +1,145 @@
+"""``fit --scheduler``: a fit on a running Dask cluster from LIBSVM part files.
+
+TRAIN (a LIBSVM file, split into part files beside it or in ``--parts-dir``,
+or a directory of part files) is read by the workers themselves;
+``cocoa`` or ``minibatch_sdca`` trains on one partition per part file.  The
+outcome is a :class:`.core.Fitted` like every other fit, so :mod:`.report`
+describes and saves it the same way.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .._extras import require
+from .._util.lazy import lazy_attr
+from .output import format_label, note
+from .prepare import split_bias
+
+_DASK_SOLVERS = ("cocoa", "minibatch_sdca")
+
+
+def _part_files(req):
+    """``(parts, existing)``: the part files of a directory TRAIN, or None to split."""
+    train = Path(req.train)
+    if not train.is_dir():
+        if not train.is_file():
+            raise FileNotFoundError(f"data file not found: {train}")
+        return None
+    if req.normalize:
+        raise ValueError(f"--normalize cannot rescale the existing part files in "
+                         f"{train}; give the LIBSVM file instead of the directory")
+    parts = sorted(f for f in train.iterdir() if f.is_file() and not f.name.startswith("."))
+    if not parts:
+        raise ValueError(f"{train} is a directory without part files")
+    if req.partitions is not None and req.partitions != len(parts):
+        raise ValueError(f"{train} holds {len(parts)} part files but --partitions "
+                         f"{req.partitions} was given; drop --partitions")
+    return parts
+
+
+def _check(req):
+    solver = "cocoa" if req.solver == "auto" else req.solver
+    if solver not in _DASK_SOLVERS:
+        raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
+                         f"--solver {req.solver} does not run on Dask")
+    for flag, bad in (("--class-weight", req.class_weight is not None),
+                      ("--checkpoint", req.checkpoint is not None)):
+        if bad:
+            raise ValueError(f"{flag} is not available with --scheduler (the rows stay on "
+                             f"the workers); train locally to use it")
+    return solver
+
+
+def _connect(req, opts):
+    Client = require("distributed", "--scheduler").Client
+    try:
+        return Client(req.scheduler, timeout=opts.pop("connect_timeout", 30))
+    except (OSError, TimeoutError) as e:
+        raise OSError(f"--scheduler {req.scheduler}: cannot connect to the Dask scheduler "
+                      f"({e}); start one with 'dask scheduler' and workers with "
+                      f"'dask worker {req.scheduler}'") from None
+
+
+def _problem(req, client, parts, n_features, opts):
+    PartitionedProblem = lazy_attr("primaldual.distributed.partitioned", "PartitionedProblem")
+    try:
+        return PartitionedProblem.from_files(
+            client, [str(path.resolve()) for path in parts], loss=req.loss_name,
+            lam=req.lam, l1=req.l1, loss_params=req.solve_loss_params,
+            n_features=n_features, intercept_scaling=req.bias,
+            round_timeout=float(opts.get("round_timeout", 120.0)))
+    except ValueError as e:
+        if "more than two label values" in str(e) or "parts hold the labels" in str(e):
+            raise ValueError(f"{req.train}: more than two label values; --scheduler "
+                             f"trains binary classification and regression. Train "
+                             f"one-vs-rest locally (drop --scheduler)") from None
+        raise
+
+
+def fit_on_cluster(req):
+    """The :class:`.core.Fitted` of a fit on the cluster at ``req.scheduler``."""
+    solver = _check(req)
+    parts = _part_files(req)
+    opts = dict(req.options)
+    client = _connect(req, opts)
+    t0 = time.perf_counter()
+    index_base = n_features = None
+    try:
+        n_workers = len(client.scheduler_info()["workers"])
+        if n_workers == 0:
+            raise ValueError(f"the Dask scheduler {req.scheduler} has no workers")
+        if parts is None:
+            train = Path(req.train)
+            k = req.partitions or n_workers
+            out_dir = Path(req.parts_dir) if req.parts_dir else \
+                train.with_name(train.name + ".parts")
+            parts, n_features, index_base = lazy_attr("primaldual.cli.files", "split_libsvm")(
+                train, k, out_dir, normalize=req.normalize, with_base=True)
+            note(req, f"{k} part files written to {out_dir}")
+        if solver == "minibatch_sdca":
+            opts.setdefault("sampling", "distributed")
+        if req.time_limit is not None:
+            opts["time_limit"] = req.time_limit
+        pp = _problem(req, client, parts, n_features, opts)
+        opts.setdefault("n_partitions", pp.n_parts)
+        res = lazy_attr("primaldual.solvers", "SOLVERS")[solver].create(
+            pp, tol=req.tol, max_epochs=req.max_epochs, random_state=req.seed,
+            **opts).run()
+    finally:
+        client.close()
+    classes = np.array(pp.label_map) if pp.label_map is not None else None
+    if classes is not None:
+        note(req, f"labels: {format_label(classes[0])} -> -1, "
+                  f"{format_label(classes[1])} -> +1")
+    coef, intercept = split_bias(res.coef, req.bias)
+    Fitted = lazy_attr("primaldual.cli.core", "Fitted")
+    return Fitted(kind="classifier" if classes is not None else "regressor",
+                  classes=classes, coef=coef.reshape(1, -1), intercept=np.array([intercept]),
+                  results=[res], labels=[None], lams=[float(res.lam)],
+                  weight_totals=[float(pp.n)], n=int(pp.n), d=int(pp.n_data_features),
+                  nnz=int(pp.nnz - (pp.n if req.bias is not None else 0)),
+                  time_s=time.perf_counter() - t0, storage=None,
+                  index_base=index_base,
+                  extra={"partitions": int(pp.n_parts), "scheduler": req.scheduler})
+
+
+def test_data(req, fitted):
+    """The :class:`.prepare.TrainingData` a cluster fit is reported with: no
+    training rows (they stay on the workers), the --test rows if given."""
+    TrainingData = lazy_attr("primaldual.cli.prepare", "TrainingData")
+    Xt = yt = None
+    if req.test:
+        read_files = lazy_attr("primaldual.cli.libsvm", "read_files")
+        (test,) = read_files([req.test], base=fitted.index_base, n_features=fitted.d)
+        Xt, yt = test.matrix(dense=False), test.y
+        if req.normalize:
+            Xt = lazy_attr("primaldual.cli.prepare", "normalize_rows")(Xt)
+        if fitted.classes is not None:
+            unknown = np.setdiff1d(np.unique(yt), fitted.classes)
+            if unknown.size:
+                raise ValueError(f"{req.test}: labels {[format_label(v) for v in unknown[:5]]}"
+                                 f" do not occur in the training parts")
+    return TrainingData(None, None, Xt, yt, fitted.index_base, fitted.nnz)

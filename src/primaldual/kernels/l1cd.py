@@ -1,0 +1,411 @@
+"""Kernels of the sparse-model solver (:mod:`primaldual.solvers.sparse`).
+
+The problem is ``min_w sum_i cw_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1``
+with ``cw_i = c_i / W``, read by columns (CSC: ``data[indptr[j]:indptr[j+1]]`` are
+the entries of feature ``j`` in the rows ``indices[...]``).
+
+On a working set ``ws`` of features the solver takes proximal Newton steps
+(Yuan, Ho & Lin 2012, newGLMNET; Lee, Sun & Saunders 2014): the loss is
+replaced by its second-order model at the current margins, the model plus the
+penalty is minimized approximately by cyclic coordinate descent
+(:func:`newton_direction`), and an Armijo line search on the true objective
+(:func:`line_search`) sets the step.  For the squared loss the model is exact
+and the method is coordinate descent.  :func:`ws_solve` alternates these with
+the restricted duality gap of the working set, which decides when to stop.
+
+Every kernel returns a status (:mod:`primaldual.kernels.status`) or counts; no
+allocation happens inside the loops (the driver passes the work arrays).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from numba import njit
+
+from ..losses import dispatch as L
+from ..losses.registry import CODES
+from .status import STATUS_NONFINITE, STATUS_OK
+
+LOGISTIC = CODES["logistic"]
+SQUARED = CODES["squared"]
+
+__all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
+           "margins_of", "column_norms", "ws_solve", "newton_direction",
+           "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
+           "ws_rows"]
+
+#: Armijo's sufficient-decrease constant and the most halvings of the step
+_SIGMA = 0.01
+_MAX_HALVINGS = 30
+#: the rounding of a sum of n losses, relative to it
+_ROUND = 4e-16
+#: curvature added to every coordinate of the model (a zero column of the
+#: generalized Hessian of the squared hinge), as LIBLINEAR's nu
+_NU = 1e-12
+#: a zero coordinate whose model slope is below this fraction of l1 is shrunk
+_SHRINK = 0.9
+
+
+class ColsView(NamedTuple):
+    """The data by columns, the labels and the weights ``cw_i = c_i / W``."""
+    data: object
+    indices: object
+    indptr: object
+    y: object
+    cw: object
+
+
+class L1Spec(NamedTuple):
+    """Loss code and parameter, ``lam``, ``l1``."""
+    kind: int
+    param: float
+    lam: float
+    l1: float
+
+
+class NewtonWork(NamedTuple):
+    """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta``,
+    ``skip`` (|ws|)."""
+    gu: object
+    hu: object
+    xdelta: object
+    grad: object
+    hdiag: object
+    delta: object
+    skip: object
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _terms(spec, a, y):
+    """``(phi(a), phi'(a), phi''(a))``; the logistic loss with one exponential."""
+    if spec.kind == LOGISTIC:
+        z = -y * a
+        e = math.exp(-abs(z))
+        sig = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)      # sigmoid(z)
+        return max(z, 0.0) + math.log1p(e), -y * sig, sig * (1.0 - sig)
+    return (L.value(spec.kind, spec.param, a, y),
+            L.derivative(spec.kind, spec.param, a, y),
+            L.second_derivative(spec.kind, spec.param, a, y))
+
+
+@njit(cache=True, nogil=True)
+def loss_terms(spec, cols, margins, gu, hu):
+    """``sum_i cw_i phi(a_i)``; fills ``gu_i = cw_i phi'(a_i)``, ``hu_i = cw_i phi''(a_i)``."""
+    total = 0.0
+    for i in range(margins.shape[0]):
+        c = cols.cw[i]
+        v, g, h = _terms(spec, margins[i], cols.y[i])
+        total += c * v
+        gu[i] = c * g
+        hu[i] = c * h
+    return total
+
+
+@njit(cache=True, nogil=True)
+def dual_sum(spec, cols, gu, scale):
+    """``sum_i cw_i (-phi*(-alpha_i))`` for ``alpha_i = -phi'(a_i) / scale``
+    (``gu_i = cw_i phi'(a_i)``); -inf outside the dual domain."""
+    total = 0.0
+    for i in range(gu.shape[0]):
+        c = cols.cw[i]
+        if c == 0.0:
+            continue
+        total += c * L.neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def correlations(cols, gu, feats, out):
+    """``out[j] = -sum_i x_ij gu_i`` (= v_j) for ``j`` in ``feats``; returns the
+    entries read."""
+    acc = 0
+    for k in range(feats.shape[0]):
+        j = feats[k]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            s += cols.data[p] * gu[cols.indices[p]]
+        out[j] = -s
+        acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def margins_of(cols, w, out):
+    """``out = X @ w`` from the columns with ``w_j != 0``; returns the entries read."""
+    out[:] = 0.0
+    acc = 0
+    for j in range(w.shape[0]):
+        wj = w[j]
+        if wj != 0.0:
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                out[cols.indices[p]] += wj * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def column_norms(cols, out):
+    """``out[j] = sqrt(sum_i cw_i x_ij^2)``, the weighted column norms."""
+    for j in range(out.shape[0]):
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            x = cols.data[p]
+            s += cols.cw[cols.indices[p]] * x * x
+        out[j] = math.sqrt(s)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _soft(u, t):
+    if u > t:
+        return u - t
+    if u < -t:
+        return u + t
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def newton_direction(spec, cols, ws, w, work, max_passes, eta):
+    """Coordinate descent on the model ``grad . d + d' H d / 2 + lam/2 ||w + d||^2
+    + l1 ||w + d||_1`` over the working set (``H = X' diag(hu) X``), from
+    ``d = 0``; ``work.xdelta`` ends as ``X d``.  Passes stop once the largest
+    ``H_jj |step_j|`` of a pass is at most ``eta`` times that of the first.
+    A coordinate at zero whose slope is well inside ``[-l1, l1]`` (below
+    ``_SHRINK l1``) is left out of the later passes (LIBLINEAR's shrinking).
+    Returns (passes, entries read)."""
+    work.xdelta[:] = 0.0
+    work.delta[:] = 0.0
+    work.skip[:] = False
+    first = -1.0
+    acc = 0
+    passes = 0
+    for _ in range(max_passes):
+        passes += 1
+        big = 0.0
+        for k in range(ws.shape[0]):
+            if work.skip[k]:
+                continue
+            j = ws[k]
+            h = work.hdiag[k] + spec.lam
+            s = 0.0
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                i = cols.indices[p]
+                s += cols.data[p] * work.hu[i] * work.xdelta[i]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+            z = w[j] + work.delta[k]
+            g = work.grad[k] + s + spec.lam * z      # the model's slope along j
+            znew = _soft(z * h - g, spec.l1) / h       # its exact minimizer along j
+            step = znew - z
+            if z == 0.0 and step == 0.0 and abs(g) < _SHRINK * spec.l1:
+                work.skip[k] = True
+            if step != 0.0:
+                work.delta[k] += step
+                for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                    work.xdelta[cols.indices[p]] += step * cols.data[p]
+                acc += cols.indptr[j + 1] - cols.indptr[j]
+                big = max(big, h * abs(step))
+        if first < 0.0:
+            first = big
+        if big <= eta * first or big == 0.0:
+            break
+    return passes, acc
+
+
+class WsGram(NamedTuple):
+    """The working set by rows (CSR, column indices local to ``ws``) and the
+    dense model Hessian ``H = X_ws' diag(hu) X_ws`` with ``hd = H d``; ``H``
+    of shape (0, 0): the directions come from :func:`newton_direction`."""
+    data: object
+    indices: object
+    indptr: object
+    H: object
+    hd: object
+
+
+@njit(cache=True, nogil=True)
+def ws_rows(data, indices, indptr, iptr, pos, out_data, out_idx, out_ptr):
+    """The entries of the working set by rows: ``pos[j]`` is feature ``j``'s place
+    in the working set (-1: not in it); the rows (layout of
+    :mod:`primaldual.rows`) are read once.  Returns the entries kept."""
+    m = 0
+    out_ptr[0] = 0
+    for i in range(indptr.shape[0] - 1):
+        off = iptr[i] - indptr[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            k = pos[indices[p + off]]
+            if k >= 0:
+                out_data[m] = data[p]
+                out_idx[m] = k
+                m += 1
+        out_ptr[i + 1] = m
+    return m
+
+
+@njit(cache=True, nogil=True)
+def form_gram(rows, hu):
+    """``rows.H = X_ws' diag(hu) X_ws`` from the rows; returns the products made."""
+    H = rows.H
+    H[:, :] = 0.0
+    acc = 0
+    for i in range(hu.shape[0]):
+        h = hu[i]
+        if h == 0.0:
+            continue
+        a, b = rows.indptr[i], rows.indptr[i + 1]
+        for p in range(a, b):
+            hp = h * rows.data[p]
+            kp = rows.indices[p]
+            for q in range(p, b):
+                kq = rows.indices[q]
+                if kq >= kp:
+                    H[kp, kq] += hp * rows.data[q]
+                else:
+                    H[kq, kp] += hp * rows.data[q]
+        acc += (b - a) * (b - a + 1) // 2
+    m = H.shape[0]
+    for a in range(m):                  # the upper triangle was summed
+        for b in range(a + 1, m):
+            H[b, a] = H[a, b]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
+    """:func:`newton_direction` with the dense model Hessian ``rows.H``: a step
+    costs ``O(|ws|)`` instead of a column's entries; ``work.xdelta = X d`` is
+    formed once at the end.  Returns (passes, entries read)."""
+    H, hd = rows.H, rows.hd
+    hd[:] = 0.0
+    work.delta[:] = 0.0
+    first = -1.0
+    passes = 0
+    m = ws.shape[0]
+    for _ in range(max_passes):
+        passes += 1
+        big = 0.0
+        for k in range(m):
+            h = H[k, k] + _NU + spec.lam
+            z = w[ws[k]] + work.delta[k]
+            g = work.grad[k] + hd[k] + spec.lam * z
+            step = _soft(z * h - g, spec.l1) / h - z
+            if step != 0.0:
+                work.delta[k] += step
+                for a in range(m):
+                    hd[a] += step * H[a, k]
+                big = max(big, h * abs(step))
+        if first < 0.0:
+            first = big
+        if big <= eta * first or big == 0.0:
+            break
+    work.xdelta[:] = 0.0
+    acc = 0
+    for k in range(m):
+        dk = work.delta[k]
+        if dk != 0.0:
+            j = ws[k]
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                work.xdelta[cols.indices[p]] += dk * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return passes, acc
+
+
+@njit(cache=True, nogil=True)
+def line_search(spec, cols, ws, w, margins, work, f0):
+    """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
+    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``,
+    leaves ``work.gu``, ``work.hu`` at the new margins and returns (t, its loss
+    sum); t = 0 when no step decreases ``F`` (``gu``, ``hu`` are then stale)."""
+    lam, l1 = spec.lam, spec.l1
+    gd = 0.0
+    for k in range(ws.shape[0]):
+        wj = w[ws[k]]
+        dj = work.delta[k]
+        gd += work.grad[k] * dj + lam * wj * dj + l1 * (abs(wj + dj) - abs(wj))
+    if not gd < 0.0:
+        return 0.0, f0
+    t = 1.0
+    for _ in range(_MAX_HALVINGS):
+        f = 0.0            # the trial's loss; gu, hu are its terms (kept if accepted)
+        for i in range(margins.shape[0]):
+            c = cols.cw[i]
+            v, g, h = _terms(spec, margins[i] + t * work.xdelta[i], cols.y[i])
+            f += c * v
+            work.gu[i] = c * g
+            work.hu[i] = c * h
+        f_loss = f
+        for k in range(ws.shape[0]):
+            z = w[ws[k]] + t * work.delta[k]
+            f += 0.5 * lam * z * z + l1 * abs(z)
+        # the squared loss's model is exact: coordinate descent on it descends, and
+        # F's rounding (about 1e-16 |F|) must not stop it; otherwise Armijo, with
+        # that rounding allowed for
+        if spec.kind == SQUARED or f - f0 <= _SIGMA * t * gd + _ROUND * abs(f0):
+            for k in range(ws.shape[0]):
+                w[ws[k]] += t * work.delta[k]
+            for i in range(margins.shape[0]):
+                margins[i] += t * work.xdelta[i]
+            return t, f_loss
+        t *= 0.5
+    return 0.0, f0
+
+
+@njit(cache=True, nogil=True)
+def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
+             eta, refresh, max_acc):
+    """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
+    its restricted duality gap is at most ``stop_gap`` or ``max_newton``
+    steps; the directions from the dense Hessian when ``rows.H`` has one
+    (:func:`gram_direction`), else by columns (:func:`newton_direction`).  The
+    dense Hessian is formed at the first ``refresh`` steps and then kept (a
+    proximal quasi-Newton model: the line search keeps every step a descent).
+    No new step (after the first) starts once ``max_acc`` entries have been read
+    (the epoch budget).
+    steps (at least one step is tried).  Returns (status, Newton steps taken,
+    entries read, last restricted gap)."""
+    acc = 0
+    moved = 0
+    gap = math.inf
+    f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
+    for it in range(max_newton + 1):
+        pen = 0.0
+        vmax = 0.0
+        excess = 0.0
+        for k in range(ws.shape[0]):
+            j = ws[k]
+            g = 0.0
+            h = 0.0
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                i = cols.indices[p]
+                x = cols.data[p]
+                g += x * work.gu[i]
+                h += x * x * work.hu[i]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+            work.grad[k] = g
+            work.hdiag[k] = h + _NU
+            vmax = max(vmax, abs(g))
+            if abs(g) > spec.l1:
+                excess += (abs(g) - spec.l1) ** 2
+            pen += 0.5 * spec.lam * w[j] * w[j] + spec.l1 * abs(w[j])
+        f0 = f_loss + pen
+        if not math.isfinite(f0):
+            return STATUS_NONFINITE, it, acc, gap
+        if spec.lam == 0.0:
+            dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
+        else:
+            dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
+        gap = f0 - dual
+        if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
+            return STATUS_OK, moved, acc, gap
+        if rows.H.shape[0] == ws.shape[0]:
+            if it < refresh:
+                acc += form_gram(rows, work.hu)
+            _, a = gram_direction(spec, cols, ws, w, work, rows, 50 * max_passes,
+                                  eta * 1e-2)
+        else:
+            _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+        acc += a
+        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
+        if t == 0.0:
+            return STATUS_OK, moved, acc, gap
+        moved += 1
+    return STATUS_OK, moved, acc, gap

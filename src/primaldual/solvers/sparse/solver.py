@@ -1,0 +1,288 @@
+"""The working-set proximal Newton solver for sparse (L1 and elastic-net) models."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ...kernels.l1cd import (ColsView, L1Spec, NewtonWork, WsGram, column_norms,
+                             correlations, dual_sum, loss_terms, margins_of, ws_rows,
+                             ws_solve)
+from ...kernels.status import STATUS_NONFINITE
+from ...problem import Certificate
+from .._base import Solver, register
+from .._options import CommonOptions, flag, number
+from .screening import gap_safe_mask, l1_dual_scale
+
+__all__ = ["SparseCDOptions", "SparseCDSolver", "csc_columns"]
+
+
+def csc_columns(problem):
+    """The problem's data by columns, float64 CSC (sorted indices), as the
+    kernels of :mod:`primaldual.kernels.l1cd` read it."""
+    X = problem.X
+    C = X.tocsc() if sp.issparse(X) else sp.csc_matrix(np.asarray(X))
+    C = C.astype(np.float64, copy=False)
+    C.sort_indices()
+    return ColsView(C.data, C.indices, C.indptr, problem.y,
+                    problem.sample_weight / problem.W)
+
+
+@dataclass(frozen=True)
+class SparseCDOptions(CommonOptions):
+    """The options of :class:`SparseCDSolver` (see its docstring)."""
+
+    solver_name = "l1cd"
+    screening: bool = flag(True, doc="Gap Safe screening of features at every check")
+    working_set: bool = flag(True, doc="solve on a working set of features "
+                                       "(False: on every unscreened feature)")
+    p0: int = number(100, integer=True, low=0.0, doc="size of the first working set")
+    inner_ratio: float = number(0.01, low=0.0, high=1.0, high_strict=True,
+                                doc="a working set is solved to this fraction of the "
+                                    "full duality gap")
+    max_newton: int = number(50, integer=True, low=0.0,
+                             doc="proximal Newton steps per working set")
+    max_cd_passes: int = number(30, integer=True, low=0.0,
+                                doc="coordinate-descent passes per Newton direction")
+
+
+@register
+class SparseCDSolver(Solver):
+    """Working-set proximal Newton with Gap Safe screening, for L1 and elastic net.
+
+    Problem: ``min_w P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2
+    + l1 ||w||_1`` with ``lam >= 0`` (pure L1 allowed) and a smooth loss
+    (logistic, squared_hinge, squared, smooth_hinge), docs/sparse-models.md.
+
+    Method: an outer loop of checks.  Each check computes, from ``w``, the
+    dual point ``alpha_i = -phi'(x_i . w) / s`` with ``s = max(1, ||v||_inf /
+    l1)`` for ``lam = 0`` (the rescaling of Fercoq, Gramfort & Salmon 2015,
+    eq. 9; ``s = 1`` for ``lam > 0``), its exact duality gap, removes the
+    features that Gap Safe screening proves zero at the optimum
+    (:mod:`.screening`; Ndiaye et al. 2017, Theorem 6), and builds a working
+    set: the nonzero features, those violating their optimality condition
+    ``|v_j| <= l1``, and those nearest their dual constraint,
+    ``(l1 - |v_j|) / ||x_j||`` smallest (Massias, Gramfort & Salmon 2018,
+    celer, eq. 8), at least ``p0`` and twice the support (skglm's rule), doubled
+    when a check does not lower the gap by 10%.  On the working set, proximal Newton steps
+    (newGLMNET, Yuan, Ho & Lin 2012, Algorithm 3: coordinate descent on the
+    quadratic model, Armijo line search) run until the restricted duality gap
+    is ``inner_ratio`` times the full one.  For the squared loss the model is
+    exact and this is coordinate descent (glmnet).
+
+    Certificate: the dual point above with ``w``; ``primal``, ``dual`` and
+    ``gap`` are exact for that pair (``Problem.certificate`` reproduces them).
+    A pass is ``feature_accesses / nnz``.
+
+    Options
+    -------
+    The fields of :class:`SparseCDOptions`: ``screening`` (default True),
+    ``working_set`` (True), ``p0`` (100), ``inner_ratio`` (0.01),
+    ``max_newton`` (50), ``max_cd_passes`` (30).
+    ``warm_start`` is a SolveResult or a coefficient vector (d,).
+    """
+
+    name = "l1cd"
+    summary = ("working-set proximal Newton / coordinate descent with Gap Safe screening "
+               "for L1 and elastic-net models, lam >= 0 (newGLMNET, celer)")
+    requires = ("smooth",)
+    options_class = SparseCDOptions
+    supports_l1 = True
+    supports_pure_l1 = True
+    default_max_epochs = 1000
+
+    def setup(self):
+        prob = self.problem
+        self.cols = csc_columns(prob)
+        self.spec = L1Spec(int(prob.loss.code), float(prob.loss.param), float(prob.lam),
+                           float(prob.l1))
+        self.colnorm = np.empty(prob.d)
+        column_norms(self.cols, self.colnorm)
+        self.all_feats = np.arange(prob.d, dtype=np.int64)
+        self.gu = np.empty(prob.n)
+        self.hu = np.empty(prob.n)
+        self.xdelta = np.empty(prob.n)
+        self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
+                               np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
+        self._rows_buf = None
+
+    # ------------------------------------------------------------ state
+    def init_state(self, warm_start):
+        prob = self.problem
+        w = self.warm_start_coef()
+        self.w = np.zeros(prob.d) if w is None else w.copy()
+        self.screened = self.colnorm == 0.0      # empty columns: w_j = 0 at the optimum
+        self.w[self.screened] = 0.0
+        self.ws_size = int(self.opts.p0)
+        self.outer = 0
+        self.done = False
+        self.stalled = False
+        self.margins = np.empty(prob.n)
+        self._cert = self._last = None
+
+    def get_state(self):
+        meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
+                "done": bool(self.done)}
+        return meta, {"w": self.w.copy(), "screened": self.screened.copy()}
+
+    def set_state(self, meta, arrays):
+        self.w = np.array(arrays["w"], dtype=np.float64)
+        self.screened = np.array(arrays["screened"], dtype=bool)
+        self.ws_size = int(meta["ws_size"])
+        self.outer = int(meta["outer"])
+        self.done = bool(meta["done"])
+        self.stalled = False
+        self.margins = np.empty(self.problem.n)
+        # the cached certificate of w, as the uninterrupted run holds it (not counted
+        # again: that run counted it when it made it)
+        counted = self.feature_accesses
+        self._check(full=True)
+        self.feature_accesses = counted
+
+    @property
+    def epochs(self):
+        return self.feature_accesses / max(self.problem.nnz, 1)
+
+    # ------------------------------------------------------ certificate
+    def _check(self, full=True) -> Certificate:
+        """The certificate of ``w`` (class docstring): fresh margins from the nonzero
+        columns, ``v`` and the rescaled dual point.  ``full``: ``v`` over every
+        feature, exact for the problem (what :meth:`certificate` returns); else over
+        the unscreened features only, the certificate of the problem restricted to
+        them, whose optimum is the same (a valid bound for steering and screening,
+        one pass over fewer columns).  Kept as ``_last`` (and ``_cert`` when full)."""
+        prob, cols = self.problem, self.cols
+        full = full or not self.screened.any()
+        feats = self.all_feats if full else np.flatnonzero(~self.screened)
+        self.feature_accesses += margins_of(cols, self.w, self.margins)
+        f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
+        v = np.zeros(prob.d)
+        self.feature_accesses += correlations(cols, self.gu, feats, v)
+        s = 1.0
+        if prob.lam == 0.0:
+            s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
+            v /= s
+        self._scale = s
+        alpha = -self.gu / (cols.cw * s)
+        primal = f_loss + prob.penalty.value(self.w)
+        dual = dual_sum(self.spec, cols, self.gu, s) - prob.penalty.conjugate(v)
+        cert = Certificate(w=self.w.copy(), alpha=alpha, primal=float(primal),
+                           dual=float(dual), v=v, margins=self.margins.copy())
+        self._last = cert
+        if full:
+            self._cert = cert
+        return cert
+
+    def certificate(self):
+        if self._cert is None or self._last is not self._cert:
+            return self._check(full=True)
+        return self._cert
+
+    # ------------------------------------------------------------ steps
+    def _screen(self, cert):
+        """Remove the features Gap Safe screening proves zero (w_j set to 0)."""
+        prob = self.problem
+        new = gap_safe_mask(cert.v, self.colnorm, cert.gap, prob.loss.smoothness,
+                            prob.l1) & ~self.screened
+        if new.any():
+            self.screened |= new
+            self.w[new] = 0.0
+
+    def _working_set(self, cert):
+        free = np.flatnonzero(~self.screened)
+        if not self.opts.working_set or free.size <= self.ws_size:
+            return free
+        nonzero = self.w[free] != 0.0
+        vf = np.abs(cert.v[free])
+        # zero features whose optimality condition |v_j| <= l1 fails (v before scaling)
+        violators = int(np.count_nonzero(~nonzero & (vf * self._scale > self.problem.l1)))
+        support = int(nonzero.sum())
+        size = min(free.size, max(self.ws_size, 2 * support, support + violators))
+        score = (self.problem.l1 - vf) / self.colnorm[free]
+        score[nonzero] = -np.inf
+        pick = np.argpartition(score, size - 1)[:size]
+        return np.sort(free[pick])
+
+    def _gram(self, ws):
+        """The working set by rows with room for its dense Hessian when forming
+        and using it costs less than ~10 passes of column coordinate descent over
+        the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
+        ``MAX_GRAM`` features); else an empty :class:`WsGram`."""
+        k = ws.shape[0]
+        cols, prob = self.cols, self.problem
+        nnz_ws = int(np.sum(cols.indptr[ws + 1] - cols.indptr[ws]))
+        if k <= self.MAX_GRAM and 50 * k * k <= self.GRAM_COST * nnz_ws:
+            if self._rows_buf is None:
+                self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
+                                  np.empty(prob.n + 1, np.int64))
+            data, idx, ptr = self._rows_buf
+            pos = np.full(prob.d, -1, dtype=np.int32)
+            pos[ws] = np.arange(k, dtype=np.int32)
+            r = prob.rows
+            ws_rows(r.data, r.indices, r.indptr, r.iptr, pos, data, idx, ptr)
+            self.feature_accesses += prob.nnz
+            rc = np.diff(ptr).astype(np.float64)
+            if float(rc @ rc) / 2 + 50 * k * k <= self.GRAM_COST * nnz_ws:
+                return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
+        return self._no_gram
+
+    #: the working set doubles when a check leaves more than this share of the gap
+    GROW = 0.9
+    #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
+    MAX_GRAM = 2000
+    #: the dense Hessian is used when forming it and 50 passes over it cost at most
+    #: this many reads of the working set's columns
+    GRAM_COST = 20
+    #: Newton steps of a working set that form the dense Hessian afresh (all of
+    #: them: a stale Hessian measured slower on a9a and reuters)
+    GRAM_REFRESH = 1000
+
+    def _solve_ws(self, ws, stop_gap, budget):
+        k = ws.shape[0]
+        work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
+                          np.empty(k), np.zeros(k, dtype=np.bool_))
+        # margins of the current w (screening may have zeroed some coefficients)
+        self.feature_accesses += margins_of(self.cols, self.w, self.margins)
+        ws = ws.astype(np.int64)
+        status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
+                                         work, self._gram(ws), int(self.opts.max_newton),
+                                         float(stop_gap), int(self.opts.max_cd_passes), 0.1,
+                                         self.GRAM_REFRESH, max(int(budget), 1))
+        self.feature_accesses += acc
+        self.steps += steps
+        return steps
+        if status == STATUS_NONFINITE:
+            raise FloatingPointError(
+                f"non-finite objective in solver='l1cd' after {self.outer} checks: the "
+                f"data are too extreme for double precision; scale the columns or rows")
+
+    def advance(self, n_epochs, deadline):
+        prob = self.problem
+        target = self.feature_accesses + max(n_epochs, 0.0) * max(prob.nnz, 1)
+        while self.feature_accesses < target and not self.done:
+            cert = self._last if self._last is not None else self.certificate()
+            if cert.rel_gap <= self.tol and cert is not self._cert:
+                cert = self._check(full=True)          # confirm on the whole problem
+            if cert.rel_gap <= self.tol:
+                self.done = True
+                break
+            if self.opts.screening:
+                self._screen(cert)
+            ws = self._working_set(cert)
+            budget = self.max_epochs * max(prob.nnz, 1) - self.feature_accesses
+            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, budget)
+            self.outer += 1
+            new = self._check(full=not self.opts.screening)
+            if new.gap > self.GROW * cert.gap:
+                if ws.size >= int((~self.screened).sum()) and not moved:
+                    self.stalled = True          # every feature in, and no step descends
+                    break
+                self.ws_size = min(2 * max(self.ws_size, ws.size), prob.d)
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+
+    def trace_extras(self):
+        return {"checks": int(self.outer), "screened": int(self.screened.sum()),
+                "ws_size": int(self.ws_size), "support": int(np.count_nonzero(self.w))}

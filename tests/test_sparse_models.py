@@ -1,0 +1,274 @@
+"""Sparse models (issue 33 item 1; docs/sparse-models.md): the solver ``l1cd`` for
+L1 and elastic-net problems with ``lam >= 0``.
+
+* the optimum equals cvxpy/Clarabel's to 1e-6 relative objective (logistic,
+  squared hinge, squared; pure L1 and elastic net; sample weights);
+* the reported primal, dual and gap are recomputed here from the formulas of
+  docs/conventions.md §1 in plain numpy;
+* Gap Safe screening never removes a feature that is nonzero at the reference
+  optimum, along a path of 20 values (dynamic, inside the solver, and sequential,
+  from the previous point of the path);
+* LIBLINEAR -s 5 / -s 6 (liblinear-official) and ours agree in accuracy on real sets;
+* the surfaces: ``solver="auto"``, ``penalty="l1"``, ``--penalty l1``, resume.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import primaldual as pd
+from primaldual import Problem
+from primaldual.regpath import lam_max
+from primaldual.solvers.sparse import gap_safe_mask
+
+from conftest import load_binary, make_classification_data, optional_import, shared_file
+
+LOSSES = ("logistic", "squared_hinge", "squared")
+
+
+def _data(loss, n=120, d=25, seed=0, weights=False):
+    X, y = make_classification_data(n=n, d=d, density=0.3, seed=seed)
+    if loss == "squared":
+        rng = np.random.default_rng(seed + 1)
+        y = X @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n)
+    c = np.random.default_rng(seed + 2).uniform(0.2, 3.0, n) if weights else None
+    return X, y, c
+
+
+def _reference(X, y, loss, lam, l1, c=None):
+    """The optimum by cvxpy with Clarabel (an interior-point conic solver)."""
+    cp = optional_import("cvxpy", "cvxpy is in the test extra")
+    optional_import("clarabel", "clarabel is in the test extra")
+    n, d = X.shape
+    cw = np.ones(n) / n if c is None else c / c.sum()
+    Xd = X.toarray() if sp.issparse(X) else np.asarray(X)
+    w = cp.Variable(d)
+    a = Xd @ w
+    if loss == "logistic":
+        data = cw @ cp.logistic(-cp.multiply(y, a))
+    elif loss == "squared_hinge":
+        data = cw @ cp.square(cp.pos(1 - cp.multiply(y, a)))
+    else:
+        data = cw @ cp.square(a - y) / 2
+    obj = data + l1 * cp.norm1(w) + (lam / 2) * cp.sum_squares(w)
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11,
+               max_iter=500)
+    return np.asarray(w.value), float(prob.value)
+
+
+def _by_hand(X, y, loss, lam, l1, c, w, alpha):
+    """P(w) and D(alpha) from the table of docs/conventions.md §1, in numpy."""
+    n = X.shape[0]
+    c = np.ones(n) if c is None else c
+    W = c.sum()
+    a = np.asarray(X @ w).ravel()
+    if loss == "logistic":
+        phi = np.logaddexp(0.0, -y * a)
+        b = alpha * y
+        assert np.all((b >= 0) & (b <= 1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ent = -(np.where(b > 0, b * np.log(b), 0.0)
+                    + np.where(b < 1, (1 - b) * np.log(1 - b), 0.0))
+        conj = ent
+    elif loss == "squared_hinge":
+        phi = np.maximum(0.0, 1 - y * a) ** 2
+        assert np.all(alpha * y >= 0)
+        conj = alpha * y - alpha ** 2 / 4
+    else:
+        phi = (a - y) ** 2 / 2
+        conj = alpha * y - alpha ** 2 / 2
+    primal = c @ phi / W + lam / 2 * w @ w + l1 * np.abs(w).sum()
+    v = np.asarray(X.T @ (c * alpha)).ravel() / W
+    if lam == 0:
+        assert np.abs(v).max() <= l1 * (1 + 1e-12)      # inside the indicator's domain
+        gstar = 0.0
+    else:
+        gstar = np.sum(np.maximum(np.abs(v) - l1, 0.0) ** 2) / (2 * lam)
+    return primal, c @ conj / W - gstar
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("lam_factor", [0.0, 0.05])
+@pytest.mark.parametrize("weights", [False, True])
+def test_optimum_equals_cvxpy_and_gap_is_exact(loss, lam_factor, weights):
+    X, y, c = _data(loss, weights=weights, seed=3)
+    lmax = lam_max(X, y, loss, penalty="l1", sample_weight=c)
+    l1 = lmax / 8
+    lam = lam_factor * lmax
+    res = pd.solve(X, y, loss=loss, lam=lam, l1=l1, solver="l1cd", tol=1e-9,
+                   sample_weight=c)
+    assert res.converged and res.solver == "l1cd"
+    _, p_ref = _reference(X, y, loss, lam, l1, c)
+    assert abs(res.primal - p_ref) <= 1e-6 * abs(p_ref)
+    assert res.dual <= p_ref + 1e-9 * abs(p_ref)          # weak duality against the reference
+    primal, dual = _by_hand(X, y, loss, lam, l1, c, res.coef, res.dual_coef)
+    assert primal == pytest.approx(res.primal, rel=1e-12, abs=1e-14)
+    assert dual == pytest.approx(res.dual, rel=1e-12, abs=1e-14)
+    assert res.gap == pytest.approx(primal - dual, rel=1e-6, abs=1e-14)
+    assert (res.gap) / res.primal <= 1e-9
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_heart_scale_matches_cvxpy(loss):
+    X, y = load_binary("heart_scale")
+    l1 = lam_max(X, y, loss, penalty="l1") / 20
+    res = pd.solve(X, y, loss=loss, lam=0.0, l1=l1, tol=1e-9)
+    assert res.solver == "l1cd" and res.converged
+    _, p_ref = _reference(X, y, loss, 0.0, l1)
+    assert abs(res.primal - p_ref) <= 1e-6 * abs(p_ref)
+    primal, dual = _by_hand(X, y, loss, 0.0, l1, None, res.coef, res.dual_coef)
+    assert primal == pytest.approx(res.primal, rel=1e-12)
+    assert dual == pytest.approx(res.dual, rel=1e-12)
+
+
+def test_lasso_matches_scikit_learn():
+    """loss="squared", lam=0 is scikit-learn's Lasso without intercept."""
+    from sklearn.linear_model import Lasso
+    X, y, _ = _data("squared", n=150, d=40, seed=5)
+    l1 = lam_max(X, y, "squared", penalty="l1") / 30
+    res = pd.solve(X, y, loss="squared", lam=0.0, l1=l1, tol=1e-10)
+    sk = Lasso(alpha=l1, fit_intercept=False, tol=1e-14, max_iter=100000).fit(X.toarray(), y)
+    prob = Problem(X, y, loss="squared", lam=0.0, l1=l1)
+    assert abs(res.primal - prob.primal(sk.coef_)) <= 1e-9 * res.primal
+    np.testing.assert_allclose(res.coef, sk.coef_, atol=1e-5)
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+def test_screening_keeps_every_feature_of_the_optimum_along_a_path(loss):
+    """20 values from l1_max down to l1_max/100: the features the solver screened
+    (dynamic) and those the previous point screens at the next value
+    (sequential) are all zero in the reference optimum."""
+    X, y, c = _data(loss, n=100, d=30, seed=11, weights=True)
+    lmax = lam_max(X, y, loss, penalty="l1", sample_weight=c)
+    prev = None
+    screened_any = 0
+    for l1 in lmax * np.geomspace(1.0, 1e-2, 20):
+        w_ref, _ = _reference(X, y, loss, 0.0, l1, c)
+        support = np.abs(w_ref) > 1e-7 * max(1.0, np.abs(w_ref).max())
+        if prev is not None:                       # sequential: previous optimum, new l1
+            prob = Problem(X, y, loss=loss, lam=0.0, l1=l1, sample_weight=c)
+            cert = prob.primal_certificate(prev.coef)
+            colnorm = np.sqrt(np.asarray(X.multiply(X).T @ (c / c.sum())).ravel())
+            seq = gap_safe_mask(cert.v, colnorm, cert.gap, prob.loss.smoothness, l1)
+            assert not np.any(seq & support), (l1, np.flatnonzero(seq & support))
+            screened_any += int(seq.sum())
+        res = pd.solve(X, y, loss=loss, lam=0.0, l1=l1, solver="l1cd", tol=1e-8,
+                       sample_weight=c, warm_start=prev)
+        dyn = res.state.arrays["screened"]
+        assert not np.any(dyn & support), (l1, np.flatnonzero(dyn & support))
+        assert not np.any(res.coef[dyn])
+        prev = res
+    assert screened_any > 0                        # the rule does remove features
+
+
+def test_screening_changes_nothing_but_the_work():
+    X, y, _ = _data("logistic", n=200, d=60, seed=2)
+    l1 = lam_max(X, y, "logistic", penalty="l1") / 5
+    on = pd.solve(X, y, loss="logistic", lam=0.0, l1=l1, tol=1e-9)
+    off = pd.solve(X, y, loss="logistic", lam=0.0, l1=l1, tol=1e-9, screening=False,
+                   working_set=False)
+    assert on.state.arrays["screened"].sum() > 0
+    assert abs(on.primal - off.primal) <= 2e-9 * on.primal
+    np.testing.assert_array_equal(on.coef != 0, off.coef != 0)
+
+
+def test_auto_takes_lam_zero_and_l1():
+    X, y, _ = _data("logistic")
+    res = pd.solve(X, y, loss="logistic", lam=0.0, l1=0.01)
+    assert res.solver == "l1cd" and res.converged
+    res = pd.solve(X, y, loss="hinge", lam=0.0, l1=0.01, max_epochs=5)
+    assert res.solver == "spdc"
+    with pytest.raises(ValueError, match="lam must be > 0 for solver='sdca'.*l1cd"):
+        pd.solve(X, y, loss="logistic", lam=0.0, l1=0.01, solver="sdca")
+    with pytest.raises(ValueError, match="does not support loss='hinge'"):
+        pd.solve(X, y, loss="hinge", lam=0.0, l1=0.01, solver="l1cd")
+
+
+def test_problem_primal_certificate_is_feasible_for_pure_l1():
+    X, y, _ = _data("logistic")
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=0.01)
+    w = np.random.default_rng(0).standard_normal(X.shape[1])
+    cert = prob.primal_certificate(w)
+    assert np.isfinite(cert.dual) and cert.gap >= 0
+    assert np.abs(prob.dual_image(cert.alpha)).max() <= 0.01 * (1 + 1e-12)
+    assert cert.dual == pytest.approx(prob.dual(cert.alpha), rel=1e-12)
+
+
+def test_warm_start_and_resume_reproduce_the_run(tmp_path):
+    X, y, _ = _data("squared_hinge", n=150, d=40, seed=4)
+    l1 = lam_max(X, y, "squared_hinge", penalty="l1") / 20
+    kw = dict(loss="squared_hinge", lam=0.0, l1=l1, solver="l1cd", tol=1e-9, p0=5)
+    full = pd.solve(X, y, **kw)
+    part = pd.solve(X, y, **kw, max_epochs=max(1.0, full.n_epochs / 2))
+    assert not part.converged
+    resumed = pd.solve(X, y, **kw, resume=part)
+    # (bitwise equality of a checkpointed run and the uninterrupted one is
+    # tests/test_reliability_resume.py's; here the first run's max_epochs cut a solve)
+    assert resumed.converged and resumed.n_epochs > part.n_epochs
+    assert abs(resumed.primal - full.primal) <= 1e-9 * full.primal
+    warm = pd.solve(X, y, **kw, warm_start=full)
+    assert warm.converged and warm.n_epochs <= 2.0 + 1e-9
+
+
+def test_estimator_penalty_l1_is_the_pure_l1_problem():
+    X, y, _ = _data("logistic", n=150, d=20, seed=6)
+    est = pd.LinearClassifier(loss="logistic", penalty="l1", alpha=0.02,
+                              fit_intercept=False, tol=1e-9).fit(X, y)
+    assert est.lam_ == 0.0 and est.l1_ == 0.02 and est.solver_ == "l1cd"
+    res = pd.solve(X, y, loss="logistic", lam=0.0, l1=0.02, tol=1e-9)
+    np.testing.assert_allclose(est.coef_.ravel(), res.coef, atol=1e-6)
+    en = pd.LinearClassifier(loss="logistic", penalty="elasticnet", l1_ratio=0.25,
+                             alpha=0.02, fit_intercept=False, tol=1e-9).fit(X, y)
+    assert en.lam_ == pytest.approx(0.015) and en.l1_ == pytest.approx(0.005)
+    with pytest.raises(ValueError, match="l1_ratio"):
+        pd.LinearClassifier(loss="logistic", penalty="elasticnet").fit(X, y)
+    with pytest.raises(ValueError, match="penalty must be"):
+        pd.LinearClassifier(loss="logistic", penalty="l3").fit(X, y)
+    lasso = pd.LinearRegressor(penalty="l1", alpha=0.05, fit_intercept=False, tol=1e-9)
+    Xr, yr, _ = _data("squared", seed=7)
+    assert np.count_nonzero(lasso.fit(Xr, yr).coef_) < Xr.shape[1]
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("loss,s", [("logistic", 6), ("squared_hinge", 5)])
+@pytest.mark.parametrize("name", ["heart_scale", "a9a"])
+def test_liblinear_s5_s6_agree_in_accuracy(loss, s, name):
+    ll = optional_import("liblinear.liblinearutil", "liblinear-official is in the bench extra")
+    X, y = load_binary(name, max_rows=4000)
+    shared_file(name)
+    n = X.shape[0]
+    l1 = lam_max(X, y, loss, penalty="l1") / 50
+    res = pd.solve(X, y, loss=loss, lam=0.0, l1=l1, tol=1e-8)
+    m = ll.train(ll.problem(y, X), ll.parameter(f"-s {s} -c {1.0 / (l1 * n)} -e 1e-6 -q"))
+    w = np.array([m.w[j] for j in range(X.shape[1])])
+    ours = np.mean(np.sign(X @ res.coef) == y)
+    theirs = np.mean(np.sign(X @ w) == y)
+    assert abs(ours - theirs) <= 0.005
+    # and LIBLINEAR's model is no better than our certified optimum
+    assert Problem(X, y, loss=loss, lam=0.0, l1=l1).primal(w) >= res.dual - 1e-12
+
+
+def test_cli_penalty_l1(tmp_path):
+    X, y, _ = _data("logistic", n=80, d=10, seed=9)
+    from sklearn.datasets import dump_svmlight_file
+    f = tmp_path / "train.svm"
+    dump_svmlight_file(X, y, str(f))
+    out = subprocess.run([sys.executable, "-m", "primaldual", "fit", str(f), "--loss",
+                          "logistic", "--penalty", "l1", "-c", "2", "--json",
+                          "--model", str(tmp_path / "m.npz")],
+                         capture_output=True, text=True, check=True)
+    rec = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rec["solver"] == "l1cd" and rec["lam"] == 0.0
+    assert rec["l1"] == pytest.approx(1.0 / (2 * 80)) and rec["converged"]
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as z:
+        assert float(z["l1"]) == pytest.approx(1.0 / 160) and float(z["lam"]) == 0.0
+    bad = subprocess.run([sys.executable, "-m", "primaldual", "fit", str(f), "--penalty",
+                          "l1", "--l1", "0.1"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--penalty l1 takes its strength" in bad.stderr
