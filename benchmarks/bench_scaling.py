@@ -40,7 +40,7 @@ from primaldual._util.threads import run_threads  # noqa: E402
 from primaldual.bench.config import DatasetSpec  # noqa: E402
 from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.bench.report import cpu_model  # noqa: E402
-from primaldual.kernels.prox_sdca import prox_work_arrays  # noqa: E402
+from primaldual.kernels.sdca import prox_work_arrays  # noqa: E402
 from primaldual.kernels.sdca import (Averaging, SDCAState, Shrinking,  # noqa: E402
                                      sdca_epoch, start_copy, sync_copy)
 from primaldual.blocks import sdca_threads  # noqa: E402

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from conftest import make_classification_data, make_regression_data
 from primaldual import solve
 from primaldual.distributed import contiguous_partition, spawn_streams
-from primaldual.kernels.loss_kernels import dual_step
+from primaldual.losses.dispatch import dual_step
 from primaldual.losses import make_loss
 
 

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 import primaldual
 from primaldual.datasets import make_synthetic
-from primaldual.kernels import loss_kernels as LK
+from primaldual.losses.registry import CODES
 from primaldual.solvers.dso.kernels import (PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, STEP_SCALAR, ColSide,
                                     DSOSpec, Nonzeros, RowSide, dso_block_kernel, pack_block,
                                     packed_kernel, unpack_block)
@@ -34,7 +34,7 @@ def run_dso(X, y, loss="hinge", lam=1e-3, l1=0.0, max_epochs=10, **opts):
 
 # ------------------------------------------------- plain-Python reference
 def _ref_hgrad(kind, a, y):
-    if kind == LK.HINGE:
+    if kind == CODES["hinge"]:
         return y
     b = a * y
     return y * (math.log1p(-b) - math.log(b))
@@ -82,7 +82,7 @@ def ref_block(rows, cols, vals, perm, alpha, a_lo, a_hi, y, cw, rc, w, cc, R, ki
         alpha[i] = min(max(ai + ea * ga, a_lo[i]), a_hi[i])
 
 
-@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC])
+@pytest.mark.parametrize("kind", [CODES["hinge"], CODES["logistic"]])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("l1,prox", [(0.0, False), (0.01, False), (0.01, True)])
@@ -96,7 +96,7 @@ def test_block_kernel_matches_python_reference(kind, mode, svrg, l1, prox, extra
     perm = rng.permutation(m).astype(np.int32)
     y = rng.choice([-1.0, 1.0], nr)
     lo, hi = (np.where(y > 0, 1e-14, -(1 - 1e-14)), np.where(y > 0, 1 - 1e-14, -1e-14)) \
-        if kind == LK.LOGISTIC else (np.where(y > 0, 0.0, -1.0), np.where(y > 0, 1.0, 0.0))
+        if kind == CODES["logistic"] else (np.where(y > 0, 0.0, -1.0), np.where(y > 0, 1.0, 0.0))
     alpha = y * rng.uniform(0.1, 0.9, nr)
     w = rng.standard_normal(nc)
     cw = rng.uniform(0.5, 2.0, nr) / 10.0
@@ -159,7 +159,7 @@ def test_packed_kernel_stops_at_a_non_finite_update(default_form, chunked):
     lo, hi = np.minimum(0, y), np.maximum(0, y)
     rc = np.maximum(np.bincount(rows, minlength=n), 1).astype(float)
     cc = np.maximum(np.bincount(cols, minlength=d), 1).astype(float)
-    spec = DSOSpec(LK.HINGE, 0.0, 1e-2, 0.0, False, 3.0, STEP_ADAGRAD, 0.1, 0.5, True, 1.0,
+    spec = DSOSpec(CODES["hinge"], 0.0, 1e-2, 0.0, False, 3.0, STEP_ADAGRAD, 0.1, 0.5, True, 1.0,
                    2.5, 1.0 if default_form else 0.0)
     assert is_default_form(spec) == default_form
     chunks = np.array([1, 2, 0], dtype=np.int64)
@@ -393,7 +393,7 @@ def test_bad_options_are_errors():
 # ------------------------------------------------- packed kernel, chunk order, held-out set
 @pytest.mark.parametrize("svrg", [False, True])
 @pytest.mark.parametrize("mode", [STEP_ADAGRAD, STEP_SCALAR])
-@pytest.mark.parametrize("kind", [LK.HINGE, LK.LOGISTIC, LK.SMOOTH_HINGE])
+@pytest.mark.parametrize("kind", [CODES["hinge"], CODES["logistic"], CODES["smooth_hinge"]])
 @pytest.mark.parametrize("extrap", [0.0, 1.0])
 def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
     """The packed kernel (in a given order, and in the "chunks" order without a
@@ -413,7 +413,7 @@ def test_packed_kernel_matches_the_array_kernel(svrg, mode, kind, extrap):
     perm = rng.permutation(m).astype(np.int32)
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
     lo, hi = np.minimum(0, y), np.maximum(0, y)
-    if kind == LK.LOGISTIC:
+    if kind == CODES["logistic"]:
         lo, hi = lo + 1e-14 * np.abs(y), hi - 1e-14 * np.abs(y)
     rc = np.bincount(rows, minlength=n).astype(float)
     cc = np.bincount(cols, minlength=d).astype(float)

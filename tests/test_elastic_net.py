@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize, minimize_scalar
 
 import primaldual as pd
-from primaldual.kernels.prox_sdca import prox_dual_step
+from primaldual.kernels.sdca.prox import prox_dual_step
 from primaldual.kernels.views import ProxWork, RowsView, StepSpec
 from primaldual.losses import make_loss
 from conftest import load_binary, make_classification_data, make_regression_data

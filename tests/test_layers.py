@@ -40,10 +40,12 @@ PKG = "primaldual"
 #: The layers, lowest first.  A key ending in ".*" covers a package and every
 #: module in it; any other key is one module (and wins over a ".*" key).  A
 #: module below may never import a module above.
-#:   0 kernels      the numba kernels, also a method package's own (solvers/dso/kernels)
-#:   1 model        problem, losses, penalties, rows, validation, datasets, helpers,
-#:                  the front ends' training data (fitdata: intercept column, weights,
-#:                  seeds, storable labels), extras, and a method package's per-block
+#:   0 kernels      the numba kernels, also a method package's own (solvers/dso/kernels),
+#:                  and the losses' compiled modules, registry and dispatch (losses.*)
+#:   1 model        problem, the Loss object (losses, losses.loss), penalties, rows,
+#:                  validation, datasets, helpers, the front ends' training data
+#:                  (fitdata: intercept column, weights, seeds, storable labels),
+#:                  the multiclass problems, extras, and a method package's per-block
 #:                  maths that its workers also run (solvers/dso/blocks, solvers/dso/saddle)
 #:   2 engines      primaldual.distributed: the partition engines (in process and on
 #:                  Dask), Dask actors, partitioned problems, the actor-state engine;
@@ -54,9 +56,11 @@ PKG = "primaldual"
 #:                  __main__
 LAYERS = {
     "primaldual.kernels.*": 0,
+    "primaldual.losses.*": 0,
     "primaldual.problem": 1,
     "primaldual.multiclass": 1,
     "primaldual.losses": 1,
+    "primaldual.losses.loss": 1,
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
     "primaldual.validation": 1,

@@ -13,7 +13,7 @@ from conftest import make_classification_data
 from primaldual import solve
 from primaldual.rows import as_rows
 from primaldual.validation import check_X
-from primaldual.kernels.loss_kernels import dual_step
+from primaldual.losses.dispatch import dual_step
 from primaldual.losses import make_loss
 from primaldual.solvers.minibatch import eso_factor, sigma_squared, sparse_eso
 

@@ -26,6 +26,7 @@ from primaldual import solve as _solve
 # (its own default is solver="auto", which may pick Newton on these problems)
 solve = functools.partial(_solve, solver="sdca")
 from primaldual.solvers._base import make_rng
+from primaldual.losses.registry import CODES
 
 from conftest import load_binary, make_classification_data, make_regression_data
 
@@ -570,7 +571,7 @@ def test_bad_options_are_rejected_before_work():
 def _shrink_pass(alpha0, a_target, shrink_up, shrink_down):
     """One shrinking step of the compiled kernel on a one-row hinge problem whose
     margin is a = x.v/lam = a_target; returns (shrunk?, max_up, max_down)."""
-    from primaldual.kernels.loss_kernels import HINGE
+    HINGE = CODES["hinge"]
     from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
     from primaldual.kernels.views import ProxWork, RowsView, StepSpec
     data = np.array([1.0])
@@ -711,7 +712,7 @@ def test_shrinking_kernel_matches_plain_python_reference(sampling):
 def test_logistic_cached_logit_gives_the_same_steps():
     """The logit cache only moves Newton's starting point: an epoch with it
     equals an epoch without it (the plain dual_step from alpha) to 1e-10."""
-    from primaldual.kernels.loss_kernels import LOGISTIC
+    LOGISTIC = CODES["logistic"]
     from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
     from primaldual.kernels.views import ProxWork, RowsView, StepSpec
     X, y = load_binary("a9a", n_features=123, max_rows=2000)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 
 import primaldual as pd
-from primaldual.kernels.loss_kernels import dual_step
+from primaldual.losses.dispatch import dual_step
 from primaldual.kernels.spdc import (SPDCSampling, SPDCSpec, SPDCState, SPDCWork,
                                      alias_draw, build_alias, catch_up_all, expm1_table,
                                      prox_recursion, prox_step, spdc_run)

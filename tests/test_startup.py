@@ -18,10 +18,11 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 #: module prefixes that must stay unloaded: scikit-learn, Dask, matplotlib,
-#: Numba, SciPy, and the package's own compiled kernels and solvers
+#: Numba, SciPy, and the package's own compiled kernels, losses (their compiled
+#: modules all import losses._scalar; the names in losses.registry are light) and solvers
 HEAVY = ("sklearn", "dask", "distributed", "matplotlib", "numba", "scipy",
-         "primaldual.kernels", "primaldual.solvers", "primaldual.losses",
-         "primaldual.estimators")
+         "primaldual.kernels", "primaldual.solvers", "primaldual.losses.loss",
+         "primaldual.losses.dispatch", "primaldual.losses._scalar", "primaldual.estimators")
 
 
 def loaded_after(code: str) -> list:
@@ -94,14 +95,14 @@ def test_an_l1_free_sdca_fit_compiles_no_elastic_net_step():
     # prox=None, Numba prunes the prox-SDCA branch, and its walk never compiles
     code = ("import numpy as np, scipy.sparse as sp, primaldual\n"
             "from numba import types\n"
-            "from primaldual.kernels import prox_sdca, sdca\n"
+            "from primaldual.kernels.sdca import epoch, passes, prox as prox_mod\n"
             "X = sp.random(300, 40, density=0.2, format='csr', random_state=0)\n"
             "y = np.where(np.arange(300) % 2, 1.0, -1.0)\n"
             "primaldual.solve(X, y, loss='hinge', lam=1e-2, solver='sdca', max_epochs=3)\n"
-            "prox = ([s[9] for s in sdca.sdca_passes.signatures]\n"
-            "        + [s[10] for s in sdca.sdca_epoch.signatures])\n"
+            "prox = ([s[10] for s in passes.sdca_passes.signatures]\n"
+            "        + [s[10] for s in epoch.sdca_epoch.signatures])\n"
             "assert prox and all(t == types.none for t in prox), prox\n"
-            "assert prox_sdca._walk.signatures == [], prox_sdca._walk.signatures\n")
+            "assert prox_mod._walk.signatures == [], prox_mod._walk.signatures\n")
     assert loaded_after(code) is not None        # the probe's assertions ran
 
 
@@ -109,7 +110,7 @@ def test_prox_work_is_none_without_l1():
     import numpy as np
 
     from primaldual import Problem
-    from primaldual.kernels.prox_sdca import prox_work_arrays
+    from primaldual.kernels.sdca import prox_work_arrays
 
     X = np.arange(12.0).reshape(4, 3)
     prob = Problem(X, np.array([1.0, -1.0, 1.0, -1.0]), loss="hinge", lam=0.1)
@@ -178,7 +179,8 @@ def test_a_default_logistic_fit_compiles_newtons_kernels_only(tmp_path):
 #: runs direct-newton in numpy), Dask, matplotlib, the solvers and kernels
 COMMAND_HEAVY = ("sklearn", "scipy", "numba", "dask", "distributed", "matplotlib",
                  "pandas", "primaldual.kernels", "primaldual.solvers",
-                 "primaldual.losses", "primaldual.estimators")
+                 "primaldual.losses.loss", "primaldual.losses.dispatch",
+                 "primaldual.losses._scalar", "primaldual.estimators")
 
 
 @pytest.mark.parametrize("argv", [

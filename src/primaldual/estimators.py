@@ -42,8 +42,8 @@ from ._util.scales import scale_spread_note
 from ._util.threads import resolve_n_jobs
 from .fitdata import add_intercept_column, combined_weights, spawn_seeds
 from .penalties import split_strength
-from .losses import make_loss
-from .multiclass import is_multiclass_loss
+from .losses import LOSS_NAMES, make_loss
+from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, solver_path, threaded_solvers
 
@@ -55,9 +55,9 @@ def _plain(x):
 
 __all__ = ["LinearClassifier", "LinearRegressor", "NoProbabilityError"]
 
-CLASSIFICATION_LOSSES = ("hinge", "smooth_hinge", "squared_hinge", "logistic",
-                         "multinomial", "crammer_singer")   # the last two: estimators_multiclass
-REGRESSION_LOSSES = ("squared", "absolute", "epsilon_insensitive")
+CLASSIFICATION_LOSSES = (tuple(n for n in LOSS_NAMES if make_loss(n).classification)
+                         + MULTICLASS_LOSSES)          # the last two: estimators_multiclass
+REGRESSION_LOSSES = tuple(n for n in LOSS_NAMES if not make_loss(n).classification)
 #: the losses whose scores are log-odds, so that predict_proba means something
 PROBABILISTIC_LOSSES = ("logistic", "multinomial")
 

@@ -248,7 +248,7 @@ class Problem:
                                                            int(n_threads))
             v /= self.W
         else:
-            loss_sum, conj_sum = certificate_pass(
+            loss_sum, conj_sum = self.loss.kernel(certificate_pass)(
                 r.data, r.indices, r.indptr, r.iptr, self.y, self.sample_weight, alpha, w,
                 self.loss.code, self.loss.param, v, margins, given)
             v /= self.W
@@ -265,7 +265,7 @@ class Problem:
 
         def task(k, stop):
             a, b = int(cuts[k]), int(cuts[k + 1])
-            return certificate_pass(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
+            return self.loss.kernel(certificate_pass)(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
                                     self.y[a:b], self.sample_weight[a:b], alpha[a:b], w,
                                     self.loss.code, self.loss.param, parts[k],
                                     margins[a:b])

@@ -1,7 +1,7 @@
 """SDCA on several threads: the threaded pass and the cost model that plans it.
 
-Shared by the threaded serial SDCA (:mod:`primaldual.solvers.sdca`, whose
-module docstring, "Threads", describes the method and the cost model) and by
+Shared by the threaded serial SDCA (:mod:`primaldual.solvers.sdca`;
+docs/solvers.md, "Threads", describes the method and the cost model) and by
 CoCoA+'s local solver on a Dask worker with several cores
 (:mod:`primaldual.distributed.local_sdca`, which also picks its sync period
 with :func:`auto_sync_every` where it runs, from that machine's costs).
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.prox_sdca import prox_work_arrays
+from ..kernels.sdca import prox_work_arrays
 from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, Shrinking,
                             ThreadCopy, sdca_epoch, start_copy, sync_copy)
 from ..problem import Problem

@@ -9,6 +9,7 @@ import math
 import re
 
 from .._util.lazy import lazy_attr
+from ..losses.registry import NAMES as LOSS_NAMES
 
 
 #: solve() options that have their own flag (None: no flag, Python only);
@@ -183,9 +184,7 @@ def _add_model_flags(parser):
 def _add_problem_flags(parser):
     """The flags that define the problem and the solver: shared by fit and cv."""
     parser.add_argument("--loss", default="squared_hinge", metavar="NAME",
-                        help="a loss of 'primaldual.LOSS_NAMES': hinge, smooth_hinge, "
-                             "squared_hinge, logistic, squared, absolute, "
-                             "epsilon_insensitive, ...; or a multiclass loss, "
+                        help=f"{', '.join(LOSS_NAMES)}; or a multiclass loss, "
                              "multinomial or crammer_singer (default squared_hinge, as "
                              "LIBLINEAR's train)")
     parser.add_argument("--loss-param", action="append", metavar="KEY=VALUE",

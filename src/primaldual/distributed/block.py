@@ -20,10 +20,10 @@ import numpy as np
 from .._util import seed_entropy, spawn_streams
 from ..rows import Rows, as_rows
 from ..validation import check_X
-from ..kernels.loss_kernels import LOGISTIC
+from ..losses.dispatch import BUILTIN
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
-from ..kernels.summed_step import QUADRATIC_DUALS, apply_summed_step, line_terms
+from ..kernels.summed_step import apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
 from ..blocks.sdca_threads import auto_sync_every
@@ -109,7 +109,7 @@ class PartitionBlock:
         self.rows_view = RowsView(rows.data, rows.indices, rows.indptr, rows.iptr,
                                   self.sqnorm, self.y, self.cw)
         self.spec = StepSpec(self.kind, self.param, self.lam, 0.0, 1.0 / self.W)
-        self.logit = np.full(self.n if self.kind == LOGISTIC else 0, np.nan)
+        self.logit = np.full(self.n if BUILTIN[self.kind].STEP_CACHE else 0, np.nan)
         self.n_jobs = 1
         self._sync_every = None
         self._changes = None
@@ -200,7 +200,7 @@ class PartitionBlock:
         """Per partition: ``(e, g, h, tmax, quadratic)`` of the dual along
         ``alpha + theta step_dalpha`` (:func:`~primaldual.kernels.summed_step.line_terms`)."""
         out = []
-        quadratic = self.kind in QUADRATIC_DUALS
+        quadratic = BUILTIN[self.kind].QUADRATIC_DUAL
         for k in range(self.K):
             a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
             e, g, h, t = line_terms(self.kind, self.param, self.y, self.cw, self.alpha,
@@ -211,7 +211,7 @@ class PartitionBlock:
     def apply_step(self, theta):
         """``alpha += theta step_dalpha`` (kept dual feasible); ``v`` is the
         caller's."""
-        apply_summed_step(self.kind, self.y, self.alpha, self.step_dalpha, float(theta))
+        apply_summed_step(self.kind, self.param, self.y, self.alpha, self.step_dalpha, float(theta))
 
     def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
         acc = 0

@@ -32,7 +32,6 @@ import math
 
 import numpy as np
 
-from ..kernels.summed_step import QUADRATIC_DUALS
 
 __all__ = ["summed_step", "sum_changes", "sum_terms", "MAX_TRIALS"]
 

@@ -10,26 +10,19 @@ coordinate step on ``G_k^{sigma'}`` is exactly the serial SDCA step on
 * ``u += (sigma'/W) c_i Delta x_i``, i.e. ``Delta v_k += (1/W) c_i Delta x_i``.
 
 So :func:`local_sdca_round` runs :func:`~primaldual.kernels.sdca.sdca_epoch`
-(prefetching, the logistic logit cache) on a private copy ``u`` of ``v`` with
-``StepSpec(inv_W = sigma'/W)``, over random permutations of the partition's
-rows (SDCA-Perm passes; ``H`` steps), and returns ``Delta v_k = (u - v) /
-sigma'``.  The paper's LocalSDCA (Algorithm 2) draws ``i`` uniformly with
-replacement; passes over permutations converge in fewer steps, as for serial
-SDCA (Shalev-Shwartz & Zhang 2013, Section 6).  ``alpha`` of the partition's
-rows becomes ``alpha + gamma Delta alpha``.
+on a private copy ``u`` of ``v`` with ``StepSpec(inv_W = sigma'/W)``, over
+random permutations of the partition's rows (SDCA-Perm passes, which converge
+in fewer steps than the paper's draws with replacement; ``H`` steps), and
+returns ``Delta v_k = (u - v) / sigma'``; ``alpha`` of the partition's rows
+becomes ``alpha + gamma Delta alpha``.
 
 Threads inside a partition (``n_threads > 1``, e.g. a Dask worker with
-several cores): each permutation pass of the local solver runs as the
-threaded serial SDCA does, by the same
-:func:`~primaldual.blocks.sdca_threads.threaded_pass` (the method is described
-in :mod:`primaldual.solvers.sdca`, "Threads"): the pass is cut into chunks
-that the threads take in turn, each thread steps on its own copy of ``u`` and
-syncs the columns it changed every ``sync_every`` updates (the period
-:func:`~primaldual.blocks.sdca_threads.auto_sync_every` picks on the worker,
-from that machine's costs).  The local solver is then asynchronous:
-its result depends on how the threads interleave (a different local solver
-quality ``Theta`` in the paper's analysis, not a different method), so a
-round with threads is not bitwise repeatable.
+several cores): each pass runs as the threaded serial SDCA's does
+(:func:`~primaldual.blocks.sdca_threads.threaded_pass`; docs/solvers.md,
+"Threads"), with the sync period
+:func:`~primaldual.blocks.sdca_threads.auto_sync_every` picks on the worker.
+The local solver is then asynchronous: a round with threads is not bitwise
+repeatable (a different local quality ``Theta``, not a different method).
 """
 from __future__ import annotations
 

@@ -134,9 +134,11 @@ class NewtonBlock:
     part_ptr : int64 array (K+1,)   local partition boundaries, ``part_ptr[0] == 0``
     kind, param : the loss's kernel code and parameter
     W : float          the global weight sum (the Hessian's scale)
+    loss : Loss or None    the loss itself, for a loss module outside the registry
+                       (the kernels are compiled for it)
     """
 
-    def __init__(self, rows, y, cw, part_ptr, kind, param, W):
+    def __init__(self, rows, y, cw, part_ptr, kind, param, W, loss=None):
         self.rows = rows
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.cw = np.ascontiguousarray(cw, dtype=np.float64)
@@ -151,6 +153,10 @@ class NewtonBlock:
         self.current = 0
         self._out = np.empty((self.K, d))
         self._dense_buf = None
+        compiled = (lambda f: f) if loss is None else loss.kernel
+        self._fun_grad = compiled(fun_grad)
+        self._line_derivatives = compiled(line_derivatives)
+        self._primal_dual_point = compiled(primal_dual_point)
 
     def _bounds(self):
         return zip(self.part_ptr[:-1].tolist(), self.part_ptr[1:].tolist())
@@ -168,7 +174,7 @@ class NewtonBlock:
         out = []
         for k, (a, b) in enumerate(self._bounds()):
             g = self._out[k]
-            loss_sum = fun_grad(*self._view(a, b), self.y[a:b], self.cw[a:b], w,
+            loss_sum = self._fun_grad(*self._view(a, b), self.y[a:b], self.cw[a:b], w,
                                 self.kind, self.param, m[a:b], g, c[a:b])
             out.append((float(loss_sum), g.copy()))
         return out
@@ -227,7 +233,7 @@ class NewtonBlock:
         cur, other = self.margins[self.current], self.margins[1 - self.current]
         out = []
         for a, b in self._bounds():
-            d1, d2 = line_derivatives(self.y[a:b], self.cw[a:b], cur[a:b], other[a:b],
+            d1, d2 = self._line_derivatives(self.y[a:b], self.cw[a:b], cur[a:b], other[a:b],
                                       float(t), self.kind, self.param)
             out.append((float(d1), float(d2)))
         return out
@@ -239,7 +245,7 @@ class NewtonBlock:
         out = []
         for a, b in self._bounds():
             alpha = np.empty(b - a)
-            conj = primal_dual_point(self.y[a:b], self.cw[a:b], m[a:b], self.kind,
+            conj = self._primal_dual_point(self.y[a:b], self.cw[a:b], m[a:b], self.kind,
                                      self.param, alpha)
             out.append((float(conj), alpha))
         return out
@@ -258,7 +264,7 @@ class BlockNewtonData:
         self.K = self.part_ptr.shape[0] - 1
         self.block = NewtonBlock(problem.rows, problem.y, problem.sample_weight,
                                  self.part_ptr, problem.loss.code, problem.loss.param,
-                                 problem.W)
+                                 problem.W, loss=problem.loss)
         self.reductions = 0
 
     def evaluate(self, w, slot):

@@ -23,9 +23,12 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import (LOGISTIC, SQUARED, loss_derivative, loss_second_derivative, loss_value,
-                           neg_conjugate)
+from ..losses import dispatch as L
+from ..losses.registry import CODES
 from .status import STATUS_NONFINITE, STATUS_OK
+
+LOGISTIC = CODES["logistic"]
+SQUARED = CODES["squared"]
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
@@ -81,9 +84,9 @@ def _terms(spec, a, y):
         e = math.exp(-abs(z))
         sig = 1.0 / (1.0 + e) if z >= 0.0 else e / (1.0 + e)      # sigmoid(z)
         return max(z, 0.0) + math.log1p(e), -y * sig, sig * (1.0 - sig)
-    return (loss_value(spec.kind, spec.param, a, y),
-            loss_derivative(spec.kind, spec.param, a, y),
-            loss_second_derivative(spec.kind, spec.param, a, y))
+    return (L.value(spec.kind, spec.param, a, y),
+            L.derivative(spec.kind, spec.param, a, y),
+            L.second_derivative(spec.kind, spec.param, a, y))
 
 
 @njit(cache=True, nogil=True)
@@ -108,7 +111,7 @@ def dual_sum(spec, cols, gu, scale):
         c = cols.cw[i]
         if c == 0.0:
             continue
-        total += c * neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
+        total += c * L.neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
     return total
 
 

@@ -39,7 +39,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .loss_kernels import _clip, dual_step
+from ..losses import dispatch as L
+from ..losses._scalar import clip as _clip
 from .threadsync import barrier
 
 from .status import STATUS_ABORTED, STATUS_NONFINITE, STATUS_OK  # noqa: F401
@@ -200,7 +201,7 @@ def _batch_new(data, indices, indptr, iptr, y, cw, curv, kind, param, inv_lam, i
     value of ``alpha_i`` (NaN when a non-finite value appears)."""
     a = _row_dot(data, indices, indptr, iptr, i, v) * inv_lam
     s = cw[i] * curv[i] * inv_W * inv_lam
-    new = dual_step(kind, param, alpha[i], y[i], a, s)
+    new = L.dual_step(kind, param, alpha[i], y[i], a, s)
     if not (math.isfinite(new) and math.isfinite(a)):
         return np.nan
     return new
@@ -400,7 +401,7 @@ def msdca_thread(team, rows, spec, mb, state, u, n_iter, work):
             a = dot * inv_lam
             s = cw[i] * curv[i] * inv_W * inv_lam
             old = alpha[i]
-            new = dual_step(kind, param, old, y[i], a, s)
+            new = L.dual_step(kind, param, old, y[i], a, s)
             if not (math.isfinite(new) and math.isfinite(a)):
                 new = np.nan
             olds[par, q] = old
@@ -564,7 +565,7 @@ def partition_rounds(rows, spec, rounds, state, u, n_rounds, work, out):
                     a = (dot_v + sigma_dot * dot_dv) * inv_lam
                     cur = dalpha[i] if rowmark[i] else alpha[i]
                     s = cw[i] * curv[i] * inv_W * inv_lam
-                    new = dual_step(kind, param, cur, y[i], a, s)
+                    new = L.dual_step(kind, param, cur, y[i], a, s)
                     if not (math.isfinite(new) and math.isfinite(a)):
                         return RunResult(STATUS_NONFINITE, r, acc, i)
                     acc += re - rs

@@ -15,8 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .loss_kernels import (loss_derivative, loss_second_derivative, loss_value,
-                           neg_conjugate)
+from ..losses import dispatch as L
 from .views import row_axpy, row_dot
 
 
@@ -39,9 +38,9 @@ def fun_grad(data, indices, indptr, iptr, y, cw, w, kind, param, margins, grad, 
         a = row_dot(data, indices, start, end, off, w)
         margins[i] = a
         c = cw[i]
-        loss_sum += c * loss_value(kind, param, a, y[i])
-        curv[i] = c * loss_second_derivative(kind, param, a, y[i])
-        g = c * loss_derivative(kind, param, a, y[i])
+        loss_sum += c * L.value(kind, param, a, y[i])
+        curv[i] = c * L.second_derivative(kind, param, a, y[i])
+        g = c * L.derivative(kind, param, a, y[i])
         if g != 0.0:
             row_axpy(g, data, indices, start, end, off, grad)
     return loss_sum
@@ -110,8 +109,8 @@ def line_derivatives(y, cw, margins, trial_margins, t, kind, param):
         if z == 0.0:
             continue
         a = margins[i] + t * z
-        d1 += cw[i] * loss_derivative(kind, param, a, y[i]) * z
-        d2 += cw[i] * loss_second_derivative(kind, param, a, y[i]) * z * z
+        d1 += cw[i] * L.derivative(kind, param, a, y[i]) * z
+        d2 += cw[i] * L.second_derivative(kind, param, a, y[i]) * z * z
     return d1, d2
 
 
@@ -122,9 +121,9 @@ def primal_dual_point(y, cw, margins, kind, param, alpha):
     term is not finite)."""
     conj = 0.0
     for i in range(margins.shape[0]):
-        a = -loss_derivative(kind, param, margins[i], y[i])
+        a = -L.derivative(kind, param, margins[i], y[i])
         alpha[i] = a
-        conj += cw[i] * neg_conjugate(kind, param, a, y[i])
+        conj += cw[i] * L.neg_conjugate(kind, param, a, y[i])
     if not np.isfinite(conj):
         return -np.inf
     return conj

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .loss_kernels import loss_value, neg_conjugate
+from ..losses import dispatch as L
 from .views import row_axpy, row_dot
 
 
@@ -47,8 +47,8 @@ def certificate_pass(data, indices, indptr, iptr, y, cw, alpha, w, kind, param,
         else:
             a = row_dot(data, indices, start, end, off, w)
             margins[i] = a
-        loss_sum += cw[i] * loss_value(kind, param, a, y[i])
-        conj_sum += cw[i] * neg_conjugate(kind, param, alpha[i], y[i])
+        loss_sum += cw[i] * L.value(kind, param, a, y[i])
+        conj_sum += cw[i] * L.neg_conjugate(kind, param, alpha[i], y[i])
         coef = cw[i] * alpha[i]
         if coef != 0.0:
             row_axpy(coef, data, indices, start, end, off, v_out)

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import loss_derivative
+from ..losses import dispatch as L
 from .prefetch import prefetch_row
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
@@ -94,7 +94,7 @@ def sag_run(rows, spec, eta, state, order, t0):
         acc += re - rs
         if not math.isfinite(a):
             return SAGResult(STATUS_NONFINITE, it, acc)
-        g = loss_derivative(kind, param, a, y[i])
+        g = L.derivative(kind, param, a, y[i])
         coef = cw[i] * inv_W * (g - grad[i])
         grad[i] = g
         for k in range(rs, re):

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import loss_derivative
+from ..losses import dispatch as L
 from .prefetch import prefetch_row
 from .status import STATUS_NONFINITE, STATUS_OK
 from .views import RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
@@ -87,7 +87,7 @@ def sgd_run(rows, spec, opts, state, order, start, stop, t0):
             dot += data[k] * u[indices[k + off]]
         a = dot * scale
         accesses += re - rs
-        g = loss_derivative(kind, param, a, y[i])
+        g = L.derivative(kind, param, a, y[i])
         if not math.isfinite(a):
             scale_arr[0] = scale
             sqnorm_arr[0] = unorm2

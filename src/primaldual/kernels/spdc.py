@@ -16,7 +16,7 @@ Dual step (5) / (12).  With ``A = <a_k, xbar>`` and ``beta = -alpha_new``::
 
 ``s = rho_k / sigma`` (Algorithm 1) or ``s = rho_k p_k n / sigma``
 (Algorithm 2).  Up to the constant ``A alpha_k`` this is exactly the SDCA
-coordinate objective of :func:`loss_kernels.dual_step`, whose closed forms
+coordinate objective of :func:`primaldual.losses.dispatch.dual_step`, whose closed forms
 (hinge, smoothed hinge, squared hinge, squared, absolute,
 epsilon-insensitive) and safeguarded logit-space Newton (logistic) therefore
 give (5) for every loss.  For the squared loss, for example,
@@ -93,7 +93,7 @@ from typing import NamedTuple
 
 from numba import njit
 
-from .loss_kernels import dual_step
+from ..losses import dispatch as L
 from .prefetch import prefetch, prefetch_row
 
 from .status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
@@ -487,9 +487,9 @@ def spdc_run(rows, spec, sampling, state, work, uniforms, t0, n_iter):
                 coef_primal = rho[k] / m
             if delta_dual > 0.0:
                 sd = s + delta_dual * rho[k]
-                new = dual_step(kind, param, s * ak / sd, y[k], A, sd)
+                new = L.dual_step(kind, param, s * ak / sd, y[k], A, sd)
             else:
-                new = dual_step(kind, param, ak, y[k], A, s)
+                new = L.dual_step(kind, param, ak, y[k], A, s)
             if not (math.isfinite(new) and math.isfinite(A)):
                 return SPDCResult(STATUS_NONFINITE, it, accesses)
             dy = -(new - ak)            # change of ytilde_k

@@ -17,56 +17,34 @@ scalars: :func:`line_terms` returns, for the rows ``lo..hi-1`` at ``theta``,
 ``tmax``  the largest ``theta`` keeping every ``a_i`` in the dual domain
 
 with ``a_i(theta) = alpha_i + theta Delta alpha_i`` held in the domain against
-rounding (:func:`moved`).  For hinge, smoothed hinge, squared hinge, squared
-and absolute loss ``-phi*`` is quadratic on the domain, so ``g`` and ``h`` at
-``theta = 0`` and ``tmax`` give ``D`` exactly on ``[0, tmax]``; the logistic
-and epsilon-insensitive duals are searched (``primaldual.distributed.line_step``).
+rounding (:func:`moved`).  The per-row slope and curvature are the loss's
+``line_terms``.  Where ``-phi*`` is quadratic on the domain (the loss's
+``QUADRATIC_DUAL``) ``g`` and ``h`` at ``theta = 0`` and ``tmax`` give ``D``
+exactly on ``[0, tmax]``; the other duals are searched
+(``primaldual.distributed.line_step``).
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit
 
-from .loss_kernels import (ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE,
-                           SQUARED, SQUARED_HINGE, _clip, neg_conjugate)
+from ..losses import dispatch as L
+from ..losses._scalar import clip
 
-__all__ = ["line_terms", "apply_summed_step", "moved", "QUADRATIC_DUALS"]
-
-#: losses whose -phi* is a quadratic on its (box) domain
-QUADRATIC_DUALS = (HINGE, SMOOTH_HINGE, SQUARED_HINGE, SQUARED, ABSOLUTE)
-
-# the logistic dual stays strictly inside (0, 1), as the SDCA step keeps it
-_LOGISTIC_LO = 1e-300
-_LOGISTIC_HI = 1.0 - 2.0 ** -53
+__all__ = ["line_terms", "apply_summed_step", "moved"]
 
 
 @njit(cache=True, nogil=True)
-def _box(kind):
-    """(lo, hi, in_b) of the dual domain: in ``b = alpha y`` when ``in_b``,
-    else in ``alpha``."""
-    if kind == HINGE or kind == SMOOTH_HINGE or kind == LOGISTIC:
-        return 0.0, 1.0, True
-    if kind == SQUARED_HINGE:
-        return 0.0, np.inf, True
-    if kind == SQUARED:
-        return -np.inf, np.inf, False
-    return -1.0, 1.0, False
-
-
-@njit(cache=True, nogil=True)
-def moved(kind, alpha, dalpha, y, theta):
-    """``alpha + theta dalpha`` kept in the dual domain (a rounding guard: for
-    ``theta <= tmax`` the exact value is inside)."""
+def moved(kind, param, alpha, dalpha, y, theta):
+    """``alpha + theta dalpha`` kept in the part of the dual domain the solvers
+    keep iterates in (a rounding guard: for ``theta <= tmax`` the exact value
+    is inside)."""
     a = alpha + theta * dalpha
-    lo, hi, in_b = _box(kind)
-    if kind == LOGISTIC:
-        lo, hi = _LOGISTIC_LO, _LOGISTIC_HI
-    if in_b:
+    lo, hi = L.interior(kind, param)
+    if L.box(kind, param)[2]:
         b = a * y
-        return _clip(b, lo, hi) * y if (b < lo or b > hi) else a
-    return _clip(a, lo, hi)
+        return clip(b, lo, hi) * y if (b < lo or b > hi) else a
+    return clip(a, lo, hi)
 
 
 @njit(cache=True, nogil=True)
@@ -76,7 +54,7 @@ def line_terms(kind, param, y, cw, alpha, dalpha, lo, hi, theta):
     g = 0.0
     h = 0.0
     tmax = np.inf
-    blo, bhi, in_b = _box(kind)
+    blo, bhi, in_b = L.box(kind, param)
     for i in range(lo, hi):
         d = dalpha[i]
         if d == 0.0:
@@ -89,36 +67,20 @@ def line_terms(kind, param, y, cw, alpha, dalpha, lo, hi, theta):
         t = (bhi - b0) / db if db > 0.0 else (blo - b0) / db
         if t < tmax:
             tmax = t
-        a = moved(kind, a0, d, yi, theta)
+        a = moved(kind, param, a0, d, yi, theta)
         if theta != 0.0:
-            e += c * (neg_conjugate(kind, param, a, yi) - neg_conjugate(kind, param, a0, yi))
-        if kind == HINGE or kind == ABSOLUTE:
-            g += c * yi * d
-        elif kind == SMOOTH_HINGE:
-            g += c * (yi - param * a) * d
-            h += c * param * d * d
-        elif kind == SQUARED_HINGE:
-            g += c * (yi - 0.5 * a) * d
-            h += c * 0.5 * d * d
-        elif kind == SQUARED:
-            g += c * (yi - a) * d
-            h += c * d * d
-        elif kind == LOGISTIC:
-            b = a * yi
-            g += c * (math.log1p(-b) - math.log(b)) * yi * d
-            h += c * d * d / (b * (1.0 - b))
-        else:   # EPSILON_INSENSITIVE: alpha y - eps |alpha|, the slope along +d at a kink
-            s = 1.0 if a > 0.0 else (-1.0 if a < 0.0 else (1.0 if d > 0.0 else -1.0))
-            g += c * (yi - param * s) * d
+            e += c * (L.neg_conjugate(kind, param, a, yi) - L.neg_conjugate(kind, param, a0, yi))
+        gi, hi_ = L.line_terms(kind, param, a, yi, d, c)
+        g += gi
+        h += hi_
     return e, g, h, tmax
 
 
 @njit(cache=True, nogil=True)
-def apply_summed_step(kind, y, alpha, dalpha, theta):
+def apply_summed_step(kind, param, y, alpha, dalpha, theta):
     """``alpha += theta dalpha`` (held in the domain), then ``dalpha = 0``."""
     for i in range(alpha.shape[0]):
         d = dalpha[i]
         if d != 0.0:
-            alpha[i] = moved(kind, alpha[i], d, y[i], theta)
+            alpha[i] = moved(kind, param, alpha[i], d, y[i], theta)
             dalpha[i] = 0.0
-

@@ -1,11 +1,10 @@
 """Spin barriers for kernels that run on several OS threads at once.
 
-A multi-core kernel that opens a Numba ``prange`` region per mini-batch pays
-the thread pool's fork/join every iteration; with mini-batches of a few
-hundred rows (~100 us of work) that cost ate the whole gain (see
-docs/reproducing-minibatch.md).  Instead, the driver starts one Python thread
-per worker, each calls the same ``nogil`` kernel with its own thread id, and
-the threads meet at :func:`barrier` twice per iteration.
+The driver starts one Python thread per worker, each calls the same
+``nogil`` kernel with its own thread id, and the threads meet at
+:func:`barrier` twice per iteration: a ``prange`` region per mini-batch of a
+few hundred rows (~100 us of work) would pay the thread pool's fork/join
+every iteration (docs/reproducing-minibatch.md).
 
 Numba has no atomics, so two LLVM intrinsics are provided here:
 ``atomic_load`` (acquire) and ``atomic_store`` (release) on an int64 array

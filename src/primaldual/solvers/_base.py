@@ -27,25 +27,27 @@ import math
 import os
 import sys
 import time
-import zipfile
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import fields
 
 import numpy as np
 
 from .._extras import require
-from .._util import atomic_write, make_rng  # noqa: F401  (make_rng: re-exported)
+from .._util import make_rng  # noqa: F401  (make_rng: re-exported)
 from .._util.interrupts import Deadline, sigint_as_flag
 from ..losses import check_capabilities
-from ..problem import Certificate, Problem, relative_gap
+from ..problem import Certificate, Problem
 from ..validation import check_Xy
 from ._options import CommonOptions
+
+from ._results import (STATE_FORMAT_VERSION, BestIterate, SolveResult,  # noqa: F401
+                       SolverState, _json_default, deferred_export, load_state, save_state)
+from ._schedule import (CHECK_ANCHOR, CHECK_FIRST, CHECK_MIN, CHECK_PASS_COST,  # noqa: F401
+                        CHECK_SHARE, CHECK_SLACK, check_budget_interval,
+                        next_check_interval)
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
            "save_state", "load_state", "COMMON_OPTIONS", "next_check_interval",
            "check_budget_interval", "pick_pair"]
-
-STATE_FORMAT_VERSION = 1
 
 SOLVERS: dict = {}
 
@@ -59,149 +61,6 @@ def register(cls):
 #: the options every solver accepts (handled by the shared loop) and their
 #: defaults; the fields of :class:`~primaldual.solvers._options.CommonOptions`
 COMMON_OPTIONS = {f.name: f.default for f in fields(CommonOptions)}
-
-
-# ---------------------------------------------------------------- results
-@dataclass
-class SolverState:
-    """Everything needed to continue a run exactly where it stopped.
-
-    ``meta`` holds JSON-serializable scalars (counters, the RNG state, the
-    trace, the options); ``arrays`` holds the iterates (alpha, w, sample
-    order, ...).  It is stored without pickle (:func:`save_state`).
-    """
-
-    solver: str
-    meta: dict
-    arrays: dict
-
-    @property
-    def epoch(self) -> float:
-        return float(self.meta.get("epochs", 0.0))
-
-
-@dataclass
-class SolveResult:
-    """The outcome of :func:`primaldual.solve`: a certified pair (coef, dual_coef).
-
-    A run that stops before reaching ``tol`` returns the best pair its checks
-    certify (:func:`pick_pair`): the ``w`` with the smallest primal value and
-    the ``alpha`` with the largest dual value among them, or ``w = 0`` when
-    ``P(0)`` is lower (``extras["best_epoch"]``, ``extras["best_dual_epoch"]``
-    and ``extras["zero_model"]`` say which, when they are not the last check);
-    ``trace`` still records every check.
-    """
-
-    coef: np.ndarray
-    dual_coef: np.ndarray
-    primal: float
-    dual: float
-    gap: float
-    solver: str
-    options: dict
-    converged: bool
-    n_epochs: float
-    time: float
-    trace: list
-    loss: str = ""
-    lam: float = 0.0
-    l1: float = 0.0
-    tol: float = 0.0
-    feature_accesses: int = 0
-    stop_reason: str = ""
-    state: SolverState | None = field(default=None, repr=False)
-    extras: dict = field(default_factory=dict)
-
-    @property
-    def rel_gap(self) -> float:
-        return relative_gap(self.primal, self.dual)
-
-    def summary(self) -> dict:
-        """The result for display: the gaps clipped at 0 (rounding can make ``P - D``
-        of a converged pair a few ulps negative; ``primal``, ``dual`` are raw)."""
-        return {"solver": self.solver, "loss": self.loss, "lam": self.lam, "l1": self.l1,
-                "epochs": self.n_epochs, "time_s": self.time, "primal": self.primal,
-                "dual": self.dual, "gap": max(self.gap, 0.0),
-                "rel_gap": max(self.rel_gap, 0.0),
-                "converged": self.converged, "stop_reason": self.stop_reason}
-
-    def __repr__(self) -> str:
-        """The dataclass repr, with ``gap`` shown clipped at 0 as in :meth:`summary`
-        (the attribute keeps the raw ``P - D``)."""
-        shown = []
-        for f in fields(self):
-            if f.repr:
-                v = getattr(self, f.name)
-                shown.append(f"{f.name}={max(v, 0.0) if f.name == 'gap' else v!r}")
-        return f"{type(self).__name__}({', '.join(shown)})"
-
-
-# ------------------------------------------------------------ state files
-def _json_default(o):
-    if isinstance(o, (np.integer,)):
-        return int(o)
-    if isinstance(o, (np.floating,)):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, np.bool_):
-        return bool(o)
-    raise TypeError(f"cannot store {type(o).__name__} in a state file")
-
-
-def save_state(state: SolverState, path) -> Path:
-    """Write ``state`` to ``path`` (a ``.npz`` file, or a directory that gets
-    ``state.npz``) atomically: a temporary file in the same directory is
-    fsynced and renamed over the old one, so a crash mid-write leaves the
-    previous checkpoint intact.  No pickle is involved."""
-    path = Path(path)
-    if path.suffix != ".npz":
-        path.mkdir(parents=True, exist_ok=True)
-        path = path / "state.npz"
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(state.meta)
-    meta["solver"] = state.solver
-    meta["format_version"] = STATE_FORMAT_VERSION
-    payload = {"__meta__": np.array(json.dumps(meta, default=_json_default))}
-    for k, v in state.arrays.items():
-        arr = np.asarray(v)
-        if arr.dtype == object:
-            raise TypeError(f"state array {k!r} has dtype=object; refusing to pickle")
-        payload[k] = arr
-    with atomic_write(path) as fh:
-        np.savez(fh, **payload)
-    return path
-
-
-def load_state(path) -> SolverState:
-    """Read a state written by :func:`save_state` (``allow_pickle=False``)."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / "state.npz"
-    if not path.exists():
-        raise FileNotFoundError(f"no checkpoint at {path}")
-    with open(path, "rb") as fh:
-        magic = fh.read(4)
-    if magic not in (b"PK\x03\x04", b"PK\x05\x06"):
-        raise ValueError(f"checkpoint {path} is not a primaldual state file: not an .npz "
-                         f"archive (it starts with {magic!r}); it is corrupt or another "
-                         f"file. Start without --resume, or point to the checkpoint "
-                         f"directory a fit wrote")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["__meta__"]))
-            arrays = {k: z[k] for k in z.files if k != "__meta__"}
-    except ValueError as e:
-        raise ValueError(f"checkpoint {path} is not a valid primaldual state file "
-                         f"(object arrays are refused): {e}") from None
-    except (OSError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
-        raise ValueError(f"checkpoint {path} is unreadable or corrupt: {e}") from None
-    if meta.get("format_version") != STATE_FORMAT_VERSION:
-        raise ValueError(f"checkpoint {path} has format_version "
-                         f"{meta.get('format_version')!r}; this primaldual reads "
-                         f"version {STATE_FORMAT_VERSION}")
-    return SolverState(solver=meta["solver"], meta=meta, arrays=arrays)
 
 
 # ---------------------------------------------------------------- helpers
@@ -232,72 +91,6 @@ def _positive(name, value, *, allow_none=False, integer=False, allow_zero=False)
     return fv
 
 
-# ------------------------------------------------------- check schedule
-#: the adaptive schedule's constants (tuned on recorded gap traces of SDCA on
-#: a9a, reuters, covtype and the rcv1 shape, 3 losses x lam 1e-4..1e-6)
-CHECK_FIRST = 1.5        # epochs before the first check (no rate known yet)
-CHECK_MIN = 0.5          # shortest interval
-CHECK_SLACK = 1.05       # aim 5% past the predicted crossing
-CHECK_ANCHOR = 2.0 / 3.0  # the rate is measured from the last check before 2/3 e
-CHECK_PASS_COST = 0.4    # a certificate pass costs ~0.4 of an epoch of SDCA steps
-                         # touching the same nonzeros (measured: 1.5-1.8 ns/nnz
-                         # against 2.5-10 ns/nnz for an epoch)
-CHECK_SHARE = 0.07       # checks may take about this share of the time
-
-
-def check_budget_interval(nnz, accesses_per_epoch):
-    """The interval at which exact checks cost about ``CHECK_SHARE`` of the work.
-
-    A check is one pass over all ``nnz`` stored entries; an epoch of the solver
-    touches ``accesses_per_epoch`` of them (fewer with shrinking), each at about
-    ``1 / CHECK_PASS_COST`` the cost of a certificate access.  The estimate is
-    from counts, not clocks, so the schedule (and hence a run) is reproducible.
-    """
-    if not nnz > 0:                 # no stored entries: a check costs next to nothing
-        return CHECK_MIN
-    if not accesses_per_epoch > 0:
-        accesses_per_epoch = nnz
-    return max(CHECK_MIN, CHECK_PASS_COST * nnz / (CHECK_SHARE * accesses_per_epoch))
-
-
-def next_check_interval(points, tol, budget=math.inf):
-    """Epochs until the next exact gap check for ``check_every="auto"``.
-
-    ``points`` are the exact checks so far, ``(epoch, relative gap)``.  The
-    gap of a linearly convergent method falls geometrically, so the rate
-    ``r = log(g_a / g_last) / (e_last - e_a)`` predicts the crossing of
-    ``tol`` after ``log(g_last / tol) / r`` more epochs; the next check goes
-    5% past it.  The anchor ``a`` is the latest check at or before two thirds
-    of ``e_last`` (other than the cold start at epoch 0, whose first epoch is
-    atypically fast), else the previous check: the gap of the last iterate
-    fluctuates from epoch to epoch, and a longer baseline steadies the rate.
-
-    A prediction further away than ``budget`` epochs (see
-    :func:`check_budget_interval`), a stalled or a rising gap give ``budget``:
-    checks then cost a bounded share of the time, a wrong prediction costs at
-    most ``budget`` epochs, and a gap that plateaus and fluctuates (hinge) is
-    still sampled.  Never below half an epoch.  The schedule only decides
-    *when* to check: every check is the exact certificate, and convergence is
-    declared on it alone.
-    """
-    pts = [(float(e), float(g)) for e, g in points if g > 0.0 and math.isfinite(g)]
-    if len(pts) < 2 or pts[-1][0] <= pts[-2][0]:
-        return max(CHECK_MIN, min(CHECK_FIRST, budget))
-    e1, g1 = pts[-1]
-    last = e1 - pts[-2][0]
-    if math.isfinite(budget):
-        cap = stall = budget
-    else:                       # no budget given: at most double, a stall doubles
-        cap, stall = max(2.0 * last, e1, 1.0), 2.0 * last
-    anchors = [(e, g) for e, g in pts[:-1] if 0.0 < e <= CHECK_ANCHOR * e1]
-    e0, g0 = anchors[-1] if anchors else pts[-2]
-    rate = (math.log(g0) - math.log(g1)) / (e1 - e0)
-    if not rate > 0.0:
-        return max(CHECK_MIN, stall)
-    ahead = CHECK_SLACK * (math.log(g1) - math.log(max(tol, 1e-300))) / rate
-    return max(CHECK_MIN, min(ahead, cap))
-
-
 # ------------------------------------------------------------------ solver
 class Solver(abc.ABC):
     """Base class: see the module docstring for the hooks."""
@@ -307,6 +100,11 @@ class Solver(abc.ABC):
     summary = ""
     #: capability flags the loss must have (see losses.check_capabilities)
     requires: tuple = ()
+    #: runs a loss module outside the registry (its kernels compiled for it)
+    external_losses = False
+    #: its state stays readable after run() returns (nothing shut down), so the
+    #: result exports it on first read; else the state is exported when the run ends
+    state_after_run = False
     #: the options (a frozen dataclass; see primaldual.solvers._options)
     options_class: type = CommonOptions
     #: accepts l1 > 0
@@ -318,9 +116,10 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
-    check_passes = 1.0      #: passes over the entries one check makes (the check budget)
     #: the epoch budget when the caller gives none (max_epochs=None)
     default_max_epochs = 100
+    #: passes over the entries one check makes (the check budget)
+    check_passes = 1.0
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha
     #: of its checks, from whichever checks they came (:func:`pick_pair`); False:
     #: the pair of the check with the smallest relative gap
@@ -349,7 +148,8 @@ class Solver(abc.ABC):
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
         self.problem = problem
-        check_capabilities(problem.loss, self.name, self.requires)
+        check_capabilities(problem.loss, self.name,
+                           self.requires + (() if self.external_losses else ("builtin",)))
         if problem.l1 > 0 and not self.supports_l1:
             raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
                              f"l1={problem.l1}); "
@@ -557,7 +357,7 @@ class Solver(abc.ABC):
         self.feature_accesses = int(state.meta["feature_accesses"])
         self.rng.bit_generator.state = state.meta["rng_state"]
         self.set_state(state.meta, state.arrays)
-        self._best = _BestIterate.from_state(state.meta, state.arrays, self.mixes_best_pair)
+        self._best = BestIterate.from_state(state.meta, state.arrays, self.mixes_best_pair)
         return list(state.meta.get("trace", [])), float(state.meta.get("elapsed", 0.0))
 
     # -------------------------------------------------------------- loop
@@ -645,21 +445,26 @@ class Solver(abc.ABC):
             finally:
                 self._sigint = None
 
-    def _run(self) -> SolveResult:
+    def _begin_run(self):
+        """The iterates from the resume state or the warm start: ``(resume state or
+        None, trace so far, elapsed seconds so far)``."""
         resume = self.resume_from
-        if resume is not None:
-            if isinstance(resume, SolveResult):
-                resume = resume.state
-            elif isinstance(resume, (str, os.PathLike)):
-                resume = load_state(resume)
-            if not isinstance(resume, SolverState):
-                raise ValueError("resume must be a SolverState, a SolveResult or a "
-                                 "checkpoint path")
-            trace, elapsed0 = self.import_state(resume)
-        else:
+        if resume is None:
             self.init_state(self.warm_start)
-            trace, elapsed0 = [], 0.0
-            self._best = _BestIterate(self.mixes_best_pair)
+            self._best = BestIterate(self.mixes_best_pair)
+            return None, [], 0.0
+        if isinstance(resume, SolveResult):
+            resume = resume.state
+        elif isinstance(resume, (str, os.PathLike)):
+            resume = load_state(resume)
+        if not isinstance(resume, SolverState):
+            raise ValueError("resume must be a SolverState, a SolveResult or a "
+                             "checkpoint path")
+        trace, elapsed0 = self.import_state(resume)
+        return resume, trace, elapsed0
+
+    def _run(self) -> SolveResult:
+        resume, trace, elapsed0 = self._begin_run()
         t_start = time.perf_counter() - elapsed0
         # a time that also passes on Ctrl-C: the solvers' deadline checks stop on both
         deadline = Deadline(None if self.time_limit is None else t_start + self.time_limit,
@@ -715,7 +520,8 @@ class Solver(abc.ABC):
         if bar is not None:
             bar.close()
         elapsed = time.perf_counter() - t_start
-        state = self.export_state(trace, elapsed)
+        state = (deferred_export(self, trace, elapsed) if self.state_after_run
+                 else self.export_state(trace, elapsed))
         cert, extras = pick_pair(prob := self.problem, best, cert, self.tol)
         extras = {**self.result_extras(), **extras}
         return SolveResult(
@@ -730,7 +536,7 @@ class Solver(abc.ABC):
 
 def pick_pair(problem, best, cert, tol):
     """``(certificate, extras)`` that a run returns, from its last check ``cert``
-    and its record ``best`` of every check (:class:`_BestIterate`).
+    and its record ``best`` of every check (:class:`BestIterate`).
 
     A last pair that meets ``tol`` is returned as it is.  Otherwise the run
     returns the best primal point among its certified checks with the best
@@ -753,86 +559,6 @@ def pick_pair(problem, best, cert, tol):
                            v=None, margins=None)
         extras["zero_model"] = True
     return cert, extras
-
-
-class _BestIterate:
-    """The best certified pair a run has seen, built from its checks (copies:
-    solvers update their iterates in place); part of the state, so that a resumed
-    run returns what the uninterrupted one would.
-
-    By default the pair of the check with the smallest relative gap (a dual
-    method's ``w`` is ``w(alpha)``, and the pair stays one).  With ``mix`` (a
-    solver's ``mixes_best_pair``: saddle-point methods, whose primal and dual
-    iterates are separate and are best at different checks) the ``w`` with the
-    smallest primal value and the ``alpha`` with the largest dual value, from
-    whichever checks they came: every check's ``P(w)`` and ``D(alpha)`` are exact,
-    so ``P(w_best) - D(alpha_best)`` is a certified gap of the returned ``w``, at
-    most the gap of any single check."""
-
-    _W, _ALPHA = "best_pair_w", "best_pair_alpha"
-
-    def __init__(self, mix=False):
-        self.mix = mix
-        self.w = self.alpha = None
-        self.primal, self.dual = math.inf, -math.inf
-        self.epoch = self.dual_epoch = None
-
-    @property
-    def cert(self):
-        """The pair as a :class:`Certificate`, or None before the first check."""
-        if self.w is None:
-            return None
-        return Certificate(w=self.w, alpha=self.alpha, primal=self.primal, dual=self.dual,
-                           v=None, margins=None)
-
-    def to_meta(self):
-        return {"best_pair": {"primal": self.primal, "dual": self.dual, "epoch": self.epoch,
-                              "dual_epoch": self.dual_epoch}}
-
-    def to_arrays(self):
-        return {self._W: self.w, self._ALPHA: self.alpha}
-
-    @classmethod
-    def from_state(cls, meta, arrays, mix=False):
-        best = cls(mix)
-        info = meta.get("best_pair")
-        if info is not None and cls._W in arrays and cls._ALPHA in arrays:
-            best.w = np.array(arrays[cls._W], dtype=np.float64)
-            best.alpha = np.array(arrays[cls._ALPHA], dtype=np.float64)
-            best.primal, best.dual = float(info["primal"]), float(info["dual"])
-            best.epoch = float(info["epoch"])
-            de = info.get("dual_epoch")
-            best.dual_epoch = best.epoch if de is None else float(de)
-        return best
-
-    def offer(self, cert, rec):
-        epoch = float(rec["epoch"])
-        if not self.mix:
-            if self.w is None or cert.rel_gap < self.cert.rel_gap:
-                self.w, self.alpha = np.array(cert.w), np.array(cert.alpha)
-                self.primal, self.dual = cert.primal, cert.dual
-                self.epoch = self.dual_epoch = epoch
-            return
-        if cert.primal < self.primal:
-            self.w, self.primal, self.epoch = np.array(cert.w), cert.primal, epoch
-        if cert.dual > self.dual:
-            self.alpha, self.dual, self.dual_epoch = np.array(cert.alpha), cert.dual, epoch
-
-    def better_than(self, cert):
-        """The recorded pair beats ``cert``: a smaller gap, absolute when mixing
-        (a relative gap favours a large primal value), else relative."""
-        if self.w is None:
-            return False
-        if self.mix:
-            return self.primal - self.dual < cert.primal - cert.dual
-        return self.cert.rel_gap < cert.rel_gap
-
-    def where(self):
-        """``extras`` naming the checks the pair came from."""
-        out = {"best_epoch": self.epoch}
-        if self.dual_epoch != self.epoch:
-            out["best_dual_epoch"] = self.dual_epoch
-        return out
 
 
 def _progress_bar(enabled, total, name):

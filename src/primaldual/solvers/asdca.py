@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kernels.objective import certificate_pass
-from ..kernels.prox_sdca import prox_work_arrays
+from ..kernels.sdca import prox_work_arrays
 from ..kernels.sdca import (STATUS_NONFINITE, Averaging, SDCAState, Shrinking,
                             sdca_epoch)
 from ._base import Solver, register
@@ -56,7 +56,7 @@ class ASDCASolver(Solver):
     ||y||^2`` with ``g'`` the elastic net of strength ``lam + kappa``; its
     primal point is ``w(alpha) = S(v + kappa y, l1)/(lam + kappa)``.  The inner
     solver is SDCA (``l1 = 0``, :func:`kernels.sdca.sdca_epoch`) or the exact
-    elastic-net Prox-SDCA step (:mod:`kernels.prox_sdca`) run on the shifted
+    elastic-net Prox-SDCA step (:mod:`kernels.sdca.prox`) run on the shifted
     image ``v + kappa y``, in passes over random permutations; after each inner
     pass the exact inner duality gap is computed and compared with ``eps_t``.
 

@@ -195,6 +195,7 @@ class NewtonSolver(Solver):
     options_class = NewtonOptions
     supports_l1 = False
     supports_client = True
+    external_losses = True
 
     # ------------------------------------------------------------ options
     def _partitions(self):
@@ -217,6 +218,8 @@ class NewtonSolver(Solver):
         K = self._partitions()
         if K is None:
             return
+        if not self.problem.loss.builtin:
+            raise ValueError(f"an unregistered loss ({self.problem.loss.name!r}) runs in process only")
         if K < 1:
             raise ValueError(f"n_partitions must be a positive integer, got {K}")
         if K > self.problem.n:

@@ -1,175 +1,34 @@
 """SDCA: stochastic dual coordinate ascent (Shalev-Shwartz & Zhang, JMLR 14, 2013).
 
-Problem (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
+Solves (docs/conventions.md §1, weights ``c_i``, ``W = sum_i c_i``)::
 
-    primal  P(w)     = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2
-    dual    D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - lam/2 ||w(alpha)||^2
-            w(alpha) = (1/(lam W)) sum_i c_i alpha_i x_i
+    min_w  P(w) = (1/W) sum_i c_i phi_i(x_i . w) + lam/2 ||w||^2 + l1 ||w||_1
 
-Update (Procedure SDCA, eq. in Section 3; closed forms of Section 6): pick
-``i``, then choose ``Delta alpha_i`` to maximize::
+through its dual ``D(alpha) = (1/W) sum_i c_i (-phi_i*(-alpha_i)) - g*(v)``,
+``v = (1/W) sum_i c_i alpha_i x_i``.  A step picks ``i`` and sets ``alpha_i`` to
+the exact maximizer of ``-phi_i*(-beta) - a (beta - alpha_i) - (s/2)(beta -
+alpha_i)^2``, ``a = x_i . w``, ``s = c_i ||x_i||^2 / (lam W)`` (Procedure SDCA;
+Section 6's closed forms, the loss's ``dual_step``), then ``v += (c_i/W) Delta
+x_i``; ``w = v / lam``.  With ``l1 > 0`` it is Prox-SDCA (Shalev-Shwartz &
+Zhang 2014) with the exact step over the breakpoints of ``g*``
+(:mod:`primaldual.kernels.sdca.prox`), ``w = soft_threshold(v, l1) / lam``.
 
-    -phi_i*(-(alpha_i + Delta)) - (lam W / (2 c_i)) ||w + (c_i/(lam W)) Delta x_i||^2
+Options (the fields of :class:`SDCAOptions`): ``sampling`` (uniform:
+Procedure SDCA; permutation: SDCA-Perm; cyclic: one fixed random order),
+``output`` (last, the average after ``T0`` epochs, or a random iterate after
+``T0``, kept by reservoir sampling), ``T0``, ``init`` ("sgd": Procedure
+Modified-SGD as the first epoch), ``shrinking`` (LIBLINEAR's active set with
+one-sided thresholds, for losses with a box dual; the passes are then planned
+in the kernel, :mod:`primaldual.kernels.sdca.passes`; shrunk coordinates whose
+share of the exact gap exceeds ``tol |P| / n`` come back at every check), and
+the threads' ``n_jobs``, ``sync_every``, ``atomic``.
 
-and set ``alpha_i += Delta``, ``w += (c_i/(lam W)) Delta x_i``.  With unit
-weights this is exactly the paper's step with ``lam n``.  The maximizer is
-closed form for every loss but logistic, which uses a safeguarded Newton
-iteration to 1e-12 (:func:`primaldual.kernels.loss_kernels.dual_step`).
-
-Options
--------
-sampling : "uniform" | "permutation" | "cyclic", default "permutation"
-    "uniform" is Procedure SDCA (i drawn with replacement); "permutation" is
-    SDCA-Perm (a fresh random permutation every epoch, Section 6);
-    "cyclic" draws one order at random and keeps it (Section 8.5, Fig. 5).
-output : "last" | "average" | "random", default "last"
-    The Procedure's output options: the last iterate, the average of
-    ``alpha^{(t-1)}`` for ``t = T0+1..T`` (with ``w_bar = w(alpha_bar)``), or an
-    iterate drawn uniformly from ``T0+1..T`` (kept by reservoir sampling, so
-    the draw stays uniform whenever the run stops).  Before ``T0`` steps the
-    output is the last iterate.
-T0 : float or None
-    Start of averaging / random output, in epochs.  None means
-    ``max_epochs / 2`` (the paper's "a good choice of T0 is T/2").
-init : "zero" | "sgd", default "zero"
-    "sgd" runs Procedure Modified-SGD (Section 4) as the first epoch, over
-    a random permutation, then continues SDCA from its alpha.
-shrinking : "auto" | True | False, default "auto"
-    LIBLINEAR-style active set for losses whose dual domain is a box (hinge,
-    smooth_hinge, squared_hinge, absolute, epsilon_insensitive): a
-    coordinate at a bound (or the kink at 0 of epsilon-insensitive) whose
-    slopes push outward by more than the previous pass's largest violation
-    *in the opposite direction* is removed from the passes (one-sided
-    thresholds, LIBLINEAR's ``PGmax_old`` / ``PGmin_old``: a coordinate at its
-    lower end is compared with the largest downward violation, one at its
-    upper end with the largest upward violation).  With shrinking the passes
-    themselves run inside the kernel (``sdca_passes``), drawn from
-    uniforms of the solver's generator, because the active set can get so
-    small that a Python round trip per pass would dominate.  At every check, shrunk coordinates
-    whose share of the exact duality gap exceeds ``tol * |P| / n`` are
-    re-activated; convergence is always declared on the exact gap over all
-    ``n`` coordinates.  "auto" turns it on for box losses with
-    ``output="last"``.  ``shrinking=False`` is the paper's SDCA exactly.
-
-Elastic net (``l1 > 0``): Prox-SDCA (Shalev-Shwartz & Zhang, "Accelerated
-proximal stochastic dual coordinate ascent", 2014/2016) with the exact
-coordinate step: ``Delta`` maximizes
-``-phi_i*(-(alpha_i + Delta)) - (W/c_i) g*(v + (c_i/W) Delta x_i)`` with
-``g*(v) = sum_j max(|v_j| - l1, 0)^2/(2 lam)``, piecewise quadratic along the
-line; the breakpoints are walked in order
-(:mod:`primaldual.kernels.prox_sdca`).  The primal point is
-``w(alpha) = soft_threshold(v, l1)/lam``.  ``init="sgd"`` is not available
-with ``l1 > 0``.
-
-Threads (``n_jobs = k > 1``): asynchronous dual coordinate ascent on the
-passes of SDCA-Perm, in the manner of PASSCoDe (Hsieh, Yu & Dhillon, ICML
-2015) with thread-local copies of the dual image, as in Snap ML's SySCD
-(Ioannou et al., NeurIPS 2019).  Each pass (a random order of the
-coordinates not shrunk, drawn by the driver from ``random_state``) is cut
-into contiguous chunks of about ``CHUNK_NNZ`` (200,000) stored entries (``k``
-to ``16 k`` of them), and ``k`` threads take the chunks in turn and run the
-serial kernel :func:`~primaldual.kernels.sdca.sdca_epoch` on each, so a
-thread slowed by other work on its core takes fewer.  ``alpha_i`` has one
-writer per pass.
-
-Each thread steps on its own copy of the dual image ``v``
-(:class:`~primaldual.kernels.sdca.ThreadCopy`), taken when it starts the
-pass; the image of the pass is ``v + sum_t parts[t]``, ``parts[t]`` thread
-``t``'s published changes, written by thread ``t`` alone (no atomic
-instruction, no lost update; the driver folds them into ``v`` when the
-threads are done).  A step lists the columns it changes (a byte marker and a
-list, branch-free).  Every ``sync_every`` updates
-(:func:`~primaldual.kernels.sdca.sync_copy`) the thread adds its changes of
-those columns to ``parts[t]``, appends the columns to its change log (a ring
-the others read) and refreshes its copy on them and on the columns in the
-others' logs since its last sync: the cost is proportional to the columns
-changed, not to ``d`` (a sequential sweep over all ``d`` when they number
-more than ``d / 8``).  Where a sync period touches most columns anyway the
-cost model picks sweeping syncs instead (``ThreadCopy.sparse`` False): the
-steps list nothing and each sync is one sequential pass over ``d``.  Staleness is bounded by work, not by the clock: the
-threads publish their update counts at each sync, and before each step a
-thread whose copy is more than ``2 (k - 1) sync_every`` updates of the
-others behind syncs first, so a thread descheduled for many milliseconds
-does not step on a stale copy when it comes back.
-
-Whether threads run is predicted (:func:`thread_plan`) from the data (mean
-entries per row ``r``, ``d``, the column counts, the mean row cosine
-:func:`mean_row_cosine`) and this machine's costs, measured at the first threaded call and again when
-that measurement is older than ``COSTS_MAX_AGE`` (30 s)
-(:func:`measured_thread_costs`): per update, one thread costs ``r *
-step_entry``; ``k`` threads syncing every ``S`` updates cost ``((r *
-copy_entry + sync(S) / S) / cores + wake / n) * (1 + STALE_EPOCHS (k - 1) (S
-r / d) c^2)``, ``cores = k * two_threads / 2`` (``two_threads``: the measured
-speed-up of two threads over one on the same steps, which other work on the
-cores lowers), a sync costing ``k U(S) sync_column`` or, when ``k U(S) > d /
-8``, ``U(S) sync_column + d sweep_column`` (``U(S)`` the distinct columns of
-``S`` random rows, :func:`distinct_columns`); with sweeping syncs a step
-costs ``r * step_entry`` and a sync ``2 d sweep_column``.
-``sync_every="auto"`` takes the ``S`` (and sparse or sweeping syncs) of least
-predicted time; threads run when the best ``k <= n_jobs`` is predicted at
-least ``MIN_SPEEDUP`` (1.15) times faster, each with at least
-``MIN_NNZ_PER_THREAD`` (1,000,000) stored entries per pass; otherwise the run
-is serial.  ``res.extras["threads"]`` is the number of threads used and
-``res.extras["threads_reason"]`` the decision in words.
-
-The prediction is then checked on the data itself where a pass is long
-enough to time (at least ``TRIAL_MIN_NNZ`` stored entries) and the
-prediction is at least break-even (``TRIAL_FLOOR``): the machine's costs
-are measured on a synthetic set whose columns are uniform, and real columns
-(a shared vocabulary's frequent words) cache differently.  The first pass
-runs its first quarter on one thread and its second on the best ``k``
-threads, both timed; the threads stay only where one thread's time per
-stored entry over theirs, divided by the predicted epoch penalty, is at
-least ``TRIAL_MIN_SPEEDUP`` (1.3) (:meth:`SDCASolver._trial_decision`).  Both quarters are
-steps of the same pass, so the run loses at most a fraction of one pass to
-the check whichever way it goes (the rest of the pass runs as decided), and a machine whose cores are taken by
-other work gets the serial run.  The reason then says what was measured.
-
-Writing one shared ``v`` entry by entry (``sync_every=0``: PASSCoDe's "wild"
-variant, or its "atomic" one with ``atomic=True``) is kept as an option;
-with ``atomic="auto"`` it uses atomic additions when the column overlap
-(:func:`column_overlap`: the share of the rows holding the column of a
-random stored entry) is at least ``ATOMIC_OVERLAP`` (0.3): covtype (0.86)
-and a9a (0.45) get atomic additions, text (the CCAT shape 0.18, reuters
-0.08) plain ones.  A lost plain addition is caught by the certificate
-(below).  The copies need no atomic additions, so ``atomic`` applies to
-``sync_every=0`` only.
-
-Shrinking works as in the serial solver, on the whole active set: the
-threads report their pass's largest violations, and the driver sets the next
-pass's thresholds.  A pass whose active rows hold fewer than
-``MIN_NNZ_PER_THREAD * k`` stored entries is not worth a wake-up of the
-threads: from then on the passes run in the serial in-kernel loop
-(``sdca_passes``) until the next check.
-
-The certificate stays exact: at every check the fresh ``v(alpha)`` of the
-certificate pass (itself run on the threads) replaces the shared ``v``; if
-they differ by more than rounding (a lost plain addition with
-``sync_every=0``, or ``sampling="uniform"`` drawing one coordinate in two
-chunks at once), the certificate is recomputed at ``w(alpha)`` from the
-fresh image.  What is deterministic with ``n_jobs > 1``: the passes (the
-sample order depends on ``random_state`` only); not the iterates, since the
-threads' interleaving decides which updates a step sees.  Runs agree on the
-optimum to the tolerance, each certified.  For bitwise repeatable multi-core
-runs use ``solver="cocoa"`` (fixed partitions, a deterministic reduction).
-``n_jobs=1`` is the serial solver exactly.  Not with ``output="average"`` or
-``"random"``.
-
-Options ``n_jobs`` (None or 1: one thread; -1 all cores), ``atomic``
-("auto" | True | False, default "auto"; ``sync_every=0`` only) and
-``sync_every`` ("auto" | int >= 0, default "auto"; 0 writes the one shared
-``v`` directly).
-
-The threaded pass (:func:`threaded_pass`, :class:`ThreadWork`) and the cost
-model (:func:`thread_plan`, :func:`measured_thread_costs` and their
-constants) are :mod:`primaldual.blocks.sdca_threads`, below the solvers: CoCoA+'s
-local solver on a worker runs the same pass.
-
-The options are the fields of :class:`SDCAOptions` (checked when they are
-built); ``solver.opts`` holds them as given, and the values derived from them
-(the threads used, the sync period, shrinking on or off) live on the solver.
-
-Warm start: ``warm_start`` is a feasible ``alpha`` (n,) or a SolveResult.
+Threads (``n_jobs > 1``): asynchronous passes in the manner of PASSCoDe with
+thread-local copies of ``v`` (SySCD), run only where the cost model of
+:mod:`primaldual.blocks.sdca_threads`, checked on the data's first pass,
+predicts a win; docs/solvers.md ("Threads") has the method, the cost model and
+what stays deterministic.  ``n_jobs=1`` is the serial solver exactly.  The
+certificate is exact either way.  Warm start: a feasible ``alpha`` or a SolveResult.
 """
 from __future__ import annotations
 
@@ -181,11 +40,11 @@ import numpy as np
 from ..blocks import sdca_threads
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
                                    threaded_pass)
-from ..kernels.prox_sdca import prox_work_arrays
-from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM,
-                            STATUS_NONFINITE, STATUS_SNAPSHOT, Averaging, Passes,
-                            SDCAState, Shrinking, flush_average, modified_sgd_epoch,
-                            sdca_epoch, sdca_passes)
+from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
+                            STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
+                            flush_average, modified_sgd_epoch, new_plan, next_pass,
+                            plan_from_floats, prox_work_arrays,
+                            record_violations, sdca_epoch, sdca_passes)
 from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
@@ -193,7 +52,7 @@ from .._util.threads import resolve_n_jobs
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
-#: by 10 at each re-activation (see kernels.sdca.sdca_passes)
+#: by 10 at each re-activation (see kernels.sdca.passes)
 SHRINK_EPS0 = 0.1
 
 #: n_jobs > 1 on data of at least this many stored entries: the first pass
@@ -260,9 +119,9 @@ class SDCASolver(Solver):
     requires = ()
     options_class = SDCAOptions
     supports_l1 = True
+    external_losses = state_after_run = True
     adaptive_checks = True
-    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a:
-    # ~220); 100 left users with "not converged" where every epoch is cheap
+    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a: ~220)
     default_max_epochs = 1000
     # an interrupt lands between kernel calls (Numba defers it), where alpha and
     # v agree; the threads are stopped and waited for (solvers._threads)
@@ -305,11 +164,11 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o = self.opts
         prob = self.problem
-        self.plan = thread_plan(prob.rows, o.n_jobs, o.sync_every)
+        self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
+                                o.sync_every)
         self.threads_reason = self.plan.reason
-        # check the prediction on the data's first pass (module docstring,
-        # "Threads"): the candidate threads are set up, and the trial pass
-        # decides whether they stay
+        # check the prediction on the data's first pass (docs/solvers.md,
+        # "Threads"): the candidate threads are set up, the trial pass decides
         self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
                       and self.plan.speedup >= TRIAL_FLOOR)
         self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
@@ -341,9 +200,8 @@ class SDCASolver(Solver):
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
         self.shrunk = np.zeros(n, dtype=np.uint8)
-        # shrinking: [shrink_up, shrink_down, pass_up, pass_down] (see
-        # kernels.sdca.sdca_passes) and the active list of the pass
-        self.thr = np.array([np.inf, np.inf, 0.0, 0.0, SHRINK_EPS0])
+        # the pass planner's state (kernels.sdca.passes) and the active list
+        self.pass_plan = new_plan(SHRINK_EPS0)
         self.active = (self._all_active() if self.shrinking else np.zeros(0, np.int64))
         out = self.opts.output
         self.avg_sum = np.zeros(n if out == "average" else 0)
@@ -376,35 +234,21 @@ class SDCASolver(Solver):
                                           self.sparse_sync)
 
     def _threaded_pass(self):
-        """Draw the next pass for the threads; False when everything is shrunk.
-
-        The same pass logic as the serial kernel :func:`sdca_passes`, over the
-        whole active set: LIBLINEAR's re-activation when the active set is
-        solved to within ``eps``, the thresholds from the previous pass's
-        largest one-sided violations, the coordinates shrunk during it left
-        out."""
-        thr = self.thr
-        if self.shrinking and self.order.shape[0] > 0 and thr[2] + thr[3] <= thr[4]:
-            thr[4] *= 0.1
-            if self.shrunk.any():
-                self.shrunk[:] = 0
-                self.active = self._all_active()
-                thr[2] = thr[3] = 0.0
-        active = self.active[self.shrunk[self.active] == 0]
+        """The next pass for the threads: the kernel's planner (:func:`next_pass`:
+        re-activation, thresholds, active set), then the generator's draw from the
+        active set, as ``_new_pass``'s; False when everything is shrunk."""
+        passes = self._passes_buffers(self._base_order(), self.active, self.order,
+                                      self.order.shape[0])
+        _, _, self.pass_plan = next_pass(passes, self.pass_plan, self.shrunk, ORDER_CYCLIC,
+                                         np.zeros(0), bool(self.shrinking))
+        self._keep_passes(passes)
+        active, s = self.active, self.opts.sampling
         if active.shape[0] == 0:
             return False
-        thr[0] = thr[2] if thr[2] > 0.0 else np.inf
-        thr[1] = thr[3] if thr[3] > 0.0 else np.inf
-        thr[2] = thr[3] = 0.0
-        s = self.opts.sampling
         if s == "permutation":
             self.order = self.rng.permutation(active)
         elif s == "uniform":
             self.order = active[self.rng.integers(0, active.shape[0], active.shape[0])]
-        else:
-            self.order = active
-        self.active = active
-        self.pos = 0
         return True
 
     def _advance_threads(self, target, deadline):
@@ -432,9 +276,9 @@ class SDCASolver(Solver):
                     # second on the threads, then the decision
                     L = self.order.shape[0]
                     self.trial_mid, self.trial_end = L // 4, L // 2
-            order, thr = self.order, self.thr
+            order, p = self.order, self.pass_plan
             stop = min(order.shape[0], self.pos + (target - self.steps))
-            shrink = Shrinking(bool(self.shrinking), thr[0], thr[1])
+            shrink = Shrinking(bool(self.shrinking), p.shrink_up, p.shrink_down)
             trial = self.trial and self.trial_mid >= 0
             if self.n_threads == 1 or (trial and self.pos < self.trial_mid):
                 # one thread: the trial's first quarter, or the rest of the
@@ -449,8 +293,7 @@ class SDCASolver(Solver):
                     self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
                 self.steps += res.steps
                 self.feature_accesses += res.accesses
-                thr[2] = max(thr[2], res.max_up)
-                thr[3] = max(thr[3], res.max_down)
+                self.pass_plan = record_violations(self.pass_plan, res.max_up, res.max_down)
                 if res.status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[res.pos])
                 self.pos = stop
@@ -469,8 +312,7 @@ class SDCASolver(Solver):
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
                 self.feature_accesses += acc
-                thr[2] = max(thr[2], up)
-                thr[3] = max(thr[3], down)
+                self.pass_plan = record_violations(self.pass_plan, up, down)
                 if status == STATUS_NONFINITE:
                     raise_nonfinite(prob.lam, order[pos])
             self.pos = stop
@@ -509,10 +351,11 @@ class SDCASolver(Solver):
         self.thread_work = self.thread_prox = None
 
     def _logit_cache(self):
-        """Logistic loss with L2: the logit of each alpha_i y_i, where the Newton
+        """The per-sample cache of the loss's SDCA step (``Loss.step_cache``, with L2
+        only): for logistic the logit of each alpha_i y_i, where the Newton
         iteration of the next step on row i starts (NaN: computed from alpha_i)."""
         prob = self.problem
-        use = prob.loss.name == "logistic" and prob.l1 == 0
+        use = prob.loss.step_cache and prob.l1 == 0
         self.logit = np.full(prob.n if use else 0, np.nan)
 
     def _prox_scratch(self):
@@ -523,18 +366,17 @@ class SDCASolver(Solver):
         meta = {"pos": int(self.pos), "pending_sgd_init": bool(self.pending_sgd_init),
                 "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
-                  "active": self.active, "thr": self.thr,
+                  "active": self.active, "thr": np.array(self.pass_plan, dtype=np.float64),
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
                   "avg_sum": self.avg_sum, "avg_last": self.avg_last,
                   "snapshot": self.snapshot, "logit": self.logit}
         return meta, {k: np.array(a) for k, a in arrays.items()}
 
     def set_state(self, meta, arrays):
-        for k in ("alpha", "v", "order", "active", "thr", "cyclic_order", "shrunk",
+        for k in ("alpha", "v", "order", "active", "cyclic_order", "shrunk",
                   "avg_sum", "avg_last", "snapshot"):
             setattr(self, k, np.array(arrays[k]))
-        if self.thr.shape[0] == 4:        # a state written before eps was kept
-            self.thr = np.append(self.thr, SHRINK_EPS0)
+        self.pass_plan = plan_from_floats(arrays["thr"], SHRINK_EPS0)   # 4 floats: no eps
         self.pos = int(meta["pos"])
         self.pending_sgd_init = bool(meta["pending_sgd_init"])
         self.snap_k = int(meta["snap_k"])
@@ -552,15 +394,13 @@ class SDCASolver(Solver):
     # -------------------------------------------------------- sampling
     def _all_active(self):
         """The coordinates not shrunk, in the order passes are built from."""
-        if self.opts.sampling == "cyclic":
-            return self.cyclic_order[self.shrunk[self.cyclic_order] == 0].astype(np.int64)
-        return np.flatnonzero(self.shrunk == 0).astype(np.int64)
+        base = self._base_order()
+        return base[self.shrunk[base] == 0].astype(np.int64)
 
     def _new_pass(self):
-        """Draw the order of the next pass (without shrinking; with shrinking
-        the kernel draws its passes itself, see :meth:`_advance_shrinking`)."""
-        n = self.problem.n
-        s = self.opts.sampling
+        """The next pass without shrinking, drawn by the generator (with shrinking
+        the kernel's planner draws it, :meth:`_advance_shrinking`)."""
+        n, s = self.problem.n, self.opts.sampling
         if s == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         elif s == "permutation":
@@ -586,7 +426,7 @@ class SDCASolver(Solver):
         if self.pending_sgd_init:
             perm = self.rng.permutation(n).astype(np.int64)
             u = np.zeros(prob.d)
-            status, pos, acc = modified_sgd_epoch(prob.rows_view(), prob.step_spec(), perm,
+            status, pos, acc = prob.loss.kernel(modified_sgd_epoch)(prob.rows_view(), prob.step_spec(), perm,
                                                   self.alpha, u)
             self.feature_accesses += acc
             if status == STATUS_NONFINITE:
@@ -613,7 +453,7 @@ class SDCASolver(Solver):
                 self._new_pass()
             stop = min(self.order.shape[0], self.pos + (target - self.steps))
             snap = self.snap_step if out == "random" else -1
-            status, pos, t, acc, _, _ = sdca_epoch(
+            status, pos, t, acc, _, _ = prob.loss.kernel(sdca_epoch)(
                 rows, spec, state, self.order, self.pos, stop, self.steps, snap,
                 no_shrink, avg, self.prox_work)
             self.feature_accesses += acc
@@ -637,15 +477,16 @@ class SDCASolver(Solver):
         prob = self.problem
         n = prob.n
         passes = self._passes_buffers(self._base_order(), self.active, self.order,
-                                      self.pos, self.thr)
+                                      self.pos)
         rows, spec, state = prob.rows_view(), prob.step_spec(), self._state_view()
         code = _ORDER_CODES[self.opts.sampling]
         # at most one epoch per kernel call, so a deadline is honoured between epochs
         while self.steps < target:
             stop = min(target, self.steps + n)
             u = self.rng.random(stop - self.steps + n)
-            status, t, _, acc = sdca_passes(rows, spec, state, passes, code, u, self.steps,
-                                            stop, True, self.prox_work)
+            status, t, _, acc, self.pass_plan = prob.loss.kernel(sdca_passes)(
+                rows, spec, state, passes, self.pass_plan, code, u, self.steps, stop, True,
+                self.prox_work)
             self.feature_accesses += acc
             self.steps = t
             if status == STATUS_NONFINITE:
@@ -660,12 +501,11 @@ class SDCASolver(Solver):
 
     def _base_order(self):
         """The coordinates in the order passes are built from."""
-        n = self.problem.n
         return (self.cyclic_order if self.opts.sampling == "cyclic"
-                else np.arange(n, dtype=np.int64))
+                else np.arange(self.problem.n, dtype=np.int64))
 
     @staticmethod
-    def _passes_buffers(base, active, order, pos, thr):
+    def _passes_buffers(base, active, order, pos):
         """:class:`Passes` with room for every coordinate of ``base``."""
         m = base.shape[0]
         act = np.empty(m, dtype=np.int64)
@@ -673,7 +513,7 @@ class SDCASolver(Solver):
         ordr = np.empty(m, dtype=np.int64)
         ordr[:order.shape[0]] = order
         cursor = np.array([active.shape[0], order.shape[0], pos], dtype=np.int64)
-        return Passes(base, act, ordr, cursor, thr)
+        return Passes(base, act, ordr, cursor)
 
     def _keep_passes(self, passes):
         n_active, n_order, pos = (int(c) for c in passes.cursor)
@@ -749,7 +589,9 @@ class SDCASolver(Solver):
             self.shrunk[back] = 0
             self.active = self._all_active()
             # a fresh pass with them, shrinking nothing (LIBLINEAR: PGmax_old = INF)
-            self.thr[:4] = np.inf     # no shrinking in that pass; inf: not a solved pass
+            # no shrinking in that pass; inf: not a solved pass
+            self.pass_plan = self.pass_plan._replace(shrink_up=np.inf, shrink_down=np.inf,
+                                                     pass_up=np.inf, pass_down=np.inf)
             self.pos = self.order.shape[0]
 
     def trace_extras(self):

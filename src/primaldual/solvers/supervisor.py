@@ -50,7 +50,7 @@ from .._util.interrupts import sigint_as_flag
 from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
-from ._base import _BestIterate as BestPair
+from ._base import BestIterate as BestPair
 from .auto import candidates, epoch_seconds, predicted_seconds
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]

@@ -32,7 +32,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ...kernels.loss_kernels import ABSOLUTE, HINGE, LOGISTIC, SMOOTH_HINGE, SQUARED, SQUARED_HINGE
+from ...losses import dispatch as L
+from ...losses.registry import CODES
 from ...kernels.prefetch import prefetch
 
 from ...kernels.status import STATUS_NONFINITE, STATUS_OK  # noqa: F401
@@ -41,32 +42,9 @@ STEP_SCALAR = 0     # eta given (eta0/sqrt(t) or constant)
 STEP_ADAGRAD = 1
 
 
-@njit(cache=True, nogil=True)
-def neg_conjugate_grad(kind, param, alpha, y):
-    """d/d alpha of H(alpha) = -phi*(-alpha; y), a supergradient at kinks.
-
-    hinge, absolute: ``y``; smooth_hinge: ``y - gamma alpha``; squared_hinge:
-    ``y - alpha/2``; squared: ``y - alpha``; logistic (``b = alpha y`` in
-    (0, 1)): ``y log((1 - b)/b)``; epsilon_insensitive: ``y - eps sign(alpha)``
-    (``y`` at ``alpha = 0``).
-    """
-    if kind == HINGE or kind == ABSOLUTE:
-        return y
-    if kind == SMOOTH_HINGE:
-        return y - param * alpha
-    if kind == SQUARED_HINGE:
-        return y - 0.5 * alpha
-    if kind == SQUARED:
-        return y - alpha
-    if kind == LOGISTIC:
-        b = alpha * y
-        return y * math.log((1.0 - b) / b)
-    # EPSILON_INSENSITIVE
-    if alpha > 0.0:
-        return y - param
-    if alpha < 0.0:
-        return y + param
-    return y
+#: the losses the default-form kernels are also compiled for with the loss fixed
+HINGE = CODES["hinge"]
+LOGISTIC = CODES["logistic"]
 
 
 @njit(cache=True, nogil=True)
@@ -217,10 +195,10 @@ def dso_block_kernel(nz, perm, start, stop, rs, cs, spec):
         nw = w_descent(wj, gw, eta_w, l1_prox, l1 * inv_cc)
         nwc = min(max(nw, -R), R)            # Appendix A's box
         wt = coupling_w(wj, nwc, extrap)
-        ga = ci * (neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wt * x)
+        ga = ci * (L.neg_conjugate_grad(kind, param, ai, yi) * inv_rc - wt * x)
         if svrg:
             as_ = a_snap[i]
-            ga -= ci * (neg_conjugate_grad(kind, param, as_, yi) * inv_rc - w_snap[j] * x)
+            ga -= ci * (L.neg_conjugate_grad(kind, param, as_, yi) * inv_rc - w_snap[j] * x)
             ga += Fa[i] * inv_rc
         if step_mode == STEP_ADAGRAD:
             Ga[i] += ga * ga
@@ -251,7 +229,7 @@ def svrg_full_gradient(rs, cs, margins, v, spec):
     l1 = 0.0 if spec.l1_prox else spec.l1
     for i in range(alpha_s.shape[0]):
         if row_cnt[i] > 0:
-            Fa[i] = cw[i] * (neg_conjugate_grad(kind, param, alpha_s[i], y[i]) - margins[i])
+            Fa[i] = cw[i] * (L.neg_conjugate_grad(kind, param, alpha_s[i], y[i]) - margins[i])
         else:
             Fa[i] = 0.0
     for j in range(w_s.shape[0]):
@@ -406,7 +384,7 @@ def pack_block(rs, cs, adagrad, svrg, PA, PW, spec):
         PA[i, PA_G] = Ga[i] if adagrad else 0.0
         if svrg:
             PA[i, PA_SNAP] = cw[i] * a_snap[i]
-            PA[i, PA_F] = (Fa[i] - cw[i] * neg_conjugate_grad(kind, param, a_snap[i], y[i])
+            PA[i, PA_F] = (Fa[i] - cw[i] * L.neg_conjugate_grad(kind, param, a_snap[i], y[i])
                            ) * inv_rc
         else:
             PA[i, PA_SNAP] = 0.0
@@ -496,7 +474,7 @@ def _packed_updates(nz, perm, use_perm, start, stop, PA, PW, spec, fixed, kind):
         nw = w_descent(wj, gw, eta_w, l1_prox, l1 * PW[j, PW_INVCC])
         nwc = min(max(nw, -R), R)            # Appendix A's box
         wt = coupling_w(wj, nwc, extrap)
-        ga = ci * (neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
+        ga = ci * (L.neg_conjugate_grad(kind, param, ai, PA[i, PA_Y]) * PA[i, PA_INVRC] - wt * x)
         if svrg:
             ga += ci * PW[j, PW_SNAP] * x + PA[i, PA_F]
         if adagrad:

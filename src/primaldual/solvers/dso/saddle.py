@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ...kernels import loss_kernels as LK
 from .kernels import column_abs_max, scaled_row_sqnorms
 
 __all__ = ["LOGISTIC_MARGIN", "dual_bounds", "box_radius", "box_min_linear", "saddle_gap",
@@ -24,7 +23,7 @@ def dual_bounds(loss, y):
     loss's dual domain (:meth:`~primaldual.losses.Loss.dual_bounds`), pulled
     ``LOGISTIC_MARGIN`` inside its ends for the logistic loss (finite log terms)."""
     lo, hi = loss.dual_bounds(np.asarray(y, dtype=np.float64))
-    if loss.code == LK.LOGISTIC:
+    if loss.name == "logistic":
         lo, hi = lo + LOGISTIC_MARGIN, hi - LOGISTIC_MARGIN      # width-1 interval
     return lo, hi
 
@@ -185,4 +184,4 @@ def adagrad_a_scale(problem):
     at lam = 1e-5 factors 1 to 32 end between 3.2e-3 and 9.7e-4 after 200
     epochs (docs/reproducing-dso.md, section 6d).
     """
-    return HINGE_A_SCALE if problem.loss.code == LK.HINGE else 1.0
+    return HINGE_A_SCALE if problem.loss.name == "hinge" else 1.0

@@ -37,8 +37,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .loss_kernels import dual_step
-from .views import ProxWork
+from ...losses import dispatch as L
+from ..views import ProxWork
 
 
 @njit(cache=True, nogil=True)
@@ -152,7 +152,7 @@ def _walk(row, spec, alpha, v, work, dirn):
     first = True
     while True:
         hi = keys[heap[0]] if size > 0 else math.inf
-        new = dual_step(kind, param, alpha, y, A, B)
+        new = L.dual_step(kind, param, alpha, y, A, B)
         step = (new - alpha) * dirn
         if first:
             first = False

@@ -1,12 +1,10 @@
-"""Loss objects: one object per loss (docs/conventions.md §2).
+"""The :class:`Loss` object, :func:`make_loss` and :func:`check_capabilities`.
 
-Each :class:`Loss` gives the value, a (sub)derivative, ``-phi*(-alpha)`` with
-its domain, the exact SDCA coordinate step (with ``||x_i||^2`` or a
-per-coordinate curvature ``v_i``), its smoothness or Lipschitz constant and
-capability flags.  The numerical work is done by the compiled scalar
-functions in :mod:`primaldual.kernels.loss_kernels`; the epoch kernels use
-``loss.code`` and ``loss.param`` to call the very same functions.
-
+A :class:`Loss` is a loss module (:mod:`primaldual.losses.registry` states the
+contract) with its parameter: the Python view the solvers and
+:class:`~primaldual.problem.Problem` use (elementwise value, derivative,
+conjugate, dual box, SDCA step; constants and capability flags), computed by
+the module's compiled functions through :mod:`primaldual.losses.dispatch`.
 Solvers declare what they need (``Solver.requires``) and
 :func:`check_capabilities` refuses an impossible loss/solver combination
 before any work starts.
@@ -16,45 +14,55 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kernels import loss_kernels as K
+from . import dispatch as L
+from .dispatch import BUILTIN
+from .registry import CODES, NAMES
 
 __all__ = ["Loss", "make_loss", "LOSS_NAMES", "check_capabilities"]
+
+#: the names of the built-in scalar losses, in registry order
+LOSS_NAMES = NAMES
 
 
 @njit(cache=True, nogil=True)
 def _vec_value(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_value(kind, param, a[i], y[i])
+        out[i] = L.value(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
 def _vec_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_derivative(kind, param, a[i], y[i])
+        out[i] = L.derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
 def _vec_second_derivative(kind, param, a, y, out):
     for i in range(a.shape[0]):
-        out[i] = K.loss_second_derivative(kind, param, a[i], y[i])
+        out[i] = L.second_derivative(kind, param, a[i], y[i])
 
 
 @njit(cache=True, nogil=True)
 def _vec_neg_conjugate(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.neg_conjugate(kind, param, alpha[i], y[i])
+        out[i] = L.neg_conjugate(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
 def _vec_in_domain(kind, param, alpha, y, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_in_domain(kind, param, alpha[i], y[i])
+        out[i] = L.dual_in_domain(kind, param, alpha[i], y[i])
 
 
 @njit(cache=True, nogil=True)
 def _vec_dual_step(kind, param, alpha, y, a, s, out):
     for i in range(alpha.shape[0]):
-        out[i] = K.dual_step(kind, param, alpha[i], y[i], a[i], s[i])
+        out[i] = L.dual_step(kind, param, alpha[i], y[i], a[i], s[i])
+
+
+@njit(cache=True, nogil=True)
+def _box(kind, param):
+    return L.box(kind, param)
 
 
 def _plain_vector(x):
@@ -70,10 +78,17 @@ def _arr(x):
 class Loss:
     """A loss phi(a; y) with everything the solvers need.
 
+    ``Loss(module, param=None)``: ``module`` is a loss module (one of
+    :data:`~primaldual.losses.dispatch.BUILTIN`, or one outside the package
+    meeting the same contract), ``param`` its parameter (its default when None).
+
     Attributes
     ----------
     name : str
-    code : int           integer code used by the compiled kernels
+    module : the loss module
+    code : int           position in the registry, used by the compiled kernels
+                         (-1 for a module outside it)
+    builtin : bool       the module is in the registry
     param : float        gamma (smooth_hinge), epsilon (epsilon_insensitive), else 0
     classification : bool    labels must be -1/+1
     smooth : bool        phi has a Lipschitz derivative
@@ -81,53 +96,59 @@ class Loss:
     lipschitz : float or None    Lipschitz constant of phi itself
     generalized_hessian : bool  phi' is Lipschitz and piecewise smooth, so a
                          (generalized) second derivative exists: the smooth losses
-    box_dual : bool      dual domain is a bounded box (shrinking applies)
+    box_dual : bool      dual domain is a box shrinking may hold a coordinate at
+    box_qp_dual : bool   the dual is a quadratic (or linear) objective over a bounded
     box_qp_dual : bool   the dual is a quadratic (or linear) objective over a bounded
                          box, after splitting alpha = p - q for the L1 regression losses:
                          hinge, smooth_hinge, absolute, epsilon_insensitive (what the
                          interior-point solver solves)
+    quadratic_dual : bool    -phi* is quadratic on its domain
+    step_cache : bool    the SDCA step keeps a float per sample
     """
 
-    def __init__(self, name, code, param, *, classification, smoothness,
-                 lipschitz, box_dual):
-        self.name = name
-        self.code = int(code)
+    def __init__(self, module, param=None):
+        self.module = module
+        self.name = module.NAME
+        self.builtin = CODES.get(self.name, -1) >= 0 and BUILTIN[CODES[self.name]] is module
+        self.code = CODES[self.name] if self.builtin else -1
+        if param is None:
+            param = module.PARAM[1] if module.PARAM else 0.0
         self.param = float(param)
-        self.classification = classification
-        self.smoothness = smoothness
-        self.lipschitz = lipschitz
-        self.smooth = smoothness is not None
-        # every smooth loss of docs/conventions.md §2 has a piecewise-constant or smooth phi''
+        self.classification = bool(module.CLASSIFICATION)
+        self.smoothness = module.smoothness(self.param)
+        self.lipschitz = module.lipschitz(self.param)
+        self.smooth = self.smoothness is not None
+        # every loss with a Lipschitz phi' has a piecewise-constant or smooth phi''
         self.generalized_hessian = self.smooth
-        self.box_dual = box_dual
-        # -phi*(-alpha) is alpha y - (param/2) alpha^2 on alpha y in [0, 1], or
-        # alpha y - param |alpha| on alpha in [-1, 1]
-        self.box_qp_dual = code in (K.HINGE, K.SMOOTH_HINGE, K.ABSOLUTE,
-                                    K.EPSILON_INSENSITIVE)
+        self.box_dual = bool(module.BOX_DUAL)
+        self.box_qp_dual = bool(module.BOX_QP_DUAL)
+        self.quadratic_dual = bool(module.QUADRATIC_DUAL)
+        self.step_cache = bool(module.STEP_CACHE)
 
     # --------------------------------------------------------------- params
     @property
     def params(self) -> dict:
-        if self.code == K.SMOOTH_HINGE:
-            return {"gamma": self.param}
-        if self.code == K.EPSILON_INSENSITIVE:
-            return {"epsilon": self.param}
-        return {}
+        return {self.module.PARAM[0]: self.param} if self.module.PARAM else {}
 
     def __repr__(self):
         ps = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
         return f"Loss({self.name!r}{', ' if ps else ''}{ps})"
 
     def __eq__(self, other):
-        return (isinstance(other, Loss) and other.code == self.code
+        return (isinstance(other, Loss) and other.module is self.module
                 and other.param == self.param)
 
     def __hash__(self):
-        return hash((self.code, self.param))
+        return hash((self.name, self.code, self.param))
+
+    def kernel(self, func):
+        """The compiled ``func`` for this loss (:func:`~primaldual.losses.dispatch.specialise`)."""
+        return L.specialise(func, self)
 
     # ----------------------------------------------------------- functions
     def _pointwise(self, kernel, x, y, dtype=np.float64):
         """``kernel(code, param, x_i, y_i)`` over broadcast 1-D ``x`` and ``y``."""
+        kernel = L.specialise(kernel, self)
         if _plain_vector(x) and _plain_vector(y) and x.shape == y.shape:
             # the solvers' case (two float64 vectors of n): no conversions
             out = np.empty(x.shape[0], dtype=dtype)
@@ -162,14 +183,11 @@ class Loss:
         return self._pointwise(_vec_in_domain, alpha, y, dtype=np.bool_)
 
     def dual_bounds(self, y):
-        """Per-sample bounds ``(lo, hi)`` of the dual domain, the one home of the box.
+        """Per-sample bounds ``(lo, hi)`` of the dual domain (the module's ``box``).
 
         ``alpha_i`` is dual feasible exactly when ``lo_i <= alpha_i <= hi_i`` (the
         logistic conjugate is finite on the closed interval, with value 0 at both
-        ends). For the classification losses, with ``y_i = +-1``:
-        ``alpha_i y_i in [0, 1]`` (hinge, smooth hinge, logistic) or ``[0, inf)``
-        (squared hinge); ``alpha_i`` free for the squared loss and in ``[-1, 1]``
-        for the absolute and epsilon-insensitive losses.
+        ends).  A box in ``b = alpha y`` is mapped to ``alpha`` with ``y = +-1``.
 
         Parameters
         ----------
@@ -182,15 +200,13 @@ class Loss:
             C-contiguous; entries may be infinite.
         """
         y = _arr(y)
-        if self.code in (K.HINGE, K.SMOOTH_HINGE, K.LOGISTIC, K.SQUARED_HINGE):
-            top = np.inf if self.code == K.SQUARED_HINGE else 1.0
-            lo = np.where(y > 0, 0.0, -top)
-            hi = np.where(y > 0, top, 0.0)
-        elif self.code == K.SQUARED:
-            lo, hi = np.full(y.shape, -np.inf), np.full(y.shape, np.inf)
+        blo, bhi, in_b = L.specialise(_box, self)(self.code, self.param)
+        if in_b:
+            lo = np.where(y > 0, blo, -bhi) + 0.0      # + 0.0: no -0.0
+            hi = np.where(y > 0, bhi, -blo) + 0.0
         else:
-            lo, hi = np.full(y.shape, -1.0), np.full(y.shape, 1.0)
-        return np.ascontiguousarray(lo), np.ascontiguousarray(hi)
+            lo, hi = np.full(y.shape, blo), np.full(y.shape, bhi)
+        return np.ascontiguousarray(lo, dtype=np.float64), np.ascontiguousarray(hi, dtype=np.float64)
 
     def dual_domain(self, y):
         """Bounds ``(lo, hi)`` of alpha for one label ``y`` (may be infinite)."""
@@ -208,22 +224,18 @@ class Loss:
         q = _arr(sqnorm if curvature is None else curvature)
         alpha, y, a, q, ln = np.broadcast_arrays(_arr(alpha), _arr(y), _arr(a),
                                                  q, _arr(lam_n))
-        s = np.ascontiguousarray(q / ln)
-        out = np.empty(alpha.shape[0])
-        _vec_dual_step(self.code, self.param, np.ascontiguousarray(alpha),
-                       np.ascontiguousarray(y), np.ascontiguousarray(a), s, out)
-        return out
+        return self.sdca_dual_step_s(alpha, y, a, q / ln)
 
     def sdca_dual_step_s(self, alpha, y, a, s):
         """Same as :meth:`dual_step` with the curvature ``s`` given directly."""
         alpha, y, a, s = np.broadcast_arrays(_arr(alpha), _arr(y), _arr(a), _arr(s))
         out = np.empty(alpha.shape[0])
-        _vec_dual_step(self.code, self.param, *(np.ascontiguousarray(t) for t in
-                                                (alpha, y, a, s)), out)
+        L.specialise(_vec_dual_step, self)(
+            self.code, self.param, *(np.ascontiguousarray(t) for t in (alpha, y, a, s)), out)
         return out
 
 
-def _positive_param(loss, key, params, default, allow_zero):
+def _param_value(loss, key, params, default, allow_zero):
     val = params.get(key, default)
     try:
         val = float(val)
@@ -237,12 +249,6 @@ def _positive_param(loss, key, params, default, allow_zero):
     return val
 
 
-LOSS_NAMES = ("hinge", "smooth_hinge", "squared_hinge", "logistic", "squared",
-              "absolute", "epsilon_insensitive")
-
-_ALLOWED_PARAMS = {"smooth_hinge": {"gamma"}, "epsilon_insensitive": {"epsilon"}}
-
-
 def make_loss(loss, loss_params=None) -> Loss:
     """Build a :class:`Loss` from a name (and ``loss_params``) or pass one through."""
     if isinstance(loss, Loss):
@@ -250,36 +256,19 @@ def make_loss(loss, loss_params=None) -> Loss:
             raise ValueError("loss_params given together with a Loss object; put the "
                              "parameters in the object")
         return loss
-    if not isinstance(loss, str) or loss not in LOSS_NAMES:
+    if not isinstance(loss, str) or loss not in CODES:
         raise ValueError(f"unknown loss {loss!r}; choose one of {', '.join(LOSS_NAMES)}")
+    module = BUILTIN[CODES[loss]]
     params = dict(loss_params or {})
-    unknown = set(params) - _ALLOWED_PARAMS.get(loss, set())
+    allowed = {module.PARAM[0]} if module.PARAM else set()
+    unknown = set(params) - allowed
     if unknown:
-        allowed = sorted(_ALLOWED_PARAMS.get(loss, set()))
         raise ValueError(f"unknown loss_params {sorted(unknown)} for loss={loss!r}; "
-                         f"allowed: {allowed or 'none'}")
-    if loss == "hinge":
-        return Loss(loss, K.HINGE, 0.0, classification=True, smoothness=None,
-                    lipschitz=1.0, box_dual=True)
-    if loss == "smooth_hinge":
-        g = _positive_param(loss, "gamma", params, 1.0, allow_zero=False)
-        return Loss(loss, K.SMOOTH_HINGE, g, classification=True, smoothness=1.0 / g,
-                    lipschitz=1.0, box_dual=True)
-    if loss == "squared_hinge":
-        return Loss(loss, K.SQUARED_HINGE, 0.0, classification=True, smoothness=2.0,
-                    lipschitz=None, box_dual=True)
-    if loss == "logistic":
-        return Loss(loss, K.LOGISTIC, 0.0, classification=True, smoothness=0.25,
-                    lipschitz=1.0, box_dual=False)
-    if loss == "squared":
-        return Loss(loss, K.SQUARED, 0.0, classification=False, smoothness=1.0,
-                    lipschitz=None, box_dual=False)
-    if loss == "absolute":
-        return Loss(loss, K.ABSOLUTE, 0.0, classification=False, smoothness=None,
-                    lipschitz=1.0, box_dual=True)
-    e = _positive_param(loss, "epsilon", params, 0.1, allow_zero=True)
-    return Loss(loss, K.EPSILON_INSENSITIVE, e, classification=False, smoothness=None,
-                lipschitz=1.0, box_dual=True)
+                         f"allowed: {sorted(allowed) or 'none'}")
+    if module.PARAM is None:
+        return Loss(module)
+    key, default, allow_zero = module.PARAM
+    return Loss(module, _param_value(loss, key, params, default, allow_zero))
 
 
 _CAPABILITY_TEXT = {
@@ -292,6 +281,8 @@ _CAPABILITY_TEXT = {
     "box_qp_dual": ("a loss whose dual is a quadratic over a box: hinge, smooth_hinge, "
                     "absolute or epsilon_insensitive (for the other losses use "
                     "solver='auto', 'sdca' or 'newton')"),
+    "builtin": (f"one of the registered losses ({', '.join(LOSS_NAMES)}); a loss module "
+                "outside the registry runs with solver='sdca' or 'newton'"),
 }
 
 
