@@ -55,6 +55,9 @@ class MulticlassLoss:
     multiclass = True
     # no capability of the binary losses' registry applies to these losses
     generalized_hessian = False
+    # a loss of this library (its solvers are the multiclass ones), not a module
+    # outside the registry
+    builtin = True
 
     def __init__(self, name):
         if name not in MULTICLASS_LOSSES:
