@@ -76,6 +76,7 @@ LAYERS = {
     "primaldual.solvers.dso.blocks": 1,
     "primaldual.solvers.dso.saddle": 1,
     "primaldual.estimators": 4,
+    "primaldual.probability": 4,
     "primaldual.estimators_multiclass": 4,
     "primaldual.regpath": 4,
     "primaldual.model_io": 4,

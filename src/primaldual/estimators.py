@@ -21,12 +21,10 @@ or LIBLINEAR's ``C`` (``lam = 1/(C W)``), not both; with neither, that of ``C = 
 """
 from __future__ import annotations
 
-import functools
 import math
 import sys
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from types import MethodType
 
 import numpy as np
 from scipy.special import expit
@@ -42,6 +40,7 @@ from ._util.scales import scale_spread_note
 from ._util.threads import resolve_n_jobs
 from .fitdata import add_intercept_column, combined_weights, spawn_seeds
 from .penalties import split_strength
+from .probability import PROBABILISTIC_LOSSES, NoProbabilityError, needs_probabilistic_loss
 from .losses import LOSS_NAMES, make_loss
 from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
@@ -58,40 +57,6 @@ __all__ = ["LinearClassifier", "LinearRegressor", "NoProbabilityError"]
 CLASSIFICATION_LOSSES = (tuple(n for n in LOSS_NAMES if make_loss(n).classification)
                          + MULTICLASS_LOSSES)          # the last two: estimators_multiclass
 REGRESSION_LOSSES = tuple(n for n in LOSS_NAMES if not make_loss(n).classification)
-#: the losses whose scores are log-odds, so that predict_proba means something
-PROBABILISTIC_LOSSES = ("logistic", "multinomial")
-
-
-class NoProbabilityError(AttributeError):
-    """``predict_proba`` asked of a loss that does not model probabilities.
-
-    An AttributeError, so ``hasattr(clf, "predict_proba")`` is False for such a
-    model, as scikit-learn's meta-estimators expect.
-    """
-
-
-class _needs_probabilistic_loss:
-    """A method that exists only when ``loss`` is in :data:`PROBABILISTIC_LOSSES`;
-    otherwise looking it up raises :class:`NoProbabilityError` saying which loss
-    gives probabilities."""
-
-    def __init__(self, fn):
-        self.fn = fn
-        functools.update_wrapper(self, fn)
-
-    def __get__(self, obj, owner=None):
-        if obj is None:
-            return self.fn
-        if obj.loss not in PROBABILISTIC_LOSSES:
-            raise NoProbabilityError(
-                f"{self.fn.__name__} needs a loss that models probabilities: "
-                f"loss={PROBABILISTIC_LOSSES[0]!r}; this {type(obj).__name__} has "
-                f"loss={obj.loss!r}, whose decision_function is a margin, not a "
-                f"log-odds. Fit {type(obj).__name__}(loss={PROBABILISTIC_LOSSES[0]!r}), or "
-                f"wrap this model in sklearn.calibration.CalibratedClassifierCV")
-        return MethodType(self.fn, obj)
-
-
 # ------------------------------------------------------------------ helpers
 def _check_number(name, value, *, low=0.0, allow_equal=False, integer=False):
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
@@ -479,7 +444,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             return self.classes_[(scores > 0).astype(np.intp)]
         return self.classes_[np.argmax(scores, axis=1)]
 
-    @_needs_probabilistic_loss
+    @needs_probabilistic_loss
     def predict_proba(self, X):
         """Class probabilities (loss="logistic", or "multinomial": the softmax).
 
@@ -498,7 +463,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         proba /= proba.sum(axis=1, keepdims=True)
         return proba
 
-    @_needs_probabilistic_loss
+    @needs_probabilistic_loss
     def predict_log_proba(self, X):
         """``log(predict_proba(X))``."""
         return np.log(self.predict_proba(X))
