@@ -38,7 +38,7 @@ def summarize(req, fitted, data=None) -> dict:
            "bias": req.bias}
     if len(rs) == 1:
         out["time_s"] = rs[0].time
-        legs = (rs[0].extras or {}).get("path")
+        legs = (getattr(rs[0], "extras", None) or {}).get("path")
         if legs:                     # solver="auto": every leg the supervisor ran
             out["path"] = [{k: (json_float(v) if isinstance(v, float) else v)
                             for k, v in leg.items()} for leg in legs]
