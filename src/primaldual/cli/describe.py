@@ -61,6 +61,12 @@ def _option_rows(cls):
     return rows
 
 
+#: what ``solver="auto"`` does (docs/solvers.md)
+AUTO_TEXT = ("supervised: starts with the method the data suggests (sdca, newton, ipm, "
+             "l1cd or a multiclass solver), watches the certified gap and hands over, "
+             "warm, when progress stalls")
+
+
 def cmd_solvers(req) -> int:
     SOLVERS = lazy_attr("primaldual.solvers", "SOLVERS")
     if req.name is None:
@@ -69,8 +75,7 @@ def cmd_solvers(req) -> int:
                  "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
                 for n, c in sorted(SOLVERS.items())]
         if req.json:
-            print(json.dumps({"solvers": rows, "auto": "sdca, newton or ipm, chosen from "
-                              "the data and lam (docs/cli.md)"}))
+            print(json.dumps({"solvers": rows, "auto": AUTO_TEXT}))
             return 0
         width = max(len(r["solver"]) for r in rows)
         for r in rows:
@@ -78,13 +83,14 @@ def cmd_solvers(req) -> int:
             tags += ["l1"] if r["l1"] else []
             tags += ["dask"] if r["dask"] else []
             print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
-        print(f"{'auto':<{width}}  sdca, newton or ipm, chosen from the data and lam (the default)")
+        print(f"{'auto':<{width}}  {AUTO_TEXT} (the default)")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
     lazy_attr("primaldual.solvers", "check_solver_name")(req.name)
     if req.name == "auto":
-        raise ValueError("auto is not a solver of its own: it picks sdca, newton or ipm; "
-                         "run `primaldual solvers sdca` or `primaldual solvers newton`")
+        raise ValueError("auto is not a solver of its own: it runs the solvers above under "
+                         "supervision; run `primaldual solvers sdca` or `primaldual solvers "
+                         "newton`")
     cls = SOLVERS[req.name]
     rows = _option_rows(cls)
     if req.json:
