@@ -403,4 +403,4 @@ def test_solvers_unknown_name_is_an_error(capsys):
     err = capsys.readouterr().err
     assert "unknown solver 'sdcaa'" in err and "sdca" in err
     assert cli.main(["solvers", "auto"]) == 1
-    assert "picks sdca, newton or ipm" in capsys.readouterr().err
+    assert "runs the solvers above under supervision" in capsys.readouterr().err
