@@ -114,8 +114,10 @@ def test_mismatched_shapes(data):
     assert "one weight per sample" in msg
     msg = solve_error(X, y, eval_set=(X[:, :5], y))
     assert "eval_set X has 5 features but the training data has 6" in msg
-    msg = solve_error(X, y, warm_start=np.zeros(39))
+    msg = solve_error(X, y, warm_start=np.zeros(39), solver="sdca")
     assert "warm_start alpha has shape (39,), expected (40,)" in msg
+    msg = solve_error(X, y, warm_start=np.zeros(39))        # auto: its first method's
+    assert "warm_start" in msg and "(39,)" in msg
 
 
 @pytest.mark.parametrize("lam", [0.0, -1e-3, np.nan, np.inf, "big"])
