@@ -72,6 +72,9 @@ class ASDCASolver(Solver):
 
     Options: none beyond the common ones (:class:`ASDCAOptions`).
     """
+
+    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
+    mixes_best_pair = False
     name = "asdca"
     summary = "accelerated prox-SDCA (Shalev-Shwartz & Zhang 2014)"
     requires = ("smooth",)

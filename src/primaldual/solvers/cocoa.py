@@ -139,6 +139,9 @@ class CoCoASolver(RoundsMixin, Solver):
 
     Warm start: a feasible ``alpha`` (n,) or a SolveResult.
     """
+
+    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
+    mixes_best_pair = False
     name = "cocoa"
     summary = ("CoCoA+ with local SDCA (Ma et al. 2015) and the exact step on the "
                "summed update (Lee & Roth 2015), in process or on Dask")

@@ -64,6 +64,9 @@ class CrammerSingerDual(Solver):
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
     """
 
+    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
+    mixes_best_pair = False
+
     name = "crammer_singer_dual"
     summary = ("Crammer-Singer multiclass SVM: sequential dual method (Keerthi et al. "
                "2008, LIBLINEAR -s 4)")

@@ -289,6 +289,9 @@ class MinibatchSDCASolver(Solver):
     classes'), so it is not built itself.
     """
 
+    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
+    mixes_best_pair = False
+
     name = "minibatch_sdca"
     summary = "mini-batch SDCA with ESO steps (Takac, Richtarik & Srebro 2015)"
     options_class = MinibatchSDCAOptions

@@ -121,8 +121,8 @@ class SDCASolver(Solver):
     supports_l1 = True
     external_losses = state_after_run = True
     adaptive_checks = True
-    # a certified 1e-6 at lam 1e-6 takes SDCA a few hundred epochs (hinge on a9a: ~220)
-    default_max_epochs = 1000
+    mixes_best_pair = False     # a dual method returns its own iterate (GUIDE §1)
+    default_max_epochs = 1000   # 1e-6 at lam 1e-6: a few hundred epochs (a9a hinge ~220)
     # an interrupt lands between kernel calls (Numba defers it), where alpha and
     # v agree; the threads are stopped and waited for (solvers._threads)
     interruptible = True
