@@ -152,8 +152,10 @@ def _parse(path):
         with open_decompressed(p) as fh:
             _, data, ind, indptr, labels, _ = _parser()(fh, np.float64, False, True,
                                                         False, 0, -1)
-    except (ValueError, TypeError, OverflowError, UnicodeDecodeError):
-        # the full reader names the file and the line of the error
+    except Exception:       # noqa: BLE001 -- re-raised below if the full reader passes
+        # a parse error, or a damaged compressed file (EOFError, BadZipFile,
+        # LZMAError, zlib.error, ...): the full reader names the file (and the
+        # line) of the error as a DataFormatError
         lazy_attr("primaldual.datasets", "load_svmlight_files")([p])
         raise
     return (np.frombuffer(labels, np.float64), np.frombuffer(data, np.float64),
