@@ -552,6 +552,8 @@ def pick_pair(problem, best, cert, tol):
     if cert is None or best.better_than(cert):
         cert = best.cert
         extras.update(best.where())
+    if not hasattr(problem, "primal"):    # partitioned data: P(0) lives on the workers
+        return cert, extras
     zero = np.zeros_like(cert.w)          # (d,), or (d, K) for a multiclass model
     p0 = problem.primal(zero)
     if p0 < cert.primal - 1e-12 * abs(p0):       # rounding: a check at w = 0 stays
