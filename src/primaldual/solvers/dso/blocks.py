@@ -19,10 +19,11 @@ from ..._util import make_rng, seed_entropy, spawn_streams
 from .kernels import (CHUNK, NO_COL_FACTOR, PA_STRIDE, PW_STRIDE, STEP_ADAGRAD, ColSide,
                            DSOSpec, Nonzeros, RowSide, chunks_kernel, fill_identity,
                            layout_block_counts, layout_counts, layout_fill, pack_block,
-                           packed_kernel, permute_block, unpack_block)
+                           packed_kernel, permute_block, snapshot_products, unpack_block)
 
 __all__ = ["BlockLayout", "RowPartition", "WBlock", "DSOParams", "build_layout", "sigma",
-           "dso_block", "shuffle_layout", "partition_streams", "row_bounds", "col_bounds"]
+           "dso_block", "snapshot_partials", "shuffle_layout", "partition_streams", "row_bounds",
+           "col_bounds"]
 
 
 # ------------------------------------------------------------------ layout
@@ -237,6 +238,22 @@ def dso_block(q, r, part: RowPartition, wblk: WBlock, rng: np.random.Generator,
         status, pos = packed_kernel(spec)(nz, seg, 0, hi - lo, PA, PW, spec)
     unpack_block(PA, PW, part.alpha, part.Ga, wblk.w, wblk.Gw, adagrad)
     return status, pos
+
+
+def snapshot_partials(part: RowPartition, col_bounds, wbar):
+    """Partition ``part``'s share of the SVRG snapshot at ``(wbar, part.a_snap)``:
+    ``(X_q wbar, sum_{i in I_q} (c_i/W) abar_i x_i)`` (lengths ``n_q`` and ``d``),
+    summed in the partition's stored order.  The serial solver adds the ``v``
+    parts in partition order, as the ring's client does, so a serial and a Dask
+    run take bitwise the same snapshot: the first AdaGrad step of a coordinate
+    whose snapshot gradient is zero in exact arithmetic has the sign of its
+    rounding, so a different summation order changes the iterates."""
+    margins = np.zeros(part.y.shape[0])
+    v = np.zeros(int(col_bounds[-1]))
+    snapshot_products(Nonzeros(part.rows, part.cols, part.vals), part.block_ptr,
+                      np.asarray(col_bounds, dtype=np.int64), wbar, part.cw * part.a_snap,
+                      margins, v)
+    return margins, v
 
 
 _BUFFERS = threading.local()

@@ -239,6 +239,24 @@ def svrg_full_gradient(rs, cs, margins, v, spec):
             Fw[j] = 0.0
 
 
+@njit(cache=True, nogil=True)
+def snapshot_products(nz, block_ptr, col_bounds, wbar, cwa, margins, v):
+    """One row partition's share of the SVRG snapshot's products, added in the
+    partition's stored order (blocks ``s = 0..p-1``, each in layout order):
+    ``margins[i] += x_ij wbar_j`` (local rows) and ``v_j += x_ij cwa_i`` (global
+    columns, ``cwa = (c/W) abar``).  The serial solver and every ring actor
+    call it on the same arrays, so both get the same bits."""
+    rows, cols, vals = nz.rows, nz.cols, nz.vals
+    for s in range(block_ptr.shape[0] - 1):
+        j0 = col_bounds[s]
+        for e in range(block_ptr[s], block_ptr[s + 1]):
+            i = rows[e]
+            j = j0 + cols[e]
+            x = vals[e]
+            margins[i] += x * wbar[j]
+            v[j] += x * cwa[i]
+
+
 CHUNK = 1024         # nonzeros per chunk of the "chunks" order
 
 

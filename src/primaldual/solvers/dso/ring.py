@@ -27,7 +27,7 @@ import numpy as np
 
 from ..._util import rng_from_state
 from ...distributed.actor_engine import actor_engine
-from .blocks import WBlock, dso_block, sigma
+from .blocks import WBlock, dso_block, sigma, snapshot_partials
 from .kernels import ColSide, RowSide, svrg_full_gradient
 
 __all__ = ["DSORingDriver", "DSOPartitionActor"]
@@ -97,23 +97,36 @@ class DSORingDriver:
 
     def _ring_svrg(self):
         """SVRG snapshot on the ring at the start of epoch t (r = 0, partition q
-        holds block q): gather w (d floats), broadcast it, all-reduce v; returns
-        the (w_snap, Fw) of each partition's held block."""
+        holds block q); returns the (w_snap, Fw) of each partition's held block.
+
+        The snapshot's ``X wbar`` and ``v(abar)`` are the serial solver's: the
+        restart test's pass when it ran at this update count (the client then
+        holds the ring's state and sends each partition its margins), else each
+        partition's :func:`~.blocks.snapshot_partials` at the gathered ``wbar``,
+        the ``v`` parts added in partition order."""
         ring = self._ring
         prob = self.problem
         L = self.layout
-        held = ring.pset.call_all("held_w", 0, what="SVRG snapshot")
-        wbar = np.concatenate(held)
-        vs = ring.pset.call_all("svrg_local", wbar, what="SVRG snapshot")
-        v = vs[0].copy()
-        for vq in vs[1:]:
-            v += vq
+        cached = self._cached_iterate()
+        if cached is not None and cached[2] is not None:   # the restart test's pass
+            margins, v = cached[1], cached[2]
+            wbar = self.w.copy()
+            futs = [a.svrg_local(wbar, margins[int(L.row_bounds[q]):int(L.row_bounds[q + 1])])
+                    for q, a in enumerate(ring.pset.actors)]
+            ring.pset.wait(futs, "SVRG snapshot")
+        else:
+            held = ring.pset.call_all("held_w", 0, what="SVRG snapshot")
+            wbar = np.concatenate(held)
+            vs = ring.pset.call_all("svrg_local", wbar, None, what="SVRG snapshot")
+            v = vs[0].copy()
+            for vq in vs[1:]:
+                v += vq
+            self.feature_accesses += 2 * L.nnz
         Fw = np.zeros(prob.d)
         empty = np.zeros(0)
         svrg_full_gradient(RowSide(*(empty,) * 9),
                            ColSide(empty, L.col_cnt, empty, wbar, Fw), empty, v,
                            self.params.spec())
-        self.feature_accesses += 2 * L.nnz
         self.snap_epoch = self.t
         return [(wbar[int(L.col_bounds[q]):int(L.col_bounds[q + 1])],
                  Fw[int(L.col_bounds[q]):int(L.col_bounds[q + 1])]) for q in range(self.p)]
@@ -214,26 +227,22 @@ class DSOPartitionActor:
         return True
 
     # -------------------------------------------------------- SVRG snapshot
-    def svrg_local(self, wbar):
-        """Snapshot ``abar = alpha``, ``margins = X_q wbar``, ``Fa``; returns
-        ``v_q = sum_{i in I_q} (c_i/W) abar_i x_i`` (length d)."""
+    def svrg_local(self, wbar, margins=None):
+        """Snapshot ``abar = alpha`` and ``Fa`` at ``margins = X_q wbar`` (computed
+        here by :func:`~.blocks.snapshot_partials` when not given); returns
+        ``v_q = sum_{i in I_q} (c_i/W) abar_i x_i`` (length d), or None when the
+        margins were given (the client has ``v`` then)."""
         part = self.part
         part.a_snap[:] = part.alpha
-        nq = part.y.shape[0]
-        margins = np.zeros(nq)
-        v = np.zeros(int(self.col_bounds[-1]))
-        for s in range(self.p):
-            lo, hi = int(part.block_ptr[s]), int(part.block_ptr[s + 1])
-            j0, j1 = int(self.col_bounds[s]), int(self.col_bounds[s + 1])
-            rows, cols, vals = part.rows[lo:hi], part.cols[lo:hi], part.vals[lo:hi]
-            margins += np.bincount(rows, weights=vals * wbar[j0 + cols], minlength=nq)
-            v[j0:j1] += np.bincount(cols, weights=vals * (part.cw * part.a_snap)[rows],
-                                    minlength=j1 - j0)
+        v = None
+        if margins is None:
+            margins, v = snapshot_partials(part, self.col_bounds, wbar)
         empty = np.zeros(0)
         svrg_full_gradient(
             RowSide(part.alpha, part.a_lo, part.a_hi, part.y, part.cw, part.row_cnt, part.Ga,
                     part.a_snap, part.Fa),
-            ColSide(empty, empty, empty, empty, empty), margins, empty, self.params.spec())
+            ColSide(empty, empty, empty, empty, empty), np.asarray(margins), empty,
+            self.params.spec())
         return v
 
     # ------------------------------------------------------------ the ring

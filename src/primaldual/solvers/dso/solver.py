@@ -17,7 +17,7 @@ from ...kernels.status import STATUS_NONFINITE
 from ...kernels.views import ProxWork
 from .._base import Solver, SolveResult, register
 from .blocks import (DSOParams, RowPartition, WBlock, build_layout, dso_block,
-                     partition_streams, shuffle_layout, sigma)
+                     partition_streams, shuffle_layout, sigma, snapshot_partials)
 from .kernels import STEP_ADAGRAD, STEP_SCALAR, ColSide, RowSide, svrg_full_gradient
 from .options import OPTIONS_DOC, DSOOptions, default_primal_weight
 from .restarts import RestartMixin
@@ -346,10 +346,15 @@ class DSOSolver(RestartMixin, DSORingDriver, Solver):
         cached = self._cached_iterate()
         if cached is not None and cached[2] is not None:   # the restart test's pass
             margins, v = cached[1], cached[2]
-        else:
-            margins = prob.rows.matvec(self.w_snap)
-            v = prob.dual_image(self.a_snap)
-            self.feature_accesses += 2 * self.layout.nnz
+        else:       # partition by partition, in the ring's order (snapshot_partials)
+            L = self.layout
+            margins = np.empty(prob.n)
+            v = np.zeros(prob.d)
+            for q, part in enumerate(self.partitions()):
+                m_q, v_q = snapshot_partials(part, L.col_bounds, self.w_snap)
+                margins[int(L.row_bounds[q]):int(L.row_bounds[q + 1])] = m_q
+                v += v_q
+            self.feature_accesses += 2 * L.nnz
         svrg_full_gradient(
             RowSide(self.alpha, self.a_lo, self.a_hi, prob.y, self.cwW, self.layout.row_cnt,
                     self.Ga, self.a_snap, self.Fa),
