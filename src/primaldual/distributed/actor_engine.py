@@ -77,6 +77,7 @@ class ActorStateEngine(DaskEngine):
         super().__init__(pset, np.arange(pset.K + 1), 0,
                          {"lam": 1.0, "W": 1.0, "penalty": None}, opts)
         self.restored = None
+        self.generation = 0
         self.time_compute = 0.0
         self.time_send = 0.0
 
@@ -84,10 +85,32 @@ class ActorStateEngine(DaskEngine):
     def _push_state(self, states, meta, rng_states):
         a = self.pset.actors
         K = self.K
-        futs = [a[k].set_state(states[k], rng_states[k], a[(k - 1) % K], self.pset.timeout)
+        # a new generation: what an actor sent before this push is dropped
+        self.generation += 1
+        futs = [a[k].set_state({**states[k], "generation": self.generation}, rng_states[k],
+                               a[(k - 1) % K], self.pset.timeout)
                 for k in range(K)]
         self.pset.wait(futs, "set_state")
         self.restored = meta
+
+    def _free_survivors(self, lost_parts):
+        """Before the lost actors are re-created: a surviving actor may still wait
+        to deliver its block to a lost one (connecting to a dead worker retries
+        for Dask's connect timeout) and would hold its worker's actor thread,
+        so ``abort()`` (answered on the worker's event loop) frees it."""
+        if not hasattr(self.pset._actor_cls, "abort"):
+            return
+        live = [k for k in range(self.K) if k not in lost_parts]
+        self.pset.wait([self.pset.actors[k].abort() for k in live], "abort", parts=live)
+
+    def lost_partner(self, k, what):
+        """A call could not reach partition ``k``'s actor: raise the loss for the
+        recovery (polling the scheduler briefly, which may not have seen the
+        worker go yet), or a RuntimeError saying ``what`` when ``k`` is alive."""
+        if self.pset._died(k):
+            raise _Lost(sorted({k} | set(self.pset.dead_partitions())))
+        raise RuntimeError(f"{what}, whose worker is alive; the Dask cluster's network "
+                           f"is failing")
 
     def push(self, states, rng_states, meta, round_):
         self.round = round_

@@ -115,37 +115,78 @@ class PartitionSet:
     def call(self, k, method, *args):
         return getattr(self.actors[k], method)(*args)
 
-    def wait(self, futures, what="round"):
-        """Results of one future per partition; raises _Lost or RoundTimeoutError."""
+    #: seconds between looks at the scheduler's worker list while a call waits
+    POLL = 0.5
+
+    def wait(self, futures, what="round", parts=None):
+        """Results of one future per partition (``parts``, default ``0..len-1``);
+        raises _Lost or RoundTimeoutError.
+
+        A lost worker is seen as soon as a call to it fails or the scheduler
+        drops it (looked at every :attr:`POLL` seconds while calls are
+        pending), not after the calls of the other partitions: a partition
+        waiting to deliver to a lost one would hold the round until
+        ``round_timeout``."""
+        parts = list(range(len(futures))) if parts is None else list(parts)
         out = [None] * len(futures)
         lost = []
+        pending = list(range(len(futures)))
         deadline = time.monotonic() + self.timeout
-        for k, f in enumerate(futures):
+        next_look = time.monotonic() + self.POLL
+        while pending:
+            k = pending[0]
+            left = deadline - time.monotonic()
             try:
-                out[k] = f.result(timeout=max(deadline - time.monotonic(), 1e-3))
+                out[k] = futures[k].result(timeout=max(min(left, self.POLL), 1e-3))
+                pending.pop(0)
+                continue
             except TimeoutError:
+                pass
+            except Exception as e:   # noqa: BLE001 -- sorted out by _failed
+                self._failed(parts[k], e, lost)
+                pending.pop(0)
+                continue
+            for j in pending[1:]:
+                if futures[j].done():
+                    try:
+                        out[j] = futures[j].result()
+                    except Exception as e:   # noqa: BLE001
+                        self._failed(parts[j], e, lost)
+                    pending.remove(j)
+            now = time.monotonic()
+            if lost:
+                break
+            if now >= deadline:
                 dead = self.dead_partitions()
                 if dead:
-                    raise _Lost(dead) from None
+                    raise _Lost(dead)
+                k = parts[pending[0]]
                 raise RoundTimeoutError(
                     f"{what} did not finish within round_timeout={self.timeout}s: "
                     f"partition {k} on worker {self.addresses[k]} has not answered (the "
                     f"worker is alive but busy or stuck); raise round_timeout for slower "
-                    f"rounds") from None
-            except OSError:
-                # the connection to the partition's worker broke: a lost worker
-                lost.append(k)
-            except RuntimeError:
-                # a RuntimeError raised by the actor's own code on a live worker is
-                # the caller's to see, not a reason to replay the round; one from a
-                # worker that died (the scheduler may take a moment to notice) is
-                # a lost worker
-                if not self._died(k):
-                    raise
-                lost.append(k)
+                    f"rounds")
+            if now >= next_look:
+                alive = set(_workers(self.client))
+                gone = [j for j in parts if self.addresses[j] not in alive]
+                if gone:
+                    raise _Lost(gone)
+                next_look = now + self.POLL
         if lost:
             raise _Lost(sorted(set(lost) | set(self.dead_partitions())))
         return out
+
+    def _failed(self, k, exc, lost):
+        """Sort out a failed call of partition ``k``: a broken connection is a lost
+        worker; an error raised by the actor's own code on a live worker is the
+        caller's to see (not a reason to replay); one from a worker that died
+        (the scheduler may take a moment to notice) is a lost worker."""
+        if isinstance(exc, OSError):
+            lost.append(k)
+        elif isinstance(exc, RuntimeError) and self._died(k):
+            lost.append(k)
+        else:
+            raise exc
 
     def call_all(self, method, *args, what=None):
         futs = [getattr(a, method)(*args) for a in self.actors]
@@ -194,17 +235,19 @@ class PartitionSet:
             self.actors[k] = self._create(k, address)
             self._check_same_rows(k)
             if self.config is not None:
-                self.wait([self.actors[k].configure(*self.config)], "configure")
+                self.wait([self.actors[k].configure(*self.config)], "configure", parts=[k])
             if self.beta is not None:
-                self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature")
+                self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature",
+                          parts=[k])
             if self.n_jobs is not None:
-                self.wait([self.actors[k].set_threads(self.n_jobs)], "set_threads")
+                self.wait([self.actors[k].set_threads(self.n_jobs)], "set_threads",
+                          parts=[k])
 
     def _check_same_rows(self, k):
         """A re-created partition must hold the rows it held at the start, by
         content (its part file may have been rewritten meanwhile, even with the
         same counts); else recovery cannot continue."""
-        now = self.wait([self.actors[k].describe()], "describe")[0]
+        now = self.wait([self.actors[k].describe()], "describe", parts=[k])[0]
         was = self.stats[k]
         if now.get("digest") == was.get("digest"):
             return
@@ -357,6 +400,7 @@ class DaskEngine(Engine):
             raise WorkerLostError(f"lost the workers of partitions {lost.parts}; that is "
                                   f"recovery {self.recoveries}, more than "
                                   f"max_recoveries={self.max_recoveries}")
+        self._free_survivors(lost.parts)
         self.pset.replace(lost.parts)
         snap = self._load_snapshot()
         self._push_state(snap["alpha"], snap["v"], snap["rng"])
@@ -366,6 +410,9 @@ class DaskEngine(Engine):
         # lost, whatever call (a round, a certificate, a state fetch) lost it
         for params in self._rounds_since_snap:
             self._one_round(*params, log=False)
+
+    def _free_survivors(self, lost_parts):
+        """Hook before the lost partitions are re-created (nothing to do here)."""
 
     def _recover_until_done(self, lost):
         while True:

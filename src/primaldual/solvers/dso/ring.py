@@ -20,6 +20,7 @@ snapshots and recovery are :mod:`primaldual.distributed.actor_engine`'s.
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import time
 
@@ -31,6 +32,8 @@ from .blocks import WBlock, dso_block, sigma, snapshot_partials
 from .kernels import ColSide, RowSide, svrg_full_gradient
 
 __all__ = ["DSORingDriver", "DSOPartitionActor"]
+
+SENT, NOT_SENT = 1, 0       # whether a step delivered its block to the next owner
 
 
 class DSORingDriver:
@@ -58,7 +61,7 @@ class DSORingDriver:
             cu = slice(int(L.col_bounds[u]), int(L.col_bounds[u + 1]))
             st = {"block": s, "a_sum": self.a_sum[ri].copy(), "alpha": self.alpha[ri].copy(),
                   "w": self.w[cs].copy(), "w_sum": self.w_sum[cu].copy(),
-                  "params": self.params}
+                  "step_scales": np.array([self.params.w_scale, self.params.a_scale])}
             for k, sl in (("Ga", ri), ("a_snap", ri), ("Fa", ri), ("Gw", cs), ("w_snap", cs),
                           ("Fw", cs)):
                 arr = getattr(self, k)
@@ -142,8 +145,12 @@ class DSORingDriver:
         futs = [a.step(self.r, eta, None if snaps is None else snaps[q], end)
                 for q, a in enumerate(ring.pset.actors)]
         res = ring.pset.wait(futs, f"DSO epoch {self.t} inner iteration {self.r}")
+        for q, r in enumerate(res):
+            if r[4] != SENT:        # the next owner's worker is gone, or will be seen gone
+                ring.lost_partner((q - 1) % self.p, f"partition {q} could not pass its "
+                                  f"block to partition {(q - 1) % self.p}")
         sizes = self.layout.block_sizes()
-        for q, (status, _, _, _) in enumerate(res):
+        for q, (status, *_) in enumerate(res):
             s = sigma(q, self.r, self.p)
             self._book_block(status, q, s, sizes[q, s])
         ring.time_compute += max(r[2] for r in res)
@@ -174,6 +181,8 @@ class DSOPartitionActor:
         self.rng = None
         self.w_sum = None
         self.timeout = 60.0
+        self.generation = 0         # of the last set_state: a block sent before it is stale
+        self.aborted = False        # set by abort(): stop waiting for a block's delivery
 
     def describe(self):
         return {"n": int(self.part.y.shape[0]), "nnz": int(self.part.vals.shape[0])}
@@ -181,6 +190,12 @@ class DSOPartitionActor:
     async def ping(self):
         """Answered by the worker's event loop, so a partition busy computing
         is seen alive (a slow round then gives RoundTimeoutError, not a recovery)."""
+        return True
+
+    async def abort(self):
+        """Run on the worker's event loop while a step may be waiting to deliver its
+        block to a lost worker: that step gives up (a recovery follows)."""
+        self.aborted = True
         return True
 
     def _wblock(self, s, w, Gw, w_snap, Fw):
@@ -192,8 +207,9 @@ class DSOPartitionActor:
         """Partition arrays, the held block ``st['block']`` and ``w_sum`` of block
         ``q - 1 mod p`` (the block this partition holds at the end of an epoch)."""
         part = self.part
-        if "params" in st:          # DSO's step weights change at its restarts
-            self.params = st["params"]
+        # the primal weight (the step scales) moves at restarts: part of the state
+        w_scale, a_scale = (float(x) for x in st["step_scales"])
+        self.params = dataclasses.replace(self.params, w_scale=w_scale, a_scale=a_scale)
         for k in ("alpha", "Ga", "a_snap", "Fa"):
             setattr(part, k, np.array(st[k], dtype=np.float64))
         self.a_sum = np.array(st["a_sum"], dtype=np.float64)
@@ -204,6 +220,8 @@ class DSOPartitionActor:
         self.rng = rng_from_state(rng_state)
         self.next = next_actor
         self.timeout = float(timeout)
+        self.generation = int(st.get("generation", 0))
+        self.aborted = False
         return True
 
     def get_state(self, r):
@@ -214,15 +232,20 @@ class DSOPartitionActor:
         return ({"alpha": part.alpha.copy(), "Ga": part.Ga.copy(), "a_snap": part.a_snap.copy(),
                  "Fa": part.Fa.copy(), "a_sum": self.a_sum.copy(), "w_sum": self.w_sum.copy(),
                  "block": s, "w": blk.w.copy(), "Gw": blk.Gw.copy(),
-                 "w_snap": blk.w_snap.copy(), "Fw": blk.Fw.copy()},
+                 "w_snap": blk.w_snap.copy(), "Fw": blk.Fw.copy(),
+                "step_scales": np.array([self.params.w_scale, self.params.a_scale])},
                 self.rng.bit_generator.state)
 
     def held_w(self, r):
         """The ``w`` of the block held at the start of inner iteration ``r``."""
         return self.inbox[sigma(self.q, r, self.p)].w.copy()
 
-    async def receive(self, s, w, Gw, w_snap, Fw):
-        """Called by the previous owner: file block ``s`` for the next inner iteration."""
+    async def receive(self, generation, s, w, Gw, w_snap, Fw):
+        """Called by the previous owner: file block ``s`` for the next inner
+        iteration; a block sent before the last :meth:`set_state` (a step that
+        finished while a recovery began) is dropped."""
+        if int(generation) != self.generation:
+            return False
         self.inbox[int(s)] = self._wblock(int(s), w, Gw, w_snap, Fw)
         return True
 
@@ -250,7 +273,7 @@ class DSOPartitionActor:
         """Inner iteration ``r``: block ``(q, sigma_r(q))``, then pass the block on.
 
         ``snap = (w_snap, Fw)`` of the held block at the start of an SVRG epoch.
-        Returns ``(status, n_updates, compute_seconds, send_seconds)``.
+        Returns ``(status, n_updates, compute_seconds, send_seconds, sent)``.
         """
         s = sigma(self.q, r, self.p)
         blk = self.inbox.pop(s)
@@ -264,10 +287,11 @@ class DSOPartitionActor:
             self.w_sum += blk.w
         tc = time.perf_counter() - t0
         t1 = time.perf_counter()
+        sent = SENT
         if self.p == 1:
             self.inbox[s] = blk
         else:
-            call = self.next.receive(s, blk.w, blk.Gw, blk.w_snap, blk.Fw)
+            call = self.next.receive(self.generation, s, blk.w, blk.Gw, blk.w_snap, blk.Fw)
             if inspect.iscoroutine(call):
                 # next owner on this worker: Dask hands back the coroutine itself
                 # (no transfer); it never suspends, so run it to completion here
@@ -276,5 +300,21 @@ class DSOPartitionActor:
                 except StopIteration:
                     pass
             else:
-                call.result(timeout=self.timeout)
-        return int(status), int(pos), tc, time.perf_counter() - t1
+                sent = self._delivered(call)
+        return int(status), int(pos), tc, time.perf_counter() - t1, sent
+
+    def _delivered(self, call):
+        """Wait for the block's delivery: SENT, or NOT_SENT when the next owner's
+        worker cannot be reached (connecting to a dead worker retries for
+        Dask's connect timeout) or :meth:`abort` was called, or when
+        ``timeout`` passed; the client then checks for a lost worker."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                call.result(timeout=0.1)
+                return SENT
+            except TimeoutError:
+                if self.aborted or time.monotonic() > deadline:
+                    return NOT_SENT
+            except OSError:
+                return NOT_SENT
