@@ -315,6 +315,9 @@ class DaskEngine(Engine):
         self.max_recoveries = int(opts.max_recoveries)
         self.v = np.zeros(self.d)
         self.sync = None
+        #: the last round's summed step, sent with the next call (line_search)
+        self.step = None
+        self._changed = np.zeros(self.d, dtype=bool)
         self.round = 0
         self.recoveries = 0
         self.time_rounds = 0.0
@@ -354,6 +357,7 @@ class DaskEngine(Engine):
         self.pset.wait(futs, "set_state")
         self.v = np.array(v, dtype=np.float64)
         self.sync = None
+        self.step = None
 
     def set_state(self, alpha, v, rng_states):
         blocks = [np.array(alpha[a:b]) for a, b in zip(self.part_ptr[:-1], self.part_ptr[1:])]
@@ -365,7 +369,11 @@ class DaskEngine(Engine):
         return np.concatenate(snap["alpha"]), self.v.copy(), snap["rng"]
 
     def _current_state(self):
-        res = self._with_recovery(lambda: self.pset.call_all("get_state", what="get_state"))
+        def fetch():
+            res = self.pset.call_all("get_state", self.step, what="get_state")
+            self.step = None
+            return res
+        res = self._with_recovery(fetch)
         return {"alpha": [r[0] for r in res], "rng": [r[1] for r in res]}
 
     # --------------------------------------------------------- snapshots
@@ -432,22 +440,26 @@ class DaskEngine(Engine):
     # ------------------------------------------------------------ rounds
     def _one_round(self, mode, m, sigma_dot, gamma, log=True):
         t0 = time.perf_counter()
-        futs = [a.round(self.sync, mode, m, sigma_dot, gamma) for a in self.pset.actors]
+        futs = [a.round(self.sync, mode, m, sigma_dot, gamma, self.step)
+                for a in self.pset.actors]
         res = self.pset.wait(futs, f"round {self.round}")
+        self.step = None
         acc = 0
         compute = 0.0
-        all_cols = []
-        for k, (cols, vals, a, st, bad, tc) in enumerate(res):
+        for k, (cols, vals, a, st, bad, tc, _) in enumerate(res):
             if st != 0:
                 raise_nonfinite(self.lam, int(self.part_ptr[k]) + bad)
         if mode & LINE_SEARCH:
-            gamma = self._summed_step([(cols, vals) for cols, vals, *_ in res])
-        for k, (cols, vals, a, st, bad, tc) in enumerate(res):
+            gamma = self._summed_step([(cols, vals) for cols, vals, *_ in res],
+                                      [r[6] for r in res])
+        changed = self._changed        # the union of the changed columns, in O(d)
+        changed[:] = False
+        for k, (cols, vals, a, st, bad, tc, _) in enumerate(res):
             self.v[cols] += gamma * vals
-            all_cols.append(cols)
+            changed[cols] = True
             acc += a
             compute = max(compute, tc)
-        union = np.unique(np.concatenate(all_cols)) if all_cols else np.zeros(0, np.int64)
+        union = np.flatnonzero(changed)
         if 2 * union.size >= self.d:
             # most columns changed: the whole v (8 bytes a column) is smaller
             # than its changed entries with their indices (16 bytes a column)
@@ -462,14 +474,19 @@ class DaskEngine(Engine):
         self.n_rounds_timed += 1
         return acc
 
-    def _summed_step(self, changes):
-        """The step on the summed update (:mod:`.line_step`), applied to every
-        partition's ``alpha``; the caller adds ``theta Delta v_k`` to ``v``."""
+    def _summed_step(self, changes, terms0):
+        """The step on the summed update (:mod:`.line_step`); the partitions take
+        it with the next call (``self.step``); the caller adds ``theta Delta v_k``
+        to ``v``.  The search's first evaluation, at ``theta = 0``, came with the
+        round (``terms0``): a quadratic dual's step costs no further call."""
         def evaluate(theta):
-            parts = self.pset.call_all("line_terms", theta, what=f"round {self.round}")
+            if theta == 0.0 and all(t is not None for t in terms0):
+                parts = terms0
+            else:
+                parts = self.pset.call_all("line_terms", theta, what=f"round {self.round}")
             return sum_terms([p for part in parts for p in part])
         theta, trials = summed_step(evaluate, self.v, changes, self.lam, self.W)
-        self.pset.call_all("apply_step", theta, what=f"round {self.round}")
+        self.step = float(theta)
         self.note_step(theta, trials)
         return theta
 
@@ -491,7 +508,9 @@ class DaskEngine(Engine):
     # ------------------------------------------------------- certificate
     def certificate(self, w):
         def fetch():
-            return self.pset.call_all("certificate", self.sync, what="certificate")
+            res = self.pset.call_all("certificate", self.sync, self.step, what="certificate")
+            self.step = None
+            return res
         res = self._with_recovery(fetch)
         parts = [(ls, cs, vs, mg) for ls, cs, vs, mg, _, _ in res]
         alpha_blocks = [r[4] for r in res]

@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 from .._util import encode_pm1
 from .newton_block import NewtonBlock
-from .block import PartitionBlock
+from .block import LINE_SEARCH, PartitionBlock
 
 __all__ = ["PartitionActor", "content_digest", "load_source"]
 
@@ -125,7 +125,8 @@ class PartitionActor:
         self.block.set_state(alpha, v, [rng_state])
         return True
 
-    def get_state(self):
+    def get_state(self, step=None):
+        self._step(step)
         return self.block.alpha.copy(), self.block.rng_states()[0]
 
     # ------------------------------------------------------------ rounds
@@ -138,14 +139,25 @@ class PartitionActor:
         else:
             self.block.v[a] = b
 
-    def round(self, sync, mode, m, sigma_dot, gamma):
-        """Apply the last ``v`` update, run one round on this partition and
-        return ``(cols, vals, accesses, status, bad_row, compute_seconds)``."""
+    def _step(self, step):
+        """Take the last round's summed step ``theta`` (``aggregation=
+        "line_search"``), which the driver sends with its next call."""
+        if step is not None:
+            self.block.apply_step(step)
+
+    def round(self, sync, mode, m, sigma_dot, gamma, step=None):
+        """Take the last round's step, apply the last ``v`` update, run one round
+        on this partition and return ``(cols, vals, accesses, status, bad_row,
+        compute_seconds, terms0)``; ``terms0`` are the line search's terms at
+        ``theta = 0`` (its first evaluation) with ``aggregation="line_search"``,
+        else None: the search then starts without another call."""
+        self._step(step)
         self._sync(sync)
         t = time.perf_counter()
         st, _, acc, bad = self.block.run(mode, m, sigma_dot, gamma, 1, False)
         (cols, vals), = self.block.last_changes()
-        return cols, vals, int(acc), int(st), int(bad), time.perf_counter() - t
+        terms0 = self.block.line_terms(0.0) if mode & LINE_SEARCH and st == 0 else None
+        return cols, vals, int(acc), int(st), int(bad), time.perf_counter() - t, terms0
 
     def line_terms(self, theta):
         """The scalars of the dual along the summed update at ``theta``
@@ -157,9 +169,10 @@ class PartitionActor:
         self.block.apply_step(theta)
         return True
 
-    def certificate(self, sync):
+    def certificate(self, sync, step=None):
         """Pieces of the exact certificate with ``w = v / lam`` (this copy of
         ``v``), plus the block state for the recovery snapshot."""
+        self._step(step)
         self._sync(sync)
         w = self.block.v / self.block.lam
         (ls, cs, vs, margins), = self.block.certificate_parts(w)
