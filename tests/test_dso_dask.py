@@ -141,12 +141,21 @@ def test_n_workers_defaults_to_the_cluster_and_bad_options(client, data):
         solve(X, y, solver="psgd", client="tcp://nowhere", max_epochs=1)
 
 
+HINGE_DEFAULTS = dict(loss="hinge", lam=1e-3, solver="dso", n_workers=2, tol=0,
+                      max_epochs=12, random_state=7)
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(client, data):
+    return solve(*data, client=client, **HINGE_DEFAULTS)
+
+
 @pytest.mark.parametrize("n_calls,when,recovery_every", [
     (9, "after", None),     # the block computed, not yet passed on; the epoch's snapshot
     (13, "before", 3),      # the partner waits to deliver to it; a pulled snapshot
 ])
 def test_killed_worker_mid_dso_fit_ends_bitwise_where_uninterrupted(
-        client, data, tmp_path, n_calls, when, recovery_every):
+        client, data, uninterrupted, tmp_path, n_calls, when, recovery_every):
     """The second worker's process is SIGKILLed inside its n-th ring step (before
     or after the block update), with the defaults for the hinge loss (SVRG,
     restarts that move the primal weight, the fallback): the recovered fit ends
@@ -173,10 +182,9 @@ def test_killed_worker_mid_dso_fit_ends_bitwise_where_uninterrupted(
         return True
 
     X, y = data
-    kw = dict(loss="hinge", lam=1e-3, solver="dso", n_workers=2, tol=0, max_epochs=12,
-              random_state=7)
+    kw = HINGE_DEFAULTS
     client.wait_for_workers(2, timeout=60)
-    whole = solve(X, y, client=client, **kw)
+    whole = uninterrupted
     assert whole.trace[-1]["restarts"] >= 2
     second = sorted(client.scheduler_info()["workers"])[1]
     client.run(arm, n_calls, when, workers=[second])
@@ -187,8 +195,7 @@ def test_killed_worker_mid_dso_fit_ends_bitwise_where_uninterrupted(
     np.testing.assert_array_equal(res.coef, whole.coef)
     np.testing.assert_array_equal(res.dual_coef, whole.dual_coef)
     assert [t["gap"] for t in res.trace] == [t["gap"] for t in whole.trace]
-    serial = solve(X, y, **kw)
-    np.testing.assert_array_equal(res.coef, serial.coef)
+    np.testing.assert_array_equal(res.coef, solve(X, y, **kw).coef)     # = serial
 
 
 def test_slowed_worker_past_round_timeout_raises(client, data):
