@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from .newton_block import add_pairs, add_parts, join_duals
+from .newton_block import add_pairs, add_parts, join_duals, weighted_mean
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -115,6 +115,28 @@ class DaskNewtonData:
         res = self._call("hessian")
         self.reductions += 1
         return add_parts([H for H, in res])
+
+    def precondition(self, r, lam_mu, sweeps, coarse, first_only):
+        """The local preconditioner of every partition averaged (or partition
+        0's alone: the other workers are not called)."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        args = (r, float(lam_mu), int(sweeps), int(coarse))
+        if not first_only:
+            res = self._call("precondition", *args)
+            self.reductions += 1
+            return weighted_mean([part for part, in res])
+        t = time.perf_counter()
+        while True:
+            try:
+                (part,), = self.pset.wait([self.pset.actors[0].newton("precondition", *args)],
+                                         "newton precondition")
+                break
+            except _Lost as lost:
+                self._recover(lost)
+        self.calls += 1
+        self.call_seconds += time.perf_counter() - t
+        self.reductions += 1
+        return weighted_mean([part])
 
     def line_derivatives(self, t):
         return add_pairs([pair for pair, in self._call("line_derivatives", float(t))])
