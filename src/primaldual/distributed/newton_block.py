@@ -308,8 +308,11 @@ class BlockNewtonData:
                                  self.part_ptr, problem.loss.code, problem.loss.param,
                                  problem.W, loss=problem.loss)
         self.reductions = 0
+        #: calls to the partitions (as a Dask run makes them: one round trip each)
+        self.calls = 0
 
     def evaluate(self, w, slot):
+        self.calls += 1
         parts = self.block.evaluate(w, slot)
         self.reductions += 1
         loss_sum = 0.0
@@ -318,31 +321,37 @@ class BlockNewtonData:
         return loss_sum, add_parts([g for _, g in parts])
 
     def use(self, slot):
+        self.calls += 1
         self.block.use(slot)
 
     def hess_vec(self, v):
+        self.calls += 1
         self.reductions += 1
         return add_parts(self.block.hess_vec(v))
 
     def hessian(self):
+        self.calls += 1
         self.reductions += 1
         return add_parts(self.block.hessian())
 
     def precondition(self, r, lam_mu, sweeps, coarse, first_only):
         """The local preconditioner averaged over the partitions (or partition
         0's alone): :meth:`NewtonBlock.precondition`."""
+        self.calls += 1
         self.reductions += 1
         return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
                                                      [0] if first_only else None))
 
     def line_derivatives(self, t):
+        self.calls += 1
         return add_pairs(self.block.line_derivatives(t))
 
     def dual(self):
+        self.calls += 1
         return join_duals(self.block.dual())
 
     def margins(self):
         return self.block.margins[self.block.current].copy()
 
     def info(self):
-        return {}
+        return {"calls": int(self.calls)}

@@ -149,7 +149,7 @@ class DaskNewtonData:
         return None
 
     def info(self):
-        out = {"recoveries": int(self.recoveries)}
+        out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}
         if self.calls:
             out["call_ms"] = 1e3 * self.call_seconds / self.calls
         return out
