@@ -335,10 +335,12 @@ class BlockNewtonData:
         return add_parts(self.block.hessian())
 
     def precondition(self, r, lam_mu, sweeps, coarse, first_only):
-        """The local preconditioner averaged over the partitions (or partition
-        0's alone): :meth:`NewtonBlock.precondition`."""
-        self.calls += 1
-        self.reductions += 1
+        """The local preconditioner averaged over the partitions (one round), or
+        partition 0's alone, computed by the driver (DiSCO's master: no round):
+        :meth:`NewtonBlock.precondition`."""
+        if not first_only:
+            self.calls += 1
+            self.reductions += 1
         return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
                                                      [0] if first_only else None))
 

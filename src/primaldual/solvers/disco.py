@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..distributed.newton_block import dot
+from ..distributed.newton_block import NewtonBlock, dot
+from ..rows import as_rows
 from ._base import register
 from ._options import choice, number
 from .newton import NewtonOptions, NewtonSolver
@@ -35,9 +36,9 @@ class DiscoOptions(NewtonOptions):
                                      "(each two passes over the partition)")
     precond_coarse: int = number(32, integer=True, low=0.0, strict=False,
                                  doc="columns of the coarse solve (the most frequent)")
-    preconditioner: str = choice("average", "average", "first",
-                                 doc="average the local solves of every partition "
-                                     "(GIANT) or use partition 0's (DiSCO)")
+    preconditioner: str = choice("first", "first", "average",
+                                 doc="partition 0's local solve, on the driver (DiSCO), "
+                                     "or every partition's averaged (GIANT)")
 
 
 @register
@@ -61,28 +62,32 @@ class DiscoSolver(NewtonSolver):
     that ridge system (SDCA's exact coordinate step for the squared loss, in
     the order ``0..n_k-1`` and back; :mod:`primaldual.kernels.precond`): a
     fixed, symmetric, positive definite linear map, so CG keeps its
-    guarantees.  ``preconditioner="average"`` (default) averages the
-    partitions' solves weighted by ``W_k`` (all workers work at once, as in
-    GIANT's averaged local Newton directions, Wang et al. NeurIPS 2018);
-    ``"first"`` uses partition 0's alone, as DiSCO does.  The preconditioned
-    system's condition number is set by how well one partition's rows
-    represent all of them, not by ``||H|| / lam``, so the passes stop growing
-    with the conditioning (benchmarks/results/dask-newton.md).
+    guarantees.  ``preconditioner="first"`` (default) uses partition 0's, as
+    DiSCO does: its rows stay on the driver (on Dask the client keeps a copy
+    of partition 0 when the rows are in this process, and asks partition 0's
+    worker otherwise), so a CG step costs one round, the ``H v``.
+    ``"average"`` averages every partition's solve weighted by ``W_k`` (one
+    more round a CG step, all workers at once; GIANT's averaging, Wang et al.
+    NeurIPS 2018).  The preconditioned system's condition number is set by
+    how well the preconditioning rows represent all of them, not by
+    ``||H|| / lam``, so the CG steps stop growing with the conditioning
+    (docs/distributed.md, benchmarks/results/cluster-model.md).
 
     Passes (``n_epochs``): each evaluation of ``f`` and ``grad f`` and each
-    ``H v`` is one pass; each preconditioner application adds ``2 sweeps``
-    passes over the partitions it runs on (``"average"``: ``2 sweeps``
-    passes; ``"first"``: ``2 sweeps n_0 / n``).  Every ``H v`` and every
-    preconditioner application is one round of communication
-    (``trace[-1]["reductions"]``); ``trace[-1]["precond_passes"]`` counts
-    the preconditioner's share of the passes.
+    ``H v`` is one pass and one round (``trace[-1]["reductions"]``); each
+    preconditioner application adds ``2 sweeps + 2`` passes (``2`` for the
+    coarse solves) over the rows it runs on: ``n_0 / n`` of them for
+    ``"first"``, all for ``"average"`` (the partitions at once), counted in
+    ``trace[-1]["precond_passes"]``.  ``trace[-1]["calls"]`` counts every
+    round trip.
 
     Options
     -------
-    cg_tol : float, default 0.01
+    cg_tol : float, default 0.1
     precond_mu : float or "auto", default "auto" (``lam``)
-    precond_sweeps : int, default 2
-    preconditioner : {"average", "first"}, default "average"
+    precond_sweeps : int, default 1
+    precond_coarse : int, default 32
+    preconditioner : {"first", "average"}, default "first"
     n_partitions, client, round_timeout, max_recoveries, max_cg_iter
         As :class:`~primaldual.solvers.newton.NewtonSolver`'s; without
         partitions or a client the whole data is one partition.
@@ -104,6 +109,19 @@ class DiscoSolver(NewtonSolver):
     def _choose_explicit(self, mode):
         return False
 
+    def _make_data(self):
+        """The Newton data; with ``preconditioner="first"`` on Dask and the rows
+        in this process, partition 0's rows also on the client, which
+        preconditions by itself (DiSCO's master)."""
+        data = super()._make_data()
+        if self.first_only and data.backend == "dask" and not self.distributed_input:
+            prob = self.problem
+            b = int(data.part_ptr[1])
+            data.driver_block = NewtonBlock(as_rows(prob.rows.X[:b]), prob.y[:b],
+                                            prob.sample_weight[:b], [0, b], prob.loss.code,
+                                            prob.loss.param, prob.W)
+        return data
+
     def init_state(self, warm_start):
         self.precond_passes = 0.0
         super().init_state(warm_start)
@@ -118,7 +136,8 @@ class DiscoSolver(NewtonSolver):
         super().set_state(meta, arrays)
 
     def _precondition(self, r):
-        """``M r``: the partitions' local solves (one round)."""
+        """``M r``: the partitions' local solves (one round), or partition 0's
+        on the driver."""
         data = self.data
         z = data.precondition(r, self.problem.lam + self.mu, self.sweeps, self.coarse,
                               self.first_only)
@@ -161,6 +180,10 @@ class DiscoSolver(NewtonSolver):
     def trace_extras(self):
         out = super().trace_extras()
         out["precond_passes"] = float(self.precond_passes)
+        if getattr(self.data, "driver_passes", 0):
+            # the client's copy of partition 0 evaluated at each new point (not in
+            # n_epochs, which equals the in-process run's)
+            out["driver_passes"] = int(self.data.driver_passes)
         if "reductions" not in out:
             out["reductions"] = int(self.data.reductions)
         return out
