@@ -3,16 +3,18 @@
 
 1. **Rounds** (``rounds`` phase): in-process runs on K = 1, 2, 4, ..., 64
    contiguous row partitions of a row sample (``--rows``, default 10,000) of
-   the text, CCAT and covtype shapes at ``lam n`` in {1, 10, 100} (``lam =
-   lam_n / rows``; logistic, certified relative gap 1e-6), for ``newton``,
-   ``disco``, ``cocoa`` (``aggregation="line_search"``) and ``dso``
-   (``n_workers = K``).  Recorded: rounds to certify, round trips, compute
+   the text, CCAT and covtype shapes (covtype's columns scaled to [-1, 1]) at
+   ``lam n`` in {1, 10, 100} (``lam = lam_n / rows``; logistic, certified
+   relative gap 1e-6), for ``newton``, ``disco`` (``preconditioner="first"``),
+   ``disco_avg`` (``"average"``), ``cocoa`` (``aggregation="line_search"``)
+   and ``dso`` (``n_workers = K``); once a method fails to certify within its
+   cap at some K, larger K are not run.  Recorded: rounds to certify, round trips, compute
    per round in passes over the data, certified or not within the cap.  The
    round counts depend on K, the shape and ``lam n``, not on the machine's
    load; the model assumes they do not depend on ``n`` at fixed ``lam n``
    (SDCA's epochs and CG's steps are functions of ``R^2 / (lam n)``).
-2. **Costs** (``costs`` phase): the seconds per stored entry of one pass of
-   each method in this process (K = 1 runs of the rounds phase), and the Dask
+2. **Costs**: the seconds per stored entry of one pass of each method in
+   this process (fixed-pass runs, K = 1, on larger samples), and the Dask
    overhead of one round on a 2-worker LocalCluster: a call to every
    worker's actor sending and returning a ``d``-vector, timed at d = 1,000
    and 100,000 (fixed cost plus bytes over the loopback's rate).
@@ -25,9 +27,10 @@
    with ``bytes_round = 16 d K`` through the client (a d-vector to and from
    each worker; a d x d matrix for Newton's explicit Hessian; DSO: ``8 d``
    per worker per epoch, ``K`` trips per epoch), and one machine's time the
-   best of serial SDCA and serial Newton (no Dask).  Per-entry costs: the
-   quiet-machine ones of solvers/_distributed_auto.py (the load here inflates
-   the measured ones unevenly; those are reported too).  Printed for the full
+   best of serial SDCA, serial Newton and CoCoA+ on one partition (no Dask).
+   Per-entry costs: the quiet-machine ones of solvers/_distributed_auto.py
+   (the load here inflates the measured ones unevenly; those are reported
+   too), Dask's fixed cost ``--dask-fixed`` (4 ms).  Printed for the full
    shapes (text 300,000 x 100,000; CCAT 781,265 x 47,236; covtype 581,012
    x 54) at 10 Gb/s and 0.5 ms.
 4. **Check** (``--validate``): a real 2-worker LocalCluster fit of
