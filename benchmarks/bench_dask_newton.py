@@ -1,18 +1,22 @@
-"""Distributed Newton-CG and CoCoA+ on a 2-worker Dask LocalCluster against
-serial SDCA (issue 23).
+"""Distributed Newton-CG, DiSCO and CoCoA+ on a 2-worker Dask LocalCluster
+against serial SDCA (issues 23 and 34).
 
 Logistic, lam = 1e-5, to a certified relative gap of 1e-6, on the CCAT shape
 and the shared-vocabulary text of the regimes (full size by default;
 ``--rows`` takes the first rows).  Runs, interleaved ``--repeats`` times:
 serial SDCA, serial Newton, Newton on the cluster (K = 2, one partition per
 worker, one thread each) and CoCoA+ (``aggregation="line_search"``, K = 2) on
-the cluster, stopped at ``--cap`` seconds.  The cluster runs include placing
+the cluster, stopped at ``--cap`` seconds (``--no-cocoa`` leaves it out), and
+``solver="disco"`` (Newton-CG preconditioned by the partitions' local
+Hessians) in process and on the cluster.  The cluster runs include placing
 the rows on the workers, as a user's call does.  The medians and their
 ratios to serial SDCA's are reported, with the solver ``solver="auto"``
 picks on the cluster and its reason.  The machine is shared with other work:
 the times are loaded-machine times; the ratios are side by side.
 
-Writes ``benchmarks/results/dask-newton.md`` and ``dask-newton.jsonl``.
+Writes ``benchmarks/results/dask-newton.md`` and ``dask-newton.jsonl`` (every
+run appended with its batch; the table shows each set's latest batch, and
+runs of earlier batches that it did not repeat, marked).
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--cap", type=float, default=120.0, help="seconds for CoCoA+")
     ap.add_argument("--sets", default="ccat,text")
+    ap.add_argument("--no-cocoa", action="store_true")
     ap.add_argument("--auto-only", action="store_true",
                     help="recompute auto's choice for the recorded runs of "
                          "dask-newton.jsonl and rewrite the table (no runs)")
@@ -60,8 +65,13 @@ def main():
     runs = [("serial SDCA", dict(solver="sdca")),
             ("serial Newton", dict(solver="newton")),
             ("Newton on Dask, K = 2", dict(solver="newton", n_partitions=2, client=client)),
+            ("DiSCO in process, K = 2", dict(solver="disco", n_partitions=2)),
+            ("DiSCO on Dask, K = 2", dict(solver="disco", n_partitions=2, client=client)),
             ("CoCoA+ on Dask, K = 2", dict(solver="cocoa", n_partitions=2, client=client,
                                            time_limit=args.cap, max_epochs=10_000))]
+    if args.no_cocoa:
+        runs = runs[:-1]
+    batch = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     records = []
     warm = make_synthetic("rcv1", n_samples=2000, random_state=0)[:2]
     for _, opts in runs:                       # compile every kernel once
@@ -83,6 +93,8 @@ def main():
                            "epochs": float(r.n_epochs),
                            "converged": bool(r.converged), "rel_gap": float(r.rel_gap),
                            "reductions": r.trace[-1].get("reductions"),
+                           "precond_passes": r.trace[-1].get("precond_passes"),
+                           "cg_iter": r.trace[-1].get("cg_iter"), "batch": batch,
                            "call_ms": r.trace[-1].get("call_ms"),
                            "auto": auto, "auto_reason": reason,
                            "load": os.getloadavg()[0]}
@@ -92,13 +104,36 @@ def main():
                     print(rec, flush=True)
     client.close()
     cluster.close()
-    write_table(records, args)
+    write_table(read_all(), args)
+
+
+def read_all():
+    """Every recorded run; for each set its latest batch, and the runs of
+    earlier batches that the latest did not repeat (marked ``earlier``)."""
+    records = [json.loads(line) for line in (OUT / "dask-newton.jsonl").open()]
+    out = []
+    for s in dict.fromkeys(r["set"] for r in records):
+        rs = [r for r in records if r["set"] == s]
+        batches = list(dict.fromkeys(r.get("batch", "") for r in rs))
+        seen = set()
+        for b in reversed(batches):
+            runs = {r["run"] for r in rs if r.get("batch", "") == b}
+            own = [r for r in rs if r.get("batch", "") == b and r["run"] == "serial SDCA"]
+            for r in rs:
+                if r.get("batch", "") == b and r["run"] not in seen:
+                    # an earlier batch's run is compared with its own batch's SDCA
+                    out.append(dict(r, earlier=b != batches[-1], base=(
+                        statistics.median(o["seconds"] for o in own) if own else None),
+                        base_epochs=(statistics.median(o["epochs"] for o in own)
+                                     if own else None)))
+            seen |= runs
+    return out
 
 
 def rewrite_auto(args):
     """The table of the recorded runs with auto's choice of this rule (a 2-worker
     cluster), for each set regenerated to price it."""
-    records = [json.loads(line) for line in (OUT / "dask-newton.jsonl").open()]
+    records = read_all()
 
     class TwoWorkers:            # the rule needs only the number of workers
         def scheduler_info(self, **kw):
@@ -117,9 +152,10 @@ def rewrite_auto(args):
 
 
 def write_table(records, args):
-    lines = ["# Distributed Newton and CoCoA+ on a 2-worker LocalCluster against serial SDCA",
+    lines = ["# Distributed Newton, DiSCO and CoCoA+ on a 2-worker LocalCluster against "
+             "serial SDCA",
              "",
-             "`benchmarks/bench_dask_newton.py` (issue 23).  Logistic, lam = 1e-5, certified "
+             "`benchmarks/bench_dask_newton.py` (issues 23, 34).  Logistic, lam = 1e-5, certified "
              "relative gap 1e-6; a LocalCluster of 2 worker processes with one thread each, "
              "K = 2 partitions (one a worker); cluster times include placing the rows on the "
              f"workers; CoCoA+ (`line_search`) stopped at {args.cap:g} s.  Medians of "
@@ -132,18 +168,27 @@ def write_table(records, args):
              "processes cannot run at once on two busy cores; compare the ratios, measured "
              "side by side.  `fit s` leaves out placing the rows on the workers (the "
              "solver's own clock); `call ms` is the mean wall time of one call to all "
-             "workers (a reduction, a line-search evaluation, a certificate).",
+             "workers (a reduction, a line-search evaluation, a certificate).  DiSCO's "
+             "passes count every pass over the data: the Hessian-vector products and "
+             "evaluations (one reduction each) and its preconditioner's local passes "
+             "(`local`: 4 passes over each partition's rows a preconditioner round, the "
+             "partitions at once); `reductions` counts its rounds of communication.",
              ""]
     for s in dict.fromkeys(r["set"] for r in records):
         rs = [r for r in records if r["set"] == s]
         auto = rs[0]["auto"]
         lines += [f"## {s}", "", f"`solver=\"auto\"` with the client picks **{auto}**: "
                   f"{rs[0]['auto_reason']}.", "",
-                  "| run | median s | x serial SDCA | fit s | epochs (passes) | reductions "
-                  "| call ms | certified |", "|---|---|---|---|---|---|---|---|"]
-        base = statistics.median(r["seconds"] for r in rs if r["run"] == "serial SDCA")
+                  "| run | median s | x serial SDCA | fit s | epochs (passes) | x SDCA's "
+                  "epochs | reductions | call ms | certified |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        latest = [r for r in rs if not r.get("earlier")]
+        base = statistics.median(r["seconds"] for r in latest if r["run"] == "serial SDCA")
+        base_ep = statistics.median(r["epochs"] for r in latest if r["run"] == "serial SDCA")
         for run in dict.fromkeys(r["run"] for r in rs):
             rr = [r for r in rs if r["run"] == run]
+            mark = f" (earlier run, {rr[0].get('batch') or 'issue 23'})" \
+                if rr[0].get("earlier") else ""
             t = statistics.median(r["seconds"] for r in rr)
             conv = all(r["converged"] for r in rr)
             ep = statistics.median(r["epochs"] for r in rr)
@@ -152,8 +197,15 @@ def write_table(records, args):
             fit = statistics.median(r["fit_seconds"] for r in rr)
             cm = [r["call_ms"] for r in rr if r.get("call_ms") is not None]
             call = f"{statistics.median(cm):.1f}" if cm else ""
-            lines.append(f"| {run} | {t:.2f} | {'>= ' if not conv else ''}{t / base:.2f} | "
-                         f"{fit:.2f} | {ep:.1f} | {red if red is not None else ''} | "
+            if rr[0].get("earlier") and rr[0].get("base"):
+                t_base, ep_base = rr[0]["base"], rr[0]["base_epochs"]
+            else:
+                t_base, ep_base = base, base_ep
+            pp = rr[0].get("precond_passes")
+            passes = f"{ep:.1f}" + (f" ({pp:.0f} local)" if pp else "")
+            lines.append(f"| {run}{mark} | {t:.2f} | {'>= ' if not conv else ''}"
+                         f"{t / t_base:.2f} | {fit:.2f} | {passes} | {ep / ep_base:.1f} | "
+                         f"{red if red is not None else ''} | "
                          f"{call} | {'yes' if conv else f'no (gap {gap:.1e})'} |")
         lines.append("")
     (OUT / "dask-newton.md").write_text("\n".join(lines) + "\n")

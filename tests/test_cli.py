@@ -363,7 +363,7 @@ def test_solvers_lists_every_registered_solver(capsys):
     rows = json.loads(capsys.readouterr().out)["solvers"]
     assert {r["solver"] for r in rows} == set(SOLVERS)
     assert all(r["summary"] for r in rows)
-    assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso",
+    assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso", "disco",
                                                          "psgd", "newton"}
     assert "[hinge, smooth_hinge, absolute, epsilon_insensitive]" in \
         out.splitlines()[names.index("ipm")]

@@ -33,8 +33,10 @@ import scipy.linalg
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point, row_nnz_squares)
 from ..kernels.objective import weighted_sum
+from .local_precond import LocalSolve
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
+           "weighted_mean",
            "explicit_hessian_pays", "contiguous_partitions", "dot", "normal_equations"]
 
 #: hessian="auto" forms H explicitly when d is at most this ...
@@ -106,6 +108,17 @@ def add_pairs(parts):
     return d1, d2
 
 
+def weighted_mean(parts):
+    """``sum_k W_k z_k / sum_k W_k`` of per-partition ``(W_k, z_k)``, added in
+    partition order (the averaged local preconditioner)."""
+    total = np.zeros_like(np.asarray(parts[0][1], dtype=np.float64))
+    weight = 0.0
+    for Wk, z in parts:
+        total += Wk * z
+        weight += Wk
+    return total / weight if weight > 0.0 else total
+
+
 def join_duals(parts):
     """``(sum of the conjugate parts, alpha of every partition in order)``
     from per-partition ``(conj, alpha_k)``."""
@@ -153,6 +166,8 @@ class NewtonBlock:
         self.current = 0
         self._out = np.empty((self.K, d))
         self._dense_buf = None
+        self._local = None
+        self._point = 0             # counts evaluations: names the curvatures
         compiled = (lambda f: f) if loss is None else loss.kernel
         self._fun_grad = compiled(fun_grad)
         self._line_derivatives = compiled(line_derivatives)
@@ -170,6 +185,7 @@ class NewtonBlock:
         """One pass at ``w`` into ``slot``: per partition ``(sum c_i phi_i,
         sum c_i phi'_i x_i)``."""
         w = np.ascontiguousarray(w, dtype=np.float64)
+        self._point += 1
         m, c = self.margins[slot], self.curv[slot]
         out = []
         for k, (a, b) in enumerate(self._bounds()):
@@ -226,6 +242,32 @@ class NewtonBlock:
             out.append(H)
         return out
 
+    def precondition(self, r, lam_mu, sweeps, coarse, parts=None):
+        """Per partition ``k`` in ``parts`` (default all) ``(W_k, z_k)`` with
+        ``z_k ~ (H_k + mu I)^{-1} r``, ``H_k = sum_{i in k} D_i x_i x_i^T / W_k +
+        lam I`` the Hessian at the current point estimated from partition
+        ``k``'s rows alone (``W_k`` their weight), ``lam_mu = lam + mu``: a
+        coarse solve on ``coarse`` columns and ``sweeps`` symmetric
+        Gauss-Seidel sweeps (:class:`~primaldual.distributed.local_precond.LocalSolve`)."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        c = self.curv[self.current]
+        bounds = list(self._bounds())
+        if self._local is None or self._local[0] != coarse:
+            self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
+                                               self.rows.sqnorm[a:b], coarse)
+                                    for a, b in bounds])
+        out = []
+        for k in (range(self.K) if parts is None else parts):
+            a, b = bounds[k]
+            Wk = float(self.cw[a:b].sum())
+            if Wk > 0.0:
+                z = self._local[1][k].apply(r, c[a:b] / Wk, float(lam_mu), sweeps,
+                                            (self._point, self.current, float(lam_mu)))
+            else:
+                z = r / lam_mu
+            out.append((Wk, z))
+        return out
+
     def line_derivatives(self, t):
         """Per partition the data part of the slope and curvature of ``f`` at
         ``w + t s``, where ``s`` is the step from the current point to the
@@ -266,8 +308,11 @@ class BlockNewtonData:
                                  self.part_ptr, problem.loss.code, problem.loss.param,
                                  problem.W, loss=problem.loss)
         self.reductions = 0
+        #: calls to the partitions (as a Dask run makes them: one round trip each)
+        self.calls = 0
 
     def evaluate(self, w, slot):
+        self.calls += 1
         parts = self.block.evaluate(w, slot)
         self.reductions += 1
         loss_sum = 0.0
@@ -276,24 +321,39 @@ class BlockNewtonData:
         return loss_sum, add_parts([g for _, g in parts])
 
     def use(self, slot):
+        self.calls += 1
         self.block.use(slot)
 
     def hess_vec(self, v):
+        self.calls += 1
         self.reductions += 1
         return add_parts(self.block.hess_vec(v))
 
     def hessian(self):
+        self.calls += 1
         self.reductions += 1
         return add_parts(self.block.hessian())
 
+    def precondition(self, r, lam_mu, sweeps, coarse, first_only):
+        """The local preconditioner averaged over the partitions (one round), or
+        partition 0's alone, computed by the driver (DiSCO's master: no round):
+        :meth:`NewtonBlock.precondition`."""
+        if not first_only:
+            self.calls += 1
+            self.reductions += 1
+        return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
+                                                     [0] if first_only else None))
+
     def line_derivatives(self, t):
+        self.calls += 1
         return add_pairs(self.block.line_derivatives(t))
 
     def dual(self):
+        self.calls += 1
         return join_duals(self.block.dual())
 
     def margins(self):
         return self.block.margins[self.block.current].copy()
 
     def info(self):
-        return {}
+        return {"calls": int(self.calls)}

@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from .newton_block import add_pairs, add_parts, join_duals
+from .newton_block import add_pairs, add_parts, join_duals, weighted_mean
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -57,6 +57,12 @@ class DaskNewtonData:
         #: the point each slot holds on the workers (to rebuild a lost partition)
         self._points = [None, None]
         self._current = 0
+        #: partition 0's rows on the client (a NewtonBlock) for DiSCO's
+        #: preconditioner, when the rows are in this process; the point its
+        #: curvatures are at, and the passes over them (the driver's work)
+        self.driver_block = None
+        self._driver_point = None
+        self.driver_passes = 0
 
     # ------------------------------------------------------------ calls
     def _call(self, method, *args):
@@ -116,6 +122,37 @@ class DaskNewtonData:
         self.reductions += 1
         return add_parts([H for H, in res])
 
+    def precondition(self, r, lam_mu, sweeps, coarse, first_only):
+        """The local preconditioner of every partition averaged (one round), or
+        partition 0's alone: computed here when the client holds partition 0's
+        rows (:attr:`driver_block`, DiSCO's master: no round), else by its
+        worker (one round trip)."""
+        r = np.ascontiguousarray(r, dtype=np.float64)
+        args = (r, float(lam_mu), int(sweeps), int(coarse))
+        if not first_only:
+            res = self._call("precondition", *args)
+            self.reductions += 1
+            return weighted_mean([part for part, in res])
+        if self.driver_block is not None:
+            w = self._points[self._current]
+            if self._driver_point is not w:          # the point moved: its curvatures
+                self.driver_block.evaluate(w, 0)
+                self.driver_block.use(0)
+                self._driver_point = w
+                self.driver_passes += 1
+            return weighted_mean(self.driver_block.precondition(*args))
+        t = time.perf_counter()
+        while True:
+            try:
+                (part,), = self.pset.wait([self.pset.actors[0].newton("precondition", *args)],
+                                         "newton precondition")
+                break
+            except _Lost as lost:
+                self._recover(lost)
+        self.calls += 1
+        self.call_seconds += time.perf_counter() - t
+        return weighted_mean([part])
+
     def line_derivatives(self, t):
         return add_pairs([pair for pair, in self._call("line_derivatives", float(t))])
 
@@ -127,7 +164,7 @@ class DaskNewtonData:
         return None
 
     def info(self):
-        out = {"recoveries": int(self.recoveries)}
+        out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}
         if self.calls:
             out["call_ms"] = 1e3 * self.call_seconds / self.calls
         return out

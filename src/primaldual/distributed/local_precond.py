@@ -1,0 +1,91 @@
+"""One partition's preconditioner for the distributed Newton-CG (DiSCO).
+
+``z ~ (A_k + lam' I)^{-1} r`` with ``A_k = sum_{i in k} a_i x_i x_i^T``,
+``a_i = D_i / W_k`` (the partition's estimate of the Hessian's data part),
+``lam' = lam + mu``, by a symmetric two-level iteration (multiplicative
+Schwarz; Saad, *Iterative Methods for Sparse Linear Systems*, 2nd ed., §14.3):
+
+1. a coarse solve on the ``coarse`` columns of largest ``sum_i x_ij^2`` (the
+   frequent words that every row shares, which make the few large
+   eigenvalues): ``z1 = V E^{-1} V^T r``, ``E = V^T (A_k + lam' I) V``;
+2. ``sweeps`` symmetric Gauss-Seidel sweeps on the dual of the residual system
+   (:func:`primaldual.kernels.precond.sgs_solve`);
+3. the coarse solve again on the new residual.
+
+Each step is a fixed symmetric map and steps 1 and 3 are the same
+``B``-orthogonal projection, so ``r -> z`` is linear, symmetric and positive
+definite: preconditioned CG keeps its guarantees.  Without coarse columns the
+map is the Gauss-Seidel sweeps alone, which leave the shared directions
+almost uncorrected (measured: one eigenvalue of the preconditioned Hessian at
+67 on 3,000 rows of the shared-vocabulary text, growing with ``n``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from ..kernels.precond import sgs_solve
+
+__all__ = ["LocalSolve"]
+
+
+class LocalSolve:
+    """The fixed parts (coarse columns) of one partition's preconditioner.
+
+    X_k : the partition's rows (CSR matrix or 2-D array); view : its
+    ``(data, indices, indptr, iptr)`` kernel view; sqnorm : ``||x_i||^2``.
+    """
+
+    def __init__(self, X_k, view, sqnorm, coarse):
+        self.X = X_k
+        self.view = view
+        self.sqnorm = sqnorm
+        d = X_k.shape[1]
+        if sp.issparse(X_k):
+            col = np.bincount(X_k.indices, weights=np.square(X_k.data, dtype=np.float64),
+                              minlength=d)
+        else:
+            col = np.einsum("ij,ij->j", X_k, X_k, dtype=np.float64)
+        order = np.argsort(-col, kind="stable")[:int(coarse)]
+        self.top = np.sort(order[col[order] > 0.0])
+        self.Xt = X_k[:, self.top]
+        if sp.issparse(self.Xt):
+            self.Xt = self.Xt.tocsr()
+        self._key = None
+        self._E = None
+
+    def _coarse(self, a, lam_mu, key):
+        """The Cholesky factor of ``E = V^T (A_k + lam' I) V`` (cached per point)."""
+        if key != self._key:
+            Xt = self.Xt
+            if sp.issparse(Xt):
+                E = (Xt.T @ sp.diags(a) @ Xt).toarray()
+            else:
+                E = Xt.T @ (a[:, None] * Xt)
+            E[np.diag_indices_from(E)] += lam_mu
+            self._E = scipy.linalg.cho_factor(E, check_finite=False)
+            self._key = key
+        return self._E
+
+    def apply(self, r, a, lam_mu, sweeps, key):
+        """``z`` for the right-hand side ``r``, curvatures ``a`` (``D_i / W_k``)
+        and ``lam_mu``; ``key`` names the point ``a`` belongs to."""
+        top = self.top
+        if top.size == 0:
+            z = r / lam_mu
+            sgs_solve(*self.view, a, self.sqnorm, float(lam_mu), int(sweeps), z,
+                      np.zeros(a.shape[0]))
+            return z
+        E = self._coarse(a, lam_mu, key)
+        X = self.X
+        z = np.zeros_like(r)
+        z[top] = scipy.linalg.cho_solve(E, r[top], check_finite=False)
+        Bz = X.T @ (a * (self.Xt @ z[top])) + lam_mu * z
+        e = (r - Bz) / lam_mu
+        sgs_solve(*self.view, a, self.sqnorm, float(lam_mu), int(sweeps), e,
+                  np.zeros(a.shape[0]))
+        z += e
+        res_top = r[top] - self.Xt.T @ (a * (X @ z)) - lam_mu * z[top]
+        z[top] += scipy.linalg.cho_solve(E, res_top, check_finite=False)
+        return z

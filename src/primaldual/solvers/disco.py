@@ -1,0 +1,189 @@
+"""Distributed Newton with locally preconditioned conjugate gradient (DiSCO).
+
+Zhang & Xiao, "DiSCO: Distributed optimization for self-concordant empirical
+loss", ICML 2015; the averaged local preconditioner follows GIANT (Wang,
+Roosta-Khorasani, Xu & Mahoney, NeurIPS 2018).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..distributed.newton_block import NewtonBlock, dot
+from ..rows import as_rows
+from ._base import register
+from ._options import choice, number
+from .newton import NewtonOptions, NewtonSolver
+
+__all__ = ["DiscoSolver", "DiscoOptions"]
+
+
+@dataclass(frozen=True)
+class DiscoOptions(NewtonOptions):
+    """The options of :class:`DiscoSolver` (see its docstring)."""
+
+    solver_name = "disco"
+    hessian: str = choice("matvec", "matvec",
+                          doc="Hessian-vector products (the preconditioner needs them)")
+    globalization: str = choice("line_search", "line_search",
+                                doc="LIBLINEAR's line search (no trust region)")
+    cg_tol: float = number(0.1, low=0.0, high=1.0, high_strict=True,
+                           doc="PCG stops at ||r|| <= cg_tol ||grad f||")
+    precond_mu: float | str = number("auto", low=0.0, strict=False, also=("auto",),
+                                     doc="mu added to the local Hessians; auto: lam")
+    precond_sweeps: int = number(1, integer=True, low=1.0, strict=False,
+                                 doc="symmetric Gauss-Seidel sweeps of a local solve "
+                                     "(each two passes over the partition)")
+    precond_coarse: int = number(32, integer=True, low=0.0, strict=False,
+                                 doc="columns of the coarse solve (the most frequent)")
+    preconditioner: str = choice("first", "first", "average",
+                                 doc="partition 0's local solve, on the driver (DiSCO), "
+                                     "or every partition's averaged (GIANT)")
+
+
+@register
+class DiscoSolver(NewtonSolver):
+    """Newton-CG whose CG is preconditioned by the partitions' local Hessians.
+
+    Problem: ``min_w P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2``
+    (docs/conventions.md §1), ``l1 = 0``, a loss with a (generalized) Hessian
+    (``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``), as
+    :class:`~primaldual.solvers.newton.NewtonSolver` solves it, and with its
+    line search, passes, certificate (``alpha_i = -phi'(x_i . w)``), warm
+    starts, partitions and Dask engine.
+
+    The Newton system ``H s = -grad f`` is solved by preconditioned CG
+    (Zhang & Xiao, ICML 2015, Algorithm 2) to ``||r|| <= cg_tol ||grad f||``.
+    The preconditioner of partition ``k`` is ``H_k + mu I``, with
+    ``H_k = (1/W_k) sum_{i in k} D_i x_i x_i^T + lam I`` the Hessian estimated
+    from its rows alone (``D_i = c_i phi''(x_i . w)``, ``W_k`` their weight);
+    DiSCO solves it on one machine by local SDCA.  Here each partition applies
+    ``precond_sweeps`` symmetric Gauss-Seidel sweeps from zero to the dual of
+    that ridge system (SDCA's exact coordinate step for the squared loss, in
+    the order ``0..n_k-1`` and back; :mod:`primaldual.kernels.precond`): a
+    fixed, symmetric, positive definite linear map, so CG keeps its
+    guarantees.  ``preconditioner="first"`` (default) uses partition 0's, as
+    DiSCO does: its rows stay on the driver (on Dask the client keeps a copy
+    of partition 0 when the rows are in this process, and asks partition 0's
+    worker otherwise), so a CG step costs one round, the ``H v``.
+    ``"average"`` averages every partition's solve weighted by ``W_k`` (one
+    more round a CG step, all workers at once; GIANT's averaging, Wang et al.
+    NeurIPS 2018).  The preconditioned system's condition number is set by
+    how well the preconditioning rows represent all of them, not by
+    ``||H|| / lam``, so the CG steps stop growing with the conditioning
+    (docs/distributed.md, benchmarks/results/cluster-model.md).
+
+    Passes (``n_epochs``): each evaluation of ``f`` and ``grad f`` and each
+    ``H v`` is one pass and one round (``trace[-1]["reductions"]``); each
+    preconditioner application adds ``2 sweeps + 2`` passes (``2`` for the
+    coarse solves) over the rows it runs on: ``n_0 / n`` of them for
+    ``"first"``, all for ``"average"`` (the partitions at once), counted in
+    ``trace[-1]["precond_passes"]``.  ``trace[-1]["calls"]`` counts every
+    round trip.
+
+    Options
+    -------
+    cg_tol : float, default 0.1
+    precond_mu : float or "auto", default "auto" (``lam``)
+    precond_sweeps : int, default 1
+    precond_coarse : int, default 32
+    preconditioner : {"first", "average"}, default "first"
+    n_partitions, client, round_timeout, max_recoveries, max_cg_iter
+        As :class:`~primaldual.solvers.newton.NewtonSolver`'s; without
+        partitions or a client the whole data is one partition.
+    """
+
+    name = "disco"
+    summary = "Newton-CG preconditioned by local Hessians (DiSCO, Zhang & Xiao 2015)"
+    options_class = DiscoOptions
+    default_max_epochs = 1000
+
+    def setup(self):
+        super().setup()
+        o = self.opts
+        self.mu = self.problem.lam if o.precond_mu == "auto" else float(o.precond_mu)
+        self.sweeps = int(o.precond_sweeps)
+        self.first_only = o.preconditioner == "first"
+        self.coarse = int(o.precond_coarse)
+
+    def _choose_explicit(self, mode):
+        return False
+
+    def _make_data(self):
+        """The Newton data; with ``preconditioner="first"`` on Dask and the rows
+        in this process, partition 0's rows also on the client, which
+        preconditions by itself (DiSCO's master)."""
+        data = super()._make_data()
+        if self.first_only and data.backend == "dask" and not self.distributed_input:
+            prob = self.problem
+            b = int(data.part_ptr[1])
+            data.driver_block = NewtonBlock(as_rows(prob.rows.X[:b]), prob.y[:b],
+                                            prob.sample_weight[:b], [0, b], prob.loss.code,
+                                            prob.loss.param, prob.W)
+        return data
+
+    def init_state(self, warm_start):
+        self.precond_passes = 0.0
+        super().init_state(warm_start)
+
+    def get_state(self):
+        meta, arrays = super().get_state()
+        meta["precond_passes"] = float(self.precond_passes)
+        return meta, arrays
+
+    def set_state(self, meta, arrays):
+        self.precond_passes = float(meta.get("precond_passes", 0.0))
+        super().set_state(meta, arrays)
+
+    def _precondition(self, r):
+        """``M r``: the partitions' local solves (one round), or partition 0's
+        on the driver."""
+        data = self.data
+        z = data.precondition(r, self.problem.lam + self.mu, self.sweeps, self.coarse,
+                              self.first_only)
+        share = 1.0
+        if self.first_only:
+            share = float(data.part_ptr[1] - data.part_ptr[0]) / self.problem.n
+        # the sweeps read the rows twice each, the coarse solves twice more
+        cost = (2.0 * self.sweeps + (2.0 if self.coarse else 0.0)) * share
+        self.passes += cost
+        self.precond_passes += cost
+        return z
+
+    def _steihaug(self, g, delta, max_iter):
+        """Preconditioned CG on ``H s = -g`` (no radius: the line search
+        globalizes).  Returns ``(s, r, iterations)``, ``r = -g - H s``."""
+        s = 0.0 * g
+        r = -g
+        stop = self.cg_tol * math.sqrt(dot(r, r))
+        z = self._precondition(r)
+        p = z.copy()
+        rz = dot(r, z)
+        it = 0
+        while it < max_iter and math.sqrt(dot(r, r)) > stop and rz > 0.0:
+            Hp = self._hv(p)
+            it += 1
+            pHp = dot(p, Hp)
+            if not pHp > 0.0:            # H is lam-strongly convex: only rounding
+                break
+            a = rz / pHp
+            s += a * p
+            r -= a * Hp
+            if math.sqrt(dot(r, r)) <= stop or it >= max_iter:
+                break
+            z = self._precondition(r)
+            rz_new = dot(r, z)
+            p = z + (rz_new / rz) * p
+            rz = rz_new
+        return s, r, it
+
+    def trace_extras(self):
+        out = super().trace_extras()
+        out["precond_passes"] = float(self.precond_passes)
+        if getattr(self.data, "driver_passes", 0):
+            # the client's copy of partition 0 evaluated at each new point (not in
+            # n_epochs, which equals the in-process run's)
+            out["driver_passes"] = int(self.data.driver_passes)
+        if "reductions" not in out:
+            out["reductions"] = int(self.data.reductions)
+        return out
