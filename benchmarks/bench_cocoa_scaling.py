@@ -165,7 +165,6 @@ def render(jsonl, md):
         k = (r["set"], r["loss"], r.get("lam", LAM))
         if k not in keyset:
             keyset.append(k)
-    aggs = [a for a in VARIANTS if any(r.get("aggregation") == a for r in rows)]
     for s, loss, lam in keyset:
         rs = [r for r in rows if r["set"] == s and r["loss"] == loss
               and r.get("lam", LAM) == lam]
@@ -173,7 +172,7 @@ def render(jsonl, md):
         if not serial:
             continue
         base = serial[-1]
-        cap = base["cap"]
+        aggs = [a for a in VARIANTS if any(r.get("aggregation") == a for r in rs)]
 
         def cell(r, agg):
             if r is None:
@@ -182,7 +181,7 @@ def render(jsonl, md):
                     return "not run"
                 return f">{done[-1]['cap']:g} (not run)"
             if not r["converged"]:
-                return f">{r['epochs']:g} (gap {r['rel_gap']:.0e})"
+                return f">{r['epochs']:.0f} (gap {r['rel_gap']:.0e})"
             if base["converged"]:
                 return f"{r['epochs']:.0f} ({r['epochs'] / base['epochs']:.2f}x)"
             return f"{r['epochs']:.0f}"
