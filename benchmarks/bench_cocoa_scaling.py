@@ -52,7 +52,9 @@ AGGS = ("line_search", "adding", "averaging")
 VARIANTS = {"line_search": {}, "adding": {}, "averaging": {},
             "line_search, H=n_k/8": {"aggregation": "line_search", "rounds_per_epoch": 8},
             "deflated r=8": {"aggregation": "line_search", "coupling": "deflated",
-                             "shared_directions": 8}}
+                             "shared_directions": 8},
+            "deflated r=8, H=n_k/8": {"aggregation": "line_search", "coupling": "deflated",
+                                      "shared_directions": 8, "rounds_per_epoch": 8}}
 LAM = 1e-5
 TOL = 1e-6
 
