@@ -27,7 +27,7 @@ from ..kernels.summed_step import apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
 from ..blocks.sdca_threads import auto_sync_every
-from .local_sdca import local_sdca_round
+from .local_sdca import local_deflated_round, local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy",
            "MODE_COCOA_SDCA", "LINE_SEARCH"]
@@ -58,6 +58,16 @@ def stream_entropy(random_state, rng) -> int:
     """The root entropy of the partition streams: ``random_state`` itself
     when it is an int, otherwise one draw from the solver's generator."""
     return seed_entropy(random_state, rng)
+
+
+def next_sig_rest(sig_rest, theta, sig_top):
+    """The deflated coupling's factor on the rest after a round whose summed
+    update took the step ``theta`` (:meth:`PartitionBlock.apply_step`)."""
+    if theta < 0.9:
+        sig_rest = sig_rest / max(theta, 1e-3)
+    elif theta > 1.1:
+        sig_rest = 0.9 * sig_rest
+    return min(max(sig_rest, 1.0), max(sig_top, 1.0))
 
 
 class PartitionBlock:
@@ -115,6 +125,10 @@ class PartitionBlock:
         self._changes = None
         # aggregation="line_search": the last round's Delta alpha, not yet applied
         self.step_dalpha = np.zeros(self.n)
+        # coupling="deflated": B = X U, its squared row norms, the factors
+        self.shared = None
+        self.sig_top = float(self.K)
+        self.sig_rest = 1.0
 
     # ------------------------------------------------------------ setup
     @classmethod
@@ -124,6 +138,16 @@ class PartitionBlock:
     def set_curvature(self, beta: float):
         """ESO weights ``v_i = beta ||x_i||^2`` (every distributed formula of Section 4.3)."""
         self.curv = float(beta) * self.sqnorm
+
+    def set_shared_directions(self, U, sig_top, sig_rest=1.0):
+        """The deflated coupling (:mod:`~primaldual.kernels.deflated`): the
+        shared directions ``U`` (d, r) orthonormal, the factor ``sig_top`` on
+        their span and the starting factor ``sig_rest`` on the rest, adapted
+        by :meth:`apply_step`."""
+        B = np.ascontiguousarray(np.asarray(self.rows.X @ U, dtype=np.float64))
+        self.shared = (B, np.ascontiguousarray((B * B).sum(axis=1)))
+        self.sig_top = float(sig_top)
+        self.sig_rest = float(sig_rest)
 
     def set_state(self, alpha, v, rng_states):
         self.step_dalpha[:] = 0.0
@@ -210,8 +234,13 @@ class PartitionBlock:
 
     def apply_step(self, theta):
         """``alpha += theta step_dalpha`` (kept dual feasible); ``v`` is the
-        caller's."""
+        caller's.  With the deflated coupling the factor on the rest follows
+        the step: ``theta < 0.9`` (the partitions overshot together) divides
+        ``sig_rest`` by ``theta``, ``theta > 1.1`` (they were too cautious)
+        multiplies it by 0.9, kept in ``[1, sig_top]``."""
         apply_summed_step(self.kind, self.param, self.y, self.alpha, self.step_dalpha, float(theta))
+        if self.shared is not None:
+            self.sig_rest = next_sig_rest(self.sig_rest, float(theta), self.sig_top)
 
     def _run_local_sdca(self, H, sigma_prime, gamma, n_rounds, apply_v):
         acc = 0
@@ -226,6 +255,10 @@ class PartitionBlock:
                 a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
                 if b == a:
                     return 0, -1, 0, np.zeros(0, np.int64), np.zeros(0)
+                if self.shared is not None:
+                    return local_deflated_round(self.rows_view, self.spec, *self.shared,
+                                                self.alpha, self.v, a, b, H, self.sig_top,
+                                                self.sig_rest, self.rngs[k])
                 return local_sdca_round(self.rows_view, self.spec, self.alpha, self.v,
                                         self.logit, a, b, H, sigma_prime, gamma,
                                         self.rngs[k], inner, self._sync_every or 0)

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels.deflated import LowRank, deflated_pass
 from ..kernels.sdca import STATUS_OK, Averaging, SDCAState, Shrinking, sdca_epoch
 from ..kernels.views import ProxWork, StepSpec
 from ..blocks.sdca_threads import ThreadWork, threaded_pass
 
-__all__ = ["local_sdca_round", "permutation_passes"]
+__all__ = ["local_sdca_round", "local_deflated_round", "permutation_passes"]
 
 _NO_SHRINK = Shrinking(False, np.inf, np.inf)
 
@@ -84,6 +85,25 @@ def local_sdca_round(rows, spec, alpha, v, logit, lo, hi, H, sigma_prime, gamma,
         if logit.shape[0]:
             logit[lo:hi] = np.nan            # the cache held the local values
     dv = (u - v) / sigma_prime
+    cols = np.flatnonzero(dv)
+    return STATUS_OK, -1, int(acc), cols, dv[cols]
+
+
+def local_deflated_round(rows, spec, B, bsq, alpha, v, lo, hi, H, sig_top, sig_rest, rng):
+    """One partition's round on the deflated coupling (:mod:`~primaldual.kernels.deflated`):
+    ``H`` steps over permutation passes of rows ``lo..hi-1`` with the factor
+    ``sig_top`` on the span of the shared directions (``B = X U``, ``bsq`` its
+    squared row norms) and ``sig_rest`` on the rest; ``alpha`` is updated in
+    place on the partition's rows, ``v`` only read.  Returns what
+    :func:`local_sdca_round` returns."""
+    order = permutation_passes(rng, lo, hi, H)
+    u = v.copy()
+    low = LowRank(B, bsq, np.zeros(B.shape[1]))
+    status, pos, acc = deflated_pass(rows, spec, low, alpha, u, order, 0, H,
+                                     float(sig_rest), float(sig_top) - float(sig_rest))
+    if status != STATUS_OK:
+        return status, int(order[pos]), int(acc), None, None
+    dv = (u - v) / sig_rest
     cols = np.flatnonzero(dv)
     return STATUS_OK, -1, int(acc), cols, dv[cols]
 

@@ -18,6 +18,7 @@ from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
 from ..distributed.block import LINE_SEARCH, MODE_COCOA_SDCA
+from ..distributed.deflation import SVD_PASSES, shared_directions
 from ._rounds import RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
 
@@ -40,6 +41,13 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
     local_solver: str = choice("sdca", "sdca", "uniform",
                                doc="local steps: SDCA passes over permutations, or rows "
                                    "drawn with replacement")
+    coupling: str = choice("isotropic", "isotropic", "deflated",
+                           doc="the local subproblems' coupling term: sigma' on every "
+                               "direction, or K on the shared directions and an adapted "
+                               "factor on the rest (in process, line_search)")
+    shared_directions: int = number(8, integer=True, low=1.0,
+                                    doc="r, the shared directions of coupling='deflated': "
+                                        "the mean row and r - 1 singular vectors")
 
 
 @register
@@ -101,6 +109,19 @@ class CoCoASolver(RoundsMixin, Solver):
     * ``aggregation="averaging"``  <->  ``minibatch_sdca(sampling="distributed",
       batch_size=K, step="average")``.
 
+    ``coupling="deflated"`` (in process, with ``line_search``): the coupling
+    term ``sigma' ||Dv_k||^2`` of ``G_k`` becomes ``Dv_k^T M Dv_k`` with
+    ``M = sig_rest I + (K - sig_rest) U U^T``, ``U`` (d, r) orthonormal: the
+    mean row and the top ``r - 1`` right singular vectors of ``X``
+    (``r = shared_directions``, a randomized SVD of a few passes,
+    :mod:`primaldual.distributed.deflation`).  On ``span U``, where every
+    partition's rows overlap, the factor is the safe ``K``
+    (``||P sum_k z_k||^2 <= K sum_k ||P z_k||^2``); on the rest it starts at 1
+    and follows the step: a round whose ``theta < 0.9`` divides it by
+    ``theta``, ``theta > 1.1`` multiplies it by 0.9, within ``[1, K]``
+    (:mod:`primaldual.kernels.deflated`).  The step on the summed update
+    keeps every round an ascent of ``D``, so the certificate is the same.
+
     With the paper's ESO for ``b = C``, ``v_i = (1 + b sigma^2) ||x_i||^2``, the two
     methods differ: CoCoA+'s ``sigma' = K`` is the data-independent ESO.
 
@@ -114,6 +135,9 @@ class CoCoASolver(RoundsMixin, Solver):
     local_iters : int or None     ``H`` (default: the size of the largest block, one
                                   local pass per round)
     aggregation : "line_search" | "adding" | "averaging", default "line_search"
+    coupling : "isotropic" | "deflated", default "isotropic"
+    shared_directions : int, default 8
+        ``r`` of ``coupling="deflated"`` (see above).
     local_solver : "sdca" | "uniform", default "sdca"
         "sdca": the local solver is the serial SDCA kernel (prefetching, the
         logistic logit cache) over random permutations of the partition's rows
@@ -142,6 +166,8 @@ class CoCoASolver(RoundsMixin, Solver):
 
     #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
     mixes_best_pair = False
+    #: coupling="deflated": the seed of the randomized SVD (None otherwise)
+    svd_seed = None
     name = "cocoa"
     summary = ("CoCoA+ with local SDCA (Ma et al. 2015) and the exact step on the "
                "summed update (Lee & Roth 2015), in process or on Dask")
@@ -168,6 +194,14 @@ class CoCoASolver(RoundsMixin, Solver):
             raise ValueError("n_jobs with a client runs threads inside each worker's "
                              "local SDCA (local_solver='sdca'); the uniform local "
                              "solver runs on one thread per partition")
+        if o.coupling == "deflated":
+            if o.client is not None or is_partitioned(self.problem):
+                raise ValueError("coupling='deflated' runs in process (no client, no "
+                                 "partitioned input)")
+            if o.aggregation != "line_search" or o.local_solver != "sdca":
+                raise ValueError("coupling='deflated' needs aggregation='line_search' and "
+                                 "local_solver='sdca' (the step on the summed update "
+                                 "adapts the factor on the rest)")
         K = self._partitions()
         self._check_engine_options(K)
         if K > self.problem.n:
@@ -201,8 +235,21 @@ class CoCoASolver(RoundsMixin, Solver):
         return self.sigma_prime
 
     def init_state(self, warm_start):
+        self.svd_seed = int(self.rng.integers(2**32)) if self.opts.coupling == "deflated" \
+            else None
         self.engine_init_state(self.warm_start_alpha())
+        self._set_shared()
         self._set_threads()
+
+    def _set_shared(self, sig_rest=1.0):
+        """coupling="deflated": the shared directions onto the block (their
+        randomized SVD counted as ``SVD_PASSES`` passes over the data)."""
+        if self.svd_seed is None:
+            return
+        rows = self.problem.rows
+        U = shared_directions(rows.X, self.opts.shared_directions, self.svd_seed)
+        self.engine.block.set_shared_directions(U, self.K, sig_rest)
+        self.feature_accesses += SVD_PASSES * rows.nnz
 
     def _set_threads(self):
         self.engine.set_threads(self.n_jobs)
@@ -214,12 +261,25 @@ class CoCoASolver(RoundsMixin, Solver):
         return self.engine_certificate()
 
     def get_state(self):
-        return self.engine_get_state()
+        meta, arrays = self.engine_get_state()
+        if self.svd_seed is not None:
+            meta.update(svd_seed=self.svd_seed, sigma_rest=float(self.engine.block.sig_rest))
+        return meta, arrays
 
     def set_state(self, meta, arrays):
         self.engine_set_state(meta, arrays)
+        self.svd_seed = meta.get("svd_seed") if self.opts.coupling == "deflated" else None
+        if self.opts.coupling == "deflated" and self.svd_seed is None:
+            raise ValueError("the checkpoint is not of a coupling='deflated' run")
+        if self.svd_seed is not None:
+            accesses = self.feature_accesses
+            self._set_shared(float(meta["sigma_rest"]))
+            self.feature_accesses = accesses
         self._set_threads()
 
     def trace_extras(self):
-        return self.engine_trace_extras()
+        out = self.engine_trace_extras()
+        if self.svd_seed is not None:
+            out["sigma_rest"] = float(self.engine.block.sig_rest)
+        return out
 
