@@ -106,7 +106,14 @@ class MultinomialNewton(Solver):
     f``, so a check costs no pass over the data, and the gap equals
     ``||grad f||^2 / (2 lam)``.
 
-    Options: ``cg_tol``, ``max_cg_iter`` (:class:`MultinomialNewtonOptions`).
+    CG stops at the latest where ``||r||`` is half the gradient norm that
+    certifies ``tol``.  With ``start="dual_cd"`` (``auto``: on sparse input
+    whose Hessian is not formed) the first point is ``coef(alpha)`` after
+    ``start_epochs`` epochs of exact dual coordinate descent from ``alpha =
+    0`` (:mod:`primaldual.kernels.multinomial_dual`; two passes each).
+
+    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``start``,
+    ``start_epochs`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
     ``warm_start``: a SolveResult, a coef (d, K) or a dual point alpha (n, K).
     """
