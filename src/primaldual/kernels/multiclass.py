@@ -166,9 +166,9 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
     """One pass of exact block steps over the active rows ``act.rows[:m_act]``
     (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
     set in place.  Rows with ``||x_i|| = 0`` are skipped (the driver solves
-    them once).  Returns ``(status, m_act, max violation, entries read)``,
-    an entry counted once per class column it is multiplied with (the unit
-    of a check's two products with K columns)."""
+    them once).  Returns ``(status, m_act, max violation, entries read)``
+    (an entry counted once per row visit: a check, two products with K
+    columns and O(nK) work on the scores, is budgeted at 2K passes)."""
     z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
     stopping = 0.0
     reads = 0
@@ -183,7 +183,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
         cls_i = act.cls[i]
         yi = rows.y[i]
         _active_scores(rows, coef, i, cls_i, k, z, new)
-        reads += (rows.indptr[i + 1] - rows.indptr[i]) * k
+        reads += rows.indptr[i + 1] - rows.indptr[i]
         for t in range(k):
             z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient
         viol, minG = _violation(beta[i], cls_i, k, yi, rows.C[i], z, cap)
@@ -215,7 +215,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
                 moved += 1
         if moved:
             _update_coef(rows, coef, i, moved, B, D)
-            reads += (rows.indptr[i + 1] - rows.indptr[i]) * moved
+            reads += rows.indptr[i + 1] - rows.indptr[i]
         if not np.isfinite(beta[i, yi]):
             return STATUS_NONFINITE, m_act, stopping, reads
     return STATUS_OK, m_act, stopping, reads

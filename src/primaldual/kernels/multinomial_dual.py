@@ -129,8 +129,8 @@ def mn_subproblem(a, b, t, new, K):
 
 @njit(cache=True, nogil=True)
 def _mn_row(rows, i, P, coef, work):
-    """One exact block step on row ``i``; returns the entries read, each
-    counted once per class column it is multiplied with."""
+    """One exact block step on row ``i``; returns the entries read (twice
+    the row's: scores and update)."""
     z, b, t, new, delta, cls = work.z, work.b, work.t, work.new, work.delta, work.cls
     K = P.shape[1]
     start = rows.indptr[i]
@@ -161,7 +161,7 @@ def _mn_row(rows, i, P, coef, work):
         j = rows.indices[p + off]
         for m in range(moved):
             coef[j, int(cls[m])] += delta[m] * x
-    return (end - start) * (K + moved)
+    return 2 * (end - start)
 
 
 @njit(cache=True, nogil=True)
