@@ -124,6 +124,8 @@ class MultinomialNewton(Solver):
     options_class = MultinomialNewtonOptions
     default_max_epochs = 1000
     loss_names = ("multinomial",)
+    #: the deadline of the current advance (CG checks it between products)
+    _deadline = None
 
     def __init__(self, problem, **kwargs):
         if not isinstance(problem, MulticlassProblem) or \
@@ -176,6 +178,7 @@ class MultinomialNewton(Solver):
         self.finished = False
         # hessian="explicit", or auto with a Hessian cheaper than a typical CG solve
         self.last_cg = 0 if self.explicit_passes > EXPLICIT_AT_ONCE else 2**62
+        self._deadline = None
         self.n_explicit = 0
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
@@ -310,6 +313,8 @@ class MultinomialNewton(Solver):
         max_it = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
         it = 0
         while it < max_it and math.sqrt(_dot(r, r)) > stop:
+            if self._deadline is not None and time.perf_counter() >= self._deadline:
+                break                         # a CG iterate is a descent direction
             Hd = self._hv(dvec)
             it += 1
             dHd = _dot(dvec, Hd)
@@ -384,6 +389,7 @@ class MultinomialNewton(Solver):
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
     def advance(self, n_epochs, deadline):
+        self._deadline = deadline
         if self.cd_left > 0:
             self._dual_cd_start(deadline)
             return
