@@ -45,6 +45,9 @@ from _common import shared_file, write_result  # noqa: E402
 
 SETS = ("digits", "dna.scale", "letter.scale", "usps.t.bz2", "shuttle", "news20.bz2")
 TARGET = 1e-6
+#: the reference run's certified relative gap: its primal is within REF_TOL of
+#: the optimum, far below the 1e-6 compared
+REF_TOL = 1e-9
 PEER_BUDGET_S = 900.0
 CS_REF_S = 120.0
 
@@ -101,7 +104,7 @@ def lbfgs_to(X, y, prob, pstar, target):
             hi = mid
         else:
             lo = mid
-    secs, lr = best_of(lambda: lbfgs(X, y, hi))
+    secs, lr = best_of(lambda: lbfgs(X, y, hi), reps=1 if spent > 60 else 2)
     return hi, secs, (prob.primal(lr.coef_.T) - pstar) / pstar
 
 
@@ -109,15 +112,15 @@ def multinomial_row(name, X, y):
     n = X.shape[0]
     lam = 1.0 / n
     prob = MulticlassProblem(X, y, "multinomial", lam)
-    ref = primaldual.solve(X, y, loss="multinomial", lam=lam, tol=1e-12, max_epochs=20000,
+    ref = primaldual.solve(X, y, loss="multinomial", lam=lam, tol=REF_TOL, max_epochs=20000,
                            time_limit=PEER_BUDGET_S)
+    reps = 1 if ref.time > 60 else 2
     secs, res = best_of(lambda: primaldual.solve(X, y, loss="multinomial", lam=lam,
                                                  tol=TARGET, max_epochs=20000,
-                                                 time_limit=PEER_BUDGET_S),
-                        reps=1 if ref.time > 60 else 2)
+                                                 time_limit=PEER_BUDGET_S), reps=reps)
     pstar = min(ref.primal, res.primal)
     it, psecs, psub = lbfgs_to(X, y, prob, pstar, TARGET)
-    dsecs, lr = best_of(lambda: lbfgs(X, y, 100, tol=1e-4))
+    dsecs, lr = best_of(lambda: lbfgs(X, y, 100, tol=1e-4), reps=reps)
     dsub = (prob.primal(lr.coef_.T) - pstar) / pstar
     if not res.converged:
         ratio, ours = "n/a", f"> {secs:.0f} (not reached)"
@@ -218,7 +221,9 @@ def main(argv=None):
         "1e-6. Peer: `LogisticRegression(C=1, fit_intercept=False, tol=0)` (lbfgs) "
         "with the fewest iterations that reach a relative sub-optimality of 1e-6 "
         "(bisection on max_iter). Sub-optimality is relative to the best primal "
-        "value found (ours at tol=1e-12). Ratio = ours / lbfgs (target <= 1.0).",
+        "value found (ours at a certified tol=1e-9). Ratio = ours / lbfgs "
+        "(target <= 1.0). One run instead of the best of two where a run takes "
+        "more than a minute.",
         "",
         "| set | n x d | K | ours (s) | ours gap / sub-opt | Newton steps / explicit "
         "| lbfgs to 1e-6 (s) | lbfgs sub-opt | ratio | LogisticRegression() default "

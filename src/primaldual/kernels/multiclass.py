@@ -87,10 +87,23 @@ def cs_subproblem(A, k, total, B, D, new, cap):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _active_scores(rows, coef, i, cls_i, k, z):
-    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes."""
+def _active_scores(rows, coef, i, cls_i, k, z, tmp):
+    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes (all K: in
+    class order into ``tmp``, a contiguous row of coef per entry, then
+    permuted)."""
     start = rows.indptr[i]
     off = rows.iptr[i] - start
+    if k == coef.shape[1]:
+        for t in range(k):
+            tmp[t] = 0.0
+        for p in range(start, rows.indptr[i + 1]):
+            x = rows.data[p]
+            cj = coef[rows.indices[p + off]]
+            for t in range(k):
+                tmp[t] += x * cj[t]
+        for t in range(k):
+            z[t] = tmp[cls_i[t]]
+        return
     for t in range(k):
         z[t] = 0.0
     for p in range(start, rows.indptr[i + 1]):
@@ -153,7 +166,9 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
     """One pass of exact block steps over the active rows ``act.rows[:m_act]``
     (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
     set in place.  Rows with ``||x_i|| = 0`` are skipped (the driver solves
-    them once).  Returns ``(status, m_act, max violation, entries read)``."""
+    them once).  Returns ``(status, m_act, max violation, entries read)``
+    (an entry counted once per row visit: a check, two products with K
+    columns and O(nK) work on the scores, is budgeted at 2K passes)."""
     z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
     stopping = 0.0
     reads = 0
@@ -167,7 +182,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
             continue
         cls_i = act.cls[i]
         yi = rows.y[i]
-        _active_scores(rows, coef, i, cls_i, k, z)
+        _active_scores(rows, coef, i, cls_i, k, z, new)
         reads += rows.indptr[i + 1] - rows.indptr[i]
         for t in range(k):
             z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient

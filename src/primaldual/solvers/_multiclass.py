@@ -12,12 +12,14 @@ from ..multiclass import MULTICLASS_LOSSES, MulticlassProblem, is_multiclass_los
 from .._util.threads import resolve_n_jobs
 from .crammer_singer import CrammerSingerDual
 from .multinomial import MultinomialNewton
+from .multinomial_dual import MultinomialDualCD
 
 __all__ = ["MULTICLASS_SOLVERS", "DEFAULT_SOLVER", "solve_multiclass",
            "is_multiclass_loss", "multiclass_solver_for"]
 
 #: name -> solver class
-MULTICLASS_SOLVERS = {cls.name: cls for cls in (MultinomialNewton, CrammerSingerDual)}
+MULTICLASS_SOLVERS = {cls.name: cls for cls in (MultinomialNewton, MultinomialDualCD,
+                                               CrammerSingerDual)}
 
 #: the solver ``solver="auto"`` runs for each loss
 DEFAULT_SOLVER = {"multinomial": MultinomialNewton.name,

@@ -13,6 +13,8 @@ import scipy.linalg
 import scipy.linalg.blas
 import scipy.sparse as sp
 
+from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
+from ..kernels.status import STATUS_OK
 from ..multiclass import MulticlassProblem, _entropy, logsumexp_rows
 from ..problem import Certificate
 from ._base import Solver, SolveResult
@@ -41,6 +43,12 @@ EXPLICIT_AT_ONCE = 10.0
 #: is multiplied as a dense array (BLAS beats CSR products with K columns)
 DENSE_MIN_DENSITY = 0.3
 DENSE_MAX_ENTRIES = 5e7
+#: start="auto" runs dual coordinate descent first on sparse input whose
+#: Hessian is not formed (news20: Newton-CG from zero stalls on raw counts)
+START_EPOCHS = 40
+#: CG never solves beyond this fraction of the gradient norm that certifies
+#: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
+CG_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -59,6 +67,12 @@ class MultinomialNewtonOptions(CommonOptions):
                               "(explicit) or run CG on Hessian-vector products "
                               "(matvec); auto: CG, switching to explicit (dK <= "
                               "2000) once a step's CG iterations cost more")
+    start: str = choice("auto", "auto", "zero", "dual_cd",
+                        doc="the first point: zero, or start_epochs epochs of "
+                            "multinomial_dual_cd from alpha = 0 (auto: dual_cd on "
+                            "sparse input whose Hessian is not formed)")
+    start_epochs: int = number(START_EPOCHS, integer=True, low=0.0,
+                               doc="epochs of dual coordinate descent for start='dual_cd'")
 
 
 def _dot(a, b):
@@ -92,7 +106,14 @@ class MultinomialNewton(Solver):
     f``, so a check costs no pass over the data, and the gap equals
     ``||grad f||^2 / (2 lam)``.
 
-    Options: ``cg_tol``, ``max_cg_iter`` (:class:`MultinomialNewtonOptions`).
+    CG stops at the latest where ``||r||`` is half the gradient norm that
+    certifies ``tol``.  With ``start="dual_cd"`` (``auto``: on sparse input
+    whose Hessian is not formed) the first point is ``coef(alpha)`` after
+    ``start_epochs`` epochs of exact dual coordinate descent from ``alpha =
+    0`` (:mod:`primaldual.kernels.multinomial_dual`; two passes each).
+
+    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``start``,
+    ``start_epochs`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
     ``warm_start``: a SolveResult, a coef (d, K) or a dual point alpha (n, K).
     """
@@ -103,6 +124,8 @@ class MultinomialNewton(Solver):
     options_class = MultinomialNewtonOptions
     default_max_epochs = 1000
     loss_names = ("multinomial",)
+    #: the deadline of the current advance (CG checks it between products)
+    _deadline = None
 
     def __init__(self, problem, **kwargs):
         if not isinstance(problem, MulticlassProblem) or \
@@ -135,6 +158,9 @@ class MultinomialNewton(Solver):
                                 else factor * flops / per_pass)
         self.Xsq = None
         self.c = prob.sample_weight
+        start = self.opts.start
+        self.cd_start = start == "dual_cd" or (start == "auto" and sp.issparse(X)
+                                               and self.explicit_passes == math.inf)
         self.Y = np.zeros((prob.n, prob.K))
         self.Y[np.arange(prob.n), prob.y] = 1.0
 
@@ -143,12 +169,16 @@ class MultinomialNewton(Solver):
         prob = self.problem
         self.coef = np.zeros(prob.coef_shape()) if warm_start is None else \
             self._warm_point(warm_start)
+        #: the dual coordinate descent start: its P (n, K) and epochs left
+        self.cd_left = self.opts.start_epochs if self.cd_start and warm_start is None else 0
+        self.Pcd = self.Y.copy() if self.cd_left else None
         self.passes = 0.0
         self.n_iter = 0
         self.cg_iter = 0
         self.finished = False
         # hessian="explicit", or auto with a Hessian cheaper than a typical CG solve
         self.last_cg = 0 if self.explicit_passes > EXPLICIT_AT_ONCE else 2**62
+        self._deadline = None
         self.n_explicit = 0
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
@@ -194,8 +224,9 @@ class MultinomialNewton(Solver):
         return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
                  "cg_iter": int(self.cg_iter), "finished": bool(self.finished),
                  "g0norm": float(self.g0norm), "last_cg": int(self.last_cg),
-                 "n_explicit": int(self.n_explicit)},
-                {"coef": self.coef.copy()})
+                 "n_explicit": int(self.n_explicit), "cd_left": int(self.cd_left)},
+                {"coef": self.coef.copy(),
+                 **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
 
     def set_state(self, meta, arrays):
         self.coef = np.array(arrays["coef"], dtype=np.float64)
@@ -204,6 +235,8 @@ class MultinomialNewton(Solver):
         self.finished = bool(meta["finished"])
         self.last_cg = int(meta["last_cg"])
         self.n_explicit = int(meta["n_explicit"])
+        self.cd_left = int(meta.get("cd_left", 0))
+        self.Pcd = np.array(arrays["Pcd"], dtype=np.float64) if self.cd_left else None
         self.passes = 0.0
         self._evaluate_at(self.coef)
         self.passes = float(meta["passes"])
@@ -274,10 +307,14 @@ class MultinomialNewton(Solver):
         z = r / M
         dvec = z.copy()
         rz = _dot(r, z)
-        stop = eta * math.sqrt(_dot(g, g))
+        # no further than the gradient norm that certifies the target
+        stop = max(eta * math.sqrt(_dot(g, g)),
+                   CG_FLOOR * math.sqrt(2.0 * prob.lam * self.tol * abs(self.f)))
         max_it = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
         it = 0
         while it < max_it and math.sqrt(_dot(r, r)) > stop:
+            if self._deadline is not None and time.perf_counter() >= self._deadline:
+                break                         # a CG iterate is a descent direction
             Hd = self._hv(dvec)
             it += 1
             dHd = _dot(dvec, Hd)
@@ -324,7 +361,38 @@ class MultinomialNewton(Solver):
             t *= 0.5
         self.finished = True                  # no decrease representable along s
 
+    def _dual_cd_start(self, deadline):
+        """The start's epochs of dual coordinate descent (each ~ two passes),
+        then the Newton state at coef(alpha)."""
+        prob = self.problem
+        C = self.c / (prob.W * prob.lam)
+        r = prob.rows
+        view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
+        work = MNWork(*(np.empty(prob.K) for _ in range(6)))
+        order = np.flatnonzero(C > 0.0).astype(np.int64)
+        coef = np.ascontiguousarray(self._rmat((self.Y - self.Pcd) * C[:, None]))
+        while self.cd_left > 0:
+            k = min(self.cd_left, 4)
+            status, done, _ = mn_epochs(view, order, self.Pcd, coef, work,
+                                        self.rng.random((k, order.shape[0])))
+            if status != STATUS_OK:
+                raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+                                         f"the features")
+            self.cd_left -= k
+            self.passes += 2.0 * k
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.coef = np.ascontiguousarray(self._rmat((self.Y - self.Pcd) * C[:, None]))
+        if self.cd_left == 0:
+            self.Pcd = None
+        self._evaluate_at(self.coef)
+        self.g0norm = math.sqrt(_dot(self.g, self.g))
+
     def advance(self, n_epochs, deadline):
+        self._deadline = deadline
+        if self.cd_left > 0:
+            self._dual_cd_start(deadline)
+            return
         target = self.passes + max(1.0, n_epochs)
         while self.passes < target - 1e-9 and not self.finished \
                 and self.passes < self.max_epochs - 1e-9:
