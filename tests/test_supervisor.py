@@ -116,7 +116,13 @@ def test_a_stuck_first_candidate_hands_over_and_the_next_certifies(stuck_first, 
 def test_ctrl_c_in_a_leg_ends_the_run_with_its_certified_point(stuck_first, monkeypatch):
     monkeypatch.setattr(_Stuck, "mode", "ctrl-c")
     X, y = _data()
-    res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1)
+    # Python's own handler, as in an interactive session (a test runner's
+    # worker process may ignore SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        res = primaldual.solve(X, y, loss="hinge", lam=1e-2, tol=1e-8, check_every=1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert res.stop_reason == "interrupted" and len(res.extras["path"]) == 1
     assert res.extras["path"][0]["method"] == "stuck"
     assert np.isfinite(res.gap)
