@@ -59,7 +59,8 @@ def test_dask_threads_inside_each_worker(client, data):
     ref = solve(X, y, loss="logistic", lam=1e-2, solver="sdca", tol=1e-11,
                 max_epochs=2000)
     res = solve(X, y, loss="logistic", lam=1e-2, solver="cocoa", n_partitions=2,
-                n_jobs=2, client=client, tol=1e-8, max_epochs=2000, random_state=3)
+                n_jobs=2, client=client, tol=1e-8, max_epochs=2000, random_state=3,
+                round_timeout=600)    # the first round compiles the threaded kernels
     assert res.converged and res.rel_gap <= 1e-8
     assert res.primal == pytest.approx(ref.primal, rel=1e-7)
     assert res.state.meta["backend"] == "dask"
