@@ -33,7 +33,7 @@ SQUARED = CODES["squared"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "ws_rows"]
+           "ws_rows", "CgWork", "cg_refine"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -309,6 +309,117 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
     return passes, acc
 
 
+class CgWork(NamedTuple):
+    """Work arrays of :func:`cg_refine`: ``free``, ``r``, ``p``, ``q``, ``sign``,
+    ``d0`` (|ws|); ``xp``, ``xd0`` (n)."""
+    free: object
+    r: object
+    p: object
+    q: object
+    sign: object
+    d0: object
+    xp: object
+    xd0: object
+
+
+@njit(cache=True, nogil=True)
+def _cg_matvec(cols, ws, work, cg, m):
+    """``cg.q = H_FF cg.p`` over the free set (``H`` of :func:`newton_direction`
+    without the ``lam + _NU`` diagonal); ``cg.xp = X_F p``.  Returns ``p'q``."""
+    cg.xp[:] = 0.0
+    for a in range(m):
+        j = ws[cg.free[a]]
+        pa = cg.p[a]
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            cg.xp[cols.indices[p]] += pa * cols.data[p]
+    pq = 0.0
+    for a in range(m):
+        j = ws[cg.free[a]]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            i = cols.indices[p]
+            s += cols.data[p] * work.hu[i] * cg.xp[i]
+        cg.q[a] = s
+        pq += cg.p[a] * s
+    return pq
+
+
+@njit(cache=True, nogil=True)
+def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
+    """Conjugate gradients on the quadratic model of :func:`newton_direction`
+    restricted to the free set ``F = {k : w_j + d_k != 0}`` with the signs of
+    ``w + d`` held fixed (there the model is smooth:
+    ``(H_FF + lam + _NU) d_F = -(grad + l1 sign)_F - ...``), from the direction ``d``
+    that coordinate descent found, until the residual is ``rtol`` times its first
+    norm or ``max_iter`` products; coordinates whose sign then changes are put
+    back at zero (``d_k = -w_j``); nothing is done unless ``w + d`` and ``w`` have
+    the same support (the Newton-CG phase once the support is found).  Conjugate
+    gradients, preconditioned by the Hessian's diagonal, need about the square
+    root of the passes coordinate descent needs on an ill-conditioned model.
+    Updates ``work.delta``, ``work.xdelta``; returns the entries read."""
+    m = 0
+    for k in range(ws.shape[0]):
+        z = w[ws[k]] + work.delta[k]
+        if (z != 0.0) != (w[ws[k]] != 0.0):
+            return 0                     # the support moves: the plain direction
+        if z != 0.0:
+            cg.free[m] = k
+            cg.sign[m] = 1.0 if z > 0.0 else -1.0
+            m += 1
+    if m == 0:
+        return 0
+    diag = spec.lam + _NU
+    rr = 0.0
+    acc = 0
+    for a in range(m):
+        k = cg.free[a]
+        j = ws[k]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            i = cols.indices[p]
+            s += cols.data[p] * work.hu[i] * work.xdelta[i]
+        acc += cols.indptr[j + 1] - cols.indptr[j]
+        z = w[j] + work.delta[k]
+        r = -(work.grad[k] + s + _NU * work.delta[k] + spec.lam * z + spec.l1 * cg.sign[a])
+        cg.r[a] = r
+        cg.p[a] = r / (work.hdiag[k] + spec.lam)        # Jacobi preconditioner
+        rr += r * cg.p[a]
+    stop = rtol * rtol * rr
+    nnz_f = acc
+    for _ in range(max_iter):
+        if rr <= stop or rr == 0.0:
+            break
+        pq = _cg_matvec(cols, ws, work, cg, m)
+        acc += 2 * nnz_f
+        for a in range(m):
+            pq += diag * cg.p[a] * cg.p[a]
+        if not pq > 0.0:
+            break
+        step = rr / pq
+        rr_new = 0.0
+        for a in range(m):
+            k = cg.free[a]
+            work.delta[k] += step * cg.p[a]
+            cg.r[a] -= step * (cg.q[a] + diag * cg.p[a])
+            rr_new += cg.r[a] * cg.r[a] / (work.hdiag[k] + spec.lam)
+        for i in range(cg.xp.shape[0]):
+            work.xdelta[i] += step * cg.xp[i]
+        beta = rr_new / rr
+        rr = rr_new
+        for a in range(m):
+            cg.p[a] = cg.r[a] / (work.hdiag[cg.free[a]] + spec.lam) + beta * cg.p[a]
+    for a in range(m):                   # back to the orthant of the first signs
+        k = cg.free[a]
+        j = ws[k]
+        if (w[j] + work.delta[k]) * cg.sign[a] < 0.0:
+            change = -w[j] - work.delta[k]
+            work.delta[k] = -w[j]
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                work.xdelta[cols.indices[p]] += change * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
 @njit(cache=True, nogil=True)
 def line_search(spec, cols, ws, w, margins, work, f0):
     """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
@@ -350,8 +461,8 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 
 
 @njit(cache=True, nogil=True)
-def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
-             eta, refresh, max_acc):
+def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
+             eta, refresh, max_acc, cg_iters, cg_rtol):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -359,8 +470,9 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
     dense Hessian is formed at the first ``refresh`` steps and then kept (a
     proximal quasi-Newton model: the line search keeps every step a descent).
     No new step (after the first) starts once ``max_acc`` entries have been read
-    (the epoch budget).
-    steps (at least one step is tried).  Returns (status, Newton steps taken,
+    (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
+    direction is refined by :func:`cg_refine` (the plain one is kept when the
+    refined one does not descend).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
     moved = 0
@@ -403,8 +515,16 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
                                   eta * 1e-2)
         else:
             _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+            if cg_iters > 0:
+                cg.d0[:] = work.delta
+                cg.xd0[:] = work.xdelta
+                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
         acc += a
         t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
+        if t == 0.0 and cg_iters > 0 and rows.H.shape[0] != ws.shape[0]:
+            work.delta[:] = cg.d0        # the refined direction failed: the plain one
+            work.xdelta[:] = cg.xd0
+            t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
         if t == 0.0:
             return STATUS_OK, moved, acc, gap
         moved += 1
