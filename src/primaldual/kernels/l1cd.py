@@ -28,6 +28,7 @@ from ..losses.registry import CODES
 from .status import STATUS_NONFINITE, STATUS_OK
 
 LOGISTIC = CODES["logistic"]
+SQUARED_HINGE = CODES["squared_hinge"]
 SQUARED = CODES["squared"]
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
@@ -38,11 +39,19 @@ __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
 _MAX_HALVINGS = 30
+#: a direction refined by conjugate gradients is kept only if a step of at least
+#: 2^-_CG_HALVINGS of it passes Armijo's test (else the plain direction is used)
+_CG_HALVINGS = 1
 #: the rounding of a sum of n losses, relative to it
 _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
+#: the squared hinge's model takes at least this share of the largest
+#: curvature ``2 sum_i cw_i x_ij^2`` along each coordinate (its generalized Hessian
+#: vanishes on the rows past the margin; a vanishing curvature would make the
+#: step along a coordinate unbounded and the line search fail)
+_FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
 
@@ -66,7 +75,8 @@ class L1Spec(NamedTuple):
 
 class NewtonWork(NamedTuple):
     """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta``,
-    ``skip`` (|ws|)."""
+    ``skip``, ``extra`` (|ws|): ``hdiag`` includes ``extra``, the curvature added
+    to the model along each coordinate (``_FLOOR``)."""
     gu: object
     hu: object
     xdelta: object
@@ -74,6 +84,7 @@ class NewtonWork(NamedTuple):
     hdiag: object
     delta: object
     skip: object
+    extra: object
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -193,7 +204,7 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
                 s += cols.data[p] * work.hu[i] * work.xdelta[i]
             acc += cols.indptr[j + 1] - cols.indptr[j]
             z = w[j] + work.delta[k]
-            g = work.grad[k] + s + spec.lam * z      # the model's slope along j
+            g = work.grad[k] + s + work.extra[k] * work.delta[k] + spec.lam * z
             znew = _soft(z * h - g, spec.l1) / h       # its exact minimizer along j
             step = znew - z
             if z == 0.0 and step == 0.0 and abs(g) < _SHRINK * spec.l1:
@@ -284,9 +295,9 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
         passes += 1
         big = 0.0
         for k in range(m):
-            h = H[k, k] + _NU + spec.lam
+            h = H[k, k] + _NU + work.extra[k] + spec.lam
             z = w[ws[k]] + work.delta[k]
-            g = work.grad[k] + hd[k] + spec.lam * z
+            g = work.grad[k] + hd[k] + work.extra[k] * work.delta[k] + spec.lam * z
             step = _soft(z * h - g, spec.l1) / h - z
             if step != 0.0:
                 work.delta[k] += step
@@ -380,7 +391,8 @@ def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
             s += cols.data[p] * work.hu[i] * work.xdelta[i]
         acc += cols.indptr[j + 1] - cols.indptr[j]
         z = w[j] + work.delta[k]
-        r = -(work.grad[k] + s + _NU * work.delta[k] + spec.lam * z + spec.l1 * cg.sign[a])
+        r = -(work.grad[k] + s + (_NU + work.extra[k]) * work.delta[k] + spec.lam * z
+              + spec.l1 * cg.sign[a])
         cg.r[a] = r
         cg.p[a] = r / (work.hdiag[k] + spec.lam)        # Jacobi preconditioner
         rr += r * cg.p[a]
@@ -392,7 +404,8 @@ def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
         pq = _cg_matvec(cols, ws, work, cg, m)
         acc += 2 * nnz_f
         for a in range(m):
-            pq += diag * cg.p[a] * cg.p[a]
+            cg.q[a] += (diag + work.extra[cg.free[a]]) * cg.p[a]
+            pq += (diag + work.extra[cg.free[a]]) * cg.p[a] * cg.p[a]
         if not pq > 0.0:
             break
         step = rr / pq
@@ -400,7 +413,7 @@ def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
         for a in range(m):
             k = cg.free[a]
             work.delta[k] += step * cg.p[a]
-            cg.r[a] -= step * (cg.q[a] + diag * cg.p[a])
+            cg.r[a] -= step * cg.q[a]
             rr_new += cg.r[a] * cg.r[a] / (work.hdiag[k] + spec.lam)
         for i in range(cg.xp.shape[0]):
             work.xdelta[i] += step * cg.xp[i]
@@ -421,9 +434,9 @@ def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
 
 
 @njit(cache=True, nogil=True)
-def line_search(spec, cols, ws, w, margins, work, f0):
+def line_search(spec, cols, ws, w, margins, work, f0, halvings):
     """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
-    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``,
+    set, ``f0 = F(w)``), at most ``halvings`` halvings; on success applies ``w += t d``, ``margins += t X d``,
     leaves ``work.gu``, ``work.hu`` at the new margins and returns (t, its loss
     sum); t = 0 when no step decreases ``F`` (``gu``, ``hu`` are then stale)."""
     lam, l1 = spec.lam, spec.l1
@@ -435,7 +448,7 @@ def line_search(spec, cols, ws, w, margins, work, f0):
     if not gd < 0.0:
         return 0.0, f0
     t = 1.0
-    for _ in range(_MAX_HALVINGS):
+    for _ in range(halvings + 1):
         f = 0.0            # the trial's loss; gu, hu are its terms (kept if accepted)
         for i in range(margins.shape[0]):
             c = cols.cw[i]
@@ -471,8 +484,8 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     proximal quasi-Newton model: the line search keeps every step a descent).
     No new step (after the first) starts once ``max_acc`` entries have been read
     (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
-    direction is refined by :func:`cg_refine` (the plain one is kept when the
-    refined one does not descend).  Returns (status, Newton steps taken,
+    direction is refined by :func:`cg_refine` (the plain one is used when a step
+    of at least ``2^-_CG_HALVINGS`` of the refined one does not pass Armijo's test).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
     moved = 0
@@ -486,14 +499,19 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             j = ws[k]
             g = 0.0
             h = 0.0
+            hx = 0.0
             for p in range(cols.indptr[j], cols.indptr[j + 1]):
                 i = cols.indices[p]
                 x = cols.data[p]
                 g += x * work.gu[i]
                 h += x * x * work.hu[i]
+                hx += x * x * cols.cw[i]
             acc += cols.indptr[j + 1] - cols.indptr[j]
             work.grad[k] = g
-            work.hdiag[k] = h + _NU
+            work.extra[k] = 0.0
+            if spec.kind == SQUARED_HINGE:
+                work.extra[k] = max(0.0, 2.0 * _FLOOR * hx - h)
+            work.hdiag[k] = h + _NU + work.extra[k]
             vmax = max(vmax, abs(g))
             if abs(g) > spec.l1:
                 excess += (abs(g) - spec.l1) ** 2
@@ -520,11 +538,13 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
                 cg.xd0[:] = work.xdelta
                 a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
         acc += a
-        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
-        if t == 0.0 and cg_iters > 0 and rows.H.shape[0] != ws.shape[0]:
+        refined = cg_iters > 0 and rows.H.shape[0] != ws.shape[0]
+        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0,
+                                _CG_HALVINGS if refined else _MAX_HALVINGS)
+        if t == 0.0 and refined:
             work.delta[:] = cg.d0        # the refined direction failed: the plain one
             work.xdelta[:] = cg.xd0
-            t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
+            t, f_loss = line_search(spec, cols, ws, w, margins, work, f0, _MAX_HALVINGS)
         if t == 0.0:
             return STATUS_OK, moved, acc, gap
         moved += 1

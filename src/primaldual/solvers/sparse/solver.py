@@ -235,7 +235,7 @@ class SparseCDSolver(Solver):
     CG_ITERS = 100
     CG_RTOL = 1e-3
     #: inner coordinate descent stops when a pass's largest step is this share of the first
-    ETA = 0.1
+    ETA = 0.5
     #: the working set doubles when a check leaves more than this share of the gap
     GROW = 0.9
     #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
@@ -250,7 +250,7 @@ class SparseCDSolver(Solver):
     def _solve_ws(self, ws, stop_gap, budget):
         k = ws.shape[0]
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
-                          np.empty(k), np.zeros(k, dtype=np.bool_))
+                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k))
         # margins of the current w (screening may have zeroed some coefficients)
         self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
