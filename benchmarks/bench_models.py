@@ -61,8 +61,10 @@ TARGET = 1e-6
 
 # ----------------------------------------------------------------- data
 def _commit():
-    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                         text=True, cwd=Path(__file__).resolve().parent)
+    """The last commit that changed the library (the solver a cell measured)."""
+    here = Path(__file__).resolve().parent
+    out = subprocess.run(["git", "log", "-1", "--format=%h", "--", str(here.parent / "src")],
+                         capture_output=True, text=True, cwd=here)
     return out.stdout.strip() or "unknown"
 
 
