@@ -60,6 +60,14 @@ TARGET = 1e-6
 
 
 # ----------------------------------------------------------------- data
+def _commit():
+    """The last commit that changed the library (the solver a cell measured)."""
+    here = Path(__file__).resolve().parent
+    out = subprocess.run(["git", "log", "-1", "--format=%h", "--", str(here.parent / "src")],
+                         capture_output=True, text=True, cwd=here)
+    return out.stdout.strip() or "unknown"
+
+
 def _binary(path, normalize_rows=False, split=None):
     X, yr = load_svmlight(path)
     X = sp.csr_matrix(X, dtype=np.float64)
@@ -160,6 +168,10 @@ def run_l1(args):
             done[(c["set"], c["loss"], c["div"])] = c
     elif args.fresh and CELLS.exists():
         CELLS.unlink()
+    if args.redo:                          # measure these sets again, keep the others
+        for k in [k for k in done if k[0] in args.redo.split(",")]:
+            del done[k]
+        CELLS.write_text("".join(json.dumps(c) + "\n" for c in done.values()))
     for name in sets:
         keys = [(name, loss, div) for loss in losses for div in divs]
         if all(k in done for k in keys) or args.no_new_cells:
@@ -178,6 +190,7 @@ def run_l1(args):
                     continue
                 cells.append(_l1_cell(name, X, y, loss, lmax / div, div, args))
                 cells[-1]["load"] = os.getloadavg()[0]
+                cells[-1]["commit"] = _commit()
                 with CELLS.open("a") as fh:         # kept as measured: a run can resume
                     fh.write(json.dumps(cells[-1]) + "\n")
                 print(cells[-1], flush=True)
@@ -240,6 +253,12 @@ def _l1_table(cells):
                    f"{peer('celer')} | {peer('skglm')} | "
                    f"{'—' if ratio is None else f'{ratio:.2f}'} | "
                    f"{c.get('load', float('nan')):.0f} |")
+    commits = sorted({c.get("commit", "before 5f44ae6") for c in cells})
+    if len(commits) > 1:
+        out += ["", "Rows by the commit of the solver they measured: " + "; ".join(
+            f"{k}: " + ", ".join(sorted({c['set'] for c in cells
+                                        if c.get('commit', 'before 5f44ae6') == k}))
+            for k in commits) + "."]
     if ratios:
         r = np.array(ratios)
         out += ["", f"Ratio ours / fastest peer over {r.size} cells: median {np.median(r):.2f}, "
@@ -332,6 +351,8 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="a9a and reuters, 20-point paths")
     ap.add_argument("--fresh", action="store_true",
                     help="measure every cell again (default: reuse results/models-l1.jsonl)")
+    ap.add_argument("--redo", default="",
+                    help="comma-separated sets whose cells are measured again")
     ap.add_argument("--no-paths", action="store_true", help="skip the path section")
     ap.add_argument("--no-new-cells", action="store_true",
                     help="tabulate the cells already measured, measure none")

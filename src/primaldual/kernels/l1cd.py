@@ -28,21 +28,30 @@ from ..losses.registry import CODES
 from .status import STATUS_NONFINITE, STATUS_OK
 
 LOGISTIC = CODES["logistic"]
+SQUARED_HINGE = CODES["squared_hinge"]
 SQUARED = CODES["squared"]
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "ws_rows"]
+           "ws_rows", "CgWork", "cg_refine"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
 _MAX_HALVINGS = 30
+#: a direction refined by conjugate gradients is kept only if a step of at least
+#: 2^-_CG_HALVINGS of it passes Armijo's test (else the plain direction is used)
+_CG_HALVINGS = 1
 #: the rounding of a sum of n losses, relative to it
 _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
+#: the squared hinge's model takes at least this share of the largest
+#: curvature ``2 sum_i cw_i x_ij^2`` along each coordinate (its generalized Hessian
+#: vanishes on the rows past the margin; a vanishing curvature would make the
+#: step along a coordinate unbounded and the line search fail)
+_FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
 
@@ -66,7 +75,8 @@ class L1Spec(NamedTuple):
 
 class NewtonWork(NamedTuple):
     """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta``,
-    ``skip`` (|ws|)."""
+    ``skip``, ``extra`` (|ws|): ``hdiag`` includes ``extra``, the curvature added
+    to the model along each coordinate (``_FLOOR``)."""
     gu: object
     hu: object
     xdelta: object
@@ -74,6 +84,7 @@ class NewtonWork(NamedTuple):
     hdiag: object
     delta: object
     skip: object
+    extra: object
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -193,7 +204,7 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
                 s += cols.data[p] * work.hu[i] * work.xdelta[i]
             acc += cols.indptr[j + 1] - cols.indptr[j]
             z = w[j] + work.delta[k]
-            g = work.grad[k] + s + spec.lam * z      # the model's slope along j
+            g = work.grad[k] + s + work.extra[k] * work.delta[k] + spec.lam * z
             znew = _soft(z * h - g, spec.l1) / h       # its exact minimizer along j
             step = znew - z
             if z == 0.0 and step == 0.0 and abs(g) < _SHRINK * spec.l1:
@@ -284,9 +295,9 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
         passes += 1
         big = 0.0
         for k in range(m):
-            h = H[k, k] + _NU + spec.lam
+            h = H[k, k] + _NU + work.extra[k] + spec.lam
             z = w[ws[k]] + work.delta[k]
-            g = work.grad[k] + hd[k] + spec.lam * z
+            g = work.grad[k] + hd[k] + work.extra[k] * work.delta[k] + spec.lam * z
             step = _soft(z * h - g, spec.l1) / h - z
             if step != 0.0:
                 work.delta[k] += step
@@ -309,10 +320,123 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
     return passes, acc
 
 
+class CgWork(NamedTuple):
+    """Work arrays of :func:`cg_refine`: ``free``, ``r``, ``p``, ``q``, ``sign``,
+    ``d0`` (|ws|); ``xp``, ``xd0`` (n)."""
+    free: object
+    r: object
+    p: object
+    q: object
+    sign: object
+    d0: object
+    xp: object
+    xd0: object
+
+
 @njit(cache=True, nogil=True)
-def line_search(spec, cols, ws, w, margins, work, f0):
+def _cg_matvec(cols, ws, work, cg, m):
+    """``cg.q = H_FF cg.p`` over the free set (``H`` of :func:`newton_direction`
+    without the ``lam + _NU`` diagonal); ``cg.xp = X_F p``.  Returns ``p'q``."""
+    cg.xp[:] = 0.0
+    for a in range(m):
+        j = ws[cg.free[a]]
+        pa = cg.p[a]
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            cg.xp[cols.indices[p]] += pa * cols.data[p]
+    pq = 0.0
+    for a in range(m):
+        j = ws[cg.free[a]]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            i = cols.indices[p]
+            s += cols.data[p] * work.hu[i] * cg.xp[i]
+        cg.q[a] = s
+        pq += cg.p[a] * s
+    return pq
+
+
+@njit(cache=True, nogil=True)
+def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
+    """Conjugate gradients on the quadratic model of :func:`newton_direction`
+    restricted to the free set ``F = {k : w_j + d_k != 0}`` with the signs of
+    ``w + d`` held fixed (there the model is smooth:
+    ``(H_FF + lam + _NU) d_F = -(grad + l1 sign)_F - ...``), from the direction ``d``
+    that coordinate descent found, until the residual is ``rtol`` times its first
+    norm or ``max_iter`` products; coordinates whose sign then changes are put
+    back at zero (``d_k = -w_j``); nothing is done unless ``w + d`` and ``w`` have
+    the same support (the Newton-CG phase once the support is found).  Conjugate
+    gradients, preconditioned by the Hessian's diagonal, need about the square
+    root of the passes coordinate descent needs on an ill-conditioned model.
+    Updates ``work.delta``, ``work.xdelta``; returns the entries read."""
+    m = 0
+    for k in range(ws.shape[0]):
+        z = w[ws[k]] + work.delta[k]
+        if (z != 0.0) != (w[ws[k]] != 0.0):
+            return 0                     # the support moves: the plain direction
+        if z != 0.0:
+            cg.free[m] = k
+            cg.sign[m] = 1.0 if z > 0.0 else -1.0
+            m += 1
+    if m == 0:
+        return 0
+    diag = spec.lam + _NU
+    rr = 0.0
+    acc = 0
+    for a in range(m):
+        k = cg.free[a]
+        j = ws[k]
+        s = 0.0
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            i = cols.indices[p]
+            s += cols.data[p] * work.hu[i] * work.xdelta[i]
+        acc += cols.indptr[j + 1] - cols.indptr[j]
+        z = w[j] + work.delta[k]
+        r = -(work.grad[k] + s + (_NU + work.extra[k]) * work.delta[k] + spec.lam * z
+              + spec.l1 * cg.sign[a])
+        cg.r[a] = r
+        cg.p[a] = r / (work.hdiag[k] + spec.lam)        # Jacobi preconditioner
+        rr += r * cg.p[a]
+    stop = rtol * rtol * rr
+    nnz_f = acc
+    for _ in range(max_iter):
+        if rr <= stop or rr == 0.0:
+            break
+        pq = _cg_matvec(cols, ws, work, cg, m)
+        acc += 2 * nnz_f
+        for a in range(m):
+            cg.q[a] += (diag + work.extra[cg.free[a]]) * cg.p[a]
+            pq += (diag + work.extra[cg.free[a]]) * cg.p[a] * cg.p[a]
+        if not pq > 0.0:
+            break
+        step = rr / pq
+        rr_new = 0.0
+        for a in range(m):
+            k = cg.free[a]
+            work.delta[k] += step * cg.p[a]
+            cg.r[a] -= step * cg.q[a]
+            rr_new += cg.r[a] * cg.r[a] / (work.hdiag[k] + spec.lam)
+        for i in range(cg.xp.shape[0]):
+            work.xdelta[i] += step * cg.xp[i]
+        beta = rr_new / rr
+        rr = rr_new
+        for a in range(m):
+            cg.p[a] = cg.r[a] / (work.hdiag[cg.free[a]] + spec.lam) + beta * cg.p[a]
+    for a in range(m):                   # back to the orthant of the first signs
+        k = cg.free[a]
+        j = ws[k]
+        if (w[j] + work.delta[k]) * cg.sign[a] < 0.0:
+            change = -w[j] - work.delta[k]
+            work.delta[k] = -w[j]
+            for p in range(cols.indptr[j], cols.indptr[j + 1]):
+                work.xdelta[cols.indices[p]] += change * cols.data[p]
+            acc += cols.indptr[j + 1] - cols.indptr[j]
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def line_search(spec, cols, ws, w, margins, work, f0, halvings):
     """Armijo backtracking on ``F(w + t d)`` (``F`` restricted to the working
-    set, ``f0 = F(w)``); on success applies ``w += t d``, ``margins += t X d``,
+    set, ``f0 = F(w)``), at most ``halvings`` halvings; on success applies ``w += t d``, ``margins += t X d``,
     leaves ``work.gu``, ``work.hu`` at the new margins and returns (t, its loss
     sum); t = 0 when no step decreases ``F`` (``gu``, ``hu`` are then stale)."""
     lam, l1 = spec.lam, spec.l1
@@ -324,7 +448,7 @@ def line_search(spec, cols, ws, w, margins, work, f0):
     if not gd < 0.0:
         return 0.0, f0
     t = 1.0
-    for _ in range(_MAX_HALVINGS):
+    for _ in range(halvings + 1):
         f = 0.0            # the trial's loss; gu, hu are its terms (kept if accepted)
         for i in range(margins.shape[0]):
             c = cols.cw[i]
@@ -350,8 +474,8 @@ def line_search(spec, cols, ws, w, margins, work, f0):
 
 
 @njit(cache=True, nogil=True)
-def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_passes,
-             eta, refresh, max_acc):
+def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
+             eta, refresh, max_acc, cg_iters, cg_rtol):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -359,8 +483,9 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
     dense Hessian is formed at the first ``refresh`` steps and then kept (a
     proximal quasi-Newton model: the line search keeps every step a descent).
     No new step (after the first) starts once ``max_acc`` entries have been read
-    (the epoch budget).
-    steps (at least one step is tried).  Returns (status, Newton steps taken,
+    (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
+    direction is refined by :func:`cg_refine` (the plain one is used when a step
+    of at least ``2^-_CG_HALVINGS`` of the refined one does not pass Armijo's test).  Returns (status, Newton steps taken,
     entries read, last restricted gap)."""
     acc = 0
     moved = 0
@@ -374,14 +499,19 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
             j = ws[k]
             g = 0.0
             h = 0.0
+            hx = 0.0
             for p in range(cols.indptr[j], cols.indptr[j + 1]):
                 i = cols.indices[p]
                 x = cols.data[p]
                 g += x * work.gu[i]
                 h += x * x * work.hu[i]
+                hx += x * x * cols.cw[i]
             acc += cols.indptr[j + 1] - cols.indptr[j]
             work.grad[k] = g
-            work.hdiag[k] = h + _NU
+            work.extra[k] = 0.0
+            if spec.kind == SQUARED_HINGE:
+                work.extra[k] = max(0.0, 2.0 * _FLOOR * hx - h)
+            work.hdiag[k] = h + _NU + work.extra[k]
             vmax = max(vmax, abs(g))
             if abs(g) > spec.l1:
                 excess += (abs(g) - spec.l1) ** 2
@@ -403,8 +533,18 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, max_newton, stop_gap, max_p
                                   eta * 1e-2)
         else:
             _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+            if cg_iters > 0:
+                cg.d0[:] = work.delta
+                cg.xd0[:] = work.xdelta
+                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
         acc += a
-        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0)
+        refined = cg_iters > 0 and rows.H.shape[0] != ws.shape[0]
+        t, f_loss = line_search(spec, cols, ws, w, margins, work, f0,
+                                _CG_HALVINGS if refined else _MAX_HALVINGS)
+        if t == 0.0 and refined:
+            work.delta[:] = cg.d0        # the refined direction failed: the plain one
+            work.xdelta[:] = cg.xd0
+            t, f_loss = line_search(spec, cols, ws, w, margins, work, f0, _MAX_HALVINGS)
         if t == 0.0:
             return STATUS_OK, moved, acc, gap
         moved += 1

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...kernels.l1cd import (ColsView, L1Spec, NewtonWork, WsGram, column_norms,
+from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, column_norms,
                              correlations, dual_sum, loss_terms, margins_of, ws_rows,
                              ws_solve)
 from ...kernels.status import STATUS_NONFINITE
@@ -104,6 +104,8 @@ class SparseCDSolver(Solver):
         self.gu = np.empty(prob.n)
         self.hu = np.empty(prob.n)
         self.xdelta = np.empty(prob.n)
+        self._xp = np.empty(prob.n)
+        self._xd0 = np.empty(prob.n)
         self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
                                np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
         self._rows_buf = None
@@ -228,6 +230,12 @@ class SparseCDSolver(Solver):
                 return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
         return self._no_gram
 
+    #: conjugate-gradient products refining a direction (0: none) and their
+    #: relative residual
+    CG_ITERS = 100
+    CG_RTOL = 1e-3
+    #: inner coordinate descent stops when a pass's largest step is this share of the first
+    ETA = 0.5
     #: the working set doubles when a check leaves more than this share of the gap
     GROW = 0.9
     #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
@@ -242,21 +250,24 @@ class SparseCDSolver(Solver):
     def _solve_ws(self, ws, stop_gap, budget):
         k = ws.shape[0]
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
-                          np.empty(k), np.zeros(k, dtype=np.bool_))
+                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k))
         # margins of the current w (screening may have zeroed some coefficients)
         self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
+        cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
+                    np.empty(k), np.empty(k), self._xp, self._xd0)
         status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
-                                         work, self._gram(ws), int(self.opts.max_newton),
-                                         float(stop_gap), int(self.opts.max_cd_passes), 0.1,
-                                         self.GRAM_REFRESH, max(int(budget), 1))
+                                         work, self._gram(ws), cg, int(self.opts.max_newton),
+                                         float(stop_gap), int(self.opts.max_cd_passes), self.ETA,
+                                         self.GRAM_REFRESH, max(int(budget), 1),
+                                         self.CG_ITERS, self.CG_RTOL)
         self.feature_accesses += acc
         self.steps += steps
-        return steps
         if status == STATUS_NONFINITE:
             raise FloatingPointError(
                 f"non-finite objective in solver='l1cd' after {self.outer} checks: the "
                 f"data are too extreme for double precision; scale the columns or rows")
+        return steps
 
     def advance(self, n_epochs, deadline):
         prob = self.problem
