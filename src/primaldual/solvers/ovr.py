@@ -11,7 +11,9 @@ The other problems run on a pool of Python threads only when
   each waking BLAS's own threads, oversubscribe the cores (issue 31: up to
   19.9x one thread on a loaded 2-core machine);
 * problem 0 took at least :data:`MIN_PROBLEM_S` seconds (a fit of a few
-  milliseconds spawns no thread); and
+  milliseconds spawns no thread), and the other problems fill at least
+  :data:`MIN_BATCHES` batches of one problem per thread (so that the trial
+  batch below is a bounded share of the work); and
 * the first parallel batch (one problem per thread, BLAS limited to one
   thread by ``threadpoolctl``) processes stored entries at least
   :data:`KEEP_SPEEDUP` times faster than problem 0 did alone.  Otherwise the
@@ -31,13 +33,15 @@ from threadpoolctl import threadpool_limits
 from .._util.threads import resolve_n_jobs
 from .supervisor import solver_path
 
-__all__ = ["run_problems", "NOGIL_METHODS", "MIN_PROBLEM_S", "KEEP_SPEEDUP"]
+__all__ = ["run_problems", "NOGIL_METHODS", "MIN_PROBLEM_S", "MIN_BATCHES", "KEEP_SPEEDUP"]
 
 #: methods whose epochs run in compiled nogil kernels (threads run them in parallel)
 NOGIL_METHODS = frozenset({"sdca", "asdca", "l1cd", "minibatch_sdca", "dso", "spdc",
                            "simba", "sag", "sgd", "psgd"})
 #: problem 0 faster than this (seconds): the rest run serially, no thread spawned
 MIN_PROBLEM_S = 0.02
+#: the problems after problem 0 must fill this many batches to try threads
+MIN_BATCHES = 3
 #: the parallel batch must process stored entries this much faster than problem 0
 KEEP_SPEEDUP = 1.1
 
@@ -50,8 +54,9 @@ def _work(res):
 def _serial_reason(first, seconds, k_total, threads):
     """Why the problems after the first run serially, or ``""`` to try threads."""
     methods = sorted({leg["method"] for leg in solver_path(first)})
-    if k_total - 1 < 2 or threads < 2:
-        return "serial: one problem left"
+    if k_total - 1 < MIN_BATCHES * threads:
+        return (f"serial: {k_total - 1} problems after the first, fewer than "
+                f"{MIN_BATCHES} batches of {threads}")
     if not set(methods) <= NOGIL_METHODS:
         return (f"serial: problem 0 ran {'+'.join(methods)}, whose numpy/BLAS work holds "
                 f"the GIL (its solver gets n_jobs={threads})")

@@ -31,10 +31,15 @@ Every check of every leg offers its pair to one record, and the result is the
 best primal point certified in any leg with the best dual bound seen
 (:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
 
-Threads: a leg of a threaded method that runs on several threads is stopped
-after ``PROBE_CHECKS`` checks, and the same method continues on one thread
-from its point; after as many checks the two rates measured on the clock
-(decades of certified gap per second) decide which one the run continues on.
+Threads (``n_jobs > 1``, a method that could run a pass on several threads on
+this data): the first leg runs on one thread for ``PROBE_CHECKS`` checks, then
+the same method continues from its point on the threads (``threads="on"``:
+the supervisor's measurement replaces the method's own prediction) for as many
+checks or ``PROBE_TIME_FACTOR`` times the serial probe's seconds, whichever
+comes first; the two rates measured on the clock (decades of certified gap per
+second) decide which one the run continues on.  A wrong first choice costs at
+most that capped threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
+one thread (no thread is spawned).
 
 ``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
 epochs, gap at hand-over, best certified gap so far, reason).
@@ -67,6 +72,10 @@ STALL_EPOCHS = 50.0
 LAST_STALL_CHECKS = 15
 #: a thread probe lasts this many checks
 PROBE_CHECKS = 3
+#: the threaded probe stops after this multiple of the serial probe's seconds
+PROBE_TIME_FACTOR = 1.5
+#: a fit the cost model predicts under this many seconds runs on one thread
+PROBE_MIN_S = 0.05
 #: the options every solver takes (they do not narrow the candidates)
 COMMON_NAMES = frozenset(COMMON_OPTIONS)
 #: exceptions that mean the method failed numerically (a hand-over, not an error)
@@ -75,7 +84,9 @@ FAILURES = (FloatingPointError, np.linalg.LinAlgError, ZeroDivisionError, Overfl
 
 def _decades_per_second(points):
     """Certified progress of ``points`` [(seconds, rel_gap), ...]: decades of the
-    best gap per second from the first to the last."""
+    best gap per second from the first to the last (0 with fewer than two)."""
+    if len(points) < 2:
+        return 0.0
     (t0, g0), (t1, _) = points[0], points[-1]
     best = min(g for _, g in points)
     if t1 <= t0 or not (g0 > 0 and best > 0):
@@ -89,6 +100,7 @@ class _Watch:
 
     def __init__(self, sup, window, stall_checks, probe, epoch_s, grace):
         self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
+        self.capped = probe == "threaded"     # the leg runs under the probe's time cap
         self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
         self.grace = grace            # its own predicted work for the whole fit
         self.points = []              # (leg wall seconds, rel_gap): the thread probes
@@ -119,6 +131,14 @@ class _Watch:
         self.reason = self.verdict()
         return bool(self.reason)
 
+    def final(self, res):
+        """The leg's last check (it stops the run, so no callback saw it)."""
+        if not res.trace:
+            return []
+        rec = res.trace[-1]
+        p, d = min(self.best_p, float(rec["primal"])), max(self.best_d, float(rec["dual"]))
+        return [(float(rec["time"]), (p - d) / max(abs(p), 1e-12))]
+
     def stalled(self, gaps, k) -> bool:
         """The last new best gap (0.1% smaller than the one before) is at least
         ``k`` checks and ``STALL_EPOCHS`` epochs old."""
@@ -130,12 +150,14 @@ class _Watch:
     def verdict(self) -> str:
         pts, k = self.points, self.stall_checks
         gaps = [g for _, g in pts]
-        if self.probe == "threaded" and getattr(self.runner, "n_threads", 1) > 1 \
-                and len(pts) >= PROBE_CHECKS:
-            return "thread probe"
         if self.probe == "serial" and len(pts) >= PROBE_CHECKS:
-            self.probe = None
-            return self.sup.thread_verdict(pts)
+            return "thread probe"
+        if self.probe == "threaded":
+            if getattr(self.runner, "n_threads", 1) <= 1:
+                self.probe = None           # the method runs one thread on this data
+            elif len(pts) >= PROBE_CHECKS or pts[-1][0] >= self.sup.probe_cap:
+                self.probe = None
+                return self.sup.thread_verdict(pts)
         if k and self.stalled(gaps, k):
             return (f"stalled: no smaller gap in {k} checks and "
                     f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
@@ -167,7 +189,8 @@ class _Supervisor:
         self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
         self.thread_choice = None      # n_jobs chosen by the thread probes
         self.n_candidates = len(self.names)   # beyond: the leg given the budget back
-        self.threaded_rate = None
+        self.serial_rate = None
+        self.probe_cap = math.inf      # seconds the threaded probe may take
         self.best = BestPair(mix=True)
         self.trace, self.path = [], []
         self.epochs = 0.0
@@ -207,27 +230,40 @@ class _Supervisor:
 
     # --------------------------------------------------------- threads
     def takes_threads(self, name):
-        return self.threads > 1 and "n_jobs" in SOLVERS[name].options_class.names()
+        cls = SOLVERS[name]
+        if not (self.threads > 1 and "n_jobs" in cls.options_class.names()):
+            return False
+        most = getattr(cls, "max_threads", None)
+        return most is None or most(self.problem, self.threads) > 1
 
     def thread_verdict(self, pts):
-        """End of the serial probe: keep one thread (``""``) or go back to threads."""
-        serial = _decades_per_second(pts)
-        if serial >= self.threaded_rate:
-            self.thread_choice = 1
-            return ""
-        self.thread_choice = self.n_jobs
-        return (f"threads faster: {self.threaded_rate:.3g} against {serial:.3g} "
-                f"decades of gap per second on one thread")
+        """End of the threaded probe (its checks ``pts``): the run continues on
+        the faster of the two, in a new leg."""
+        rate = _decades_per_second(pts[1:] if len(pts) > 2 else pts)
+        serial = self.serial_rate
+        if rate > serial:
+            self.thread_choice = self.n_jobs
+            return (f"threads faster: {rate:.3g} against {serial:.3g} decades of gap "
+                    f"per second on one thread")
+        self.thread_choice = 1
+        return (f"threads slower: {rate:.3g} against {serial:.3g} decades of gap per "
+                f"second on one thread")
 
     # ------------------------------------------------------------ legs
-    def leg_options(self, name, n_jobs):
+    def leg_options(self, name, n_jobs, probe=None):
         # every candidate takes every option given (auto.candidates); when none
         # does, the one that runs names the unknown option
         opts = dict(self.options)
-        if n_jobs is not None and "n_jobs" in SOLVERS[name].options_class.names():
+        names = SOLVERS[name].options_class.names()
+        if n_jobs is not None and "n_jobs" in names:
             opts["n_jobs"] = n_jobs
+            if resolve_n_jobs(n_jobs) > 1 and "threads" in names:
+                # the supervisor measures the threads: the method does not veto them
+                opts.setdefault("threads", "on")
         if self.time_limit is not None:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+        if probe == "threaded":
+            opts["time_limit"] = min(opts.get("time_limit", math.inf), self.probe_cap)
         return opts
 
     def run_leg(self, name, n_jobs, warm, watch):
@@ -238,7 +274,7 @@ class _Supervisor:
             runner = SOLVERS[name].create(
                 self.problem, tol=self.tol, max_epochs=self.max_epochs - self.epochs,
                 random_state=self.random_state, callback=watch, eval_set=self.eval_set,
-                warm_start=warm, **self.leg_options(name, n_jobs))
+                warm_start=warm, **self.leg_options(name, n_jobs, watch.probe))
             watch.runner = runner
             return runner.run(), "", runner
         except FAILURES as e:
@@ -288,6 +324,14 @@ class _Supervisor:
             return "", "converged"
         if watch.user_stop:
             return "", "callback"
+        if watch.capped and res.stop_reason == "time_limit" and not (
+                self.time_limit is not None
+                and time.perf_counter() - self.t0 >= self.time_limit):
+            if watch.probe != "threaded":        # the method chose one thread itself
+                self.thread_choice = 1
+                return "threads slower: the method ran on one thread", ""
+            watch.probe = None          # the threaded probe reached its cap
+            return self.thread_verdict(watch.points + watch.final(res)), ""
         if res.stop_reason in ("interrupted", "time_limit"):
             return "", res.stop_reason
         if watch.reason:
@@ -326,7 +370,10 @@ class _Supervisor:
             name = self.names[i]
             last = i == len(self.names) - 1
             if probe is None and self.thread_choice is None and self.takes_threads(name):
-                probe = "threaded"
+                probe = "serial"
+                if predicted_seconds(name, self.problem, self.tol,
+                                     self.max_epochs - self.epochs) < PROBE_MIN_S:
+                    probe, self.thread_choice = None, 1      # tiny: no thread
             n_jobs, window, checks = self.leg_plan(i, probe)
             watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
                            predicted_seconds(name, self.problem, self.tol,
@@ -340,11 +387,13 @@ class _Supervisor:
             if stop:
                 break
             if reason == "thread probe":
-                self.threaded_rate = _decades_per_second(watch.points[1:])
-                probe = "serial"
+                pts = watch.points
+                self.serial_rate = _decades_per_second(pts[1:] if len(pts) > 2 else pts)
+                self.probe_cap = PROBE_TIME_FACTOR * self.path[-1]["seconds"]
+                probe = "threaded"
             else:
                 probe = None
-                if not reason.startswith("threads faster"):
+                if not reason.startswith(("threads faster", "threads slower")):
                     i += 1
             warm = self.seed()
             if interrupted():
