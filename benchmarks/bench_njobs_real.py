@@ -40,7 +40,7 @@ SCALINGS = ("as given", "standardized")
 FITS = 3
 
 
-def worker(name, scaling, jobs, Cs, max_rows):
+def worker(name, scaling, jobs, Cs, max_rows, n_fits=FITS):
     """One process: every cell of (set, scaling) at ``n_jobs=jobs``; JSON lines."""
     regression = name in bar.REGRESSION
     X, y, Xt, yt = bar.load(name, max_rows)
@@ -52,7 +52,7 @@ def worker(name, scaling, jobs, Cs, max_rows):
         for C in Cs:
             make = lambda: bar.ours(loss, C, X.shape[0], regression, n_jobs=jobs)  # noqa: E731
             bar.timed(make, X, y)                       # warm-up
-            fits = [bar.timed(make, X, y) for _ in range(FITS)]
+            fits = [bar.timed(make, X, y) for _ in range(n_fits)]
             est, t = fits[0][0], statistics.median(f[1] for f in fits)
             plan = getattr(est, "n_jobs_plan_", {}) or {}
             path = est.solver_path_
@@ -74,7 +74,8 @@ def run(args):
                 for jobs in (1, 2):
                     loads.append(os.getloadavg()[0])
                     cmd = [py, __file__, "--worker", name, scaling, str(jobs),
-                           "--C", *map(str, args.C), "--max-rows", str(args.max_rows)]
+                           "--C", *map(str, args.C), "--max-rows", str(args.max_rows),
+                           "--fits", str(args.fits)]
                     out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
                     if out.returncode:
                         print(out.stderr[-2000:], file=sys.stderr)
@@ -122,7 +123,7 @@ def report(rows, args, loads, started):
              f"with 7 other sessions; load average (1 min) before the processes: min "
              f"{min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
              f"(`os.getloadavg`).  Each cell: {args.repeats} processes per n_jobs, "
-             f"alternating; in each, one warm-up fit and the median of {FITS} timed "
+             f"alternating; in each, one warm-up fit and the median of {args.fits} timed "
              f"fits.  Ratio = worst n_jobs=2 process / worst n_jobs=1 process.  On a "
              f"loaded 2-core machine a fit of "
              f"a few milliseconds is noisy by 2x or more either way: the cells under "
@@ -162,6 +163,7 @@ def main(argv=None):
     ap.add_argument("--C", type=float, nargs="*", default=list(bar.CS))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-rows", type=int, default=0)
+    ap.add_argument("--fits", type=int, default=FITS, help="timed fits per process")
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="rows of earlier runs (.jsonl) to include")
     ap.add_argument("--out", default=str(HERE / "results" / "njobs-real.md"))
@@ -170,7 +172,7 @@ def main(argv=None):
         args.C, args.max_rows = [1.0], args.max_rows or 5000
     if args.worker:
         name, scaling, jobs = args.worker
-        return worker(name, scaling, int(jobs), args.C, args.max_rows)
+        return worker(name, scaling, int(jobs), args.C, args.max_rows, args.fits)
     args.argv = argv
     args.sets = [s for s in args.sets.split(",") if s] or bar.all_sets()
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
