@@ -4,7 +4,7 @@
 The grid is bench_auto_real.py's (each set of ../shared/data as given and
 standardized, its losses, C in {0.01, 1, 100}, the default estimator with
 ``alpha = 1/(C n)``).  For each set, scaling and ``n_jobs`` in {1, 2}, a fresh
-Python process (``--worker``) loads the set, fits every cell once to warm up
+Python process (``--worker``) loads the set, fits each loss on 300 rows to warm up
 (compilation, caches) and then times ``FITS`` (3) fits per cell, the process's
 time being their median; this is repeated
 ``--repeats`` times, alternating 1, 2, 1, 2, ...  A cell's ratio is the worst
@@ -48,10 +48,12 @@ def worker(name, scaling, jobs, Cs, max_rows, n_fits=FITS):
         X, Xt = bar.standardize(X, Xt)
     losses = bar.REG_LOSSES if regression else bar.CLASS_LOSSES
     warnings.simplefilter("ignore")
+    pick = np.random.default_rng(0).permutation(X.shape[0])[:300]
+    for loss in losses:             # warm-up: compile (load) every kernel the cells use
+        bar.ours(loss, 1.0, 300, regression, n_jobs=jobs, max_iter=2).fit(X[pick], y[pick])
     for loss in losses:
         for C in Cs:
             make = lambda: bar.ours(loss, C, X.shape[0], regression, n_jobs=jobs)  # noqa: E731
-            bar.timed(make, X, y)                       # warm-up
             fits = [bar.timed(make, X, y) for _ in range(n_fits)]
             est, t = fits[0][0], statistics.median(f[1] for f in fits)
             plan = getattr(est, "n_jobs_plan_", {}) or {}
@@ -123,8 +125,8 @@ def report(rows, args, loads, started):
              f"with 7 other sessions; load average (1 min) before the processes: min "
              f"{min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
              f"(`os.getloadavg`).  Each cell: {args.repeats} processes per n_jobs, "
-             f"alternating; in each, one warm-up fit and the median of {args.fits} timed "
-             f"fits.  Ratio = worst n_jobs=2 process / worst n_jobs=1 process.  On a "
+             f"alternating; in each, a warm-up fit per loss on 300 rows and the median "
+             f"of {args.fits} timed fits.  Ratio = worst n_jobs=2 process / worst n_jobs=1 process.  On a "
              f"loaded 2-core machine a fit of "
              f"a few milliseconds is noisy by 2x or more either way: the cells under "
              f"0.1 s measure the scheduler as much as the code.", "",

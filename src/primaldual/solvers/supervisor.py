@@ -32,7 +32,8 @@ best primal point certified in any leg with the best dual bound seen
 (:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
 
 Threads (``n_jobs > 1``, a method that could run a pass on several threads on
-this data): the first leg runs on one thread for ``PROBE_CHECKS`` checks, then
+this data): the first leg runs on one thread for ``PROBE_CHECKS`` checks (one
+every ``PROBE_CHECK_EVERY`` epochs), then
 the same method continues from its point on the threads (``threads="on"``:
 the supervisor's measurement replaces the method's own prediction) for as many
 checks or ``PROBE_TIME_FACTOR`` times the serial probe's seconds, whichever
@@ -72,6 +73,8 @@ STALL_EPOCHS = 50.0
 LAST_STALL_CHECKS = 15
 #: a thread probe lasts this many checks
 PROBE_CHECKS = 3
+#: epochs between the checks of a probe (unless the caller sets ``check_every``)
+PROBE_CHECK_EVERY = 1.0
 #: the threaded probe stops after this multiple of the serial probe's seconds
 PROBE_TIME_FACTOR = 1.5
 #: a fit the cost model predicts under this many seconds runs on one thread
@@ -262,6 +265,8 @@ class _Supervisor:
                 opts.setdefault("threads", "on")
         if self.time_limit is not None:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+        if probe is not None and "check_every" not in self.options:
+            opts["check_every"] = PROBE_CHECK_EVERY     # a short probe, a bounded cost
         if probe == "threaded":
             opts["time_limit"] = min(opts.get("time_limit", math.inf), self.probe_cap)
         return opts
