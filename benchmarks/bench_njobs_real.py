@@ -40,13 +40,14 @@ SCALINGS = ("as given", "standardized")
 FITS = 3
 
 
-def worker(name, scaling, jobs, Cs, max_rows, n_fits=FITS):
+def worker(name, scaling, jobs, Cs, max_rows, n_fits=FITS, only=()):
     """One process: every cell of (set, scaling) at ``n_jobs=jobs``; JSON lines."""
     regression = name in bar.REGRESSION
     X, y, Xt, yt = bar.load(name, max_rows)
     if scaling == "standardized":
         X, Xt = bar.standardize(X, Xt)
-    losses = bar.REG_LOSSES if regression else bar.CLASS_LOSSES
+    losses = [loss for loss in (bar.REG_LOSSES if regression else bar.CLASS_LOSSES)
+              if not only or loss in only]
     warnings.simplefilter("ignore")
     pick = np.random.default_rng(0).permutation(X.shape[0])[:300]
     for loss in losses:             # warm-up: compile (load) every kernel the cells use
@@ -67,17 +68,18 @@ def worker(name, scaling, jobs, Cs, max_rows, n_fits=FITS):
                               "converged": bool(np.all(est.converged_))}), flush=True)
 
 
-def run(args):
+def run(args, done=None):
+    """The processes; ``done(cells, loads)`` after each (set, scaling)."""
     cells, loads = {}, []
     py = sys.executable
     for name in args.sets:
-        for scaling in SCALINGS:
+        for scaling in args.scalings:
             for r in range(args.repeats):
                 for jobs in (1, 2):
                     loads.append(os.getloadavg()[0])
                     cmd = [py, __file__, "--worker", name, scaling, str(jobs),
                            "--C", *map(str, args.C), "--max-rows", str(args.max_rows),
-                           "--fits", str(args.fits)]
+                           "--fits", str(args.fits), "--losses", args.losses]
                     out = subprocess.run(cmd, capture_output=True, text=True, env=os.environ)
                     if out.returncode:
                         print(out.stderr[-2000:], file=sys.stderr)
@@ -93,6 +95,8 @@ def run(args):
                             c["rec2"] = rec
                 print(f"{name} {scaling}: {len(cells)} cells, load {loads[-1]:.1f}",
                       flush=True)
+            if done is not None:
+                done(cells, loads)
     return cells, loads
 
 
@@ -166,6 +170,9 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--max-rows", type=int, default=0)
     ap.add_argument("--fits", type=int, default=FITS, help="timed fits per process")
+    ap.add_argument("--scalings", default=",".join(SCALINGS),
+                    help="comma-separated: as given, standardized")
+    ap.add_argument("--losses", default="", help="comma-separated (default: every one)")
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="rows of earlier runs (.jsonl) to include")
     ap.add_argument("--out", default=str(HERE / "results" / "njobs-real.md"))
@@ -174,21 +181,27 @@ def main(argv=None):
         args.C, args.max_rows = [1.0], args.max_rows or 5000
     if args.worker:
         name, scaling, jobs = args.worker
-        return worker(name, scaling, int(jobs), args.C, args.max_rows, args.fits)
+        return worker(name, scaling, int(jobs), args.C, args.max_rows, args.fits,
+                      [x for x in args.losses.split(",") if x])
     args.argv = argv
     args.sets = [s for s in args.sets.split(",") if s] or bar.all_sets()
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     previous = [json.loads(line) for f in args.previous
                 for line in Path(f).read_text().splitlines() if line.strip()]
-    cells, loads = run(args)
-    rows = previous + rows_of(cells)
-    loads = loads or [r["load"] for r in rows]
+    args.scalings = [x for x in args.scalings.split(",") if x]
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out.with_suffix(".jsonl"), "w") as log:
-        for r in rows:
-            log.write(json.dumps(r) + "\n")
-    write_result(out, report(rows, args, loads, started))
+
+    def write(cells, loads):           # after every (set, scaling): a partial run is kept
+        rows = previous + rows_of(cells)
+        if not rows:
+            return
+        with open(out.with_suffix(".jsonl"), "w") as log:
+            for r in rows:
+                log.write(json.dumps(r) + "\n")
+        write_result(out, report(rows, args, loads or [r["load"] for r in rows], started))
+
+    write(*run(args, write))
 
 
 if __name__ == "__main__":

@@ -36,10 +36,11 @@ this data): the first leg runs on one thread for ``PROBE_CHECKS`` checks (one
 every ``PROBE_CHECK_EVERY`` epochs), then
 the same method continues from its point on the threads (``threads="on"``:
 the supervisor's measurement replaces the method's own prediction) for as many
-checks or ``PROBE_TIME_FACTOR`` times the serial probe's seconds, whichever
-comes first; the two rates measured on the clock (decades of certified gap per
-second) decide which one the run continues on.  A wrong first choice costs at
-most that capped threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
+checks or until a check comes ``PROBE_TIME_FACTOR`` times the serial probe's
+seconds in; the two rates measured on the clock (decades of certified gap per
+second) decide: the threaded leg goes on (its checks back on their own
+schedule), or a new leg continues on one thread.  A wrong first choice costs at
+most that threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
 one thread (no thread is spawned).
 
 ``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
@@ -103,7 +104,6 @@ class _Watch:
 
     def __init__(self, sup, window, stall_checks, probe, epoch_s, grace):
         self.sup, self.window, self.stall_checks, self.probe = sup, window, stall_checks, probe
-        self.capped = probe == "threaded"     # the leg runs under the probe's time cap
         self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
         self.grace = grace            # its own predicted work for the whole fit
         self.points = []              # (leg wall seconds, rel_gap): the thread probes
@@ -134,14 +134,6 @@ class _Watch:
         self.reason = self.verdict()
         return bool(self.reason)
 
-    def final(self, res):
-        """The leg's last check (it stops the run, so no callback saw it)."""
-        if not res.trace:
-            return []
-        rec = res.trace[-1]
-        p, d = min(self.best_p, float(rec["primal"])), max(self.best_d, float(rec["dual"]))
-        return [(float(rec["time"]), (p - d) / max(abs(p), 1e-12))]
-
     def stalled(self, gaps, k) -> bool:
         """The last new best gap (0.1% smaller than the one before) is at least
         ``k`` checks and ``STALL_EPOCHS`` epochs old."""
@@ -160,7 +152,11 @@ class _Watch:
                 self.probe = None           # the method runs one thread on this data
             elif len(pts) >= PROBE_CHECKS or pts[-1][0] >= self.sup.probe_cap:
                 self.probe = None
-                return self.sup.thread_verdict(pts)
+                reason = self.sup.thread_verdict(pts)
+                if reason.startswith("threads faster"):
+                    self.sup.keep_going(self.runner)      # this leg goes on, threaded
+                    return ""
+                return reason
         if k and self.stalled(gaps, k):
             return (f"stalled: no smaller gap in {k} checks and "
                     f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
@@ -267,9 +263,13 @@ class _Supervisor:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
         if probe is not None and "check_every" not in self.options:
             opts["check_every"] = PROBE_CHECK_EVERY     # a short probe, a bounded cost
-        if probe == "threaded":
-            opts["time_limit"] = min(opts.get("time_limit", math.inf), self.probe_cap)
         return opts
+
+    def keep_going(self, runner):
+        """The threads won their probe: the leg goes on, with the checks on the
+        solver's own schedule again (unless the caller set ``check_every``)."""
+        if "check_every" not in self.options:
+            runner.check_auto, runner.check_every = True, 1.0
 
     def run_leg(self, name, n_jobs, warm, watch):
         """One leg: ``(result or None, failure text, runner)``."""
@@ -329,14 +329,6 @@ class _Supervisor:
             return "", "converged"
         if watch.user_stop:
             return "", "callback"
-        if watch.capped and res.stop_reason == "time_limit" and not (
-                self.time_limit is not None
-                and time.perf_counter() - self.t0 >= self.time_limit):
-            if watch.probe != "threaded":        # the method chose one thread itself
-                self.thread_choice = 1
-                return "threads slower: the method ran on one thread", ""
-            watch.probe = None          # the threaded probe reached its cap
-            return self.thread_verdict(watch.points + watch.final(res)), ""
         if res.stop_reason in ("interrupted", "time_limit"):
             return "", res.stop_reason
         if watch.reason:
