@@ -7,7 +7,8 @@ standardized, its losses, C in {0.01, 1, 100}, the default estimator with
 Python process (``--worker``) loads the set, fits each loss on 300 rows to warm up
 (compilation, caches) and then times ``FITS`` (3) fits per cell, the process's
 time being their median; this is repeated
-``--repeats`` times, alternating 1, 2, 1, 2, ...  A cell's ratio is the worst
+``--repeats`` times, in the order 1, 2, 2, 1, 1, 2, ... (which of the two
+runs first alternates)  A cell's ratio is the worst
 ``n_jobs=2`` time over the worst ``n_jobs=1`` time (``max / max``); the median
 of the paired ratios is beside it.  The load average is sampled before every
 process: on a 2-core machine shared with other work, a few-millisecond fit
@@ -75,7 +76,7 @@ def run(args, done=None):
     for name in args.sets:
         for scaling in args.scalings:
             for r in range(args.repeats):
-                for jobs in (1, 2):
+                for jobs in ((1, 2) if r % 2 == 0 else (2, 1)):
                     loads.append(os.getloadavg()[0])
                     cmd = [py, __file__, "--worker", name, scaling, str(jobs),
                            "--C", *map(str, args.C), "--max-rows", str(args.max_rows),
@@ -129,7 +130,8 @@ def report(rows, args, loads, started):
              f"with 7 other sessions; load average (1 min) before the processes: min "
              f"{min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
              f"(`os.getloadavg`).  Each cell: {args.repeats} processes per n_jobs, "
-             f"alternating; in each, a warm-up fit per loss on 300 rows and the median "
+             f"in the order 1, 2, 2, 1, 1, 2, ...; in each, a warm-up fit per loss on "
+             f"300 rows and the median "
              f"of {args.fits} timed fits.  Ratio = worst n_jobs=2 process / worst n_jobs=1 process.  On a "
              f"loaded 2-core machine a fit of "
              f"a few milliseconds is noisy by 2x or more either way: the cells under "
