@@ -125,7 +125,7 @@ def report(rows, args, loads, started):
     lines = ["# n_jobs=2 against n_jobs=1 on the real sets, worst of separate processes "
              "(issue 31)", "",
              f"Written by `python benchmarks/bench_njobs_real.py "
-             f"{' '.join(args.argv)}` ({started} - "
+             f"{' '.join(a if a != args.note else '...' for a in args.argv)}` ({started} - "
              f"{time.strftime('%H:%M UTC', time.gmtime())}).  Machine: 2 cores shared "
              f"with 7 other sessions; load average (1 min) before the processes: min "
              f"{min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
@@ -136,6 +136,7 @@ def report(rows, args, loads, started):
              f"loaded 2-core machine a fit of "
              f"a few milliseconds is noisy by 2x or more either way: the cells under "
              f"0.1 s measure the scheduler as much as the code.", "",
+             *([args.note, ""] if args.note else []),
              "## Summary", "",
              f"- cells: {len(rows)}; worst of {args.repeats} ratio: max **"
              f"{max(r['worst'] for r in rows):.2f}x**, median "
@@ -177,6 +178,7 @@ def main(argv=None):
     ap.add_argument("--losses", default="", help="comma-separated (default: every one)")
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="rows of earlier runs (.jsonl) to include")
+    ap.add_argument("--note", default="", help="a paragraph for the header")
     ap.add_argument("--out", default=str(HERE / "results" / "njobs-real.md"))
     args = ap.parse_args(argv)
     if args.quick:
@@ -186,7 +188,8 @@ def main(argv=None):
         return worker(name, scaling, int(jobs), args.C, args.max_rows, args.fits,
                       [x for x in args.losses.split(",") if x])
     args.argv = argv
-    args.sets = [s for s in args.sets.split(",") if s] or bar.all_sets()
+    args.sets = ([s for s in args.sets.split(",") if s]
+                 or ([] if args.previous else bar.all_sets()))
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     previous = [json.loads(line) for f in args.previous
                 for line in Path(f).read_text().splitlines() if line.strip()]
