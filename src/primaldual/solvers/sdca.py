@@ -141,10 +141,13 @@ class SDCASolver(Solver):
                              f"follow one sequence of iterates, which threads do not have")
 
     @staticmethod
+    def thread_prior(problem, n_jobs) -> float:
+        """The cost model's predicted speed-up on threads (the supervisor's prior)."""
+        return thread_plan(problem.rows, n_jobs).speedup
+
+    @staticmethod
     def max_threads(problem, n_jobs) -> int:
-        """The most threads a pass on ``problem`` could run on: ``n_jobs`` is an
-        upper bound, and a thread gets at least MIN_NNZ_PER_THREAD stored entries
-        per pass (whether they are used is :func:`thread_plan`'s decision)."""
+        """The most threads a pass could use: ``n_jobs``, MIN_NNZ_PER_THREAD entries each."""
         return max(1, min(resolve_n_jobs(n_jobs), problem.n,
                           problem.nnz // max(sdca_threads.MIN_NNZ_PER_THREAD, 1)))
 
@@ -158,13 +161,11 @@ class SDCASolver(Solver):
         self._setup_threads()
 
     def _setup_threads(self):
-        o = self.opts
-        prob = self.problem
+        o, prob = self.opts, self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
                                 o.sync_every)
         self.threads_reason = self.plan.reason
-        # check the prediction on the data's first pass (docs/solvers.md,
-        # "Threads"): the candidate threads are set up, the trial pass decides
+        # the first pass checks the prediction (docs/solvers.md, "Threads")
         if forced := o.threads == "on" and self.plan.best_threads > 1:
             self.threads_reason = f"threads on: {self.plan.reason}"
         self.trial = (not forced and self.plan.best_threads > 1

@@ -41,7 +41,8 @@ seconds in; the two rates measured on the clock (decades of certified gap per
 second) decide: the threaded leg goes on (its checks back on their own
 schedule), or a new leg continues on one thread.  A wrong first choice costs at
 most that threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
-one thread (no thread is spawned).
+one thread (no thread is spawned), and so does one whose method predicts its
+threads under ``PROBE_PRIOR`` of one thread's speed (busy cores, costly syncs).
 
 ``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
 epochs, gap at hand-over, best certified gap so far, reason).
@@ -78,6 +79,9 @@ PROBE_CHECKS = 3
 PROBE_CHECK_EVERY = 1.0
 #: the threaded probe stops after this multiple of the serial probe's seconds
 PROBE_TIME_FACTOR = 1.5
+#: threads are measured only where the method's cost model predicts at least
+#: this speed-up (a probe that loses costs about two threaded epochs)
+PROBE_PRIOR = 0.7
 #: a fit the cost model predicts under this many seconds runs on one thread
 PROBE_MIN_S = 0.05
 #: the options every solver takes (they do not narrow the candidates)
@@ -232,8 +236,10 @@ class _Supervisor:
         cls = SOLVERS[name]
         if not (self.threads > 1 and "n_jobs" in cls.options_class.names()):
             return False
-        most = getattr(cls, "max_threads", None)
-        return most is None or most(self.problem, self.threads) > 1
+        most, prior = getattr(cls, "max_threads", None), getattr(cls, "thread_prior", None)
+        if most is not None and most(self.problem, self.threads) <= 1:
+            return False
+        return prior is None or prior(self.problem, self.threads) >= PROBE_PRIOR
 
     def thread_verdict(self, pts):
         """End of the threaded probe (its checks ``pts``): the run continues on
