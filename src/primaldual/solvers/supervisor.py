@@ -262,7 +262,8 @@ class _Supervisor:
         names = SOLVERS[name].options_class.names()
         if n_jobs is not None and "n_jobs" in names:
             opts["n_jobs"] = n_jobs
-            if resolve_n_jobs(n_jobs) > 1 and "threads" in names:
+            if "threads" in names and resolve_n_jobs(n_jobs) > 1 and (
+                    probe == "threaded" or (self.thread_choice or 1) > 1):
                 # the supervisor measures the threads: the method does not veto them
                 opts.setdefault("threads", "on")
         if self.time_limit is not None:
