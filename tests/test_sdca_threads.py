@@ -535,6 +535,30 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     assert len(stalls) > 10
 
 
+def test_auto_measures_threads_with_one_stalled_and_certifies_the_optimum(monkeypatch):
+    """solver="auto", n_jobs=2: one thread first, then the threads
+    (``threads="on"``) with thread 1 stalling 20 ms before every other chunk;
+    whichever the supervisor keeps, the fit certifies the serial optimum, and
+    the threaded probe leg ran on two threads."""
+    from primaldual.solvers import supervisor
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    monkeypatch.setattr(threads_mod, "THREAD_STALL",
+                        lambda k, chunk: time.sleep(0.02) if k == 1 and chunk % 2 == 0
+                        else None)
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["sdca"])
+    X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
+    kw = dict(loss="logistic", lam=1e-3, tol=1e-9, random_state=0)
+    res = solve(X, y, n_jobs=2, check_every=1, **kw)
+    path = res.extras["path"]
+    assert path[0]["threads"] == 1 and path[0]["reason"] == "thread probe"
+    assert path[1]["threads"] == 2
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-3, res)
+    ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+
+
 def _two_copies(X, y, loss, every, sparse=True):
     from primaldual.kernels.sdca import SDCAState, start_copy
     prob = Problem(X, y, loss=loss, lam=1e-2)

@@ -201,12 +201,13 @@ class _GeometricOptions(ThreadOptions, CommonOptions):
 
 class _Geometric(Solver):
     """A dual method converging geometrically to a known optimum at a rate set
-    by its threads: 0.98 per epoch on several threads, 0.3 on one (each epoch
-    sleeps the same time), so one thread wins the probe by a wide margin."""
+    by its threads (``rates[threads > 1]`` per epoch; each epoch sleeps the
+    same time): the slowness of one side is injected, not timed."""
 
     name = "geometric"
     options_class = _GeometricOptions
     opt = None
+    rates = (0.3, 0.98)          # one thread, several
 
     def setup(self):
         self.n_threads = max(1, int(self.opts.n_jobs or 1))
@@ -217,7 +218,7 @@ class _Geometric(Solver):
             self.alpha = np.zeros(self.problem.n)
 
     def advance(self, n_epochs, deadline):
-        r = 0.98 if self.n_threads > 1 else 0.3
+        r = self.rates[self.n_threads > 1]
         for _ in range(max(1, int(n_epochs))):
             self.alpha = self.opt + r * (self.alpha - self.opt)
             self.steps += self.problem.n
@@ -238,18 +239,64 @@ class _Geometric(Solver):
         return res
 
 
-def test_threads_are_kept_only_when_their_certified_progress_is_faster(monkeypatch):
+@pytest.mark.parametrize("rates, kept", [((0.3, 0.98), 1), ((0.98, 0.3), 2)])
+def test_threads_are_kept_only_when_their_certified_progress_is_faster(monkeypatch, rates,
+                                                                       kept):
+    """One thread first (the probe), then the threads from its point; the run
+    goes on with the faster (here by injected rates, 0.3 against 0.98 per
+    epoch), and certifies."""
     X, y = _data(seed=5)
     ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
     monkeypatch.setitem(SOLVERS, "geometric", _Geometric)
     monkeypatch.setattr(_Geometric, "opt", ref.dual_coef)
+    monkeypatch.setattr(_Geometric, "rates", rates)
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
     monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2,
                            check_every=1)
     path = res.extras["path"]
-    assert path[0]["threads"] == 2 and path[0]["reason"] == "thread probe"
-    assert path[1]["threads"] == 1 and path[1]["reason"] == "converged"
-    assert res.converged and len(path) == 2
+    assert path[0]["threads"] == 1 and path[0]["reason"] == "thread probe"
+    assert path[1]["threads"] == 2
+    if kept == 1:
+        assert path[1]["reason"].startswith("threads slower")
+    assert path[-1]["threads"] == kept and path[-1]["reason"] == "converged"
+    assert res.converged and len(path) <= 3
+
+
+def test_a_threaded_probe_slower_than_its_cap_falls_back_to_one_thread(monkeypatch):
+    """Threads whose first epoch takes longer than 1.5x the whole serial probe
+    are judged at that check (the wrong choice costs one threaded epoch, not
+    three checks) and the run continues, certified, on one thread."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+
+    class Slow(_Geometric):
+        def advance(self, n_epochs, deadline):
+            super().advance(n_epochs, deadline)
+            if self.n_threads > 1:
+                time.sleep(1.0)
+
+    monkeypatch.setitem(SOLVERS, "geometric", Slow)
+    monkeypatch.setattr(Slow, "opt", ref.dual_coef)
+    monkeypatch.setattr(Slow, "rates", (0.3, 0.3))
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2)
+    path = res.extras["path"]
+    assert [p["threads"] for p in path] == [1, 2, 1]
+    assert path[1]["reason"].startswith("threads slower") and path[1]["epochs"] == 1
+    assert res.converged
+
+
+def test_a_tiny_fit_spawns_no_thread(monkeypatch):
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    monkeypatch.setitem(SOLVERS, "geometric", _Geometric)
+    monkeypatch.setattr(_Geometric, "opt", ref.dual_coef)
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", math.inf)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2)
+    assert [p["threads"] for p in res.extras["path"]] == [1] and res.converged
 
 
 # ------------------------------------------------------------ the pair returned

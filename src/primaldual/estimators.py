@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import sys
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.special import expit
@@ -37,7 +36,6 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ._util import encode_pm1
 from ._util.interrupts import sigint_as_flag
 from ._util.scales import scale_spread_note
-from ._util.threads import resolve_n_jobs
 from .fitdata import add_intercept_column, combined_weights, spawn_seeds
 from .penalties import split_strength
 from .probability import PROBABILISTIC_LOSSES, NoProbabilityError, needs_probabilistic_loss
@@ -45,6 +43,7 @@ from .losses import LOSS_NAMES, make_loss
 from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, solver_path, threaded_solvers
+from .solvers.ovr import run_problems
 
 
 def _plain(x):
@@ -134,16 +133,20 @@ class _LinearBase(BaseEstimator):
                               getattr(self, "l1_ratio", None))
 
     def _fit_problems(self, Xa, targets, weights, warm, seeds, lam, labels):
-        """Solve one problem per entry of ``targets`` (threads when several)."""
+        """Solve one problem per entry of ``targets`` (:func:`run_problems`: on
+        threads only where they are measured to pay)."""
         opts = self._validate_params_values()
         if self.verbose >= 2 and len(targets) == 1:
             opts.setdefault("progress", True)
+        # n_jobs goes to each problem's solver when it takes threads
+        takes = "n_jobs" not in opts and (self.solver == "auto"
+                                          or self.solver in threaded_solvers())
 
-        def one(k):
+        def one(k, n_jobs):
+            opts_k = (dict(opts, n_jobs=n_jobs) if takes and n_jobs not in (None, 1)
+                      else dict(opts))
             if warm[k] is not None:
-                opts_k = dict(opts, warm_start=warm[k])
-            else:
-                opts_k = opts
+                opts_k["warm_start"] = warm[k]
             return solve(Xa, targets[k], loss=self.loss, lam=lam,
                          solver=self.solver, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
@@ -151,23 +154,12 @@ class _LinearBase(BaseEstimator):
                          sample_weight=weights, l1=float(self.l1_),
                          loss_params=self.loss_params, **opts_k)
 
-        k_total = len(targets)
-        threads = resolve_n_jobs(getattr(self, "n_jobs", None))
-        workers = min(k_total, threads)
-        # the threads left over go to each problem's solver, when it takes them
-        per_problem = max(1, threads // workers)
-        if per_problem > 1 and "n_jobs" not in opts and (
-                self.solver == "auto" or self.solver in threaded_solvers()):
-            opts = dict(opts, n_jobs=per_problem)
         # one Ctrl-C stops every one-vs-rest problem: the solves (on this thread
         # or the pool's) share this block's flag, and each returns its
         # certified point (stop_reason "interrupted")
         with sigint_as_flag():
-            if workers > 1:
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    results = list(pool.map(one, range(k_total)))
-            else:
-                results = [one(k) for k in range(k_total)]
+            results, self.n_jobs_plan_ = run_problems(one, len(targets),
+                                                      getattr(self, "n_jobs", None))
         if self.verbose:
             for label, r in zip(labels, results):
                 print(f"[{type(self).__name__}] {self._problem_name(label)}: "

@@ -21,13 +21,13 @@ Modified-SGD as the first epoch), ``shrinking`` (LIBLINEAR's active set with
 one-sided thresholds, for losses with a box dual; the passes are then planned
 in the kernel, :mod:`primaldual.kernels.sdca.passes`; shrunk coordinates whose
 share of the exact gap exceeds ``tol |P| / n`` come back at every check), and
-the threads' ``n_jobs``, ``sync_every``, ``atomic``.
+the threads' ``n_jobs``, ``threads``, ``sync_every``, ``atomic``.
 
 Threads (``n_jobs > 1``): asynchronous passes in the manner of PASSCoDe with
-thread-local copies of ``v`` (SySCD), run only where the cost model of
-:mod:`primaldual.blocks.sdca_threads`, checked on the data's first pass,
-predicts a win; docs/solvers.md ("Threads") has the method, the cost model and
-what stays deterministic.  ``n_jobs=1`` is the serial solver exactly.  The
+thread-local copies of ``v`` (SySCD), run where the cost model of
+:mod:`primaldual.blocks.sdca_threads`, checked on the data's first pass, predicts
+a win (``threads="on"``: always; ``solver="auto"`` then times them against one
+thread); docs/solvers.md ("Threads").  ``n_jobs=1`` is the serial solver.  The
 certificate is exact either way.  Warm start: a feasible ``alpha`` or a SolveResult.
 """
 from __future__ import annotations
@@ -55,24 +55,18 @@ from .._util.threads import resolve_n_jobs
 #: by 10 at each re-activation (see kernels.sdca.passes)
 SHRINK_EPS0 = 0.1
 
-#: n_jobs > 1 on data of at least this many stored entries: the first pass
-#: checks the cost model on the data itself, its first quarter on one thread
-#: and its second on the threads (:meth:`SDCASolver._trial_decision`); below
-#: it the prediction alone decides (a quarter pass of fewer entries is a few
-#: milliseconds, too short to time against the other)
+#: n_jobs > 1 (threads="auto") on at least this many stored entries: the first
+#: pass checks the cost model, its first quarter on one thread and its second
+#: on the threads (:meth:`SDCASolver._trial_decision`); below, the model decides
 TRIAL_MIN_NNZ = 4_000_000
-#: a trial only where the cost model predicts at least this speed-up: the
-#: trial confirms a predicted win before the threads are committed to (where
-#: threads are predicted to lose, the run is serial without one; a trial's
+#: a trial only where the cost model predicts at least this speed-up (a trial's
 #: threaded quarter pass costs up to a quarter pass or more where they lose)
 TRIAL_FLOOR = 1.0
 #: the trial keeps the threads where they were measured at least this much
-#: faster (above MIN_SPEEDUP: two quarter passes timed once each are noisy by
-#: 10-15%, and the epoch penalty of asynchrony is a prediction)
+#: faster (two quarter passes timed once are noisy by 10-15%)
 TRIAL_MIN_SPEEDUP = 1.3
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
-#: which the certificate is recomputed at w(alpha) (rounding alone is ~1e-16
-#: sqrt(steps))
+#: which the certificate is recomputed at w(alpha) (rounding: ~1e-16 sqrt(steps))
 RESYNC_DRIFT = 1e-11
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
@@ -100,6 +94,8 @@ class SDCAOptions(ThreadOptions, CommonOptions):
     atomic: str | bool = choice("auto", "auto", True, False,
                                 doc="threads with sync_every=0: atomic additions to the "
                                     "shared v; auto: when columns overlap")
+    threads: str = choice("auto", "auto", "on", doc="n_jobs > 1: threads where the cost "
+                          "model and a first-pass trial predict a win, or always (on)")
     sync_every: str | bool | int = number("auto", integer=True, low=0.0, strict=False,
                                           also=("auto", False),
                                           doc="threads: updates between merges into the "
@@ -139,18 +135,21 @@ class SDCASolver(Solver):
         if o.init == "sgd" and self.problem.l1 > 0:
             raise ValueError("init='sgd' (Modified-SGD) is defined for the L2 penalty "
                              "only; with l1 > 0 use init='zero'")
-        if self._threads_for() > 1 and o.output != "last":
+        if self.max_threads(self.problem, o.n_jobs) > 1 and o.output != "last":
             raise ValueError(f"n_jobs > 1 runs output='last' only (got "
                              f"output={o.output!r}); averaging and random output "
                              f"follow one sequence of iterates, which threads do not have")
 
-    def _threads_for(self):
-        """The most threads a pass could run on: ``n_jobs`` is an upper bound,
-        and a thread gets at least MIN_NNZ_PER_THREAD stored entries per pass
-        (whether they are used is :func:`thread_plan`'s decision)."""
-        prob = self.problem
-        return max(1, min(resolve_n_jobs(self.opts.n_jobs), prob.n,
-                          prob.nnz // max(sdca_threads.MIN_NNZ_PER_THREAD, 1)))
+    @staticmethod
+    def thread_prior(problem, n_jobs) -> float:
+        """The cost model's predicted speed-up on threads (the supervisor's prior)."""
+        return thread_plan(problem.rows, n_jobs).speedup
+
+    @staticmethod
+    def max_threads(problem, n_jobs) -> int:
+        """The most threads a pass could use: ``n_jobs``, MIN_NNZ_PER_THREAD entries each."""
+        return max(1, min(resolve_n_jobs(n_jobs), problem.n,
+                          problem.nnz // max(sdca_threads.MIN_NNZ_PER_THREAD, 1)))
 
     def setup(self):
         o = self.opts
@@ -162,18 +161,19 @@ class SDCASolver(Solver):
         self._setup_threads()
 
     def _setup_threads(self):
-        o = self.opts
-        prob = self.problem
+        o, prob = self.opts, self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
                                 o.sync_every)
         self.threads_reason = self.plan.reason
-        # check the prediction on the data's first pass (docs/solvers.md,
-        # "Threads"): the candidate threads are set up, the trial pass decides
-        self.trial = (self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
-                      and self.plan.speedup >= TRIAL_FLOOR)
+        # the first pass checks the prediction (docs/solvers.md, "Threads")
+        if forced := o.threads == "on" and self.plan.best_threads > 1:
+            self.threads_reason = f"threads on: {self.plan.reason}"
+        self.trial = (not forced and self.plan.best_threads > 1
+                      and prob.nnz >= TRIAL_MIN_NNZ and self.plan.speedup >= TRIAL_FLOOR)
         self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
         self.trial_mid = self.trial_end = -1
-        self.n_threads = self.plan.best_threads if self.trial else self.plan.threads
+        self.n_threads = (self.plan.best_threads if self.trial or forced
+                          else self.plan.threads)
         self.sparse_sync = self.plan.sparse
         self.sync_every = self.plan.sync_every
         if self.n_threads == 1:

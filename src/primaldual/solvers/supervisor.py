@@ -31,10 +31,18 @@ Every check of every leg offers its pair to one record, and the result is the
 best primal point certified in any leg with the best dual bound seen
 (:func:`primaldual.solvers._base.pick_pair`), never worse than ``w = 0``.
 
-Threads: a leg of a threaded method that runs on several threads is stopped
-after ``PROBE_CHECKS`` checks, and the same method continues on one thread
-from its point; after as many checks the two rates measured on the clock
-(decades of certified gap per second) decide which one the run continues on.
+Threads (``n_jobs > 1``, a method that could run a pass on several threads on
+this data): the first leg runs on one thread for ``PROBE_CHECKS`` checks (one
+every ``PROBE_CHECK_EVERY`` epochs), then
+the same method continues from its point on the threads (``threads="on"``:
+the supervisor's measurement replaces the method's own prediction) for as many
+checks or until a check comes ``PROBE_TIME_FACTOR`` times the serial probe's
+seconds in; the two rates measured on the clock (decades of certified gap per
+second) decide: the threaded leg goes on (its checks back on their own
+schedule), or a new leg continues on one thread.  A wrong first choice costs at
+most that threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
+one thread (no thread is spawned), and so does one whose method predicts its
+threads under ``PROBE_PRIOR`` of one thread's speed (busy cores, costly syncs).
 
 ``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
 epochs, gap at hand-over, best certified gap so far, reason).
@@ -67,6 +75,15 @@ STALL_EPOCHS = 50.0
 LAST_STALL_CHECKS = 15
 #: a thread probe lasts this many checks
 PROBE_CHECKS = 3
+#: epochs between the checks of a probe (unless the caller sets ``check_every``)
+PROBE_CHECK_EVERY = 1.0
+#: the threaded probe stops after this multiple of the serial probe's seconds
+PROBE_TIME_FACTOR = 1.5
+#: threads are measured only where the method's cost model predicts at least
+#: this speed-up (a probe that loses costs about two threaded epochs)
+PROBE_PRIOR = 0.7
+#: a fit the cost model predicts under this many seconds runs on one thread
+PROBE_MIN_S = 0.05
 #: the options every solver takes (they do not narrow the candidates)
 COMMON_NAMES = frozenset(COMMON_OPTIONS)
 #: exceptions that mean the method failed numerically (a hand-over, not an error)
@@ -75,7 +92,9 @@ FAILURES = (FloatingPointError, np.linalg.LinAlgError, ZeroDivisionError, Overfl
 
 def _decades_per_second(points):
     """Certified progress of ``points`` [(seconds, rel_gap), ...]: decades of the
-    best gap per second from the first to the last."""
+    best gap per second from the first to the last (0 with fewer than two)."""
+    if len(points) < 2:
+        return 0.0
     (t0, g0), (t1, _) = points[0], points[-1]
     best = min(g for _, g in points)
     if t1 <= t0 or not (g0 > 0 and best > 0):
@@ -130,12 +149,18 @@ class _Watch:
     def verdict(self) -> str:
         pts, k = self.points, self.stall_checks
         gaps = [g for _, g in pts]
-        if self.probe == "threaded" and getattr(self.runner, "n_threads", 1) > 1 \
-                and len(pts) >= PROBE_CHECKS:
-            return "thread probe"
         if self.probe == "serial" and len(pts) >= PROBE_CHECKS:
-            self.probe = None
-            return self.sup.thread_verdict(pts)
+            return "thread probe"
+        if self.probe == "threaded":
+            if getattr(self.runner, "n_threads", 1) <= 1:
+                self.probe = None           # the method runs one thread on this data
+            elif len(pts) >= PROBE_CHECKS or pts[-1][0] >= self.sup.probe_cap:
+                self.probe = None
+                reason = self.sup.thread_verdict(pts)
+                if reason.startswith("threads faster"):
+                    self.sup.keep_going(self.runner)      # this leg goes on, threaded
+                    return ""
+                return reason
         if k and self.stalled(gaps, k):
             return (f"stalled: no smaller gap in {k} checks and "
                     f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
@@ -167,7 +192,8 @@ class _Supervisor:
         self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
         self.thread_choice = None      # n_jobs chosen by the thread probes
         self.n_candidates = len(self.names)   # beyond: the leg given the budget back
-        self.threaded_rate = None
+        self.serial_rate = None
+        self.probe_cap = math.inf      # seconds the threaded probe may take
         self.best = BestPair(mix=True)
         self.trace, self.path = [], []
         self.epochs = 0.0
@@ -207,28 +233,50 @@ class _Supervisor:
 
     # --------------------------------------------------------- threads
     def takes_threads(self, name):
-        return self.threads > 1 and "n_jobs" in SOLVERS[name].options_class.names()
+        cls = SOLVERS[name]
+        if not (self.threads > 1 and "n_jobs" in cls.options_class.names()):
+            return False
+        most, prior = getattr(cls, "max_threads", None), getattr(cls, "thread_prior", None)
+        if most is not None and most(self.problem, self.threads) <= 1:
+            return False
+        return prior is None or prior(self.problem, self.threads) >= PROBE_PRIOR
 
     def thread_verdict(self, pts):
-        """End of the serial probe: keep one thread (``""``) or go back to threads."""
-        serial = _decades_per_second(pts)
-        if serial >= self.threaded_rate:
-            self.thread_choice = 1
-            return ""
-        self.thread_choice = self.n_jobs
-        return (f"threads faster: {self.threaded_rate:.3g} against {serial:.3g} "
-                f"decades of gap per second on one thread")
+        """End of the threaded probe (its checks ``pts``): the run continues on
+        the faster of the two, in a new leg."""
+        rate = _decades_per_second(pts[1:] if len(pts) > 2 else pts)
+        serial = self.serial_rate
+        if rate > serial:
+            self.thread_choice = self.n_jobs
+            return (f"threads faster: {rate:.3g} against {serial:.3g} decades of gap "
+                    f"per second on one thread")
+        self.thread_choice = 1
+        return (f"threads slower: {rate:.3g} against {serial:.3g} decades of gap per "
+                f"second on one thread")
 
     # ------------------------------------------------------------ legs
-    def leg_options(self, name, n_jobs):
+    def leg_options(self, name, n_jobs, probe=None):
         # every candidate takes every option given (auto.candidates); when none
         # does, the one that runs names the unknown option
         opts = dict(self.options)
-        if n_jobs is not None and "n_jobs" in SOLVERS[name].options_class.names():
+        names = SOLVERS[name].options_class.names()
+        if n_jobs is not None and "n_jobs" in names:
             opts["n_jobs"] = n_jobs
+            if "threads" in names and resolve_n_jobs(n_jobs) > 1 and (
+                    probe == "threaded" or (self.thread_choice or 1) > 1):
+                # the supervisor measures the threads: the method does not veto them
+                opts.setdefault("threads", "on")
         if self.time_limit is not None:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
+        if probe is not None and "check_every" not in self.options:
+            opts["check_every"] = PROBE_CHECK_EVERY     # a short probe, a bounded cost
         return opts
+
+    def keep_going(self, runner):
+        """The threads won their probe: the leg goes on, with the checks on the
+        solver's own schedule again (unless the caller set ``check_every``)."""
+        if "check_every" not in self.options:
+            runner.check_auto, runner.check_every = True, 1.0
 
     def run_leg(self, name, n_jobs, warm, watch):
         """One leg: ``(result or None, failure text, runner)``."""
@@ -238,7 +286,7 @@ class _Supervisor:
             runner = SOLVERS[name].create(
                 self.problem, tol=self.tol, max_epochs=self.max_epochs - self.epochs,
                 random_state=self.random_state, callback=watch, eval_set=self.eval_set,
-                warm_start=warm, **self.leg_options(name, n_jobs))
+                warm_start=warm, **self.leg_options(name, n_jobs, watch.probe))
             watch.runner = runner
             return runner.run(), "", runner
         except FAILURES as e:
@@ -326,7 +374,10 @@ class _Supervisor:
             name = self.names[i]
             last = i == len(self.names) - 1
             if probe is None and self.thread_choice is None and self.takes_threads(name):
-                probe = "threaded"
+                probe = "serial"
+                if predicted_seconds(name, self.problem, self.tol,
+                                     self.max_epochs - self.epochs) < PROBE_MIN_S:
+                    probe, self.thread_choice = None, 1      # tiny: no thread
             n_jobs, window, checks = self.leg_plan(i, probe)
             watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
                            predicted_seconds(name, self.problem, self.tol,
@@ -340,11 +391,13 @@ class _Supervisor:
             if stop:
                 break
             if reason == "thread probe":
-                self.threaded_rate = _decades_per_second(watch.points[1:])
-                probe = "serial"
+                pts = watch.points
+                self.serial_rate = _decades_per_second(pts[1:] if len(pts) > 2 else pts)
+                self.probe_cap = PROBE_TIME_FACTOR * self.path[-1]["seconds"]
+                probe = "threaded"
             else:
                 probe = None
-                if not reason.startswith("threads faster"):
+                if not reason.startswith(("threads faster", "threads slower")):
                     i += 1
             warm = self.seed()
             if interrupted():
