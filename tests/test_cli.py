@@ -205,7 +205,7 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     # the CLI's auto solves a problem this small in numpy (direct-newton): the
     # same optimum as the library's solvers, with its own exact certificate
     assert s["solver"] == "direct-newton"
-    from primaldual.cli.direct import solve_direct
+    from primaldual.direct_newton import solve_direct
     res = solve_direct(Xh, yh, loss="squared", lam=1e-2, tol=1e-6)
     ref = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, tol=1e-12, random_state=0)
     assert s["primal"] == res.primal and s["converged"] == res.converged is True

@@ -51,6 +51,7 @@ from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import BestIterate as BestPair
+from ._direct import direct_applies, run_direct
 from .auto import candidates, epoch_seconds, predicted_seconds
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
@@ -405,9 +406,22 @@ def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set
     threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
     names = candidates(problem, {k: v for k, v in options.items()
                                  if k not in COMMON_NAMES}, threads)
-    return _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
-                       random_state=random_state, callback=callback, eval_set=eval_set,
-                       n_jobs=n_jobs, options=options).run()
+    direct = None
+    if direct_applies(problem, options, first=names[0], callback=callback,
+                      eval_set=eval_set, max_epochs=max_epochs):
+        direct = run_direct(problem, tol, options.get("warm_start"), random_state, n_jobs)
+        if direct.converged:
+            return direct
+        options = dict(options, warm_start=direct)
+    sup = _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
+                      random_state=random_state, callback=callback, eval_set=eval_set,
+                      n_jobs=n_jobs, options=options)
+    if direct is not None:          # the direct leg's work and pair stay in the run
+        sup.path.extend(direct.extras["path"])
+        sup.offer({"coef": direct.coef, "dual_coef": direct.dual_coef, "epoch": 0.0,
+                   "primal": direct.primal, "dual": direct.dual})
+        sup.epochs = direct.n_epochs
+    return sup.run()
 
 
 def solver_path(res) -> list:
