@@ -112,54 +112,44 @@ def _conjugate(loss, alpha, y):
 
 
 class _Objective:
-    """P, its gradient, Hessian and certificate on dense rows; counts passes."""
+    """P, its gradient, Hessian and certificate on dense rows; counts passes.
+    ``terms`` are ``_terms`` at the margins of a point, computed once per point."""
 
     def __init__(self, X, y, c, lam, loss):
         self.X, self.y, self.lam, self.loss = X, y, lam, loss
-        self.c = np.ones(y.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
-        self.W = float(self.c.sum())
-        self.cw = self.c / self.W
+        c = np.ones(y.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
+        self.cw = c / float(c.sum())
         self.passes = 0
 
     def margins(self, w):
         self.passes += 1
         return self.X @ w
 
-    def primal(self, w, a):
-        return float(self.cw @ _terms(self.loss, a, self.y)[0]) + 0.5 * self.lam * float(w @ w)
+    def terms(self, a):
+        return _terms(self.loss, a, self.y)
 
-    def gradient(self, w, a):
-        self.passes += 1
-        return self.lam * w + self.X.T @ (self.cw * _terms(self.loss, a, self.y)[1])
+    def primal(self, w, terms):
+        return float(self.cw @ terms[0]) + 0.5 * self.lam * float(w @ w)
 
-    def certificate(self, w, a):
-        phi, dphi, _ = _terms(self.loss, a, self.y)
-        alpha = -dphi
+    def image(self, alpha):
+        """v = (1/W) sum_i c_i alpha_i x_i (one pass); grad P(w) = lam w - v."""
         self.passes += 1
-        v = self.X.T @ (self.cw * alpha)
-        primal = float(self.cw @ phi) + 0.5 * self.lam * float(w @ w)
-        dual = float(self.cw @ _conjugate(self.loss, alpha, self.y)) \
+        return self.X.T @ (self.cw * alpha)
+
+    def dual(self, alpha, v):
+        return float(self.cw @ _conjugate(self.loss, alpha, self.y)) \
             - float(v @ v) / (2.0 * self.lam)
-        return alpha, primal, dual
 
-    def newton_step(self, w, a, g):
-        """The Newton direction ``-H^{-1} g``: Cholesky of H scaled to unit
-        diagonal (LU when rounding makes it indefinite)."""
-        d2 = _terms(self.loss, a, self.y)[2]
-        h = self.cw * d2
+    def newton_step(self, terms, g):
+        """The Newton direction ``-H^{-1} g``, H scaled to unit diagonal."""
+        h = self.cw * terms[2]
         keep = np.flatnonzero(h) if self.loss == "squared_hinge" else slice(None)
         Xs = self.X[keep] * np.sqrt(h[keep])[:, None]
         H = Xs.T @ Xs
-        H[np.diag_indices_from(H)] += self.lam
+        H.flat[::H.shape[0] + 1] += self.lam
         self.passes += 1
         s = 1.0 / np.sqrt(np.diag(H))
-        Hs = H * s[:, None] * s[None, :]
-        try:
-            L = np.linalg.cholesky(Hs)
-            z = np.linalg.solve(L, -s * g)
-            return s * np.linalg.solve(L.T, z)
-        except np.linalg.LinAlgError:
-            return s * np.linalg.solve(Hs, -s * g)
+        return s * np.linalg.solve(H * s[:, None] * s[None, :], -s * g)
 
 
 def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=None):
@@ -185,16 +175,15 @@ def _newton(X, y, loss, lam, tol, sample_weight, w0, certify):
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     # the rounding of P's n-term sums: decreases below it are not seen
     resolution = max(1e-14, 4.0 * 2.0 ** -53 * math.sqrt(n))
-    trace = []
+    trace, best, stop = [], None, "max_iterations"
     a = f.margins(w)
-    stop = "max_iterations"
-    best = None
+    terms = f.terms(a)
     for it in range(MAX_ITERATIONS + 1):
-        if certify is None:
-            alpha, primal, dual = f.certificate(w, a)
-        else:
-            alpha = -_terms(loss, a, y)[1]
-            primal, dual = certify(w, a, alpha)
+        alpha = -terms[1]
+        v = f.image(alpha)
+        p_here = f.primal(w, terms)
+        primal, dual = (p_here, f.dual(alpha, v)) if certify is None \
+            else certify(w, a, alpha)
         gap = primal - dual
         rel = gap / max(abs(primal), 1e-12)
         trace.append({"epoch": float(f.passes), "time": time.perf_counter() - t0,
@@ -202,22 +191,18 @@ def _newton(X, y, loss, lam, tol, sample_weight, w0, certify):
                       "feature_accesses": int(f.passes * n * d)})
         if best is None or rel < best[-1]:
             best = (w, alpha, primal, dual, gap, rel)
-        if rel <= tol:
-            stop = "converged"
+        if rel <= tol or it == MAX_ITERATIONS:
+            stop = "converged" if rel <= tol else stop
             break
-        if it == MAX_ITERATIONS:
-            break
-        g = f.gradient(w, a)
-        step = f.newton_step(w, a, g)
+        g = lam * w - v
+        step = f.newton_step(terms, g)
         slope = float(g @ step)
-        if not slope < 0:
-            stop = "stalled"
-            break
-        moved = _line_search(f, w, a, g, step, slope, primal, resolution)
+        moved = _line_search(f, w, a, g, step, slope, p_here, resolution) \
+            if slope < 0 else None
         if moved is None:
             stop = "stalled"
             break
-        w, a = moved
+        w, a, terms = moved
     w, alpha, primal, dual, gap, rel = best
     return DirectResult(coef=w, dual_coef=alpha, primal=primal, dual=dual, gap=gap,
                         rel_gap=rel, converged=rel <= tol, n_epochs=float(f.passes),
@@ -226,18 +211,20 @@ def _newton(X, y, loss, lam, tol, sample_weight, w0, certify):
 
 
 def _line_search(f, w, a, g, step, slope, primal, resolution):
-    """``(w, margins)`` after the step ``t step`` with Armijo's decrease of P
-    (t halved from 1); where the decrease is below P's rounding, the full
+    """``(w, margins, terms)`` after the step ``t step`` with Armijo's decrease
+    of P (t halved from 1); where the decrease is below P's rounding, the full
     step when it reduces the gradient norm.  None when neither holds."""
     da = f.margins(step)
     t = 1.0
     for _ in range(HALVINGS):
         cand_w, cand_a = w + t * step, a + t * da
-        p = f.primal(cand_w, cand_a)
+        terms = f.terms(cand_a)
+        p = f.primal(cand_w, terms)
         if p <= primal + ARMIJO * t * slope:
-            return cand_w, cand_a
-        if t == 1.0 and abs(p - primal) <= resolution * abs(primal) and \
-                float(np.linalg.norm(f.gradient(cand_w, cand_a))) < float(np.linalg.norm(g)):
-            return cand_w, cand_a
+            return cand_w, cand_a, terms
+        if t == 1.0 and abs(p - primal) <= resolution * abs(primal):
+            g_new = f.lam * cand_w - f.image(-terms[1])
+            if float(g_new @ g_new) < float(g @ g):
+                return cand_w, cand_a, terms
         t *= 0.5
     return None

@@ -123,16 +123,17 @@ _OPTIONS = {}
 
 
 def _newton_options() -> dict:
-    """The options of ``solver="newton"`` that run the same method."""
+    """The options of ``solver="newton"`` (its default ``hessian="auto"`` forms
+    the Hessian explicitly on problems this small)."""
     if not _OPTIONS:
-        _OPTIONS.update(SOLVERS["newton"].options_class.create(hessian="explicit").to_dict())
+        _OPTIONS.update(SOLVERS["newton"].options_class.create().to_dict())
     return dict(_OPTIONS)
 
 
 def _newton_state(problem, res, tol, random_state):
     """A state of ``solver="newton"`` at the direct fit's point."""
     runner = SOLVERS["newton"].create(problem, tol=tol, max_epochs=None,
-                                      random_state=random_state, hessian="explicit")
+                                      random_state=random_state)
     runner.w = np.array(res.coef)
     runner.passes, runner.n_iter, runner.cg_iter = int(res.n_epochs), res.n_iter, 0
     runner.delta, runner.stall = np.inf, ""

@@ -1,8 +1,12 @@
 """``solver="auto"``: a portfolio of certified methods run under supervision.
 
-The candidates come from :func:`primaldual.solvers.auto.candidates` (the
-measured rule's pick first).  Each runs as a *leg*: an ordinary run of that
-solver whose callback sees every exact check and ends the leg when it
+A small dense smooth problem is first given to the direct leg
+(:mod:`primaldual.solvers._direct`: Newton's method in numpy, no solver
+machinery), whose certified result ends the run; otherwise the portfolio
+starts warm from its point.  The candidates come from
+:func:`primaldual.solvers.auto.candidates` (the measured rule's pick
+first).  Each runs as a *leg*: an ordinary run of that solver whose callback
+sees every exact check and ends the leg when it
 
 * is slow: once it has had the work its own method is predicted to need for
   the whole fit, its best relative gap did not fall ``HANDOVER_FACTOR`` (10x)
@@ -52,7 +56,7 @@ from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import BestIterate as BestPair
 from ._direct import direct_applies, run_direct
-from .auto import candidates, epoch_seconds, predicted_seconds
+from .auto import candidates, epoch_seconds, predicted_seconds, resolve_solver
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 
@@ -404,15 +408,16 @@ def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set
     module docstring; a :class:`SolveResult` whose ``extras["path"]`` lists the
     legs and whose ``solver`` is the method of the last."""
     threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
-    names = candidates(problem, {k: v for k, v in options.items()
-                                 if k not in COMMON_NAMES}, threads)
+    own = {k: v for k, v in options.items() if k not in COMMON_NAMES}
     direct = None
-    if direct_applies(problem, options, first=names[0], callback=callback,
-                      eval_set=eval_set, max_epochs=max_epochs):
+    if not own and direct_applies(problem, options, first=resolve_solver(
+            "auto", problem, own, threads), callback=callback, eval_set=eval_set,
+            max_epochs=max_epochs):
         direct = run_direct(problem, tol, options.get("warm_start"), random_state, n_jobs)
         if direct.converged:
             return direct
         options = dict(options, warm_start=direct)
+    names = candidates(problem, own, threads)
     sup = _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
                       random_state=random_state, callback=callback, eval_set=eval_set,
                       n_jobs=n_jobs, options=options)
