@@ -317,13 +317,17 @@ def run_set(name, args, log):
     losses = REG_LOSSES if regression else CLASS_LOSSES
     for scaling in ("as given", "standardized"):
         A, At = (X, Xt) if scaling == "as given" else standardize(X, Xt)
-        # warm-up: compile every kernel the cells use
+        # warm-up: load every kernel the cells use (each candidate, auto's
+        # direct leg, the threaded SDCA): a first call on a loaded machine
+        # took seconds
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pick = np.random.default_rng(0).permutation(A.shape[0])[:300]
             if regression or len(np.unique(y[pick])) > 1:
                 for loss in losses:
-                    ours(loss, 1.0, 300, regression, max_iter=2).fit(A[pick], y[pick])
+                    for kw in [dict(), dict(n_jobs=2)] + [
+                            dict(solver=s, max_iter=2) for s in SINGLES if applies(s, loss)]:
+                        ours(loss, 1.0, 300, regression, **kw).fit(A[pick], y[pick])
         for loss in losses:
             for C in args.C:
                 with warnings.catch_warnings():
