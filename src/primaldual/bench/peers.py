@@ -405,6 +405,16 @@ PEERS: dict = {p.name: p for p in (LiblinearPeer(), SagPeer(), SagaPeer(), SgdPe
                                    SnapmlPeer())}
 
 
-def peer_status() -> dict:
-    """{peer name: "ok" or the reason it cannot run, e.g. "not installed"}."""
-    return {name: (p.status() or "ok") for name, p in PEERS.items()}
+def peer_status(used=None) -> dict:
+    """{peer name: "ok" or the reason it cannot run, e.g. "not installed"}.
+
+    ``used``: the names of the peers a run will call.  Those are imported to
+    check them (a broken build is named); the others are only looked up, which
+    costs no import, and read "installed (not used)" or "not installed"."""
+    out = {}
+    for name, p in PEERS.items():
+        if used is None or name in used:
+            out[name] = p.status() or "ok"
+        else:
+            out[name] = Peer.status(p) or "installed (not used)"
+    return out

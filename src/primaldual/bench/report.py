@@ -57,7 +57,8 @@ def environment(config, argv=None) -> dict:
         "machine": {"platform": platform.platform(), "machine": platform.machine(),
                     "cpu_count": os.cpu_count(), "cpu_model": cpu_model(),
                     "numba_threads": _numba_threads()},
-        "peers": peer_status(),
+        "peers": peer_status({s.name for e in config.experiments for s in e.solvers
+                              if s.kind == "peer"}),
         "solvers": sorted(primaldual.SOLVERS),
         "started_unix": time.time(),
     }
