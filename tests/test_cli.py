@@ -205,7 +205,7 @@ def test_fit_in_process_labels_regression_and_normalize(tmp_path, capsys):
     # the CLI's auto solves a problem this small in numpy (direct-newton): the
     # same optimum as the library's solvers, with its own exact certificate
     assert s["solver"] == "direct-newton"
-    from primaldual.cli.direct import solve_direct
+    from primaldual.direct_newton import solve_direct
     res = solve_direct(Xh, yh, loss="squared", lam=1e-2, tol=1e-6)
     ref = primaldual.solve(Xh, yh, loss="squared", lam=1e-2, tol=1e-12, random_state=0)
     assert s["primal"] == res.primal and s["converged"] == res.converged is True
@@ -290,12 +290,15 @@ def test_checkpoint_then_resume_equals_uninterrupted(tmp_path, capsys):
 
 
 def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
-    """A real interruption: SIGKILL the process once a checkpoint exists, resume."""
+    """A real interruption: SIGKILL the process once a checkpoint exists, resume.
+    SDCA is named: under ``auto`` the uninterrupted run hands over to the IPM (at
+    its rate SDCA would not reach tol in the budget), which a resumed run, that
+    continues the checkpoint's solver, does not."""
     path = shared_file("a9a")
     ck = tmp_path / "ck"
     args = ["fit", path, "--loss", "hinge", "--lam", "1e-5", "--tol", "1e-12", "--seed", "11",
             "--max-epochs", "120", "--json", "--quiet", "--checkpoint", ck,
-            "--checkpoint-every", "5"]
+            "--checkpoint-every", "5", "--solver", "sdca"]
     env = dict(os.environ, PYTHONPATH=str(REPO / "src"), NUMBA_CACHE_DIR=NUMBA_CACHE)
     proc = subprocess.Popen([sys.executable, "-m", "primaldual", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -321,7 +324,8 @@ def test_sigkill_then_resume_equals_uninterrupted(tmp_path):
     X, y = load_binary("a9a")
     # the uninterrupted run of the same command (its checkpoints set its checks)
     res = primaldual.solve(X, y, loss="hinge", lam=1e-5, tol=1e-12, random_state=11,
-                           max_epochs=120, checkpoint=tmp_path / "ref", checkpoint_every=5)
+                           max_epochs=120, checkpoint=tmp_path / "ref", checkpoint_every=5,
+                           solver="sdca")
     assert s["epochs"] == res.n_epochs == 120
     assert s["primal"] == res.primal and s["dual"] == res.dual
     from primaldual.model_io import read_model

@@ -64,6 +64,7 @@ LAYERS = {
     "primaldual.penalties": 1,
     "primaldual.rows": 1,
     "primaldual.validation": 1,
+    "primaldual.direct_newton": 1,
     "primaldual.fitdata": 1,
     "primaldual.datasets.*": 1,
     "primaldual._util.*": 1,

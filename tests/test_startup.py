@@ -166,11 +166,13 @@ def test_a_default_solve_compiles_two_kernels_and_loads_no_sklearn(tmp_path):
     assert got["sklearn"] is False
 
 
-def test_a_default_logistic_fit_compiles_newtons_kernels_only(tmp_path):
+def test_a_default_logistic_fit_compiles_the_certificate_only(tmp_path):
+    # a problem this small is solved by Newton's method in numpy (the direct leg
+    # of auto, primaldual.solvers._direct); only its certificate is compiled
     got = compiled_by("e = primaldual.LinearClassifier(loss='logistic').fit(X, y)\n"
-                      "assert e.solver_ == 'newton'", tmp_path)
-    assert sorted(got["compiled"]) == ["primaldual.kernels.newton.fun_grad",
-                                       "primaldual.kernels.newton.primal_dual_point",
+                      "assert e.solver_ == 'newton' and e.solver_path_[0]['direct']",
+                      tmp_path)
+    assert sorted(got["compiled"]) == ["primaldual.kernels.objective.certificate_pass",
                                        "primaldual.kernels.objective.row_sqnorms"]
 
 

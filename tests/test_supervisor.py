@@ -349,3 +349,19 @@ def test_cli_simba_on_ionosphere_returns_a_primal_below_the_zero_model():
     assert out.returncode == 0, out.stderr
     summary = json.loads(out.stdout.strip().splitlines()[-1])
     assert summary["primal"] <= 1.0
+
+
+def test_a_leg_predicted_to_need_its_whole_budget_still_hands_over(monkeypatch):
+    """SDCA on the hinge at a small lam is predicted to need r / tol epochs (its
+    whole budget) and cuts its gap 10x in each stall window: at its rate it would
+    not reach tol in the budget, so it hands over to the IPM, which certifies
+    (before, it ran to max_epochs uncertified and the IPM never ran)."""
+    import scipy.sparse as sp
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["sdca", "ipm"])
+    rng = np.random.default_rng(0)
+    X = (rng.random((400, 40)) < 0.25).astype(float)
+    y = np.where(X @ rng.standard_normal(40) + 0.5 * rng.standard_normal(400) > 0, 1.0, -1.0)
+    res = primaldual.solve(sp.csr_matrix(X), y, loss="hinge", lam=3e-5, max_epochs=1000)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["sdca", "ipm"] and res.converged
+    assert path[0]["reason"].startswith("slow") and path[0]["epochs"] < 900

@@ -23,6 +23,8 @@ here imports another part of :mod:`primaldual`, so every layer may use it.
                               and :class:`~.clients.ClientClosedError` (a closed client)
 :mod:`.lazy`                  :func:`~.lazy.lazy_module`, :func:`~.lazy.lazy_attr`: the one
                               way a primaldual module imports another one lazily
+:mod:`.blas`                  :func:`~.blas.serial_blas`: BLAS on one thread while a serial
+                              solver's dense linear algebra runs (threadpoolctl, lazily)
 ============================  ============================================================
 
 Importing this package loads no numpy (:mod:`.seeding` and :mod:`.labels` load

@@ -16,7 +16,7 @@ A command reads as LIBLINEAR's ``train.c``: parse (:mod:`.parser`, or
 (:mod:`.request`), read the data once (:mod:`.prepare`, :mod:`.libsvm`), fit
 through the one fit core (:mod:`.core`), report and save (:mod:`.report`).
 A command imports only what it uses: ``--help`` loads the parser alone, and a
-small fit runs in numpy (:mod:`.direct`) without loading compiled kernels.
+small fit runs in numpy (:mod:`primaldual.direct_newton`) without loading compiled kernels.
 
 Errors go to stderr as ``primaldual <command>: error: <message>`` with exit
 code 1 (2 for usage errors).  Ctrl-C at any moment -- while modules load, during

@@ -9,7 +9,7 @@ back as the same :class:`Fitted`.  ``fit``, ``train`` and ``cv`` all fit
 through here; :mod:`.report` describes and saves the result.
 
 ``solve_one`` runs :func:`primaldual.solve`, except that ``--solver auto`` on
-a small smooth L2 problem runs :mod:`.direct` (no compiled kernels to load).
+a small smooth L2 problem runs :mod:`primaldual.direct_newton` (no compiled kernels to load).
 Class weights follow ``req.weight_rule``: ``sample`` (a sample keeps its class
 weight in every problem, as the estimators do) or ``liblinear`` (a problem
 weighs its positive class only, as ``-wi`` does).
@@ -26,7 +26,7 @@ from .._util.interrupts import sigint_as_flag
 from .._util.labels import encode_pm1
 from .._util.lazy import lazy_attr, lazy_module
 from .._util.seeding import seed_entropy, spawn_seeds
-from . import direct
+from .. import direct_newton as direct
 from .output import format_label, note
 from .prepare import (check_test_labels, class_weights, classes_of,
                       first_occurrence_order, note_weights, split_bias, weight_of_class,
@@ -166,7 +166,7 @@ def plan(req, data, quiet_labels=False):
 
 
 def solve_one(req, X, y, weights, lam, seed, eval_set=None, w0=None):
-    """One problem: :mod:`.direct` for ``--solver auto`` on a small smooth L2
+    """One problem: :mod:`primaldual.direct_newton` for ``--solver auto`` on a small smooth L2
     problem (warm-started from ``w0`` when given), else :func:`primaldual.solve`
     with exactly the request's options."""
     strength = dict(lam=0.0, l1=lam) if req.penalty == "l1" else dict(lam=lam, l1=req.l1)
@@ -176,7 +176,7 @@ def solve_one(req, X, y, weights, lam, seed, eval_set=None, w0=None):
             options=req.options, loss_params=req.solve_loss_params):
         res = direct.solve_direct(X, y, loss=req.loss_name, lam=strength["lam"],
                                   tol=req.tol, sample_weight=weights, w0=w0)
-        if res is not None:
+        if res.converged:
             return res
     solve = lazy_module("primaldual").solve
     return solve(X, y, loss=req.loss_name, solver=req.solver, tol=req.tol,

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._util.interrupts import sigint_as_flag
 from .._util.lazy import lazy_attr
-from . import direct
+from .. import direct_newton as direct
 from .core import fit_model, predict_fitted
 from .output import format_label, note
 from .prepare import (TrainingData, class_weights, classes_of, read_training_data,

@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from .._extras import have, require
 from .._util.lazy import lazy_attr
 from .._util.threads import resolve_n_jobs
-from .direct import LOSSES as DIRECT_LOSSES
+from ..direct_newton import LOSSES as DIRECT_LOSSES
 from .parser import (FLAG_OPTIONS, key_value, parse_class_weight, parse_number_list,
                      parse_option, parse_pairs)
 

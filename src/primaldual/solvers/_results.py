@@ -17,7 +17,7 @@ from .._util import atomic_write
 from ..problem import Certificate, relative_gap
 
 __all__ = ["SolveResult", "SolverState", "save_state", "load_state", "STATE_FORMAT_VERSION",
-           "BestIterate", "deferred_export"]
+           "BestIterate", "deferred_export", "deferred_state"]
 
 STATE_FORMAT_VERSION = 1
 
@@ -61,14 +61,13 @@ class _DeferredState:
 
 
 class _Export:
-    """A state export not run yet: ``solver.export_state(trace, elapsed)``."""
+    """A state export not run yet: ``make()`` returns the state."""
 
-    def __init__(self, solver, trace, elapsed):
-        self.solver, self.trace, self.elapsed = solver, trace, elapsed
+    def __init__(self, make):
+        self.make = make
 
     def run(self):
-        state = self.solver.export_state(self.trace, self.elapsed)
-        self.solver = None
+        state, self.make = self.make(), None
         return state
 
 
@@ -209,7 +208,13 @@ def load_state(path) -> SolverState:
 def deferred_export(solver, trace, elapsed):
     """The value ``SolveResult.state`` takes: ``solver.export_state(trace, elapsed)``
     run when the state is first read."""
-    return _Export(solver, trace, elapsed)
+    return _Export(lambda: solver.export_state(trace, elapsed))
+
+
+def deferred_state(make):
+    """The value ``SolveResult.state`` takes: ``make()`` run when the state is
+    first read."""
+    return _Export(make)
 
 
 class BestIterate:

@@ -1,13 +1,19 @@
 """``solver="auto"``: a portfolio of certified methods run under supervision.
 
-The candidates come from :func:`primaldual.solvers.auto.candidates` (the
-measured rule's pick first).  Each runs as a *leg*: an ordinary run of that
-solver whose callback sees every exact check and ends the leg when it
+A small dense smooth problem is first given to the direct leg
+(:mod:`primaldual.solvers._direct`: Newton's method in numpy, no solver
+machinery), whose certified result ends the run; otherwise the portfolio
+starts warm from its point.  The candidates come from
+:func:`primaldual.solvers.auto.candidates` (the measured rule's pick
+first).  Each runs as a *leg*: an ordinary run of that solver whose callback
+sees every exact check and ends the leg when it
 
 * is slow: once it has had the work its own method is predicted to need for
   the whole fit, its best relative gap did not fall ``HANDOVER_FACTOR`` (10x)
   within the work the next candidate is predicted to need for the whole fit
-  (:func:`~primaldual.solvers.auto.predicted_seconds`).  Work is counted in
+  (:func:`~primaldual.solvers.auto.predicted_seconds`; both at most
+  ``BUDGET_SHARE`` of the epochs left), or at its rate over that window it
+  would not reach ``tol`` in the epochs left.  Work is counted in
   the cost model's seconds (:func:`~primaldual.solvers.auto.epoch_seconds`
   per epoch), not on the clock: a fit is reproducible from its seed and does
   not depend on the machine's load;
@@ -59,7 +65,8 @@ from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import BestIterate as BestPair
-from .auto import candidates, epoch_seconds, predicted_seconds
+from ._direct import direct_applies, run_direct
+from .auto import candidates, epoch_seconds, predicted_seconds, resolve_solver
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 
@@ -67,6 +74,10 @@ __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 HANDOVER_FACTOR = 10.0
 #: the stall window is at least this long (the cost model's seconds)
 MIN_WINDOW_S = 0.01
+#: and at most this share of the epochs left, as is a leg's grace before it
+#: is judged: a leg predicted to need its whole budget (SDCA on the hinge,
+#: r / tol epochs) must still cut its gap tenfold every 15% of the budget
+BUDGET_SHARE = 0.15
 #: a leg with no smaller gap over this many checks, spanning at least
 #: ``STALL_EPOCHS`` epochs, hands over
 STALL_CHECKS = 5
@@ -174,7 +185,21 @@ class _Watch:
         if now > then / HANDOVER_FACTOR:
             return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
                     f"predicted to need for the whole fit ({self.window:.3g} model s)")
-        return ""
+        return self.out_of_budget(then, now)
+
+    def out_of_budget(self, then, now) -> str:
+        """At its rate over the window, the leg would not reach tol in the budget
+        left (it would end uncertified, and the next method never run)."""
+        tol = self.sup.tol
+        if not (tol > 0 and now > tol and then > now > 0):
+            return ""
+        rate = math.log10(then / now) / self.window           # decades per model s
+        need = math.log10(now / tol) / rate
+        left = (self.sup.max_epochs - self.sup.epochs - self.epochs[-1]) * self.epoch_s
+        if need <= left:
+            return ""
+        return (f"slow: at {rate:.3g} decades of gap per model s, tol is {need:.3g} model s "
+                f"away, more than the {left:.3g} left in the budget")
 
 
 class _Supervisor:
@@ -355,11 +380,16 @@ class _Supervisor:
             n_jobs = 1 if probe == "serial" else (self.thread_choice or self.n_jobs)
         else:
             n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
-        window = None if last else max(MIN_WINDOW_S, predicted_seconds(
-            names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs))
+        window = None if last else max(MIN_WINDOW_S, min(predicted_seconds(
+            names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs),
+            BUDGET_SHARE * self.budget_work(name)))
         checks = STALL_CHECKS if not last else (
             LAST_STALL_CHECKS if i < self.n_candidates else 0)
         return n_jobs, window, checks
+
+    def budget_work(self, name):
+        """The work (the cost model's seconds) of the epochs left, by ``name``."""
+        return max(self.max_epochs - self.epochs, 0.0) * epoch_seconds(name, self.problem)
 
     def run(self) -> SolveResult:
         """The legs, under one Ctrl-C flag: an interrupt during a leg ends that
@@ -380,8 +410,9 @@ class _Supervisor:
                     probe, self.thread_choice = None, 1      # tiny: no thread
             n_jobs, window, checks = self.leg_plan(i, probe)
             watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
-                           predicted_seconds(name, self.problem, self.tol,
-                                             self.max_epochs - self.epochs))
+                           min(predicted_seconds(name, self.problem, self.tol,
+                                                 self.max_epochs - self.epochs),
+                               BUDGET_SHARE * self.budget_work(name)))
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
@@ -456,11 +487,25 @@ def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set
     module docstring; a :class:`SolveResult` whose ``extras["path"]`` lists the
     legs and whose ``solver`` is the method of the last."""
     threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
-    names = candidates(problem, {k: v for k, v in options.items()
-                                 if k not in COMMON_NAMES}, threads)
-    return _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
-                       random_state=random_state, callback=callback, eval_set=eval_set,
-                       n_jobs=n_jobs, options=options).run()
+    own = {k: v for k, v in options.items() if k not in COMMON_NAMES}
+    direct = None
+    if not own and direct_applies(problem, options, first=resolve_solver(
+            "auto", problem, own, threads), callback=callback, eval_set=eval_set,
+            max_epochs=max_epochs):
+        direct = run_direct(problem, tol, options.get("warm_start"), random_state, n_jobs)
+        if direct.converged:
+            return direct
+        options = dict(options, warm_start=direct)
+    names = candidates(problem, own, threads)
+    sup = _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
+                      random_state=random_state, callback=callback, eval_set=eval_set,
+                      n_jobs=n_jobs, options=options)
+    if direct is not None:          # the direct leg's work and pair stay in the run
+        sup.path.extend(direct.extras["path"])
+        sup.offer({"coef": direct.coef, "dual_coef": direct.dual_coef, "epoch": 0.0,
+                   "primal": direct.primal, "dual": direct.dual})
+        sup.epochs = direct.n_epochs
+    return sup.run()
 
 
 def solver_path(res) -> list:
