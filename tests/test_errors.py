@@ -402,10 +402,17 @@ def test_actor_error_on_a_live_worker_is_reported(client):
     caller; only a partition whose worker is gone is treated as lost."""
     from primaldual.distributed.dask_engine import PartitionSet, _Lost
 
+    workers = list(client.scheduler_info()["workers"])
+
     class Stub(PartitionSet):
+        POLL = 1e-3       # look at the scheduler on every wait, as a slow round does
+
         def __init__(self, dead):
             self.timeout = 30.0
             self._dead = dead
+            # what wait's periodic look at the scheduler reads: one live worker
+            self.client = client
+            self.addresses = workers[:1]
 
         def dead_partitions(self):
             return list(self._dead)

@@ -10,8 +10,8 @@ import numpy as np
 
 from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
-from ..multiclass import MulticlassProblem
-from ._base import Solver, SolveResult
+from ._base import SolveResult
+from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, flag
 from .multinomial import _multiclass_eval
 
@@ -34,7 +34,7 @@ EPS_SHRINK0 = 1.0
 EPOCHS_PER_CALL = 16
 
 
-class CrammerSingerDual(Solver):
+class CrammerSingerDual(MulticlassDualSolver):
     """Sequential dual method for the Crammer-Singer multiclass SVM; a dual method.
 
     Problem (Crammer & Singer, JMLR 2 (2001); docs/multiclass-models.md):
@@ -64,33 +64,18 @@ class CrammerSingerDual(Solver):
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
     """
 
-    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
-    mixes_best_pair = False
-
     name = "crammer_singer_dual"
     summary = ("Crammer-Singer multiclass SVM: sequential dual method (Keerthi et al. "
                "2008, LIBLINEAR -s 4)")
     options_class = CrammerSingerOptions
     # epochs over the shrunk active set are cheap; LIBLINEAR allows 100,000
     default_max_epochs = 10000
-    adaptive_checks = True
     loss_names = ("crammer_singer",)
-
-    @property
-    def check_passes(self):
-        """A check multiplies X and X^T by K columns each."""
-        return 2.0 * self.problem.K
-
-    def __init__(self, problem, **kwargs):
-        if not isinstance(problem, MulticlassProblem) or \
-                problem.loss.name not in self.loss_names:
-            raise ValueError(f"solver={self.name!r} fits loss='crammer_singer' only")
-        super().__init__(problem, **kwargs)
 
     def setup(self):
         prob = self.problem
         r = prob.rows
-        self.C = prob.sample_weight / (prob.W * prob.lam)
+        self.C = self.row_bounds()
         self.view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
         self.work = CSWork(*(np.empty(K) for _ in range(5)))

@@ -15,9 +15,10 @@ import scipy.sparse as sp
 
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
-from ..multiclass import MulticlassProblem, _entropy, logsumexp_rows
+from ..multiclass import _entropy, logsumexp_rows
 from ..problem import Certificate
-from ._base import Solver, SolveResult
+from ._base import SolveResult
+from ._multiclass_base import MulticlassSolver
 from ._options import CommonOptions, choice, number
 from ._blas import serial_blas_enter as _serial_blas_enter, serial_blas_exit as _serial_blas_exit
 
@@ -79,7 +80,7 @@ def _dot(a, b):
     return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
-class MultinomialNewton(Solver):
+class MultinomialNewton(MulticlassSolver):
     """Preconditioned truncated Newton-CG with a backtracking line search for
     multinomial logistic regression; a primal method.
 
@@ -126,12 +127,6 @@ class MultinomialNewton(Solver):
     loss_names = ("multinomial",)
     #: the deadline of the current advance (CG checks it between products)
     _deadline = None
-
-    def __init__(self, problem, **kwargs):
-        if not isinstance(problem, MulticlassProblem) or \
-                problem.loss.name not in self.loss_names:
-            raise ValueError(f"solver={self.name!r} fits loss='multinomial' only")
-        super().__init__(problem, **kwargs)
 
     def setup(self):
         prob = self.problem

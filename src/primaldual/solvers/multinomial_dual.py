@@ -11,8 +11,8 @@ import numpy as np
 
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
-from ..multiclass import MulticlassProblem
-from ._base import Solver, SolveResult
+from ._base import SolveResult
+from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions
 from .multinomial import _multiclass_eval
 
@@ -29,7 +29,7 @@ class MultinomialDualOptions(CommonOptions):
     solver_name = "multinomial_dual_cd"
 
 
-class MultinomialDualCD(Solver):
+class MultinomialDualCD(MulticlassDualSolver):
     """Exact block coordinate descent on the dual of multinomial logistic
     regression; a dual method.
 
@@ -60,32 +60,17 @@ class MultinomialDualCD(Solver):
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
     """
 
-    #: a dual method returns its own iterate, coef = w(dual_coef) (GUIDE §1)
-    mixes_best_pair = False
-
     name = "multinomial_dual_cd"
     summary = ("multinomial logistic: exact dual coordinate descent on the maximum "
                "entropy dual (Yu, Huang & Lin 2011)")
     options_class = MultinomialDualOptions
     default_max_epochs = 1000
-    adaptive_checks = True
     loss_names = ("multinomial",)
-
-    @property
-    def check_passes(self):
-        """A check multiplies X and X^T by K columns each."""
-        return 2.0 * self.problem.K
-
-    def __init__(self, problem, **kwargs):
-        if not isinstance(problem, MulticlassProblem) or \
-                problem.loss.name not in self.loss_names:
-            raise ValueError(f"solver={self.name!r} fits loss='multinomial' only")
-        super().__init__(problem, **kwargs)
 
     def setup(self):
         prob = self.problem
         r = prob.rows
-        self.C = prob.sample_weight / (prob.W * prob.lam)
+        self.C = self.row_bounds()
         self.view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
         self.work = MNWork(*(np.empty(K) for _ in range(6)))

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.linalg
-
-from dataclasses import dataclass
-from typing import Any
 
 from .._util.clients import check_client, client_workers
 from ..distributed.newton_block import (EXPLICIT_MAX_COST, EXPLICIT_MAX_D, BlockNewtonData,
@@ -572,9 +571,8 @@ class NewtonSolver(Solver):
                            dual=float(dual), v=v, margins=self.data.margins())
 
     def run(self):
-        # the explicit Hessian's Cholesky (also of sparse rows) runs on one BLAS
-        # thread: OpenBLAS's threads on a d = 180 factorization took 90 ms of CPU
-        # where one takes 0.2 ms, on a loaded machine
+        # the explicit Hessian's Cholesky (dense or sparse rows) on one BLAS thread:
+        # a d = 180 factorization took 90 ms of CPU on OpenBLAS's threads, 0.2 ms on one
         if not (self.explicit and self.client is None and not self.distributed_input):
             return super().run()
         serial_blas_enter()
