@@ -280,6 +280,7 @@ def test_a_threaded_probe_slower_than_its_cap_falls_back_to_one_thread(monkeypat
     monkeypatch.setattr(Slow, "opt", ref.dual_coef)
     monkeypatch.setattr(Slow, "rates", (0.3, 0.3))
     monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
     monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2)
     path = res.extras["path"]
@@ -294,9 +295,12 @@ def test_a_tiny_fit_spawns_no_thread(monkeypatch):
     monkeypatch.setitem(SOLVERS, "geometric", _Geometric)
     monkeypatch.setattr(_Geometric, "opt", ref.dual_coef)
     monkeypatch.setattr(supervisor, "PROBE_MIN_S", math.inf)
+    # not the direct leg (it would also run on one thread): the supervisor's own choice
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
     monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["geometric"])
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-9, n_jobs=2)
-    assert [p["threads"] for p in res.extras["path"]] == [1] and res.converged
+    path = res.extras["path"]
+    assert [(p["method"], p["threads"]) for p in path] == [("geometric", 1)] and res.converged
 
 
 # ------------------------------------------------------------ the pair returned

@@ -42,9 +42,8 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
                                doc="local steps: SDCA passes over permutations, or rows "
                                    "drawn with replacement")
     coupling: str = choice("isotropic", "isotropic", "deflated",
-                           doc="the local subproblems' coupling term: sigma' on every "
-                               "direction, or K on the shared directions and an adapted "
-                               "factor on the rest (in process, line_search)")
+                           doc="sigma' on every direction, or K on the shared directions "
+                               "and an adapted factor on the rest")
     shared_directions: int = number(8, integer=True, low=1.0,
                                     doc="r, the shared directions of coupling='deflated': "
                                         "the mean row and r - 1 singular vectors")
