@@ -53,10 +53,27 @@ def client_workers(client):
     schedulers that page ``scheduler_info``); :class:`ClientClosedError` when the
     client or its cluster is closed."""
     _check_open(client)
-    info = client.scheduler_info(n_workers=-1) if _takes_n(client) \
-        else client.scheduler_info()
+    info = _identity(client)
     _check_open(client, info)
     return sorted(info["workers"])
+
+
+def _identity(client):
+    """The scheduler's identity with every worker, fetched for this call.
+
+    Not ``client.scheduler_info()``'s return: that is the client's shared
+    cached copy, which the client's own periodic refresh (``n_workers=0``, no
+    per-worker entries) can overwrite between the fetch and the read, so that
+    on a loaded machine every worker seemed gone."""
+    if _takes_n(client) and not getattr(client, "asynchronous", False):
+        identity = getattr(getattr(client, "scheduler", None), "identity", None)
+        if identity is not None:
+            try:
+                return dict(client.sync(identity, n_workers=-1))
+            except OSError:          # the connection is gone: named by _check_open
+                pass
+        return client.scheduler_info(n_workers=-1)
+    return client.scheduler_info()
 
 
 def ring_workers(opts, in_process):
