@@ -180,8 +180,12 @@ class _Watch:
         work = [e * self.epoch_s for e in self.epochs]
         if self.window is None or work[-1] - work[0] < max(self.window, self.grace):
             return ""
-        then = min(g for w, g in zip(work, gaps) if w <= work[-1] - self.window)
-        now = min(gaps)
+        # no check a window back (a cost model that predicts no finite time for
+        # the next method): no rate to judge, the leg goes on
+        past = [g for w, g in zip(work, gaps) if w <= work[-1] - self.window]
+        if not past:
+            return ""
+        then, now = min(past), min(gaps)
         if now > then / HANDOVER_FACTOR:
             return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
                     f"predicted to need for the whole fit ({self.window:.3g} model s)")
