@@ -2,8 +2,10 @@
 dual methods, their check cost, their returned pair and their box bounds."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..multiclass import MulticlassProblem
-from ._base import Solver
+from ._base import Solver, SolveResult
 
 
 class MulticlassSolver(Solver):
@@ -36,3 +38,20 @@ class MulticlassDualSolver(MulticlassSolver):
         ``s_i``, total weight ``W``)."""
         prob = self.problem
         return prob.sample_weight / (prob.W * prob.lam)
+
+    def _warm_alpha(self, ws):
+        """The dual start of ``warm_start`` (a SolveResult or alpha of shape
+        (n, K)), checked for shape and dual feasibility; None without one."""
+        if ws is None:
+            return None
+        prob = self.problem
+        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
+        alpha = np.array(arr, dtype=np.float64)
+        if alpha.shape != (prob.n, prob.K):
+            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
+                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
+                             f"shape {alpha.shape}")
+        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
+            raise ValueError("warm_start alpha is not dual feasible: every row of "
+                             "e_y - alpha must lie on the simplex")
+        return alpha

@@ -10,7 +10,6 @@ import numpy as np
 
 from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
-from ._base import SolveResult
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, flag
 from .multinomial import _multiclass_eval
@@ -101,21 +100,6 @@ class CrammerSingerDual(MulticlassDualSolver):
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
-
-    def _warm_alpha(self, ws):
-        if ws is None:
-            return None
-        prob = self.problem
-        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
-        alpha = np.array(arr, dtype=np.float64)
-        if alpha.shape != (prob.n, prob.K):
-            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
-                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
-                             f"shape {alpha.shape}")
-        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
-            raise ValueError("warm_start alpha is not dual feasible: every row of "
-                             "e_y - alpha must lie on the simplex")
-        return alpha
 
     def get_state(self):
         meta = {"n_epochs_done": int(self.n_epochs_done), "m_act": int(self.sched[0]),

@@ -11,7 +11,6 @@ import numpy as np
 
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
-from ._base import SolveResult
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions
 from .multinomial import _multiclass_eval
@@ -90,21 +89,6 @@ class MultinomialDualCD(MulticlassDualSolver):
 
     def _coef_of(self):
         return np.ascontiguousarray(self.problem.rmat((self.Y - self.P) * self.C[:, None]))
-
-    def _warm_alpha(self, ws):
-        if ws is None:
-            return None
-        prob = self.problem
-        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
-        alpha = np.array(arr, dtype=np.float64)
-        if alpha.shape != (prob.n, prob.K):
-            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
-                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
-                             f"shape {alpha.shape}")
-        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
-            raise ValueError("warm_start alpha is not dual feasible: every row of "
-                             "e_y - alpha must lie on the simplex")
-        return alpha
 
     def get_state(self):
         return ({"n_epochs_done": int(self.n_epochs_done)},
