@@ -18,7 +18,7 @@ from .auto import (AUTO_CANDIDATES, conditioning_ratio, ipm_pays, option_classes
                    resolve_distributed_solver, resolve_solver, row_norm_ratio,
                    threaded_solvers)
 from .supervisor import solver_path, supervise
-from ._multiclass import is_multiclass_loss, solve_multiclass
+from ._multiclass import MULTICLASS_SOLVERS, is_multiclass_loss, solve_multiclass
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
@@ -27,11 +27,13 @@ __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_
 
 
 def check_solver_name(solver) -> str:
-    """``solver`` if it names a registered solver or ``"auto"``; else a ValueError
-    listing the choices (the registry is the only list of solvers)."""
-    if not isinstance(solver, str) or (solver != "auto" and solver not in SOLVERS):
+    """``solver`` if it names a registered solver (binary or multiclass) or
+    ``"auto"``; else a ValueError listing the choices (the registries are the
+    only lists of solvers)."""
+    known = set(SOLVERS) | set(MULTICLASS_SOLVERS) | {"auto"}
+    if not isinstance(solver, str) or solver not in known:
         raise ValueError(f"unknown solver {solver!r}; choose one of "
-                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
+                         f"{', '.join(sorted(known))}")
     return solver
 
 
@@ -115,6 +117,10 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
                                 sample_weight, l1, loss_params, callback, eval_set,
                                 client, n_jobs, **solver_options)
     check_solver_name(solver)
+    if solver in MULTICLASS_SOLVERS:
+        raise ValueError(f"solver={solver!r} fits loss="
+                         f"{' or '.join(sorted(MULTICLASS_SOLVERS[solver].loss_names))} "
+                         f"only, not loss={getattr(loss, 'name', loss)!r}")
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
