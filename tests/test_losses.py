@@ -13,7 +13,8 @@ from scipy.optimize import minimize_scalar
 from primaldual.losses import LOSS_NAMES, make_loss
 
 PARAMS = {"smooth_hinge": [{"gamma": 1.0}, {"gamma": 0.1}, {"gamma": 0.01}],
-          "epsilon_insensitive": [{"epsilon": 0.0}, {"epsilon": 0.3}]}
+          "epsilon_insensitive": [{"epsilon": 0.0}, {"epsilon": 0.3}],
+          "squared_epsilon_insensitive": [{"epsilon": 0.0}, {"epsilon": 0.3}]}
 CASES = [(name, p) for name in LOSS_NAMES for p in PARAMS.get(name, [{}])]
 IDS = [f"{n}-{list(p.values())[0] if p else ''}" for n, p in CASES]
 
@@ -238,6 +239,9 @@ def test_capability_flags_and_constants():
     assert L["squared"].smoothness == 1.0 and not L["squared"].classification
     assert L["absolute"].lipschitz == 1.0 and not L["absolute"].smooth
     assert L["epsilon_insensitive"].box_dual
+    sq = L["squared_epsilon_insensitive"]
+    assert sq.smoothness == 2.0 and sq.lipschitz is None and sq.generalized_hessian
+    assert sq.box_dual and not sq.quadratic_dual and not sq.classification
     # the dual a quadratic over a box (the interior-point solver's problem)
     assert {n for n, l in L.items() if l.box_qp_dual} == {"hinge", "smooth_hinge", "absolute",
                                                           "epsilon_insensitive"}

@@ -469,7 +469,9 @@ class LinearRegressor(RegressorMixin, _LinearBase):
     with :func:`primaldual.solve`.  The parameters and attributes are those
     of :class:`LinearClassifier` without ``class_weight`` (``n_jobs`` are the
     solver's threads: there is one problem), with ``loss`` in {"squared", "absolute",
-    "epsilon_insensitive"} (``loss_params={"epsilon": ...}``).
+    "epsilon_insensitive", "squared_epsilon_insensitive"} (``loss_params={"epsilon":
+    ...}``; the last is ``LinearSVR(loss="squared_epsilon_insensitive")`` and
+    LIBLINEAR's ``-s 11``/``-s 12``).
 
     ``loss="squared"`` is ``(x.w - y)^2 / 2``: with ``fit_intercept=False`` it
     is ``Ridge(alpha=alpha * n)`` (the default ``alpha=None``, ``1/n``, is

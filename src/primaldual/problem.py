@@ -78,7 +78,7 @@ class Problem:
         Weights ``c_i > 0``; the losses are averaged with weights ``c_i / W``.
     loss_params : dict, optional
         ``{"gamma": ...}`` for smooth_hinge, ``{"epsilon": ...}`` for
-        epsilon_insensitive.
+        epsilon_insensitive and squared_epsilon_insensitive.
     """
 
     def __init__(self, X, y, loss="hinge", lam=1e-4, *, l1=0.0, sample_weight=None,

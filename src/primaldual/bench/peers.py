@@ -109,7 +109,8 @@ class Peer:
 
 # ------------------------------------------------------------------ LIBLINEAR
 _LIBLINEAR_TYPES = {"hinge": 3, "squared_hinge": 1, "logistic": 7, "squared": 12,
-                    "absolute": 13, "epsilon_insensitive": 13}
+                    "absolute": 13, "epsilon_insensitive": 13,
+                    "squared_epsilon_insensitive": 12}
 _ITER_RE = re.compile(r"#iter\s*=\s*(\d+)")
 
 
@@ -124,7 +125,8 @@ def _srand(seed):
 #: LIBLINEAR solvers for each loss: its own default first (``-s 1`` dual for
 #: squared hinge, ``-s 0`` primal Newton for logistic), then the other formulation
 LIBLINEAR_SOLVERS = {"hinge": (3,), "squared_hinge": (1, 2), "logistic": (0, 7),
-                     "squared": (12, 11), "absolute": (13,), "epsilon_insensitive": (13,)}
+                     "squared": (12, 11), "absolute": (13,), "epsilon_insensitive": (13,),
+                     "squared_epsilon_insensitive": (12, 11)}
 
 
 def liblinear_options(loss, lam, n, eps, s=None):
@@ -138,7 +140,7 @@ def liblinear_options(loss, lam, n, eps, s=None):
     C = 1.0 / (lam * n) if loss.name != "squared" else 1.0 / (2.0 * lam * n)
     opts = f"-s {s} -c {C!r} -B -1 -e {eps!r}"
     if s in (11, 12, 13):
-        p = loss.param if loss.name == "epsilon_insensitive" else 0.0
+        p = loss.param if loss.name != "squared" else 0.0
         opts += f" -p {p!r}"
     return opts
 
@@ -283,7 +285,8 @@ class SgdPeer(SklearnPeer):
 class LinearSvcPeer(SklearnPeer):
     name = "sklearn-linearsvc"
     label = "sklearn LinearSVC"
-    losses = ("hinge", "squared_hinge", "absolute", "epsilon_insensitive", "squared")
+    losses = ("hinge", "squared_hinge", "absolute", "epsilon_insensitive", "squared",
+              "squared_epsilon_insensitive")
 
     def make(self, loss, lam, n, seed, budget):
         from sklearn.svm import LinearSVC, LinearSVR
@@ -295,6 +298,9 @@ class LinearSvcPeer(SklearnPeer):
             return LinearSVR(loss="squared_epsilon_insensitive", epsilon=0.0, C=C / 2.0,
                              fit_intercept=False, dual=True, tol=1e-15, max_iter=budget,
                              random_state=seed)
+        if loss.name == "squared_epsilon_insensitive":
+            return LinearSVR(loss=loss.name, epsilon=loss.param, C=C, fit_intercept=False,
+                             dual=True, tol=1e-15, max_iter=budget, random_state=seed)
         eps = loss.param if loss.name == "epsilon_insensitive" else 0.0
         return LinearSVR(loss="epsilon_insensitive", epsilon=eps, C=C, fit_intercept=False,
                          dual=True, tol=1e-15, max_iter=budget, random_state=seed)

@@ -30,6 +30,7 @@ from .status import STATUS_NONFINITE, STATUS_OK
 LOGISTIC = CODES["logistic"]
 SQUARED_HINGE = CODES["squared_hinge"]
 SQUARED = CODES["squared"]
+SQUARED_EPS = CODES["squared_epsilon_insensitive"]
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
@@ -47,10 +48,11 @@ _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
-#: the squared hinge's model takes at least this share of the largest
-#: curvature ``2 sum_i cw_i x_ij^2`` along each coordinate (its generalized Hessian
-#: vanishes on the rows past the margin; a vanishing curvature would make the
-#: step along a coordinate unbounded and the line search fail)
+#: the model of the squared hinge (and of the squared epsilon-insensitive loss)
+#: takes at least this share of the largest curvature ``2 sum_i cw_i x_ij^2``
+#: along each coordinate (its generalized Hessian vanishes on the rows past the
+#: margin, or inside the tube; a vanishing curvature would make the step along a
+#: coordinate unbounded and the line search fail)
 _FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
@@ -509,7 +511,7 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             acc += cols.indptr[j + 1] - cols.indptr[j]
             work.grad[k] = g
             work.extra[k] = 0.0
-            if spec.kind == SQUARED_HINGE:
+            if spec.kind == SQUARED_HINGE or spec.kind == SQUARED_EPS:
                 work.extra[k] = max(0.0, 2.0 * _FLOOR * hx - h)
             work.hdiag[k] = h + _NU + work.extra[k]
             vmax = max(vmax, abs(g))

@@ -1,7 +1,8 @@
 """Losses: one module per scalar loss, a registry, and the :class:`Loss` object.
 
 * ``hinge``, ``smooth_hinge``, ``squared_hinge``, ``logistic``, ``squared``,
-  ``absolute``, ``epsilon_insensitive``: each module holds its value,
+  ``absolute``, ``epsilon_insensitive``, ``squared_epsilon_insensitive``:
+  each module holds its value,
   derivative, conjugate, dual box, exact SDCA step, Hessian weight, constants
   and capability flags (docs/conventions.md §2 has the table);
 * :mod:`.registry` lists them and states the contract a loss module meets;

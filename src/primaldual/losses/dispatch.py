@@ -10,7 +10,7 @@ each operation of :data:`OPS` the function here is generated from
         if kind == 0:
             return hinge.value(param, a, y)
         ...
-        return epsilon_insensitive.value(param, a, y)
+        return squared_epsilon_insensitive.value(param, a, y)
 
 compiled with ``cache=True`` under this file's name (the generated code is
 part of the cache key, so a new registry entry recompiles it).  With a
@@ -33,7 +33,7 @@ from numba import njit
 from numba.core.registry import CPUDispatcher
 
 from . import (absolute, epsilon_insensitive, hinge, logistic, smooth_hinge,  # noqa: F401
-               squared, squared_hinge)
+               squared, squared_epsilon_insensitive, squared_hinge)
 from ._scalar import scalar
 from .registry import BUILTIN_NAMES
 

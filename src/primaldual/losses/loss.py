@@ -89,7 +89,8 @@ class Loss:
     code : int           position in the registry, used by the compiled kernels
                          (-1 for a module outside it)
     builtin : bool       the module is in the registry
-    param : float        gamma (smooth_hinge), epsilon (epsilon_insensitive), else 0
+    param : float        gamma (smooth_hinge), epsilon (epsilon_insensitive,
+                         squared_epsilon_insensitive), else 0
     classification : bool    labels must be -1/+1
     smooth : bool        phi has a Lipschitz derivative
     smoothness : float or None   Lipschitz constant of phi' (1/gamma in SDCA's notation)
@@ -97,7 +98,6 @@ class Loss:
     generalized_hessian : bool  phi' is Lipschitz and piecewise smooth, so a
                          (generalized) second derivative exists: the smooth losses
     box_dual : bool      dual domain is a box shrinking may hold a coordinate at
-    box_qp_dual : bool   the dual is a quadratic (or linear) objective over a bounded
     box_qp_dual : bool   the dual is a quadratic (or linear) objective over a bounded
                          box, after splitting alpha = p - q for the L1 regression losses:
                          hinge, smooth_hinge, absolute, epsilon_insensitive (what the
@@ -275,7 +275,8 @@ _CAPABILITY_TEXT = {
     "smooth": "a smooth loss (hinge, absolute and epsilon_insensitive are not smooth)",
     "lipschitz": "a Lipschitz loss",
     "generalized_hessian": ("a loss with a (generalized) Hessian: logistic, squared_hinge, "
-                            "squared or smooth_hinge (hinge, absolute and "
+                            "squared, squared_epsilon_insensitive or smooth_hinge "
+                            "(hinge, absolute and "
                             "epsilon_insensitive are not differentiable)"),
     "classification": "a classification loss with labels -1/+1",
     "box_qp_dual": ("a loss whose dual is a quadratic over a box: hinge, smooth_hinge, "

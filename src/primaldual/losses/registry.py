@@ -38,7 +38,7 @@ from __future__ import annotations
 #: the built-in scalar losses, each a module of this package named as the loss;
 #: a loss's integer code is its position here
 BUILTIN_NAMES = ("hinge", "smooth_hinge", "squared_hinge", "logistic", "squared",
-                 "absolute", "epsilon_insensitive")
+                 "absolute", "epsilon_insensitive", "squared_epsilon_insensitive")
 
 NAMES = BUILTIN_NAMES
 CODES = {name: k for k, name in enumerate(BUILTIN_NAMES)}

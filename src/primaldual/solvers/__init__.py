@@ -74,7 +74,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     y : array (n,)   labels -1/+1 for classification losses
     loss : str or Loss
         hinge, smooth_hinge, squared_hinge, logistic, squared, absolute,
-        epsilon_insensitive.
+        epsilon_insensitive, squared_epsilon_insensitive.
     lam, l1 : float
         L2 and L1 strengths (``lam = 1 / (C n)`` for LIBLINEAR's and
         scikit-learn's ``C``; ``solve`` refuses ``C``, ``alpha`` and ``max_iter``

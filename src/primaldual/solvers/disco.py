@@ -47,7 +47,8 @@ class DiscoSolver(NewtonSolver):
 
     Problem: ``min_w P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2``
     (docs/conventions.md §1), ``l1 = 0``, a loss with a (generalized) Hessian
-    (``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``), as
+    (``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``,
+    ``squared_epsilon_insensitive``), as
     :class:`~primaldual.solvers.newton.NewtonSolver` solves it, and with its
     line search, passes, certificate (``alpha_i = -phi'(x_i . w)``), warm
     starts, partitions and Dask engine.

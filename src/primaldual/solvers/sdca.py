@@ -128,7 +128,8 @@ class SDCASolver(Solver):
         if o.shrinking is True and not self.problem.loss.box_dual:
             raise ValueError(f"shrinking=True needs a loss with a box dual domain "
                              f"(hinge, smooth_hinge, squared_hinge, absolute, "
-                             f"epsilon_insensitive); loss={self.problem.loss.name!r} has none")
+                             f"epsilon_insensitive, squared_epsilon_insensitive); "
+                             f"loss={self.problem.loss.name!r} has none")
         if o.init == "sgd" and self.warm_start is not None:
             raise ValueError("init='sgd' and warm_start both set the starting alpha; "
                              "choose one")

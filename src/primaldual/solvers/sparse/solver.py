@@ -54,7 +54,8 @@ class SparseCDSolver(Solver):
 
     Problem: ``min_w P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2
     + l1 ||w||_1`` with ``lam >= 0`` (pure L1 allowed) and a smooth loss
-    (logistic, squared_hinge, squared, smooth_hinge), docs/sparse-models.md.
+    (logistic, squared_hinge, squared, smooth_hinge, squared_epsilon_insensitive),
+    docs/sparse-models.md.
 
     Method: an outer loop of checks.  Each check computes, from ``w``, the
     dual point ``alpha_i = -phi'(x_i . w) / s`` with ``s = max(1, ||v||_inf /
