@@ -246,11 +246,12 @@ def test_train_usage_errors(data, capsys, args, message):
     assert code in (1, 2) and message in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("stype, nearest", [(4, 1), (5, 2), (6, 0), (11, 13), (12, 13)])
+@pytest.mark.parametrize("stype, nearest", [(4, 1), (5, 2), (6, 0)])
 def test_types_built_elsewhere_work_or_name_the_nearest(data, capsys, tmp_path, stype,
                                                         nearest):
-    """-s 4, 5, 6, 11, 12 train when this primaldual has their loss and solver;
-    otherwise one line names the nearest type it has."""
+    """-s 4, 5, 6 train when this primaldual has their loss and solver;
+    otherwise one line names the nearest type it has (-s 11 and 12:
+    tests/test_loss_squared_epsilon_insensitive.py)."""
     model = tmp_path / "m.model"
     code, out, err = run(capsys, "train", "-s", stype, data / "data_file", model)
     if code == 0:

@@ -99,17 +99,18 @@ def _solver_type(flags):
 
 
 #: for a type this primaldual cannot train: the nearest one it can
-_NEAREST = {4: 1, 5: 2, 6: 0, 11: 13, 12: 13, 21: None}
+_NEAREST = {4: 1, 5: 2, 6: 0, 21: None}
 
 
 #: the losses every primaldual has (docs/conventions.md §1)
-_CORE_LOSSES = ("hinge", "squared_hinge", "logistic", "epsilon_insensitive")
+_CORE_LOSSES = ("hinge", "squared_hinge", "logistic", "epsilon_insensitive",
+                "squared_epsilon_insensitive")
 
 
 def _unavailable(stype, reason=None):
     """None when ``stype`` can be trained here; else a one-line error naming
     the nearest type that can.  The loss registry is consulted only for the
-    losses that are not always there (Crammer-Singer, the L2-loss SVR)."""
+    losses that are not always there (Crammer-Singer)."""
     types = lazy_attr("primaldual.liblinear_format", "SOLVER_TYPES")
     if stype.number == 21:
         reason = "one-class SVM is not a model primaldual trains"
@@ -167,7 +168,7 @@ def train_request(argv):
         penalty=stype.penalty, weight_rule="liblinear",
         model=None if folds or flags.get("C") else model, model_format="liblinear",
         solver_type=stype.number, folds=folds, find_c=bool(flags.get("C")),
-        C_given="c" in flags, liblinear_lines=True)
+        C_given="c" in flags, p_given="p" in flags, liblinear_lines=True)
 
 
 # ------------------------------------------------------------------ predict

@@ -99,6 +99,7 @@ class FitRequest(TrainRequest):
     folds: int | None = None           # train -v K: cross-validation, no model
     find_c: bool = False               # train -C: a C search by cross-validation
     C_given: bool = False              # train: -c was on the command line
+    p_given: bool = False              # train: -p was on the command line
     liblinear_lines: bool = False      # print LIBLINEAR's lines (train)
 
 
