@@ -23,10 +23,11 @@ def _data(n=240, d=7, seed=0, scale=None):
     return X, y
 
 
-@pytest.mark.parametrize("loss", ["squared_hinge", "logistic", "squared"])
+@pytest.mark.parametrize("loss", ["squared_hinge", "logistic", "squared",
+                                  "squared_epsilon_insensitive"])
 def test_auto_runs_the_direct_leg_to_newtons_optimum(loss):
     X, y = _data()
-    if loss == "squared":
+    if not dn.LOSSES[loss]:
         y = X @ np.arange(1.0, 8.0) + 0.1 * np.random.default_rng(1).standard_normal(240)
     c = np.random.default_rng(2).uniform(0.5, 2.0, 240)
     r = primaldual.solve(X, y, loss=loss, lam=1e-3, sample_weight=c)

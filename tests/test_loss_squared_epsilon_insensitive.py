@@ -125,6 +125,21 @@ def test_certified_optimum_equals_lbfgs(solver, opts):
     np.testing.assert_allclose(res.coef, w_ref, atol=1e-6)
 
 
+def test_direct_newton_numpy_formulas_equal_the_compiled_loss():
+    """The command line's numpy Newton (no compiled kernels) has the registry's
+    default epsilon, and its own certificate equals the Problem's."""
+    import primaldual.direct_newton as dn
+    from primaldual.problem import Problem
+    assert dn.PARAMS[NAME] == ("epsilon", make_loss(NAME).param)
+    X, y = _regression(seed=4)
+    res = dn.solve_direct(X, y, loss=NAME, lam=1e-2, tol=1e-12, param=0.3)
+    prob = Problem(X, y, loss=NAME, lam=1e-2, loss_params={"epsilon": 0.3})
+    assert res.converged and res.primal == pytest.approx(prob.primal(res.coef), rel=1e-13)
+    assert res.dual == pytest.approx(prob.dual(res.dual_coef), rel=1e-13)
+    w_ref, p_ref = _lbfgs_reference(X, y, 1e-2, 0.3)
+    np.testing.assert_allclose(res.coef, w_ref, atol=1e-6)
+
+
 def test_sparse_model_with_l1_matches_the_optimality_conditions():
     """l1 > 0 (the working-set proximal Newton): the certified gap is tight and
     the KKT conditions of ``P + l1 ||w||_1`` hold."""

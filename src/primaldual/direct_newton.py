@@ -1,13 +1,15 @@
 """``direct-newton``: a small dense smooth problem solved in numpy.
 
-For the losses ``squared_hinge``, ``logistic`` and ``squared`` with an L2
-penalty (``l1 = 0``) on a dense ``n x d`` matrix, :func:`solve_direct`
+For the losses ``squared_hinge``, ``logistic``, ``squared`` and
+``squared_epsilon_insensitive`` (its ``epsilon`` the one parameter, ``param``)
+with an L2 penalty (``l1 = 0``) on a dense ``n x d`` matrix, :func:`solve_direct`
 minimizes
 
     P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2
 
 by Newton's method with the exact (generalized, for the squared hinge)
-Hessian ``lam I + (1/W) X^T diag(c phi'') X``, formed by BLAS and solved by a
+Hessian ``lam I + (1/W) X^T diag(c phi'') X`` (generalized for the squared
+hinge and the squared epsilon-insensitive loss), formed by BLAS and solved by a
 Cholesky factorization, and a backtracking line search on P.  Steps whose
 decrease of P is below the rounding of its n-term sum are judged by the
 gradient norm instead (the gap ``~ ||grad P||^2 / (2 lam)`` may still be far
@@ -37,11 +39,17 @@ import numpy as np
 
 from ._util.blas import serial_blas
 
-__all__ = ["LOSSES", "MAX_FEATURES", "MAX_CELLS", "MAX_ITERATIONS", "NAME",
+__all__ = ["LOSSES", "PARAMS", "param_of", "MAX_FEATURES", "MAX_CELLS", "MAX_ITERATIONS", "NAME",
            "DirectResult", "applies", "solve_direct"]
 
 #: the losses solved here: name -> classification loss?
-LOSSES = {"squared_hinge": True, "logistic": True, "squared": False}
+LOSSES = {"squared_hinge": True, "logistic": True, "squared": False,
+          "squared_epsilon_insensitive": False}
+#: the parameter a loss here takes in ``loss_params`` and its default, as the
+#: loss registry has them (the others take none)
+PARAMS = {"squared_epsilon_insensitive": ("epsilon", 0.1)}
+#: the losses whose generalized Hessian vanishes on some rows (skipped when formed)
+_FLAT = ("squared_hinge", "squared_epsilon_insensitive")
 MAX_FEATURES = 2000
 MAX_CELLS = 4_000_000
 MAX_ITERATIONS = 60
@@ -80,13 +88,27 @@ class DirectResult:
 
 def applies(loss, n, d, *, l1=0.0, solver="auto", options=(), loss_params=None) -> bool:
     """Whether the command line's ``--solver auto`` solves this problem here."""
-    return (solver == "auto" and loss in LOSSES and not l1 and not loss_params
+    return (solver == "auto" and loss in LOSSES and not l1
+            and set(loss_params or ()) <= {PARAMS.get(loss, (None,))[0]}
             and not set(options) - {"progress"} and d <= MAX_FEATURES
             and n * d <= MAX_CELLS)
 
 
-def _terms(loss, a, y):
+def param_of(loss, loss_params) -> float:
+    """The parameter of ``loss`` in ``loss_params`` (0 when it takes none);
+    the registry's default when not given."""
+    if loss not in PARAMS:
+        return 0.0
+    key, default = PARAMS[loss]
+    return float((loss_params or {}).get(key, default))
+
+
+def _terms(loss, a, y, param=0.0):
     """phi, phi', phi'' (generalized) at margins ``a``."""
+    if loss == "squared_epsilon_insensitive":
+        r = a - y
+        z = np.sign(r) * np.maximum(np.abs(r) - param, 0.0)
+        return z * z, 2.0 * z, 2.0 * (z != 0)
     if loss == "squared_hinge":
         z = np.maximum(1.0 - y * a, 0.0)
         return z * z, -2.0 * y * z, 2.0 * (z > 0)
@@ -98,8 +120,10 @@ def _terms(loss, a, y):
     return 0.5 * r * r, r, np.ones_like(a)
 
 
-def _conjugate(loss, alpha, y):
+def _conjugate(loss, alpha, y, param=0.0):
     """-phi*(-alpha_i; y_i), the dual's per-sample term."""
+    if loss == "squared_epsilon_insensitive":
+        return alpha * y - param * np.abs(alpha) - 0.25 * alpha * alpha
     if loss == "squared_hinge":
         return alpha * y - 0.25 * alpha * alpha
     if loss == "logistic":
@@ -115,8 +139,8 @@ class _Objective:
     """P, its gradient, Hessian and certificate on dense rows; counts passes.
     ``terms`` are ``_terms`` at the margins of a point, computed once per point."""
 
-    def __init__(self, X, y, c, lam, loss):
-        self.X, self.y, self.lam, self.loss = X, y, lam, loss
+    def __init__(self, X, y, c, lam, loss, param=0.0):
+        self.X, self.y, self.lam, self.loss, self.param = X, y, lam, loss, param
         c = np.ones(y.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
         self.cw = c / float(c.sum())
         self.passes = 0
@@ -126,7 +150,7 @@ class _Objective:
         return self.X @ w
 
     def terms(self, a):
-        return _terms(self.loss, a, self.y)
+        return _terms(self.loss, a, self.y, self.param)
 
     def primal(self, w, terms):
         return float(self.cw @ terms[0]) + 0.5 * self.lam * float(w @ w)
@@ -137,13 +161,13 @@ class _Objective:
         return self.X.T @ (self.cw * alpha)
 
     def dual(self, alpha, v):
-        return float(self.cw @ _conjugate(self.loss, alpha, self.y)) \
+        return float(self.cw @ _conjugate(self.loss, alpha, self.y, self.param)) \
             - float(v @ v) / (2.0 * self.lam)
 
     def newton_step(self, terms, g):
         """The Newton direction ``-H^{-1} g``, H scaled to unit diagonal."""
         h = self.cw * terms[2]
-        keep = np.flatnonzero(h) if self.loss == "squared_hinge" else slice(None)
+        keep = np.flatnonzero(h) if self.loss in _FLAT else slice(None)
         Xs = self.X[keep] * np.sqrt(h[keep])[:, None]
         H = Xs.T @ Xs
         H.flat[::H.shape[0] + 1] += self.lam
@@ -152,7 +176,8 @@ class _Objective:
         return s * np.linalg.solve(H * s[:, None] * s[None, :], -s * g)
 
 
-def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=None):
+def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=None,
+                 param=0.0):
     """Newton's method for the problem of the module docstring: a
     :class:`DirectResult` (``converged`` False when it stops before ``tol``).
 
@@ -165,12 +190,12 @@ def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=N
     X = np.asarray(X, dtype=np.float64)
     with serial_blas(X.shape[0] * X.shape[1] >= SERIAL_BLAS_CELLS):
         return _newton(X, np.asarray(y, dtype=np.float64), loss, float(lam), tol,
-                       sample_weight, w0, certify)
+                       sample_weight, w0, certify, float(param))
 
 
-def _newton(X, y, loss, lam, tol, sample_weight, w0, certify):
+def _newton(X, y, loss, lam, tol, sample_weight, w0, certify, param):
     t0 = time.perf_counter()
-    f = _Objective(X, y, sample_weight, lam, loss)
+    f = _Objective(X, y, sample_weight, lam, loss, param)
     n, d = X.shape
     w = np.zeros(d) if w0 is None else np.array(w0, dtype=np.float64).ravel()
     # the rounding of P's n-term sums: decreases below it are not seen

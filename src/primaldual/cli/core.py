@@ -175,7 +175,9 @@ def solve_one(req, X, y, weights, lam, seed, eval_set=None, w0=None):
             req.loss_name, n, d, l1=strength["l1"], solver=req.solver,
             options=req.options, loss_params=req.solve_loss_params):
         res = direct.solve_direct(X, y, loss=req.loss_name, lam=strength["lam"],
-                                  tol=req.tol, sample_weight=weights, w0=w0)
+                                  tol=req.tol, sample_weight=weights, w0=w0,
+                                  param=direct.param_of(req.loss_name,
+                                                        req.solve_loss_params))
         if res.converged:
             return res
     solve = lazy_module("primaldual").solve

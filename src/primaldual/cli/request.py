@@ -21,7 +21,7 @@ from typing import Any, Mapping
 from .._extras import have, require
 from .._util.lazy import lazy_attr
 from .._util.threads import resolve_n_jobs
-from ..direct_newton import LOSSES as DIRECT_LOSSES
+from ..direct_newton import LOSSES as DIRECT_LOSSES, PARAMS as DIRECT_PARAMS
 from .parser import (FLAG_OPTIONS, key_value, parse_class_weight, parse_number_list,
                      parse_option, parse_pairs)
 
@@ -158,11 +158,20 @@ def make_request(args):
     raise ValueError(f"unknown command {args.command!r}")
 
 
+def _plain_param(name, params):
+    """``params`` is exactly the loss's one parameter, a finite number >= 0
+    (anything else goes to the registry, which names the problem)."""
+    key = DIRECT_PARAMS.get(name, (None,))[0]
+    value = params.get(key) if len(params) == 1 else None
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
 def check_loss(name, params):
     """Whether loss ``name`` (with ``params``) is a classification loss; an
     unknown loss or parameter is a ValueError.  The losses the command line
     solves itself are known without importing the loss registry."""
-    if name in DIRECT_LOSSES and not params:
+    if name in DIRECT_LOSSES and (not params or _plain_param(name, params)):
         return DIRECT_LOSSES[name]
     return bool(lazy_attr("primaldual.multiclass", "make_any_loss")(name, params or None)
                 .classification)

@@ -3,7 +3,8 @@ Newton's method in numpy (:mod:`primaldual.direct_newton`), before the
 portfolio and instead of it when it certifies.
 
 Problem: ``min_w P(w) = (1/W) sum_i c_i phi(x_i . w; y_i) + lam/2 ||w||^2``
-with ``phi`` the squared hinge, logistic or squared loss, ``l1 = 0``, dense
+with ``phi`` the squared hinge, logistic, squared or squared
+epsilon-insensitive loss, ``l1 = 0``, dense
 rows (or sparse ones of at most ``MAX_CELLS`` cells, densified), at most
 ``MAX_FEATURES`` columns.  It is Newton's method with the explicit Hessian,
 solved by Cholesky (Lin, Weng & Keerthi 2008 with ``hessian="explicit"``),
@@ -75,7 +76,7 @@ def direct_applies(problem, options, *, first, callback, eval_set, max_epochs) -
     """The direct leg runs for this call (module docstring); ``first`` is the
     portfolio's first candidate."""
     loss = problem.loss
-    if not (loss.name in LOSSES and loss.builtin and not loss.params and problem.l1 == 0
+    if not (loss.name in LOSSES and loss.builtin and problem.l1 == 0
             and problem.lam > 0 and callback is None and eval_set is None
             and max_epochs is None and problem.d <= MAX_FEATURES
             and problem.n * problem.d <= MAX_CELLS):
@@ -99,6 +100,7 @@ def run_direct(problem, tol, warm, random_state, n_jobs) -> SolveResult:
     if not isinstance(X, np.ndarray):
         X = X.toarray()
     res = solve_direct(X, problem.y, loss=problem.loss.name, lam=problem.lam, tol=tol,
+                       param=problem.loss.param,
                        sample_weight=problem.sample_weight, w0=_warm_coef(problem, warm),
                        certify=certify)
     accesses = int(res.n_epochs * problem.nnz)
