@@ -71,17 +71,15 @@ class NewtonSolver(Solver):
     Problem: ``min_w P(w) = f(w) = (1/W) sum_i c_i phi(x_i . w; y_i) +
     lam/2 ||w||^2`` (docs/conventions.md §1) with ``l1 = 0`` and a loss with a (generalized)
     Hessian: ``logistic``, ``squared_hinge``, ``squared``, ``smooth_hinge``,
-    ``squared_epsilon_insensitive``.
-    Its gradient and Hessian are::
+    ``squared_epsilon_insensitive``.  Its gradient and Hessian are::
 
         grad f(w) = (1/W) X^T (c * phi'(X w)) + lam w
         H(w)      = (1/W) X^T diag(c * phi''(X w)) X + lam I
 
-    For ``squared_hinge``, ``smooth_hinge`` and ``squared_epsilon_insensitive``,
-    ``phi'`` is not differentiable where ``x_i . w`` meets a kink; ``phi''`` is
-    then the generalized Hessian (Mangasarian 2002) as in LIBLINEAR ``-s 2`` and
-    ``-s 11``: rows on the flat side (inside the tube) have curvature 0 and are
-    skipped by the Hessian-vector products.
+    Where ``phi'`` has a kink (``squared_hinge``, ``smooth_hinge``,
+    ``squared_epsilon_insensitive``), ``phi''`` is the generalized Hessian
+    (Mangasarian 2002) as in LIBLINEAR ``-s 2`` and ``-s 11``: rows on the flat
+    side (or inside the tube) have curvature 0 and are skipped by the products.
 
     Step (Lin, Weng & Keerthi, JMLR 2008): at ``w_k`` the Newton system
     ``H(w_k) s = -grad f(w_k)`` is solved approximately by conjugate gradient

@@ -126,9 +126,8 @@ class SDCASolver(Solver):
     def validate_options(self):
         o = self.opts
         if o.shrinking is True and not self.problem.loss.box_dual:
-            raise ValueError(f"shrinking=True needs a loss with a box dual domain "
-                             f"(hinge, smooth_hinge, squared_hinge, absolute, "
-                             f"epsilon_insensitive, squared_epsilon_insensitive); "
+            raise ValueError(f"shrinking=True needs a loss with a box dual domain or a "
+                             f"kink to hold alpha at (all but logistic and squared); "
                              f"loss={self.problem.loss.name!r} has none")
         if o.init == "sgd" and self.warm_start is not None:
             raise ValueError("init='sgd' and warm_start both set the starting alpha; "
