@@ -66,7 +66,8 @@ from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
 from ._base import BestIterate as BestPair
 from ._direct import direct_applies, run_direct
-from .auto import candidates, epoch_seconds, predicted_seconds, resolve_solver
+from .auto import (candidates, epoch_seconds, predicted_epochs, predicted_seconds,
+                   resolve_solver)
 
 __all__ = ["supervise", "solver_path", "HANDOVER_FACTOR", "STALL_CHECKS"]
 
@@ -122,6 +123,7 @@ class _Watch:
         self.epoch_s = epoch_s        # the cost model's seconds per epoch of this method
         self.grace = grace            # its own predicted work for the whole fit
         self.points = []              # (leg wall seconds, rel_gap): the thread probes
+        self.abs_gaps = []            # best P - max(best D, floor) at each check
         self.epochs = []
         self.records = []             # the checks seen (the trace of a leg that fails)
         self.last_best = 0            # index of the check with the last new best gap
@@ -142,6 +144,9 @@ class _Watch:
         self.best_p = min(self.best_p, float(snap["primal"]))
         self.best_d = max(self.best_d, float(snap["dual"]))
         gap = (self.best_p - self.best_d) / max(abs(self.best_p), 1e-12)
+        # the stall rule's measure: the absolute gap against the best lower
+        # bound known (0 for a nonnegative objective), non-increasing in a leg
+        self.abs_gaps.append(self.best_p - max(self.best_d, self.sup.floor))
         self.points.append((float(snap["time"]), gap))
         self.epochs.append(float(snap["epoch"]))
         self.records.append({k: v for k, v in snap.items()
@@ -151,11 +156,18 @@ class _Watch:
 
     def stalled(self, gaps, k) -> bool:
         """The last new best gap (0.1% smaller than the one before) is at least
-        ``k`` checks and ``STALL_EPOCHS`` epochs old."""
+        ``k`` checks and ``STALL_EPOCHS`` epochs old.  ``gaps`` are absolute:
+        ``P - max(D, floor)``, so that a primal method whose ``P`` still falls
+        while its dual point ``alpha(w)`` is far off (the relative gap ``(P -
+        D) / P`` may then rise) is making progress."""
         if gaps[-1] < gaps[self.last_best] * (1 - 1e-3):
             self.last_best = len(gaps) - 1
-        return (len(gaps) - 1 - self.last_best >= k
-                and self.epochs[-1] - self.epochs[self.last_best] >= STALL_EPOCHS)
+        checks, epochs = len(gaps) - 1 - self.last_best, self.epochs[-1] - self.epochs[
+            self.last_best]
+        # a method whose checks are far apart (a Newton iteration of a hundred
+        # CG passes) stalls after two checks that span its whole predicted fit
+        return epochs >= STALL_EPOCHS and (
+            checks >= k or (checks >= 2 and epochs * self.epoch_s >= self.grace))
 
     def verdict(self) -> str:
         pts, k = self.points, self.stall_checks
@@ -172,7 +184,7 @@ class _Watch:
                     self.sup.keep_going(self.runner)      # this leg goes on, threaded
                     return ""
                 return reason
-        if k and self.stalled(gaps, k):
+        if k and self.stalled(self.abs_gaps, k):
             return (f"stalled: no smaller gap in {k} checks and "
                     f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
         # work in the cost model's seconds (epochs x seconds per epoch), the units
@@ -182,28 +194,40 @@ class _Watch:
             return ""
         # no check a window back (a cost model that predicts no finite time for
         # the next method): no rate to judge, the leg goes on
-        past = [g for w, g in zip(work, gaps) if w <= work[-1] - self.window]
+        past = [j for j, w in enumerate(work) if w <= work[-1] - self.window]
         if not past:
             return ""
-        then, now = min(past), min(gaps)
-        if now > then / HANDOVER_FACTOR:
+        # two measures of progress; the leg is judged by the better: the relative
+        # gap, and the absolute gap P - max(D, floor) with its target tol |P|
+        # (SDCA on standardized gisette, squared hinge: D is at its optimum
+        # within 20 epochs, P falls tenfold every 45, the relative gap stays
+        # near 1 for 200 epochs)
+        rel = [g for _, g in self.points]
+        judged = [self.progress(rel, past, self.sup.tol),
+                  self.progress(self.abs_gaps, past, self.sup.tol * abs(self.best_p))]
+        if not any(ok for ok, _, _ in judged):
+            then, now = min(rel[j] for j in past), min(rel)
             return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
                     f"predicted to need for the whole fit ({self.window:.3g} model s)")
-        return self.out_of_budget(then, now)
-
-    def out_of_budget(self, then, now) -> str:
-        """At its rate over the window, the leg would not reach tol in the budget
-        left (it would end uncertified, and the next method never run)."""
-        tol = self.sup.tol
-        if not (tol > 0 and now > tol and then > now > 0):
-            return ""
-        rate = math.log10(then / now) / self.window           # decades per model s
-        need = math.log10(now / tol) / rate
         left = (self.sup.max_epochs - self.sup.epochs - self.epochs[-1]) * self.epoch_s
+        rate, need = min(((r, n) for ok, r, n in judged if ok), key=lambda rn: rn[1])
         if need <= left:
             return ""
         return (f"slow: at {rate:.3g} decades of gap per model s, tol is {need:.3g} model s "
                 f"away, more than the {left:.3g} left in the budget")
+
+    def progress(self, gaps, past, target):
+        """``(cut tenfold in the window, decades per model s, model s to target
+        at that rate)`` of the best of ``gaps`` (``past``: the checks at least a
+        window back)."""
+        then, now = min(gaps[j] for j in past), min(gaps)
+        ok = now <= then / HANDOVER_FACTOR
+        if not (target > 0 and now > target):
+            return ok, math.inf, 0.0
+        if not then > now > 0:
+            return ok, 0.0, math.inf
+        rate = math.log10(then / now) / self.window           # decades per model s
+        return ok, rate, math.log10(now / target) / rate
 
 
 class _Supervisor:
@@ -220,10 +244,13 @@ class _Supervisor:
         self.n_jobs = n_jobs
         self.threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
         self.thread_choice = None      # n_jobs chosen by the thread probes
-        self.n_candidates = len(self.names)   # beyond: the leg given the budget back
+        self.given = None              # the index of the leg given the budget back
         self.serial_rate = None
         self.probe_cap = math.inf      # seconds the threaded probe may take
         self.best = BestPair(mix=True)
+        # a lower bound on P* known without a dual point: every registered loss
+        # (and the penalty) is nonnegative
+        self.floor = 0.0 if getattr(problem.loss, "builtin", False) else -math.inf
         self.trace, self.path = [], []
         self.epochs = 0.0
         self.accesses = 0
@@ -378,18 +405,32 @@ class _Supervisor:
 
     def leg_plan(self, i, probe):
         """``(n_jobs, stall window, stall checks)`` of the leg of candidate ``i``."""
-        name, names = self.names[i], self.names
-        last = i == len(names) - 1
+        name = self.names[i]
         if self.takes_threads(name):
             n_jobs = 1 if probe == "serial" else (self.thread_choice or self.n_jobs)
         else:
             n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
-        window = None if last else max(MIN_WINDOW_S, min(predicted_seconds(
-            names[i + 1], self.problem, self.tol, self.max_epochs - self.epochs),
-            BUDGET_SHARE * self.budget_work(name)))
-        checks = STALL_CHECKS if not last else (
-            LAST_STALL_CHECKS if i < self.n_candidates else 0)
-        return n_jobs, window, checks
+        if i == self.given:
+            return n_jobs, None, 0          # the budget given back: no stall rule
+        later = self.later(i)
+        # a leg is judged slow against a method with a cost model, or one that
+        # may have the budget back; one without (l1cd on an L2 problem) runs
+        # when a leg stalls or fails
+        judged = bool(later) and (any(map(self.modelled, later))
+                                  or self.can_give_back() is not None)
+        window = None if not judged else max(
+            MIN_WINDOW_S, min(predicted_seconds(later[0], self.problem, self.tol,
+                                                self.max_epochs - self.epochs),
+                              BUDGET_SHARE * self.budget_work(name)))
+        return n_jobs, window, STALL_CHECKS if later else LAST_STALL_CHECKS
+
+    def later(self, i) -> list:
+        """The candidates after leg ``i`` (the leg given the budget back aside)."""
+        return [k for j, k in enumerate(self.names[i + 1:], i + 1) if j != self.given]
+
+    def modelled(self, name) -> bool:
+        """The cost model predicts a whole fit by ``name`` (a finite number of epochs)."""
+        return math.isfinite(predicted_epochs(name, self.problem, self.tol, math.inf))
 
     def budget_work(self, name):
         """The work (the cost model's seconds) of the epochs left, by ``name``."""
@@ -421,7 +462,8 @@ class _Supervisor:
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
             self.record(name, n_jobs, res, runner, watch, reason or stop)
-            if stop == "stalled" and self.give_back():
+            if (stop == "stalled" or reason.startswith(("stalled", "slow")) and not any(
+                    map(self.modelled, self.later(i)))) and self.give_back(i):
                 stop, reason = "", "stalled"
             if stop:
                 break
@@ -444,17 +486,29 @@ class _Supervisor:
                 stop = "time_limit"
         return self.result(last_res, stop)
 
-    def give_back(self) -> bool:
-        """The last candidate stalled: the first method that handed over without
-        failing (slow, or stalled on a certificate that may still catch up) gets
-        the rest of the budget, once, with no stall rule."""
-        if len(self.names) > self.n_candidates:
+    def give_back(self, i) -> bool:
+        """Leg ``i`` stalled, and no candidate after it has a cost model: the
+        first method that handed over without failing (slow, or stalled on a
+        certificate that may still catch up) runs next with the rest of the
+        budget, once, with no stall rule (a Newton certificate on an
+        ill-conditioned problem closes late: dna standardized, squared hinge,
+        C = 100 takes 180 Newton iterations where 20 are predicted)."""
+        leg = self.can_give_back(self.path[:-1])
+        if leg is None:
             return False
-        for leg in self.path[:-1]:
+        self.names.insert(i + 1, leg["method"])
+        self.given = i + 1
+        return True
+
+    def can_give_back(self, legs=None):
+        """The first of ``legs`` (default: every leg run) that handed over without
+        failing, while no leg has had the budget back (None otherwise)."""
+        if self.given is not None:
+            return None
+        for leg in self.path if legs is None else legs:
             if leg["reason"].startswith(("slow", "stalled")):
-                self.names.append(leg["method"])
-                return True
-        return False
+                return leg
+        return None
 
     def result(self, last, stop) -> SolveResult:
         prob = self.problem
