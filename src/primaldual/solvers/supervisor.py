@@ -185,8 +185,8 @@ class _Watch:
                     return ""
                 return reason
         if k and self.stalled(self.abs_gaps, k):
-            return (f"stalled: no smaller gap in {k} checks and "
-                    f"{self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
+            return (f"stalled: no smaller gap in {len(gaps) - 1 - self.last_best} checks "
+                    f"and {self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
         # work in the cost model's seconds (epochs x seconds per epoch), the units
         # of the window: reproducible, and independent of the machine's load
         work = [e * self.epoch_s for e in self.epochs]
