@@ -126,9 +126,10 @@ class _Watch:
         self.abs_gaps = []            # best P - max(best D, floor) at each check
         self.epochs = []
         self.records = []             # the checks seen (the trace of a leg that fails)
-        self.last_best = 0            # index of the check with the last new best gap
+        self.last_best = [0, 0]       # the checks of the last new best gaps (rel, abs)
         self.best_p, self.best_d = math.inf, -math.inf
         self.reason = ""
+        self.budget_only = False      # judged slow only by the budget left
         self.user_stop = False
         self.runner = None
 
@@ -154,16 +155,19 @@ class _Watch:
         self.reason = self.verdict()
         return bool(self.reason)
 
-    def stalled(self, gaps, k) -> bool:
-        """The last new best gap (0.1% smaller than the one before) is at least
-        ``k`` checks and ``STALL_EPOCHS`` epochs old.  ``gaps`` are absolute:
-        ``P - max(D, floor)``, so that a primal method whose ``P`` still falls
-        while its dual point ``alpha(w)`` is far off (the relative gap ``(P -
-        D) / P`` may then rise) is making progress."""
-        if gaps[-1] < gaps[self.last_best] * (1 - 1e-3):
-            self.last_best = len(gaps) - 1
-        checks, epochs = len(gaps) - 1 - self.last_best, self.epochs[-1] - self.epochs[
-            self.last_best]
+    def stalled(self, k) -> bool:
+        """Neither measure of the leg's gap made a new best (0.1% below the one
+        before) in the last ``k`` checks and ``STALL_EPOCHS`` epochs: the
+        relative gap ``(P - D) / |P|`` of its best values, nor the absolute gap
+        ``P - max(D, floor)``, which still falls when a primal method's ``P``
+        falls while its dual point ``alpha(w)`` is far off (the relative gap
+        may then rise: Newton on standardized dna, squared hinge, C = 100)."""
+        rel = [g for _, g in self.points]
+        for m, gaps in enumerate((rel, self.abs_gaps)):
+            if gaps[-1] < gaps[self.last_best[m]] * (1 - 1e-3):
+                self.last_best[m] = len(gaps) - 1
+        last = max(self.last_best)
+        checks, epochs = len(rel) - 1 - last, self.epochs[-1] - self.epochs[last]
         # a method whose checks are far apart (a Newton iteration of a hundred
         # CG passes) stalls after two checks that span its whole predicted fit
         return epochs >= STALL_EPOCHS and (
@@ -184,9 +188,10 @@ class _Watch:
                     self.sup.keep_going(self.runner)      # this leg goes on, threaded
                     return ""
                 return reason
-        if k and self.stalled(self.abs_gaps, k):
-            return (f"stalled: no smaller gap in {len(gaps) - 1 - self.last_best} checks "
-                    f"and {self.epochs[-1] - self.epochs[self.last_best]:g} epochs")
+        if k and self.stalled(k):
+            last = max(self.last_best)
+            return (f"stalled: no smaller gap in {len(gaps) - 1 - last} checks "
+                    f"and {self.epochs[-1] - self.epochs[last]:g} epochs")
         # work in the cost model's seconds (epochs x seconds per epoch), the units
         # of the window: reproducible, and independent of the machine's load
         work = [e * self.epoch_s for e in self.epochs]
@@ -205,6 +210,8 @@ class _Watch:
         rel = [g for _, g in self.points]
         judged = [self.progress(rel, past, self.sup.tol),
                   self.progress(self.abs_gaps, past, self.sup.tol * abs(self.best_p))]
+        if self.budget_only:
+            judged = [(True, r, n) for _, r, n in judged]
         if not any(ok for ok, _, _ in judged):
             then, now = min(rel[j] for j in past), min(rel)
             return (f"slow: gap {then:.2e} -> {now:.2e} in the work the next method is "
@@ -404,25 +411,29 @@ class _Supervisor:
         return "", res.stop_reason or "max_epochs"
 
     def leg_plan(self, i, probe):
-        """``(n_jobs, stall window, stall checks)`` of the leg of candidate ``i``."""
+        """``(n_jobs, stall window, stall checks, budget only)`` of the leg of
+        candidate ``i``; ``budget only``: the leg is judged slow only when at
+        its rate it would not reach tol in the budget left."""
         name = self.names[i]
         if self.takes_threads(name):
             n_jobs = 1 if probe == "serial" else (self.thread_choice or self.n_jobs)
         else:
             n_jobs = self.n_jobs if "n_jobs" in SOLVERS[name].options_class.names() else None
         if i == self.given:
-            return n_jobs, None, 0          # the budget given back: no stall rule
+            return n_jobs, None, 0, False   # the budget given back: no stall rule
         later = self.later(i)
-        # a leg is judged slow against a method with a cost model, or one that
-        # may have the budget back; one without (l1cd on an L2 problem) runs
-        # when a leg stalls or fails
-        judged = bool(later) and (any(map(self.modelled, later))
-                                  or self.can_give_back() is not None)
+        # a leg is judged slow against a method with a cost model (10x in the
+        # time that method is predicted to need); against the leg that may get
+        # the budget back (its prediction already spent) only by its budget; a
+        # method without a cost model (l1cd on an L2 problem) runs only when a
+        # leg stalls or fails
+        modelled = bool(later) and any(map(self.modelled, later))
+        judged = modelled or (bool(later) and self.can_give_back() is not None)
         window = None if not judged else max(
             MIN_WINDOW_S, min(predicted_seconds(later[0], self.problem, self.tol,
                                                 self.max_epochs - self.epochs),
                               BUDGET_SHARE * self.budget_work(name)))
-        return n_jobs, window, STALL_CHECKS if later else LAST_STALL_CHECKS
+        return n_jobs, window, STALL_CHECKS if later else LAST_STALL_CHECKS, not modelled
 
     def later(self, i) -> list:
         """The candidates after leg ``i`` (the leg given the budget back aside)."""
@@ -453,11 +464,12 @@ class _Supervisor:
                 if predicted_seconds(name, self.problem, self.tol,
                                      self.max_epochs - self.epochs) < PROBE_MIN_S:
                     probe, self.thread_choice = None, 1      # tiny: no thread
-            n_jobs, window, checks = self.leg_plan(i, probe)
+            n_jobs, window, checks, budget_only = self.leg_plan(i, probe)
             watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
                            min(predicted_seconds(name, self.problem, self.tol,
                                                  self.max_epochs - self.epochs),
                                BUDGET_SHARE * self.budget_work(name)))
+            watch.budget_only = budget_only
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
