@@ -481,3 +481,41 @@ def _no_sleep_advance(self, n_epochs, deadline):
     for _ in range(max(1, int(n_epochs))):
         self.alpha = self.opt + r * (self.alpha - self.opt)
         self.steps += self.problem.n
+
+
+class _Short(_Stuck):
+    name = "short"
+    default_max_epochs = 140
+
+
+class _Steady(_Geometric):
+    """Certifies tol = 1e-10 in 112 epochs (10% per epoch), alone within its
+    default budget of 140."""
+
+    name = "steady"
+    rates = (0.9, 0.9)
+    default_max_epochs = 140
+
+
+def test_a_hand_over_does_not_shorten_the_next_legs_default_budget(monkeypatch):
+    """Under the default budget (max_epochs None, the methods' own 140) the
+    first leg stalls after ~50 epochs; the next one still gets its 140 and
+    certifies (it had the 90 left and ended uncertified: SDCA on standardized
+    gisette, squared hinge, C = 100, after Newton's 133 epochs)."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    monkeypatch.setitem(SOLVERS, "short", _Short)
+    monkeypatch.setitem(SOLVERS, "steady", _Steady)
+    monkeypatch.setattr(_Steady, "opt", ref.dual_coef)
+    monkeypatch.setattr(_Steady, "advance", _no_sleep_advance)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["short", "steady"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["short", "steady"], path
+    assert path[0]["reason"].startswith("stalled") and path[0]["epochs"] >= 40
+    assert res.converged and res.n_epochs > 140
+    # a budget the caller sets is the whole run's
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1,
+                           max_epochs=140)
+    assert not res.converged and res.n_epochs <= 140 + 1e-9
