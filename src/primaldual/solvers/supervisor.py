@@ -77,8 +77,7 @@ MIN_WINDOW_S = 0.01
 #: is judged: a leg predicted to need its whole budget (SDCA on the hinge,
 #: r / tol epochs) must still cut its gap tenfold every 15% of the budget
 BUDGET_SHARE = 0.15
-#: a leg with no smaller gap over this many checks, spanning at least
-#: ``STALL_EPOCHS`` epochs, hands over
+#: a leg with no smaller gap over this many checks and ``STALL_EPOCHS`` hands over
 STALL_CHECKS = 5
 STALL_EPOCHS = 50.0
 #: the last candidate stops as stalled after this many checks without progress
@@ -128,6 +127,7 @@ class _Watch:
         self.best_p, self.best_d = math.inf, -math.inf
         self.reason = ""
         self.budget_only = False      # judged slow only by the budget left
+        self.progress_rtol = 1e-3     # a new best gap is this much smaller
         self.user_stop = False
         self.runner = None
 
@@ -162,12 +162,11 @@ class _Watch:
         may then rise: Newton on standardized dna, squared hinge, C = 100)."""
         rel = [g for _, g in self.points]
         for m, gaps in enumerate((rel, self.abs_gaps)):
-            if gaps[-1] < gaps[self.last_best[m]] * (1 - 1e-3):
+            if gaps[-1] < gaps[self.last_best[m]] * (1 - self.progress_rtol):
                 self.last_best[m] = len(gaps) - 1
         last = max(self.last_best)
         checks, epochs = len(rel) - 1 - last, self.epochs[-1] - self.epochs[last]
-        # a method whose checks are far apart (a Newton iteration of a hundred
-        # CG passes) stalls after two checks that span its whole predicted fit
+        # checks far apart (Newton, 100 CG passes each): 2 spanning its whole fit
         return epochs >= STALL_EPOCHS and (
             checks >= k or (checks >= 2 and epochs * self.epoch_s >= self.grace))
 
@@ -421,9 +420,8 @@ class _Supervisor:
         if i == self.given:
             return n_jobs, None, 0, False   # the budget given back: no stall rule
         later = self.later(i)
-        # judged slow against a later method with a cost model; against a slow
-        # leg that may get the budget back, only by the budget; a method with
-        # no cost model (l1cd on an L2 problem) runs after a stall or failure
+        # slow against a later method with a cost model, or by the budget when a
+        # slow leg may get it back; l1cd (no cost model) runs after a stall
         modelled = bool(later) and any(map(self.modelled, later))
         judged = modelled or (bool(later) and self.can_give_back(kinds=("slow",)) is not None)
         window = None if not judged else max(
@@ -467,6 +465,8 @@ class _Supervisor:
                                                  self.max_epochs - self.epochs),
                                BUDGET_SHARE * self.budget_work(name)))
             watch.budget_only = budget_only
+            if last and self.can_give_back() is None:   # the last one stalls only at a
+                watch.progress_rtol = 0.0   # fixed point (SDCA on the hinge certifies)
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
