@@ -428,7 +428,19 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     assert abs(threads_mod.mean_row_cosine(ortho)) < 0.01
     plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
     assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
-    assert plan.sync_every >= 1024
+    # columns that rarely meet: one shared v, no copies (PASSCoDe's design)
+    assert plan.sync_every == 0 and "one shared v, column overlap 0.00" in plan.reason
+    assert threads_mod.thread_plan(ortho, 2, costs=TYPICAL._replace(two_threads=1.0)
+                                   ).threads == 1
+    # the sampled overlap estimates column_overlap; a shared vocabulary's is high
+    for rows in (ortho, text):
+        sampled = threads_mod._ThreadModel(rows, TYPICAL).overlap
+        assert sampled == pytest.approx(threads_mod.column_overlap(rows), rel=0.3, abs=2e-4)
+    assert threads_mod._ThreadModel(text, TYPICAL).overlap > threads_mod.WILD_OVERLAP
+    # copies where one shared v is not allowed: long periods
+    monkeypatch.setattr(threads_mod, "WILD_OVERLAP", 0.0)
+    plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
+    assert plan.threads == 2 and plan.sync_every >= 1024
     # on cores held by other work (two threads no faster than one) it is serial
     held = TYPICAL._replace(two_threads=1.0)
     assert threads_mod.thread_plan(ortho, 2, costs=held).threads == 1
@@ -498,7 +510,8 @@ def test_trial_decision_rule():
         plan = threads_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
         threads_reason = plan.reason
 
-    for serial_ns, thread_ns, stays in ((10.0, 6.2, False), (10.0, 6.1, True),
+    at = 10.0 / (sdca_mod.TRIAL_MIN_SPEEDUP * 1.25)     # the threads' ns at the bar
+    for serial_ns, thread_ns, stays in ((10.0, 1.01 * at, False), (10.0, 0.99 * at, True),
                                         (10.0, 10.0, False)):
         f = Fake()
         f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
@@ -526,8 +539,9 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
     X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
     kw = dict(lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000, random_state=0)
-    for loss in ("hinge", "logistic"):
-        res = solve(X, y, loss=loss, n_jobs=2, sync_every=8, **kw)
+    # copies synced every 8 updates; one shared v with plain additions (wild)
+    for loss, sync in (("hinge", 8), ("logistic", 8), ("logistic", 0)):
+        res = solve(X, y, loss=loss, n_jobs=2, sync_every=sync, atomic=False, **kw)
         assert res.extras["threads"] == 2 and res.converged
         assert_exact_certificate(X, y, loss, 1e-3, res)
         ref = solve(X, y, loss=loss, n_jobs=1, **kw)
@@ -555,6 +569,56 @@ def test_auto_measures_threads_with_one_stalled_and_certifies_the_optimum(monkey
     assert path[1]["threads"] == 2
     assert res.converged
     assert_exact_certificate(X, y, "logistic", 1e-3, res)
+    ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+
+
+@pytest.mark.parametrize("two_threads, outcome", [(2.0, "threads"), (2.0, "serial"),
+                                                  (0.3, "loaded")])
+def test_auto_hands_the_decision_to_sdcas_trial(monkeypatch, two_threads, outcome):
+    """solver="auto", n_jobs=2, on data where SDCA times its threads itself
+    (``measures_threads``): no supervisor probe, one leg; SDCA's first-pass
+    trial decides (its times injected: threads 4x or 0.5x one thread's speed),
+    with thread 1 stalling 5 ms before every other chunk; on a machine measured
+    busy (two threads 0.3x one: other work holds the cores) the cost model
+    rules the threads out with no trial.  Each certifies the serial optimum."""
+    from primaldual.solvers import supervisor
+    monkeypatch.setattr(threads_mod, "measured_thread_costs",
+                        lambda: FREE_SYNCS._replace(two_threads=two_threads))
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    monkeypatch.setattr(threads_mod, "THREAD_STALL",
+                        lambda k, chunk: time.sleep(0.005) if k == 1 and chunk % 2 == 0
+                        else None)
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["sdca"])
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    decide, trials = sdca_mod.SDCASolver._trial_decision, []
+
+    def with_times(self):
+        trials.append(self.trial_cpu.copy())
+        serial_nnz, thread_nnz = self.trial_times[1], self.trial_times[3]
+        per_entry = 0.5e-9 if outcome == "threads" else 4e-9
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, per_entry * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
+    kw = dict(loss="logistic", lam=1e-2, tol=1e-9, random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    path = res.extras["path"]
+    assert len(path) == 1 and path[0]["method"] == "sdca"
+    assert path[0]["threads"] == (2 if outcome == "threads" else 1)
+    reason = res.extras["threads_reason"]
+    if outcome == "loaded":
+        assert not trials and reason.startswith("serial: 2 threads predicted")
+    else:
+        assert len(trials) == 1 and (trials[0] > 0).all()       # CPU times measured
+        assert reason.startswith(f"{outcome}: measured on this data's first pass")
+        assert "CPU" in reason
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-2, res)
     ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
     assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
 

@@ -34,7 +34,8 @@ from .._util.threads import resolve_n_jobs, run_threads
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "auto_sync_every", "column_overlap",
            "distinct_columns", "mean_row_cosine", "measured_thread_costs",
            "sampled_column_counts",
-           "thread_plan", "threaded_pass"]
+           "thread_plan", "threaded_pass", "trial_verdict",
+           "warm_threads"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
@@ -54,6 +55,13 @@ SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
 STALE_EPOCHS = 0.12
 #: threads run only where the cost model predicts at least this speed-up
 MIN_SPEEDUP = 1.15
+#: sync_every="auto" also considers one shared v written by every step (no
+#: copies, PASSCoDe's design) where the sampled column overlap is below this:
+#: two threads then rarely write the same entry or cache line (orthogonal
+#: TF-IDF text 0.001; the shared-vocabulary text 0.15 keeps its copies), and a
+#: step costs what it costs on one thread (CPU time per stored entry 1.03-1.07x
+#: one thread's on the orthogonal text, against 1.6-1.7x on copies)
+WILD_OVERLAP = 0.02
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
@@ -328,14 +336,17 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
             f"each of 2 threads"))
     model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
     fixed = None if sync_every == "auto" else int(sync_every or 0)
+    choices = SYNC_CHOICES + ((0,) if model.overlap < WILD_OVERLAP else ())
     best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
-                for S in (SYNC_CHOICES if fixed is None else (fixed,))
-                for sparse in (True, False)),
+                for S in (choices if fixed is None else (fixed,))
+                for sparse in ((True, False) if S else (True,))),
                key=lambda p: p[0])
     speedup, k, S, flush_share, penalty, sparse = best
+    syncs = (f"one shared v, column overlap {model.overlap:.3f}" if S == 0 else
+             f"{'sparse' if sparse else 'sweeping'} syncs {100 * flush_share:.0f}% of the "
+             f"step cost")
     detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
-              f"({'sparse' if sparse else 'sweeping'} syncs "
-              f"{100 * flush_share:.0f}% of the step cost, "
+              f"({syncs}, "
               f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
     if speedup < MIN_SPEEDUP:
         return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse,
@@ -368,6 +379,10 @@ class _ThreadModel:
                      *grouped_column_counts(rows, entries=entries))
             rows._thread_model_stats = stats
         self.cosine, self.omega, self.multiplicity = stats
+        # the sampled column overlap, sum_j omega_j^2 / (n nnz) (column_overlap)
+        total = float(self.omega @ self.multiplicity)
+        self.overlap = (float((self.omega ** 2) @ self.multiplicity) / (rows.n * total)
+                        if total > 0 else 0.0)
         self._U = {}
 
     def predict(self, k, S, sparse):
@@ -375,7 +390,10 @@ class _ThreadModel:
         sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
         changed columns (``sparse``) or sweeping all ``d`` at each sync."""
         c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
-        if sparse:
+        if S == 0:
+            # one shared v: the serial step, nothing to sync
+            step, sync = r * c.step_entry, 0.0
+        elif sparse:
             step = r * c.buffered_entry
             # a sync publishes the thread's U(S) columns and takes the
             # others' ~(k - 1) U(S), or sweeps every column when those are
@@ -436,6 +454,16 @@ class ThreadWork:
         self._own = np.zeros((K, 2 * pad), dtype=np.int64)
         self.seen = [self._own[k, :K] for k in range(K)]
         self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
+        #: each thread's CPU seconds in threaded_pass (time.thread_time)
+        self.cpu = np.zeros(K)
+
+    def prefault(self):
+        """Write every page of the work arrays once (fresh zeroed pages are
+        mapped on first write: tens of megabytes of page faults that would
+        otherwise land in the first threaded pass, e.g. in a timed trial)."""
+        for a in (self.parts, self.logs, self._own, *self.local, *self.base, *self.mark,
+                  *self.touched):
+            a.fill(0)
 
     def copy(self, k, shared):
         """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
@@ -481,6 +509,7 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
     atomic = work.atomic and not work.sync_every
 
     def task(k, stop_flag):
+        cpu0 = time.thread_time()
         copy, local = work.copy(k, state.v), state
         if copy is not None:
             local = state._replace(v=work.local[k])
@@ -504,9 +533,45 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
         finally:
             if copy is not None:
                 sync_copy(local.v, copy)
+            work.cpu[k] += time.thread_time() - cpu0
         return status, pos, steps, acc, up, down
 
     try:
         return run_threads(task, K)
     finally:
         work.fold(state.v)            # what the threads published, even on an error
+
+
+def trial_verdict(times, cpu, plan, k, min_speedup):
+    """The first-pass trial's decision: ``(keep the threads, reason)``, or None
+    when nothing was measured.  ``times = (serial s, its stored entries, the
+    threads' s, their entries)``, ``cpu = (serial CPU s, the threads' CPU s
+    summed)``; the threads stay where one thread's wall time per stored entry
+    over theirs, divided by the plan's epoch penalty of asynchrony, is at
+    least ``min_speedup``.  The CPU times say what the steps cost apart from
+    the cores the machine gives now (on idle cores, ``k`` threads run about
+    ``k`` times one thread's CPU time per entry over theirs)."""
+    serial_s, serial_nnz, thread_s, thread_nnz = (float(t) for t in times)
+    if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
+        return None
+    measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+    work = (f"; CPU {1e9 * cpu[0] / serial_nnz:.2f} ns per entry on one, "
+            f"{1e9 * cpu[1] / thread_nnz:.2f} summed over {k}"
+            if cpu[0] > 0 and cpu[1] > 0 else "")
+    detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
+              f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
+              f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
+              f"epochs predicted{work}; the cost model predicted {plan.speedup:.2f}x)")
+    if measured >= min_speedup:
+        return True, f"threads: {detail}"
+    return False, f"serial: {detail}, below {min_speedup}x"
+
+
+def warm_threads(rows, spec, state, work, prox):
+    """Before a timed threaded pass: ``work``'s arrays paged in
+    (:meth:`ThreadWork.prefault`) and the threads' kernel loaded and their
+    pool woken (an empty :func:`threaded_pass`); ``work.cpu`` back at 0."""
+    work.prefault()
+    threaded_pass(rows, spec, state, np.zeros(0, np.int64), 0, 0, work, 0,
+                  Shrinking(False, np.inf, np.inf), prox)
+    work.cpu[:] = 0.0
