@@ -416,8 +416,13 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     # threads save at every period the staleness allows
     text = as_rows(zipf_text(5_000, 100_000))
     assert threads_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
-    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL, hot_ok=False)
     assert plan.threads == 1 and plan.reason.startswith("serial") and plan.speedup < 1.15
+    # copies of its few hot columns only: the others shared, syncs of a few
+    # dozen columns per chunk, nearly no staleness
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
+    assert plan.sparse == "hot" and "hot columns" in plan.reason
+    assert 0 < plan.hot.shape[0] <= threads_mod.HOT_MAX and plan.penalty < 1.05
     # large and orthogonal (random signs): long sync periods cost nothing in
     # epochs, and each sync's columns are reused many times
     rng = np.random.default_rng(1)
@@ -707,6 +712,78 @@ def test_interleaved_syncs_lose_no_update(every, sparse):
         for k in range(2):
             from primaldual.kernels.sdca import start_copy
             start_copy(states[k].v, copies[k])
+
+
+def _planted_text(n, d, seed):
+    X = zipf_text(n, d, tokens=15, seed=seed)
+    w = np.random.default_rng(seed).standard_normal(d)
+    return X, np.where(X @ w > np.median(X @ w), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_hot_column_copies_keep_the_image_exact(threads):
+    """Hot-column copies: the threads step on the image with the hot columns
+    renumbered to their own copies and sync them after each chunk; after a
+    pass the image is v(alpha).  One thread: exactly; two (one OS thread
+    each, plain additions on the other columns): to rounding, unless two
+    additions met (the certificate recomputes v(alpha) anyway)."""
+    from primaldual.kernels.sdca import Shrinking, SDCAState
+    X, y = _planted_text(500, 300, seed=6)
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    n, d = X.shape
+    hot = threads_mod._ThreadModel(prob.rows, FREE_SYNCS).hot()[0]
+    assert 0 < hot.shape[0] < 60
+    work = threads_mod.ThreadWork(d, threads, 64, False, int(np.diff(X.indptr).max()),
+                                  True, hot)
+    assert work.parts.size == 0 and work.copy(0, np.zeros(d)) is None
+    state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(n, np.uint8))
+    prox = [sdca_mod.prox_work_arrays(prob.rows, 0.0) for _ in range(threads)]
+    threads_mod.warm_threads(prob.rows_view(), prob.step_spec(), state, work, prox)
+    assert all(v is not None for v in work.hot_slots(prob.rows_view()))   # views built
+    assert not state.v.any() and not work.cpu.any()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        order = rng.permutation(n).astype(np.int64)
+        results, _ = threads_mod.threaded_pass(prob.rows_view(), prob.step_spec(), state,
+                                               order, 0, n, work, X.nnz,
+                                               Shrinking(False, np.inf, np.inf), prox)
+        assert sum(r[2] for r in results) == n
+        drift = np.abs(state.v - prob.dual_image(state.alpha)).max()
+        assert drift <= (1e-15 if threads == 1 else 1e-3) * max(1.0, np.abs(state.v).max())
+    # the renumbered rows reach the thread's own copy, nowhere else
+    rows = prob.rows_view()
+    for t in range(threads):
+        view = work.hot_view(rows, t)
+        assert view is work.hot_view(rows, t)                    # built once
+        moved = view.indices >= d
+        assert set(rows.indices[moved]) <= set(hot.tolist())
+        assert (view.indices[moved] >= d + t * work.pad).all()
+        assert (view.indices[moved] < d + t * work.pad + hot.shape[0]).all()
+        np.testing.assert_array_equal(view.indices[~moved], rows.indices[~moved])
+
+
+def test_hot_column_copies_certify_the_optimum_with_a_thread_stalled(monkeypatch):
+    """A shared vocabulary (a few columns in most rows): the plan copies the
+    hot columns only (made the cheapest here) and the run, thread 1 stalling
+    20 ms before every other chunk, certifies the serial optimum."""
+    monkeypatch.setattr(threads_mod, "HOT_STEP", 0.5)
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    stalls = []
+
+    def stall(k, chunk):
+        if k == 1 and chunk % 2 == 0:
+            stalls.append(chunk)
+            time.sleep(0.02)
+
+    monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
+    X, y = _planted_text(500, 300, seed=7)
+    kw = dict(loss="logistic", lam=1e-2, solver="sdca", tol=1e-9, random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert res.extras["threads"] == 2 and "hot columns" in res.extras["threads_reason"]
+    assert res.converged and len(stalls) > 5
+    assert_exact_certificate(X, y, "logistic", 1e-2, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
 
 
 #: the module's own function (the autouse fixture above replaces it per test)

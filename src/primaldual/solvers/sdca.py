@@ -170,7 +170,7 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o, prob = self.opts, self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
-                                o.sync_every)
+                                o.sync_every, hot_ok=prob.l1 == 0)
         self.threads_reason = self.plan.reason
         # the first pass checks the prediction (docs/solvers.md, "Threads")
         if forced := o.threads == "on" and self.plan.best_threads > 1:
@@ -235,7 +235,7 @@ class SDCASolver(Solver):
             rows = self.problem.rows
             self.thread_work = ThreadWork(self.problem.d, self.n_threads, self.sync_every,
                                           self.atomic, int(rows.row_nnz.max(initial=1)),
-                                          self.sparse_sync)
+                                          self.sparse_sync is True, self.plan.hot)
             if self.trial:       # the trial times steps only
                 warm_threads(self.problem.rows_view(), self.problem.step_spec(),
                              self._state_view(), self.thread_work, self.thread_prox)
