@@ -55,12 +55,10 @@ def cpu_per_entry(prob, design, passes, rng):
     work = None
     if design is not None:
         _, S, sparse, atomic, hot = design
-        plan = st.thread_plan(prob.rows, 2)
         hot_cols = st._ThreadModel(prob.rows, st.measured_thread_costs()).hot()[0]
         work = st.ThreadWork(d, 2, S, atomic, int(prob.rows.row_nnz.max()), sparse,
                              hot_cols if hot else None)
         st.warm_threads(rows, spec, state, work, prox)
-        del plan
     out = []
     for _ in range(passes):
         order = rng.permutation(n).astype(np.int64)
