@@ -249,8 +249,10 @@ class SparseCDSolver(Solver):
 
     def _solve_ws(self, ws, stop_gap, budget):
         k = ws.shape[0]
+        seed = np.array([self.rng.integers(1, 2**63)], dtype=np.uint64)
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
-                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k))
+                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
+                          np.arange(k, dtype=np.int64), seed)
         # margins of the current w (screening may have zeroed some coefficients)
         self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
