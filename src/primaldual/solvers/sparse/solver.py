@@ -68,7 +68,7 @@ class SparseCDSolver(Solver):
     celer, eq. 8), at least ``p0`` and twice the support (skglm's rule), doubled
     when a check does not lower the gap by 10%.  On the working set, proximal Newton steps
     (newGLMNET, Yuan, Ho & Lin 2012, Algorithm 3: coordinate descent on the
-    quadratic model, Armijo line search) run until the restricted duality gap
+    quadratic model in a random order each pass, Armijo line search) run until the restricted duality gap
     is ``inner_ratio`` times the full one.  For the squared loss the model is
     exact and this is coordinate descent (glmnet).
 
