@@ -56,7 +56,7 @@ class CSActive(NamedTuple):
     cls: object
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def cs_subproblem(A, k, total, B, D, new, cap):
     """The exact minimizer of ``A/2 ||b||^2 + B . b`` over ``sum_m b_m = total``,
     ``b_m <= cap_m`` into ``new[:k]`` (``cap`` is 0 except ``C`` at the label;
@@ -87,8 +87,8 @@ def cs_subproblem(A, k, total, B, D, new, cap):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _active_scores(rows, coef, i, cls_i, k, z, tmp):
-    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes (all K: in
+def _active_scores(rows, coef, i, cls, k, z, tmp):
+    """z[t] = x_i . coef[:, cls[i, t]] for the k active classes (all K: in
     class order into ``tmp``, a contiguous row of coef per entry, then
     permuted)."""
     start = rows.indptr[i]
@@ -102,7 +102,7 @@ def _active_scores(rows, coef, i, cls_i, k, z, tmp):
             for t in range(k):
                 tmp[t] += x * cj[t]
         for t in range(k):
-            z[t] = tmp[cls_i[t]]
+            z[t] = tmp[cls[i, t]]
         return
     for t in range(k):
         z[t] = 0.0
@@ -110,37 +110,37 @@ def _active_scores(rows, coef, i, cls_i, k, z, tmp):
         x = rows.data[p]
         j = rows.indices[p + off]
         for t in range(k):
-            z[t] += x * coef[j, cls_i[t]]
+            z[t] += x * coef[j, cls[i, t]]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _violation(beta_i, cls_i, k, yi, C, G, cap):
+def _violation(beta, i, cls, k, yi, C, G, cap):
     """Fills ``cap`` for the k active classes; returns (maxG - minG, minG): the
     optimality violation of row i's block (minG over the classes below their
     bound, maxG over all)."""
     minG = np.inf
     maxG = -np.inf
     for t in range(k):
-        m = cls_i[t]
+        m = cls[i, t]
         cap[t] = C if m == yi else 0.0
-        if beta_i[m] < cap[t] and G[t] < minG:
+        if beta[i, m] < cap[t] and G[t] < minG:
             minG = G[t]
         if G[t] > maxG:
             maxG = G[t]
     return maxG - minG, minG
 
 
-@njit(cache=True, nogil=True)
-def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
+@njit(cache=True, nogil=True, inline="always")
+def _shrink_classes(beta, i, cls, k, minG, G, cap):
     """Drop the classes at their bound whose gradient is below every free
     one's (LIBLINEAR's be_shrunk); returns the new k.  ``G``, ``cap`` and
-    ``cls_i`` are permuted alike."""
+    ``cls[i]`` are permuted alike."""
     t = 0
     while t < k:
-        m = cls_i[t]
-        if beta_i[m] == cap[t] and G[t] < minG:
+        m = cls[i, t]
+        if beta[i, m] == cap[t] and G[t] < minG:
             k -= 1
-            cls_i[t], cls_i[k] = cls_i[k], cls_i[t]
+            cls[i, t], cls[i, k] = cls[i, k], cls[i, t]
             G[t], G[k] = G[k], G[t]
             cap[t], cap[k] = cap[k], cap[t]
         else:
@@ -180,15 +180,14 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
         if A == 0.0:
             s += 1
             continue
-        cls_i = act.cls[i]
         yi = rows.y[i]
-        _active_scores(rows, coef, i, cls_i, k, z, new)
+        _active_scores(rows, coef, i, act.cls, k, z, new)
         reads += rows.indptr[i + 1] - rows.indptr[i]
         for t in range(k):
-            z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient
-        viol, minG = _violation(beta[i], cls_i, k, yi, rows.C[i], z, cap)
+            z[t] += 0.0 if act.cls[i, t] == yi else 1.0          # G, the dual gradient
+        viol, minG = _violation(beta, i, act.cls, k, yi, rows.C[i], z, cap)
         if shrinking:
-            k = _shrink_classes(beta[i], cls_i, k, minG, z, cap)
+            k = _shrink_classes(beta, i, act.cls, k, minG, z, cap)
             act.n_cls[i] = k
             if k <= 1:
                 m_act -= 1
@@ -201,12 +200,12 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
             stopping = viol
         total = 0.0
         for t in range(k):
-            B[t] = z[t] - A * beta[i, cls_i[t]]
-            total += beta[i, cls_i[t]]
+            B[t] = z[t] - A * beta[i, act.cls[i, t]]
+            total += beta[i, act.cls[i, t]]
         cs_subproblem(A, k, total, B, D, new, cap)
         moved = 0                       # the changed classes and their changes, in front
         for t in range(k):
-            m = cls_i[t]
+            m = act.cls[i, t]
             delta = new[t] - beta[i, m]
             beta[i, m] = new[t]
             if delta != 0.0:

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
@@ -31,6 +32,9 @@ class CrammerSingerOptions(CommonOptions):
 EPS_SHRINK0 = 1.0
 #: epochs per kernel call (the deadline is checked between calls)
 EPOCHS_PER_CALL = 16
+#: dense input with at most this share of nonzero entries is read by the kernel
+#: as CSR (a row step costs its stored entries; the zeros are skipped)
+SPARSE_VIEW_DENSITY = 0.75
 
 
 class CrammerSingerDual(MulticlassDualSolver):
@@ -59,6 +63,9 @@ class CrammerSingerDual(MulticlassDualSolver):
     itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
     ``coef(alpha)`` recomputed from it at each check.
 
+    Dense input with at most 75% nonzero entries is read as CSR (a copy of its
+    nonzeros), as LIBLINEAR reads every input.
+
     Options: ``shrinking`` (default True).  ``warm_start``: a SolveResult or a dual point
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
     """
@@ -75,7 +82,12 @@ class CrammerSingerDual(MulticlassDualSolver):
         prob = self.problem
         r = prob.rows
         self.C = self.row_bounds()
-        self.view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
+        data, indices, indptr, iptr = r.data, r.indices, r.indptr, r.iptr
+        if not r.is_sparse and r.n * r.d and \
+                np.count_nonzero(r.data) <= SPARSE_VIEW_DENSITY * r.n * r.d:
+            csr = sp.csr_matrix(r.X)
+            data, indices, indptr, iptr = csr.data, csr.indices, csr.indptr, csr.indptr
+        self.view = CSRows(data, indices, indptr, iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
         self.work = CSWork(*(np.empty(K) for _ in range(5)))
         self.shrinking = bool(self.opts.shrinking)
