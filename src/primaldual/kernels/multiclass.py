@@ -87,30 +87,32 @@ def cs_subproblem(A, k, total, B, D, new, cap):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _active_scores(rows, coef, i, cls, k, z, tmp):
-    """z[t] = x_i . coef[:, cls[i, t]] for the k active classes (all K: in
-    class order into ``tmp``, a contiguous row of coef per entry, then
-    permuted)."""
+def _active_scores(rows, coef, i, cls, k, z):
+    """z[t] = x_i . coef[:, cls[i, t]] for the k active classes, four classes
+    per pass over the row (their sums stay in registers)."""
     start = rows.indptr[i]
+    end = rows.indptr[i + 1]
     off = rows.iptr[i] - start
-    if k == coef.shape[1]:
-        for t in range(k):
-            tmp[t] = 0.0
-        for p in range(start, rows.indptr[i + 1]):
+    for t0 in range(0, k, 4):
+        c0 = cls[i, t0]
+        c1 = cls[i, t0 + 1] if t0 + 1 < k else c0
+        c2 = cls[i, t0 + 2] if t0 + 2 < k else c0
+        c3 = cls[i, t0 + 3] if t0 + 3 < k else c0
+        a0 = a1 = a2 = a3 = 0.0
+        for p in range(start, end):
             x = rows.data[p]
-            cj = coef[rows.indices[p + off]]
-            for t in range(k):
-                tmp[t] += x * cj[t]
-        for t in range(k):
-            z[t] = tmp[cls[i, t]]
-        return
-    for t in range(k):
-        z[t] = 0.0
-    for p in range(start, rows.indptr[i + 1]):
-        x = rows.data[p]
-        j = rows.indices[p + off]
-        for t in range(k):
-            z[t] += x * coef[j, cls[i, t]]
+            j = rows.indices[p + off]
+            a0 += x * coef[j, c0]
+            a1 += x * coef[j, c1]
+            a2 += x * coef[j, c2]
+            a3 += x * coef[j, c3]
+        z[t0] = a0
+        if t0 + 1 < k:
+            z[t0 + 1] = a1
+        if t0 + 2 < k:
+            z[t0 + 2] = a2
+        if t0 + 3 < k:
+            z[t0 + 3] = a3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -150,15 +152,24 @@ def _shrink_classes(beta, i, cls, k, minG, G, cap):
 
 @njit(cache=True, nogil=True, inline="always")
 def _update_coef(rows, coef, i, moved, delta, cls):
-    """coef[j, cls[t]] += delta[t] x_ij for the row's entries (feature-major, as
-    the scores are read)."""
+    """coef[j, cls[t]] += delta[t] x_ij for the row's entries, four classes per
+    pass over the row (a missing fourth adds 0 to the first's column)."""
     start = rows.indptr[i]
+    end = rows.indptr[i + 1]
     off = rows.iptr[i] - start
-    for p in range(start, rows.indptr[i + 1]):
-        x = rows.data[p]
-        j = rows.indices[p + off]
-        for t in range(moved):
-            coef[j, int(cls[t])] += delta[t] * x
+    for t0 in range(0, moved, 4):
+        c0 = int(cls[t0])
+        d0 = delta[t0]
+        c1, d1 = (int(cls[t0 + 1]), delta[t0 + 1]) if t0 + 1 < moved else (c0, 0.0)
+        c2, d2 = (int(cls[t0 + 2]), delta[t0 + 2]) if t0 + 2 < moved else (c0, 0.0)
+        c3, d3 = (int(cls[t0 + 3]), delta[t0 + 3]) if t0 + 3 < moved else (c0, 0.0)
+        for p in range(start, end):
+            x = rows.data[p]
+            j = rows.indices[p + off]
+            coef[j, c0] += d0 * x
+            coef[j, c1] += d1 * x
+            coef[j, c2] += d2 * x
+            coef[j, c3] += d3 * x
 
 
 @njit(cache=True, nogil=True)
@@ -181,7 +192,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
             s += 1
             continue
         yi = rows.y[i]
-        _active_scores(rows, coef, i, act.cls, k, z, new)
+        _active_scores(rows, coef, i, act.cls, k, z)
         reads += rows.indptr[i + 1] - rows.indptr[i]
         for t in range(k):
             z[t] += 0.0 if act.cls[i, t] == yi else 1.0          # G, the dual gradient

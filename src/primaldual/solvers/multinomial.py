@@ -136,6 +136,8 @@ class MultinomialNewton(MulticlassSolver):
                 prob.nnz >= DENSE_MIN_DENSITY * n * d:
             X = X.toarray()
         self.X = X
+        # X^T as CSR once: its products gather by row (no transpose per product)
+        self.XT = X.T.tocsr() if sp.issparse(X) else X.T
         self.Xd = None if sp.issparse(X) else X        # dense rows for the explicit H
         mode = self.opts.hessian
         dk = d * K
@@ -213,7 +215,7 @@ class MultinomialNewton(MulticlassSolver):
         return np.asarray(self.X @ coef, dtype=np.float64)
 
     def _rmat(self, R):
-        return np.asarray(self.X.T @ R, dtype=np.float64)
+        return np.asarray(self.XT @ R, dtype=np.float64)
 
     def get_state(self):
         return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
