@@ -9,10 +9,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
+from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_certificate, cs_epochs
 from ..kernels.status import STATUS_OK
+from ..multiclass import FEAS_TOL
+from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, flag
+from ._schedule import CHECK_PASS_COST
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerOptions", "CrammerSingerDual"]
@@ -130,6 +133,13 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"])])
 
     @property
+    def check_passes(self):
+        """A check is two passes over the rows with K-wide work per entry, as a
+        row step's reads (counted once per entry): 2 / CHECK_PASS_COST passes
+        in the schedule's units."""
+        return 2.0 / CHECK_PASS_COST
+
+    @property
     def epochs(self):
         return float(self.n_epochs_done)
 
@@ -156,11 +166,17 @@ class CrammerSingerDual(MulticlassDualSolver):
     def certificate(self):
         """``alpha = beta / C`` and ``coef(alpha) = X^T beta`` recomputed from it
         (the incremental ``coef`` is refreshed too, dropping its rounding
-        drift); ``V = lam coef``, so the check makes two products."""
+        drift), then ``P(coef)`` and ``D(alpha)`` (``V = lam coef``): two passes
+        over the rows in one kernel (:func:`~primaldual.kernels.multiclass.cs_certificate`)."""
         prob = self.problem
-        alpha = self.beta / self.C[:, None]
-        self.coef = self._coef_of(self.beta)
-        return prob.certificate(self.coef, alpha, V=prob.lam * self.coef)
+        loss, conj, bad = cs_certificate(self.view, self.beta, prob.sample_weight,
+                                         self.coef, self.work.z, FEAS_TOL)
+        sq = float(np.einsum("i,i->", self.coef.ravel(), self.coef.ravel()))
+        primal = loss / prob.W + 0.5 * prob.lam * sq
+        dual = conj / prob.W - 0.5 * prob.lam * sq if bad == 0 else -np.inf
+        return Certificate(w=self.coef.copy(), alpha=self.beta / self.C[:, None],
+                           primal=float(primal), dual=float(dual),
+                           v=prob.lam * self.coef, margins=None)
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
