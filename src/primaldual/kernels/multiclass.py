@@ -235,11 +235,23 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
 EPS_FLOOR = 1e-12
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(state):
+    """The next value in [0, 1) of SplitMix64 (Steele, Lea & Flood 2014) from
+    the one-word ``state`` (uint64), advanced in place."""
+    state[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = state[0]
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(cache=True, nogil=True)
-def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
-    """``uniforms.shape[0]`` epochs of :func:`cs_epoch`, each over the active
-    rows shuffled (Fisher-Yates) with that row of ``uniforms`` (n values in
-    [0, 1), drawn by the driver from ``random_state``), then LIBLINEAR's rule:
+def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
+    """``n_epochs`` epochs of :func:`cs_epoch`, each over the active rows
+    shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
+    which the driver seeds from ``random_state``), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
     and class returns and the threshold halves.  ``sched`` (float64):
     ``[active rows, threshold]``, updated in place.  Returns ``(status,
@@ -247,10 +259,10 @@ def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
-    for e in range(uniforms.shape[0]):
+    for e in range(n_epochs):
         m = int(sched[0])
         for t in range(m - 1, 0, -1):
-            r = int(uniforms[e, t] * (t + 1))
+            r = int(_uniform(state) * (t + 1))
             act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
         status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
         reads += rd
@@ -262,7 +274,7 @@ def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
             sched[0] = n
             for i in range(n):
                 act.n_cls[i] = K
-    return STATUS_OK, uniforms.shape[0], reads
+    return STATUS_OK, n_epochs, reads
 
 
 @njit(cache=True, nogil=True)

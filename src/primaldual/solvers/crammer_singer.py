@@ -55,7 +55,8 @@ class CrammerSingerDual(MulticlassDualSolver):
         min_beta 1/2 ||sum_i x_i^T beta_i||_F^2 - sum_i beta_{i, y_i}
         s.t.     sum_m beta_im = 0,  beta_im <= C_i 1[m = y_i]
 
-    Each epoch visits the rows in a random order (from ``random_state``) and
+    Each epoch visits the rows in a random order (SplitMix64 seeded from
+    ``random_state`` at each kernel call) and
     minimizes exactly over one row's K variables (Keerthi et al., KDD 2008,
     Sec. 3; the subproblem of LIBLINEAR's ``Solver_MCSVM_CS``), keeping
     ``coef = sum_i x_i^T beta_i`` up to date.  With ``shrinking`` (as LIBLINEAR)
@@ -149,9 +150,9 @@ class CrammerSingerDual(MulticlassDualSolver):
         left = max(1, int(round(n_epochs)))
         while left > 0 and self.n_epochs_done < self.max_epochs:
             k = min(left, EPOCHS_PER_CALL, int(self.max_epochs - self.n_epochs_done))
-            uniforms = self.rng.random((k, n))
+            state = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
             status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
-                                            self.coef, self.work, uniforms, self.shrinking)
+                                            self.coef, self.work, k, state, self.shrinking)
             self.n_epochs_done += int(done)
             self.feature_accesses += int(reads)
             if status != STATUS_OK:

@@ -46,8 +46,9 @@ DENSE_MIN_DENSITY = 0.3
 DENSE_MAX_ENTRIES = 5e7
 #: start="auto" runs dual coordinate descent first: START_EPOCHS on sparse
 #: input whose Hessian is not formed (news20: Newton-CG from zero stalls on raw
-#: counts), SHORT_START_EPOCHS where the Hessian is not formed at once (digits,
-#: dna, usps: 10-30% less time to 1e-6), none where it is (shuttle)
+#: counts), SHORT_START_EPOCHS where the Hessian is not formed at once and rows
+#: hold at least K entries (digits, dna, usps: 10-30% less time to 1e-6), none
+#: where it is (shuttle) or on short rows (letter)
 START_EPOCHS = 40
 SHORT_START_EPOCHS = 3
 #: CG never solves beyond this fraction of the gradient norm that certifies
@@ -74,7 +75,8 @@ class MultinomialNewtonOptions(CommonOptions):
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
-                            "unless the Hessian is formed at once)")
+                            "unless the Hessian is formed at once or rows hold "
+                            "fewer than K entries)")
     start_epochs: int | None = number(None, integer=True, low=0.0, also=(None,),
                                       doc="epochs of dual coordinate descent for "
                                           "start='dual_cd' (None: 40 on sparse input "
@@ -114,7 +116,7 @@ class MultinomialNewton(MulticlassSolver):
 
     CG stops at the latest where ``||r||`` is half the gradient norm that
     certifies ``tol``.  With ``start="dual_cd"`` (``auto``: unless the Hessian
-    is formed at once) the first point is ``coef(alpha)`` after
+    is formed at once or rows hold fewer than K entries) the first point is ``coef(alpha)`` after
     ``start_epochs`` epochs of exact dual coordinate descent from ``alpha =
     0`` (:mod:`primaldual.kernels.multinomial_dual`; two passes each; 40 on
     sparse input whose Hessian is never formed, 3 otherwise).
@@ -163,8 +165,10 @@ class MultinomialNewton(MulticlassSolver):
         self.c = prob.sample_weight
         start = self.opts.start
         long_start = sp.issparse(X) and self.explicit_passes == math.inf
-        self.cd_start = start == "dual_cd" or (start == "auto" and
-                                               self.explicit_passes > EXPLICIT_AT_ONCE)
+        # a dual epoch solves K scalar equations per row: worth it on rows of at
+        # least K entries (letter: 16 entries, 26 classes, it is not)
+        self.cd_start = start == "dual_cd" or (start == "auto" and (long_start or (
+            self.explicit_passes > EXPLICIT_AT_ONCE and prob.nnz >= prob.n * K)))
         self.start_epochs = (self.opts.start_epochs if self.opts.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
         self.Y = np.zeros((prob.n, prob.K))
