@@ -222,9 +222,8 @@ class _Watch:
                 f"away, more than the {left:.3g} left in the budget")
 
     def progress(self, gaps, past, target):
-        """``(cut tenfold in the window, decades per model s, model s to target
-        at that rate)`` of the best of ``gaps`` (``past``: the checks at least a
-        window back)."""
+        """``(cut tenfold in the window, decades per model s, model s to target)``
+        of ``gaps`` (``past``: the checks at least a window back)."""
         then, now = min(gaps[j] for j in past), min(gaps)
         ok = now <= then / HANDOVER_FACTOR
         if not (target > 0 and now > target):
@@ -435,12 +434,10 @@ class _Supervisor:
                               BUDGET_SHARE * self.budget_work(name)))
         return n_jobs, window, STALL_CHECKS if later else LAST_STALL_CHECKS, not modelled
 
-    def later(self, i) -> list:
-        """The candidates after leg ``i`` (the leg given the budget back aside)."""
+    def later(self, i) -> list:       # the candidates after leg i (not a given-back one)
         return [k for j, k in enumerate(self.names[i + 1:], i + 1) if j != self.given]
 
-    def modelled(self, name) -> bool:
-        """The cost model predicts a whole fit by ``name`` (a finite number of epochs)."""
+    def modelled(self, name) -> bool:     # the cost model predicts name's whole fit
         return math.isfinite(predicted_epochs(name, self.problem, self.tol, math.inf))
 
     def budget_work(self, name):
@@ -512,13 +509,11 @@ class _Supervisor:
         self.max_epochs = self.base_epochs + min(self.handed_epochs, self.base_epochs)
 
     def give_back(self, i, reason) -> bool:
-        """Leg ``i`` stalled, or was slow, and no candidate after it has a cost
-        model: the first method that handed over without failing (slow, or
-        stalled on a certificate that may still catch up; only a slow one after
-        a slow leg) runs next with the rest of the budget, once, with no stall
-        rule (a Newton certificate on an ill-conditioned problem closes late:
-        dna standardized, squared hinge, C = 100 takes 180 Newton iterations
-        where 20 are predicted)."""
+        """Leg ``i`` stalled (or was slow) with no later candidate with a cost
+        model: the first leg that handed over as slow or stalled (only a slow
+        one after a slow leg) runs next with the rest of the budget, once, with
+        no stall rule (Newton on standardized dna, squared hinge, C = 100,
+        takes 180 iterations where 20 are predicted)."""
         kinds = ("slow",) if reason.startswith("slow") else ("slow", "stalled")
         leg = self.can_give_back(self.path[:-1], kinds)
         if leg is None:
@@ -528,8 +523,7 @@ class _Supervisor:
         return True
 
     def can_give_back(self, legs=None, kinds=("slow", "stalled")):
-        """The first of ``legs`` (default: every leg run) that handed over for
-        one of ``kinds`` of reasons, while no leg has had the budget back."""
+        """The first of ``legs`` (default all) that handed over for ``kinds``."""
         if self.given is not None:
             return None
         for leg in self.path if legs is None else legs:
