@@ -62,9 +62,8 @@ TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up (a trial's
 #: threaded quarter pass costs up to a quarter pass or more where they lose)
 TRIAL_FLOOR = 1.0
-#: the trial keeps the threads where they were measured at least this much
-#: faster (the threads' kernel loaded and their arrays paged in before it, two
-#: quarter passes timed once are noisy by about 10%)
+#: the trial keeps the threads where measured at least this much faster (kernel
+#: loaded, arrays paged in first; two quarter passes timed once: noise ~10%)
 TRIAL_MIN_SPEEDUP = 1.2
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding: ~1e-16 sqrt(steps))
