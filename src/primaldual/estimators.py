@@ -57,6 +57,21 @@ CLASSIFICATION_LOSSES = (tuple(n for n in LOSS_NAMES if make_loss(n).classificat
                          + MULTICLASS_LOSSES)          # the last two: estimators_multiclass
 REGRESSION_LOSSES = tuple(n for n in LOSS_NAMES if not make_loss(n).classification)
 # ------------------------------------------------------------------ helpers
+def _checked_classes(y):
+    """``np.unique(y)`` after scikit-learn's ``check_classification_targets(y)``,
+    whose generic type detection costs more than a small fit; where its answer
+    is known it is not asked: a 1-D array of two distinct booleans, integers or
+    whole-number floats is "binary", which it accepts."""
+    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "biuf":
+        classes = np.unique(y)
+        if not (classes.size == 2 and (y.dtype.kind != "f" or bool(np.all(
+                classes == classes.astype(np.int64).astype(classes.dtype))))):
+            check_classification_targets(y)
+        return classes
+    check_classification_targets(y)
+    return np.unique(y)
+
+
 def _check_number(name, value, *, low=0.0, allow_equal=False, integer=False):
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
@@ -354,25 +369,25 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self._validate_params_values()
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C")
-        check_classification_targets(y)
-        classes = np.unique(y)
+        classes = _checked_classes(y)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y has only one class: {_plain(classes[0])!r}")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                  ensure_non_negative=True, allow_all_zero_weights=True)
+        sw = np.ones(X.shape[0]) if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            allow_all_zero_weights=True)
         positive = sw > 0
         if not positive.any():
             raise ValueError("every sample weight is zero; give positive weight to "
                              "samples of at least 2 classes")
-        self._check_two_classes(y[positive])
+        self._check_two_classes(y, positive)
         c = combined_weights(y, classes, sw, self.class_weight)
         keep = c > 0
         if not keep.any():
             raise ValueError("every sample weight is zero (sample_weight times "
                              "class_weight); give positive weight to samples of at least "
                              "2 classes")
-        self._check_two_classes(y[keep])
+        self._check_two_classes(y, keep)
         self.classes_ = classes
         n = X.shape[0]
         Xa = self._prepare(X)
@@ -384,8 +399,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         yk = y[keep]
         if is_multiclass_loss(self.loss):           # one (d, K) problem, not one-vs-rest
             return fit_multiclass(self, X, Xa, yk, ck, keep, n)
-        if classes.size == 2:
-            targets = [encode_pm1(yk, classes[1], classes[0])]
+        if classes.size == 2:           # yk holds both classes and no other label
+            targets = [encode_pm1(yk, classes[1])]
             labels = [(classes[1], classes[0])]
         else:
             targets = [encode_pm1(yk, cl) for cl in classes]
@@ -413,8 +428,12 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self._warn_convergence(results, labels, X)
         return self
 
-    def _check_two_classes(self, y_kept):
-        kept_classes = np.unique(y_kept)
+    def _check_two_classes(self, y, kept):
+        """At least two classes among the labels ``y[kept]`` (all rows kept: the
+        classes of ``y``, at least two, were checked)."""
+        if kept.all():
+            return
+        kept_classes = np.unique(y[kept])
         if kept_classes.size < 2:
             raise ValueError(
                 f"after removing the samples of weight 0 only one class remains "
@@ -524,8 +543,9 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C", y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                  ensure_non_negative=True, allow_all_zero_weights=True)
+        sw = np.ones(X.shape[0]) if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            allow_all_zero_weights=True)
         keep = sw > 0
         if not keep.any():
             raise ValueError("every sample weight is zero; give at least one sample "
