@@ -144,13 +144,19 @@ class _Objective:
     def newton_step(self, terms, g):
         """The Newton direction ``-H^{-1} g``, H scaled to unit diagonal."""
         h = self.cw * terms[2]
-        keep = np.flatnonzero(h) if self.loss == "squared_hinge" else slice(None)
-        Xs = self.X[keep] * np.sqrt(h[keep])[:, None]
+        if self.loss == "squared_hinge":
+            keep = np.flatnonzero(h)
+            Xs, h = self.X[keep], h[keep]
+            Xs *= np.sqrt(h)[:, None]               # the gathered copy, in place
+        else:
+            Xs = self.X * np.sqrt(h)[:, None]
         H = Xs.T @ Xs
         H.flat[::H.shape[0] + 1] += self.lam
         self.passes += 1
-        s = 1.0 / np.sqrt(np.diag(H))
-        return s * np.linalg.solve(H * s[:, None] * s[None, :], -s * g)
+        s = 1.0 / np.sqrt(H.diagonal())
+        H *= s[:, None]
+        H *= s
+        return s * np.linalg.solve(H, -s * g)
 
 
 def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=None):
