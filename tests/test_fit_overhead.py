@@ -93,3 +93,28 @@ def test_the_direct_leg_returns_the_problems_certificate_of_its_point():
     w, primal, dual = seen[-1]
     assert np.array_equal(res.coef, w) and (res.primal, res.dual) == (primal, dual)
     assert res.trace[-1]["primal"] == primal and res.rel_gap <= 1e-8
+
+
+def test_a_finite_check_is_skipped_only_for_the_object_the_caller_checked(monkeypatch):
+    from primaldual import validation
+
+    scans = []
+    real = validation._check_finite
+    monkeypatch.setattr(validation, "_check_finite", lambda a, n: (scans.append(n), real(a, n)))
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    with validation.finite_checked(X):
+        with validation.finite_checked(X):          # nested: still registered after
+            Problem(X, y, loss="hinge", lam=0.1)
+        Problem(X, y, loss="hinge", lam=0.1)
+        bad = X.copy()
+        bad[3, 1] = np.nan
+        with pytest.raises(ValueError, match="X contains NaN"):
+            Problem(bad, y, loss="hinge", lam=0.1)
+    assert scans == ["y", "y", "X"] and not validation._FINITE
+    Problem(X, y, loss="hinge", lam=0.1)
+    assert scans[-2:] == ["X", "y"]
+    Xn = X.copy()
+    Xn[0, 0] = np.inf
+    with pytest.raises(ValueError, match="inf|infinity"):
+        primaldual.LinearClassifier().fit(Xn, y)

@@ -44,6 +44,7 @@ from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, solver_path, threaded_solvers
 from .solvers.ovr import run_problems
+from .validation import finite_checked
 
 
 def _plain(x):
@@ -172,7 +173,9 @@ class _LinearBase(BaseEstimator):
         # one Ctrl-C stops every one-vs-rest problem: the solves (on this thread
         # or the pool's) share this block's flag, and each returns its
         # certified point (stop_reason "interrupted")
-        with sigint_as_flag():
+        # Xa is finite (scikit-learn's check_array, a finite intercept_scaling):
+        # the solvers' Problem does not scan it again
+        with sigint_as_flag(), finite_checked(Xa):
             results, self.n_jobs_plan_ = run_problems(one, len(targets),
                                                       getattr(self, "n_jobs", None))
         if self.verbose:
