@@ -118,3 +118,29 @@ def test_a_finite_check_is_skipped_only_for_the_object_the_caller_checked(monkey
     Xn[0, 0] = np.inf
     with pytest.raises(ValueError, match="inf|infinity"):
         primaldual.LinearClassifier().fit(Xn, y)
+
+
+@pytest.mark.parametrize("K", [1, 2])
+def test_the_compiled_ipm_iteration_parts_are_the_numpy_expressions(K):
+    from primaldual.kernels.ipm import block_step, kkt_parts, newton_rhs, slack_steps
+
+    rng = np.random.default_rng(K)
+    n = 257
+    sig, b, qd, p, s, t, rs, rt = (rng.standard_normal((K, n)) for _ in range(8))
+    pl, ph = rng.random((K, n)) + 0.01, rng.random((K, n)) + 0.01
+    xw, xdw = rng.standard_normal(n), rng.standard_normal(n)
+    r, D, E = np.empty((K, n)), np.empty((K, n)), np.empty(n)
+    kkt_parts(sig, xw, b, qd, p, s, t, pl, ph, r, D, E)
+    assert np.array_equal(r, sig * xw + b + qd * p - s + t)
+    assert np.array_equal(D, qd + s / pl + t / ph)
+    assert np.array_equal(E, (1.0 / D).sum(0))
+    h, rho = np.empty((K, n)), np.empty(n)
+    newton_rhs(r, rs, rt, pl, ph, sig, D, h, rho)
+    assert np.array_equal(h, -r - rs / pl + rt / ph)
+    assert np.array_equal(rho, (sig * h / D).sum(0))
+    dp, ds, dt = np.empty((K, n)), np.empty((K, n)), np.empty((K, n))
+    block_step(h, sig, xdw, D, dp)
+    assert np.array_equal(dp, (h - sig * xdw) / D)
+    slack_steps(rs, rt, s, t, dp, pl, ph, ds, dt)
+    assert np.array_equal(ds, -(rs + s * dp) / pl)
+    assert np.array_equal(dt, -(rt - t * dp) / ph)

@@ -30,7 +30,8 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from ..kernels.ipm import longest_step, scale_rows
+from ..kernels.ipm import (block_step, kkt_parts, longest_step, newton_rhs, scale_rows,
+                           slack_steps)
 from ..kernels.objective import weighted_sum
 from ..problem import Certificate
 from ._base import Solver, SolveResult, register
@@ -334,18 +335,23 @@ class IPMSolver(Solver):
         r_w = prob.lam * self.w - self._xt((sig * p).sum(0))
         xw = self._xw[1] if self._xw is not None and self._xw[0] is self.w \
             else self._x(self.w)
-        r = sig * xw + self.b + self.qd * p - s + t
+        # the elementwise work in compiled loops (the numpy expressions' values)
+        r, D, E = np.empty_like(p), np.empty_like(p), np.empty(p.shape[1])
+        kkt_parts(sig, xw, self.b, self.qd, p, s, t, pl, ph, r, D, E)
         mu = (np.sum(s * pl) + np.sum(t * ph)) / (2 * p.size)
-        D = self.qd + s / pl + t / ph
-        solve = self._reduced_solver((1.0 / D).sum(0))
+        solve = self._reduced_solver(E)
 
         def direction(rs, rt):
-            h = -r - rs / pl + rt / ph
-            dw, dg = solve(r_w, (sig * h / D).sum(0))
-            dp = (h - sig * self._x(dw)) / D
+            h, rho = np.empty_like(p), np.empty(p.shape[1])
+            newton_rhs(r, rs, rt, pl, ph, sig, D, h, rho)
+            dw, dg = solve(r_w, rho)
+            dp = np.empty_like(p)
+            block_step(h, sig, self._x(dw), D, dp)
             if dg is not None:
                 dp = _with_sum(dp, dg, sig, D)
-            return dw, dp, -(rs + s * dp) / pl, -(rt - t * dp) / ph
+            ds, dt = np.empty_like(p), np.empty_like(p)
+            slack_steps(rs, rt, s, t, dp, pl, ph, ds, dt)
+            return dw, dp, ds, dt
 
         dw, dp, ds, dt = direction(s * pl, t * ph)
         a = _longest_step(pl, ph, s, t, dp, ds, dt)
