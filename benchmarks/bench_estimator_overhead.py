@@ -12,7 +12,9 @@ this process, interleaved (ours, theirs, theirs, ours, ...: a load spike
 hits both), after one warm-up fit each.  A cell reports the median of each,
 the ratio of the medians, the median of the ratios of the pairs of
 neighbouring fits (less sensitive to a load that drifts), the ratio of the
-fastest fits, and the path of our fit; the header states the load
+fastest fits, the ratio of the median CPU times (``time.process_time``, all
+of the process's threads: steadier than wall time on a loaded machine, but it
+counts a multithreaded BLAS's helpers too), and the path of our fit; the header states the load
 average (``uptime``) before and after, since the machine is shared.
 
     python benchmarks/bench_estimator_overhead.py                 # the default sets
@@ -55,14 +57,15 @@ def cell(X, y, loss, regression, repeats, budget):
     theirs = lambda: peer(loss, 1.0)          # noqa: E731
     est = mine().fit(X, y)
     theirs().fit(X, y)
-    ours_s, peer_s = [], []
+    ours_s, peer_s, ours_cpu, peer_cpu = [], [], [], []
     t_end = time.perf_counter() + budget
     for k in range(repeats):
-        order = ((mine, ours_s), (theirs, peer_s))
-        for make, out in (order if k % 2 == 0 else order[::-1]):
-            t0 = time.perf_counter()
+        order = ((mine, ours_s, ours_cpu), (theirs, peer_s, peer_cpu))
+        for make, out, cpu in (order if k % 2 == 0 else order[::-1]):
+            t0, c0 = time.perf_counter(), time.process_time()
             make().fit(X, y)
             out.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         if k >= 2 and time.perf_counter() > t_end:
             break
     path = "+".join(leg["method"] for leg in (est.solver_path_[0]
@@ -72,6 +75,7 @@ def cell(X, y, loss, regression, repeats, budget):
     paired = statistics.median(a / b for a, b in zip(ours_s, peer_s))
     return {"ours_s": ours_m, "peer_s": peer_m, "ratio": ours_m / peer_m, "paired": paired,
             "ours_min": min(ours_s), "peer_min": min(peer_s),
+            "cpu": statistics.median(ours_cpu) / max(statistics.median(peer_cpu), 1e-9),
             "repeats": len(ours_s), "path": path,
             "converged": bool(np.all(est.converged_))}
 
@@ -103,12 +107,14 @@ def main(argv=None):
             rows.append(r)
             print(f"{name:20s} {loss:20s} ours {r['ours_s'] * 1e3:9.2f} ms  sklearn "
                   f"{r['peer_s'] * 1e3:9.2f} ms  {r['ratio']:5.2f}x  paired {r['paired']:5.2f}x"
-                  f"  fastest {r['ours_min'] / r['peer_min']:5.2f}x  {r['path']}", flush=True)
+                  f"  fastest {r['ours_min'] / r['peer_min']:5.2f}x  cpu {r['cpu']:5.2f}x  "
+                  f"{r['path']}", flush=True)
     out = Path(args.out)
     out.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     ratios = [r["ratio"] for r in rows]
     paired = [r["paired"] for r in rows]
     fastest = [r["ours_min"] / r["peer_min"] for r in rows]
+    cpu = [r["cpu"] for r in rows]
     lines = [
         "# Default estimators' fit time against scikit-learn's defaults (issue 31)", "",
         f"Written by `python benchmarks/bench_estimator_overhead.py "
@@ -122,13 +128,14 @@ def main(argv=None):
         f"**{statistics.median(ratios):.2f}x**, best {min(ratios):.2f}x, worst "
         f"{max(ratios):.2f}x; at most 1x in {sum(x <= 1 for x in ratios)} cells",
         f"- median over the cells of the paired ratio: **{statistics.median(paired):.2f}x**; "
-        f"of the fastest fits' ratio: **{statistics.median(fastest):.2f}x**", "",
+        f"of the fastest fits' ratio: **{statistics.median(fastest):.2f}x**; of the CPU-time "
+        f"ratio: **{statistics.median(cpu):.2f}x**", "",
         "| set | n x d | loss | ours ms | sklearn ms | ours / sklearn | paired | fastest "
-        "| path | fits | load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| CPU | path | fits | load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ] + [f"| {r['set']} | {r['n']:,} x {r['d']:,} | {r['loss']} | {r['ours_s'] * 1e3:.2f} | "
          f"{r['peer_s'] * 1e3:.2f} | {r['ratio']:.2f} | {r['paired']:.2f} | "
-         f"{r['ours_min'] / r['peer_min']:.2f} | {r['path']}"
+         f"{r['ours_min'] / r['peer_min']:.2f} | {r['cpu']:.2f} | {r['path']}"
          f"{'' if r['converged'] else ' (not converged)'} | {r['repeats']} | "
          f"{r['load']:.2f} |" for r in rows]
     write_result(out, lines)
