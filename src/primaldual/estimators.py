@@ -397,11 +397,14 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         all_kept = bool(keep.all())
         if not all_kept:
             Xa = Xa[keep]
+        # sel: a view where every row is kept (the weights and targets handed to
+        # the solvers stay copies: a read-only input would compile read-only kernels)
+        sel = slice(None) if all_kept else keep
         ck = c[keep]
         weights = None if np.all(ck == 1.0) else ck
-        yk = y[keep]
+        yk = y[sel]
         if is_multiclass_loss(self.loss):           # one (d, K) problem, not one-vs-rest
-            return fit_multiclass(self, X, Xa, yk, ck, keep, n)
+            return fit_multiclass(self, X, Xa, y[keep], ck, keep, n)
         if classes.size == 2:           # yk holds both classes and no other label
             targets = [encode_pm1(yk, classes[1])]
             labels = [(classes[1], classes[0])]
@@ -409,7 +412,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
         prev = self._previous_dual_coef(len(targets), n)
-        warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]
+        warm = [None] * len(targets) if prev is None else [a[sel] for a in prev]
         seeds = spawn_seeds(self.random_state, len(targets))
         lam = self._strength(float(ck.sum()))
         results = self._fit_problems(Xa, targets, weights, warm, seeds, lam, labels)
@@ -419,7 +422,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self.intercept_ = np.array(intercepts, dtype=np.float64)
         dual = np.zeros((len(results), n))
         for k, r in enumerate(results):
-            dual[k, keep] = r.dual_coef
+            dual[k, sel] = r.dual_coef
         self.dual_coef_ = dual
         self.n_iter_ = np.array([int(math.ceil(r.n_epochs - 1e-9)) for r in results],
                                 dtype=np.int64)
@@ -555,19 +558,20 @@ class LinearRegressor(RegressorMixin, _LinearBase):
                              "a positive weight")
         n = X.shape[0]
         Xa = self._prepare(X)
+        sel = slice(None) if keep.all() else keep     # a view where every row is kept
         if not keep.all():
             Xa = Xa[keep]
         swk = sw[keep]
         weights = None if np.all(swk == 1.0) else swk
         prev = self._previous_dual_coef(1, n)
-        warm = [None] if prev is None else [prev[0][keep]]
+        warm = [None] if prev is None else [prev[0][sel]]
         seeds = spawn_seeds(self.random_state, 1)
         lam = self._strength(float(swk.sum()))
         (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam, [None])
         self.coef_, self.intercept_ = self._split(res.coef)
         self.coef_ = np.array(self.coef_)
         dual = np.zeros(n)
-        dual[keep] = res.dual_coef
+        dual[sel] = res.dual_coef
         self.dual_coef_ = dual
         self.n_iter_ = int(math.ceil(res.n_epochs - 1e-9))
         self._set_certificate([res])
