@@ -120,6 +120,7 @@ class _Objective:
         self.X, self.y, self.lam, self.loss = X, y, lam, loss
         c = np.ones(y.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
         self.cw = c / float(c.sum())
+        self.equal = bool(np.all(c == c[0]))    # equal weights: the same cw in every row
         self.passes = 0
 
     def margins(self, w):
@@ -148,9 +149,11 @@ class _Objective:
             keep = np.flatnonzero(h)
             Xs, h = self.X[keep], h[keep]
             Xs *= np.sqrt(h)[:, None]               # the gathered copy, in place
+        elif self.loss == "squared" and self.equal:
+            Xs = None                           # h = 1/n in every row: H = X^T X / n
         else:
             Xs = self.X * np.sqrt(h)[:, None]
-        H = Xs.T @ Xs
+        H = (self.X.T @ self.X) * h[0] if Xs is None else Xs.T @ Xs
         H.flat[::H.shape[0] + 1] += self.lam
         self.passes += 1
         s = 1.0 / np.sqrt(H.diagonal())
