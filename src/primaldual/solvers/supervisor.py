@@ -49,6 +49,8 @@ schedule), or a new leg continues on one thread.  A wrong first choice costs at
 most that threaded probe.  A fit predicted under ``PROBE_MIN_S`` runs on
 one thread (no thread is spawned), and so does one whose method predicts its
 threads under ``PROBE_PRIOR`` of one thread's speed (busy cores, costly syncs).
+A method that times its threads on the data itself (``measures_threads``:
+SDCA's first-pass trial, on large data) gets ``n_jobs`` and decides alone.
 
 ``res.extras["path"]`` lists the legs (method, threads, n_jobs, seconds,
 epochs, gap at hand-over, best certified gap so far, reason).
@@ -268,6 +270,9 @@ class _Supervisor:
         most, prior = getattr(cls, "max_threads", None), getattr(cls, "thread_prior", None)
         if most is not None and most(self.problem, self.threads) <= 1:
             return False
+        own = getattr(cls, "measures_threads", None)
+        if own is not None and own(self.problem, self.threads):
+            return False        # the method times its threads on this data itself
         return prior is None or prior(self.problem, self.threads) >= PROBE_PRIOR
 
     def thread_verdict(self, pts):
