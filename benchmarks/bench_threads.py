@@ -3,20 +3,27 @@
 For each cell (data set, loss) at lam 1e-5, in one process, after a warm-up
 compile:
 
-- ``primaldual.solve(X, y, loss, lam, solver="sdca", n_jobs=k, tol=1e-6)``
-  with ``k = 1`` and ``k = 2``, the whole public call (checks included,
+- ``primaldual.solve(X, y, loss, lam, solver=SOLVER, n_jobs=k, tol=1e-6)``
+  (``--solver``: sdca, or auto, the default path) with ``k = 1`` and ``k =
+  2``, and with ``--forced`` SDCA with ``threads="on"``, the whole public call (checks included,
   certified relative gap 1e-6), in interleaved repetitions (1, 2, 1, 2, ...);
   the median of each and their ratio; the threads used and the cost model's
   reason (``res.extras["threads"]``, ``res.extras["threads_reason"]``);
 - Snap ML with ``n_jobs=2``: its whole ``fit`` at the loosest tolerance whose
   coefficients reach relative primal sub-optimality 1e-6 under our objective
   (as benchmarks/bench_parallel.py), when a reference run of ours certifies
-  ``P*`` to 1e-9.
+  ``P*`` to 1e-9, and with ``n_jobs=1`` at the same tolerance (Snap ML's
+  own two-thread scaling beside ours).
 
 The data sets: text whose rows share a vocabulary (:func:`shared_vocabulary`:
 Zipf-distributed words, raw term counts, ~57 stored entries per row, mean row
 cosine ~0.5), at 300,000 x 100,000 and at 30,000 x 100,000; the CCAT shape
-(:func:`primaldual.datasets.make_synthetic`); covtype from ../shared/data.
+(:func:`primaldual.datasets.make_synthetic`); covtype from ../shared/data;
+the regimes ``shared_vocab_text`` and ``orthogonal_text``
+(:mod:`primaldual.datasets.regimes`).  ``--quick``: issue 34's check (the
+two regimes, ``solver="auto"``, forced threads, Snap ML; about 4 minutes on
+a quiet 2-core machine).  The header records the load average at the start
+and the end.
 
 Writes ``benchmarks/results/threads.md`` and ``threads.jsonl``.  Run
 ``python benchmarks/bench_threads.py --help``.
@@ -47,10 +54,9 @@ from primaldual.bench.splits import load_data  # noqa: E402
 from primaldual.rows import as_rows  # noqa: E402
 from primaldual.datasets.regimes import make_regime  # noqa: E402
 from primaldual.blocks import sdca_threads  # noqa: E402
-from primaldual.solvers import sdca as sdca_solver  # noqa: E402
 from primaldual.solvers import solver_path  # noqa: E402
 
-from bench_parallel import snap, warm_up  # noqa: E402
+from bench_parallel import snap, snapml_estimator, warm_up  # noqa: E402
 
 TOL = 1e-6
 LAM = 1e-5
@@ -80,7 +86,7 @@ def shared_vocabulary(n, d, tokens=70, exponent=1.03, seed=0):
     return X, y
 
 
-def datasets(names):
+def datasets(names, scale=1.0):
     out = {}
     for name in names:
         if name == "shared-vocab 300k":
@@ -88,7 +94,7 @@ def datasets(names):
         elif name == "shared-vocab 30k":
             out[name] = lambda: shared_vocabulary(30_000, 100_000, seed=1)
         elif name in ("shared_vocab_text", "orthogonal_text"):
-            out[name] = (lambda nm: lambda: make_regime(nm, random_state=0))(name)
+            out[name] = (lambda nm: lambda: make_regime(nm, scale=scale, random_state=0))(name)
         elif name == "CCAT shape":
             out[name] = lambda: _load(DatasetSpec(name="CCAT", source="synthetic"))
         elif name == "covtype":
@@ -112,15 +118,10 @@ def ours_interleaved(X, y, loss, reps, forced, solver="sdca"):
     last = {}
     for _ in range(reps):
         for k in keys:
-            saved = sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ
-            if k == "2f":
-                # the plan's threshold at 0 and no trial pass: the threads run
-                sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ = 0.0, float("inf")
-            try:
-                res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM,
-                                  solver=solver, n_jobs=2 if k == "2f" else k, tol=TOL)
-            finally:
-                sdca_threads.MIN_SPEEDUP, sdca_solver.TRIAL_MIN_NNZ = saved
+            # "2f": SDCA with threads="on", the plan's threads with no veto or trial
+            kw = (dict(solver="sdca", n_jobs=2, threads="on") if k == "2f"
+                  else dict(solver=solver, n_jobs=k))
+            res, secs = timed(primaldual.solve, X, y, loss=loss, lam=LAM, tol=TOL, **kw)
             runs[k].append(secs)
             last[k] = res
     out = {}
@@ -131,10 +132,26 @@ def ours_interleaved(X, y, loss, reps, forced, solver="sdca"):
                   "reason": (r.extras.get("threads_reason") if solver == "sdca" else
                              " -> ".join(f"{p['method']} x{p['threads']} "
                                          f"{p['seconds']:.2f}s ({p['reason']})"
-                                         for p in solver_path(r))),
+                                         for p in solver_path(r))
+                             + (f"; {r.extras['threads_reason']}"
+                                if r.extras.get("threads_reason") else "")),
                   "converged": bool(r.converged), "primal": r.primal, "dual": r.dual,
                   "rel_gap": r.rel_gap}
     return out
+
+
+def snap_one_thread(X, y, loss, tol, reps):
+    """Snap ML's whole ``fit`` with ``n_jobs=1`` at the tolerance its two-thread
+    fit needed (its own scaling from a second thread, beside ours)."""
+    times = []
+    for _ in range(reps):
+        est = snapml_estimator(loss, LAM, X.shape[0], tol=tol, max_iter=10_000, n_jobs=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t = time.perf_counter()
+            est.fit(X, y)
+            times.append(time.perf_counter() - t)
+    return summarize_times(times)
 
 
 def fmt(x, nd=3):
@@ -157,7 +174,22 @@ def main(argv=None):
                     help="comma-separated jsonl files of earlier runs: write NAME.md "
                          "from their records instead of running")
     ap.add_argument("--note", default="")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="the regimes' rows, as a share of their default size")
+    ap.add_argument("--quick", action="store_true",
+                    help="the issue-34 check in about 4 minutes on a quiet machine: "
+                         "--solver auto --forced --reps 2 on shared_vocab_text and "
+                         "orthogonal_text, hinge and logistic, Snap ML beside it, a "
+                         "30 s cap on the reference fit; writes threads-quick.md")
     args = ap.parse_args(argv)
+    if args.quick:
+        global REF_LIMIT
+        REF_LIMIT = 30.0
+        args.solver, args.forced, args.reps = "auto", True, 2
+        args.sets, args.losses = "shared_vocab_text,orthogonal_text", "hinge,logistic"
+        if args.name == "threads":
+            args.name = "threads-quick"
+    args.loads = [_load_note()]
     out_dir = ROOT / "benchmarks" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     jsonl = out_dir / f"{args.name}.jsonl"
@@ -169,7 +201,7 @@ def main(argv=None):
     costs = sdca_threads.measured_thread_costs()
     print(f"measured costs: {costs}", flush=True)
     records = []
-    for name, make in datasets(args.sets.split(",")).items():
+    for name, make in datasets(args.sets.split(","), args.scale).items():
         X, y = make()
         rows = as_rows(X)
         cos = sdca_threads.mean_row_cosine(rows)
@@ -208,6 +240,9 @@ def main(argv=None):
                 rec["reference"] = reference
                 rec["snap_2"] = snap(X, y, loss, LAM, 2, prob, reference, args.reps)
                 sn = rec["snap_2"]
+                if sn.get("reached"):
+                    rec["snap_1"] = snap_one_thread(X, y, loss, sn["tol"], args.reps)
+                    rec["snap_2_over_1"] = sn["median"] / rec["snap_1"]["median"]
                 rec["ratio_2_over_snap2"] = (s2["median"] / sn["median"]
                                              if sn.get("reached") and s2["converged"]
                                              else None)
@@ -217,7 +252,17 @@ def main(argv=None):
             with open(jsonl, "a") as fh:
                 fh.write(json.dumps(rec, default=float) + "\n")
         del X, y
+    args.loads.append(_load_note())
     write_md(records, out_dir / f"{args.name}.md", args, costs)
+
+
+def _load_note():
+    """``HH:MM UTC, load average a / b / c`` (the machine's state, for the header)."""
+    try:
+        load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        load = "unknown"
+    return f"{time.strftime('%H:%M', time.gmtime())} UTC, load average {load}"
 
 
 def forced(r):
@@ -238,17 +283,20 @@ def write_md(records, path, args, costs):
         "times are not quiet-machine times); the ratios come from interleaved repetitions "
         f"(1, 2, 1, 2, ...; {reps} each, medians) in one process.  "
         f"lam = {LAM:g}, `solve(..., solver='{records[0].get('solver', 'sdca') if records else 'sdca'}', "
-        f"n_jobs=k, tol={TOL:g})` (auto: the supervisor times one thread against two "
-        f"on the data; its legs are listed below), the whole "
+        f"n_jobs=k, tol={TOL:g})` (auto: SDCA's first-pass trial times one thread "
+        f"against two on the data; its legs and reason are listed below), the whole "
         "call, certified.  Snap ML: its whole `fit` with `n_jobs=2` at the loosest "
         "tolerance that reaches relative primal sub-optimality 1e-6 against the "
         "certified reference (no certificate).  'threads forced': n_jobs=2 with "
-        "the cost model's threshold set to 0 and no trial pass, i.e. what the "
-        "threaded path takes on the same data." + (f"  {args.note}" if args.note else ""), "",
+        "threads='on' (the plan's threads, no veto, no trial), i.e. what the "
+        "threaded path takes on the same data."
+        + (f"  Started {args.loads[0]}; ended {args.loads[-1]} (1, 5, 15 min)."
+           if len(getattr(args, "loads", ())) > 1 else "")
+        + (f"  {args.note}" if args.note else ""), "",
         "| set | n x d | nnz | row cosine | loss | n_jobs=1 s (epochs) | "
         "n_jobs=2 s (epochs, threads) | 2 / 1 | threads forced s (epochs) / 1 | "
-        "Snap ML n_jobs=2 s | ours 2 / Snap 2 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|"]
+        "Snap ML n_jobs=2 s | Snap 2 / Snap 1 | ours 2 / Snap 2 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         s1, s2 = r["sdca_1"], r["sdca_2"]
         sn = r.get("snap_2", {})
@@ -261,6 +309,7 @@ def write_md(records, path, args, costs):
             f"{fmt(s2['median'])} ({s2['epochs']:.1f}, {s2['threads']})"
             f"{'' if s2['converged'] else ' not certified'} | "
             f"{fmt(r['ratio_2_over_1'], 3)} | {forced(r)} | {snc} | "
+            f"{fmt(r.get('snap_2_over_1'), 3)} | "
             f"{fmt(r.get('ratio_2_over_snap2'), 2)} |")
     lines += ["", "The decision for n_jobs=2 (`res.extras['threads_reason']`, or auto's legs) "
               "and the costs that process measured (its inputs: a serial step and a "

@@ -416,8 +416,13 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     # threads save at every period the staleness allows
     text = as_rows(zipf_text(5_000, 100_000))
     assert threads_mod.mean_row_cosine(text) > 0.4 and text.nnz > 2 * 100_000
-    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL, hot_ok=False)
     assert plan.threads == 1 and plan.reason.startswith("serial") and plan.speedup < 1.15
+    # copies of its few hot columns only: the others shared, syncs of a few
+    # dozen columns per chunk, nearly no staleness
+    plan = threads_mod.thread_plan(text, 2, costs=TYPICAL)
+    assert plan.sparse == "hot" and "hot columns" in plan.reason
+    assert 0 < plan.hot.shape[0] <= threads_mod.HOT_MAX and plan.penalty < 1.05
     # large and orthogonal (random signs): long sync periods cost nothing in
     # epochs, and each sync's columns are reused many times
     rng = np.random.default_rng(1)
@@ -428,7 +433,19 @@ def test_cost_model_serial_on_small_shared_vocabulary_threads_on_large_orthogona
     assert abs(threads_mod.mean_row_cosine(ortho)) < 0.01
     plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
     assert plan.threads == 2 and plan.reason.startswith("threads") and plan.speedup > 1.15
-    assert plan.sync_every >= 1024
+    # columns that rarely meet: one shared v, no copies (PASSCoDe's design)
+    assert plan.sync_every == 0 and "one shared v, column overlap 0.00" in plan.reason
+    assert threads_mod.thread_plan(ortho, 2, costs=TYPICAL._replace(two_threads=1.0)
+                                   ).threads == 1
+    # the sampled overlap estimates column_overlap; a shared vocabulary's is high
+    for rows in (ortho, text):
+        sampled = threads_mod._ThreadModel(rows, TYPICAL).overlap
+        assert sampled == pytest.approx(threads_mod.column_overlap(rows), rel=0.3, abs=2e-4)
+    assert threads_mod._ThreadModel(text, TYPICAL).overlap > threads_mod.WILD_OVERLAP
+    # copies where one shared v is not allowed: long periods
+    monkeypatch.setattr(threads_mod, "WILD_OVERLAP", 0.0)
+    plan = threads_mod.thread_plan(ortho, 2, costs=TYPICAL)
+    assert plan.threads == 2 and plan.sync_every >= 1024
     # on cores held by other work (two threads no faster than one) it is serial
     held = TYPICAL._replace(two_threads=1.0)
     assert threads_mod.thread_plan(ortho, 2, costs=held).threads == 1
@@ -498,7 +515,8 @@ def test_trial_decision_rule():
         plan = threads_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
         threads_reason = plan.reason
 
-    for serial_ns, thread_ns, stays in ((10.0, 6.2, False), (10.0, 6.1, True),
+    at = 10.0 / (sdca_mod.TRIAL_MIN_SPEEDUP * 1.25)     # the threads' ns at the bar
+    for serial_ns, thread_ns, stays in ((10.0, 1.01 * at, False), (10.0, 0.99 * at, True),
                                         (10.0, 10.0, False)):
         f = Fake()
         f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
@@ -526,8 +544,9 @@ def test_a_stalled_thread_still_certifies_the_optimum(monkeypatch):
     monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
     X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
     kw = dict(lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000, random_state=0)
-    for loss in ("hinge", "logistic"):
-        res = solve(X, y, loss=loss, n_jobs=2, sync_every=8, **kw)
+    # copies synced every 8 updates; one shared v with plain additions (wild)
+    for loss, sync in (("hinge", 8), ("logistic", 8), ("logistic", 0)):
+        res = solve(X, y, loss=loss, n_jobs=2, sync_every=sync, atomic=False, **kw)
         assert res.extras["threads"] == 2 and res.converged
         assert_exact_certificate(X, y, loss, 1e-3, res)
         ref = solve(X, y, loss=loss, n_jobs=1, **kw)
@@ -555,6 +574,56 @@ def test_auto_measures_threads_with_one_stalled_and_certifies_the_optimum(monkey
     assert path[1]["threads"] == 2
     assert res.converged
     assert_exact_certificate(X, y, "logistic", 1e-3, res)
+    ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+
+
+@pytest.mark.parametrize("two_threads, outcome", [(2.0, "threads"), (2.0, "serial"),
+                                                  (0.3, "loaded")])
+def test_auto_hands_the_decision_to_sdcas_trial(monkeypatch, two_threads, outcome):
+    """solver="auto", n_jobs=2, on data where SDCA times its threads itself
+    (``measures_threads``): no supervisor probe, one leg; SDCA's first-pass
+    trial decides (its times injected: threads 4x or 0.5x one thread's speed),
+    with thread 1 stalling 5 ms before every other chunk; on a machine measured
+    busy (two threads 0.3x one: other work holds the cores) the cost model
+    rules the threads out with no trial.  Each certifies the serial optimum."""
+    from primaldual.solvers import supervisor
+    monkeypatch.setattr(threads_mod, "measured_thread_costs",
+                        lambda: FREE_SYNCS._replace(two_threads=two_threads))
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    monkeypatch.setattr(threads_mod, "THREAD_STALL",
+                        lambda k, chunk: time.sleep(0.005) if k == 1 and chunk % 2 == 0
+                        else None)
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(supervisor, "PROBE_MIN_S", 0.0)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["sdca"])
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    decide, trials = sdca_mod.SDCASolver._trial_decision, []
+
+    def with_times(self):
+        trials.append(self.trial_cpu.copy())
+        serial_nnz, thread_nnz = self.trial_times[1], self.trial_times[3]
+        per_entry = 0.5e-9 if outcome == "threads" else 4e-9
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, per_entry * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    X, y = make_classification_data(n=400, d=12, density=0.8, seed=13)
+    kw = dict(loss="logistic", lam=1e-2, tol=1e-9, random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    path = res.extras["path"]
+    assert len(path) == 1 and path[0]["method"] == "sdca"
+    assert path[0]["threads"] == (2 if outcome == "threads" else 1)
+    reason = res.extras["threads_reason"]
+    if outcome == "loaded":
+        assert not trials and reason.startswith("serial: 2 threads predicted")
+    else:
+        assert len(trials) == 1 and (trials[0] > 0).all()       # CPU times measured
+        assert reason.startswith(f"{outcome}: measured on this data's first pass")
+        assert "CPU" in reason
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-2, res)
     ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
     assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
 
@@ -643,6 +712,78 @@ def test_interleaved_syncs_lose_no_update(every, sparse):
         for k in range(2):
             from primaldual.kernels.sdca import start_copy
             start_copy(states[k].v, copies[k])
+
+
+def _planted_text(n, d, seed):
+    X = zipf_text(n, d, tokens=15, seed=seed)
+    w = np.random.default_rng(seed).standard_normal(d)
+    return X, np.where(X @ w > np.median(X @ w), 1.0, -1.0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_hot_column_copies_keep_the_image_exact(threads):
+    """Hot-column copies: the threads step on the image with the hot columns
+    renumbered to their own copies and sync them after each chunk; after a
+    pass the image is v(alpha).  One thread: exactly; two (one OS thread
+    each, plain additions on the other columns): to rounding, unless two
+    additions met (the certificate recomputes v(alpha) anyway)."""
+    from primaldual.kernels.sdca import Shrinking, SDCAState
+    X, y = _planted_text(500, 300, seed=6)
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    n, d = X.shape
+    hot = threads_mod._ThreadModel(prob.rows, FREE_SYNCS).hot()[0]
+    assert 0 < hot.shape[0] < 60
+    work = threads_mod.ThreadWork(d, threads, 64, False, int(np.diff(X.indptr).max()),
+                                  True, hot)
+    assert work.parts.size == 0 and work.copy(0, np.zeros(d)) is None
+    state = SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(n, np.uint8))
+    prox = [sdca_mod.prox_work_arrays(prob.rows, 0.0) for _ in range(threads)]
+    threads_mod.warm_threads(prob.rows_view(), prob.step_spec(), state, work, prox)
+    assert all(v is not None for v in work.hot_slots(prob.rows_view()))   # views built
+    assert not state.v.any() and not work.cpu.any()
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        order = rng.permutation(n).astype(np.int64)
+        results, _ = threads_mod.threaded_pass(prob.rows_view(), prob.step_spec(), state,
+                                               order, 0, n, work, X.nnz,
+                                               Shrinking(False, np.inf, np.inf), prox)
+        assert sum(r[2] for r in results) == n
+        drift = np.abs(state.v - prob.dual_image(state.alpha)).max()
+        assert drift <= (1e-15 if threads == 1 else 1e-3) * max(1.0, np.abs(state.v).max())
+    # the renumbered rows reach the thread's own copy, nowhere else
+    rows = prob.rows_view()
+    for t in range(threads):
+        view = work.hot_view(rows, t)
+        assert view is work.hot_view(rows, t)                    # built once
+        moved = view.indices >= d
+        assert set(rows.indices[moved]) <= set(hot.tolist())
+        assert (view.indices[moved] >= d + t * work.pad).all()
+        assert (view.indices[moved] < d + t * work.pad + hot.shape[0]).all()
+        np.testing.assert_array_equal(view.indices[~moved], rows.indices[~moved])
+
+
+def test_hot_column_copies_certify_the_optimum_with_a_thread_stalled(monkeypatch):
+    """A shared vocabulary (a few columns in most rows): the plan copies the
+    hot columns only (made the cheapest here) and the run, thread 1 stalling
+    20 ms before every other chunk, certifies the serial optimum."""
+    monkeypatch.setattr(threads_mod, "HOT_STEP", 0.5)
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    stalls = []
+
+    def stall(k, chunk):
+        if k == 1 and chunk % 2 == 0:
+            stalls.append(chunk)
+            time.sleep(0.02)
+
+    monkeypatch.setattr(threads_mod, "THREAD_STALL", stall)
+    X, y = _planted_text(500, 300, seed=7)
+    kw = dict(loss="logistic", lam=1e-2, solver="sdca", tol=1e-9, random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert res.extras["threads"] == 2 and "hot columns" in res.extras["threads_reason"]
+    assert res.converged and len(stalls) > 5
+    assert_exact_certificate(X, y, "logistic", 1e-2, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
 
 
 #: the module's own function (the autouse fixture above replaces it per test)

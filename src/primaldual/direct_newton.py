@@ -20,8 +20,9 @@ The certificate is the one every primal method returns (docs/conventions.md
 §1): ``alpha_i = -phi'(x_i . w)``, ``D(alpha)`` from the conjugates and the
 gap ``P(w) - D(alpha)``, computed for the returned ``w``; the caller may give
 its own exact ``certify(w, margins, alpha) -> (primal, dual)`` (the solver
-layer passes the :class:`~primaldual.problem.Problem`'s).  It stops at
-relative gap <= tol;
+layer passes the :class:`~primaldual.problem.Problem`'s), which then judges
+every point whose numpy gap reaches ``tol`` and the point returned.  It stops
+at relative gap <= tol;
 after :data:`MAX_ITERATIONS` steps, or when no step decreases P, it returns
 its last point unconverged and the caller goes on from there.
 
@@ -39,8 +40,8 @@ import numpy as np
 
 from ._util.blas import serial_blas
 
-__all__ = ["LOSSES", "PARAMS", "param_of", "MAX_FEATURES", "MAX_CELLS", "MAX_ITERATIONS", "NAME",
-           "DirectResult", "applies", "solve_direct"]
+__all__ = ["LOSSES", "PARAMS", "param_of", "MAX_FEATURES", "MAX_CELLS", "MAX_ITERATIONS",
+           "NAME", "DirectResult", "applies", "solve_direct"]
 
 #: the losses solved here: name -> classification loss?
 LOSSES = {"squared_hinge": True, "logistic": True, "squared": False,
@@ -143,6 +144,7 @@ class _Objective:
         self.X, self.y, self.lam, self.loss, self.param = X, y, lam, loss, param
         c = np.ones(y.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
         self.cw = c / float(c.sum())
+        self.equal = bool(np.all(c == c[0]))    # equal weights: the same cw in every row
         self.passes = 0
 
     def margins(self, w):
@@ -167,13 +169,21 @@ class _Objective:
     def newton_step(self, terms, g):
         """The Newton direction ``-H^{-1} g``, H scaled to unit diagonal."""
         h = self.cw * terms[2]
-        keep = np.flatnonzero(h) if self.loss in _FLAT else slice(None)
-        Xs = self.X[keep] * np.sqrt(h[keep])[:, None]
-        H = Xs.T @ Xs
+        if self.loss in _FLAT:
+            keep = np.flatnonzero(h)
+            Xs, h = self.X[keep], h[keep]
+            Xs *= np.sqrt(h)[:, None]               # the gathered copy, in place
+        elif self.loss == "squared" and self.equal:
+            Xs = None                           # h = 1/n in every row: H = X^T X / n
+        else:
+            Xs = self.X * np.sqrt(h)[:, None]
+        H = (self.X.T @ self.X) * h[0] if Xs is None else Xs.T @ Xs
         H.flat[::H.shape[0] + 1] += self.lam
         self.passes += 1
-        s = 1.0 / np.sqrt(np.diag(H))
-        return s * np.linalg.solve(H * s[:, None] * s[None, :], -s * g)
+        s = 1.0 / np.sqrt(H.diagonal())
+        H *= s[:, None]
+        H *= s
+        return s * np.linalg.solve(H, -s * g)
 
 
 def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=None,
@@ -183,7 +193,8 @@ def solve_direct(X, y, *, loss, lam, tol, sample_weight=None, w0=None, certify=N
 
     ``X`` dense (a sparse matrix is densified: at most :data:`MAX_CELLS`
     cells); ``certify(w, margins, alpha) -> (primal, dual)``, when given,
-    replaces the numpy certificate at every check.  BLAS runs on one thread:
+    replaces the numpy certificate wherever that one reaches ``tol`` and for
+    the point returned (the trace's other records are numpy's).  BLAS runs on one thread:
     on products this small, more threads only wait for each other."""
     if not isinstance(X, np.ndarray):
         X = X.toarray()
@@ -207,16 +218,19 @@ def _newton(X, y, loss, lam, tol, sample_weight, w0, certify, param):
         alpha = -terms[1]
         v = f.image(alpha)
         p_here = f.primal(w, terms)
-        primal, dual = (p_here, f.dual(alpha, v)) if certify is None \
-            else certify(w, a, alpha)
-        gap = primal - dual
-        rel = gap / max(abs(primal), 1e-12)
+        primal, dual = p_here, f.dual(alpha, v)
+        rel = (primal - dual) / max(abs(primal), 1e-12)
+        sure = certify is None
+        if not sure and (rel <= tol or it == MAX_ITERATIONS):
+            # the caller's certificate decides; numpy's judges the other iterates
+            primal, dual = certify(w, a, alpha)
+            rel, sure = (primal - dual) / max(abs(primal), 1e-12), True
         trace.append({"epoch": float(f.passes), "time": time.perf_counter() - t0,
-                      "primal": primal, "dual": dual, "gap": gap, "rel_gap": rel,
+                      "primal": primal, "dual": dual, "gap": primal - dual, "rel_gap": rel,
                       "feature_accesses": int(f.passes * n * d)})
         if best is None or rel < best[-1]:
-            best = (w, alpha, primal, dual, gap, rel)
-        if rel <= tol or it == MAX_ITERATIONS:
+            best = (w, a, alpha, primal, dual, sure, rel)
+        if (rel <= tol and sure) or it == MAX_ITERATIONS:
             stop = "converged" if rel <= tol else stop
             break
         g = lam * w - v
@@ -228,8 +242,11 @@ def _newton(X, y, loss, lam, tol, sample_weight, w0, certify, param):
             stop = "stalled"
             break
         w, a, terms = moved
-    w, alpha, primal, dual, gap, rel = best
-    return DirectResult(coef=w, dual_coef=alpha, primal=primal, dual=dual, gap=gap,
+    w, a, alpha, primal, dual, sure, rel = best
+    if not sure:
+        primal, dual = certify(w, a, alpha)
+        rel = (primal - dual) / max(abs(primal), 1e-12)
+    return DirectResult(coef=w, dual_coef=alpha, primal=primal, dual=dual, gap=primal - dual,
                         rel_gap=rel, converged=rel <= tol, n_epochs=float(f.passes),
                         time=time.perf_counter() - t0, loss=loss, lam=lam, tol=float(tol),
                         stop_reason=stop, trace=trace, n_iter=len(trace) - 1)

@@ -44,6 +44,7 @@ from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
 from .solvers import solve, solver_path, threaded_solvers
 from .solvers.ovr import run_problems
+from .validation import finite_checked
 
 
 def _plain(x):
@@ -57,6 +58,21 @@ CLASSIFICATION_LOSSES = (tuple(n for n in LOSS_NAMES if make_loss(n).classificat
                          + MULTICLASS_LOSSES)          # the last two: estimators_multiclass
 REGRESSION_LOSSES = tuple(n for n in LOSS_NAMES if not make_loss(n).classification)
 # ------------------------------------------------------------------ helpers
+def _checked_classes(y):
+    """``np.unique(y)`` after scikit-learn's ``check_classification_targets(y)``,
+    whose generic type detection costs more than a small fit; where its answer
+    is known it is not asked: a 1-D array of two distinct booleans, integers or
+    whole-number floats is "binary", which it accepts."""
+    if isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "biuf":
+        classes = np.unique(y)
+        if not (classes.size == 2 and (y.dtype.kind != "f" or bool(np.all(
+                classes == classes.astype(np.int64).astype(classes.dtype))))):
+            check_classification_targets(y)
+        return classes
+    check_classification_targets(y)
+    return np.unique(y)
+
+
 def _check_number(name, value, *, low=0.0, allow_equal=False, integer=False):
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
@@ -157,7 +173,9 @@ class _LinearBase(BaseEstimator):
         # one Ctrl-C stops every one-vs-rest problem: the solves (on this thread
         # or the pool's) share this block's flag, and each returns its
         # certified point (stop_reason "interrupted")
-        with sigint_as_flag():
+        # Xa is finite (scikit-learn's check_array, a finite intercept_scaling):
+        # the solvers' Problem does not scan it again
+        with sigint_as_flag(), finite_checked(Xa):
             results, self.n_jobs_plan_ = run_problems(one, len(targets),
                                                       getattr(self, "n_jobs", None))
         if self.verbose:
@@ -354,44 +372,47 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self._validate_params_values()
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C")
-        check_classification_targets(y)
-        classes = np.unique(y)
+        classes = _checked_classes(y)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; "
                              f"y has only one class: {_plain(classes[0])!r}")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                  ensure_non_negative=True, allow_all_zero_weights=True)
+        sw = np.ones(X.shape[0]) if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            allow_all_zero_weights=True)
         positive = sw > 0
         if not positive.any():
             raise ValueError("every sample weight is zero; give positive weight to "
                              "samples of at least 2 classes")
-        self._check_two_classes(y[positive])
+        self._check_two_classes(y, positive)
         c = combined_weights(y, classes, sw, self.class_weight)
         keep = c > 0
         if not keep.any():
             raise ValueError("every sample weight is zero (sample_weight times "
                              "class_weight); give positive weight to samples of at least "
                              "2 classes")
-        self._check_two_classes(y[keep])
+        self._check_two_classes(y, keep)
         self.classes_ = classes
         n = X.shape[0]
         Xa = self._prepare(X)
         all_kept = bool(keep.all())
         if not all_kept:
             Xa = Xa[keep]
+        # sel: a view where every row is kept (the weights and targets handed to
+        # the solvers stay copies: a read-only input would compile read-only kernels)
+        sel = slice(None) if all_kept else keep
         ck = c[keep]
         weights = None if np.all(ck == 1.0) else ck
-        yk = y[keep]
+        yk = y[sel]
         if is_multiclass_loss(self.loss):           # one (d, K) problem, not one-vs-rest
-            return fit_multiclass(self, X, Xa, yk, ck, keep, n)
-        if classes.size == 2:
-            targets = [encode_pm1(yk, classes[1], classes[0])]
+            return fit_multiclass(self, X, Xa, y[keep], ck, keep, n)
+        if classes.size == 2:           # yk holds both classes and no other label
+            targets = [encode_pm1(yk, classes[1])]
             labels = [(classes[1], classes[0])]
         else:
             targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
         prev = self._previous_dual_coef(len(targets), n)
-        warm = [None] * len(targets) if prev is None else [a[keep] for a in prev]
+        warm = [None] * len(targets) if prev is None else [a[sel] for a in prev]
         seeds = spawn_seeds(self.random_state, len(targets))
         lam = self._strength(float(ck.sum()))
         results = self._fit_problems(Xa, targets, weights, warm, seeds, lam, labels)
@@ -401,7 +422,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self.intercept_ = np.array(intercepts, dtype=np.float64)
         dual = np.zeros((len(results), n))
         for k, r in enumerate(results):
-            dual[k, keep] = r.dual_coef
+            dual[k, sel] = r.dual_coef
         self.dual_coef_ = dual
         self.n_iter_ = np.array([int(math.ceil(r.n_epochs - 1e-9)) for r in results],
                                 dtype=np.int64)
@@ -413,8 +434,12 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         self._warn_convergence(results, labels, X)
         return self
 
-    def _check_two_classes(self, y_kept):
-        kept_classes = np.unique(y_kept)
+    def _check_two_classes(self, y, kept):
+        """At least two classes among the labels ``y[kept]`` (all rows kept: the
+        classes of ``y``, at least two, were checked)."""
+        if kept.all():
+            return
+        kept_classes = np.unique(y[kept])
         if kept_classes.size < 2:
             raise ValueError(
                 f"after removing the samples of weight 0 only one class remains "
@@ -526,27 +551,29 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C", y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                  ensure_non_negative=True, allow_all_zero_weights=True)
+        sw = np.ones(X.shape[0]) if sample_weight is None else _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True,
+            allow_all_zero_weights=True)
         keep = sw > 0
         if not keep.any():
             raise ValueError("every sample weight is zero; give at least one sample "
                              "a positive weight")
         n = X.shape[0]
         Xa = self._prepare(X)
+        sel = slice(None) if keep.all() else keep     # a view where every row is kept
         if not keep.all():
             Xa = Xa[keep]
         swk = sw[keep]
         weights = None if np.all(swk == 1.0) else swk
         prev = self._previous_dual_coef(1, n)
-        warm = [None] if prev is None else [prev[0][keep]]
+        warm = [None] if prev is None else [prev[0][sel]]
         seeds = spawn_seeds(self.random_state, 1)
         lam = self._strength(float(swk.sum()))
         (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam, [None])
         self.coef_, self.intercept_ = self._split(res.coef)
         self.coef_ = np.array(self.coef_)
         dual = np.zeros(n)
-        dual[keep] = res.dual_coef
+        dual[sel] = res.dual_coef
         self.dual_coef_ = dual
         self.n_iter_ = int(math.ceil(res.n_epochs - 1e-9))
         self._set_certificate([res])

@@ -8,15 +8,48 @@ before anything reads them), :func:`check_Xy`, :func:`check_sample_weight` and
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import threading
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
-           "check_sparse_structure", "warn_extreme_rows", "raise_nonfinite"]
+           "check_sparse_structure", "warn_extreme_rows", "raise_nonfinite", "finite_checked"]
+
+#: id -> the matrix a front end has already checked for finite values (while
+#: :func:`finite_checked` runs): check_X does not scan it again
+_FINITE = {}
+_FINITE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def finite_checked(X):
+    """While the block runs, :func:`check_X` given this very object (``is``, not
+    an equal copy) skips its scan for NaN and inf: the caller (an estimator,
+    after scikit-learn's ``check_array``) has made it and checked it, and no
+    code of the user's runs in between.  Every other check still runs."""
+    key = id(X)
+    with _FINITE_LOCK:
+        count = _FINITE[key][1] if key in _FINITE else 0
+        _FINITE[key] = (X, count + 1)
+    try:
+        yield X
+    finally:
+        with _FINITE_LOCK:
+            count = _FINITE[key][1] - 1
+            if count:
+                _FINITE[key] = (X, count)
+            else:
+                del _FINITE[key]
+
+
+def _finite_known(X) -> bool:
+    entry = _FINITE.get(id(X))
+    return entry is not None and entry[0] is X
 
 
 def _check_finite(arr, name):
@@ -145,7 +178,8 @@ def check_X(X, name="X"):
             # sum duplicate entries (on a copy: the caller's matrix is untouched)
             X = X.copy()
             X.sum_duplicates()
-        _check_finite(X.data, name)
+        if not _finite_known(X):            # a sum of duplicates may overflow
+            _check_finite(X.data, name)
         _check_n_features(X, name)
         if not isinstance(X, sp.csr_matrix):
             X = sp.csr_matrix(X)
@@ -160,6 +194,8 @@ def check_X(X, name="X"):
         if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
             raise ValueError(f"{name} must be numeric, got dtype={X.dtype}")
         X = X.astype(np.float64)
+    elif _finite_known(X):
+        return np.ascontiguousarray(X)
     _check_finite(X, name)
     return np.ascontiguousarray(X)
 

@@ -7,9 +7,12 @@ CoCoA+'s local solver on a Dask worker with several cores
 with :func:`auto_sync_every` where it runs, from that machine's costs).
 
 * :func:`threaded_pass` runs a range of a pass on ``k`` threads, each on its
-  copy of the dual image (:class:`ThreadWork` holds the arrays);
+  copy of the dual image, on one shared image, or on copies of the hot
+  columns only (:class:`ThreadWork` holds the arrays);
+* :func:`warm_threads` readies them before a timed trial, and
+  :func:`trial_verdict` judges the trial;
 * :func:`thread_plan` decides threads or serial and the sync period from the
-  data (:func:`mean_row_cosine`, :func:`distinct_columns`,
+  data (:mod:`.thread_stats`: :func:`mean_row_cosine`, :func:`distinct_columns`,
   :func:`column_overlap`) and this machine's costs
   (:func:`measured_thread_costs`); :func:`auto_sync_every` is its sync period
   alone.
@@ -27,14 +30,19 @@ import scipy.sparse as sp
 
 from ..kernels.sdca import prox_work_arrays
 from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, Shrinking,
-                            ThreadCopy, sdca_epoch, start_copy, sync_copy)
+                            ThreadCopy, renumber, sdca_epoch, start_copy, sync_copy,
+                            sync_hot)
 from ..problem import Problem
+from .thread_stats import (COSINE_SAMPLE, _sampled_entries, column_overlap,  # noqa: F401
+                           distinct_columns, grouped_column_counts, mean_row_cosine,
+                           sampled_column_counts)
 from .._util.threads import resolve_n_jobs, run_threads
 
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "auto_sync_every", "column_overlap",
            "distinct_columns", "mean_row_cosine", "measured_thread_costs",
            "sampled_column_counts",
-           "thread_plan", "threaded_pass"]
+           "thread_plan", "threaded_pass", "trial_verdict",
+           "warm_threads"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
@@ -54,6 +62,23 @@ SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
 STALE_EPOCHS = 0.12
 #: threads run only where the cost model predicts at least this speed-up
 MIN_SPEEDUP = 1.15
+#: sync_every="auto" also considers one shared v written by every step (no
+#: copies, PASSCoDe's design) where the sampled column overlap is below this:
+#: two threads then rarely write the same entry or cache line (orthogonal
+#: TF-IDF text 0.001; the shared-vocabulary text 0.15 keeps its copies), and a
+#: step costs what it costs on one thread (CPU time per stored entry 1.03-1.07x
+#: one thread's on the orthogonal text, against 1.6-1.7x on copies)
+WILD_OVERLAP = 0.02
+#: above WILD_OVERLAP, sync_every="auto" also considers copies of the hot
+#: columns only (at most HOT_MAX, the fewest whose removal leaves a column
+#: overlap below WILD_OVERLAP: the shared-vocabulary text's 64 most held
+#: words, 31% of its entries), the others written into the shared v, synced
+#: after every chunk of a pass; a step is the serial kernel's on an image
+#: whose hot columns are renumbered to the thread's copy, and costs about
+#: HOT_STEP times a serial step
+HOT_STEP = 1.05
+#: hot-column copies: at most this many hot columns
+HOT_MAX = 127
 #: n_jobs > 1: a pass is cut into chunks of about this many stored entries,
 #: which the threads take in turn (at least one, at most MAX_CHUNKS_PER_THREAD
 #: per thread)
@@ -62,101 +87,6 @@ MAX_CHUNKS_PER_THREAD = 16
 #: a test hook: when set, ``THREAD_STALL(k, chunk)`` is called by thread ``k``
 #: before each chunk of a threaded pass (the tests stall a thread with it)
 THREAD_STALL = None
-
-
-def column_overlap(rows) -> float:
-    """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
-    j: the share of the rows that hold the column of a random stored entry.
-    Concurrent steps write the same entry of ``v`` at about this rate."""
-    omega = rows.column_counts()
-    nnz = float(omega.sum())
-    return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
-
-
-#: mean_row_cosine reads at most this many rows (evenly spaced)
-COSINE_SAMPLE = 5_000
-
-
-def mean_row_cosine(rows, sample=COSINE_SAMPLE, entries=None) -> float:
-    """The mean cosine ``x_i . x_j / (||x_i|| ||x_j||)`` over pairs ``i != j`` of
-    non-zero rows: ``(||s||^2 - m) / (m (m - 1))`` with ``s`` the sum of the
-    ``m`` normalized rows, over at most ``sample`` evenly spaced rows (exact
-    when ``n <= sample``).  A step that misses ``S`` updates of other threads
-    has a margin error of about ``sqrt(S)`` times this (random signs).
-    ``entries``: the sample's :func:`_sampled_entries`, if already read."""
-    idx, owner, cols, vals = entries or _sampled_entries(rows, sample)
-    sq = rows.sqnorm[idx]
-    m = int(np.count_nonzero(sq > 0))
-    if m < 2:
-        return 0.0
-    inv = np.divide(1.0, np.sqrt(sq), out=np.zeros_like(sq), where=sq > 0)
-    s = np.bincount(cols, weights=vals * inv[owner], minlength=rows.d)
-    return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
-
-
-#: the cost model's sample holds at most about this many stored entries (fewer
-#: rows than COSINE_SAMPLE where rows are long: a few milliseconds)
-SAMPLE_ENTRIES = 250_000
-
-
-def _sampled_entries(rows, sample):
-    """The stored entries of at most ``sample`` evenly spaced rows, and of
-    fewer where rows are long (about ``SAMPLE_ENTRIES`` entries, at least 100
-    rows; all rows when ``n`` is within that), read through the row view:
-    ``(rows, row of each entry, its column, its value)``, gathered in O(their
-    number)."""
-    r = rows.nnz / max(rows.n, 1)
-    sample = int(min(sample, max(100, SAMPLE_ENTRIES // max(r, 1.0))))
-    idx = np.unique(np.linspace(0, rows.n - 1, min(rows.n, sample)).astype(np.int64))
-    start, stop = rows.indptr[idx], rows.indptr[idx + 1]
-    length = stop - start
-    owner = np.repeat(np.arange(idx.shape[0]), length)
-    offset = np.arange(owner.shape[0]) - np.repeat(np.cumsum(length) - length, length)
-    pos = start[owner] + offset
-    cols = rows.indices[rows.iptr[idx][owner] + offset]
-    return idx, owner, cols, np.asarray(rows.data[pos], dtype=np.float64)
-
-
-def _sampled_counts(rows, sample, entries):
-    """The sampled rows' count of stored nonzeros per column, and the scale
-    ``n / (rows sampled)`` that makes them estimates of ``omega``."""
-    idx, _, cols, vals = entries or _sampled_entries(rows, sample)
-    return (np.bincount(cols[vals != 0], minlength=rows.d),
-            rows.n / max(idx.shape[0], 1))
-
-
-def sampled_column_counts(rows, sample=COSINE_SAMPLE, entries=None) -> np.ndarray:
-    """``omega_j`` (the rows with an entry in column ``j``) estimated from at
-    most ``sample`` evenly spaced rows, scaled to ``n`` (exact when ``n <=
-    sample`` and no row stores a zero): the cost model's input, a few
-    milliseconds where the exact count is a pass over every stored entry."""
-    counts, scale = _sampled_counts(rows, sample, entries)
-    return counts.astype(np.float64) * scale
-
-
-def grouped_column_counts(rows, sample=COSINE_SAMPLE, entries=None):
-    """:func:`sampled_column_counts` grouped by value: ``(omega values,
-    how many columns have each)``, the columns with no sampled entry left out.
-    A sample of ``m`` rows has at most ``m`` distinct counts, so the cost
-    model's sums run over those instead of ``d`` (a bincount, no sort)."""
-    counts, scale = _sampled_counts(rows, sample, entries)
-    multiplicity = np.bincount(counts)
-    seen = np.flatnonzero(multiplicity[1:]) + 1
-    return seen.astype(np.float64) * scale, multiplicity[seen].astype(np.float64)
-
-
-def distinct_columns(omega, n, S, multiplicity=None) -> float:
-    """Expected number of distinct columns among ``S`` rows drawn at random:
-    ``sum_j 1 - (1 - omega_j / n)^S`` (``omega_j``: the rows holding column j),
-    the columns a flush after ``S`` updates adds.  ``multiplicity[k]``, if
-    given, is how many columns have the count ``omega[k]`` (the counts
-    grouped: a sample's few hundred distinct counts instead of ``d``)."""
-    keep = omega > 0
-    p = omega[keep] / float(max(n, 1))
-    terms = -np.expm1(S * np.log1p(-np.minimum(p, 1.0 - 1e-16)))
-    if multiplicity is not None:
-        terms = terms * multiplicity[keep]
-    return float(np.sum(terms))
 
 
 # ----------------------------------------------------------- the cost model
@@ -292,9 +222,11 @@ class ThreadPlan(NamedTuple):
     #: and the epoch penalty of asynchrony predicted for it
     best_threads: int = 1
     penalty: float = 1.0
+    #: hot-column copies (``sparse == "hot"``): the hot columns
+    hot: object = None
 
 
-def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
+def thread_plan(rows, n_jobs, sync_every="auto", costs=None, hot_ok=True) -> ThreadPlan:
     """Threads or serial, predicted from the data and this machine's costs.
 
     Per update with ``k`` threads flushing every ``S`` updates, in the
@@ -328,19 +260,30 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None) -> ThreadPlan:
             f"each of 2 threads"))
     model = _ThreadModel(rows, measured_thread_costs() if costs is None else costs)
     fixed = None if sync_every == "auto" else int(sync_every or 0)
+    choices = [(S, sparse) for S in (SYNC_CHOICES if fixed is None else (fixed,))
+               for sparse in ((True, False) if S else (True,))]
+    if fixed is None and model.overlap < WILD_OVERLAP:
+        choices.append((0, True))
+    elif fixed is None and hot_ok and model.hot()[0].shape[0]:
+        # hot columns synced after each chunk of the pass (threaded_pass)
+        choices.append((int(max(CHUNK_NNZ / max(model.r, 1.0),
+                                rows.n / (MAX_CHUNKS_PER_THREAD * cap))), "hot"))
     best = max((model.predict(k, S, sparse) for k in range(2, cap + 1)
-                for S in (SYNC_CHOICES if fixed is None else (fixed,))
-                for sparse in (True, False)),
-               key=lambda p: p[0])
+                for S, sparse in choices), key=lambda p: p[0])
     speedup, k, S, flush_share, penalty, sparse = best
+    hot = model.hot() if sparse == "hot" else (None, 0.0)
+    syncs = (f"one shared v, column overlap {model.overlap:.3f}" if S == 0 else
+             f"copies of {hot[0].shape[0]} hot columns ({100 * hot[1]:.0f}% of the "
+             f"entries), the others shared" if sparse == "hot" else
+             f"{'sparse' if sparse else 'sweeping'} syncs {100 * flush_share:.0f}% of the "
+             f"step cost")
     detail = (f"{k} threads predicted {speedup:.2f}x one thread with sync_every={S} "
-              f"({'sparse' if sparse else 'sweeping'} syncs "
-              f"{100 * flush_share:.0f}% of the step cost, "
+              f"({syncs}, "
               f"{penalty:.2f}x the epochs at mean row cosine {model.cosine:.2f})")
     if speedup < MIN_SPEEDUP:
         return ThreadPlan(1, S, speedup, f"serial: {detail}, below {MIN_SPEEDUP}x", sparse,
-                          k, penalty)
-    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse, k, penalty)
+                          k, penalty, hot[0])
+    return ThreadPlan(k, S, speedup, f"threads: {detail}", sparse, k, penalty, hot[0])
 
 
 def auto_sync_every(rows, n_threads=2, costs=None) -> int:
@@ -368,14 +311,44 @@ class _ThreadModel:
                      *grouped_column_counts(rows, entries=entries))
             rows._thread_model_stats = stats
         self.cosine, self.omega, self.multiplicity = stats
+        # the sampled column overlap, sum_j omega_j^2 / (n nnz) (column_overlap)
+        total = float(self.omega @ self.multiplicity)
+        self.overlap = (float((self.omega ** 2) @ self.multiplicity) / (rows.n * total)
+                        if total > 0 else 0.0)
         self._U = {}
+
+    def hot(self):
+        """``(hot columns, their share of the entries)``: the fewest (at most
+        HOT_MAX) most held columns whose removal leaves a sampled column
+        overlap below WILD_OVERLAP (none when more are needed)."""
+        found = getattr(self.rows, "_thread_hot", None)
+        if found is None:
+            omega = sampled_column_counts(self.rows)
+            top = np.argsort(-omega, kind="stable")[:HOT_MAX]
+            total, n = float(omega.sum()), max(self.rows.n, 1)
+            left = (float(omega @ omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
+            ok = np.flatnonzero(left < WILD_OVERLAP)
+            h = int(ok[0]) + 1 if ok.size and total > 0 else 0
+            found = (np.sort(top[:h]).astype(np.int64),
+                     float(omega[top[:h]].sum()) / total if h else 0.0)
+            self.rows._thread_hot = found
+        return found
 
     def predict(self, k, S, sparse):
         """``(speed-up, k, S, sync share of the step cost, epoch penalty,
         sparse)`` for ``k`` threads syncing every ``S`` updates, listing the
-        changed columns (``sparse``) or sweeping all ``d`` at each sync."""
+        changed columns (``sparse``), sweeping all ``d`` at each sync, or
+        copying the hot columns only (``sparse == "hot"``)."""
         c, r, n, d = self.costs, self.r, self.rows.n, self.rows.d
-        if sparse:
+        stale = S * r                 # updates' entries a step may miss
+        if S == 0:
+            # one shared v: the serial step, nothing to sync
+            step, sync = r * c.step_entry, 0.0
+        elif sparse == "hot":
+            hot, share = self.hot()
+            step, sync = r * c.step_entry * HOT_STEP, hot.shape[0] * c.flush_column
+            stale = S * r * share    # only the hot columns are ever stale
+        elif sparse:
             step = r * c.buffered_entry
             # a sync publishes the thread's U(S) columns and takes the
             # others' ~(k - 1) U(S), or sweeps every column when those are
@@ -392,7 +365,7 @@ class _ThreadModel:
             step = r * c.step_entry
             sync = 2.0 * d * c.sweep_column
         flush = sync / S if S > 0 else 0.0
-        per_column = max(S, 1) * r / max(d, 1)
+        per_column = max(stale, r) / max(d, 1)
         penalty = 1.0 + STALE_EPOCHS * (k - 1) * per_column * self.cosine ** 2
         # the cores the k threads get: k on idle cores, fewer when other work
         # holds them (measured with two threads)
@@ -410,18 +383,29 @@ class ThreadWork:
     changes ``parts`` (k x d), their change logs (``k`` rings of ``L = 4 F +
     64`` columns, ``F = min(d, sync_every * longest row)`` the most one sync
     publishes) and the ``clock``.  With ``sync_every = 0`` there are none:
-    every step writes the shared ``v`` (atomically when ``atomic``)."""
+    every step writes the shared ``v`` (atomically when ``atomic``).  With
+    ``hot`` (hot-column copies) there are none either: the threads step with
+    the serial kernel on ``ext``, the image in ``ext[:d]`` and thread ``t``'s
+    copy of the hot columns at ``ext[d + t P:]`` (``P`` = their number + 8),
+    through rows whose hot columns are renumbered to that copy
+    (:meth:`hot_view`, one index array per thread)."""
 
-    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True):
+    def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True, hot=None):
         K = int(n_threads)
         self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
         self.sparse = bool(sparse)
+        self.hot = np.asarray(hot if hot is not None and self.sync_every else [], np.int64)
+        H = self.hot.shape[0]
+        self.pad = H + 8
+        self.ext = np.zeros(d + K * self.pad if H else 0)
+        self.hot_base = np.zeros((K, self.pad))
+        self._views = None
         # others may publish this many updates since a thread's last refresh
         # before it syncs ahead of its own period (staleness bounded by work)
         self.limit = 2 * max(K - 1, 1) * self.sync_every
-        m = d if self.sync_every else 0
+        m = d if self.sync_every and not H else 0
         self.max_flush = int(min(d, self.sync_every * max(int(max_row), 1)))
-        L = 4 * self.max_flush + 64 if self.sync_every else 0
+        L = 4 * self.max_flush + 64 if m else 0
         self.clock = np.zeros(max(K, 1) * CLOCK_STRIDE, dtype=np.int64)
         self.parts = np.zeros((K if m else 0, m))
         self.logs = np.zeros((K, L), dtype=np.int64)
@@ -436,11 +420,42 @@ class ThreadWork:
         self._own = np.zeros((K, 2 * pad), dtype=np.int64)
         self.seen = [self._own[k, :K] for k in range(K)]
         self.counts = [self._own[k, pad:pad + 4] for k in range(K)]
+        #: each thread's CPU seconds in threaded_pass (time.thread_time)
+        self.cpu = np.zeros(K)
+
+    def prefault(self):
+        """Write every page of the work arrays once (fresh zeroed pages are
+        mapped on first write: tens of megabytes of page faults that would
+        otherwise land in the first threaded pass, e.g. in a timed trial)."""
+        for a in (self.parts, self.logs, self._own, self.ext, *self.local, *self.base,
+                  *self.mark, *self.touched):
+            a.fill(0)
+
+    def hot_slots(self, rows):
+        """The threads' views of ``rows`` (None: not built yet), a new list for
+        new data."""
+        if self._views is None or self._views[0] is not rows.indices:
+            self._views = (rows.indices, [None] * self.n_threads)
+        return self._views[1]
+
+    def hot_view(self, rows, t):
+        """``rows`` with hot column ``hot[s]`` renumbered to ``d + t P + s``
+        (its place in ``ext``), for thread ``t``; built once per data, on the
+        thread that asks (the threads build theirs at once)."""
+        views = self.hot_slots(rows)
+        if views[t] is None:
+            d, H = self.ext.shape[0] - self.n_threads * self.pad, self.hot.shape[0]
+            remap = np.arange(d, dtype=rows.indices.dtype)
+            remap[self.hot] = d + t * self.pad + np.arange(H)
+            out = np.empty_like(rows.indices)
+            renumber(rows.indices, remap, out)
+            views[t] = rows._replace(indices=out)
+        return views[t]
 
     def copy(self, k, shared):
         """Thread ``k``'s :class:`ThreadCopy` of the image ``shared`` (None with
-        ``sync_every = 0``)."""
-        if not self.sync_every:
+        ``sync_every = 0`` or hot-column copies)."""
+        if not self.sync_every or self.hot.shape[0]:
             return None
         return ThreadCopy(shared, self.parts, self.base[k], self.mark[k], self.touched[k],
                           self.logs, self.clock, self.seen[k], self.counts[k], k,
@@ -448,8 +463,8 @@ class ThreadWork:
 
     def fold(self, shared):
         """After the threads are done: ``shared += sum_t parts[t]``, and the
-        parts start again from zero."""
-        if self.sync_every:
+        parts start again from zero (hot-column mode: nothing to fold)."""
+        if self.sync_every and self.parts.shape[1]:
             shared += self.parts.sum(axis=0)
             self.parts[:] = 0.0
 
@@ -479,10 +494,20 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
     next_chunk = itertools.count().__next__          # atomic under the GIL
     no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
     atomic = work.atomic and not work.sync_every
+    hot, d, P = work.hot, state.v.shape[0], work.pad
+    if hot.shape[0]:
+        work.hot_slots(rows)          # each thread then builds its own view
+        work.ext[:d] = state.v
+        for t in range(K):
+            work.ext[d + t * P:d + t * P + hot.shape[0]] = state.v[hot]
+            work.hot_base[t, :hot.shape[0]] = state.v[hot]
 
     def task(k, stop_flag):
+        cpu0 = time.thread_time()
         copy, local = work.copy(k, state.v), state
-        if copy is not None:
+        if hot.shape[0]:
+            local = state._replace(v=work.ext)
+        elif copy is not None:
             local = state._replace(v=work.local[k])
             start_copy(local.v, copy)
         status, pos, steps, acc, up, down = 0, 0, 0, 0, 0.0, 0.0
@@ -493,8 +518,11 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
                     break
                 if THREAD_STALL is not None:
                     THREAD_STALL(k, c)
-                res = sdca_epoch(rows, spec, local, order, chunks[c], chunks[c + 1], 0, -1,
-                                 shrink, no_avg, prox[k], atomic, copy)
+                view = work.hot_view(rows, k) if hot.shape[0] else rows
+                res = sdca_epoch(view, spec, local, order, chunks[c], chunks[c + 1], 0,
+                                 -1, shrink, no_avg, prox[k], atomic, copy)
+                if hot.shape[0]:
+                    sync_hot(work.ext, hot, d + k * P, work.hot_base[k])
                 steps += res.steps
                 acc += res.accesses
                 up, down = max(up, res.max_up), max(down, res.max_down)
@@ -504,9 +532,53 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
         finally:
             if copy is not None:
                 sync_copy(local.v, copy)
+            elif hot.shape[0]:
+                sync_hot(work.ext, hot, d + k * P, work.hot_base[k])
+            work.cpu[k] += time.thread_time() - cpu0
         return status, pos, steps, acc, up, down
 
     try:
         return run_threads(task, K)
     finally:
         work.fold(state.v)            # what the threads published, even on an error
+        if hot.shape[0]:
+            state.v[:] = work.ext[:d]
+
+
+def trial_verdict(times, cpu, plan, k, min_speedup):
+    """The first-pass trial's decision: ``(keep the threads, reason)``, or None
+    when nothing was measured.  ``times = (serial s, its stored entries, the
+    threads' s, their entries)``, ``cpu = (serial CPU s, the threads' CPU s
+    summed)``; the threads stay where one thread's wall time per stored entry
+    over theirs, divided by the plan's epoch penalty of asynchrony, is at
+    least ``min_speedup``.  The CPU times say what the steps cost apart from
+    the cores the machine gives now (on idle cores, ``k`` threads run about
+    ``k`` times one thread's CPU time per entry over theirs)."""
+    serial_s, serial_nnz, thread_s, thread_nnz = (float(t) for t in times)
+    if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
+        return None
+    measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+    work = (f"; CPU {1e9 * cpu[0] / serial_nnz:.2f} ns per entry on one, "
+            f"{1e9 * cpu[1] / thread_nnz:.2f} summed over {k}"
+            if cpu[0] > 0 and cpu[1] > 0 else "")
+    detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
+              f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
+              f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
+              f"epochs predicted{work}; the cost model predicted {plan.speedup:.2f}x)")
+    if measured >= min_speedup:
+        return True, f"threads: {detail}"
+    return False, f"serial: {detail}, below {min_speedup}x"
+
+
+def warm_threads(rows, spec, state, work, prox):
+    """Before a timed threaded pass: ``work``'s arrays paged in
+    (:meth:`ThreadWork.prefault`), the threads' renumbered rows built
+    (hot-column copies), and their kernel loaded and their pool woken (an
+    empty :func:`threaded_pass`); ``work.cpu`` back at 0."""
+    work.prefault()
+    if work.hot.shape[0]:            # each thread's renumbered rows, at once
+        work.hot_slots(rows)
+        run_threads(lambda k, stop: work.hot_view(rows, k), work.n_threads)
+    threaded_pass(rows, spec, state, np.zeros(0, np.int64), 0, 0, work, 0,
+                  Shrinking(False, np.inf, np.inf), prox)
+    work.cpu[:] = 0.0

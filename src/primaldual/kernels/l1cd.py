@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 
 from ..losses import dispatch as L
@@ -77,8 +78,10 @@ class L1Spec(NamedTuple):
 
 class NewtonWork(NamedTuple):
     """Work arrays: ``gu``, ``hu``, ``xdelta`` (n); ``grad``, ``hdiag``, ``delta``,
-    ``skip``, ``extra`` (|ws|): ``hdiag`` includes ``extra``, the curvature added
-    to the model along each coordinate (``_FLOOR``)."""
+    ``skip``, ``extra``, ``order`` (|ws|): ``hdiag`` includes ``extra``, the
+    curvature added to the model along each coordinate (``_FLOOR``); ``order``
+    the coordinates' order in a pass; ``rng`` (1, uint64) the state of the
+    generator that shuffles it (nonzero)."""
     gu: object
     hu: object
     xdelta: object
@@ -87,6 +90,26 @@ class NewtonWork(NamedTuple):
     delta: object
     skip: object
     extra: object
+    order: object
+    rng: object
+
+
+@njit(cache=True, nogil=True)
+def shuffle(order, state):
+    """A uniformly random permutation of ``order`` in place (Fisher-Yates), drawn
+    from the xorshift64 generator whose state is ``state[0]`` (nonzero; updated).
+    Coordinate descent in a random order each pass (as LIBLINEAR's) converges
+    far faster than in a fixed order on ill-conditioned models."""
+    x = state[0]
+    for i in range(order.shape[0] - 1, 0, -1):
+        x ^= x << np.uint64(13)
+        x ^= x >> np.uint64(7)
+        x ^= x << np.uint64(17)
+        j = np.int64(x % np.uint64(i + 1))
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    state[0] = x
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -185,6 +208,7 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
     ``H_jj |step_j|`` of a pass is at most ``eta`` times that of the first.
     A coordinate at zero whose slope is well inside ``[-l1, l1]`` (below
     ``_SHRINK l1``) is left out of the later passes (LIBLINEAR's shrinking).
+    The coordinates are visited in a new random order each pass (:func:`shuffle`).
     Returns (passes, entries read)."""
     work.xdelta[:] = 0.0
     work.delta[:] = 0.0
@@ -195,7 +219,9 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
     for _ in range(max_passes):
         passes += 1
         big = 0.0
-        for k in range(ws.shape[0]):
+        shuffle(work.order, work.rng)
+        for kk in range(ws.shape[0]):
+            k = work.order[kk]
             if work.skip[k]:
                 continue
             j = ws[k]
@@ -296,7 +322,9 @@ def gram_direction(spec, cols, ws, w, work, rows, max_passes, eta):
     for _ in range(max_passes):
         passes += 1
         big = 0.0
-        for k in range(m):
+        shuffle(work.order, work.rng)
+        for kk in range(m):
+            k = work.order[kk]
             h = H[k, k] + _NU + work.extra[k] + spec.lam
             z = w[ws[k]] + work.delta[k]
             g = work.grad[k] + hd[k] + work.extra[k] * work.delta[k] + spec.lam * z

@@ -22,7 +22,7 @@ from numba import njit
 
 from .status import STATUS_NONFINITE, STATUS_OK
 
-__all__ = ["CSRows", "CSWork", "CSActive", "cs_epoch", "cs_subproblem"]
+__all__ = ["CSRows", "CSWork", "CSActive", "cs_epoch", "cs_subproblem", "cs_certificate"]
 
 
 class CSRows(NamedTuple):
@@ -56,7 +56,7 @@ class CSActive(NamedTuple):
     cls: object
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def cs_subproblem(A, k, total, B, D, new, cap):
     """The exact minimizer of ``A/2 ||b||^2 + B . b`` over ``sum_m b_m = total``,
     ``b_m <= cap_m`` into ``new[:k]`` (``cap`` is 0 except ``C`` at the label;
@@ -87,60 +87,62 @@ def cs_subproblem(A, k, total, B, D, new, cap):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _active_scores(rows, coef, i, cls_i, k, z, tmp):
-    """z[t] = x_i . coef[:, cls_i[t]] for the k active classes (all K: in
-    class order into ``tmp``, a contiguous row of coef per entry, then
-    permuted)."""
+def _active_scores(rows, coef, i, cls, k, z):
+    """z[t] = x_i . coef[:, cls[i, t]] for the k active classes, four classes
+    per pass over the row (their sums stay in registers)."""
     start = rows.indptr[i]
+    end = rows.indptr[i + 1]
     off = rows.iptr[i] - start
-    if k == coef.shape[1]:
-        for t in range(k):
-            tmp[t] = 0.0
-        for p in range(start, rows.indptr[i + 1]):
+    for t0 in range(0, k, 4):
+        c0 = cls[i, t0]
+        c1 = cls[i, t0 + 1] if t0 + 1 < k else c0
+        c2 = cls[i, t0 + 2] if t0 + 2 < k else c0
+        c3 = cls[i, t0 + 3] if t0 + 3 < k else c0
+        a0 = a1 = a2 = a3 = 0.0
+        for p in range(start, end):
             x = rows.data[p]
-            cj = coef[rows.indices[p + off]]
-            for t in range(k):
-                tmp[t] += x * cj[t]
-        for t in range(k):
-            z[t] = tmp[cls_i[t]]
-        return
-    for t in range(k):
-        z[t] = 0.0
-    for p in range(start, rows.indptr[i + 1]):
-        x = rows.data[p]
-        j = rows.indices[p + off]
-        for t in range(k):
-            z[t] += x * coef[j, cls_i[t]]
+            j = rows.indices[p + off]
+            a0 += x * coef[j, c0]
+            a1 += x * coef[j, c1]
+            a2 += x * coef[j, c2]
+            a3 += x * coef[j, c3]
+        z[t0] = a0
+        if t0 + 1 < k:
+            z[t0 + 1] = a1
+        if t0 + 2 < k:
+            z[t0 + 2] = a2
+        if t0 + 3 < k:
+            z[t0 + 3] = a3
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _violation(beta_i, cls_i, k, yi, C, G, cap):
+def _violation(beta, i, cls, k, yi, C, G, cap):
     """Fills ``cap`` for the k active classes; returns (maxG - minG, minG): the
     optimality violation of row i's block (minG over the classes below their
     bound, maxG over all)."""
     minG = np.inf
     maxG = -np.inf
     for t in range(k):
-        m = cls_i[t]
+        m = cls[i, t]
         cap[t] = C if m == yi else 0.0
-        if beta_i[m] < cap[t] and G[t] < minG:
+        if beta[i, m] < cap[t] and G[t] < minG:
             minG = G[t]
         if G[t] > maxG:
             maxG = G[t]
     return maxG - minG, minG
 
 
-@njit(cache=True, nogil=True)
-def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
+@njit(cache=True, nogil=True, inline="always")
+def _shrink_classes(beta, i, cls, k, minG, G, cap):
     """Drop the classes at their bound whose gradient is below every free
     one's (LIBLINEAR's be_shrunk); returns the new k.  ``G``, ``cap`` and
-    ``cls_i`` are permuted alike."""
+    ``cls[i]`` are permuted alike."""
     t = 0
     while t < k:
-        m = cls_i[t]
-        if beta_i[m] == cap[t] and G[t] < minG:
+        m = cls[i, t]
+        if beta[i, m] == cap[t] and G[t] < minG:
             k -= 1
-            cls_i[t], cls_i[k] = cls_i[k], cls_i[t]
+            cls[i, t], cls[i, k] = cls[i, k], cls[i, t]
             G[t], G[k] = G[k], G[t]
             cap[t], cap[k] = cap[k], cap[t]
         else:
@@ -150,15 +152,24 @@ def _shrink_classes(beta_i, cls_i, k, minG, G, cap):
 
 @njit(cache=True, nogil=True, inline="always")
 def _update_coef(rows, coef, i, moved, delta, cls):
-    """coef[j, cls[t]] += delta[t] x_ij for the row's entries (feature-major, as
-    the scores are read)."""
+    """coef[j, cls[t]] += delta[t] x_ij for the row's entries, four classes per
+    pass over the row (a missing fourth adds 0 to the first's column)."""
     start = rows.indptr[i]
+    end = rows.indptr[i + 1]
     off = rows.iptr[i] - start
-    for p in range(start, rows.indptr[i + 1]):
-        x = rows.data[p]
-        j = rows.indices[p + off]
-        for t in range(moved):
-            coef[j, int(cls[t])] += delta[t] * x
+    for t0 in range(0, moved, 4):
+        c0 = int(cls[t0])
+        d0 = delta[t0]
+        c1, d1 = (int(cls[t0 + 1]), delta[t0 + 1]) if t0 + 1 < moved else (c0, 0.0)
+        c2, d2 = (int(cls[t0 + 2]), delta[t0 + 2]) if t0 + 2 < moved else (c0, 0.0)
+        c3, d3 = (int(cls[t0 + 3]), delta[t0 + 3]) if t0 + 3 < moved else (c0, 0.0)
+        for p in range(start, end):
+            x = rows.data[p]
+            j = rows.indices[p + off]
+            coef[j, c0] += d0 * x
+            coef[j, c1] += d1 * x
+            coef[j, c2] += d2 * x
+            coef[j, c3] += d3 * x
 
 
 @njit(cache=True, nogil=True)
@@ -180,15 +191,14 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
         if A == 0.0:
             s += 1
             continue
-        cls_i = act.cls[i]
         yi = rows.y[i]
-        _active_scores(rows, coef, i, cls_i, k, z, new)
+        _active_scores(rows, coef, i, act.cls, k, z)
         reads += rows.indptr[i + 1] - rows.indptr[i]
         for t in range(k):
-            z[t] += 0.0 if cls_i[t] == yi else 1.0          # G, the dual gradient
-        viol, minG = _violation(beta[i], cls_i, k, yi, rows.C[i], z, cap)
+            z[t] += 0.0 if act.cls[i, t] == yi else 1.0          # G, the dual gradient
+        viol, minG = _violation(beta, i, act.cls, k, yi, rows.C[i], z, cap)
         if shrinking:
-            k = _shrink_classes(beta[i], cls_i, k, minG, z, cap)
+            k = _shrink_classes(beta, i, act.cls, k, minG, z, cap)
             act.n_cls[i] = k
             if k <= 1:
                 m_act -= 1
@@ -201,12 +211,12 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
             stopping = viol
         total = 0.0
         for t in range(k):
-            B[t] = z[t] - A * beta[i, cls_i[t]]
-            total += beta[i, cls_i[t]]
+            B[t] = z[t] - A * beta[i, act.cls[i, t]]
+            total += beta[i, act.cls[i, t]]
         cs_subproblem(A, k, total, B, D, new, cap)
         moved = 0                       # the changed classes and their changes, in front
         for t in range(k):
-            m = cls_i[t]
+            m = act.cls[i, t]
             delta = new[t] - beta[i, m]
             beta[i, m] = new[t]
             if delta != 0.0:
@@ -225,11 +235,23 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
 EPS_FLOOR = 1e-12
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _uniform(state):
+    """The next value in [0, 1) of SplitMix64 (Steele, Lea & Flood 2014) from
+    the one-word ``state`` (uint64), advanced in place."""
+    state[0] += np.uint64(0x9E3779B97F4A7C15)
+    z = state[0]
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
 @njit(cache=True, nogil=True)
-def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
-    """``uniforms.shape[0]`` epochs of :func:`cs_epoch`, each over the active
-    rows shuffled (Fisher-Yates) with that row of ``uniforms`` (n values in
-    [0, 1), drawn by the driver from ``random_state``), then LIBLINEAR's rule:
+def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
+    """``n_epochs`` epochs of :func:`cs_epoch`, each over the active rows
+    shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
+    which the driver seeds from ``random_state``), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
     and class returns and the threshold halves.  ``sched`` (float64):
     ``[active rows, threshold]``, updated in place.  Returns ``(status,
@@ -237,10 +259,10 @@ def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
-    for e in range(uniforms.shape[0]):
+    for e in range(n_epochs):
         m = int(sched[0])
         for t in range(m - 1, 0, -1):
-            r = int(uniforms[e, t] * (t + 1))
+            r = int(_uniform(state) * (t + 1))
             act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
         status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
         reads += rd
@@ -252,4 +274,59 @@ def cs_epochs(rows, act, sched, beta, coef, work, uniforms, shrinking):
             sched[0] = n
             for i in range(n):
                 act.n_cls[i] = K
-    return STATUS_OK, uniforms.shape[0], reads
+    return STATUS_OK, n_epochs, reads
+
+
+@njit(cache=True, nogil=True)
+def cs_certificate(rows, beta, sw, coef, z, feas_tol):
+    """The exact check of the dual iterate in two passes over the rows:
+    ``coef = sum_i x_i^T beta_i`` (overwritten), then per row the scores
+    ``z = x_i coef`` and the loss ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.
+    Returns ``(sum_i sw_i loss_i, sum_i sw_i alpha_{i, y_i}, rows off the
+    simplex)`` with ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex
+    to ``feas_tol``; rows of weight 0 count for nothing)."""
+    K = coef.shape[1]
+    coef[:] = 0.0
+    for i in range(beta.shape[0]):
+        start = rows.indptr[i]
+        off = rows.iptr[i] - start
+        for p in range(start, rows.indptr[i + 1]):
+            x = rows.data[p]
+            j = rows.indices[p + off]
+            for k in range(K):
+                coef[j, k] += x * beta[i, k]
+    loss = 0.0
+    conj = 0.0
+    bad = 0
+    for i in range(beta.shape[0]):
+        if sw[i] == 0.0:
+            continue
+        for k in range(K):
+            z[k] = 0.0
+        start = rows.indptr[i]
+        off = rows.iptr[i] - start
+        for p in range(start, rows.indptr[i + 1]):
+            x = rows.data[p]
+            j = rows.indices[p + off]
+            for k in range(K):
+                z[k] += x * coef[j, k]
+        yi = rows.y[i]
+        worst = 0.0
+        total = 0.0
+        for k in range(K):
+            a = beta[i, k] / rows.C[i]
+            total += a
+            if k == yi:
+                if 1.0 - a < -feas_tol:
+                    bad += 1
+                continue
+            if -a < -feas_tol:
+                bad += 1
+            v = 1.0 + z[k] - z[yi]
+            if v > worst:
+                worst = v
+        if abs(total) > feas_tol:
+            bad += 1
+        loss += sw[i] * worst
+        conj += sw[i] * (beta[i, yi] / rows.C[i])
+    return loss, conj, bad

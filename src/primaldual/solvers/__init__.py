@@ -88,8 +88,8 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     tol : float
         Stop when ``(P - D) / max(|P|, 1e-12) <= tol``.
     max_epochs : float or None
-        Passes over the data; None: the solver's default (1000 for sdca,
-        newton and ipm, 100 for the others).
+        Passes; None: the solver's default (1000 for sdca, newton and ipm, 100
+        for the others; ``"auto"``: a hand-over leaves the next leg its own).
     random_state : int, Generator, RandomState or None
         Seeds every random choice.
     sample_weight : array (n,), optional

@@ -14,8 +14,9 @@ max_epochs, time_limit or solver option; a warm start is taken), and when
 its predicted time (:func:`direct_seconds`) is below the portfolio's first
 candidate's plus :data:`PORTFOLIO_S`, the portfolio's fixed cost.
 
-Every check is certified by the :class:`~primaldual.problem.Problem`'s own
-exact certificate (``alpha_i = -phi'(x_i . w)``, docs/conventions.md §1).
+The point returned, and every point whose numpy gap reaches ``tol``, is
+certified by the :class:`~primaldual.problem.Problem`'s own exact certificate
+(``alpha_i = -phi'(x_i . w)``, docs/conventions.md §1).
 A converged run is the result (``solver="newton"``, one leg in
 ``extras["path"]``, ``extras["direct"] = True``, and a Newton state, built
 when read, from which ``solver="newton"`` resumes); otherwise the portfolio

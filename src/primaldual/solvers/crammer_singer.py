@@ -7,11 +7,15 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_epochs
+from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_certificate, cs_epochs
 from ..kernels.status import STATUS_OK
+from ..multiclass import FEAS_TOL
+from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, flag
+from ._schedule import CHECK_PASS_COST
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerOptions", "CrammerSingerDual"]
@@ -31,6 +35,9 @@ class CrammerSingerOptions(CommonOptions):
 EPS_SHRINK0 = 1.0
 #: epochs per kernel call (the deadline is checked between calls)
 EPOCHS_PER_CALL = 16
+#: dense input with at most this share of nonzero entries is read by the kernel
+#: as CSR (a row step costs its stored entries; the zeros are skipped)
+SPARSE_VIEW_DENSITY = 0.75
 
 
 class CrammerSingerDual(MulticlassDualSolver):
@@ -48,7 +55,8 @@ class CrammerSingerDual(MulticlassDualSolver):
         min_beta 1/2 ||sum_i x_i^T beta_i||_F^2 - sum_i beta_{i, y_i}
         s.t.     sum_m beta_im = 0,  beta_im <= C_i 1[m = y_i]
 
-    Each epoch visits the rows in a random order (from ``random_state``) and
+    Each epoch visits the rows in a random order (SplitMix64 seeded from
+    ``random_state`` at each kernel call) and
     minimizes exactly over one row's K variables (Keerthi et al., KDD 2008,
     Sec. 3; the subproblem of LIBLINEAR's ``Solver_MCSVM_CS``), keeping
     ``coef = sum_i x_i^T beta_i`` up to date.  With ``shrinking`` (as LIBLINEAR)
@@ -58,6 +66,9 @@ class CrammerSingerDual(MulticlassDualSolver):
     falls below a threshold (1, then halved each time).  The certificate is the iterate
     itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
     ``coef(alpha)`` recomputed from it at each check.
+
+    Dense input with at most 75% nonzero entries is read as CSR (a copy of its
+    nonzeros), as LIBLINEAR reads every input.
 
     Options: ``shrinking`` (default True).  ``warm_start``: a SolveResult or a dual point
     alpha (n, K) (feasible for any ``lam``: warm starts along a path).
@@ -75,7 +86,12 @@ class CrammerSingerDual(MulticlassDualSolver):
         prob = self.problem
         r = prob.rows
         self.C = self.row_bounds()
-        self.view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, self.C)
+        data, indices, indptr, iptr = r.data, r.indices, r.indptr, r.iptr
+        if not r.is_sparse and r.n * r.d and \
+                np.count_nonzero(r.data) <= SPARSE_VIEW_DENSITY * r.n * r.d:
+            csr = sp.csr_matrix(r.X)
+            data, indices, indptr, iptr = csr.data, csr.indices, csr.indptr, csr.indptr
+        self.view = CSRows(data, indices, indptr, iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
         self.work = CSWork(*(np.empty(K) for _ in range(5)))
         self.shrinking = bool(self.opts.shrinking)
@@ -118,6 +134,13 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"])])
 
     @property
+    def check_passes(self):
+        """A check is two passes over the rows with K-wide work per entry, as a
+        row step's reads (counted once per entry): 2 / CHECK_PASS_COST passes
+        in the schedule's units."""
+        return 2.0 / CHECK_PASS_COST
+
+    @property
     def epochs(self):
         return float(self.n_epochs_done)
 
@@ -127,9 +150,9 @@ class CrammerSingerDual(MulticlassDualSolver):
         left = max(1, int(round(n_epochs)))
         while left > 0 and self.n_epochs_done < self.max_epochs:
             k = min(left, EPOCHS_PER_CALL, int(self.max_epochs - self.n_epochs_done))
-            uniforms = self.rng.random((k, n))
+            state = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
             status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
-                                            self.coef, self.work, uniforms, self.shrinking)
+                                            self.coef, self.work, k, state, self.shrinking)
             self.n_epochs_done += int(done)
             self.feature_accesses += int(reads)
             if status != STATUS_OK:
@@ -144,11 +167,17 @@ class CrammerSingerDual(MulticlassDualSolver):
     def certificate(self):
         """``alpha = beta / C`` and ``coef(alpha) = X^T beta`` recomputed from it
         (the incremental ``coef`` is refreshed too, dropping its rounding
-        drift); ``V = lam coef``, so the check makes two products."""
+        drift), then ``P(coef)`` and ``D(alpha)`` (``V = lam coef``): two passes
+        over the rows in one kernel (:func:`~primaldual.kernels.multiclass.cs_certificate`)."""
         prob = self.problem
-        alpha = self.beta / self.C[:, None]
-        self.coef = self._coef_of(self.beta)
-        return prob.certificate(self.coef, alpha, V=prob.lam * self.coef)
+        loss, conj, bad = cs_certificate(self.view, self.beta, prob.sample_weight,
+                                         self.coef, self.work.z, FEAS_TOL)
+        sq = float(np.einsum("i,i->", self.coef.ravel(), self.coef.ravel()))
+        primal = loss / prob.W + 0.5 * prob.lam * sq
+        dual = conj / prob.W - 0.5 * prob.lam * sq if bad == 0 else -np.inf
+        return Certificate(w=self.coef.copy(), alpha=self.beta / self.C[:, None],
+                           primal=float(primal), dual=float(dual),
+                           v=prob.lam * self.coef, margins=None)
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)

@@ -30,6 +30,10 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
+from ..kernels.ipm import (block_step, kkt_parts, longest_step, newton_rhs, scale_rows,
+                           slack_steps)
+from ..kernels.objective import weighted_sum
+from ..problem import Certificate
 from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, number
 from ._blas import serial_blas_enter, serial_blas_exit
@@ -171,6 +175,7 @@ class IPMSolver(Solver):
     options_class = IPMOptions
     supports_l1 = False
     requires = ("box_qp_dual",)
+    _xw = None                      # (w, X w) of the last check
 
     # ------------------------------------------------------------ options
     def setup(self):
@@ -293,7 +298,8 @@ class IPMSolver(Solver):
         else:
             if self._buf is None:
                 self._buf = np.empty(X.shape)
-            Xs = np.multiply(X, np.sqrt(E)[:, None], out=self._buf)
+            Xs = self._buf
+            scale_rows(X, np.sqrt(E), Xs)
             M = Xs.T @ Xs
         M.flat[::M.shape[0] + 1] += prob.lam
         scale = 1.0 / np.sqrt(np.diag(M))
@@ -327,18 +333,25 @@ class IPMSolver(Solver):
         sig, p, s, t = self.sig, self.p, self.s, self.t
         pl, ph = p - self.lo, self.hi - p          # the slacks of the two bounds
         r_w = prob.lam * self.w - self._xt((sig * p).sum(0))
-        r = sig * self._x(self.w) + self.b + self.qd * p - s + t
+        xw = self._xw[1] if self._xw is not None and self._xw[0] is self.w \
+            else self._x(self.w)
+        # the elementwise work in compiled loops (the numpy expressions' values)
+        r, D, E = np.empty_like(p), np.empty_like(p), np.empty(p.shape[1])
+        kkt_parts(sig, xw, self.b, self.qd, p, s, t, pl, ph, r, D, E)
         mu = (np.sum(s * pl) + np.sum(t * ph)) / (2 * p.size)
-        D = self.qd + s / pl + t / ph
-        solve = self._reduced_solver((1.0 / D).sum(0))
+        solve = self._reduced_solver(E)
 
         def direction(rs, rt):
-            h = -r - rs / pl + rt / ph
-            dw, dg = solve(r_w, (sig * h / D).sum(0))
-            dp = (h - sig * self._x(dw)) / D
+            h, rho = np.empty_like(p), np.empty(p.shape[1])
+            newton_rhs(r, rs, rt, pl, ph, sig, D, h, rho)
+            dw, dg = solve(r_w, rho)
+            dp = np.empty_like(p)
+            block_step(h, sig, self._x(dw), D, dp)
             if dg is not None:
                 dp = _with_sum(dp, dg, sig, D)
-            return dw, dp, -(rs + s * dp) / pl, -(rt - t * dp) / ph
+            ds, dt = np.empty_like(p), np.empty_like(p)
+            slack_steps(rs, rt, s, t, dp, pl, ph, ds, dt)
+            return dw, dp, ds, dt
 
         dw, dp, ds, dt = direction(s * pl, t * ph)
         a = _longest_step(pl, ph, s, t, dp, ds, dt)
@@ -383,15 +396,21 @@ class IPMSolver(Solver):
 
     def certificate(self):
         """The iterate ``w`` or ``w(alpha)``, whichever has the lower primal, with
-        ``alpha``: both pairs are exact certificates."""
+        ``alpha``: both pairs are exact certificates.  ``X w`` is made by BLAS
+        (kept for the next iteration's residual), and ``w(alpha)``'s pair, whose
+        dual is ``alpha``'s, needs only its primal ``P(w(alpha))``."""
         prob = self.problem
         alpha = self.dual_point()
-        cert = prob.certificate(self.w, alpha)
+        self._xw = (self.w, self._x(self.w))
+        cert = prob.certificate(self.w, alpha, margins=self._xw[1])
         w_alpha = cert.v / prob.lam
         if np.isfinite(w_alpha).all():
-            other = prob.certificate(w_alpha, alpha)
-            if other.primal < cert.primal:
-                cert = other
+            margins = prob.rows.matvec(w_alpha)
+            primal = float(weighted_sum(prob.sample_weight, prob.loss.value(margins, prob.y))
+                           / prob.W + prob.penalty.value(w_alpha))
+            if primal < cert.primal:
+                cert = Certificate(w=w_alpha, alpha=cert.alpha, primal=primal,
+                                   dual=cert.dual, v=cert.v, margins=margins)
         self._note_gap(cert.rel_gap)
         return cert
 
@@ -467,8 +486,10 @@ def _with_sum(dp, dg, sig, D):
 
 
 def _longest_step(pl, ph, s, t, dp, ds, dt):
-    """The largest step in (0, 1] keeping the slacks ``pl, ph`` and ``s, t`` nonnegative."""
-    return min(_max_step(pl, dp), _max_step(ph, -dp), _max_step(s, ds), _max_step(t, dt))
+    """The largest step in (0, 1] keeping the slacks ``pl, ph`` and ``s, t`` nonnegative
+    (one compiled pass: :func:`primaldual.kernels.ipm.longest_step`)."""
+    return longest_step(pl.ravel(), ph.ravel(), s.ravel(), t.ravel(), dp.ravel(),
+                        ds.ravel(), dt.ravel())
 
 
 def densifies(problem) -> bool:
@@ -476,14 +497,6 @@ def densifies(problem) -> bool:
     n, d = problem.n, problem.d
     return problem.rows.is_sparse and d <= n and n * d <= DENSIFY_MAX_ENTRIES \
         and problem.nnz >= DENSIFY_MIN_DENSITY * n * d
-
-
-def _max_step(x, dx):
-    """The largest a in (0, 1] with x + a dx >= 0 (x > 0)."""
-    neg = dx < 0
-    if not neg.any():
-        return 1.0
-    return min(1.0, float(np.min(-x[neg] / dx[neg])))
 
 
 def _cho_solve(cf, b):

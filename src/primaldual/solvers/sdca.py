@@ -39,7 +39,7 @@ import numpy as np
 
 from ..blocks import sdca_threads
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
-                                   threaded_pass)
+                                   threaded_pass, trial_verdict, warm_threads)
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
                             STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
                             flush_average, modified_sgd_epoch, new_plan, next_pass,
@@ -62,9 +62,9 @@ TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up (a trial's
 #: threaded quarter pass costs up to a quarter pass or more where they lose)
 TRIAL_FLOOR = 1.0
-#: the trial keeps the threads where they were measured at least this much
-#: faster (two quarter passes timed once are noisy by 10-15%)
-TRIAL_MIN_SPEEDUP = 1.3
+#: the trial keeps the threads where measured at least this much faster (kernel
+#: loaded, arrays paged in first; two quarter passes timed once: noise ~10%)
+TRIAL_MIN_SPEEDUP = 1.2
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding: ~1e-16 sqrt(steps))
 RESYNC_DRIFT = 1e-11
@@ -146,6 +146,12 @@ class SDCASolver(Solver):
         return thread_plan(problem.rows, n_jobs).speedup
 
     @staticmethod
+    def measures_threads(problem, n_jobs) -> bool:
+        """Whether ``threads="auto"`` times the threads on this data (the
+        first-pass trial, where the cost model does not rule them out)."""
+        return problem.loss.builtin and problem.nnz >= TRIAL_MIN_NNZ
+
+    @staticmethod
     def max_threads(problem, n_jobs) -> int:
         """The most threads a pass could use: ``n_jobs``, MIN_NNZ_PER_THREAD entries each."""
         return max(1, min(resolve_n_jobs(n_jobs), problem.n,
@@ -163,14 +169,15 @@ class SDCASolver(Solver):
     def _setup_threads(self):
         o, prob = self.opts, self.problem
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
-                                o.sync_every)
+                                o.sync_every, hot_ok=prob.l1 == 0)
         self.threads_reason = self.plan.reason
         # the first pass checks the prediction (docs/solvers.md, "Threads")
         if forced := o.threads == "on" and self.plan.best_threads > 1:
             self.threads_reason = f"threads on: {self.plan.reason}"
         self.trial = (not forced and self.plan.best_threads > 1
                       and prob.nnz >= TRIAL_MIN_NNZ and self.plan.speedup >= TRIAL_FLOOR)
-        self.trial_times = np.zeros(4)      # serial s, entries; threads s, entries
+        # wall s and entries, serial then threads; CPU s, serial and threads' sum
+        self.trial_times, self.trial_cpu = np.zeros(4), np.zeros(2)
         self.trial_mid = self.trial_end = -1
         self.n_threads = (self.plan.best_threads if self.trial or forced
                           else self.plan.threads)
@@ -179,12 +186,8 @@ class SDCASolver(Solver):
         if self.n_threads == 1:
             return
         a = o.atomic
-        if a == "auto":
-            # buffered threads: a flush's additions are atomic (two threads
-            # flushing at once lose updates otherwise); one shared v: atomic
-            # where concurrent writes to an entry are frequent
-            a = (True if self.sync_every
-                 else column_overlap(prob.rows) >= ATOMIC_OVERLAP)
+        if a == "auto":     # one shared v: atomic where writes to an entry often collide
+            a = True if self.sync_every else column_overlap(prob.rows) >= ATOMIC_OVERLAP
         self.atomic = bool(a)
 
     # ------------------------------------------------------------ state
@@ -228,10 +231,13 @@ class SDCASolver(Solver):
             self.active = self._all_active()
             self.thread_prox = [prox_work_arrays(self.problem.rows, self.problem.l1)
                                 for _ in range(self.n_threads)]
-            self.thread_work = ThreadWork(self.problem.d, self.n_threads,
-                                          self.sync_every, self.atomic,
-                                          int(self.problem.rows.row_nnz.max(initial=1)),
-                                          self.sparse_sync)
+            rows = self.problem.rows
+            self.thread_work = ThreadWork(self.problem.d, self.n_threads, self.sync_every,
+                                          self.atomic, int(rows.row_nnz.max(initial=1)),
+                                          self.sparse_sync is True, self.plan.hot)
+            if self.trial:       # the trial times steps only
+                warm_threads(self.problem.rows_view(), self.problem.step_spec(),
+                             self._state_view(), self.thread_work, self.thread_prox)
 
     def _threaded_pass(self):
         """The next pass for the threads: the kernel's planner (:func:`next_pass`:
@@ -285,11 +291,12 @@ class SDCASolver(Solver):
                 # trial pass once the trial chose one thread
                 if trial:
                     stop = min(stop, self.trial_mid)
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.thread_time()
                 res = sdca_epoch(rows, spec, state, order, self.pos, stop, 0, -1, shrink,
                                  self._no_averaging, self.prox_work)
                 if trial:
                     self.trial_times[0] += time.perf_counter() - t0
+                    self.trial_cpu[0] += time.thread_time() - c0
                     self.trial_times[1] += row_nnz[order[self.pos:res.pos]].sum()
                 self.steps += res.steps
                 self.feature_accesses += res.accesses
@@ -302,12 +309,13 @@ class SDCASolver(Solver):
                 continue
             if trial:
                 stop = min(stop, self.trial_end)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), self.thread_work.cpu.sum()
             results, interrupted = threaded_pass(
                 rows, spec, state, order, self.pos, stop, self.thread_work,
                 (stop - self.pos) * prob.nnz / max(prob.n, 1), shrink, self.thread_prox)
             if trial:
                 self.trial_times[2] += time.perf_counter() - t0
+                self.trial_cpu[1] += self.thread_work.cpu.sum() - c0
                 self.trial_times[3] += row_nnz[order[self.pos:stop]].sum()
             for k, (status, pos, t, acc, up, down) in enumerate(results):
                 self.steps += t
@@ -330,25 +338,17 @@ class SDCASolver(Solver):
 
     def _trial_decision(self):
         """After the trial pass: keep the threads where they were measured at
-        least ``TRIAL_MIN_SPEEDUP`` times faster per stored entry than one thread,
-        counting the predicted epoch penalty of asynchrony; else run serially
-        from here on.  ``threads_reason`` says what was measured."""
-        serial_s, serial_nnz, thread_s, thread_nnz = self.trial_times
+        least ``TRIAL_MIN_SPEEDUP`` times faster (:func:`trial_verdict`); else
+        run serially from here on.  ``threads_reason`` says what was measured."""
         self.trial, self.trial_mid, self.trial_end = False, -1, -1
-        k, plan = self.n_threads, self.plan
-        if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
+        verdict = trial_verdict(self.trial_times, getattr(self, "trial_cpu", np.zeros(2)),
+                                self.plan, self.n_threads, TRIAL_MIN_SPEEDUP)
+        if verdict is None:
             return                                   # nothing measured: keep the plan
-        measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
-        detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
-                  f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
-                  f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
-                  f"epochs predicted; the cost model predicted {plan.speedup:.2f}x)")
-        if measured >= TRIAL_MIN_SPEEDUP:
-            self.threads_reason = f"threads: {detail}"
-            return
-        self.threads_reason = f"serial: {detail}, below {TRIAL_MIN_SPEEDUP}x"
-        self.n_threads = 1
-        self.thread_work = self.thread_prox = None
+        keep, self.threads_reason = verdict
+        if not keep:
+            self.n_threads = 1
+            self.thread_work = self.thread_prox = None
 
     def _logit_cache(self):
         """The per-sample cache of the loss's SDCA step (``Loss.step_cache``, with L2

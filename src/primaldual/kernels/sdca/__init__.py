@@ -14,7 +14,7 @@ local solver, ASDCA, DSO's SDCA warm start) and the threaded block
 with mini-batch SDCA (:mod:`primaldual.kernels.threadsync`).
 """
 from .copies import (CLOCK_STRIDE, DENSE_REFRESH, ThreadCopy, others_synced,  # noqa: F401
-                     start_copy, sync_copy)
+                     renumber, start_copy, sync_copy, sync_hot)
 from .epoch import (PF_ROW, PF_SCALAR, STATUS_NEED_UNIFORMS, STATUS_NONFINITE,  # noqa: F401
                     STATUS_OK, STATUS_SNAPSHOT, Averaging, EpochResult, ProxWork, RowsView,
                     SDCAState, Shrinking, StepSpec, flush_average,

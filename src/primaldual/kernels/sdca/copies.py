@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from numba import njit
 
+from ..atomics import atomic_add
 from ..prefetch import prefetch
 from ..threadsync import atomic_load, atomic_store
 
@@ -225,3 +226,29 @@ def start_copy(v, copy):
     copy.counts[0] = 0
     copy.counts[1] = 0
     _take_all(v, copy)
+
+
+@njit(cache=True, nogil=True)
+def sync_hot(v, hot, off, base):
+    """Hot-column copies (:class:`primaldual.blocks.sdca_threads.ThreadWork`
+    with ``hot``): ``v`` holds the image in ``v[:d]`` and this thread's copy of
+    the hot columns at ``v[off:off + len(hot)]`` (``base``: their values at its
+    last sync).  Adds the thread's change ``v[off + s] - base[s]`` to
+    ``v[hot[s]]`` atomically and takes the column back:
+    ``v[off + s] = base[s] = v[hot[s]]``."""
+    for s in range(hot.shape[0]):
+        j = hot[s]
+        c = v[off + s] - base[s]
+        if c != 0.0:
+            atomic_add(v, j, c)
+        x = v[j]
+        v[off + s] = x
+        base[s] = x
+
+
+@njit(cache=True, nogil=True)
+def renumber(indices, remap, out):
+    """``out[k] = remap[indices[k]]`` (a thread's hot columns renumbered to its
+    own copy; run on that thread)."""
+    for k in range(indices.shape[0]):
+        out[k] = remap[indices[k]]

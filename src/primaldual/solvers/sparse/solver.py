@@ -69,7 +69,7 @@ class SparseCDSolver(Solver):
     celer, eq. 8), at least ``p0`` and twice the support (skglm's rule), doubled
     when a check does not lower the gap by 10%.  On the working set, proximal Newton steps
     (newGLMNET, Yuan, Ho & Lin 2012, Algorithm 3: coordinate descent on the
-    quadratic model, Armijo line search) run until the restricted duality gap
+    quadratic model in a random order each pass, Armijo line search) run until the restricted duality gap
     is ``inner_ratio`` times the full one.  For the squared loss the model is
     exact and this is coordinate descent (glmnet).
 
@@ -123,7 +123,7 @@ class SparseCDSolver(Solver):
         self.done = False
         self.stalled = False
         self.margins = np.empty(prob.n)
-        self._cert = self._last = None
+        self._cert = self._last = self._part = None
 
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
@@ -138,6 +138,7 @@ class SparseCDSolver(Solver):
         self.done = bool(meta["done"])
         self.stalled = False
         self.margins = np.empty(self.problem.n)
+        self._part = None
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
         counted = self.feature_accesses
@@ -155,22 +156,32 @@ class SparseCDSolver(Solver):
         feature, exact for the problem (what :meth:`certificate` returns); else over
         the unscreened features only, the certificate of the problem restricted to
         them, whose optimum is the same (a valid bound for steering and screening,
-        one pass over fewer columns).  Kept as ``_last`` (and ``_cert`` when full)."""
+        one pass over fewer columns).  A full check of the ``w`` of the last partial
+        one completes it (``v`` over the features it left out, read once).  Kept as
+        ``_last`` (and ``_cert`` when full)."""
         prob, cols = self.problem, self.cols
         full = full or not self.screened.any()
-        feats = self.all_feats if full else np.flatnonzero(~self.screened)
-        self.feature_accesses += margins_of(cols, self.w, self.margins)
-        f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
-        v = np.zeros(prob.d)
-        self.feature_accesses += correlations(cols, self.gu, feats, v)
+        part = self._part
+        if full and part is not None and np.array_equal(part[0], self.w):
+            _, left, v, gu, f_loss = part               # complete the partial check
+            self.feature_accesses += correlations(cols, gu, np.flatnonzero(left), v)
+        else:
+            feats = self.all_feats if full else np.flatnonzero(~self.screened)
+            self.feature_accesses += margins_of(cols, self.w, self.margins)
+            f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
+            gu = self.gu
+            v = np.zeros(prob.d)
+            self.feature_accesses += correlations(cols, gu, feats, v)
+        self._part = None if full else (self.w.copy(), self.screened.copy(), v.copy(),
+                                        gu.copy(), f_loss)
         s = 1.0
         if prob.lam == 0.0:
             s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
             v /= s
         self._scale = s
-        alpha = -self.gu / (cols.cw * s)
+        alpha = -gu / (cols.cw * s)
         primal = f_loss + prob.penalty.value(self.w)
-        dual = dual_sum(self.spec, cols, self.gu, s) - prob.penalty.conjugate(v)
+        dual = dual_sum(self.spec, cols, gu, s) - prob.penalty.conjugate(v)
         cert = Certificate(w=self.w.copy(), alpha=alpha, primal=float(primal),
                            dual=float(dual), v=v, margins=self.margins.copy())
         self._last = cert
@@ -250,8 +261,10 @@ class SparseCDSolver(Solver):
 
     def _solve_ws(self, ws, stop_gap, budget):
         k = ws.shape[0]
+        seed = np.array([self.rng.integers(1, 2**63)], dtype=np.uint64)
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
-                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k))
+                          np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
+                          np.arange(k, dtype=np.int64), seed)
         # margins of the current w (screening may have zeroed some coefficients)
         self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
