@@ -322,7 +322,8 @@ def run_set(name, args, log):
     regression = name in REGRESSION
     X, y, Xt, yt = load(name, args.max_rows)
     rows = []
-    losses = REG_LOSSES if regression else CLASS_LOSSES
+    losses = [l for l in (REG_LOSSES if regression else CLASS_LOSSES)
+              if not args.losses or l in args.losses]
     for scaling in args.scalings:
         A, At = (X, Xt) if scaling == "as given" else standardize(X, Xt)
         # warm-up: load every kernel the cells use (each candidate, auto's
@@ -446,6 +447,7 @@ def main(argv=None):
                          "candidates only where auto ends uncertified")
     ap.add_argument("--scalings", nargs="*", default=["as given", "standardized"],
                     choices=["as given", "standardized"])
+    ap.add_argument("--losses", nargs="*", default=[], help="these losses only (default: all)")
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="cells of earlier runs (.jsonl) to include in the table")
     ap.add_argument("--note", default="", help="a line for the header (how the cells of "
