@@ -79,3 +79,21 @@ def test_unscaled_hinge_returns_a_model_better_than_zero():
     cert = prob.certificate(w, np.ravel(est.dual_coef_))
     assert cert.primal <= prob.primal(np.zeros(Xb.shape[1])) + 1e-12
     assert cert.primal - cert.dual == pytest.approx(est.gap_, rel=1e-8, abs=1e-12)
+
+
+def test_standardized_dna_squared_hinge_at_large_C_certifies():
+    """dna.scale scaled to unit variance without centering (sparse, as the
+    benchmark does), squared hinge, C = 100, one class against the rest:
+    Newton needs ~180 iterations where 20 are predicted, SDCA stalls, and the
+    default fit ended at a gap of 4.7 after l1cd crawled to max_epochs.  The
+    slow Newton leg now gets the budget back from SDCA's point, and certifies."""
+    import scipy.sparse as sp
+    X, y = load_svmlight_file(str(shared_file("dna.scale")))
+    X = sp.csr_matrix(StandardScaler(with_mean=False).fit_transform(X))
+    y = np.where(y == 1, 1.0, -1.0)
+    n = X.shape[0]
+    est = LinearClassifier(loss="squared_hinge", alpha=1.0 / (100.0 * n))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    assert np.all(est.converged_), (est.rel_gap_, est.solver_path_)

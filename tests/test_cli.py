@@ -357,20 +357,58 @@ def test_usage_errors_exit_2(capsys):
 # ------------------------------------------------------------------ solvers
 def test_solvers_lists_every_registered_solver(capsys):
     from primaldual.solvers import SOLVERS
+    from primaldual.solvers._multiclass import MULTICLASS_SOLVERS
     assert cli.main(["solvers"]) == 0
     out = capsys.readouterr().out
     names = [line.split()[0] for line in out.splitlines() if line and not line.startswith(
         "primaldual")]
-    assert names == sorted(SOLVERS) + ["auto"]
+    assert names == sorted(set(SOLVERS) | set(MULTICLASS_SOLVERS)) + ["auto"]
     assert "[smooth losses, l1]" in out.splitlines()[names.index("asdca")]
+    assert "[loss crammer_singer]" in out.splitlines()[names.index("crammer_singer_dual")]
     assert cli.main(["solvers", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["solvers"]
-    assert {r["solver"] for r in rows} == set(SOLVERS)
+    assert {r["solver"] for r in rows} == set(SOLVERS) | set(MULTICLASS_SOLVERS)
+    assert {r["solver"] for r in rows if r["multiclass"]} == set(MULTICLASS_SOLVERS)
     assert all(r["summary"] for r in rows)
     assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso", "disco",
                                                          "psgd", "newton"}
     assert "[hinge, smooth_hinge, absolute, epsilon_insensitive]" in \
         out.splitlines()[names.index("ipm")]
+
+
+def test_solver_catalog_file_matches_the_registry():
+    """``primaldual solvers`` reads solver_catalog.json (no Numba import); it must
+    say what the registry says (rewrite it with python -m primaldual.cli.describe)."""
+    from primaldual.cli import describe
+    assert describe.load_catalog() == json.loads(json.dumps(describe.build_catalog())), \
+        "stale src/primaldual/cli/solver_catalog.json: run python -m primaldual.cli.describe"
+
+
+def test_solvers_command_does_not_import_numba():
+    import subprocess
+    import sys
+    code = ("import sys\nfrom primaldual import cli\ncli.main(['solvers'])\n"
+            "cli.main(['solvers', 'sdca'])\nassert 'numba' not in sys.modules\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_multiclass_solver_names_are_accepted_where_they_fit(capsys, tmp_path):
+    import numpy as np
+    from sklearn.datasets import dump_svmlight_file
+    import primaldual
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.argmax(X[:, :3], axis=1).astype(float)
+    path = str(tmp_path / "three.svm")
+    dump_svmlight_file(X, y, path, zero_based=False)
+    assert cli.main(["fit", path, "--loss", "multinomial", "--solver",
+                     "multinomial_dual_cd", "--lam", "0.01", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["converged"]
+    with pytest.raises(ValueError, match="fits loss=multinomial only, not loss='hinge'"):
+        primaldual.solve(X, np.where(y == 0, 1.0, -1.0), solver="multinomial_newton")
+    assert cli.main(["solvers", "crammer_singer_dual"]) == 0
+    assert capsys.readouterr().out.startswith("crammer_singer_dual: ")
 
 
 @pytest.mark.parametrize("solver", ["sdca", "dso", "simba", "minibatch_sdca", "cocoa",

@@ -131,7 +131,7 @@ def test_summed_step_equals_brute_force_line_maximization(loss, scale, seed):
     W, lam = c.sum(), 0.05
     changes = [(np.arange(X.shape[1]), X[a:b].T @ (c[a:b] * da[a:b]) / W)
                for a, b in [(0, 20), (20, 40), (40, 60)]]
-    theta, _ = summed_step(lambda t: sum_terms(blk.line_terms(t)), blk.v, changes, lam, W)
+    theta, _ = summed_step(lambda ts: [sum_terms(p) for p in blk.line_terms(ts)], blk.v, changes, lam, W)
     ref = _best_step(X, y, c, loss, lam, alpha, da)
     D = lambda t: _dual(X, y, c, loss, lam, alpha + t * da)   # noqa: E731
     assert theta >= 0.0 and np.isfinite(D(theta))
@@ -148,9 +148,9 @@ def test_summed_step_stops_at_the_box():
     from primaldual.distributed.line_step import sum_terms, summed_step
     blk, X, y, c, alpha, da = _block_and_direction("hinge", 3, 0.01)
     changes = [(np.arange(X.shape[1]), X.T @ (c * da) / c.sum())]
-    theta, _ = summed_step(lambda t: sum_terms(blk.line_terms(t)), blk.v, changes, 0.05,
+    theta, _ = summed_step(lambda ts: [sum_terms(p) for p in blk.line_terms(ts)], blk.v, changes, 0.05,
                            c.sum())
-    tmax = sum_terms(blk.line_terms(0.0))[3]
+    tmax = sum_terms(blk.line_terms((0.0,))[0])[3]
     assert theta == tmax and theta < _best_step(X, y, c, "hinge", 0.05, alpha, da) * 1.01
     blk.apply_step(theta)
     b = blk.alpha * y

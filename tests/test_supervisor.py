@@ -369,3 +369,177 @@ def test_a_leg_predicted_to_need_its_whole_budget_still_hands_over(monkeypatch):
     path = res.extras["path"]
     assert [p["method"] for p in path] == ["sdca", "ipm"] and res.converged
     assert path[0]["reason"].startswith("slow") and path[0]["epochs"] < 900
+
+
+# ------------------------------------------------- how a leg is judged (issue 31)
+def _watch(window, stall_checks=0, names=("sdca", "ipm")):
+    X, y = _data()
+    prob = Problem(X, y, loss="squared_hinge", lam=1e-2)
+    sup = supervisor._Supervisor(prob, list(names), tol=1e-8, max_epochs=1000,
+                                 random_state=0, callback=None, eval_set=None,
+                                 n_jobs=None, options={})
+    # one model second per epoch, no grace: the window counts epochs
+    return supervisor._Watch(sup, window, stall_checks, None, 1.0, 0.0), prob
+
+
+def _check(watch, prob, epoch, primal, dual):
+    return watch({"coef": np.zeros(prob.d), "dual_coef": np.zeros(prob.n), "time": 0.0,
+                  "epoch": float(epoch), "primal": primal, "dual": dual})
+
+
+def test_a_leg_with_no_check_a_full_window_back_is_not_judged():
+    """A window the cost model cannot size (NaN: a next method with no finite
+    prediction) leaves no check a window back: the leg goes on, unjudged (the
+    verdict took min() of nothing on news20, squared hinge)."""
+    watch, prob = _watch(math.nan)
+    for k in range(6):
+        assert _check(watch, prob, 100 * (k + 1), 1.0, 0.5) is False
+        assert watch.reason == ""
+
+
+def test_a_leg_whose_primal_falls_while_its_relative_gap_rises_has_not_stalled():
+    """Newton on standardized dna (squared hinge, C = 100): its dual point
+    alpha(w) is far off (D = -1e3 P) and the relative gap (P - D) / P rises
+    while P falls 1% per check; P - max(D, 0) measures the progress."""
+    watch, prob = _watch(None, stall_checks=5)
+    for k in range(40):
+        p = 0.99 ** k
+        assert _check(watch, prob, 20 * (k + 1), p, -1e3) is False, (k, watch.reason)
+    # and the same P, flat, stalls
+    for k in range(40, 60):
+        if _check(watch, prob, 20 * (k + 1), 0.99 ** 39, -1e3):
+            break
+    assert watch.reason.startswith("stalled")
+
+
+def test_a_leg_whose_absolute_gap_falls_tenfold_per_window_is_not_slow():
+    """SDCA on standardized gisette (squared hinge, C = 1): D is at its optimum
+    within 20 epochs and P falls tenfold every 45, while the relative gap stays
+    near 1 for 200 epochs; the leg is not slow."""
+    watch, prob = _watch(10.0)
+    d_opt = 1e-6
+    for k in range(31):
+        p = d_opt + 0.1 * 10 ** (-k / 9)
+        assert _check(watch, prob, k, p, d_opt) is False, (k, watch.reason)
+    assert (p - d_opt) / p > 0.9
+    # a leg whose absolute gap falls threefold per window is
+    for k in range(31, 80):
+        p = d_opt + 0.1 * 10 ** (-30 / 9) * 3.0 ** (-(k - 30) / 10)
+        if _check(watch, prob, k, p, d_opt):
+            break
+    assert watch.reason.startswith("slow")
+
+
+class _Crawl(_Geometric):
+    """Converges, but 0.1% per epoch: never stalls, never certifies."""
+
+    name = "crawl"
+    rates = (0.999, 0.999)
+
+
+class _Tortoise(_Geometric):
+    """Converges 3% per epoch: slower than the next method is predicted to be."""
+
+    name = "tortoise"
+    rates = (0.97, 0.97)
+
+
+def test_a_slow_leg_gets_the_budget_back_before_a_method_with_no_cost_model(monkeypatch):
+    """Newton on standardized dna (squared hinge, C = 100) needs 180 iterations
+    where 20 are predicted: it hands over as slow to SDCA, which stalls; the
+    next candidate (l1cd) has no cost model and crawled to max_epochs
+    uncertified.  The slow leg now gets the rest of the budget first, and
+    certifies."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    for cls in (_Tortoise, _Crawl):
+        monkeypatch.setitem(SOLVERS, cls.name, cls)
+        monkeypatch.setattr(cls, "opt", ref.dual_coef)
+    monkeypatch.setattr(_Geometric, "advance", _no_sleep_advance)
+    monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["tortoise", "stuck",
+                                                                   "crawl"])
+    # the cost model: an epoch is one model second; "stuck" is predicted to
+    # take 20 epochs, the others have no prediction
+    monkeypatch.setattr(supervisor, "epoch_seconds", lambda name, p: 1.0)
+    monkeypatch.setattr(supervisor, "predicted_epochs",
+                        lambda name, p, tol, most: 20.0 if name == "stuck" else most,
+                        raising=False)
+    monkeypatch.setattr(supervisor, "predicted_seconds",
+                        lambda name, p, tol, most: 20.0 if name == "stuck" else most)
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1,
+                           max_epochs=1000)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["tortoise", "stuck", "tortoise"], path
+    assert path[0]["reason"].startswith("slow") and path[1]["reason"].startswith("stalled")
+    assert res.converged and path[-1]["reason"] == "converged"
+
+
+def _no_sleep_advance(self, n_epochs, deadline):
+    r = self.rates[self.n_threads > 1]
+    for _ in range(max(1, int(n_epochs))):
+        self.alpha = self.opt + r * (self.alpha - self.opt)
+        self.steps += self.problem.n
+
+
+class _Short(_Stuck):
+    name = "short"
+    default_max_epochs = 140
+
+
+class _Steady(_Geometric):
+    """Certifies tol = 1e-10 in 112 epochs (10% per epoch), alone within its
+    default budget of 140."""
+
+    name = "steady"
+    rates = (0.9, 0.9)
+    default_max_epochs = 140
+
+
+def test_a_hand_over_does_not_shorten_the_next_legs_default_budget(monkeypatch):
+    """Under the default budget (max_epochs None, the methods' own 140) the
+    first leg stalls after ~50 epochs; the next one still gets its 140 and
+    certifies (it had the 90 left and ended uncertified: SDCA on standardized
+    gisette, squared hinge, C = 100, after Newton's 133 epochs)."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    monkeypatch.setitem(SOLVERS, "short", _Short)
+    monkeypatch.setitem(SOLVERS, "steady", _Steady)
+    monkeypatch.setattr(_Steady, "opt", ref.dual_coef)
+    monkeypatch.setattr(_Steady, "advance", _no_sleep_advance)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["short", "steady"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1)
+    path = res.extras["path"]
+    assert [p["method"] for p in path] == ["short", "steady"], path
+    assert path[0]["reason"].startswith("stalled") and path[0]["epochs"] >= 40
+    assert res.converged and res.n_epochs > 140
+    # a budget the caller sets is the whole run's
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1,
+                           max_epochs=140)
+    assert not res.converged and res.n_epochs <= 140 + 1e-9
+
+
+class _Inch(_Geometric):
+    """Gains 0.0005% of its distance to the optimum per epoch: progress, under 0.1%
+    in 50 epochs."""
+
+    name = "inch"
+    rates = (0.999995, 0.999995)
+
+
+def test_the_last_method_standing_stops_early_only_at_a_fixed_point(monkeypatch):
+    """SDCA alone on standardized reuters (hinge, C = 0.01) gains under 0.1% of
+    its gap over 15 checks at 3e-5 and certifies later: with no leg to give the
+    budget back to, only a leg that makes no progress at all stops as stalled."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    monkeypatch.setitem(SOLVERS, "inch", _Inch)
+    monkeypatch.setattr(_Inch, "opt", ref.dual_coef)
+    monkeypatch.setattr(_Inch, "advance", _no_sleep_advance)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["inch"])
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1,
+                           max_epochs=200)
+    assert res.stop_reason == "max_epochs" and res.n_epochs == pytest.approx(200)

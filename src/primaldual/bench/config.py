@@ -178,6 +178,13 @@ class DatasetSpec:
                    label=str(table.get("label", "")))
 
 
+def _display(label, name, pairs) -> str:
+    """How a loss or solver spec is named in tables: its label, else
+    ``name(key=value,...)``, or the bare name without parameters."""
+    text = ",".join(f"{k}={v}" for k, v in pairs)
+    return label or (f"{name}({text})" if text else name)
+
+
 @dataclass(frozen=True)
 class LossSpec:
     """A loss name with its parameters (``gamma``, ``epsilon``)."""
@@ -192,11 +199,7 @@ class LossSpec:
 
     @property
     def display(self) -> str:
-        if self.label:
-            return self.label
-        if not self.params:
-            return self.name
-        return f"{self.name}(" + ",".join(f"{k}={v:g}" for k, v in self.params) + ")"
+        return _display(self.label, self.name, ((k, f"{v:g}") for k, v in self.params))
 
     @classmethod
     def parse(cls, item, where="loss"):
@@ -233,11 +236,7 @@ class SolverSpec:
 
     @property
     def display(self) -> str:
-        if self.label:
-            return self.label
-        if not self.options:
-            return self.name
-        return f"{self.name}(" + ",".join(f"{k}={v}" for k, v in self.options) + ")"
+        return _display(self.label, self.name, ((k, str(v)) for k, v in self.options))
 
     @classmethod
     def parse(cls, item, where="solver"):

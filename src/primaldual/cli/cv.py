@@ -183,16 +183,24 @@ def _cross_validate(req, splitter, X, y, fold_weight, base, lams, metric, score_
                 raise KeyboardInterrupt
             unconverged += sum(issubclass(w.category, ConvergenceWarning) for w in caught)
             epochs[j] += float(np.sum(est.n_iter_))
-            pred = est.predict(X[te])
-            w = None if score_w is None else score_w[te]
-            if metric == "accuracy":
-                scores[f, j] = float(np.average(pred == y[te], weights=w))
-            else:
-                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
-        note(req, f"fold {f + 1}/{req.folds}: {len(lams)} lam(s) in "
-                  f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
-                  f"{scores[f, -1]:.4f}")
+            scores[f, j] = _fold_score(metric, est.predict(X[te]), y[te], score_w, te)
+        _note_fold(req, f, len(lams), tf, metric, scores[f, -1])
     return unconverged
+
+
+def _fold_score(metric, pred, y_test, score_w, te) -> float:
+    """Accuracy or mean squared error of one fold's predictions, weighted by
+    ``score_w[te]`` when scores are weighted."""
+    w = None if score_w is None else score_w[te]
+    if metric == "accuracy":
+        return float(np.average(pred == y_test, weights=w))
+    return float(np.average((pred - y_test) ** 2, weights=w))
+
+
+def _note_fold(req, f, n_values, started, metric, last_score):
+    note(req, f"fold {f + 1}/{req.folds}: {n_values} lam(s) in "
+              f"{time.perf_counter() - started:.2f} s, {metric} at the last lam "
+              f"{last_score:.4f}")
 
 
 # ------------------------------------------------- given values, small problems
@@ -273,13 +281,7 @@ def _cross_validate_core(req, data, splits, fold_weight, lams, metric, score_w, 
             fitted = fit_model(dataclasses.replace(req, **value), sub, quiet_labels=True)
             unconverged += sum(not r.converged for r in fitted.results)
             epochs[j] += float(sum(r.n_epochs for r in fitted.results))
-            pred = predict_fitted(fitted, X[te])
-            w = None if score_w is None else score_w[te]
-            if metric == "accuracy":
-                scores[f, j] = float(np.average(pred == y[te], weights=w))
-            else:
-                scores[f, j] = float(np.average((pred - y[te]) ** 2, weights=w))
-        note(req, f"fold {f + 1}/{req.folds}: {len(lams)} lam(s) in "
-                  f"{time.perf_counter() - tf:.2f} s, {metric} at the last lam "
-                  f"{scores[f, -1]:.4f}")
+            scores[f, j] = _fold_score(metric, predict_fitted(fitted, X[te]), y[te],
+                                       score_w, te)
+        _note_fold(req, f, len(lams), tf, metric, scores[f, -1])
     return unconverged

@@ -1,11 +1,14 @@
 """``primaldual info`` and ``solvers``: the shape of a data file, and the
 solvers with their ``--option`` keys.  ``info`` reads the file with
-:mod:`.libsvm` and computes everything from its CSR arrays (no SciPy); the
-solver registry is imported by ``solvers`` alone."""
+:mod:`.libsvm` and computes everything from its CSR arrays (no SciPy);
+``solvers`` reads the catalogue ``solver_catalog.json`` that
+:func:`build_catalog` writes from the registry, so neither command imports
+Numba."""
 from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 
@@ -44,38 +47,64 @@ _REQUIRES_TEXT = {"smooth": "smooth losses", "classification": "classification l
                   "generalized_hessian": "losses with a (generalized) Hessian",
                   "box_qp_dual": "hinge, smooth_hinge, absolute, epsilon_insensitive"}
 
-
-def _option_rows(cls):
-    """One dict per option of solver class ``cls``: key, default, what it takes."""
-    oc = cls.options_class
-    rows = []
-    for f in dataclasses.fields(oc):
-        rule = f.metadata["rule"]
-        if f.name in FLAG_OPTIONS and not FLAG_OPTIONS[f.name]:
-            continue                                  # warm_start: Python only
-        default = f.default
-        to_jsonable = lazy_attr("primaldual.solvers._options", "to_jsonable")
-        rows.append({"option": f.name, "default": to_jsonable(default),
-                     "takes": rule.allowed(), "flag": FLAG_OPTIONS.get(f.name),
-                     "doc": f.metadata.get("doc", "")})
-    return rows
-
-
 #: what ``solver="auto"`` does (docs/solvers.md)
 AUTO_TEXT = ("supervised: starts with the method the data suggests (sdca, newton, ipm, "
              "l1cd or a multiclass solver), watches the certified gap and hands over, "
              "warm, when progress stalls")
 
+#: the catalogue ``primaldual solvers`` prints, written by :func:`build_catalog`
+CATALOG_FILE = Path(__file__).with_name("solver_catalog.json")
+
+
+def _option_rows(cls):
+    """One dict per option of solver class ``cls``: key, default, what it takes."""
+    to_jsonable = lazy_attr("primaldual.solvers._options", "to_jsonable")
+    common = lazy_attr("primaldual.solvers._options", "CommonOptions").names()
+    rows = []
+    for f in dataclasses.fields(cls.options_class):
+        if f.name in FLAG_OPTIONS and not FLAG_OPTIONS[f.name]:
+            continue                                  # warm_start: Python only
+        rows.append({"option": f.name, "default": to_jsonable(f.default),
+                     "takes": f.metadata["rule"].allowed(),
+                     "flag": FLAG_OPTIONS.get(f.name), "doc": f.metadata.get("doc", ""),
+                     "common": f.name in common})
+    return rows
+
+
+def build_catalog() -> dict:
+    """Every solver of the registry (binary and multiclass) with its summary,
+    what it needs of the loss, and its ``--option`` rows: what
+    ``primaldual solvers`` prints.  It imports the solvers (and so Numba); the
+    command reads the same content from :data:`CATALOG_FILE`, which
+    ``python -m primaldual.cli.describe`` rewrites and ``tests/test_cli.py``
+    checks against this function."""
+    SOLVERS = lazy_attr("primaldual.solvers", "SOLVERS")
+    MULTICLASS = lazy_attr("primaldual.solvers._multiclass", "MULTICLASS_SOLVERS")
+    rows = []
+    for name, cls in sorted({**SOLVERS, **MULTICLASS}.items()):
+        if name in MULTICLASS:
+            losses = "loss " + " or ".join(sorted(cls.loss_names))
+        else:
+            losses = ", ".join(_REQUIRES_TEXT.get(r, r) for r in cls.requires) or "all"
+        rows.append({"solver": name, "summary": cls.summary, "losses": losses,
+                     "l1": bool(getattr(cls, "supports_l1", False)),
+                     "dask": bool(getattr(cls, "supports_client", False)),
+                     "multiclass": name in MULTICLASS, "options": _option_rows(cls)})
+    return {"solvers": rows, "auto": AUTO_TEXT}
+
+
+def load_catalog() -> dict:
+    with open(CATALOG_FILE, encoding="utf-8") as fh:
+        return json.load(fh)
+
 
 def cmd_solvers(req) -> int:
-    SOLVERS = lazy_attr("primaldual.solvers", "SOLVERS")
+    catalog = load_catalog()
+    by_name = {r["solver"]: r for r in catalog["solvers"]}
     if req.name is None:
-        rows = [{"solver": n, "summary": c.summary,
-                 "losses": ", ".join(_REQUIRES_TEXT.get(r, r) for r in c.requires) or "all",
-                 "l1": bool(c.supports_l1), "dask": bool(getattr(c, "supports_client", False))}
-                for n, c in sorted(SOLVERS.items())]
+        rows = [{k: v for k, v in r.items() if k != "options"} for r in catalog["solvers"]]
         if req.json:
-            print(json.dumps({"solvers": rows, "auto": AUTO_TEXT}))
+            print(json.dumps({"solvers": rows, "auto": catalog["auto"]}))
             return 0
         width = max(len(r["solver"]) for r in rows)
         for r in rows:
@@ -83,27 +112,33 @@ def cmd_solvers(req) -> int:
             tags += ["l1"] if r["l1"] else []
             tags += ["dask"] if r["dask"] else []
             print(f"{r['solver']:<{width}}  {r['summary']} [{', '.join(tags)}]")
-        print(f"{'auto':<{width}}  {AUTO_TEXT} (the default)")
+        print(f"{'auto':<{width}}  {catalog['auto']} (the default)")
         print("\nprimaldual solvers NAME lists the --option keys of one solver.")
         return 0
-    lazy_attr("primaldual.solvers", "check_solver_name")(req.name)
     if req.name == "auto":
         raise ValueError("auto is not a solver of its own: it runs the solvers above under "
                          "supervision; run `primaldual solvers sdca` or `primaldual solvers "
                          "newton`")
-    cls = SOLVERS[req.name]
-    rows = _option_rows(cls)
+    if req.name not in by_name:
+        raise ValueError(f"unknown solver {req.name!r}; choose one of "
+                         f"{', '.join(sorted(set(by_name) | {'auto'}))}")
+    entry = by_name[req.name]
+    rows = [{k: v for k, v in r.items() if k != "common"} for r in entry["options"]]
     if req.json:
-        print(json.dumps({"solver": req.name, "summary": cls.summary, "options": rows}))
+        print(json.dumps({"solver": req.name, "summary": entry["summary"], "options": rows}))
         return 0
-    print(f"{req.name}: {cls.summary}\n")
+    print(f"{req.name}: {entry['summary']}\n")
     width = max(len(r["option"]) for r in rows)
     for r in rows:
         how = f"set with {r['flag']}" if r["flag"] else f"takes {r['takes']}"
         print(f"  {r['option']:<{width}}  {r['doc']} (default {r['default']!r}; {how})")
-    common = lazy_attr("primaldual.solvers._options", "CommonOptions").names()
-    own = [r for r in rows if not r["flag"] and r["option"] not in common]
+    own = [r for r in entry["options"] if not r["flag"] and not r["common"]]
     if own:
-        print(f"\nexample: primaldual fit TRAIN --solver {req.name} --option "
+        loss = " --loss " + entry["losses"].split()[1] if entry["multiclass"] else ""
+        print(f"\nexample: primaldual fit TRAIN{loss} --solver {req.name} --option "
               f"{own[0]['option']}=VALUE")
     return 0
+
+
+if __name__ == "__main__":       # python -m primaldual.cli.describe: rewrite the catalogue
+    CATALOG_FILE.write_text(json.dumps(build_catalog(), indent=1) + "\n", encoding="utf-8")

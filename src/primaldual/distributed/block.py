@@ -220,16 +220,20 @@ class PartitionBlock:
         self.logit[:] = np.nan              # the cache held the local values
         return out
 
-    def line_terms(self, theta):
-        """Per partition: ``(e, g, h, tmax, quadratic)`` of the dual along
-        ``alpha + theta step_dalpha`` (:func:`~primaldual.kernels.summed_step.line_terms`)."""
-        out = []
+    def line_terms(self, thetas):
+        """For each ``theta`` of ``thetas``, per partition: ``(e, g, h, tmax,
+        quadratic)`` of the dual along ``alpha + theta step_dalpha``
+        (:func:`~primaldual.kernels.summed_step.line_terms`)."""
         quadratic = BUILTIN[self.kind].QUADRATIC_DUAL
-        for k in range(self.K):
-            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
-            e, g, h, t = line_terms(self.kind, self.param, self.y, self.cw, self.alpha,
-                                    self.step_dalpha, a, b, float(theta))
-            out.append((float(e), float(g), float(h), float(t), quadratic))
+        out = []
+        for theta in thetas:
+            parts = []
+            for k in range(self.K):
+                a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+                e, g, h, t = line_terms(self.kind, self.param, self.y, self.cw, self.alpha,
+                                        self.step_dalpha, a, b, float(theta))
+                parts.append((float(e), float(g), float(h), float(t), quadratic))
+            out.append(parts)
         return out
 
     def apply_step(self, theta):

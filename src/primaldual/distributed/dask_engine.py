@@ -479,12 +479,12 @@ class DaskEngine(Engine):
         it with the next call (``self.step``); the caller adds ``theta Delta v_k``
         to ``v``.  The search's first evaluation, at ``theta = 0``, came with the
         round (``terms0``): a quadratic dual's step costs no further call."""
-        def evaluate(theta):
-            if theta == 0.0 and all(t is not None for t in terms0):
-                parts = terms0
-            else:
-                parts = self.pset.call_all("line_terms", theta, what=f"round {self.round}")
-            return sum_terms([p for part in parts for p in part])
+        def evaluate(thetas):
+            if thetas == (0.0,) and all(t is not None for t in terms0):
+                return [sum_terms([p for part in terms0 for p in part])]
+            parts = self.pset.call_all("line_terms", thetas, what=f"round {self.round}")
+            return [sum_terms([p for part in parts for p in part[j]])
+                    for j in range(len(thetas))]
         theta, trials = summed_step(evaluate, self.v, changes, self.lam, self.W)
         self.step = float(theta)
         self.note_step(theta, trials)

@@ -143,8 +143,8 @@ class LocalEngine(Engine):
                 raise_nonfinite(self.problem.lam, bad)
             acc += int(a)
             changes = b.last_changes()
-            theta, trials = summed_step(lambda t: sum_terms(b.line_terms(t)), b.v, changes,
-                                        self.problem.lam, self.problem.W)
+            theta, trials = summed_step(lambda ts: [sum_terms(p) for p in b.line_terms(ts)],
+                                        b.v, changes, self.problem.lam, self.problem.W)
             b.apply_step(theta)
             for cols, vals in changes:
                 b.v[cols] += theta * vals

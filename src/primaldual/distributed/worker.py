@@ -156,13 +156,13 @@ class PartitionActor:
         t = time.perf_counter()
         st, _, acc, bad = self.block.run(mode, m, sigma_dot, gamma, 1, False)
         (cols, vals), = self.block.last_changes()
-        terms0 = self.block.line_terms(0.0) if mode & LINE_SEARCH and st == 0 else None
+        terms0 = self.block.line_terms((0.0,))[0] if mode & LINE_SEARCH and st == 0 else None
         return cols, vals, int(acc), int(st), int(bad), time.perf_counter() - t, terms0
 
-    def line_terms(self, theta):
-        """The scalars of the dual along the summed update at ``theta``
-        (``aggregation="line_search"``; :meth:`PartitionBlock.line_terms`)."""
-        return self.block.line_terms(theta)
+    def line_terms(self, thetas):
+        """The scalars of the dual along the summed update at each of
+        ``thetas`` (``aggregation="line_search"``; :meth:`PartitionBlock.line_terms`)."""
+        return self.block.line_terms(thetas)
 
     def apply_step(self, theta):
         """Take the driver's step on the summed update."""

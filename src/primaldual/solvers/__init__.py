@@ -18,7 +18,7 @@ from .auto import (AUTO_CANDIDATES, conditioning_ratio, ipm_pays, option_classes
                    resolve_distributed_solver, resolve_solver, row_norm_ratio,
                    threaded_solvers)
 from .supervisor import solver_path, supervise
-from ._multiclass import is_multiclass_loss, solve_multiclass
+from ._multiclass import MULTICLASS_SOLVERS, is_multiclass_loss, solve_multiclass
 
 __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_solver",
            "check_solver_name", "load_state", "save_state", "threaded_solvers",
@@ -26,12 +26,19 @@ __all__ = ["solve", "SOLVERS", "SolveResult", "SolverState", "Solver", "resolve_
            "conditioning_ratio", "resolve_distributed_solver", "solver_path"]
 
 
-def check_solver_name(solver) -> str:
-    """``solver`` if it names a registered solver or ``"auto"``; else a ValueError
-    listing the choices (the registry is the only list of solvers)."""
-    if not isinstance(solver, str) or (solver != "auto" and solver not in SOLVERS):
+def check_solver_name(solver, binary_loss=None) -> str:
+    """``solver`` if it names a registered solver (binary or multiclass) or
+    ``"auto"``; else a ValueError listing the choices (the registries are the
+    only lists of solvers).  With ``binary_loss`` (a loss that is not
+    multiclass), a multiclass solver is an error naming the loss it fits."""
+    known = set(SOLVERS) | set(MULTICLASS_SOLVERS) | {"auto"}
+    if not isinstance(solver, str) or solver not in known:
         raise ValueError(f"unknown solver {solver!r}; choose one of "
-                         f"{', '.join(sorted(set(SOLVERS) | {'auto'}))}")
+                         f"{', '.join(sorted(known))}")
+    if binary_loss is not None and solver in MULTICLASS_SOLVERS:
+        raise ValueError(f"solver={solver!r} fits loss="
+                         f"{' or '.join(sorted(MULTICLASS_SOLVERS[solver].loss_names))} "
+                         f"only, not loss={getattr(binary_loss, 'name', binary_loss)!r}")
     return solver
 
 
@@ -81,8 +88,8 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     tol : float
         Stop when ``(P - D) / max(|P|, 1e-12) <= tol``.
     max_epochs : float or None
-        Passes over the data; None: the solver's default (1000 for sdca,
-        newton and ipm, 100 for the others).
+        Passes; None: the solver's default (1000 for sdca, newton and ipm, 100
+        for the others; ``"auto"``: a hand-over leaves the next leg its own).
     random_state : int, Generator, RandomState or None
         Seeds every random choice.
     sample_weight : array (n,), optional
@@ -114,7 +121,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
         return solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
                                 sample_weight, l1, loss_params, callback, eval_set,
                                 client, n_jobs, **solver_options)
-    check_solver_name(solver)
+    check_solver_name(solver, binary_loss=loss)
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
                       loss_params=loss_params)
