@@ -291,7 +291,7 @@ def cell(X, y, Xt, yt, loss, C, regression, args):
     singles = {}
     uncertified = not (out["converged"] and out["converged2"])
     for name in SINGLES:
-        if not applies(name, loss) or (args.auto_only and not uncertified):
+        if not applies(name, loss) or (getattr(args, "auto_only", False) and not uncertified):
             continue
         try:
             e, t = timed_median(lambda: ours(loss, C, X.shape[0], regression, solver=name,
@@ -304,7 +304,7 @@ def cell(X, y, Xt, yt, loss, C, regression, args):
     out["singles"] = singles
     done = [v["s"] for v in singles.values() if v["ok"]]
     out["best_s"] = min(done) if done else math.nan
-    if args.auto_only:
+    if getattr(args, "auto_only", False):
         out.update(peer_s=math.nan, peer_score=None, auto_only=True)
         return out
     p, t = timed_median(lambda: peer(loss, C), X, y, args.repeats)
