@@ -259,10 +259,12 @@ def applies(name, loss):
         getattr(primaldual.losses.make_loss(loss), cap) for cap in cls.requires)
 
 
-def path_text(est):
+def path_text(est, worst=False):
+    """auto's legs: of the first problem (one-vs-rest), or of the one with the
+    worst gap (``worst``)."""
     path = est.solver_path_
     if path and isinstance(path[0], list):
-        path = path[0]
+        path = path[int(np.argmax(np.atleast_1d(est.rel_gap_)))] if worst else path[0]
     return " → ".join(f"{p['method']}" + (f"×{p['threads']}" if p["threads"] > 1 else "")
                       + ("" if p is path[-1] else f" ({p['reason'].split(':')[0]})")
                       for p in path)
@@ -272,21 +274,24 @@ def cell(X, y, Xt, yt, loss, C, regression, args):
     """Every measurement of one (set, scaling, loss, C)."""
     out = {"loss": loss, "C": C}
     times = {1: [], 2: []}
-    est = None
+    est = {}
     for r in range(args.repeats):
         for jobs in (1, 2):
             e, t = timed(lambda: ours(loss, C, X.shape[0], regression, n_jobs=jobs), X, y)
             times[jobs].append(t)
-            if jobs == 1 and est is None:
-                est = e
+            est.setdefault(jobs, e)
+    est, est2 = est[1], est[2]
     out.update(auto_s=statistics.median(times[1]), auto1_worst=max(times[1]),
                auto2_s=max(times[2]), gap=worst_gap(est),
                converged=bool(np.all(est.converged_)), path=path_text(est),
+               path_worst=path_text(est, worst=True), gap2=worst_gap(est2),
+               converged2=bool(np.all(est2.converged_)), path2=path_text(est2, worst=True),
                score=score(est, Xt, yt, regression))
     cap = max(args.min_cap, args.cap * out["auto_s"])
     singles = {}
+    uncertified = not (out["converged"] and out["converged2"])
     for name in SINGLES:
-        if not applies(name, loss):
+        if not applies(name, loss) or (getattr(args, "auto_only", False) and not uncertified):
             continue
         try:
             e, t = timed_median(lambda: ours(loss, C, X.shape[0], regression, solver=name,
@@ -299,6 +304,9 @@ def cell(X, y, Xt, yt, loss, C, regression, args):
     out["singles"] = singles
     done = [v["s"] for v in singles.values() if v["ok"]]
     out["best_s"] = min(done) if done else math.nan
+    if getattr(args, "auto_only", False):
+        out.update(peer_s=math.nan, peer_score=None, auto_only=True)
+        return out
     p, t = timed_median(lambda: peer(loss, C), X, y, args.repeats)
     out.update(peer_s=t, peer_score=score(p, Xt, yt, regression))
     make = same_objective_peer(loss, C)
@@ -314,8 +322,9 @@ def run_set(name, args, log):
     regression = name in REGRESSION
     X, y, Xt, yt = load(name, args.max_rows)
     rows = []
-    losses = REG_LOSSES if regression else CLASS_LOSSES
-    for scaling in ("as given", "standardized"):
+    losses = [l for l in (REG_LOSSES if regression else CLASS_LOSSES)
+              if not args.losses or l in args.losses]
+    for scaling in args.scalings:
         A, At = (X, Xt) if scaling == "as given" else standardize(X, Xt)
         # warm-up: load every kernel the cells use (each candidate, auto's
         # direct leg, the threaded SDCA): a first call on a loaded machine
@@ -339,7 +348,8 @@ def run_set(name, args, log):
                 log.write(json.dumps(c) + "\n")
                 log.flush()
                 print(f"{name:22s} {scaling:12s} {loss:20s} C={C:<6g} auto "
-                      f"{c['auto_s']:.3f}s gap {c['gap']:.1e} [{c['path']}] best "
+                      f"{c['auto_s']:.3f}s gap {c['gap']:.1e} [{c['path_worst']}] x2 "
+                      f"{c['auto2_s']:.3f}s gap {c['gap2']:.1e} [{c['path2']}] best "
                       f"{c['best_s']:.3f}s peer {c['peer_s']:.3f}s", flush=True)
     return rows
 
@@ -354,13 +364,13 @@ def _f(x, fmt=".3f"):
 
 def summary(rows, tol=1e-6):
     """The issue's targets, measured over ``rows``."""
-    uncert = [r for r in rows if not r["converged"]]
+    uncert = [r for r in rows if not (r["converged"] and r.get("converged2", True))]
     rescuable = [r for r in uncert if any(
         v["ok"] and v["s"] <= 10 * r["auto_s"] for v in r["singles"].values())]
     ratios = [_ratio(r["auto_s"], r["best_s"]) for r in rows]
     ratios = [x for x in ratios if math.isfinite(x)]
     jobs = [_ratio(r["auto2_s"], r["auto1_worst"]) for r in rows]
-    vs_peer = [_ratio(r["auto_s"], r["peer_s"]) for r in rows]
+    vs_peer = [x for x in (_ratio(r["auto_s"], r["peer_s"]) for r in rows) if math.isfinite(x)]
     def below(r, key):
         return r.get(key) is not None and r["score"] < r[key] - (
             0.01 if r["loss"] in REG_LOSSES else 0.005)
@@ -413,11 +423,12 @@ def table(rows):
                 _f(v["s"]) if v["ok"] else f"> {_f(v['s'])} ({_f(v['gap'], '.0e')})"))
         out.append(f"| {r['set']} ({r['n']:,} x {r['d']:,}) | {r['scaling']} | {r['loss']} | "
                    f"{r['C']:g} | {_f(r['auto_s'])} | {r['gap']:.1e}"
-                   f"{'' if r['converged'] else ' *'} | {r['path']} | "
+                   f"{'' if r['converged'] else ' *'}"
+                   f"{'' if r.get('converged2', True) else ' (n_jobs=2: ' + format(r['gap2'], '.1e') + ' *)'} | {r['path']} | "
                    f"{_f(_ratio(r['auto2_s'], r['auto1_worst']), '.2f')} | " + " | ".join(singles)
                    + f" | {_f(_ratio(r['auto_s'], r['best_s']), '.2f')} | {_f(r['peer_s'])} | "
                    f"{r['score']:.4f} / {_f(r.get('same_score'), '.4f')} / "
-                   f"{r['peer_score']:.4f} | {_f(r.get('same_excess'), '.1e')} |")
+                   f"{_f(r.get('peer_score'), '.4f')} | {_f(r.get('same_excess'), '.1e')} |")
     return out
 
 
@@ -431,6 +442,12 @@ def main(argv=None):
     ap.add_argument("--max-rows", type=int, default=0)
     ap.add_argument("--cap", type=float, default=10.0)
     ap.add_argument("--min-cap", type=float, default=2.0)
+    ap.add_argument("--auto-only", action="store_true",
+                    help="only the default fits (n_jobs 1 and 2): no peers, and single "
+                         "candidates only where auto ends uncertified")
+    ap.add_argument("--scalings", nargs="*", default=["as given", "standardized"],
+                    choices=["as given", "standardized"])
+    ap.add_argument("--losses", nargs="*", default=[], help="these losses only (default: all)")
     ap.add_argument("--from", dest="previous", nargs="*", default=[],
                     help="cells of earlier runs (.jsonl) to include in the table")
     ap.add_argument("--note", default="", help="a line for the header (how the cells of "
