@@ -3,7 +3,12 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache
+# Numba keys a cached kernel by its own file only, while every kernel inlines the
+# loss dispatch generated from src/primaldual/losses/: the cache lives in a folder
+# named by a checksum of those files, so a checkout whose losses changed (a pull)
+# never runs kernels compiled for the old list of losses.
+LOSSES_SUM := $(shell cat src/primaldual/losses/*.py 2>/dev/null | cksum | cut -d' ' -f1)
+export NUMBA_CACHE_DIR ?= $(CURDIR)/.numba_cache/losses-$(LOSSES_SUM)
 
 .PHONY: demo test install docs wheel install-check bench bench-peers lightning clean
 

@@ -18,6 +18,11 @@ constant ``kind`` Numba folds the chain to one call.  Two functions are
 written once for every loss: :func:`dual_in_domain` (from ``box``) and
 :func:`neg_conjugate` (``-inf`` outside the box).
 
+Numba keys a kernel's disk cache by the kernel's own file: after the list of
+losses changes, a cache compiled for the old list must not be reused (the
+Makefile names its cache folder by a checksum of this package; elsewhere clear
+``NUMBA_CACHE_DIR`` or the ``__pycache__`` folders after such a change).
+
 A loss module outside the registry gets a namespace of the same functions
 without the chain (:func:`namespace`); :func:`specialise` recompiles a kernel
 and every compiled function it calls that reaches this module with that
