@@ -129,8 +129,8 @@ def main(argv=None):
         "with given values included; data files are parsed by scikit-learn's compiled "
         "svmlight parser loaded on its own (no scikit-learn or SciPy import). On a "
         "loaded machine the wall time is many times the CPU time; on an idle one it is "
-        "close to it. `solvers` imports the solver registry, hence Numba and the "
-        "kernels (about 0.8 s of CPU): the one command above the target.",
+        "close to it. `solvers` reads the catalogue the registry writes "
+        "(src/primaldual/cli/solver_catalog.json), not the registry: no Numba.",
         "",
     ])
     Path(args.out).write_text(text)
