@@ -126,8 +126,8 @@ def report(rows, args, loads, started):
              "(issue 31)", "",
              f"Written by `python benchmarks/bench_njobs_real.py "
              f"{' '.join(a if a != args.note else '...' for a in args.argv)}` ({started} - "
-             f"{time.strftime('%H:%M UTC', time.gmtime())}).  Machine: 2 cores shared "
-             f"with 7 other sessions; load average (1 min) before the processes: min "
+             f"{time.strftime('%H:%M UTC', time.gmtime())}).  Machine: {os.cpu_count()} "
+             f"cores (see the load); load average (1 min) before the processes: min "
              f"{min(loads):.1f}, median {statistics.median(loads):.1f}, max {max(loads):.1f} "
              f"(`os.getloadavg`).  Each cell: {args.repeats} processes per n_jobs, "
              f"in the order 1, 2, 2, 1, 1, 2, ...; in each, a warm-up fit per loss on "
