@@ -22,6 +22,7 @@ from numba import njit
 
 from ..losses import dispatch as LD
 from .status import STATUS_NONFINITE, STATUS_OK
+from .views import row_axpy, row_dot
 
 __all__ = ["LowRank", "deflated_pass"]
 
@@ -51,9 +52,7 @@ def deflated_pass(rows, spec, low, alpha, u, order, start, stop, sig_rest, extra
         rs = indptr[i]
         re = indptr[i + 1]
         off = iptr[i] - rs
-        dot = 0.0
-        for k in range(rs, re):
-            dot += data[k] * u[indices[k + off]]
+        dot = row_dot(data, indices, rs, re, off, u)
         low_dot = 0.0
         for j in range(r):
             low_dot += B[i, j] * z[j]
@@ -68,9 +67,7 @@ def deflated_pass(rows, spec, low, alpha, u, order, start, stop, sig_rest, extra
         if delta != 0.0:
             alpha[i] = new
             coef = cw[i] * delta * inv_W
-            cu = coef * sig_rest
-            for k in range(rs, re):
-                u[indices[k + off]] += cu * data[k]
+            row_axpy(coef * sig_rest, data, indices, rs, re, off, u)
             for j in range(r):
                 z[j] += coef * B[i, j]
     return STATUS_OK, stop, acc
