@@ -60,15 +60,31 @@ IPM_MAX_COST = 1000.0
 #: ... with the linear systems at most this size (min(n, d))
 IPM_MAX_SIZE = 2000
 
+#: SDCA runs first, as a probe, before an IPM fit predicted to take this long
+#: (10 times a leg's fixed cost, ``primaldual.solvers._direct.PORTFOLIO_S``)
+SDCA_PROBE_MIN_S = 0.02
+
 #: the cost model of :func:`predicted_seconds`: seconds per stored entry of a
-#: pass, per sample of a pass, per flop of dense linear algebra on one thread
+#: pass, per sample of a pass, per flop of compiled sparse linear algebra on
+#: one thread,
 PASS_ENTRY_S = 4e-9
 PASS_ROW_S = 3e-8
 FLOP_S = 1e-9
-#: iterations a Newton fit and an interior-point fit take (measured: 7-25 and 15-60)
+#: per multiply-add of dense BLAS-3 (measured 4e-11 to 1.5e-10: Newton's
+#: Hessian on usps, the IPM's normal equations on dna.scale and gisette),
+BLAS_FLOP_S = 1e-10
+#: and an interior-point iteration's vector work per sample and fixed cost
+#: (measured: 3.3 ms an iteration on cadata, 15,480 x 9; 0.33 ms on heart)
+IPM_ROW_S = 2e-7
+IPM_ITER_S = 3e-4
+#: epochs (passes) of a Newton fit with an explicit Hessian (measured 11-15
+#: on a9a, dna.scale, usps at C = 0.01 to 1; 26 on shuttle); iterations and CG
+#: passes per iteration on Hessian-vector products; interior-point iterations
+#: (measured 11-14 on heart_scale, cadata, dna.scale, gisette; 24-57 at large C)
+NEWTON_EXPLICIT_EPOCHS = 15
 NEWTON_ITERS = 20
 NEWTON_CG_PASSES = 10
-IPM_ITERS = 40
+IPM_ITERS = 15
 
 
 def conditioning_ratio(problem) -> float:
@@ -131,23 +147,35 @@ def _capable(name, problem, options) -> bool:
     return True
 
 
-def candidates(problem, options=None, n_jobs=1) -> list:
+def candidates(problem, options=None, n_jobs=1, tol=1e-6) -> list:
     """The methods ``solver="auto"`` may run on ``problem``, first the rule's pick
     (:func:`resolve_solver`), then the others in :data:`AUTO_CANDIDATES` order,
-    then the registered classes marked ``auto_candidate``."""
+    then the registered classes marked ``auto_candidate``.
+
+    When the pick is the IPM and its fit is predicted to take at least
+    :data:`SDCA_PROBE_MIN_S`, SDCA goes first, as a probe: on a Lipschitz loss
+    its predicted epochs (``r / tol``) are a worst-case bound that says
+    nothing of this data (6 epochs on standardized cadata, absolute loss, C =
+    100, where the bound is the whole budget), so the supervisor runs it for
+    a share of the IPM's predicted time and lets its measured rate decide
+    (:mod:`primaldual.solvers.supervisor`)."""
     names = list(AUTO_CANDIDATES) + sorted(
         k for k, c in SOLVERS.items()
         if getattr(c, "auto_candidate", False) and k not in AUTO_CANDIDATES)
     fit = [k for k in names if _capable(k, problem, options)]
-    first = resolve_solver("auto", problem, options, n_jobs)
+    first = resolve_solver("auto", problem, options, n_jobs, tol)
     if first in fit:
         fit.remove(first)
+        if first == "ipm" and "sdca" in fit \
+                and predicted_seconds("ipm", problem, tol) >= SDCA_PROBE_MIN_S:
+            fit.remove("sdca")
+            return ["sdca", first] + fit
         return [first] + fit
     # nothing fits: the rule's pick runs alone and says why it cannot (lam = 0, ...)
     return fit or [first]
 
 
-def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
+def resolve_solver(solver: str, problem, options=None, n_jobs=1, tol=1e-6) -> str:
     """The first candidate of ``solver="auto"`` (``solver`` itself otherwise).
 
     ``options`` are the solver options the caller gave: a method that does not
@@ -157,7 +185,10 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
       problem ill-conditioned for SDCA: :func:`conditioning_ratio` at least
       0.03 on dense data whose Hessian is formed explicitly (``d <= 300``),
       0.5 on sparse data whose Hessian is formed explicitly, 30 when Newton
-      runs on Hessian-vector products;
+      runs on Hessian-vector products, and the cost model predicts Newton's
+      fit to ``tol`` faster than SDCA's (:func:`predicted_seconds`: at C =
+      0.01 on dna.scale and usps SDCA's ``(1 + r) log(1/tol)`` epochs cost a
+      fifth of Newton's fit);
     * ``ipm`` for the hinge, ``absolute`` and ``epsilon_insensitive`` with ``l1 = 0``
       when :func:`row_norm_ratio` is at
       least 10 on dense data (50 on sparse data) and an iteration is
@@ -180,9 +211,10 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1) -> str:
         return "spdc"           # pure L1 with a non-smooth loss
     if "newton" in SOLVERS and loss.generalized_hessian and problem.l1 == 0 \
             and problem.lam > 0:
-        ratio = conditioning_ratio(problem)
-        if ratio >= _newton_limit(problem) * _sdca_speedup(problem, n_jobs) \
-                and accepts_options("newton", options):
+        ratio, speedup = conditioning_ratio(problem), _sdca_speedup(problem, n_jobs)
+        if ratio >= _newton_limit(problem) * speedup and accepts_options("newton", options) \
+                and predicted_seconds("newton", problem, tol) \
+                < predicted_seconds("sdca", problem, tol) / speedup:
             return "newton"
     if "ipm" in SOLVERS and loss.name in IPM_LOSSES and problem.l1 == 0 and problem.lam > 0:
         limit = IPM_RATIO_SPARSE if problem.rows.is_sparse else IPM_RATIO_DENSE
@@ -215,32 +247,39 @@ def _sdca_speedup(problem, n_jobs) -> float:
 def epoch_seconds(name, problem) -> float:
     """The cost model's seconds for one epoch (as the solver counts them) of
     solver ``name``: a pass costs ``PASS_ENTRY_S nnz + PASS_ROW_S n``; a Newton
-    pass also carries its share of an explicitly formed Hessian (``n d^2``
-    flops on dense data, ``sum_i nnz_i^2`` on sparse data, over the about 3
-    passes of an iteration); an interior-point epoch is one iteration,
-    ``n d min(n, d) + min(n, d)^3 / 3`` flops and about 10 passes."""
+    pass also carries its share of an explicitly formed Hessian (``n d^2 +
+    d^3 / 3`` BLAS flops on dense data, ``sum_i nnz_i^2`` compiled flops on
+    sparse data, over the about 3 passes of an iteration); an interior-point
+    epoch is one iteration: on dense (or densified) rows ``n d min(n, d) +
+    min(n, d)^3 / 3`` BLAS flops, ``IPM_ROW_S`` per sample and ``IPM_ITER_S``;
+    on sparse rows as many compiled flops and about 10 passes."""
     n, d, nnz = problem.n, problem.d, max(problem.nnz, 1)
     pass_s = PASS_ENTRY_S * nnz + PASS_ROW_S * n
     if name == "newton" and explicit_hessian_pays(problem):
-        flops = (float(row_nnz_squares(problem.rows.indptr)) if problem.rows.is_sparse
-                 else float(n) * d * d)
-        return pass_s + FLOP_S * (flops + d ** 3 / 3.0) / 3.0
+        if problem.rows.is_sparse:
+            flops = float(row_nnz_squares(problem.rows.indptr)) + d ** 3 / 3.0
+            return pass_s + FLOP_S * flops / 3.0
+        return pass_s + BLAS_FLOP_S * (float(n) * d * d + d ** 3 / 3.0) / 3.0
     if name == "ipm":
         m = min(n, d)
-        return FLOP_S * (float(n) * d * m + m ** 3 / 3.0) + 10 * pass_s
+        flops = float(n) * d * m + m ** 3 / 3.0
+        if not problem.rows.is_sparse or densifies(problem):
+            return BLAS_FLOP_S * flops + IPM_ROW_S * n + IPM_ITER_S
+        return FLOP_S * flops + 10 * pass_s
     return pass_s
 
 
 def predicted_epochs(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
     """The epochs a whole fit by ``name`` is predicted to take: SDCA ``(1 + r)
     log(1/tol)`` on a smooth loss (``r`` the conditioning ratio) and ``r / tol``
-    on a Lipschitz one; Newton ``NEWTON_ITERS`` iterations of about 3 passes
-    (``2 + NEWTON_CG_PASSES`` on Hessian-vector products); the IPM
-    ``IPM_ITERS`` iterations; others ``max_epochs``; at most ``max_epochs``."""
+    on a Lipschitz one; Newton ``NEWTON_EXPLICIT_EPOCHS`` with an explicit
+    Hessian, ``NEWTON_ITERS`` iterations of ``2 + NEWTON_CG_PASSES`` passes on
+    Hessian-vector products; the IPM ``IPM_ITERS`` iterations; others
+    ``max_epochs``; at most ``max_epochs``."""
     eps = max(float(tol), 1e-16)
     if name == "newton":
-        per = 3.0 if explicit_hessian_pays(problem) else 2.0 + NEWTON_CG_PASSES
-        epochs = NEWTON_ITERS * per
+        epochs = (float(NEWTON_EXPLICIT_EPOCHS) if explicit_hessian_pays(problem)
+                  else NEWTON_ITERS * (2.0 + NEWTON_CG_PASSES))
     elif name == "ipm":
         epochs = float(IPM_ITERS)
     elif name == "sdca" and problem.lam > 0:

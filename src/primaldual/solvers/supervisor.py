@@ -93,6 +93,10 @@ PROBE_TIME_FACTOR = 1.5
 #: threads are measured only where the method's cost model predicts at least
 #: this speed-up (a probe that loses costs about two threaded epochs)
 PROBE_PRIOR = 0.7
+#: a cost probe (a leg whose own prediction is its whole budget, before a
+#: method predicted faster) is judged after this share of the next method's
+#: predicted fit, and goes on while its rate predicts tol within that fit
+COST_PROBE_SHARE = 0.1
 #: a fit the cost model predicts under this many seconds runs on one thread
 PROBE_MIN_S = 0.05
 #: the options every solver takes (they do not narrow the candidates)
@@ -132,6 +136,9 @@ class _Watch:
         self.progress_rtol = 1e-3     # a new best gap is this much smaller
         self.user_stop = False
         self.runner = None
+        self.probe_next = None        # a cost probe: the next method's predicted fit
+        self.probe_grace = 0.0        # and the work before the probe is judged
+        self.probe_passed = False
 
     def __call__(self, snap):
         sup = self.sup
@@ -194,6 +201,10 @@ class _Watch:
         # work in the cost model's seconds (epochs x seconds per epoch), the units
         # of the window: reproducible, and independent of the machine's load
         work = [e * self.epoch_s for e in self.epochs]
+        if self.probe_next is not None:
+            reason = self.cost_verdict(work)
+            if reason:
+                return reason
         if self.window is None or work[-1] - work[0] < max(self.window, self.grace):
             return ""
         # no check a window back (a cost model that predicts no finite time for
@@ -221,17 +232,43 @@ class _Watch:
         return (f"slow: at {rate:.3g} decades of gap per model s, tol is {need:.3g} model s "
                 f"away, more than the {left:.3g} left in the budget")
 
-    def progress(self, gaps, past, target):
+    def progress(self, gaps, past, target, window=None):
         """``(cut tenfold in the window, decades per model s, model s to target)``
-        of ``gaps`` (``past``: the checks at least a window back)."""
+        of ``gaps`` (``past``: the checks at least ``window`` back, default the
+        stall window)."""
+        window = self.window if window is None else window
         then, now = min(gaps[j] for j in past), min(gaps)
         ok = now <= then / HANDOVER_FACTOR
         if not (target > 0 and now > target):
             return ok, math.inf, 0.0
         if not then > now > 0:
             return ok, 0.0, math.inf
-        rate = math.log10(then / now) / self.window           # decades per model s
+        rate = math.log10(then / now) / window                # decades per model s
         return ok, rate, math.log10(now / target) / rate
+
+    def cost_verdict(self, work) -> str:
+        """A leg run as a cost probe (its own prediction is its whole budget,
+        the next method's is shorter): once it has had ``probe_grace`` of work,
+        it hands over when its work so far plus the work to tol at its rate
+        over the last ``probe_grace`` exceeds the next method's predicted
+        whole fit (``probe_next``): a wrong first choice costs at most about
+        that fit."""
+        grace = self.probe_grace
+        past = [j for j, w in enumerate(work) if w <= work[-1] - grace]
+        if not past:
+            return ""
+        rel = [g for _, g in self.points]
+        need = min(n for _, _, n in (
+            self.progress(rel, past, self.sup.tol, grace),
+            self.progress(self.abs_gaps, past, self.sup.tol * abs(self.best_p), grace)))
+        if work[-1] + need <= self.probe_next:
+            if not self.probe_passed and "check_every" not in self.sup.options:
+                self.sup.keep_going(self.runner)   # its own check schedule again
+            self.probe_passed = True
+            return ""
+        return (f"slow: {work[-1]:.3g} model s spent and at its rate tol is {need:.3g} "
+                f"away, more than the {self.probe_next:.3g} the next method is "
+                f"predicted to need for the whole fit")
 
 
 class _Supervisor:
@@ -320,7 +357,7 @@ class _Supervisor:
                 f"second on one thread")
 
     # ------------------------------------------------------------ legs
-    def leg_options(self, name, n_jobs, probe=None):
+    def leg_options(self, name, n_jobs, probe=None, grace=0.0, epoch_s=1.0):
         # every candidate takes every option given (auto.candidates); when none
         # does, the one that runs names the unknown option
         opts = dict(self.options)
@@ -335,6 +372,8 @@ class _Supervisor:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
         if probe is not None and "check_every" not in self.options:
             opts["check_every"] = PROBE_CHECK_EVERY     # a short probe, a bounded cost
+            if probe == "cost":                         # about 5 checks in its grace
+                opts["check_every"] = max(PROBE_CHECK_EVERY, grace / (5 * epoch_s))
         return opts
 
     def keep_going(self, runner):
@@ -351,7 +390,8 @@ class _Supervisor:
             runner = SOLVERS[name].create(
                 self.problem, tol=self.tol, max_epochs=self.max_epochs - self.epochs,
                 random_state=self.random_state, callback=watch, eval_set=self.eval_set,
-                warm_start=warm, **self.leg_options(name, n_jobs, watch.probe))
+                warm_start=warm, **self.leg_options(name, n_jobs, watch.probe,
+                                                    watch.probe_grace, watch.epoch_s))
             watch.runner = runner
             return runner.run(), "", runner
         except FAILURES as e:
@@ -434,6 +474,21 @@ class _Supervisor:
                               BUDGET_SHARE * self.budget_work(name)))
         return n_jobs, window, STALL_CHECKS if later else LAST_STALL_CHECKS, not modelled
 
+    def cost_probe(self, i):
+        """The next candidate's predicted seconds when leg ``i`` runs as a cost
+        probe (else None): its own predicted fit is its whole budget (SDCA on a
+        Lipschitz loss, ``r / tol`` epochs: a bound that says nothing of this
+        data) and the next candidate's is shorter."""
+        later = self.later(i)
+        if not later or i == self.given:
+            return None
+        name, nxt, left = self.names[i], later[0], self.max_epochs - self.epochs
+        if predicted_epochs(name, self.problem, self.tol, math.inf) < left \
+                or not self.modelled(nxt):
+            return None
+        nxt_s = predicted_seconds(nxt, self.problem, self.tol, left)
+        return nxt_s if nxt_s < predicted_seconds(name, self.problem, self.tol, left) else None
+
     def later(self, i) -> list:       # the candidates after leg i (not a given-back one)
         return [k for j, k in enumerate(self.names[i + 1:], i + 1) if j != self.given]
 
@@ -456,17 +511,25 @@ class _Supervisor:
         while not stop:
             name = self.names[i]
             last = i == len(self.names) - 1
-            if probe is None and self.thread_choice is None and self.takes_threads(name):
+            cost_probe = self.cost_probe(i) if probe is None else None
+            if cost_probe is None and probe is None and self.thread_choice is None \
+                    and self.takes_threads(name):
                 probe = "serial"
                 if predicted_seconds(name, self.problem, self.tol,
                                      self.max_epochs - self.epochs) < PROBE_MIN_S:
                     probe, self.thread_choice = None, 1      # tiny: no thread
             n_jobs, window, checks, budget_only = self.leg_plan(i, probe)
+            if cost_probe is not None and self.takes_threads(name):
+                n_jobs = 1                  # a probe is short: one thread
             watch = _Watch(self, window, checks, probe, epoch_seconds(name, self.problem),
                            min(predicted_seconds(name, self.problem, self.tol,
                                                  self.max_epochs - self.epochs),
                                BUDGET_SHARE * self.budget_work(name)))
             watch.budget_only = budget_only
+            if cost_probe is not None:
+                watch.probe = "cost"        # checks every PROBE_CHECK_EVERY epochs
+                watch.probe_next = cost_probe
+                watch.probe_grace = COST_PROBE_SHARE * cost_probe
             if last and self.can_give_back() is None:   # the last one stalls only at a
                 watch.progress_rtol = 0.0   # fixed point (SDCA on the hinge certifies)
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
@@ -569,13 +632,13 @@ def supervise(problem, *, tol, max_epochs, random_state, callback=None, eval_set
     own = {k: v for k, v in options.items() if k not in COMMON_NAMES}
     direct = None
     if not own and direct_applies(problem, options, first=resolve_solver(
-            "auto", problem, own, threads), callback=callback, eval_set=eval_set,
+            "auto", problem, own, threads, tol), callback=callback, eval_set=eval_set,
             max_epochs=max_epochs):
         direct = run_direct(problem, tol, options.get("warm_start"), random_state, n_jobs)
         if direct.converged:
             return direct
         options = dict(options, warm_start=direct)
-    names = candidates(problem, own, threads)
+    names = candidates(problem, own, threads, tol)
     sup = _Supervisor(problem, names, tol=tol, max_epochs=max_epochs,
                       random_state=random_state, callback=callback, eval_set=eval_set,
                       n_jobs=n_jobs, options=options)
