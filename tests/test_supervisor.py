@@ -82,8 +82,8 @@ def stuck_first(monkeypatch):
     """The supervisor's candidates become ``["stuck", <auto's own candidates>]``."""
     monkeypatch.setitem(SOLVERS, "stuck", _Stuck)
 
-    def order(problem, options=None, n_jobs=1):
-        return ["stuck"] + candidates(problem, options, n_jobs)
+    def order(problem, options=None, n_jobs=1, tol=1e-6):
+        return ["stuck"] + candidates(problem, options, n_jobs, tol)
     monkeypatch.setattr(supervisor, "candidates", order)
     return _Stuck
 
