@@ -214,8 +214,8 @@ class _Supervisor:
             opts["time_limit"] = max(self.time_limit - (time.perf_counter() - self.t0), 0.0)
         if probe is not None and "check_every" not in self.options:
             opts["check_every"] = PROBE_CHECK_EVERY     # a short probe, a bounded cost
-            if probe == "cost":                         # about 5 checks in its grace
-                opts["check_every"] = max(PROBE_CHECK_EVERY, grace / (5 * epoch_s))
+            if probe == "cost":                         # about 3 checks in its grace
+                opts["check_every"] = max(PROBE_CHECK_EVERY, grace / (3 * epoch_s))
         return opts
 
     def keep_going(self, runner):
