@@ -95,3 +95,27 @@ def test_a_cost_probe_that_pays_certifies_alone_on_standardized_cadata():
     assert resolve_solver("auto", Problem(X, y, loss="absolute", lam=lam)) == "ipm"
     res = primaldual.solve(X, y, loss="absolute", lam=lam, random_state=0)
     assert res.converged and [leg["method"] for leg in res.extras["path"]] == ["sdca"]
+
+
+def test_the_ipm_starts_cold_from_a_far_point_and_warm_from_a_near_one():
+    """After a probe that ended far from the optimum (relative gap above
+    COLD_FROM["ipm"]) the IPM starts from the caller's warm start (none: cold),
+    since a far point costs it iterations; SDCA still gets the best point; and
+    near the optimum the IPM is seeded too."""
+    from primaldual.solvers._base import SolveResult
+    X, y = _dense(200, 6)
+    prob = Problem(X, y, loss="hinge", lam=1e-2)
+    sup = supervisor._Supervisor(prob, ["sdca", "ipm"], tol=1e-8, max_epochs=1000,
+                                 random_state=0, callback=None, eval_set=None,
+                                 n_jobs=None, options={})
+    zero = {"coef": np.zeros(prob.d), "dual_coef": np.zeros(prob.n), "epoch": 1.0,
+            "primal": prob.primal(np.zeros(prob.d)), "dual": 0.0}
+    sup.offer(zero)
+    assert sup.best_gap() > supervisor.COLD_FROM["ipm"]
+    assert sup.seed("ipm") is None
+    assert isinstance(sup.seed("sdca"), SolveResult)
+    ref = primaldual.solve(X, y, loss="hinge", lam=1e-2, solver="ipm", tol=1e-10)
+    sup.offer({"coef": ref.coef, "dual_coef": ref.dual_coef, "epoch": 2.0,
+               "primal": ref.primal, "dual": ref.dual})
+    seeded = sup.seed("ipm")
+    assert isinstance(seeded, SolveResult) and np.allclose(seeded.coef, ref.coef)
