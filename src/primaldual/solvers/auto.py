@@ -152,13 +152,16 @@ def candidates(problem, options=None, n_jobs=1, tol=1e-6) -> list:
     (:func:`resolve_solver`), then the others in :data:`AUTO_CANDIDATES` order,
     then the registered classes marked ``auto_candidate``.
 
-    When the pick is the IPM and its fit is predicted to take at least
-    :data:`SDCA_PROBE_MIN_S`, SDCA goes first, as a probe: on a Lipschitz loss
-    its predicted epochs (``r / tol``) are a worst-case bound that says
-    nothing of this data (6 epochs on standardized cadata, absolute loss, C =
-    100, where the bound is the whole budget), so the supervisor runs it for
-    a share of the IPM's predicted time and lets its measured rate decide
-    (:mod:`primaldual.solvers.supervisor`)."""
+    When the pick is the IPM or Newton on Hessian-vector products (a fit of
+    hundreds of passes, each as costly as an SDCA epoch), its fit is predicted
+    to take at least
+    :data:`SDCA_PROBE_MIN_S`, and SDCA's predicted epochs reach its budget,
+    SDCA goes first, as a probe: its prediction is a worst-case bound that
+    says nothing of this data (6 epochs on standardized cadata, absolute loss,
+    C = 100, where ``r / tol`` is the whole budget; 27 on standardized
+    cocoa-small, logistic, where ``(1 + r) log(1/tol)`` is 24,000), so the
+    supervisor runs it for a share of the pick's predicted time and lets its
+    measured rate decide (:mod:`primaldual.solvers.supervisor`)."""
     names = list(AUTO_CANDIDATES) + sorted(
         k for k, c in SOLVERS.items()
         if getattr(c, "auto_candidate", False) and k not in AUTO_CANDIDATES)
@@ -166,13 +169,20 @@ def candidates(problem, options=None, n_jobs=1, tol=1e-6) -> list:
     first = resolve_solver("auto", problem, options, n_jobs, tol)
     if first in fit:
         fit.remove(first)
-        if first == "ipm" and "sdca" in fit \
-                and predicted_seconds("ipm", problem, tol) >= SDCA_PROBE_MIN_S:
+        probed = first == "ipm" or (first == "newton" and not explicit_hessian_pays(problem))
+        if probed and "sdca" in fit and _sdca_bound_is_budget(problem, tol) \
+                and predicted_seconds(first, problem, tol) >= SDCA_PROBE_MIN_S:
             fit.remove("sdca")
             return ["sdca", first] + fit
         return [first] + fit
     # nothing fits: the rule's pick runs alone and says why it cannot (lam = 0, ...)
     return fit or [first]
+
+
+def _sdca_bound_is_budget(problem, tol) -> bool:
+    """SDCA's predicted epochs (a worst-case bound) reach its default budget:
+    they say nothing of when it ends on this data."""
+    return predicted_epochs("sdca", problem, tol, math.inf) >= SOLVERS["sdca"].default_max_epochs
 
 
 def resolve_solver(solver: str, problem, options=None, n_jobs=1, tol=1e-6) -> str:
