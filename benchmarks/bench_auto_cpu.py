@@ -129,7 +129,7 @@ def main(argv=None):
     run.add_argument("--repeats", type=int, default=3)
     run.add_argument("--auto-only", action="store_true")
     rep = sub.add_parser("report")
-    rep.add_argument("--before", required=True)
+    rep.add_argument("--before", nargs="+", required=True)
     rep.add_argument("--after", nargs="+", required=True,
                      help=".jsonl files; a later file's row replaces an earlier one's")
     rep.add_argument("--out", required=True)
@@ -145,11 +145,12 @@ def main(argv=None):
                       flush=True)
         return
     read = lambda f: [json.loads(x) for x in Path(f).read_text().splitlines() if x.strip()]  # noqa: E731
-    rows = {}
-    for f in args.after:
-        for r in read(f):
-            rows[r["spec"]] = r
-    write_result(Path(args.out), report(read(args.before), list(rows.values()), args.note))
+    def merged(files):          # a later file's row replaces an earlier one's
+        rows = {}
+        for f in files:
+            rows.update((r["spec"], r) for r in read(f))
+        return list(rows.values())
+    write_result(Path(args.out), report(merged(args.before), merged(args.after), args.note))
 
 
 if __name__ == "__main__":
