@@ -36,6 +36,7 @@ from ..kernels.objective import weighted_sum
 from .local_precond import LocalSolve
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
+           "average_directions",
            "weighted_mean",
            "explicit_hessian_pays", "contiguous_partitions", "dot", "normal_equations"]
 
@@ -117,6 +118,16 @@ def weighted_mean(parts):
         total += Wk * z
         weight += Wk
     return total / weight if weight > 0.0 else total
+
+
+def average_directions(parts, part_ptr):
+    """``(weighted mean of the s_k, the most local steps, local passes)`` of
+    per-partition ``(W_k, s_k, steps, passes)``; the partitions solve at once,
+    so the local passes are the slowest partition's, in passes over its rows."""
+    mean = weighted_mean([(Wk, s) for Wk, s, _, _ in parts])
+    steps = max(it for _, _, it, _ in parts)
+    passes = max(p for _, _, _, p in parts)
+    return mean, int(steps), float(passes)
 
 
 def join_duals(parts):
@@ -252,10 +263,7 @@ class NewtonBlock:
         r = np.ascontiguousarray(r, dtype=np.float64)
         c = self.curv[self.current]
         bounds = list(self._bounds())
-        if self._local is None or self._local[0] != coarse:
-            self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
-                                               self.rows.sqnorm[a:b], coarse)
-                                    for a, b in bounds])
+        self._local_solves(coarse)
         out = []
         for k in (range(self.K) if parts is None else parts):
             a, b = bounds[k]
@@ -267,6 +275,34 @@ class NewtonBlock:
                 z = r / lam_mu
             out.append((Wk, z))
         return out
+
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+        """Per partition ``(W_k, s_k, steps, passes)``: ``s_k ~ -H_k^{-1} g`` with
+        ``H_k = sum_{i in k} D_i x_i x_i^T / W_k + lam I`` the Hessian at the
+        current point estimated from partition ``k``'s rows alone (GIANT's
+        local Newton direction), by local preconditioned CG to ``||res|| <= tol
+        ||g||`` (:meth:`LocalSolve.solve`); ``passes`` over the partition's rows."""
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        c = self.curv[self.current]
+        bounds = list(self._bounds())
+        self._local_solves(coarse)
+        out = []
+        for k, (a, b) in enumerate(bounds):
+            Wk = float(self.cw[a:b].sum())
+            if Wk > 0.0:
+                s, it, passes = self._local[1][k].solve(
+                    -g, c[a:b] / Wk, float(lam), int(sweeps),
+                    (self._point, self.current, float(lam)), float(tol), int(max_iter))
+            else:
+                s, it, passes = -g / lam, 0, 0.0
+            out.append((Wk, s, int(it), float(passes)))
+        return out
+
+    def _local_solves(self, coarse):
+        if self._local is None or self._local[0] != coarse:
+            self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
+                                               self.rows.sqnorm[a:b], coarse)
+                                    for a, b in self._bounds()])
 
     def line_derivatives(self, t):
         """Per partition the data part of the slope and curvature of ``f`` at
@@ -343,6 +379,15 @@ class BlockNewtonData:
             self.reductions += 1
         return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
                                                      [0] if first_only else None))
+
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+        """GIANT's averaged local Newton direction (one round):
+        ``(sum_k W_k s_k / W, max_k steps_k, max_k passes_k)`` from
+        :meth:`NewtonBlock.local_newton`."""
+        self.calls += 1
+        self.reductions += 1
+        return average_directions(self.block.local_newton(g, lam, sweeps, coarse, tol,
+                                                          max_iter), self.part_ptr)
 
     def line_derivatives(self, t):
         self.calls += 1

@@ -39,6 +39,15 @@ class DiscoOptions(NewtonOptions):
     preconditioner: str = choice("first", "first", "average",
                                  doc="partition 0's local solve, on the driver (DiSCO), "
                                      "or every partition's averaged (GIANT)")
+    direction: str = choice("pcg", "pcg", "giant",
+                            doc="the Newton step: preconditioned CG on the whole Hessian "
+                                "(DiSCO), or the partitions' local Newton directions "
+                                "averaged (GIANT)")
+    local_tol: float = number(1e-3, low=0.0, high=1.0, high_strict=True,
+                              doc="direction='giant': each local CG stops at "
+                                  "||res|| <= local_tol ||grad f||")
+    local_max_iter: int = number(200, integer=True, low=1.0, strict=False,
+                                 doc="direction='giant': local CG steps at most")
 
 
 @register
@@ -106,6 +115,9 @@ class DiscoSolver(NewtonSolver):
         self.sweeps = int(o.precond_sweeps)
         self.first_only = o.preconditioner == "first"
         self.coarse = int(o.precond_coarse)
+        self.giant = o.direction == "giant"
+        self.local_tol = float(o.local_tol)
+        self.local_max_iter = int(o.local_max_iter)
 
     def _choose_explicit(self, mode):
         return False
@@ -130,11 +142,13 @@ class DiscoSolver(NewtonSolver):
     def get_state(self):
         meta, arrays = super().get_state()
         meta["precond_passes"] = float(self.precond_passes)
+        meta["passes"] = float(self.passes)     # local passes come in fractions
         return meta, arrays
 
     def set_state(self, meta, arrays):
         self.precond_passes = float(meta.get("precond_passes", 0.0))
         super().set_state(meta, arrays)
+        self.passes = float(meta["passes"])
 
     def _precondition(self, r):
         """``M r``: the partitions' local solves (one round), or partition 0's
@@ -177,6 +191,24 @@ class DiscoSolver(NewtonSolver):
             p = z + (rz_new / rz) * p
             rz = rz_new
         return s, r, it
+
+    def _iterate(self):
+        if not self.giant:
+            return super()._iterate()
+        if not math.sqrt(dot(self.g, self.g)) > 0.0:
+            self.stall = "no_step"
+            return
+        s, it, local = self.data.local_newton(self.g, self.problem.lam, self.sweeps,
+                                              self.coarse, self.local_tol,
+                                              self.local_max_iter)
+        self.cg_iter += it
+        self.passes += local
+        self.precond_passes += local
+        w_new = self.w + s
+        f_new, gdata_new = self._pass_fg(w_new, 1 - self.cur)
+        self.passes += 1
+        self.n_iter += 1
+        self._line_search(s, w_new, f_new, gdata_new)
 
     def trace_extras(self):
         out = super().trace_extras()
