@@ -111,11 +111,12 @@ class DiscoSolver(NewtonSolver):
     def setup(self):
         super().setup()
         o = self.opts
-        self.mu = self.problem.lam if o.precond_mu == "auto" else float(o.precond_mu)
+        self.giant = o.direction == "giant"
+        auto_mu = 0.0 if self.giant else self.problem.lam
+        self.mu = auto_mu if o.precond_mu == "auto" else float(o.precond_mu)
         self.sweeps = int(o.precond_sweeps)
         self.first_only = o.preconditioner == "first"
         self.coarse = int(o.precond_coarse)
-        self.giant = o.direction == "giant"
         self.local_tol = float(o.local_tol)
         self.local_max_iter = int(o.local_max_iter)
 
@@ -198,7 +199,7 @@ class DiscoSolver(NewtonSolver):
         if not math.sqrt(dot(self.g, self.g)) > 0.0:
             self.stall = "no_step"
             return
-        s, it, local = self.data.local_newton(self.g, self.problem.lam, self.sweeps,
+        s, it, local = self.data.local_newton(self.g, self.problem.lam + self.mu, self.sweeps,
                                               self.coarse, self.local_tol,
                                               self.local_max_iter)
         self.cg_iter += it
