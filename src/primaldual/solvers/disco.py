@@ -43,7 +43,7 @@ class DiscoOptions(NewtonOptions):
                             doc="the Newton step: preconditioned CG on the whole Hessian "
                                 "(DiSCO), or the partitions' local Newton directions "
                                 "averaged (GIANT)")
-    local_tol: float = number(1e-3, low=0.0, high=1.0, high_strict=True,
+    local_tol: float = number(1e-2, low=0.0, high=1.0, high_strict=True,
                               doc="direction='giant': each local CG stops at "
                                   "||res|| <= local_tol ||grad f||")
     local_max_iter: int = number(200, integer=True, low=1.0, strict=False,
