@@ -1,7 +1,9 @@
 """GIANT's averaged local Newton directions (``solver="disco",
 direction="giant"``, issue 34, item 3).
 
-* the local direction of each partition is ``-H_k^{-1} g`` (dense solve);
+* the local direction of each partition is ``-H_k^{-1} g`` (dense solve), and
+  the starting point (CoCoA+'s first round) the average of the partitions'
+  own optima (scipy) after many local passes;
 * in process over K partitions the fit certifies scipy's optimum and the
   serial Newton's, with the primal and the dual recomputed here by hand from
   ``coef`` and ``dual_coef``;
@@ -62,6 +64,22 @@ def test_local_direction_is_the_local_newton_step():
         np.testing.assert_allclose(s, ref, rtol=0, atol=1e-9 * np.abs(ref).max())
 
 
+def test_first_round_is_the_average_of_the_local_optima():
+    """Many local SDCA passes: CoCoA+'s first round ends at sum_k (W_k/W) w_k*,
+    w_k* the optimum of partition k's own problem (scipy's, independently)."""
+    X, y = make_classification_data(n=120, d=10, density=0.5, seed=3)
+    lam, K = 1e-1, 3
+    prob = Problem(X, y, loss="logistic", lam=lam)
+    ptr = contiguous_partitions(prob.n, K)
+    b = NewtonBlock(prob.rows, prob.y, prob.sample_weight, ptr, prob.loss.code,
+                    prob.loss.param, prob.W, loss=prob.loss)
+    w0 = sum(v for _, _, v in b.local_sdca(lam, 300, 0)) / lam
+    ref = sum((ptr[k + 1] - ptr[k]) / prob.n
+              * _scipy_optimum(X[ptr[k]:ptr[k + 1]], y[ptr[k]:ptr[k + 1]], "logistic", lam)
+              for k in range(K))
+    np.testing.assert_allclose(w0, ref, rtol=0, atol=1e-6 * np.abs(ref).max())
+
+
 @pytest.mark.parametrize("loss,K", [("logistic", 2), ("logistic", 4), ("squared_hinge", 2)])
 def test_giant_certifies_the_serial_optimum(loss, K):
     X, y = make_classification_data(n=150, d=25, density=0.3, seed=5)
@@ -107,8 +125,8 @@ def test_passes_do_not_follow_the_conditioning():
 
 def test_dask_equals_in_process(client):
     X, y = make_classification_data(n=150, d=25, density=0.3, seed=5)
-    kw = dict(loss="logistic", lam=1e-2, solver="disco", direction="giant", tol=1e-12,
-              n_partitions=2, precond_coarse=4)
+    kw = dict(loss="logistic", lam=1e-1, solver="disco", direction="giant", tol=1e-12,
+              n_partitions=2, precond_coarse=4, random_state=0)
     local = solve(X, y, **kw)
     dist = solve(X, y, client=client, **kw)
     assert dist.converged and dist.rel_gap <= 1e-12

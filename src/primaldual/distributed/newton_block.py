@@ -33,10 +33,14 @@ import scipy.linalg
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point, row_nnz_squares)
 from ..kernels.objective import weighted_sum
+from ..kernels.sdca import STATUS_OK
+from ..kernels.views import RowsView, StepSpec
+from ..losses.dispatch import BUILTIN
 from .local_precond import LocalSolve
+from .local_sdca import local_sdca_round
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
-           "average_directions",
+           "average_directions", "join_local_sdca",
            "weighted_mean",
            "explicit_hessian_pays", "contiguous_partitions", "dot", "normal_equations"]
 
@@ -128,6 +132,16 @@ def average_directions(parts, part_ptr):
     steps = max(it for _, _, it, _ in parts)
     passes = max(p for _, _, _, p in parts)
     return mean, int(steps), float(passes)
+
+
+def join_local_sdca(parts, part_ptr):
+    """``(status, bad_row, sum_k v_k)`` of per-partition ``(status, bad_row_k,
+    v_k)`` (rows numbered within partitions): the first failure, its row in
+    the whole block's numbering, or ``STATUS_OK``."""
+    for k, (status, bad, _) in enumerate(parts):
+        if status != STATUS_OK:
+            return status, int(part_ptr[k]) + bad, None
+    return STATUS_OK, -1, add_parts([v for _, _, v in parts])
 
 
 def join_duals(parts):
@@ -298,6 +312,36 @@ class NewtonBlock:
             out.append((Wk, s, int(it), float(passes)))
         return out
 
+    def local_sdca(self, lam, epochs, seed):
+        """Per partition ``(status, bad_row, v_k)`` (``bad_row`` within the
+        partition): ``epochs`` SDCA passes (random
+        permutations from ``seed``) from ``alpha = 0`` on the partition's own
+        problem ``(1/W_k) sum_{i in k} c_i phi_i + lam/2 ||w||^2``, as one
+        CoCoA+ round with ``sigma' = W / W_k`` (:func:`local_sdca_round`);
+        ``v_k = (1/W) sum_{i in k} c_i alpha_i x_i``, so ``sum_k v_k / lam`` is
+        the primal point of the joined local duals (CoCoA+'s first round)."""
+        r = self.rows
+        sqnorm = np.asarray(r.sqnorm, dtype=np.float64)
+        view = RowsView(r.data, r.indices, r.indptr, r.iptr, sqnorm, self.y, self.cw)
+        spec = StepSpec(self.kind, self.param, float(lam), 0.0, 1.0 / self.W)
+        alpha = np.zeros(r.n)
+        logit = np.full(r.n if BUILTIN[self.kind].STEP_CACHE else 0, np.nan)
+        v = np.zeros(r.d)
+        out = []
+        for a, b in self._bounds():
+            Wk = float(self.cw[a:b].sum())
+            vk = np.zeros(r.d)
+            if Wk > 0.0 and b > a:
+                status, bad, _, cols, vals = local_sdca_round(
+                    view, spec, alpha, v, logit, a, b, int(epochs) * (b - a), self.W / Wk,
+                    1.0, np.random.default_rng(int(seed)))
+                if status != STATUS_OK:
+                    out.append((int(status), int(bad) - a, vk))
+                    continue
+                vk[cols] = vals
+            out.append((STATUS_OK, -1, vk))
+        return out
+
     def _local_solves(self, coarse):
         if self._local is None or self._local[0] != coarse:
             self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
@@ -388,6 +432,13 @@ class BlockNewtonData:
         self.reductions += 1
         return average_directions(self.block.local_newton(g, lam, sweeps, coarse, tol,
                                                           max_iter), self.part_ptr)
+
+    def local_sdca(self, lam, epochs, seed):
+        """CoCoA+'s first round (one round): ``(status, bad_row, sum_k v_k)``
+        from :meth:`NewtonBlock.local_sdca`, ``bad_row`` in the block's numbering."""
+        self.calls += 1
+        self.reductions += 1
+        return join_local_sdca(self.block.local_sdca(lam, epochs, seed), self.part_ptr)
 
     def line_derivatives(self, t):
         self.calls += 1

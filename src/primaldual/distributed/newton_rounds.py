@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from .newton_block import (add_pairs, add_parts, average_directions, join_duals,
-                           weighted_mean)
+                           join_local_sdca, weighted_mean)
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -161,6 +161,12 @@ class DaskNewtonData:
                          float(lam), int(sweeps), int(coarse), float(tol), int(max_iter))
         self.reductions += 1
         return average_directions([part for part, in res], self.part_ptr)
+
+    def local_sdca(self, lam, epochs, seed):
+        """CoCoA+'s first round: every partition's local SDCA at once (one round)."""
+        res = self._call("local_sdca", float(lam), int(epochs), int(seed))
+        self.reductions += 1
+        return join_local_sdca([part for part, in res], self.part_ptr)
 
     def line_derivatives(self, t):
         return add_pairs([pair for pair, in self._call("line_derivatives", float(t))])
