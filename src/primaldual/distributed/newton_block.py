@@ -124,7 +124,7 @@ def weighted_mean(parts):
     return total / weight if weight > 0.0 else total
 
 
-def average_directions(parts, part_ptr):
+def average_directions(parts):
     """``(weighted mean of the s_k, the most local steps, local passes)`` of
     per-partition ``(W_k, s_k, steps, passes)``; the partitions solve at once,
     so the local passes are the slowest partition's, in passes over its rows."""
@@ -431,7 +431,7 @@ class BlockNewtonData:
         self.calls += 1
         self.reductions += 1
         return average_directions(self.block.local_newton(g, lam, sweeps, coarse, tol,
-                                                          max_iter), self.part_ptr)
+                                                          max_iter))
 
     def local_sdca(self, lam, epochs, seed):
         """CoCoA+'s first round (one round): ``(status, bad_row, sum_k v_k)``

@@ -160,7 +160,7 @@ class DaskNewtonData:
         res = self._call("local_newton", np.ascontiguousarray(g, dtype=np.float64),
                          float(lam), int(sweeps), int(coarse), float(tol), int(max_iter))
         self.reductions += 1
-        return average_directions([part for part, in res], self.part_ptr)
+        return average_directions([part for part, in res])
 
     def local_sdca(self, lam, epochs, seed):
         """CoCoA+'s first round: every partition's local SDCA at once (one round)."""

@@ -189,7 +189,12 @@ class DiscoSolver(NewtonSolver):
         ``w = (1/(lam W)) sum_i c_i alpha_i x_i`` of the joined local duals."""
         w0 = super()._warm_point()
         epochs = self.opts.init_epochs
-        epochs = (3 if self.giant else 0) if epochs == "auto" else int(epochs)
+        builtin = self.problem.loss.builtin
+        epochs = (3 if self.giant and builtin else 0) if epochs == "auto" else int(epochs)
+        if epochs and not builtin:
+            raise ValueError(f"init_epochs={epochs} runs SDCA's kernels, compiled for the "
+                             f"registered losses only, not {self.problem.loss.name!r}: "
+                             f"set init_epochs=0")
         if w0 is not None or epochs == 0:
             return w0
         if self.data is None:
