@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -90,6 +91,8 @@ def main():
         keep = set(args.runs.split(";"))
         runs = [r for r in runs if r[0] in keep]
     batch = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT).stdout.strip()
     records = []
     warm = make_synthetic("rcv1", n_samples=2000, random_state=0)[:2]
     for _, opts in runs:                       # compile every kernel once
@@ -114,7 +117,7 @@ def main():
                            "precond_passes": r.trace[-1].get("precond_passes"),
                            "cg_iter": r.trace[-1].get("cg_iter"), "batch": batch,
                            "call_ms": r.trace[-1].get("call_ms"),
-                           "auto": auto, "auto_reason": reason,
+                           "auto": auto, "auto_reason": reason, "commit": commit,
                            "load": os.getloadavg()[0]}
                     records.append(rec)
                     fh.write(json.dumps(rec) + "\n")
@@ -199,8 +202,11 @@ def write_table(records, args):
     for s in dict.fromkeys(r["set"] for r in records):
         rs = [r for r in records if r["set"] == s]
         auto = rs[0]["auto"]
+        batches = sorted({(r.get("batch") or "issue 23",
+                           r.get("commit") or "not recorded") for r in rs})
+        runs_of = "; ".join(f"{b} (commit {c})" for b, c in batches)
         lines += [f"## {s}", "", f"`solver=\"auto\"` with the client picks **{auto}**: "
-                  f"{rs[0]['auto_reason']}.", "",
+                  f"{rs[0]['auto_reason']}.  Batches shown: {runs_of}.", "",
                   "| run | median s | x serial SDCA | fit s | epochs (passes) | x SDCA's "
                   "epochs (with local) | reductions | call ms | certified |",
                   "|---|---|---|---|---|---|---|---|---|"]
