@@ -9,7 +9,8 @@ direction="giant"``, issue 34, item 3).
   ``coef`` and ``dual_coef``;
 * on coherent text at ``lam n = 1`` it needs at most 5 passes over all rows
   (a fixed, deterministic count) where DiSCO's PCG and Newton-CG need more;
-* Dask equals in process (same partitions).
+* Dask equals in process (same partitions): in test_dask_newton_disco.py,
+  which has a cluster already.
 """
 from __future__ import annotations
 
@@ -20,13 +21,11 @@ import pytest
 
 from conftest import make_classification_data
 
-import distributed  # noqa: F401  (the Dask extra; the client fixture needs it)
-
-from primaldual import Problem, solve  # noqa: E402
-from primaldual.datasets.regimes import make_shared_vocab_text  # noqa: E402
-from primaldual.distributed.newton_block import (NewtonBlock,  # noqa: E402
+from primaldual import Problem, solve
+from primaldual.datasets.regimes import make_shared_vocab_text
+from primaldual.distributed.newton_block import (NewtonBlock,
                                                  contiguous_partitions)
-from test_dask_newton import _scipy_optimum  # noqa: E402
+from test_dask_newton import _scipy_optimum
 
 
 def _logistic_gap_by_hand(X, y, lam, w, alpha):
@@ -123,13 +122,13 @@ def test_passes_do_not_follow_the_conditioning():
                                atol=1e-3 * np.abs(newton.coef).max())
 
 
-def test_dask_equals_in_process(client):
-    X, y = make_classification_data(n=150, d=25, density=0.3, seed=5)
-    kw = dict(loss="logistic", lam=1e-1, solver="disco", direction="giant", tol=1e-12,
-              n_partitions=2, precond_coarse=4, random_state=0)
-    local = solve(X, y, **kw)
-    dist = solve(X, y, client=client, **kw)
-    assert dist.converged and dist.rel_gap <= 1e-12
-    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
-    assert dist.trace[-1]["reductions"] == local.trace[-1]["reductions"]
-    assert dist.n_epochs == local.n_epochs
+def test_unregistered_loss_refuses_the_first_round():
+    """A loss defined outside the package: the first round runs SDCA's kernels,
+    compiled for the registered losses only, so an explicit ``init_epochs`` is
+    refused by name (``"auto"`` starts it at zero)."""
+    from primaldual.losses import Loss
+    from test_loss_registry import DELTA, TOY, _data
+    X, y = _data(n=50)
+    with pytest.raises(ValueError, match="init_epochs=3 runs SDCA's kernels"):
+        solve(X, y, loss=Loss(TOY, DELTA), lam=1e-2, solver="disco", direction="giant",
+              init_epochs=3)
