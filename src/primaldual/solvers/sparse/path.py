@@ -11,21 +11,20 @@ its first certificate is the previous point's last one re-read at the new
 which Gap Safe screening removes features before any work (the sequential
 rule, Ndiaye et al. 2017, Section 4; :mod:`.screening`).
 
-A screened column is never read again while it stays screened.  Every check
-bounds its correlation from a reference: with ``v_j^ref`` computed exactly
-at derivatives ``gu^ref``, Cauchy-Schwarz in the weighted norm gives
+A screened column is not read at every check: its correlation is bounded from
+the last one computed, ``v_j^ref`` at derivatives ``gu^ref`` (one of the last
+``REFS`` checks' ``gu``, kept), by Cauchy-Schwarz in the weighted norm:
 
     |v_j(gu)| <= |v_j^ref| + ||x_j||_cw * dist,   dist^2 = sum_i (gu_i - gu_i^ref)^2 / cw_i.
 
 The certificate needs the screened columns only through ``max_j |v_j|`` (the
 scaling ``s`` of pure L1) or ``(|v_j| - l1)_+`` (elastic net): a column whose
 bound is below the largest exact ``|v_j|`` (or ``l1``) changes neither, and
-the others are computed exactly.  So every check is the exact certificate of
-the whole problem, as if every column had been read (``Problem.certificate``
-reproduces it); the screened entries of ``Certificate.v`` hold the
-reference values, within the bound.  The reference is refreshed by one pass
-over all columns when the bounds would make a check read more than half of
-them.
+the others are read.  So every check is the exact certificate of the whole
+problem, as if every column had been read (``Problem.certificate`` reproduces
+it); the screened entries of ``Certificate.v`` hold the reference values,
+within the bound.  When a reference slot is reused, the columns that referred
+to it move their bound onto the new ``gu`` by the triangle inequality.
 """
 from __future__ import annotations
 
@@ -52,18 +51,24 @@ class PathSparseCD(SparseCDSolver):
     shared set-up and carried first certificate are used, every column read
     at every check."""
 
+    #: the derivatives ``gu`` of the last REFS checks kept as references
+    REFS = 8
+
     def setup(self):
         super().setup()
-        cw = self.cols.cw
+        cw, n, d = self.cols.cw, self.problem.n, self.problem.d
         self._inv_cw = np.where(cw > 0, 1.0 / np.where(cw > 0, cw, 1.0), 0.0)
-        self._ptr_len = np.diff(self.cols.indptr).astype(np.int64)
-        self._nnz_all = max(int(self._ptr_len.sum()), 1)
+        self._empty = self.colnorm == 0.0
         # reference correlations at w = 0 (one pass): l1_max is their largest |v_j|
-        zeros = np.zeros(self.problem.n)
-        self._f0 = loss_terms(self.spec, self.cols, zeros, self.gu, self.hu)
-        self._gref = self.gu.copy()
-        self._vref = np.zeros(self.problem.d)
-        correlations(self.cols, self._gref, self.all_feats, self._vref)
+        loss_terms(self.spec, self.cols, np.zeros(n), self.gu, self.hu)
+        self._ring = np.zeros((self.REFS, n))
+        self._ring[0] = self.gu
+        self._slot, self._filled = 0, 1
+        self._ref_of = np.zeros(d, dtype=np.int64)
+        self._vref = np.zeros(d)
+        correlations(self.cols, self.gu, self.all_feats, self._vref)
+        self._vabs = np.abs(self._vref)
+        self._dist = np.zeros(1)
         self.l1_max = float(np.abs(self._vref).max(initial=0.0))
         self._carry = None
 
@@ -86,6 +91,10 @@ class PathSparseCD(SparseCDSolver):
         c = self._carry
         self._use_carry = c is not None and np.array_equal(c[0], self.w)
 
+    def result_extras(self):
+        """``screened``: the features Gap Safe screening removed at this point."""
+        return {**super().result_extras(), "screened": np.flatnonzero(self.screened)}
+
     # ------------------------------------------------------ certificate
     def _check(self, full=True) -> Certificate:
         """The exact certificate of ``w`` on the whole problem (module docstring),
@@ -94,27 +103,27 @@ class PathSparseCD(SparseCDSolver):
         prob, cols = self.problem, self.cols
         if self._use_carry:                      # the previous point's last check
             self._use_carry = False
-            _, margins, gu, f_loss, v, exact = self._carry
+            _, margins, gu, f_loss, exact = self._carry
             self.margins[:] = margins
             self.gu[:] = gu
-            v, exact = v.copy(), exact.copy()
+            exact = exact.copy()
         else:
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
-            v = np.zeros(prob.d)
-            exact = ~self.screened
-            self.feature_accesses += correlations(cols, self.gu, np.flatnonzero(exact), v)
+            self._new_reference()
+            exact = self._read(np.zeros(prob.d, dtype=bool), ~self.screened)
+        v = self._vref
         if not exact.all():
             thr = prob.l1
             if prob.lam == 0.0:
                 thr = max(thr, float(np.abs(v[exact]).max(initial=0.0)))
-            exact = self._settle(v, exact, self._upper() > thr)
+            exact = self._read(exact, self._upper() > thr)
         s = 1.0
         if prob.lam == 0.0:
             s = l1_dual_scale(np.abs(v[exact]).max(initial=0.0), prob.l1)
         self._scale = s
         gu = self.gu
-        vs = np.where(exact, v, self._vref) / s
+        vs = v / s
         primal = f_loss + prob.penalty.value(self.w)
         dual = dual_sum(self.spec, cols, gu, s) - prob.penalty.conjugate(vs)
         cert = Certificate(w=self.w.copy(), alpha=-gu / (cols.cw * s), primal=float(primal),
@@ -122,30 +131,45 @@ class PathSparseCD(SparseCDSolver):
         self._last = self._cert = cert
         self._part = None
         self._exact = exact
-        self._carry = (self.w.copy(), self.margins.copy(), gu.copy(), f_loss, v, exact)
+        self._carry = (self.w.copy(), self.margins.copy(), gu.copy(), f_loss, exact)
         return cert
 
-    def _upper(self):
-        """``|v_j^ref| + ||x_j||_cw dist`` at the current ``gu`` for every column
-        (module docstring), with the rounding slack of :mod:`.screening`."""
-        diff = self.gu - self._gref
-        dist = float(np.sqrt(np.dot(diff * diff, self._inv_cw)))
-        return (np.abs(self._vref) + self.colnorm * dist) * (1.0 + _SLACK)
+    def _distances(self):
+        """``||gu - gu^ref||`` in the weighted norm for every kept reference."""
+        diff = self._ring[:self._filled] - self.gu
+        self._dist = np.sqrt((diff * diff) @ self._inv_cw)
 
-    def _settle(self, v, exact, want):
-        """Compute exactly the columns ``want & ~exact`` (into ``v``), or all of them
-        with a new reference when those hold more than half the entries.  Returns
-        the mask of exact columns."""
-        need = want & ~exact
-        if not need.any():
-            return exact
-        if 2 * int(self._ptr_len[need].sum()) > self._nnz_all:
-            self.feature_accesses += correlations(self.cols, self.gu, self.all_feats, v)
-            self._gref = self.gu.copy()
-            self._vref = v.copy()
-            return np.ones(self.problem.d, dtype=bool)
-        self.feature_accesses += correlations(self.cols, self.gu, np.flatnonzero(need), v)
-        return exact | need
+    def _new_reference(self):
+        """This check's ``gu`` takes the oldest reference slot; the columns that
+        referred to it move their bound onto it (triangle inequality:
+        ``vabs_j += ||x_j||_cw ||gu - gu^old||``)."""
+        t = (self._slot + 1) % self.REFS
+        moved = self._ref_of == t
+        if self._filled == self.REFS and moved.any():
+            diff = self.gu - self._ring[t]
+            step = float(np.sqrt(np.dot(diff * diff, self._inv_cw)))
+            self._vabs[moved] += self.colnorm[moved] * step * (1.0 + _SLACK)
+        self._slot, self._filled = t, min(self._filled + 1, self.REFS)
+        self._ring[t] = self.gu
+        self._distances()
+
+    def _upper(self):
+        """``vabs_j + ||x_j||_cw dist`` at the current ``gu`` for every column, with
+        ``vabs_j >= |v_j^ref|`` (module docstring) and the rounding slack of
+        :mod:`.screening`."""
+        return (self._vabs + self.colnorm * self._dist[self._ref_of]) * (1.0 + _SLACK)
+
+    def _read(self, exact, want):
+        """Read the columns ``want & ~exact`` at the current ``gu``: their exact
+        correlations become their reference (this check's slot).  Returns the
+        new mask of exact columns."""
+        need = want & ~exact & ~self._empty
+        if need.any():
+            self.feature_accesses += correlations(self.cols, self.gu, np.flatnonzero(need),
+                                                  self._vref)
+            self._ref_of[need] = self._slot
+            self._vabs[need] = np.abs(self._vref[need])
+        return exact | want
 
     def _screen(self, cert):
         """Gap Safe screening (:mod:`.screening`) of every unscreened column: by its
@@ -160,12 +184,11 @@ class PathSparseCD(SparseCDSolver):
             new = open_ & bound_ok
             self.screened |= new
             self.w[new] = 0.0
-            w, margins, gu, f_loss, v, _ = self._carry        # v: the raw correlations
-            exact = self._settle(v, self._exact, open_ & ~bound_ok)
-            read = exact & ~self._exact
-            cert.v[read] = v[read] / s
-            self._exact = exact
-            self._carry = (w, margins, gu, f_loss, v, exact)
+            old = self._exact
+            self._exact = self._read(old, open_ & ~bound_ok)
+            read = self._exact & ~old
+            cert.v[read] = self._vref[read] / s
+            self._carry = self._carry[:4] + (self._exact,)
         super()._screen(cert)
 
 
