@@ -53,6 +53,9 @@ class PathSparseCD(SparseCDSolver):
 
     #: the derivatives ``gu`` of the last REFS checks kept as references
     REFS = 8
+    #: each point's state is exported only when read (:func:`sparse_path` drops it
+    #: before the next point moves the solver on)
+    state_after_run = True
 
     def setup(self):
         super().setup()
@@ -110,7 +113,8 @@ class PathSparseCD(SparseCDSolver):
         else:
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
-            self._new_reference()
+            if self.opts.screening:
+                self._new_reference()
             exact = self._read(np.zeros(prob.d, dtype=bool), ~self.screened)
         v = self._vref
         if not exact.all():
@@ -169,7 +173,7 @@ class PathSparseCD(SparseCDSolver):
                                                   self._vref)
             self._ref_of[need] = self._slot
             self._vabs[need] = np.abs(self._vref[need])
-        return exact | want
+        return exact | want | self._empty
 
     def _screen(self, cert):
         """Gap Safe screening (:mod:`.screening`) of every unscreened column: by its
