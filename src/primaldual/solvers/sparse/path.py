@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..._util import make_rng
 from ...kernels.l1cd import correlations, dual_sum, loss_terms, margins_of
@@ -74,6 +75,7 @@ class PathSparseCD(SparseCDSolver):
         self._dist = np.zeros(1)
         self.l1_max = float(np.abs(self._vref).max(initial=0.0))
         self._carry = None
+        self._ws_rows_src = None
 
     def next_point(self, l1, warm_start):
         """Point the solver at ``l1`` (from ``warm_start``, a coefficient vector
@@ -194,6 +196,33 @@ class PathSparseCD(SparseCDSolver):
             cert.v[read] = self._vref[read] / s
             self._carry = self._carry[:4] + (self._exact,)
         super()._screen(cert)
+
+
+    def _ws_source(self):
+        """The rows of the unscreened columns only (their original indices), built
+        by rows from the columns when they hold at most half the entries and kept
+        while the working sets stay inside them; else every row."""
+        rows = self.problem.rows
+        if not self.opts.screening or not rows.is_sparse:
+            return super()._ws_source()
+        free = ~self.screened
+        lens = np.diff(self.cols.indptr)
+        nnz_free = int(lens[free].sum())
+        if 2 * nnz_free > self.problem.nnz:
+            return super()._ws_source()
+        kept = self._ws_rows_src
+        if kept is None or (free & ~kept[0]).any() or kept[2] > 2 * nnz_free:
+            idx = np.flatnonzero(free)
+            cols = self.cols
+            C = sp.csc_matrix((cols.data, cols.indices, cols.indptr),
+                              shape=(self.problem.n, self.problem.d))
+            R = C[:, idx].tocsr()
+            ptr = R.indptr.astype(rows.indptr.dtype)
+            src = (R.data.astype(rows.data.dtype), idx[R.indices].astype(rows.indices.dtype),
+                   ptr, ptr)
+            kept = self._ws_rows_src = (free.copy(), src, nnz_free)
+            self.feature_accesses += nnz_free
+        return kept[1], kept[2]
 
 
 def sparse_path(problem, l1s=None, n_l1s=100, eps=1e-3, *, tol=1e-6, max_epochs=1000,
