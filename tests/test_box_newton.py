@@ -93,7 +93,10 @@ def test_optimum_matches_an_independent_qp_and_the_gap_by_hand(loss, param, C):
 
 
 def test_dense_and_csr_reach_the_same_optimum():
+    """Rows of zeros included (their dual variable goes to the top of its box)."""
     X, y = _ill(sparse=True)
+    X = sp.vstack([X, sp.csr_matrix((2, X.shape[1]))]).tocsr()
+    y = np.append(y, [1.0, -1.0])
     lam = 1.0 / (100 * len(y))
     rs = primaldual.solve(X, y, loss="hinge", lam=lam, solver="box_newton", tol=1e-8)
     rd = primaldual.solve(X.toarray(), y, loss="hinge", lam=lam, solver="box_newton",

@@ -44,11 +44,14 @@ def cd_sweep(rows, qp, order, g, w, counts):
         i = order[k]
         start, end, off = indptr[i], indptr[i + 1], iptr[i] - indptr[i]
         h = qp.q[i] + sq[i] * qp.inv_lam
-        if h <= 0.0:
-            continue
         grad = 1.0 - qp.q[i] * g[i] - y[i] * row_dot(data, indices, start, end, off, w)
         read += end - start
-        new = g[i] + grad / h
+        if h > 0.0:
+            new = g[i] + grad / h
+        elif grad > 0.0:
+            new = qp.hi[i]          # a row of zeros (hinge): the dual is linear in g_i
+        else:
+            new = 0.0 if grad < 0.0 else g[i]
         if new < 0.0:
             new = 0.0
         elif new > qp.hi[i]:
@@ -58,7 +61,7 @@ def cd_sweep(rows, qp, order, g, w, counts):
             row_axpy(delta * y[i] * qp.inv_lam, data, indices, start, end, off, w)
             read += end - start
             g[i] = new
-            step = abs(delta) * h
+            step = abs(delta) * h if h > 0.0 else abs(grad)
             if step > biggest:
                 biggest = step
     counts[0] += read
