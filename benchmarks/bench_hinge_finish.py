@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import write_result as write_report  # noqa: E402
 CELLS = [("reuters.bz2", "standardized", "hinge", 0.01),
          ("reuters.bz2", "standardized", "hinge", 1.0),
          ("reuters.bz2", "standardized", "hinge", 100.0),
@@ -48,9 +50,14 @@ paths = est.solver_path_
 paths = paths if paths and isinstance(paths[0], list) else [paths]
 gaps = [p[-1]["gap"] if p else float("nan") for p in paths]
 methods = sorted({{" > ".join(leg["method"] for leg in p) for p in paths}})
+# the classes whose fit ran more than one leg: legs, seconds, gap at the end
+detail = [[k, " > ".join(leg["method"] for leg in p),
+           [round(leg["seconds"], 3) for leg in p], p[-1]["gap"]]
+          for k, p in enumerate(paths) if len(p) > 1 or p[-1]["gap"] > 1e-6]
 print(json.dumps({{"wall": wall, "cpu": cpu, "gap": max(gaps), "classes": len(paths),
                   "uncertified": int(sum(g > 1e-6 for g in gaps)),
-                  "paths": methods, "accuracy": float(np.mean(est.predict(Xt) == yt))}}))
+                  "paths": methods, "detail": detail,
+                  "accuracy": float(np.mean(est.predict(Xt) == yt))}}))
 """
 
 
@@ -75,6 +82,25 @@ def fmt(r):
             f"{r['uncertified']}/{r['classes']} | {'; '.join(r['paths'])}")
 
 
+def report(rows, header):
+    """The markdown table of the jsonl rows (one before and one after per cell)."""
+    lines = header + ["", "| set | scaling | loss | C | version | wall s | CPU s | worst gap "
+                      "| uncertified / fits | paths | test accuracy | load |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        name, scaling, loss, C = r["cell"]
+        acc = f"{r['accuracy']:.4f}" if "accuracy" in r else "—"
+        lines.append(f"| {name} | {scaling} | {loss} | {C:g} | {r['version']} | {fmt(r)} "
+                     f"| {acc} | {r['load']:.1f} |")
+    lines += ["", "Fits with more than one leg or uncertified (class, legs, seconds per "
+              "leg, gap at the end):", ""]
+    for r in rows:
+        for k, path, secs, gap in r.get("detail", []):
+            lines.append(f"- {r['cell'][0]} {r['cell'][1]} {r['cell'][2]} C={r['cell'][3]:g} "
+                         f"{r['version']}: class {k}: {path}, {secs} s, gap {gap:.1e}")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True, help="src folder of the version before")
@@ -82,7 +108,14 @@ def main():
     ap.add_argument("--cells", nargs="*", type=int, default=list(range(len(CELLS))))
     ap.add_argument("--timeout", type=float, default=900.0)
     ap.add_argument("--jsonl", default=None)
+    ap.add_argument("--out", default=None, help="markdown report of --jsonl")
+    ap.add_argument("--header", default="", help="text above the table (load, commits)")
+    ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()
+    if args.report_only:
+        rows = [json.loads(x) for x in open(args.jsonl)]
+        write_report(args.out, report(rows, args.header.split("\n")))
+        return
     for k in args.cells:
         cell = CELLS[k]
         for version, src in (("before", args.before), ("after", args.after)):
