@@ -29,7 +29,10 @@ CELLS = [("reuters.bz2", "standardized", "hinge", 0.01),
          ("reuters.bz2", "standardized", "squared_hinge", 1.0),
          ("reuters.bz2", "standardized", "squared_hinge", 100.0),
          ("letter.scale", "standardized", "hinge", 1.0),
-         ("news20.bz2", "as given", "hinge", 1.0)]
+         ("news20.bz2", "as given", "hinge", 1.0),
+         ("news20.bz2", "as given", "squared_hinge", 1.0),
+         ("news20.bz2", "as given", "squared_hinge", 100.0),
+         ("news20.bz2", "standardized", "squared_hinge", 1.0)]
 
 CHILD = r"""
 import json, sys, time

@@ -7,8 +7,8 @@ sublinearly on the hinge when ``R^2 / (lam n)`` is large.  Once the bounds are
 known the rest is a linear system: the free coordinates' margins are exactly
 one.  Each iteration here is a sweep of exact coordinate ascent (which moves
 variables onto and off the bounds) followed by a Newton step on the face of
-the box: the variables at a bound whose gradient points outward are fixed,
-the system on the others is solved by preconditioned conjugate gradients
+the box: the variables at a bound are fixed (the sweeps move them), the
+system on the others is solved by preconditioned conjugate gradients
 over the rows (no ``n x n`` matrix), and the step is projected onto the box
 with a backtracking search that accepts only an ascent (Bertsekas, "Projected
 Newton methods for optimization problems with simple constraints", SIAM J.
@@ -101,14 +101,23 @@ class BoxNewtonSolver(Solver):
     ``1 - s b_i``) and Hessian ``-(diag(q) + Y X X^T Y / lam)``.
 
     An iteration: ``sweeps`` passes of exact coordinate ascent in a random
-    order (Hsieh et al. 2008, Algorithm 1); then the face ``F`` (every ``i``
-    except those at a bound with ``G_i`` pointing outward), the Newton system
+    order (Hsieh et al. 2008, Algorithm 1); then the face ``F`` (the ``i``
+    strictly inside their box: ``0 < g_i < hi_i``), the Newton system
     ``(diag(q_F) + Y_F X_F X_F^T Y_F / lam + mu I) d = G_F`` solved by
     Jacobi-preconditioned CG to a relative residual ``min(0.1, sqrt(max |G_F|))``
     (at most ``cg_max_iter`` iterations), and the projected step ``g_F <-
     clip(g_F + t d, 0, hi_F)``, ``t`` halved from ``min(1, max hi / max |d|)``
     until the dual rises by ``1e-4 grad . step`` (Bertsekas 1982; Moré &
-    Toraldo 1991).  The dual never falls.
+    Toraldo 1991).  The dual never falls.  CG stops early at a direction of
+    (near) zero curvature: on the hinge (``q = 0``) a face with more free
+    coordinates than the rank of their rows has a singular system, and the
+    projected search then carries the step to the bounds.
+
+    Where it works: a face system of full rank, or nearly (the squared and
+    smoothed hinge always; the hinge with ``d`` not much below ``n``, or from
+    a dual coordinate method's point).  On the hinge with many more samples
+    than features from ``alpha = 0`` it crawls (``solver="auto"`` does not
+    run it there: :func:`suits`).
 
     Epochs (``n_epochs``): one per iteration, as the interior-point method
     counts them; ``feature_accesses`` counts the stored entries read (a sweep
