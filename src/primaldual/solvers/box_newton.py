@@ -28,6 +28,7 @@ import numpy as np
 
 from ..kernels.boxqp import BoxQP, cd_sweep
 from ._base import Solver, SolveResult, register
+from ._blas import serial_blas_enter, serial_blas_exit
 from ._options import CommonOptions, number
 
 #: the losses solved, with ``(s, U)``: ``-phi*(-alpha; y) = b - s b^2 / 2`` on
@@ -223,6 +224,15 @@ class BoxNewtonSolver(Solver):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.feature_accesses = int(self.counts[0])
+
+    def run(self):
+        # dense products through BLAS on one thread, as the interior-point method
+        # (several BLAS threads on a busy machine: primaldual.solvers._blas)
+        serial_blas_enter()
+        try:
+            return super().run()
+        finally:
+            serial_blas_exit()
 
     def _iterate(self):
         moved = 0.0
