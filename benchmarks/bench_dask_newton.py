@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,12 +47,23 @@ def main():
     ap.add_argument("--cap", type=float, default=120.0, help="seconds for CoCoA+")
     ap.add_argument("--sets", default="ccat,text")
     ap.add_argument("--no-cocoa", action="store_true")
+    ap.add_argument("--runs", default=None,
+                    help="only these runs, ';'-separated names (the table keeps the "
+                         "others from earlier batches)")
+    ap.add_argument("--passes", action="store_true",
+                    help="no cluster: in-process passes to 1e-6 of DiSCO (PCG) and "
+                         "GIANT at K = 2, 4, 8 on the text, a9a and reuters "
+                         "(dask-newton-passes.jsonl), and rewrite the table")
     ap.add_argument("--auto-only", action="store_true",
                     help="recompute auto's choice for the recorded runs of "
                          "dask-newton.jsonl and rewrite the table (no runs)")
     args = ap.parse_args()
     if args.auto_only:
         return rewrite_auto(args)
+    if args.passes:
+        from bench_disco_passes import run_passes
+        run_passes(args)
+        return write_table(read_all(), args)
     from distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
@@ -67,11 +79,20 @@ def main():
             ("Newton on Dask, K = 2", dict(solver="newton", n_partitions=2, client=client)),
             ("DiSCO in process, K = 2", dict(solver="disco", n_partitions=2)),
             ("DiSCO on Dask, K = 2", dict(solver="disco", n_partitions=2, client=client)),
+            ("GIANT in process, K = 2", dict(solver="disco", direction="giant",
+                                             n_partitions=2)),
+            ("GIANT on Dask, K = 2", dict(solver="disco", direction="giant", n_partitions=2,
+                                          client=client)),
             ("CoCoA+ on Dask, K = 2", dict(solver="cocoa", n_partitions=2, client=client,
                                            time_limit=args.cap, max_epochs=10_000))]
     if args.no_cocoa:
         runs = runs[:-1]
+    if args.runs:
+        keep = set(args.runs.split(";"))
+        runs = [r for r in runs if r[0] in keep]
     batch = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT).stdout.strip()
     records = []
     warm = make_synthetic("rcv1", n_samples=2000, random_state=0)[:2]
     for _, opts in runs:                       # compile every kernel once
@@ -96,7 +117,7 @@ def main():
                            "precond_passes": r.trace[-1].get("precond_passes"),
                            "cg_iter": r.trace[-1].get("cg_iter"), "batch": batch,
                            "call_ms": r.trace[-1].get("call_ms"),
-                           "auto": auto, "auto_reason": reason,
+                           "auto": auto, "auto_reason": reason, "commit": commit,
                            "load": os.getloadavg()[0]}
                     records.append(rec)
                     fh.write(json.dumps(rec) + "\n")
@@ -168,19 +189,26 @@ def write_table(records, args):
              "processes cannot run at once on two busy cores; compare the ratios, measured "
              "side by side.  `fit s` leaves out placing the rows on the workers (the "
              "solver's own clock); `call ms` is the mean wall time of one call to all "
-             "workers (a reduction, a line-search evaluation, a certificate).  DiSCO's "
-             "passes count every pass over the data: the Hessian-vector products and "
-             "evaluations (one reduction each) and its preconditioner's local passes "
-             "(`local`: 4 passes over each partition's rows a preconditioner round, the "
-             "partitions at once); `reductions` counts its rounds of communication.",
+             "workers (a reduction, a line-search evaluation, a certificate).  Passes: a "
+             "pass reads every row once, as an SDCA epoch does (an evaluation of f and "
+             "grad f, a Hessian-vector product: one distributed product with X and X^T "
+             "each); `+ N local` is the work each partition does on its own rows "
+             "between rounds (DiSCO's preconditioner: 4 passes over the rows it runs "
+             "on an application; GIANT's local CG), in passes over the partition's "
+             "rows, the partitions at once; `x SDCA's epochs` compares the passes, and "
+             "in parentheses the passes with the local ones; `reductions` counts the "
+             "rounds that gather a vector from every worker.",
              ""]
     for s in dict.fromkeys(r["set"] for r in records):
         rs = [r for r in records if r["set"] == s]
         auto = rs[0]["auto"]
+        batches = sorted({(r.get("batch") or "issue 23",
+                           r.get("commit") or "not recorded") for r in rs})
+        runs_of = "; ".join(f"{b} (commit {c})" for b, c in batches)
         lines += [f"## {s}", "", f"`solver=\"auto\"` with the client picks **{auto}**: "
-                  f"{rs[0]['auto_reason']}.", "",
+                  f"{rs[0]['auto_reason']}.  Batches shown: {runs_of}.", "",
                   "| run | median s | x serial SDCA | fit s | epochs (passes) | x SDCA's "
-                  "epochs | reductions | call ms | certified |",
+                  "epochs (with local) | reductions | call ms | certified |",
                   "|---|---|---|---|---|---|---|---|---|"]
         latest = [r for r in rs if not r.get("earlier")]
         base = statistics.median(r["seconds"] for r in latest if r["run"] == "serial SDCA")
@@ -201,13 +229,16 @@ def write_table(records, args):
                 t_base, ep_base = rr[0]["base"], rr[0]["base_epochs"]
             else:
                 t_base, ep_base = base, base_ep
-            pp = rr[0].get("precond_passes")
-            passes = f"{ep:.1f}" + (f" ({pp:.0f} local)" if pp else "")
+            pp = rr[0].get("precond_passes") or 0.0
+            passes = f"{ep - pp:.1f}" + (f" + {pp:.0f} local" if pp else "")
+            ratio = f"{(ep - pp) / ep_base:.1f}" + (f" ({ep / ep_base:.1f})" if pp else "")
             lines.append(f"| {run}{mark} | {t:.2f} | {'>= ' if not conv else ''}"
-                         f"{t / t_base:.2f} | {fit:.2f} | {passes} | {ep / ep_base:.1f} | "
+                         f"{t / t_base:.2f} | {fit:.2f} | {passes} | {ratio} | "
                          f"{red if red is not None else ''} | "
                          f"{call} | {'yes' if conv else f'no (gap {gap:.1e})'} |")
         lines.append("")
+    from bench_disco_passes import passes_section
+    lines += passes_section()
     (OUT / "dask-newton.md").write_text("\n".join(lines) + "\n")
 
 

@@ -11,7 +11,8 @@ issue 34, item 3): in process over K partitions and on a LocalCluster.
   dense eigen-decomposition of ``M H`` predicts (the Chebyshev bound of its
   condition number);
 * on text the preconditioned run needs fewer CG steps than plain Newton-CG;
-* Dask equals in process (same partitions) to 1e-12.
+* Dask equals in process (same partitions) to 1e-12, for the PCG and for
+  GIANT's averaged local directions (``direction="giant"``).
 """
 from __future__ import annotations
 
@@ -185,3 +186,16 @@ def test_part_files_worker_zero_preconditions(client, tmp_path):
     assert tr["reductions"] == tl["reductions"]
     # every preconditioner application was one call to worker 0
     assert tr["calls"] > tl["calls"]
+
+
+def test_giant_on_dask_equals_in_process(client):
+    """direction="giant" (tests/test_disco_giant.py), its first round included."""
+    X, y = make_classification_data(n=150, d=25, density=0.3, seed=5)
+    kw = dict(loss="logistic", lam=1e-1, solver="disco", direction="giant", tol=1e-12,
+              n_partitions=2, precond_coarse=4, random_state=0)
+    local = solve(X, y, **kw)
+    dist = solve(X, y, client=client, **kw)
+    assert dist.converged and dist.rel_gap <= 1e-12
+    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
+    assert dist.trace[-1]["reductions"] == local.trace[-1]["reductions"]
+    assert dist.n_epochs == local.n_epochs

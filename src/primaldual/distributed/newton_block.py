@@ -33,9 +33,14 @@ import scipy.linalg
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point, row_nnz_squares)
 from ..kernels.objective import weighted_sum
+from ..kernels.sdca import STATUS_OK
+from ..kernels.views import RowsView, StepSpec
+from ..losses.dispatch import BUILTIN
 from .local_precond import LocalSolve
+from .local_sdca import local_sdca_round
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
+           "average_directions", "join_local_sdca",
            "weighted_mean",
            "explicit_hessian_pays", "contiguous_partitions", "dot", "normal_equations"]
 
@@ -117,6 +122,26 @@ def weighted_mean(parts):
         total += Wk * z
         weight += Wk
     return total / weight if weight > 0.0 else total
+
+
+def average_directions(parts):
+    """``(weighted mean of the s_k, the most local steps, local passes)`` of
+    per-partition ``(W_k, s_k, steps, passes)``; the partitions solve at once,
+    so the local passes are the slowest partition's, in passes over its rows."""
+    mean = weighted_mean([(Wk, s) for Wk, s, _, _ in parts])
+    steps = max(it for _, _, it, _ in parts)
+    passes = max(p for _, _, _, p in parts)
+    return mean, int(steps), float(passes)
+
+
+def join_local_sdca(parts, part_ptr):
+    """``(status, bad_row, sum_k v_k)`` of per-partition ``(status, bad_row_k,
+    v_k)`` (rows numbered within partitions): the first failure, its row in
+    the whole block's numbering, or ``STATUS_OK``."""
+    for k, (status, bad, _) in enumerate(parts):
+        if status != STATUS_OK:
+            return status, int(part_ptr[k]) + bad, None
+    return STATUS_OK, -1, add_parts([v for _, _, v in parts])
 
 
 def join_duals(parts):
@@ -252,10 +277,7 @@ class NewtonBlock:
         r = np.ascontiguousarray(r, dtype=np.float64)
         c = self.curv[self.current]
         bounds = list(self._bounds())
-        if self._local is None or self._local[0] != coarse:
-            self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
-                                               self.rows.sqnorm[a:b], coarse)
-                                    for a, b in bounds])
+        self._local_solves(coarse)
         out = []
         for k in (range(self.K) if parts is None else parts):
             a, b = bounds[k]
@@ -267,6 +289,64 @@ class NewtonBlock:
                 z = r / lam_mu
             out.append((Wk, z))
         return out
+
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+        """Per partition ``(W_k, s_k, steps, passes)``: ``s_k ~ -H_k^{-1} g`` with
+        ``H_k = sum_{i in k} D_i x_i x_i^T / W_k + lam I`` the Hessian at the
+        current point estimated from partition ``k``'s rows alone (GIANT's
+        local Newton direction), by local preconditioned CG to ``||res|| <= tol
+        ||g||`` (:meth:`LocalSolve.solve`); ``passes`` over the partition's rows."""
+        g = np.ascontiguousarray(g, dtype=np.float64)
+        c = self.curv[self.current]
+        bounds = list(self._bounds())
+        self._local_solves(coarse)
+        out = []
+        for k, (a, b) in enumerate(bounds):
+            Wk = float(self.cw[a:b].sum())
+            if Wk > 0.0:
+                s, it, passes = self._local[1][k].solve(
+                    -g, c[a:b] / Wk, float(lam), int(sweeps),
+                    (self._point, self.current, float(lam)), float(tol), int(max_iter))
+            else:
+                s, it, passes = -g / lam, 0, 0.0
+            out.append((Wk, s, int(it), float(passes)))
+        return out
+
+    def local_sdca(self, lam, epochs, seed):
+        """Per partition ``(status, bad_row, v_k)`` (``bad_row`` within the
+        partition): ``epochs`` SDCA passes (random
+        permutations from ``seed``) from ``alpha = 0`` on the partition's own
+        problem ``(1/W_k) sum_{i in k} c_i phi_i + lam/2 ||w||^2``, as one
+        CoCoA+ round with ``sigma' = W / W_k`` (:func:`local_sdca_round`);
+        ``v_k = (1/W) sum_{i in k} c_i alpha_i x_i``, so ``sum_k v_k / lam`` is
+        the primal point of the joined local duals (CoCoA+'s first round)."""
+        r = self.rows
+        sqnorm = np.asarray(r.sqnorm, dtype=np.float64)
+        view = RowsView(r.data, r.indices, r.indptr, r.iptr, sqnorm, self.y, self.cw)
+        spec = StepSpec(self.kind, self.param, float(lam), 0.0, 1.0 / self.W)
+        alpha = np.zeros(r.n)
+        logit = np.full(r.n if BUILTIN[self.kind].STEP_CACHE else 0, np.nan)
+        v = np.zeros(r.d)
+        out = []
+        for a, b in self._bounds():
+            Wk = float(self.cw[a:b].sum())
+            vk = np.zeros(r.d)
+            if Wk > 0.0 and b > a:
+                status, bad, _, cols, vals = local_sdca_round(
+                    view, spec, alpha, v, logit, a, b, int(epochs) * (b - a), self.W / Wk,
+                    1.0, np.random.default_rng(int(seed)))
+                if status != STATUS_OK:
+                    out.append((int(status), int(bad) - a, vk))
+                    continue
+                vk[cols] = vals
+            out.append((STATUS_OK, -1, vk))
+        return out
+
+    def _local_solves(self, coarse):
+        if self._local is None or self._local[0] != coarse:
+            self._local = (coarse, [LocalSolve(self.rows.X[a:b], self._view(a, b),
+                                               self.rows.sqnorm[a:b], coarse)
+                                    for a, b in self._bounds()])
 
     def line_derivatives(self, t):
         """Per partition the data part of the slope and curvature of ``f`` at
@@ -343,6 +423,22 @@ class BlockNewtonData:
             self.reductions += 1
         return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
                                                      [0] if first_only else None))
+
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+        """GIANT's averaged local Newton direction (one round):
+        ``(sum_k W_k s_k / W, max_k steps_k, max_k passes_k)`` from
+        :meth:`NewtonBlock.local_newton`."""
+        self.calls += 1
+        self.reductions += 1
+        return average_directions(self.block.local_newton(g, lam, sweeps, coarse, tol,
+                                                          max_iter))
+
+    def local_sdca(self, lam, epochs, seed):
+        """CoCoA+'s first round (one round): ``(status, bad_row, sum_k v_k)``
+        from :meth:`NewtonBlock.local_sdca`, ``bad_row`` in the block's numbering."""
+        self.calls += 1
+        self.reductions += 1
+        return join_local_sdca(self.block.local_sdca(lam, epochs, seed), self.part_ptr)
 
     def line_derivatives(self, t):
         self.calls += 1

@@ -30,7 +30,8 @@ import time
 
 import numpy as np
 
-from .newton_block import add_pairs, add_parts, join_duals, weighted_mean
+from .newton_block import (add_pairs, add_parts, average_directions, join_duals,
+                           join_local_sdca, weighted_mean)
 from .block import contiguous_partition
 from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
 
@@ -152,6 +153,20 @@ class DaskNewtonData:
         self.calls += 1
         self.call_seconds += time.perf_counter() - t
         return weighted_mean([part])
+
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+        """GIANT's averaged local Newton direction: every partition's local
+        solve at once (one round)."""
+        res = self._call("local_newton", np.ascontiguousarray(g, dtype=np.float64),
+                         float(lam), int(sweeps), int(coarse), float(tol), int(max_iter))
+        self.reductions += 1
+        return average_directions([part for part, in res])
+
+    def local_sdca(self, lam, epochs, seed):
+        """CoCoA+'s first round: every partition's local SDCA at once (one round)."""
+        res = self._call("local_sdca", float(lam), int(epochs), int(seed))
+        self.reductions += 1
+        return join_local_sdca([part for part, in res], self.part_ptr)
 
     def line_derivatives(self, t):
         return add_pairs([pair for pair, in self._call("line_derivatives", float(t))])

@@ -1,7 +1,8 @@
 """Distributed Newton with locally preconditioned conjugate gradient (DiSCO).
 
 Zhang & Xiao, "DiSCO: Distributed optimization for self-concordant empirical
-loss", ICML 2015; the averaged local preconditioner follows GIANT (Wang,
+loss", ICML 2015; the averaged local preconditioner and ``direction="giant"``
+(the partitions' local Newton directions averaged) follow GIANT (Wang,
 Roosta-Khorasani, Xu & Mahoney, NeurIPS 2018).
 """
 from __future__ import annotations
@@ -10,10 +11,11 @@ import math
 from dataclasses import dataclass
 
 from ..distributed.newton_block import NewtonBlock, dot
+from ..kernels.sdca import STATUS_OK
 from ..rows import as_rows
 from ._base import register
 from ._options import choice, number
-from .newton import NewtonOptions, NewtonSolver
+from .newton import ETA0, NewtonOptions, NewtonSolver
 
 __all__ = ["DiscoSolver", "DiscoOptions"]
 
@@ -30,7 +32,8 @@ class DiscoOptions(NewtonOptions):
     cg_tol: float = number(0.1, low=0.0, high=1.0, high_strict=True,
                            doc="PCG stops at ||r|| <= cg_tol ||grad f||")
     precond_mu: float | str = number("auto", low=0.0, strict=False, also=("auto",),
-                                     doc="mu added to the local Hessians; auto: lam")
+                                     doc="mu added to the local Hessians; auto: lam "
+                                         "(direction='giant': 0)")
     precond_sweeps: int = number(1, integer=True, low=1.0, strict=False,
                                  doc="symmetric Gauss-Seidel sweeps of a local solve "
                                      "(each two passes over the partition)")
@@ -39,6 +42,22 @@ class DiscoOptions(NewtonOptions):
     preconditioner: str = choice("first", "first", "average",
                                  doc="partition 0's local solve, on the driver (DiSCO), "
                                      "or every partition's averaged (GIANT)")
+    direction: str = choice("pcg", "pcg", "giant",
+                            doc="the Newton step: preconditioned CG on the whole Hessian "
+                                "(DiSCO), or the partitions' local Newton directions "
+                                "averaged (GIANT)")
+    local_tol: float = number(1e-2, low=0.0, high=1.0, high_strict=True,
+                              doc="direction='giant': each local CG stops at "
+                                  "||res|| <= local_tol ||grad f||")
+    local_max_iter: int = number(200, integer=True, low=1.0, strict=False,
+                                 doc="direction='giant': local CG steps at most")
+    init_epochs: int | str = number("auto", integer=True, low=0.0, strict=False,
+                                    also=("auto",),
+                                    doc="start (without a warm start) at CoCoA+'s first "
+                                        "round: this many local SDCA passes on every "
+                                        "partition, the joined local duals' primal "
+                                        "point; 0: at zero; auto: 3 with "
+                                        "direction='giant', else 0")
 
 
 @register
@@ -74,21 +93,50 @@ class DiscoSolver(NewtonSolver):
     ``||H|| / lam``, so the CG steps stop growing with the conditioning
     (docs/distributed.md, benchmarks/results/cluster-model.md).
 
+    ``direction="giant"`` replaces the PCG by GIANT's step (Wang, Roosta,
+    Xu & Mahoney, NeurIPS 2018: the average of the workers' approximate
+    Newton directions, with a line search): every partition solves its own Newton
+    system ``(H_k + mu I) s_k = -grad f`` (``mu = 0`` by default) by local
+    CG preconditioned as above, from zero, to ``||res|| <= local_tol ||grad
+    f||``, at once; the step is ``sum_k W_k s_k / W`` (one round), and the
+    line search runs along it on the margins of ``w + s`` (one pass, whose
+    gradient is the next iteration's when the full step is taken).  An
+    iteration then costs one or two passes over all rows however ill
+    conditioned ``H`` is; its local work is ``local_tol``-dependent CG steps
+    of ``2 sweeps + 3`` passes over each partition's rows.  It converges fast
+    where each partition's rows estimate the Hessian well (many rows a
+    partition per effective dimension: text at ``lam n`` near 1) and
+    linearly, slower, where they do not (``d`` above the rows of a
+    partition, few rows a partition).  Without a warm start it starts (by
+    default, ``init_epochs=3``) at CoCoA+'s first round: every partition runs
+    3 SDCA passes on its own problem ``(1/W_k) sum_{i in k} c_i phi_i + lam/2
+    ||w||^2`` at once, and ``w`` is the primal point ``(1/(lam W)) sum_i c_i
+    alpha_i x_i`` of the joined local duals (one round, no pass over all rows;
+    Ma et al. 2015, adding with ``sigma' = K``), which saves Newton steps where
+    ``w = 0`` is far from the optimum (reuters at ``lam n = 0.08``, K = 2:
+    12 passes over all rows against 16 from zero).
+
     Passes (``n_epochs``): each evaluation of ``f`` and ``grad f`` and each
     ``H v`` is one pass and one round (``trace[-1]["reductions"]``); each
     preconditioner application adds ``2 sweeps + 2`` passes (``2`` for the
     coarse solves) over the rows it runs on: ``n_0 / n`` of them for
     ``"first"``, all for ``"average"`` (the partitions at once), counted in
-    ``trace[-1]["precond_passes"]``.  ``trace[-1]["calls"]`` counts every
-    round trip.
+    ``trace[-1]["precond_passes"]``; with ``direction="giant"`` the local
+    CG's passes (the slowest partition's, over its own rows) are counted
+    there.  ``n_epochs - precond_passes`` are the passes over all rows.
+    ``trace[-1]["calls"]`` counts every round trip.
 
     Options
     -------
     cg_tol : float, default 0.1
-    precond_mu : float or "auto", default "auto" (``lam``)
+    precond_mu : float or "auto", default "auto" (``lam``; 0 for ``"giant"``)
     precond_sweeps : int, default 1
     precond_coarse : int, default 32
     preconditioner : {"first", "average"}, default "first"
+    direction : {"pcg", "giant"}, default "pcg"
+    local_tol : float, default 1e-2 (``direction="giant"``)
+    local_max_iter : int, default 200 (``direction="giant"``)
+    init_epochs : int or "auto", default "auto" (3 for ``"giant"``, else 0)
     n_partitions, client, round_timeout, max_recoveries, max_cg_iter
         As :class:`~primaldual.solvers.newton.NewtonSolver`'s; without
         partitions or a client the whole data is one partition.
@@ -102,10 +150,14 @@ class DiscoSolver(NewtonSolver):
     def setup(self):
         super().setup()
         o = self.opts
-        self.mu = self.problem.lam if o.precond_mu == "auto" else float(o.precond_mu)
+        self.giant = o.direction == "giant"
+        auto_mu = 0.0 if self.giant else self.problem.lam
+        self.mu = auto_mu if o.precond_mu == "auto" else float(o.precond_mu)
         self.sweeps = int(o.precond_sweeps)
         self.first_only = o.preconditioner == "first"
         self.coarse = int(o.precond_coarse)
+        self.local_tol = float(o.local_tol)
+        self.local_max_iter = int(o.local_max_iter)
 
     def _choose_explicit(self, mode):
         return False
@@ -125,16 +177,47 @@ class DiscoSolver(NewtonSolver):
 
     def init_state(self, warm_start):
         self.precond_passes = 0.0
+        self._init_local = 0.0
         super().init_state(warm_start)
+        self.passes += self._init_local
+        self.precond_passes += self._init_local
+
+    def _warm_point(self):
+        """A warm start's point; else with ``init_epochs`` CoCoA+'s first round
+        (adding, ``sigma' = W / W_k``, from ``alpha = 0``): every partition runs
+        ``init_epochs`` SDCA passes on its own rows at once (one round), and
+        ``w = (1/(lam W)) sum_i c_i alpha_i x_i`` of the joined local duals."""
+        w0 = super()._warm_point()
+        epochs = self.opts.init_epochs
+        builtin = self.problem.loss.builtin
+        epochs = (3 if self.giant and builtin else 0) if epochs == "auto" else int(epochs)
+        if epochs and not builtin:
+            raise ValueError(f"init_epochs={epochs} runs SDCA's kernels, compiled for the "
+                             f"registered losses only, not {self.problem.loss.name!r}: "
+                             f"set init_epochs=0")
+        if w0 is not None or epochs == 0:
+            return w0
+        if self.data is None:
+            self.data = self._make_data()
+        lam = self.problem.lam
+        status, bad, v = self.data.local_sdca(lam, epochs, int(self.rng.integers(2**31)))
+        if status != STATUS_OK:
+            raise FloatingPointError(f"disco: the local SDCA of init_epochs={epochs} failed "
+                                     f"(status {status}) at row {bad}: scale the features "
+                                     f"or set init_epochs=0")
+        self._init_local = float(epochs)
+        return v / lam
 
     def get_state(self):
         meta, arrays = super().get_state()
         meta["precond_passes"] = float(self.precond_passes)
+        meta["passes"] = float(self.passes)     # local passes come in fractions
         return meta, arrays
 
     def set_state(self, meta, arrays):
         self.precond_passes = float(meta.get("precond_passes", 0.0))
         super().set_state(meta, arrays)
+        self.passes = float(meta["passes"])
 
     def _precondition(self, r):
         """``M r``: the partitions' local solves (one round), or partition 0's
@@ -177,6 +260,29 @@ class DiscoSolver(NewtonSolver):
             p = z + (rz_new / rz) * p
             rz = rz_new
         return s, r, it
+
+    def _iterate(self):
+        if not self.giant:
+            return super()._iterate()
+        if not math.sqrt(dot(self.g, self.g)) > 0.0:
+            self.stall = "no_step"
+            return
+        s, it, local = self.data.local_newton(self.g, self.problem.lam + self.mu, self.sweeps,
+                                              self.coarse, self.local_tol,
+                                              self.local_max_iter)
+        self.cg_iter += it
+        self.passes += local
+        self.precond_passes += local
+        w_new = self.w + s
+        f_new, gdata_new = self._pass_fg(w_new, 1 - self.cur)
+        self.passes += 1
+        self.n_iter += 1
+        if f_new <= self.f + ETA0 * dot(self.g, s):
+            # Armijo at the full step: accepted without the line search's
+            # slope evaluations (a round trip each on a cluster)
+            self._accept(w_new, f_new, gdata_new)
+        else:
+            self._line_search(s, w_new, f_new, gdata_new)
 
     def trace_extras(self):
         out = super().trace_extras()
