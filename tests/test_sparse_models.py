@@ -373,8 +373,10 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
     assert res.converged
     assert all(has for has, _, _ in used)                    # a dense Hessian each time
     if gram_first == 0.0:
-        assert not used[0][1] and used[0][2]                 # by columns, then switched
-        assert all(first for _, first, _ in used[1:])        # later sets start on it
+        assert not used[0][1]                                # by columns first
+        switched = [i for i, (_, _, end) in enumerate(used) if end]
+        assert switched                                      # then on the dense Hessian
+        assert all(first for _, first, _ in used[switched[0] + 1:])   # and later sets
     else:
         assert all(first and end for _, first, end in used)
     _, p_ref = _reference(X, y, "logistic", 0.0, l1)
