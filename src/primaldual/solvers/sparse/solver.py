@@ -239,15 +239,22 @@ class SparseCDSolver(Solver):
             data, idx, ptr = self._rows_buf
             pos = np.full(prob.d, -1, dtype=np.int32)
             pos[ws] = np.arange(k, dtype=np.int32)
-            r = prob.rows
-            ws_rows(r.data, r.indices, r.indptr, r.iptr, pos, data, idx, ptr)
-            self.feature_accesses += prob.nnz
+            src, read = self._ws_source()
+            ws_rows(*src, pos, data, idx, ptr)
+            self.feature_accesses += read
             rc = np.diff(ptr).astype(np.float64)
             cost = float(rc @ rc) / 2 + 50 * k * k
             if cost <= self.GRAM_COST * nnz_ws:
                 self._gram_cheap = cost <= self.GRAM_FIRST * nnz_ws
                 return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
         return self._no_gram
+
+    def _ws_source(self):
+        """The rows ``_gram`` takes the working set from, ``(data, indices, indptr,
+        iptr)``, and the entries that reading them costs (a subclass may pass
+        fewer columns: :class:`~.path.PathSparseCD` drops the screened ones)."""
+        r = self.problem.rows
+        return (r.data, r.indices, r.indptr, r.iptr), self.problem.nnz
 
     #: conjugate-gradient products refining a direction (0: none) and their
     #: relative residual
