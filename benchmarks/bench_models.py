@@ -255,7 +255,7 @@ def _l1_table(cells):
                    f"{'—' if ratio is None else f'{ratio:.2f}'} | "
                    f"{c.get('load', float('nan')):.0f} |")
     commits = sorted({c.get("commit", "before 5f44ae6") for c in cells})
-    if len(commits) > 1:
+    if commits:
         out += ["", "Rows by the commit of the solver they measured: " + "; ".join(
             f"{k}: " + ", ".join(sorted({c['set'] for c in cells
                                         if c.get('commit', 'before 5f44ae6') == k}))
@@ -349,10 +349,11 @@ def _header():
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return [f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; `uptime` then: "
             f"{load}; {os.cpu_count()} cores shared with other jobs; one thread per "
-            f"solver.  Rows are kept from the run that measured them "
-            f"(results/models-l1*.jsonl); the load column is the 1-minute load average "
-            f"then: the machine ran 8 helpers on 2 cores, so every time is inflated and "
-            f"noisy, and only the ratios (peers timed in the same minutes) are meaningful.",
+            f"solver; library at commit {_commit()}.  Rows are kept from the run that "
+            f"measured them (results/models-l1*.jsonl, with their commit); the load "
+            f"column is the 1-minute load average then: with other jobs on the cores "
+            f"every time is inflated and noisy, and only the ratios (peers timed in the "
+            f"same minutes) are meaningful.",
             ""]
 
 
