@@ -20,7 +20,8 @@ hinge with ``lam = 0`` at ``l1 = l1_max/10, /100, /1000``.
 * times: best of ``--repeat`` runs, wall clock of the call, after a warm-up;
 * a path of ``--path-points`` values (``l1_max`` to ``l1_max/100``) with
   screening (the default) and without (``screening=False``; and without
-  working sets either).
+  working sets either), on the shared set-up of ``sparse_path``, and point by
+  point through ``solve()`` (``share_setup=False``) for comparison.
 
 Usage::
 
@@ -159,7 +160,7 @@ def run_l1(args):
     Xw, yw, _ = make_synthetic((300, 200, 0.05), random_state=1)
     ours(Xw, yw, "logistic", 1e-3, 1e-6)
     ours(Xw, yw, "squared_hinge", 1e-3, 1e-6)
-    for name, (fit, tols) in PEERS.items():
+    for name, (fit, tols) in ({} if args.paths_only else PEERS).items():
         fit(sp.csr_matrix(Xw), yw, "logistic", 1e-3, 1e-4)
     done = {}
     if CELLS.exists() and not args.fresh:
@@ -174,7 +175,7 @@ def run_l1(args):
         CELLS.write_text("".join(json.dumps(c) + "\n" for c in done.values()))
     for name in sets:
         keys = [(name, loss, div) for loss in losses for div in divs]
-        if all(k in done for k in keys) or args.no_new_cells:
+        if all(k in done for k in keys) or args.no_new_cells or args.paths_only:
             cells += [done[k] for k in keys if k in done]
             continue
         data = load_set(name)
@@ -254,7 +255,7 @@ def _l1_table(cells):
                    f"{'—' if ratio is None else f'{ratio:.2f}'} | "
                    f"{c.get('load', float('nan')):.0f} |")
     commits = sorted({c.get("commit", "before 5f44ae6") for c in cells})
-    if len(commits) > 1:
+    if commits:
         out += ["", "Rows by the commit of the solver they measured: " + "; ".join(
             f"{k}: " + ", ".join(sorted({c['set'] for c in cells
                                         if c.get('commit', 'before 5f44ae6') == k}))
@@ -267,17 +268,35 @@ def _l1_table(cells):
     return out
 
 
+#: the configurations of a path row: (label, l1_path keywords); the first two are
+#: the target's pair (the same shared set-up and warm starts, screening on / off)
+PATH_CONFIGS = (("with screening", {}),
+                ("screening=False", {"screening": False}),
+                ("no screening, no working set", {"screening": False, "working_set": False}),
+                ("solve() a point, with screening", {"share_setup": False}),
+                ("solve() a point, screening=False", {"share_setup": False, "screening": False}))
+#: the target: the path with screening at most this share of the time without
+PATH_TARGET = 0.5
+
+
 def _l1_paths(args, sets):
     out = [f"### L1 logistic path: {args.path_points} values, l1_max to l1_max/100, "
-           f"tol 1e-6 (seconds)", "",
-           "| set | with screening | screening=False | no screening, no working set | "
-           "ratio (with / without) | points converged | load |",
-           "|---|---:|---:|---:|---:|---:|---:|"]
+           f"tol 1e-6 (seconds, best of {args.repeat})", "",
+           "One `l1_path` (`solver=\"l1cd\"`) per column, all in the same minutes: the "
+           "first three share the set-up across the points (`sparse_path`), the last two "
+           "call `solve()` at every point (how `l1_path` ran before).  The ratio is "
+           f"with / without screening on the shared path; the target is at most "
+           f"{PATH_TARGET}.", "",
+           "| set | " + " | ".join(c for c, _ in PATH_CONFIGS)
+           + " | ratio (with / without) | target 0.5 | passes (with / without) "
+           "| points converged | load |",
+           "|---|" + "---:|" * (len(PATH_CONFIGS) + 5)]
     done = {}
     if PATHS.exists() and not args.fresh:
         for line in PATHS.read_text().splitlines():
             r = json.loads(line)
-            done[(r["set"], r["points"])] = r
+            if len(r["times"]) == len(PATH_CONFIGS):     # rows of this layout only
+                done[(r["set"], r["points"])] = r
     for name in args.path_sets.split(","):
         row = done.get((name, args.path_points))
         if row is None and not args.no_new_cells:
@@ -285,10 +304,15 @@ def _l1_paths(args, sets):
         if row is None:
             continue
         t = row["times"]
-        out.append(f"| {name} | {t[0]:.2f} | {t[1]:.2f} | {t[2]:.2f} | "
-                   f"{t[0] / t[1]:.2f} / {t[0] / t[2]:.2f} | "
-                   f"{row['converged']}/{row['points']} | {row.get('load', float('nan')):.0f} |")
-    return out + [""]
+        ratio = t[0] / t[1]
+        ps = row.get("passes")
+        passes = "—" if ps is None else f"{ps[0]:.0f} / {ps[1]:.0f}"
+        out.append(f"| {name} | " + " | ".join(f"{x:.2f}" for x in t)
+                   + f" | {ratio:.2f} | {'met' if ratio <= PATH_TARGET else 'not met'} | "
+                   f"{passes} | {row['converged']}/{row['points']} | "
+                   f"{row.get('load', float('nan')):.0f} |")
+    return out + ["", "Passes: the entries the path read (`feature_accesses`), over the "
+                      "entries of the data; exact counts, independent of the load.", ""]
 
 
 def _l1_path_row(name, args):
@@ -296,15 +320,22 @@ def _l1_path_row(name, args):
     if data is None:
         return None
     X, y = data
-    times, conv = [], None
-    for kw in ({}, {"screening": False}, {"screening": False, "working_set": False}):
-        t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
-                                      loss="logistic", **kw))
-        times.append(t)
-        conv = int(p.converged.sum()) if conv is None else conv
-        print(name, kw, t, flush=True)
-    row = {"set": name, "points": args.path_points, "times": times, "converged": conv,
-           "load": os.getloadavg()[0]}
+    l1_path(X[:200], y[:200], n_l1s=5, eps=1e-2)          # compile / load the kernels
+    times, conv = [np.inf] * len(PATH_CONFIGS), None
+    passes = [0.0] * len(PATH_CONFIGS)
+    for _ in range(args.repeat):
+        for k, (label, kw) in enumerate(PATH_CONFIGS):
+            t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
+                                          loss="logistic", **kw))
+            times[k] = min(times[k], t)
+            passes[k] = sum(r.feature_accesses for r in p.results) / X.nnz
+            c = int(p.converged.sum())
+            conv = c if conv is None else min(conv, c)
+            print(name, label, f"{t:.2f}", flush=True)
+    row = {"set": name, "points": args.path_points, "times": times, "passes": passes,
+           "converged": conv,
+           "configs": [c for c, _ in PATH_CONFIGS], "load": os.getloadavg()[0],
+           "commit": _commit()}
     with PATHS.open("a") as fh:
         fh.write(json.dumps(row) + "\n")
     return row
@@ -318,10 +349,11 @@ def _header():
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     return [f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; `uptime` then: "
             f"{load}; {os.cpu_count()} cores shared with other jobs; one thread per "
-            f"solver.  Rows are kept from the run that measured them "
-            f"(results/models-l1*.jsonl); the load column is the 1-minute load average "
-            f"then: the machine ran 8 helpers on 2 cores, so every time is inflated and "
-            f"noisy, and only the ratios (peers timed in the same minutes) are meaningful.",
+            f"solver; library at commit {_commit()}.  Rows are kept from the run that "
+            f"measured them (results/models-l1*.jsonl, with their commit); the load "
+            f"column is the 1-minute load average then: with other jobs on the cores "
+            f"every time is inflated and noisy, and only the ratios (peers timed in the "
+            f"same minutes) are meaningful.",
             ""]
 
 
@@ -354,6 +386,8 @@ def main(argv=None):
     ap.add_argument("--redo", default="",
                     help="comma-separated sets whose cells are measured again")
     ap.add_argument("--no-paths", action="store_true", help="skip the path section")
+    ap.add_argument("--paths-only", action="store_true",
+                    help="measure only the path rows (tabulate the cells already measured)")
     ap.add_argument("--no-new-cells", action="store_true",
                     help="tabulate the cells already measured, measure none")
     args = ap.parse_args(argv)

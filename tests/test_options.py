@@ -266,7 +266,7 @@ def test_cli_bad_values_name_the_option(solver, key, text, message):
 
 def test_cli_auto_reads_options_of_the_candidates():
     names = [c.solver_name for c in option_classes("auto")]
-    assert names == ["sdca", "newton", "ipm", "l1cd"]
+    assert names == ["sdca", "newton", "ipm", "box_newton", "l1cd"]
 
 
 def test_cli_option_error_end_to_end(tmp_path, capsys):

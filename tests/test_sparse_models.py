@@ -347,3 +347,41 @@ def test_coordinate_order_is_a_seeded_permutation_and_the_optimum_does_not_depen
         assert res.converged and abs(res.primal - p_ref) <= 1e-6 * abs(p_ref)
         primal, dual = _by_hand(X, y, "logistic", 0.0, l1, None, res.coef, res.dual_coef)
         assert res.gap == pytest.approx(primal - dual, rel=1e-6, abs=1e-14)
+
+
+@pytest.mark.parametrize("gram_first", [0.0, np.inf])
+def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum(
+        monkeypatch, gram_first):
+    """A working set whose dense Hessian is cheap takes its directions from it from
+    the first Newton step (``GRAM_FIRST`` large) or by columns until one takes
+    ``_GRAM_PASSES`` passes (``GRAM_FIRST = 0``), then from it; the next working
+    set starts where the last ended.  Both reach cvxpy's optimum (1e-6) with a
+    gap recomputed by hand, and the columns-first run does switch."""
+    from primaldual.solvers.sparse import solver as S
+    used = []
+    kernel = S.ws_solve
+
+    def recording(*args):
+        out = kernel(*args)
+        used.append((args[6].H.shape[0] > 0, bool(args[-1]), bool(out[4])))
+        return out
+    monkeypatch.setattr(S, "ws_solve", recording)
+    monkeypatch.setattr(S.SparseCDSolver, "GRAM_FIRST", gram_first)
+    X, y = make_classification_data(n=600, d=15, density=0.4, seed=11)
+    l1 = lam_max(X, y, "logistic", penalty="l1") / 1000
+    res = pd.solve(X, y, loss="logistic", lam=0.0, l1=l1, solver="l1cd", tol=1e-9)
+    assert res.converged
+    assert all(has for has, _, _ in used)                    # a dense Hessian each time
+    if gram_first == 0.0:
+        assert not used[0][1]                                # by columns first
+        switched = [i for i, (_, _, end) in enumerate(used) if end]
+        assert switched                                      # then on the dense Hessian
+        assert all(first for _, first, _ in used[switched[0] + 1:])   # and later sets
+    else:
+        assert all(first and end for _, first, end in used)
+    _, p_ref = _reference(X, y, "logistic", 0.0, l1)
+    assert abs(res.primal - p_ref) <= 1e-6 * abs(p_ref)
+    primal, dual = _by_hand(X, y, "logistic", 0.0, l1, None, res.coef, res.dual_coef)
+    assert primal == pytest.approx(res.primal, rel=1e-12)
+    assert dual == pytest.approx(res.dual, rel=1e-12)
+    assert res.gap == pytest.approx(primal - dual, rel=1e-6, abs=1e-14)

@@ -55,6 +55,7 @@ from .estimators import LinearClassifier, LinearRegressor, _check_number
 from .fitdata import add_intercept_column, combined_weights
 from .problem import Problem
 from .solvers import solve
+from .solvers.sparse import sparse_path
 
 __all__ = ["lam_max", "lam_grid", "path", "l1_path", "PathResult", "LinearClassifierCV",
            "LinearRegressorCV"]
@@ -205,14 +206,18 @@ def path(X, y, lams=None, n_lams=20, eps=1e-3, *, loss="hinge", l1=0.0, loss_par
 def l1_path(X, y, l1s=None, n_l1s=100, eps=1e-3, *, loss="logistic", lam=0.0,
             loss_params=None, sample_weight=None, fit_intercept=False,
             intercept_scaling=1.0, solver="l1cd", tol=1e-6, max_epochs=1000,
-            warm_start=True, **solver_options):
+            warm_start=True, share_setup=True, **solver_options):
     """Solve the sparse problem of docs/sparse-models.md for a decreasing sequence of ``l1``.
 
     Each point starts from the previous point's ``coef``: its first certificate
     is the previous optimum's duality gap at the new ``l1``, with which the
     solver's Gap Safe rule removes features before any work (sequential
     screening, Ndiaye et al. 2017, Section 4), and again at every check
-    (dynamic screening); ``screening=False`` turns both off.
+    (dynamic screening); ``screening=False`` turns both off.  With
+    ``solver="l1cd"`` (and ``share_setup``) one solver runs the whole path
+    (:func:`primaldual.solvers.sparse.sparse_path`): the data are validated
+    and laid out once, the first certificate of a point is the previous
+    point's last one re-read, and screened columns are bounded, not read.
 
     Parameters
     ----------
@@ -226,6 +231,9 @@ def l1_path(X, y, l1s=None, n_l1s=100, eps=1e-3, *, loss="logistic", lam=0.0,
     max_epochs, **solver_options
         As in :func:`path`.
     warm_start : bool, default True
+    share_setup : bool, default True
+        ``solver="l1cd"`` only: one solver for the whole path (above); False runs
+        :func:`primaldual.solve` point by point (for comparison).
 
     Returns
     -------
@@ -237,12 +245,26 @@ def l1_path(X, y, l1s=None, n_l1s=100, eps=1e-3, *, loss="logistic", lam=0.0,
         _check_number("intercept_scaling", intercept_scaling)
         X = add_intercept_column(X if hasattr(X, "tocsr") else
                                  np.asarray(X, dtype=np.float64), float(intercept_scaling))
+    if l1s is not None:
+        l1s = np.asarray(l1s, dtype=np.float64).ravel()
+        if l1s.size == 0 or not np.all(np.isfinite(l1s)) or np.any(l1s <= 0):
+            raise ValueError(f"l1s must be a non-empty array of finite values > 0, "
+                             f"got {l1s!r}")
+    if solver == "l1cd" and share_setup:
+        _check_number("n_l1s", n_l1s, integer=True)
+        if l1s is None:
+            lam_grid(1.0, n_l1s, eps)                   # checks n_l1s and eps
+        prob = Problem(X, y, loss=loss, lam=float(lam), l1=1.0, sample_weight=sample_weight,
+                       loss_params=loss_params)
+        l1s, results = sparse_path(prob, l1s, n_l1s, eps, tol=tol, max_epochs=max_epochs,
+                                   warm_start=warm_start, **solver_options)
+        out = _path_result(results, np.full(l1s.size, float(lam)), fit_intercept,
+                           intercept_scaling, warm_start)
+        out.l1s = l1s
+        return out
     if l1s is None:
         l1s = lam_grid(lam_max(X, y, loss, penalty="l1", sample_weight=sample_weight,
                                loss_params=loss_params), n_l1s, eps)
-    l1s = np.asarray(l1s, dtype=np.float64).ravel()
-    if l1s.size == 0 or not np.all(np.isfinite(l1s)) or np.any(l1s <= 0):
-        raise ValueError(f"l1s must be a non-empty array of finite values > 0, got {l1s!r}")
     results, prev = [], None
     for l1 in l1s:
         opts = dict(solver_options)

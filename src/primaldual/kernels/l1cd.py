@@ -57,6 +57,9 @@ _NU = 1e-12
 _FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
+#: a direction by columns that takes this many coordinate-descent passes makes
+#: the working set's later directions come from the dense Hessian (when it has one)
+_GRAM_PASSES = 8
 
 
 class ColsView(NamedTuple):
@@ -505,21 +508,24 @@ def line_search(spec, cols, ws, w, margins, work, f0, halvings):
 
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
-             eta, refresh, max_acc, cg_iters, cg_rtol):
+             eta, refresh, max_acc, cg_iters, cg_rtol, gram_first):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
-    (:func:`gram_direction`), else by columns (:func:`newton_direction`).  The
+    (:func:`gram_direction`), else by columns (:func:`newton_direction`): the
+    directions are by columns until one takes ``_GRAM_PASSES`` passes (or from
+    the first step when ``gram_first``), then from the dense Hessian.  The
     dense Hessian is formed at the first ``refresh`` steps and then kept (a
     proximal quasi-Newton model: the line search keeps every step a descent).
     No new step (after the first) starts once ``max_acc`` entries have been read
     (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
     direction is refined by :func:`cg_refine` (the plain one is used when a step
     of at least ``2^-_CG_HALVINGS`` of the refined one does not pass Armijo's test).  Returns (status, Newton steps taken,
-    entries read, last restricted gap)."""
+    entries read, last restricted gap, whether the dense Hessian was in use)."""
     acc = 0
     moved = 0
     gap = math.inf
+    use_gram = gram_first and rows.H.shape[0] == ws.shape[0]
     f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
     for it in range(max_newton + 1):
         pen = 0.0
@@ -548,27 +554,30 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             pen += 0.5 * spec.lam * w[j] * w[j] + spec.l1 * abs(w[j])
         f0 = f_loss + pen
         if not math.isfinite(f0):
-            return STATUS_NONFINITE, it, acc, gap
+            return STATUS_NONFINITE, it, acc, gap, use_gram
         if spec.lam == 0.0:
             dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
             dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
         gap = f0 - dual
         if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
-            return STATUS_OK, moved, acc, gap
-        if rows.H.shape[0] == ws.shape[0]:
+            return STATUS_OK, moved, acc, gap, use_gram
+        a_cols = not use_gram
+        if use_gram:
             if it < refresh:
                 acc += form_gram(rows, work.hu)
             _, a = gram_direction(spec, cols, ws, w, work, rows, 50 * max_passes,
                                   eta * 1e-2)
         else:
-            _, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+            passes, a = newton_direction(spec, cols, ws, w, work, max_passes, eta)
+            # a slow direction by columns: the dense Hessian from the next step on
+            use_gram = rows.H.shape[0] == ws.shape[0] and passes >= _GRAM_PASSES
             if cg_iters > 0:
                 cg.d0[:] = work.delta
                 cg.xd0[:] = work.xdelta
                 a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
         acc += a
-        refined = cg_iters > 0 and rows.H.shape[0] != ws.shape[0]
+        refined = cg_iters > 0 and a_cols
         t, f_loss = line_search(spec, cols, ws, w, margins, work, f0,
                                 _CG_HALVINGS if refined else _MAX_HALVINGS)
         if t == 0.0 and refined:
@@ -576,6 +585,6 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             work.xdelta[:] = cg.xd0
             t, f_loss = line_search(spec, cols, ws, w, margins, work, f0, _MAX_HALVINGS)
         if t == 0.0:
-            return STATUS_OK, moved, acc, gap
+            return STATUS_OK, moved, acc, gap, use_gram
         moved += 1
-    return STATUS_OK, moved, acc, gap
+    return STATUS_OK, moved, acc, gap, use_gram

@@ -279,6 +279,8 @@ _CAPABILITY_TEXT = {
                             "(hinge, absolute and "
                             "epsilon_insensitive are not differentiable)"),
     "classification": "a classification loss with labels -1/+1",
+    "box_dual": ("a loss whose dual domain is a box (hinge, smooth_hinge, squared_hinge, "
+                 "absolute, epsilon_insensitive, squared_epsilon_insensitive)"),
     "box_qp_dual": ("a loss whose dual is a quadratic over a box: hinge, smooth_hinge, "
                     "absolute or epsilon_insensitive (for the other losses use "
                     "solver='auto', 'sdca' or 'newton')"),

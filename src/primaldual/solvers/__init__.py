@@ -12,8 +12,8 @@ from .._util.threads import resolve_n_jobs
 from ._base import (SOLVERS, SolveResult, Solver, SolverState, load_state,
                     save_state)
 # every solver module registers its solvers with @register when imported
-from . import (asdca, bmrm, cocoa, disco, dso, full_gradient, ipm, minibatch, newton,  # noqa: F401
-               psgd, sag, sdca, sgd, simba, sparse, spdc)
+from . import (asdca, bmrm, box_newton, cocoa, disco, dso, full_gradient, ipm, minibatch,  # noqa: F401
+               newton, psgd, sag, sdca, sgd, simba, sparse, spdc)
 from .auto import (AUTO_CANDIDATES, conditioning_ratio, ipm_pays, option_classes,
                    resolve_distributed_solver, resolve_solver, row_norm_ratio,
                    threaded_solvers)

@@ -43,9 +43,8 @@ class DiscoOptions(NewtonOptions):
                                  doc="partition 0's local solve, on the driver (DiSCO), "
                                      "or every partition's averaged (GIANT)")
     direction: str = choice("pcg", "pcg", "giant",
-                            doc="the Newton step: preconditioned CG on the whole Hessian "
-                                "(DiSCO), or the partitions' local Newton directions "
-                                "averaged (GIANT)")
+                            doc="Newton step: CG on the whole Hessian (DiSCO) or the "
+                                "partitions' local directions averaged (GIANT)")
     local_tol: float = number(1e-2, low=0.0, high=1.0, high_strict=True,
                               doc="direction='giant': each local CG stops at "
                                   "||res|| <= local_tol ||grad f||")
@@ -53,11 +52,8 @@ class DiscoOptions(NewtonOptions):
                                  doc="direction='giant': local CG steps at most")
     init_epochs: int | str = number("auto", integer=True, low=0.0, strict=False,
                                     also=("auto",),
-                                    doc="start (without a warm start) at CoCoA+'s first "
-                                        "round: this many local SDCA passes on every "
-                                        "partition, the joined local duals' primal "
-                                        "point; 0: at zero; auto: 3 with "
-                                        "direction='giant', else 0")
+                                    doc="local SDCA passes of a CoCoA+ first round to start "
+                                        "from (auto: 3 for giant, else 0)")
 
 
 @register

@@ -97,6 +97,9 @@ PROBE_PRIOR = 0.7
 #: method predicted faster) is judged after this share of the next method's
 #: predicted fit, and goes on while its rate predicts tol within that fit
 COST_PROBE_SHARE = 0.1
+#: the methods before which a leg is a cost probe (their cost models are
+#: calibrated on the real sets: benchmarks/results/auto-real-cells.md)
+PROBED_BEFORE = ("ipm", "newton")
 #: a method that starts from the caller's warm start (cold), not the run's best
 #: point, while the best relative gap is above this: the interior-point
 #: iterates must stay central, and a far point costs iterations (after an SDCA
@@ -325,8 +328,8 @@ class _Supervisor:
         if not later or i == self.given:
             return None
         name, nxt, left = self.names[i], later[0], self.max_epochs - self.epochs
-        if predicted_epochs(name, self.problem, self.tol, math.inf) < left \
-                or not self.modelled(nxt):
+        if nxt not in PROBED_BEFORE or not self.modelled(nxt) \
+                or predicted_epochs(name, self.problem, self.tol, math.inf) < left:
             return None
         nxt_s = predicted_seconds(nxt, self.problem, self.tol, left)
         return nxt_s if nxt_s < predicted_seconds(name, self.problem, self.tol, left) else None

@@ -123,6 +123,7 @@ class SparseCDSolver(Solver):
         self.done = False
         self.stalled = False
         self.margins = np.empty(prob.n)
+        self._gram_first = False   # the last working set ended on the dense Hessian
         self._cert = self._last = self._part = None
 
     def get_state(self):
@@ -138,6 +139,7 @@ class SparseCDSolver(Solver):
         self.done = bool(meta["done"])
         self.stalled = False
         self.margins = np.empty(self.problem.n)
+        self._gram_first = False
         self._part = None
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
@@ -223,7 +225,10 @@ class SparseCDSolver(Solver):
         """The working set by rows with room for its dense Hessian when forming
         and using it costs less than ~10 passes of column coordinate descent over
         the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
-        ``MAX_GRAM`` features); else an empty :class:`WsGram`."""
+        ``MAX_GRAM`` features); else an empty :class:`WsGram`.  Sets ``_gram_cheap``
+        when that cost is at most ``GRAM_FIRST nnz(ws)``: the directions then
+        come from the dense Hessian from the first Newton step."""
+        self._gram_cheap = False
         k = ws.shape[0]
         cols, prob = self.cols, self.problem
         nnz_ws = int(np.sum(cols.indptr[ws + 1] - cols.indptr[ws]))
@@ -234,13 +239,22 @@ class SparseCDSolver(Solver):
             data, idx, ptr = self._rows_buf
             pos = np.full(prob.d, -1, dtype=np.int32)
             pos[ws] = np.arange(k, dtype=np.int32)
-            r = prob.rows
-            ws_rows(r.data, r.indices, r.indptr, r.iptr, pos, data, idx, ptr)
-            self.feature_accesses += prob.nnz
+            src, read = self._ws_source()
+            ws_rows(*src, pos, data, idx, ptr)
+            self.feature_accesses += read
             rc = np.diff(ptr).astype(np.float64)
-            if float(rc @ rc) / 2 + 50 * k * k <= self.GRAM_COST * nnz_ws:
+            cost = float(rc @ rc) / 2 + 50 * k * k
+            if cost <= self.GRAM_COST * nnz_ws:
+                self._gram_cheap = cost <= self.GRAM_FIRST * nnz_ws
                 return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
         return self._no_gram
+
+    def _ws_source(self):
+        """The rows ``_gram`` takes the working set from, ``(data, indices, indptr,
+        iptr)``, and the entries that reading them costs (a subclass may pass
+        fewer columns: :class:`~.path.PathSparseCD` drops the screened ones)."""
+        r = self.problem.rows
+        return (r.data, r.indices, r.indptr, r.iptr), self.problem.nnz
 
     #: conjugate-gradient products refining a direction (0: none) and their
     #: relative residual
@@ -255,6 +269,10 @@ class SparseCDSolver(Solver):
     #: the dense Hessian is used when forming it and 50 passes over it cost at most
     #: this many reads of the working set's columns
     GRAM_COST = 20
+    #: ... and from a working set's first Newton step when that cost is at most this
+    #: many reads (else from the step after a direction by columns that took
+    #: ``_GRAM_PASSES`` passes: measured faster on mushrooms and agaricus)
+    GRAM_FIRST = 10
     #: Newton steps of a working set that form the dense Hessian afresh (all of
     #: them: a stale Hessian measured slower on a9a and reuters)
     GRAM_REFRESH = 1000
@@ -270,11 +288,14 @@ class SparseCDSolver(Solver):
         ws = ws.astype(np.int64)
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
-        status, steps, acc, _ = ws_solve(self.spec, self.cols, ws, self.w, self.margins,
-                                         work, self._gram(ws), cg, int(self.opts.max_newton),
-                                         float(stop_gap), int(self.opts.max_cd_passes), self.ETA,
-                                         self.GRAM_REFRESH, max(int(budget), 1),
-                                         self.CG_ITERS, self.CG_RTOL)
+        gram = self._gram(ws)
+        status, steps, acc, _, used = ws_solve(
+            self.spec, self.cols, ws, self.w, self.margins, work, gram, cg,
+            int(self.opts.max_newton), float(stop_gap), int(self.opts.max_cd_passes),
+            self.ETA, self.GRAM_REFRESH, max(int(budget), 1), self.CG_ITERS, self.CG_RTOL,
+            bool(self._gram_first or self._gram_cheap))
+        if gram.H.shape[0] > 0:    # the next working set starts where this one ended
+            self._gram_first = bool(used)
         self.feature_accesses += acc
         self.steps += steps
         if status == STATUS_NONFINITE:
