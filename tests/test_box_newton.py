@@ -127,7 +127,7 @@ def test_auto_hands_a_stalled_sdca_leg_over_and_certifies(monkeypatch):
     sd = primaldual.solve(X, y, loss="hinge", lam=lam, solver="sdca", max_epochs=1000)
     assert not sd.converged
     monkeypatch.setattr(supervisor, "candidates",
-                        lambda problem, options=None, n_jobs=1: ["sdca", "box_newton"])
+                        lambda *a, **k: ["sdca", "box_newton"])
     r = primaldual.solve(X, y, loss="hinge", lam=lam)
     path = r.extras["path"]
     assert [p["method"] for p in path] == ["sdca", "box_newton"]
