@@ -28,7 +28,7 @@ import numpy as np
 
 from ..kernels.boxqp import BoxQP, cd_sweep
 from ._base import Solver, SolveResult, register
-from ._blas import serial_blas_enter, serial_blas_exit
+from ._blas import serial_blas
 from ._options import CommonOptions, number
 
 #: the losses solved, with ``(s, U)``: ``-phi*(-alpha; y) = b - s b^2 / 2`` on
@@ -228,11 +228,8 @@ class BoxNewtonSolver(Solver):
     def run(self):
         # dense products through BLAS on one thread, as the interior-point method
         # (several BLAS threads on a busy machine: primaldual.solvers._blas)
-        serial_blas_enter()
-        try:
+        with serial_blas():
             return super().run()
-        finally:
-            serial_blas_exit()
 
     def _iterate(self):
         moved = 0.0

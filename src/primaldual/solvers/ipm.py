@@ -36,7 +36,7 @@ from ..kernels.objective import weighted_sum
 from ..problem import Certificate
 from ._base import Solver, SolveResult, register
 from ._options import CommonOptions, number
-from ._blas import serial_blas_enter, serial_blas_exit
+from ._blas import serial_blas
 
 #: CSR input is copied to a dense array for forming M when it has at most this
 #: many entries (n d) and at least this density: BLAS then forms M several times
@@ -383,11 +383,8 @@ class IPMSolver(Solver):
         # BLAS (forming M, the Cholesky factorization) on one thread for the whole
         # run: a serial solver; several BLAS threads on a busy machine were measured
         # 10-100x slower on these sizes (primaldual.solvers._blas)
-        serial_blas_enter()
-        try:
+        with serial_blas():
             return super().run()
-        finally:
-            serial_blas_exit()
 
     # -------------------------------------------------------- certificate
     def dual_point(self):

@@ -20,7 +20,7 @@ from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
 from ._options import CommonOptions, choice, number
-from ._blas import serial_blas_enter as _serial_blas_enter, serial_blas_exit as _serial_blas_exit
+from ._blas import serial_blas
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -432,11 +432,8 @@ class MultinomialNewton(MulticlassSolver):
 
     def run(self):
         """The shared loop with BLAS on one thread (the solver is serial)."""
-        _serial_blas_enter()
-        try:
+        with serial_blas():
             return super().run()
-        finally:
-            _serial_blas_exit()
 
     def trace_extras(self):
         return {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
