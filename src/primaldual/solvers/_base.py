@@ -282,6 +282,17 @@ class Solver(abc.ABC):
                 f"starting point (e.g. rescale it into the domain)")
         return alpha
 
+    def warm_start_is_alpha(self) -> bool:
+        """Whether ``warm_start`` is a dual vector ``(n,)`` rather than a SolveResult
+        or a coefficient vector ``(d,)`` (a vector of length ``n == d`` is read as
+        coefficients)."""
+        ws = self.warm_start
+        if ws is None or isinstance(ws, SolveResult):
+            return False
+        arr = np.asarray(ws)
+        prob = self.problem
+        return arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d
+
     def warm_start_coef(self):
         """The coefficient vector to start from, validated (primal methods);
         None for a cold start.  ``warm_start`` is a SolveResult or a vector (d,)."""

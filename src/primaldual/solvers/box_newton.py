@@ -178,15 +178,11 @@ class BoxNewtonSolver(Solver):
         self.last_gain = 0.0
 
     def _warm_alpha(self, warm_start):
-        prob = self.problem
         if warm_start is None:
             return None
-        if isinstance(warm_start, SolveResult):
+        if isinstance(warm_start, SolveResult) or self.warm_start_is_alpha():
             return self.warm_start_alpha()
-        arr = np.asarray(warm_start)
-        if arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d:
-            return self.warm_start_alpha()
-        return prob.dual_from_primal(self.warm_start_coef())
+        return self.problem.dual_from_primal(self.warm_start_coef())
 
     @property
     def stalled(self):

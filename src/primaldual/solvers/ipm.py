@@ -228,8 +228,7 @@ class IPMSolver(Solver):
             return np.zeros(prob.d), None
         if isinstance(warm_start, SolveResult):
             return self.warm_start_coef(), self.warm_start_alpha()
-        arr = np.asarray(warm_start)
-        if arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d:
+        if self.warm_start_is_alpha():
             alpha = self.warm_start_alpha()
             return prob.w_of(alpha), alpha
         return self.warm_start_coef(), None

@@ -21,7 +21,7 @@ from ..distributed.newton_block import (EXPLICIT_MAX_COST, EXPLICIT_MAX_D, Block
 from ..distributed.newton_rounds import newton_engine
 from ..kernels.objective import sum_squares
 from ..problem import Certificate
-from ._base import Solver, SolveResult, register
+from ._base import Solver, register
 from ._blas import serial_blas_enter, serial_blas_exit
 from ._options import CommonOptions, anything, choice, number
 from ._rounds import is_partitioned
@@ -295,13 +295,8 @@ class NewtonSolver(Solver):
         ws = self.warm_start
         if ws is None:
             return None
-        prob = self.problem
-        if isinstance(ws, SolveResult):
-            return self.warm_start_coef()
-        arr = np.asarray(ws)
-        if arr.ndim == 1 and arr.shape[0] == prob.n and prob.n != prob.d:
-            alpha = self.warm_start_alpha()
-            return prob.w_of(alpha)
+        if self.warm_start_is_alpha():
+            return self.problem.w_of(self.warm_start_alpha())
         return self.warm_start_coef()
 
     def _alloc(self):
