@@ -128,8 +128,9 @@ class BoxNewtonSolver(Solver):
     "stalled"`` when an iteration changes nothing (the dual is at its maximum
     to rounding).
 
-    Certificate: ``alpha_i = b_i y_i`` with ``w(alpha)`` recomputed from it at
-    each check (``primal``, ``dual`` and ``gap`` exact, as for every solver).
+    Certificate: the iterate ``w`` and ``alpha_i = b_i y_i`` (``primal``, ``dual``
+    and ``gap`` exact, as for every solver); the check's pass also recomputes
+    ``w(alpha)``, which replaces the iterate.
 
     Start: ``alpha = 0``; warm start: a SolveResult (its ``dual_coef``), a dual
     point ``alpha`` ``(n,)``, or a coefficient vector ``(d,)`` (``alpha_i =
@@ -173,7 +174,7 @@ class BoxNewtonSolver(Solver):
         alpha = self._warm_alpha(warm_start)
         b = np.zeros(prob.n) if alpha is None else np.clip(alpha * prob.y, 0.0, self.U)
         self.g = self.u * b
-        self.w = self._xt(prob.y * self.g) / prob.lam
+        self.w = prob.rows.rmatvec(prob.y * self.g) / prob.lam
         self.n_iter, self.n_cg, self.stall = 0, 0, False
         self.last_gain = 0.0
 
@@ -206,11 +207,15 @@ class BoxNewtonSolver(Solver):
         self.last_gain = 0.0
 
     # ---------------------------------------------------- linear algebra
-    def _x(self, m, X=None):
-        return np.asarray((self.X if X is None else X) @ m, dtype=np.float64).ravel()
+    @staticmethod
+    def _x(XF, m):
+        """``X_F @ m`` for the face's rows, as float64."""
+        return np.asarray(XF @ m, dtype=np.float64).ravel()
 
-    def _xt(self, v, X=None):
-        return np.asarray((self.X if X is None else X).T @ v, dtype=np.float64).ravel()
+    @staticmethod
+    def _xt(XF, v):
+        """``X_F^T @ v``, as float64."""
+        return np.asarray(XF.T @ v, dtype=np.float64).ravel()
 
     # ------------------------------------------------------------ updates
     def advance(self, n_epochs, deadline):
@@ -249,13 +254,13 @@ class BoxNewtonSolver(Solver):
         XF = self.X[F]
         nnz_F = int(prob.rows.row_nnz[F].sum())
         yF, qF = y[F], qp.q[F]
-        GF = 1.0 - qF * g[F] - yF * self._x(self.w, XF)
+        GF = 1.0 - qF * g[F] - yF * self._x(XF, self.w)
         self.counts[0] += nnz_F
         diag = qF + prob.rows.sqnorm[F] * qp.inv_lam
         mu = MU * max(float(diag.max()), 1e-300)
 
         def apply(p):
-            return (qF + mu) * p + yF * self._x(self._xt(yF * p, XF), XF) * qp.inv_lam
+            return (qF + mu) * p + yF * self._x(XF, self._xt(XF, yF * p)) * qp.inv_lam
 
         rtol = min(0.1, math.sqrt(float(np.abs(GF).max())))
         d, iters = _pcg(apply, GF, 1.0 / (diag + mu), rtol, int(self.opts.cg_max_iter))
@@ -275,7 +280,7 @@ class BoxNewtonSolver(Solver):
         for _ in range(MAX_HALVINGS):
             step = np.clip(gF + t * d, 0.0, hiF) - gF
             lin = float(step @ GF)
-            dw = self._xt(yF * step, XF) * qp.inv_lam
+            dw = self._xt(XF, yF * step) * qp.inv_lam
             self.counts[0] += nnz_F
             # D(g + step) - D(g), without the cancellation of two dual values
             gain = lin - 0.5 * float((qF * step) @ step) - 0.5 * prob.lam * float(dw @ dw)
@@ -288,12 +293,14 @@ class BoxNewtonSolver(Solver):
 
     # -------------------------------------------------------- certificate
     def certificate(self):
-        """``alpha = b y`` and ``w(alpha)`` recomputed from it (the iterate ``w``
-        is resynchronized, so rounding does not accumulate across iterations)."""
+        """The pair (iterate ``w``, ``alpha = b y``), evaluated exactly; the same
+        pass gives the fresh image ``v(alpha)``, from which the iterate ``w`` is
+        then resynchronized (``w = v / lam``), so rounding does not accumulate
+        across iterations."""
         prob = self.problem
-        alpha = prob.y * self.g / self.u
-        self.w = self._xt(prob.y * self.g) / prob.lam
-        return prob.certificate(self.w, alpha)
+        cert = prob.certificate(self.w, prob.y * self.g / self.u)
+        self.w = prob.penalty.grad_conjugate(cert.v)
+        return cert
 
     def trace_extras(self):
         return {"iterations": int(self.n_iter), "cg_iterations": int(self.n_cg)}
