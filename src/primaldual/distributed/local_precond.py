@@ -27,6 +27,7 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from .._util.cg import pcg
 from ..kernels.newton import hess_vec
 from ..kernels.objective import weighted_sum
 from ..kernels.precond import sgs_solve
@@ -101,31 +102,19 @@ class LocalSolve:
         ``passes`` counts the reads of the partition's rows (one a product,
         ``2 sweeps + 2`` a preconditioner application)."""
         per_apply = 2.0 * sweeps + (2.0 if self.top.size else 0.0)
-        s = np.zeros_like(rhs)
-        res = np.array(rhs, dtype=np.float64)
-        stop = tol * np.sqrt(weighted_sum(res, res))
-        z = self.apply(res, a, lam, sweeps, key)
-        passes = per_apply
-        p = z.copy()
-        rz = weighted_sum(res, z)
         Ap = np.empty_like(rhs)
-        it = 0
-        while it < max_iter and np.sqrt(weighted_sum(res, res)) > stop and rz > 0.0:
-            hess_vec(*self.view, a, p, Ap)
-            Ap += lam * p
-            passes += 1.0
-            it += 1
-            pAp = weighted_sum(p, Ap)
-            if not pAp > 0.0:
-                break
-            step = rz / pAp
-            s += step * p
-            res -= step * Ap
-            if np.sqrt(weighted_sum(res, res)) <= stop or it >= max_iter:
-                break
-            z = self.apply(res, a, lam, sweeps, key)
-            passes += per_apply
-            rz_new = weighted_sum(res, z)
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        return s, it, passes
+        passes = [0.0]
+
+        def product(p):
+            out = Ap
+            hess_vec(*self.view, a, p, out)
+            out += lam * p
+            passes[0] += 1.0
+            return out
+
+        def precondition(res):
+            passes[0] += per_apply
+            return self.apply(res, a, lam, sweeps, key)
+
+        s, _, it = pcg(product, precondition, rhs, tol, max_iter, weighted_sum)
+        return s, it, passes[0]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._util.cg import pcg
 from ..kernels.boxqp import BoxQP, cd_sweep
 from ._base import Solver, SolveResult, register
 from ._blas import serial_blas
@@ -263,7 +264,11 @@ class BoxNewtonSolver(Solver):
             return (qF + mu) * p + yF * self._x(XF, self._xt(XF, yF * p)) * qp.inv_lam
 
         rtol = min(0.1, math.sqrt(float(np.abs(GF).max())))
-        d, iters = _pcg(apply, GF, 1.0 / (diag + mu), rtol, int(self.opts.cg_max_iter))
+        m_inv = 1.0 / (diag + mu)
+        d, _, iters = pcg(apply, lambda r: m_inv * r, GF, rtol, int(self.opts.cg_max_iter),
+                          _dot, min_curvature=CURVATURE * float((diag + mu).max()))
+        if iters and not d.any():
+            d = m_inv * GF       # no curvature along the first direction: move along it
         self.n_cg += iters
         self.counts[0] += 2 * nnz_F * iters
         return self._projected_search(F, XF, nnz_F, GF, d)
@@ -313,33 +318,6 @@ class BoxNewtonSolver(Solver):
                                 f"iterations (the dual is at its maximum to rounding)"}
 
 
-def _pcg(apply, b, m_inv, rtol, maxiter):
-    """``(x, iterations)``: preconditioned CG on ``A x = b`` (``A`` by ``apply``,
-    ``m_inv`` the inverse diagonal preconditioner), to ``||r|| <= rtol ||b||``;
-    it stops at a direction of non-positive curvature."""
-    x = np.zeros_like(b)
-    dmax = float((1.0 / m_inv).max())
-    r = b.copy()
-    z = m_inv * r
-    p = z.copy()
-    rz = float(r @ z)
-    bnorm = float(np.linalg.norm(b))
-    k = 0
-    while k < maxiter and bnorm > 0:
-        Ap = apply(p)
-        k += 1
-        pAp = float(p @ Ap)
-        if not pAp > CURVATURE * float(p @ p) * dmax:
-            if k == 1:
-                x = p            # no curvature along the first direction: move along it
-            break
-        step = rz / pAp
-        x += step * p
-        r -= step * Ap
-        if float(np.linalg.norm(r)) <= rtol * bnorm:
-            break
-        z = m_inv * r
-        rz_new = float(r @ z)
-        p = z + (rz_new / rz) * p
-        rz = rz_new
-    return x, k
+
+def _dot(a, b):
+    return float(a @ b)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .._util.cg import pcg
 from ..distributed.newton_block import NewtonBlock, dot
 from ..kernels.sdca import STATUS_OK
 from ..rows import as_rows
@@ -233,29 +234,7 @@ class DiscoSolver(NewtonSolver):
     def _steihaug(self, g, delta, max_iter):
         """Preconditioned CG on ``H s = -g`` (no radius: the line search
         globalizes).  Returns ``(s, r, iterations)``, ``r = -g - H s``."""
-        s = 0.0 * g
-        r = -g
-        stop = self.cg_tol * math.sqrt(dot(r, r))
-        z = self._precondition(r)
-        p = z.copy()
-        rz = dot(r, z)
-        it = 0
-        while it < max_iter and math.sqrt(dot(r, r)) > stop and rz > 0.0:
-            Hp = self._hv(p)
-            it += 1
-            pHp = dot(p, Hp)
-            if not pHp > 0.0:            # H is lam-strongly convex: only rounding
-                break
-            a = rz / pHp
-            s += a * p
-            r -= a * Hp
-            if math.sqrt(dot(r, r)) <= stop or it >= max_iter:
-                break
-            z = self._precondition(r)
-            rz_new = dot(r, z)
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        return s, r, it
+        return pcg(self._hv, self._precondition, -g, self.cg_tol, max_iter, dot)
 
     def _iterate(self):
         if not self.giant:
