@@ -110,6 +110,20 @@ def client(cluster):
     c.close()
 
 
+@pytest.fixture
+def own_client():
+    """A client of a LocalCluster of 2 worker processes made for this one test.
+
+    A test that SIGKILLs a worker takes this one, so that no later test waits
+    for the nanny to restart the killed worker: on a loaded machine that restart
+    once took over 300 s, and no test may depend on how fast it is."""
+    import distributed
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cl, distributed.Client(cl) as c:
+        c.wait_for_workers(2, timeout=300)
+        yield c
+
+
 # ------------------------------------------------------------ a loaded machine
 def pytest_configure(config):
     config.addinivalue_line(

@@ -133,7 +133,8 @@ def test_dask_explicit_hessian_equals_in_process(client):
     np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
 
 
-def test_killed_worker_mid_fit_is_recovered(client):
+def test_killed_worker_mid_fit_is_recovered(own_client):
+    client = own_client
     X, y = make_classification_data(n=300, d=200, density=0.1, seed=8)
     killed = {}
 
@@ -147,7 +148,6 @@ def test_killed_worker_mid_fit_is_recovered(client):
 
     kw = dict(loss="logistic", lam=1e-4, solver="newton", tol=1e-10, random_state=0,
               n_partitions=3, hessian="matvec")
-    client.wait_for_workers(2, timeout=300)
     res = solve(X, y, client=client, callback=kill_one, round_timeout=60, **kw)
     assert killed
     assert res.trace[-1]["recoveries"] >= 1
@@ -156,7 +156,6 @@ def test_killed_worker_mid_fit_is_recovered(client):
     np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-12)
     assert [r["primal"] for r in res.trace] == pytest.approx(
         [r["primal"] for r in local.trace], rel=1e-12)
-    client.wait_for_workers(2, timeout=300)    # the nanny restarts the killed worker
 
 
 def _die_at_hess_vec(k):
@@ -175,14 +174,14 @@ def _die_at_hess_vec(k):
     W.PartitionActor.newton = newton
 
 
-def test_worker_killed_inside_a_cg_step_is_recovered(client):
+def test_worker_killed_inside_a_cg_step_is_recovered(own_client):
     """The lost worker's partitions are re-created, recompute the current
     and trial points from the client's w, and the CG step is made again:
     every check equals the in-process run's."""
+    client = own_client
     X, y = make_classification_data(n=300, d=200, density=0.1, seed=9)
     kw = dict(loss="squared_hinge", lam=1e-4, solver="newton", tol=1e-10,
               random_state=0, n_partitions=2, hessian="matvec")
-    client.wait_for_workers(2, timeout=300)
     addr = sorted(client.scheduler_info()["workers"])[-1]
     client.run(_die_at_hess_vec, 4, workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
@@ -191,7 +190,6 @@ def test_worker_killed_inside_a_cg_step_is_recovered(client):
     assert [r["epoch"] for r in res.trace] == [r["epoch"] for r in local.trace]
     np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-12)
     np.testing.assert_allclose(res.dual_coef, local.dual_coef, rtol=0, atol=1e-12)
-    client.wait_for_workers(2, timeout=300)    # the nanny restarts the killed worker
 
 
 def test_part_files_on_the_workers(client, tmp_path):

@@ -102,9 +102,10 @@ def test_part_files_are_read_on_the_workers(client, data, tmp_path):
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
-def test_killed_worker_is_recovered_and_the_fit_converges(client, data, tmp_path, loss):
+def test_killed_worker_is_recovered_and_the_fit_converges(own_client, data, tmp_path, loss):
     """aggregation="line_search" (the default): a worker killed mid-fit, the
     replay from the snapshot takes the same steps on the summed update."""
+    client = own_client
     X, y = data
     killed = {}
 
@@ -127,7 +128,6 @@ def test_killed_worker_is_recovered_and_the_fit_converges(client, data, tmp_path
     # the replay from the snapshot uses the same streams: same iterates
     local = solve(X, y, **kw)
     np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-10)
-    client.wait_for_workers(2, timeout=60)
 
 
 def test_round_timeout_gives_a_clear_error(client, data):

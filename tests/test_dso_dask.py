@@ -155,7 +155,7 @@ def uninterrupted(client, data):
     (13, "before", 3),      # the partner waits to deliver to it; a pulled snapshot
 ])
 def test_killed_worker_mid_dso_fit_ends_bitwise_where_uninterrupted(
-        client, data, uninterrupted, tmp_path, n_calls, when, recovery_every):
+        own_client, data, uninterrupted, tmp_path, n_calls, when, recovery_every):
     """The second worker's process is SIGKILLed inside its n-th ring step (before
     or after the block update), with the defaults for the hinge loss (SVRG,
     restarts that move the primal weight, the fallback): the recovered fit ends
@@ -181,16 +181,15 @@ def test_killed_worker_mid_dso_fit_ends_bitwise_where_uninterrupted(
         A.step = killing_step
         return True
 
+    client = own_client
     X, y = data
     kw = HINGE_DEFAULTS
-    client.wait_for_workers(2, timeout=60)
     whole = uninterrupted
     assert whole.trace[-1]["restarts"] >= 2
     second = sorted(client.scheduler_info()["workers"])[1]
     client.run(arm, n_calls, when, workers=[second])
     res = solve(X, y, client=client, recovery_every=recovery_every, round_timeout=20,
                 recovery_dir=str(tmp_path / "rec"), **kw)
-    client.wait_for_workers(2, timeout=60)
     assert res.trace[-1]["recoveries"] == 1
     np.testing.assert_array_equal(res.coef, whole.coef)
     np.testing.assert_array_equal(res.dual_coef, whole.dual_coef)

@@ -38,7 +38,8 @@ def data():
     return make_classification_data(n=200, d=40, density=0.15, seed=21)
 
 
-def test_killed_worker_minibatch_sdca(client, data, tmp_path):
+def test_killed_worker_minibatch_sdca(own_client, data, tmp_path):
+    client = own_client
     X, y = data
     killed = {}
 
@@ -59,7 +60,6 @@ def test_killed_worker_minibatch_sdca(client, data, tmp_path):
     local = solve(X, y, **kw)
     np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-10)
     np.testing.assert_allclose(res.dual_coef, local.dual_coef, rtol=0, atol=1e-10)
-    client.wait_for_workers(2, timeout=60)
 
 
 def _die_at_certificate(k):
@@ -77,16 +77,16 @@ def _die_at_certificate(k):
     W.PartitionActor.certificate = certificate
 
 
-def test_worker_killed_during_a_certificate_replays_to_the_lost_round(client, data):
+def test_worker_killed_during_a_certificate_replays_to_the_lost_round(own_client, data):
     """The worker dies inside the certificate call at the third check: the
     engine rolls back to the snapshot of the second check and replays the
     rounds since, so every check of the fit (primal, dual, epochs) and its end
     are those of the local run -- not the snapshot's state reported as one
     epoch later."""
+    client = own_client
     X, y = data
     kw = dict(loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2, local_iters=10,
               tol=0, max_epochs=5, check_every=1, random_state=4)
-    client.wait_for_workers(2, timeout=60)
     addr = sorted(client.scheduler_info()["workers"])[-1]
     client.run(_die_at_certificate, 3, workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
@@ -98,7 +98,6 @@ def test_worker_killed_during_a_certificate_replays_to_the_lost_round(client, da
         assert a["dual"] == pytest.approx(b["dual"], rel=1e-10, abs=1e-12)
     np.testing.assert_allclose(res.coef, local.coef, rtol=0, atol=1e-10)
     np.testing.assert_allclose(res.dual_coef, local.dual_coef, rtol=0, atol=1e-10)
-    client.wait_for_workers(2, timeout=60)
 
 
 def _truncate(text):
@@ -120,7 +119,7 @@ def _double_values(text):
 
 @pytest.mark.parametrize("rewrite", [_truncate, _flip_labels, _double_values],
                          ids=["truncated", "labels-flipped", "values-doubled"])
-def test_rewritten_part_file_and_a_killed_worker_name_the_file(client, data, tmp_path,
+def test_rewritten_part_file_and_a_killed_worker_name_the_file(own_client, data, tmp_path,
                                                                rewrite):
     """A part file changed during the fit (cut short, or rewritten with the same
     rows and nonzeros but other labels or values), then its worker killed:
@@ -130,11 +129,11 @@ def test_rewritten_part_file_and_a_killed_worker_name_the_file(client, data, tmp
     only bound the wait for the replacement worker, which on a loaded machine
     took over 60 s to start."""
     from sklearn.datasets import dump_svmlight_file
+    client = own_client
     X, y = data
     paths = [tmp_path / "part0.svm", tmp_path / "part1.svm"]
     for p, rows in zip(paths, (slice(0, 100), slice(100, 200))):
         dump_svmlight_file(X[rows], (y[rows] > 0).astype(int), str(p), zero_based=False)
-    client.wait_for_workers(2, timeout=300)
     pp = PartitionedProblem.from_files(client, [str(p) for p in paths], loss="hinge",
                                        lam=1e-2, n_features=X.shape[1], round_timeout=300)
     holder = pp.pset.addresses[1]
@@ -154,7 +153,6 @@ def test_rewritten_part_file_and_a_killed_worker_name_the_file(client, data, tmp
         SOLVERS["cocoa"](pp, tol=0, max_epochs=4, check_every=1, random_state=0,
                          callback=change_and_kill).run()
     assert done
-    client.wait_for_workers(2, timeout=300)
 
 
 def test_content_digest_tells_equal_counts_apart(data):
