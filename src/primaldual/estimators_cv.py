@@ -87,6 +87,10 @@ class _CVMixin:
             return np.sort(alphas)[::-1], None
         return lam_grid(self._alpha_max(X, y, c), self.n_alphas, self.eps), None
 
+    def _alpha_grid(self, X, y, c):
+        """The alpha grid (``Cs`` unset; the command line's ``cv`` uses it)."""
+        return self._grid(X, y, c)[0]
+
     def _alpha_max(self, X, y, c):
         """The largest useful alpha: ``lam_max`` of the penalty's L1 share (``w = 0``
         above it, exactly), or the L2 ``lam_max`` when there is no L1 share."""
