@@ -278,23 +278,27 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
 
 
 @njit(cache=True, nogil=True)
-def cs_certificate(rows, beta, sw, coef, z, feas_tol):
+def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
     """The exact check of the dual iterate in two passes over the rows:
-    ``coef = sum_i x_i^T beta_i`` (overwritten), then per row the scores
-    ``z = x_i coef`` and the loss ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.
-    Returns ``(sum_i sw_i loss_i, sum_i sw_i alpha_{i, y_i}, rows off the
-    simplex)`` with ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex
-    to ``feas_tol``; rows of weight 0 count for nothing)."""
+    ``coef = sum_i x_i^T beta_i`` (overwritten; a row is read once per class
+    with ``beta_ik != 0``, a few of the K, and skipping the zero products
+    leaves every sum bit for bit as the full product), ``alpha = beta / C``
+    (written), then per row the scores ``z = x_i coef`` and the loss
+    ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.  Returns ``(sum_i sw_i loss_i,
+    sum_i sw_i alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on
+    the simplex to ``feas_tol``; rows of weight 0 count for nothing)."""
     K = coef.shape[1]
     coef[:] = 0.0
     for i in range(beta.shape[0]):
         start = rows.indptr[i]
         off = rows.iptr[i] - start
-        for p in range(start, rows.indptr[i + 1]):
-            x = rows.data[p]
-            j = rows.indices[p + off]
-            for k in range(K):
-                coef[j, k] += x * beta[i, k]
+        for k in range(K):
+            b = beta[i, k]
+            alpha[i, k] = b / rows.C[i]
+            if b == 0.0:
+                continue
+            for p in range(start, rows.indptr[i + 1]):
+                coef[rows.indices[p + off], k] += rows.data[p] * b
     loss = 0.0
     conj = 0.0
     bad = 0
@@ -314,7 +318,7 @@ def cs_certificate(rows, beta, sw, coef, z, feas_tol):
         worst = 0.0
         total = 0.0
         for k in range(K):
-            a = beta[i, k] / rows.C[i]
+            a = alpha[i, k]
             total += a
             if k == yi:
                 if 1.0 - a < -feas_tol:
@@ -328,5 +332,5 @@ def cs_certificate(rows, beta, sw, coef, z, feas_tol):
         if abs(total) > feas_tol:
             bad += 1
         loss += sw[i] * worst
-        conj += sw[i] * (beta[i, yi] / rows.C[i])
+        conj += sw[i] * alpha[i, yi]
     return loss, conj, bad

@@ -170,12 +170,13 @@ class CrammerSingerDual(MulticlassDualSolver):
         drift), then ``P(coef)`` and ``D(alpha)`` (``V = lam coef``): two passes
         over the rows in one kernel (:func:`~primaldual.kernels.multiclass.cs_certificate`)."""
         prob = self.problem
+        alpha = np.empty_like(self.beta)
         loss, conj, bad = cs_certificate(self.view, self.beta, prob.sample_weight,
-                                         self.coef, self.work.z, FEAS_TOL)
+                                         self.coef, self.work.z, alpha, FEAS_TOL)
         sq = float(np.einsum("i,i->", self.coef.ravel(), self.coef.ravel()))
         primal = loss / prob.W + 0.5 * prob.lam * sq
         dual = conj / prob.W - 0.5 * prob.lam * sq if bad == 0 else -np.inf
-        return Certificate(w=self.coef.copy(), alpha=self.beta / self.C[:, None],
+        return Certificate(w=self.coef.copy(), alpha=alpha,
                            primal=float(primal), dual=float(dual),
                            v=prob.lam * self.coef, margins=None)
 
