@@ -286,7 +286,8 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
     (written), then per row the scores ``z = x_i coef`` and the loss
     ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.  Returns ``(sum_i sw_i loss_i,
     sum_i sw_i alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on
-    the simplex to ``feas_tol``; rows of weight 0 count for nothing)."""
+    the simplex to ``feas_tol``; rows of weight 0 count for nothing).  When
+    ``coef`` is 0 the scores are 0 and the second pass reads no entries."""
     K = coef.shape[1]
     coef[:] = 0.0
     for i in range(beta.shape[0]):
@@ -299,6 +300,11 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
                 continue
             for p in range(start, rows.indptr[i + 1]):
                 coef[rows.indices[p + off], k] += rows.data[p] * b
+    zero = True                 # coef = 0 (a cold start): every score is 0, none is read
+    for j in range(coef.shape[0]):
+        for k in range(K):
+            if coef[j, k] != 0.0:
+                zero = False
     loss = 0.0
     conj = 0.0
     bad = 0
@@ -309,7 +315,7 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
             z[k] = 0.0
         start = rows.indptr[i]
         off = rows.iptr[i] - start
-        for p in range(start, rows.indptr[i + 1]):
+        for p in range(start, rows.indptr[i + 1] if not zero else start):
             x = rows.data[p]
             j = rows.indices[p + off]
             for k in range(K):

@@ -81,6 +81,8 @@ class CrammerSingerDual(MulticlassDualSolver):
     # epochs over the shrunk active set are cheap; LIBLINEAR allows 100,000
     default_max_epochs = 10000
     loss_names = ("crammer_singer",)
+    # the iterates are not touched after run(): the state is exported when read
+    state_after_run = True
 
     def setup(self):
         prob = self.problem
@@ -100,6 +102,7 @@ class CrammerSingerDual(MulticlassDualSolver):
     def init_state(self, warm_start):
         prob = self.problem
         alpha = self._warm_alpha(warm_start)
+        zero = np.empty(0, dtype=np.int64)
         if alpha is None:
             alpha = np.zeros((prob.n, prob.K))
             # a zero row's block is solved once: alpha_y = 1, alpha_m = -1 (m != y)
@@ -107,7 +110,8 @@ class CrammerSingerDual(MulticlassDualSolver):
             alpha[zero, prob.y[zero]] = 1.0
             alpha[zero, (prob.y[zero] + 1) % prob.K] = -1.0
         self.beta = np.ascontiguousarray(alpha * self.C[:, None])
-        self.coef = self._coef_of(self.beta)
+        cold = warm_start is None and zero.size == 0        # beta = 0: coef = 0
+        self.coef = np.zeros((prob.d, prob.K)) if cold else self._coef_of(self.beta)
         self.n_epochs_done = 0
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
