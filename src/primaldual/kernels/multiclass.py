@@ -278,7 +278,7 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
 
 
 @njit(cache=True, nogil=True)
-def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
+def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol, act, sched, back):
     """The exact check of the dual iterate in two passes over the rows:
     ``coef = sum_i x_i^T beta_i`` (overwritten; a row is read once per class
     with ``beta_ik != 0``, a few of the K, and skipping the zero products
@@ -287,9 +287,13 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
     ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.  Returns ``(sum_i sw_i loss_i,
     sum_i sw_i alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on
     the simplex to ``feas_tol``; rows of weight 0 count for nothing).  When
-    ``coef`` is 0 the scores are 0 and the second pass reads no entries."""
+    ``coef`` is 0 the scores are 0 and the second pass reads no entries.
+    With a non-empty ``back`` (n, bool work array) the rows whose violation
+    over all K classes exceeds the shrinking threshold ``sched[1]`` return to
+    the active set ``act`` with every class (:func:`_bring_back`)."""
     K = coef.shape[1]
     coef[:] = 0.0
+    back[:] = False
     for i in range(beta.shape[0]):
         start = rows.indptr[i]
         off = rows.iptr[i] - start
@@ -321,6 +325,8 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
             for k in range(K):
                 z[k] += x * coef[j, k]
         yi = rows.y[i]
+        if back.size:
+            back[i] = _violated(beta, i, yi, rows.C[i], z, sched[1])
         worst = 0.0
         total = 0.0
         for k in range(K):
@@ -339,4 +345,37 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol):
             bad += 1
         loss += sw[i] * worst
         conj += sw[i] * alpha[i, yi]
+    if back.size:
+        _bring_back(act, sched, back, K)
     return loss, conj, bad
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _violated(beta, i, yi, C, z, threshold):
+    """Whether row i's violation over all K classes (scores ``z``) exceeds the
+    shrinking threshold."""
+    minG = np.inf
+    maxG = -np.inf
+    for k in range(beta.shape[1]):
+        G = z[k] + (0.0 if k == yi else 1.0)
+        if beta[i, k] < (C if k == yi else 0.0) and G < minG:
+            minG = G
+        if G > maxG:
+            maxG = G
+    return maxG - minG > threshold
+
+
+@njit(cache=True, nogil=True)
+def _bring_back(act, sched, back, K):
+    """Return the rows flagged in ``back`` (:func:`_violated`) to the active
+    set with every class: a shrunk row joins ``act.rows[:m]``, an active row
+    with shrunk classes gets them back."""
+    m = int(sched[0])
+    for s in range(back.shape[0]):
+        i = act.rows[s]
+        if back[i]:
+            act.n_cls[i] = K
+            if s >= m:
+                act.rows[s], act.rows[m] = act.rows[m], act.rows[s]
+                m += 1
+    sched[0] = m
