@@ -105,3 +105,35 @@ def test_bad_penalty_parameters_are_refused(params, match):
     X, y = _data(2)
     with pytest.raises(ValueError, match=match):
         LinearClassifierCV(cv=2, **params).fit(X, y)
+
+
+def test_l1_cv_with_weights_equals_the_weighted_loop():
+    """Sample weights (some 0) and class_weight="balanced": each fold's problem
+    is weighted as LinearClassifier weighs it on that fold, and the held-out
+    scores use the objective's weights."""
+    from primaldual.fitdata import combined_weights
+    X, y = _data(3)
+    sw = np.random.default_rng(1).uniform(0.5, 2.0, size=y.size)
+    sw[::17] = 0.0
+    Cs = [0.1, 1.0]
+    cv = StratifiedKFold(3)
+    kw = dict(KW, class_weight="balanced")
+    est = LinearClassifierCV(Cs=Cs, cv=cv, penalty="l1", **kw).fit(X, y, sample_weight=sw)
+    c = combined_weights(y, np.unique(y), sw, "balanced")
+    manual = [[LinearClassifier(penalty="l1", C=C, **kw).fit(X[tr], y[tr], sample_weight=sw[tr])
+               .score(X[te], y[te], sample_weight=c[te]) for C in Cs]
+              for tr, te in cv.split(X, y)]
+    np.testing.assert_allclose(est.cv_scores_, manual, rtol=1e-12)
+    ref = LinearClassifier(penalty="l1", C=est.C_, **kw).fit(X, y, sample_weight=sw)
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
+
+
+def test_l2_cv_with_cs_reports_every_fits_gap():
+    X, y = _data(2)
+    cv = StratifiedKFold(3)
+    est = LinearClassifierCV(Cs=[0.1, 1.0], cv=cv, **KW).fit(X, y)
+    manual = [[LinearClassifier(C=C, **KW).fit(X[tr], y[tr]).score(X[te], y[te])
+               for C in (0.1, 1.0)] for tr, te in cv.split(X, y)]
+    np.testing.assert_array_equal(est.cv_scores_, manual)
+    assert est.cv_rel_gaps_.shape == (3, 2) and est.cv_rel_gaps_.max() <= 1e-10
+    np.testing.assert_allclose(est.alphas_, 1.0 / (est.Cs_ * y.size))
