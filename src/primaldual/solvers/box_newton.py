@@ -149,6 +149,7 @@ class BoxNewtonSolver(Solver):
     summary = ("projected Newton-CG on the face of the box dual, with coordinate-ascent "
                "sweeps (Bertsekas 1982; More & Toraldo 1991): hinge family")
     default_max_epochs = 1000
+    newton_type = True
     options_class = BoxNewtonOptions
     supports_l1 = False
     requires = ("box_dual", "classification")
