@@ -393,7 +393,7 @@ class _Supervisor:
             res, failure, runner = self.run_leg(name, n_jobs, warm, watch)
             last_res = res if res is not None else last_res
             reason, stop = self.outcome(name, res, failure, runner, watch, last)
-            if stop == "max_epochs" and res is not None and self.extend_for(watch, math.inf):
+            if stop == "max_epochs" and res is not None and self.extend_for(watch, None):
                 # a leg never judged (no later method to judge it against)
                 # that was still making progress: the same method goes on
                 reason, stop = "budget extended", ""
@@ -426,7 +426,8 @@ class _Supervisor:
 
     def extend_for(self, watch, need) -> bool:
         """A leg judged by the budget alone (no later method with a cost model)
-        whose rate puts tol ``need`` model seconds away, past the budget: under
+        whose rate puts tol ``need`` model seconds away, past the budget (None:
+        a leg never judged, at the end of its budget): under
         the default budget it gets ``EXTEND_MARGIN`` times the epochs that rate
         (or its rate over the whole leg, if slower) predicts, if the run then
         stays within ``EXTEND_CAP`` times the default budget.  A Newton-type
@@ -448,7 +449,8 @@ class _Supervisor:
             # both its rate over the last window and over the whole leg: a
             # first-order method slows down (SDCA on the hinge, standardized
             # news20: 1,000 epochs from 0.75 to 0.53 after a fast window)
-            needed = max(need, watch.leg_need()) / watch.epoch_s
+            leg = watch.leg_need()
+            needed = (max(need, leg) if need is not None else leg) / watch.epoch_s
             if not done + needed <= cap:
                 return False
             new = min(cap, done + EXTEND_MARGIN * needed)
