@@ -622,3 +622,45 @@ def test_a_steady_leg_judged_by_the_budget_goes_on_in_place(monkeypatch, newton_
     assert path[0]["reason"].startswith("slow")
     assert res.converged and path[-1]["reason"] == "converged"
     assert res.extras["budget_extensions"][0]["method"] == "steep"
+
+
+class _Halt(_Steep):
+    """Newton-type: 5% per epoch for its first 150 epochs, then no progress."""
+
+    name = "halt"
+    newton_type = True
+
+    def advance(self, n_epochs, deadline):
+        for _ in range(max(1, int(n_epochs))):
+            if self.steps < 150 * self.problem.n:
+                self.alpha = self.opt + 0.95 * (self.alpha - self.opt)
+            self.steps += self.problem.n
+
+
+def test_after_an_extended_leg_stalls_the_leg_given_back_has_a_budget(monkeypatch):
+    """Standardized news20, squared hinge, C = 100: Newton got more than the
+    default budget, then stalled; the run then stopped at once (the budget
+    was spent), where the SDCA leg it had taken over from was at 5.7e-5.  The
+    leg given the budget back now gets a default budget of its own."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    for cls in (_Halt, _Crawl, _Tortoise):
+        monkeypatch.setitem(SOLVERS, cls.name, cls)
+        monkeypatch.setattr(cls, "opt", ref.dual_coef)
+    for cls in (_Crawl, _Tortoise):
+        monkeypatch.setattr(cls, "advance", _no_sleep_advance)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates",
+                        lambda *a, **k: ["tortoise", "halt", "crawl"])
+    monkeypatch.setattr(supervisor, "epoch_seconds", lambda name, p: 1.0)
+    monkeypatch.setattr(supervisor, "predicted_epochs",
+                        lambda name, p, tol, most: 20.0 if name == "halt" else most)
+    monkeypatch.setattr(supervisor, "predicted_seconds",
+                        lambda name, p, tol, most: 20.0 if name == "halt" else most)
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-13, check_every=1)
+    path = res.extras["path"]
+    assert [p["method"] for p in path][:3] == ["tortoise", "halt", "tortoise"], path
+    assert path[1]["epochs"] > 140 and path[1]["reason"].startswith("stalled")
+    assert path[2]["epochs"] >= 140 - 1e-9
+    # still steady at the end of that budget, it goes on, by its rate, and certifies
+    assert all(p["method"] == "tortoise" for p in path[3:]) and res.converged

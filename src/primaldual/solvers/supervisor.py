@@ -139,6 +139,7 @@ class _Supervisor:
         self.max_epochs = float(max_epochs)
         self.handed_epochs = 0.0       # the epochs of the legs that handed over
         self.extensions = []           # the budget given to steady legs (extend_for)
+        self.extended = False          # the current leg has such an extension
         self.time_limit = self.options.pop("time_limit", None)
         self.warm = self.options.pop("warm_start", None)
         self.n_jobs = n_jobs
@@ -454,6 +455,7 @@ class _Supervisor:
             if not done + needed <= cap:
                 return False
             new = min(cap, done + EXTEND_MARGIN * needed)
+        self.extended = True
         if new > self.max_epochs:
             self.max_epochs = new
             runner.max_epochs = new - self.epochs
@@ -469,7 +471,14 @@ class _Supervisor:
         if self.base_epochs is None or not reason.startswith(("slow", "stalled", "failed")):
             return
         self.handed_epochs += self.path[-1]["epochs"]
-        self.max_epochs = self.base_epochs + min(self.handed_epochs, self.base_epochs)
+        budget = self.base_epochs + min(self.handed_epochs, self.base_epochs)
+        if self.extended:
+            # the leg that handed over had more than the budget: the next one
+            # (a given-back leg) still gets a default budget of its own
+            budget = max(budget, min(self.epochs + self.base_epochs,
+                                     (EXTEND_CAP + 1) * self.base_epochs))
+            self.extended = False
+        self.max_epochs = budget
 
     def give_back(self, i, reason) -> bool:
         """Leg ``i`` stalled (or was slow) with no later candidate with a cost
