@@ -137,3 +137,13 @@ def test_l2_cv_with_cs_reports_every_fits_gap():
     np.testing.assert_array_equal(est.cv_scores_, manual)
     assert est.cv_rel_gaps_.shape == (3, 2) and est.cv_rel_gaps_.max() <= 1e-10
     np.testing.assert_allclose(est.alphas_, 1.0 / (est.Cs_ * y.size))
+
+
+def test_l2_penalty_with_an_l1_term_runs_on_the_sparse_solver():
+    """penalty="l2" plus l1 > 0 (the elastic net spelled with l1) goes to the sparse
+    solver, warm-started from the previous coef (a dual warm start would not fit it)."""
+    X, y = _data(2)
+    est = LinearClassifierCV(l1=0.01, alphas=[0.1, 0.01], cv=3, **KW).fit(X, y)
+    ref = LinearClassifier(l1=0.01, alpha=est.alpha_, **KW).fit(X, y)
+    assert ref.solver_ == "l1cd" and est.cv_rel_gaps_.max() <= 1e-10
+    np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-8)

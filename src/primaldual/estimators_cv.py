@@ -10,12 +10,13 @@ training fold's total weight) and is split by ``penalty`` exactly as in
 :class:`~primaldual.LinearClassifier` (:func:`~primaldual.penalties.split_strength`):
 "l2", "l1" (``lam = 0``, ``l1 = alpha``) or "elasticnet" with ``l1_ratio``.
 
-* An L1 or elastic-net penalty with a smooth loss and ``solver`` "auto" or
-  "l1cd" runs each fold's path with the sparse solver: pure L1 through
+* An L1 term (``penalty`` "l1" or "elasticnet", or ``l1 > 0``) with a smooth
+  loss and ``solver`` "auto" or "l1cd" runs each fold's path with the sparse
+  solver: pure L1 through
   :func:`~primaldual.regpath.l1_path` (one solver set-up per fold and class,
   each point warm-started from the previous ``coef`` and screened with the
-  previous point's certificate, Gap Safe rules), the elastic net point by
-  point from the previous ``coef``.
+  previous point's certificate, Gap Safe rules), an L1 term with an L2 one
+  point by point from the previous ``coef``.
 * Otherwise each point is a fit of the base estimator warm-started from the
   previous ``dual_coef_``.
 
@@ -116,8 +117,7 @@ class _CVMixin:
 
     def _sparse_route(self):
         """Whether the folds run on the sparse solver's path (module docstring)."""
-        if self.penalty == "l2" or self.solver not in ("auto", "l1cd") \
-                or is_multiclass_loss(self.loss):
+        if self.solver not in ("auto", "l1cd") or is_multiclass_loss(self.loss):
             return False
         _, l1 = split_strength(self.penalty, 1.0, self.l1, self.l1_ratio)
         return l1 > 0 and make_loss(self.loss, self.loss_params).smooth
