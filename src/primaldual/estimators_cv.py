@@ -16,7 +16,8 @@ training fold's total weight) and is split by ``penalty`` exactly as in
   :func:`~primaldual.regpath.l1_path` (one solver set-up per fold and class,
   each point warm-started from the previous ``coef`` and screened with the
   previous point's certificate, Gap Safe rules), an L1 term with an L2 one
-  point by point from the previous ``coef``.
+  point by point from the previous ``coef``; the one-vs-rest problems run one
+  after the other (``n_jobs`` is not used on this route).
 * Otherwise each point is a fit of the base estimator warm-started from the
   previous ``dual_coef_``.
 
