@@ -57,6 +57,10 @@ def test_l1_cv_fold_models_are_the_certified_optima():
     np.testing.assert_allclose(est.coef_, np.mean([f.coef_ for f in fits], axis=0),
                                rtol=1e-6, atol=1e-8)
     assert not hasattr(est, "dual_coef_")
+    est.set_params(refit=True).fit(X, y)
+    assert hasattr(est, "dual_coef_")
+    est.set_params(refit=False).fit(X, y)         # nothing of the refit survives
+    assert not hasattr(est, "dual_coef_") and not hasattr(est, "gap_")
     f = fits[0]
     tr = next(cv.split(X, y))[0]
     Xa = np.hstack([X[tr], np.ones((tr.size, 1))])

@@ -125,6 +125,8 @@ class _CVMixin:
 
     def fit(self, X, y, sample_weight=None):
         """Choose the strength by k-fold CV along a warm-started path, then refit."""
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, k)            # no attribute of an earlier fit survives this one
         X, y = validate_data(self, X, y, accept_sparse="csr",
                              dtype=[np.float64, np.float32], order="C",
                              y_numeric=not self._is_classifier)
