@@ -445,3 +445,24 @@ def test_crammer_singer_check_returns_violated_shrunk_rows():
     assert np.all(active[viol > thr]) and np.all(act.n_cls[viol > thr] == K)
     assert cert.primal == pytest.approx(prob.primal(cert.w), rel=1e-12)
     assert cert.dual == pytest.approx(prob.dual(cert.alpha), rel=1e-12)
+
+
+def test_crammer_singer_index_order_full_passes_reach_the_same_optimum(monkeypatch):
+    """Full passes in index order (used where the iterates outgrow the cache)
+    certify the same optimum as the random order; the index order is on."""
+    import primaldual.solvers.crammer_singer as cs
+    X, y = blobs(150, 6, 5, seed=4)
+    kw = dict(loss="crammer_singer", lam=1.0 / 150, tol=1e-9, max_epochs=50000,
+              random_state=1)
+    ref = primaldual.solve(X, y, **kw)
+    monkeypatch.setattr(cs, "SEQUENTIAL_FULL_BYTES", 0)
+    solver = MULTICLASS_SOLVERS["crammer_singer_dual"](
+        MulticlassProblem(X, y, "crammer_singer", 1.0 / 150), tol=1e-9, max_epochs=10,
+        random_state=1)
+    solver.init_state(None)
+    assert solver.sched[2] == 1.0
+    res = primaldual.solve(X, y, **kw)
+    assert res.converged and ref.converged
+    assert not np.array_equal(res.dual_coef, ref.dual_coef)      # another path
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+    np.testing.assert_allclose(res.coef, ref.coef, atol=1e-3)

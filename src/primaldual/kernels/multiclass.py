@@ -253,15 +253,19 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
     shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
     which the driver seeds from ``random_state``), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
-    and class returns and the threshold halves.  ``sched`` (float64):
-    ``[active rows, threshold]``, updated in place.  Returns ``(status,
+    and class returns and the threshold halves.  With ``sched[2] > 0`` a pass
+    over every row (after such a return, and the first) goes in index order:
+    where the iterates outgrow the cache its memory reads then stream instead
+    of jumping.  ``sched`` (float64): ``[active rows, threshold, index-order
+    full passes]``, the first two updated in place.  Returns ``(status,
     epochs done, entries read)``."""
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
+    seq = sched[2] > 0.0
     for e in range(n_epochs):
         m = int(sched[0])
-        for t in range(m - 1, 0, -1):
+        for t in range(m - 1 if m < n or not seq else 0, 0, -1):
             r = int(_uniform(state) * (t + 1))
             act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
         status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
@@ -274,6 +278,8 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
             sched[0] = n
             for i in range(n):
                 act.n_cls[i] = K
+                if seq:
+                    act.rows[i] = i
     return STATUS_OK, n_epochs, reads
 
 

@@ -38,6 +38,10 @@ EPOCHS_PER_CALL = 16
 #: dense input with at most this share of nonzero entries is read by the kernel
 #: as CSR (a row step costs its stored entries; the zeros are skipped)
 SPARSE_VIEW_DENSITY = 0.75
+#: a pass over every row goes in index order when beta and the active classes
+#: (16 n K bytes) exceed this: streamed, not random, reads (letter.scale, 6 MB:
+#: 8-10% less time; dna.scale, 96 kB, kept random: +7% epochs in index order)
+SEQUENTIAL_FULL_BYTES = 1 << 20
 
 
 class CrammerSingerDual(MulticlassDualSolver):
@@ -121,7 +125,8 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
                                np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
-        self.sched = np.array([prob.n, EPS_SHRINK0])      # active rows, threshold
+        # active rows, threshold, index-order full passes
+        self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full()])
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
@@ -140,7 +145,12 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.active = CSActive(*(np.ascontiguousarray(arrays[k], dtype=np.int64)
                                  for k in ("act_rows", "act_n_cls", "act_cls")))
         self.n_epochs_done = int(meta["n_epochs_done"])
-        self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"])])
+        self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"]),
+                               self._sequential_full()])
+
+    def _sequential_full(self):
+        """1.0 when the passes over every row go in index order (SEQUENTIAL_FULL_BYTES)."""
+        return float(16 * self.problem.n * self.problem.K > SEQUENTIAL_FULL_BYTES)
 
     @property
     def check_passes(self):
