@@ -71,7 +71,9 @@ class CrammerSingerDual(MulticlassDualSolver):
     every row's scores anyway; a shrunk row (or a row with shrunk classes)
     whose violation over all K classes exceeds the threshold then returns to
     the active set with every class (on dna.scale 11% fewer epochs to the
-    same gap).  The certificate is the iterate
+    same gap).  Where ``beta`` and the active classes outgrow
+    ``SEQUENTIAL_FULL_BYTES``, a pass over every row goes in index order (its
+    reads stream).  The certificate is the iterate
     itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
     ``coef(alpha)`` recomputed from it at each check.
 
