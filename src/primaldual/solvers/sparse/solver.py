@@ -92,7 +92,7 @@ class SparseCDSolver(Solver):
     options_class = SparseCDOptions
     supports_l1 = True
     supports_pure_l1 = True
-    default_max_epochs = 1000
+    default_max_epochs = 20000
 
     def setup(self):
         prob = self.problem
