@@ -57,11 +57,8 @@ _NU = 1e-12
 _FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
-#: conjugate gradients refine a direction only when it moves the support of at
-#: most this share of its nonzero coordinates (else the support is still being
-#: found and CG's work is wasted), and restart at most this many times (each
+#: conjugate gradients restart at most this many times in a direction (each
 #: restart follows a coordinate leaving the free set at zero)
-_CG_GATE = 0.003
 _CG_RESTARTS = 20
 #: a direction by columns that takes this many coordinate-descent passes makes
 #: the working set's later directions come from the dense Hessian (when it has one)
@@ -431,21 +428,22 @@ def cg_refine(spec, cols, ws, w, work, cg, max_iter, rtol):
     about as large as its active rows) the unconstrained minimizer lies far
     outside the orthant; cut steps keep every iterate in it, and every step
     lowers the model, so the result is never worse than ``d``.  Nothing is
-    done when ``d`` moves the support of more than ``_CG_GATE`` of ``F``.
+    done unless ``w + d`` and ``w`` have the same support (the Newton-CG phase
+    once the support is found: refining a direction that moves it measured
+    slower, rcv1 shape logistic at ``l1_max/100`` 377 passes against 196).
     Stops at ``rtol`` times the first residual norm or ``max_iter`` products.
     Preconditioned by the Hessian's diagonal.  Updates ``work.delta``,
     ``work.xdelta``; returns the entries read."""
     m = 0
-    moves = 0
     for k in range(ws.shape[0]):
         z = w[ws[k]] + work.delta[k]
         if (z != 0.0) != (w[ws[k]] != 0.0):
-            moves += 1
+            return 0                     # the support moves: the plain direction
         if z != 0.0:
             cg.free[m] = k
             cg.sign[m] = 1.0 if z > 0.0 else -1.0
             m += 1
-    if m == 0 or moves > _CG_GATE * m:
+    if m == 0:
         return 0
     rr, acc = _cg_residual(spec, cols, ws, w, work, cg, m)
     stop = rtol * rtol * rr
