@@ -38,7 +38,7 @@ class SparseCDOptions(CommonOptions):
     screening: bool = flag(True, doc="Gap Safe screening of features at every check")
     working_set: bool = flag(True, doc="solve on a working set of features "
                                        "(False: on every unscreened feature)")
-    p0: int = number(100, integer=True, low=0.0, doc="size of the first working set")
+    p0: int = number(10, integer=True, low=0.0, doc="size of the first working set")
     inner_ratio: float = number(0.01, low=0.0, high=1.0, high_strict=True,
                                 doc="a working set is solved to this fraction of the "
                                     "full duality gap")
@@ -80,7 +80,7 @@ class SparseCDSolver(Solver):
     Options
     -------
     The fields of :class:`SparseCDOptions`: ``screening`` (default True),
-    ``working_set`` (True), ``p0`` (100), ``inner_ratio`` (0.01),
+    ``working_set`` (True), ``p0`` (10), ``inner_ratio`` (0.01),
     ``max_newton`` (50), ``max_cd_passes`` (30).
     ``warm_start`` is a SolveResult or a coefficient vector (d,).
     """
