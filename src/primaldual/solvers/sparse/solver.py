@@ -82,7 +82,9 @@ class SparseCDSolver(Solver):
     The fields of :class:`SparseCDOptions`: ``screening`` (default True),
     ``working_set`` (True), ``p0`` (10), ``inner_ratio`` (0.01),
     ``max_newton`` (50), ``max_cd_passes`` (30).
-    ``warm_start`` is a SolveResult or a coefficient vector (d,).
+    ``warm_start`` is a SolveResult or a coefficient vector (d,).  ``max_epochs``
+    defaults to 20000: nearly degenerate problems (the squared hinge at small
+    ``l1`` on wide data) need thousands of passes to certify 1e-6.
     """
 
     name = "l1cd"
