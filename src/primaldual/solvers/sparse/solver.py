@@ -83,8 +83,7 @@ class SparseCDSolver(Solver):
     ``working_set`` (True), ``p0`` (10), ``inner_ratio`` (0.01),
     ``max_newton`` (50), ``max_cd_passes`` (30).
     ``warm_start`` is a SolveResult or a coefficient vector (d,).  ``max_epochs``
-    defaults to 20000: nearly degenerate problems (the squared hinge at small
-    ``l1`` on wide data) need thousands of passes to certify 1e-6.
+    defaults to 20000 when ``l1 > 0`` (:meth:`default_epochs`).
     """
 
     name = "l1cd"
@@ -94,7 +93,14 @@ class SparseCDSolver(Solver):
     options_class = SparseCDOptions
     supports_l1 = True
     supports_pure_l1 = True
-    default_max_epochs = 20000
+    default_max_epochs = 1000
+
+    @classmethod
+    def default_epochs(cls, problem):
+        """20000 passes for a problem with ``l1 > 0`` (nearly degenerate sparse
+        models need thousands to certify 1e-6); ``default_max_epochs`` as a
+        leg of ``solver="auto"`` on an ``l1 = 0`` problem."""
+        return 20000 if problem.l1 > 0 else cls.default_max_epochs
 
     def setup(self):
         prob = self.problem
