@@ -119,6 +119,10 @@ class Solver(abc.ABC):
     #: the epoch budget when the caller gives none (max_epochs=None; a subclass
     #: may make it depend on the problem: :meth:`default_epochs`)
     default_max_epochs = 100
+    #: a Newton-type method (superlinear near the optimum): its certified gap
+    #: falls in bursts, so no rate measured on it predicts when it reaches tol
+    #: (solver="auto" extends the default budget of such a leg: supervisor.py)
+    newton_type = False
     #: passes over the entries one check makes (the check budget)
     check_passes = 1.0
     #: an unconverged run returns the smallest-primal w and the largest-dual alpha

@@ -140,7 +140,7 @@ class _Watch:
                     f"predicted to need for the whole fit ({self.window:.3g} model s)")
         left = (self.sup.max_epochs - self.sup.epochs - self.epochs[-1]) * self.epoch_s
         rate, need = min(((r, n) for ok, r, n in judged if ok), key=lambda rn: rn[1])
-        if need <= left:
+        if need <= left or (self.budget_only and self.sup.extend_for(self, need)):
             return ""
         return (f"slow: at {rate:.3g} decades of gap per model s, tol is {need:.3g} model s "
                 f"away, more than the {left:.3g} left in the budget")
@@ -158,6 +158,25 @@ class _Watch:
             return ok, 0.0, math.inf
         rate = math.log10(then / now) / window                # decades per model s
         return ok, rate, math.log10(now / target) / rate
+
+    def leg_need(self) -> float:
+        """Model seconds to tol at the leg's rate from its first check to now
+        (the better of the relative and the absolute gap)."""
+        if len(self.epochs) < 2:
+            return math.inf
+        work = (self.epochs[-1] - self.epochs[0]) * self.epoch_s
+        if not work > 0:
+            return math.inf
+        rel = [g for _, g in self.points]
+        needs = []
+        for gaps, target in ((rel, self.sup.tol), (self.abs_gaps,
+                                                   self.sup.tol * abs(self.best_p))):
+            first, now = gaps[0], min(gaps)
+            if not (target > 0 and now > target):
+                return 0.0
+            if first > now > 0:
+                needs.append(math.log10(now / target) * work / math.log10(first / now))
+        return min(needs, default=math.inf)
 
     def cost_verdict(self, work) -> str:
         """A leg run as a cost probe (its own prediction is its whole budget,

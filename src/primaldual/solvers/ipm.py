@@ -172,6 +172,7 @@ class IPMSolver(Solver):
     summary = ("interior-point (Mehrotra predictor-corrector) on the box dual, "
                "primal iterate and equilibrated d x d systems (Ferris & Munson 2002)")
     default_max_epochs = 1000
+    newton_type = True
     options_class = IPMOptions
     supports_l1 = False
     requires = ("box_qp_dual",)

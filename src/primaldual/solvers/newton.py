@@ -190,6 +190,7 @@ class NewtonSolver(Solver):
     # each Hessian-vector product is a pass: CG on large sparse data at small lam
     # takes hundreds (reuters, squared hinge, lam 1e-6: ~230-1000)
     default_max_epochs = 1000
+    newton_type = True
     requires = ("generalized_hessian",)
     options_class = NewtonOptions
     supports_l1 = False
