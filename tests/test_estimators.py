@@ -235,6 +235,25 @@ def test_warm_start_with_new_sample_weights_is_feasible():
         clf.fit(X[:50], y[:50])
 
 
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_warm_start_of_an_l1_model_starts_from_its_coefficients(loss):
+    """A pure L1 model has no ``w(alpha)``: refitted with warm_start=True it
+    was handed its ``dual_coef_`` alone, which l1cd refuses (unless n = d).
+    The warm start now carries the coefficients too; the refit is certified at
+    the new C and its objective equals a cold fit's."""
+    X, y = make_classification_data(n=120, d=20, seed=4)
+    kw = dict(loss=loss, penalty="l1", tol=1e-10, random_state=0)
+    warm = LinearClassifier(C=0.5, warm_start=True, **kw).fit(X, y)
+    warm.set_params(C=2.0).fit(X, y)
+    cold = LinearClassifier(C=2.0, **kw).fit(X, y)
+    assert warm.converged_ and cold.converged_
+    Xa = add_intercept_column(X, 1.0)
+    prob = Problem(Xa, y, loss=loss, lam=0.0, l1=1.0 / (2.0 * X.shape[0]))
+    pw = prob.primal(np.r_[warm.coef_[0], warm.intercept_])
+    pc = prob.primal(np.r_[cold.coef_[0], cold.intercept_])
+    assert abs(pw - pc) <= 1e-9 * pc
+
+
 def test_convergence_warning_states_gap_and_tol():
     X, y = load_binary("a9a", n_features=123, max_rows=2000)
     with pytest.warns(ConvergenceWarning, match=r"relative duality gap \d\.\d+e[-+]\d+ > "

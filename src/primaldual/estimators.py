@@ -15,7 +15,9 @@ or LIBLINEAR's ``C`` (``lam = 1/(C W)``), not both; with neither, that of ``C = 
 * Rows of weight 0 are removed before solving (exact); their ``dual_coef_`` is 0.
 * ``warm_start=True`` starts from the previous ``dual_coef_`` unscaled: the
   dual box ``-alpha_i in dom phi*(.; y_i)`` depends on the loss and the label
-  only, so the old point is feasible for any new strength and weights.
+  only, so the old point is feasible for any new strength and weights; a primal
+  method (``l1cd`` on an L1 model, Newton) starts from the previous
+  coefficients, handed over with it.
 * ``gap_``, ``rel_gap_``: the certified gap clipped at 0 (rounding can make ``P - D``
   a few ulps negative); the raw values are ``primal_`` and ``dual_``.
 """
@@ -42,7 +44,7 @@ from .probability import PROBABILISTIC_LOSSES, NoProbabilityError, needs_probabi
 from .losses import LOSS_NAMES, make_loss
 from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
-from .solvers import solve, solver_path, threaded_solvers
+from .solvers import SolveResult, solve, solver_path, threaded_solvers
 from .solvers.ovr import run_problems
 from .validation import finite_checked
 
@@ -234,6 +236,20 @@ class _LinearBase(BaseEstimator):
             else X
         return Xa
 
+    def _warm_point(self, k, alpha):
+        """The previous fit's problem ``k`` as a warm start: its dual vector
+        ``alpha`` and its coefficients (the intercept column's weight
+        ``intercept_ / intercept_scaling``), so that a dual method starts from
+        the one and a primal method from the other (a pure L1 model has no
+        ``w(alpha)``)."""
+        coef = np.atleast_2d(self.coef_)[k]
+        if self.fit_intercept:
+            b = np.atleast_1d(self.intercept_)[k] / float(self.intercept_scaling)
+            coef = np.append(coef, b)
+        return SolveResult(coef=np.array(coef, dtype=np.float64), dual_coef=alpha,
+                           primal=math.nan, dual=math.nan, gap=math.nan, solver="warm_start",
+                           options={}, converged=False, n_epochs=0.0, time=0.0, trace=[])
+
     def _previous_dual_coef(self, n_problems, n):
         """The dual point to warm start from, or ``[None]*n_problems``."""
         if not (self.warm_start and hasattr(self, "dual_coef_")):
@@ -412,7 +428,8 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
             targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
         prev = self._previous_dual_coef(len(targets), n)
-        warm = [None] * len(targets) if prev is None else [a[sel] for a in prev]
+        warm = [None] * len(targets) if prev is None else [
+            self._warm_point(k, a[sel]) for k, a in enumerate(prev)]
         seeds = spawn_seeds(self.random_state, len(targets))
         lam = self._strength(float(ck.sum()))
         results = self._fit_problems(Xa, targets, weights, warm, seeds, lam, labels)
@@ -566,7 +583,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
         swk = sw[keep]
         weights = None if np.all(swk == 1.0) else swk
         prev = self._previous_dual_coef(1, n)
-        warm = [None] if prev is None else [prev[0][sel]]
+        warm = [None] if prev is None else [self._warm_point(0, prev[0][sel])]
         seeds = spawn_seeds(self.random_state, 1)
         lam = self._strength(float(swk.sum()))
         (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam, [None])
