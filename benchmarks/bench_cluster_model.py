@@ -34,8 +34,10 @@
    call).  One machine's time: the best of serial SDCA, serial Newton and
    CoCoA+ on one partition (no Dask).  Per-entry costs: the quiet-machine
    ones of solvers/_distributed_auto.py (the load here inflates the
-   measured ones unevenly; those are reported too); ``--dask-fixed``: the
-   fixed cost of a round trip to 2 workers (4 ms).  Printed for the full
+   measured ones unevenly; those are reported too); Dask's fixed cost of a
+   round trip to 2 workers and the loopback rate: the last round-cost run's
+   (the calls straight to the workers, as the engines make them; loaded, so
+   an upper bound), or ``--dask-fixed``.  Printed for the full
    shapes (text 300,000 x 100,000; CCAT 781,265 x 47,236; covtype 581,012
    x 54) at 10 Gb/s and 0.5 ms.
 4. **Check** (``--validate``, or ``--validate-only`` alone, about 4 minutes
@@ -180,25 +182,29 @@ class _Echo:
 
 
 def dask_round_costs(n_rounds=20):
-    """``(fixed seconds, bytes per second)`` of one round to 2 LocalCluster
-    workers' actors (a d-vector to and from each)."""
+    """``(fixed seconds, bytes per second, raw)`` of one round to 2 LocalCluster
+    workers' actors (a d-vector to and from each), the calls sent straight to
+    the workers as the engines send them (``direct_calls``); ``raw`` also has
+    the round to one worker at d = 100,000."""
     from distributed import Client, LocalCluster
+    from primaldual.distributed.dask_engine import direct_calls
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)
     try:
         client.wait_for_workers(2, timeout=60)
         workers = list(client.scheduler_info()["workers"])
-        actors = [client.submit(_Echo, actor=True, workers=[w]).result() for w in workers]
+        actors = [direct_calls(client.submit(_Echo, actor=True, workers=[w]).result(), client)
+                  for w in workers]
         out = {}
-        for d in (1_000, 100_000):
-            v = np.ones(d)
-            for a in actors:
+        for d, group in ((1_000, actors), (100_000, actors), ("100000 one", actors[:1])):
+            v = np.ones(d if isinstance(d, int) else 100_000)
+            for a in group:
                 a.echo(v).result()
             ts = []
             for _ in range(n_rounds):
                 t = time.perf_counter()
-                [f.result() for f in [a.echo(v) for a in actors]]
+                [f.result() for f in [a.echo(v) for a in group]]
                 ts.append(time.perf_counter() - t)
             out[d] = statistics.median(ts)
     finally:
@@ -438,11 +444,13 @@ def plot(grid, args):
 
 VALIDATE_COMMAND = "python benchmarks/bench_cluster_model.py --validate-only"
 #: the checks: (shape, lam n, methods, Client(direct_to_workers=...), role); the
-#: held-out ones were not looked at while the model's terms were chosen
-VALIDATE = (("text", 1.0, ("disco", "newton"), False, "model"),
-            ("text", 10.0, ("disco", "newton"), False, "held out"),
-            ("ccat", 1.0, ("disco", "newton"), False, "held out"),
-            ("text", 1.0, ("disco", "newton"), True, "direct"))
+#: held-out ones were not looked at while the model's terms were chosen; the
+#: last sends the actors' calls through the scheduler (Dask's route for a
+#: client made with direct_to_workers=False; the engine's before issue 34)
+VALIDATE = (("text", 1.0, ("disco", "newton"), None, "model"),
+            ("text", 10.0, ("disco", "newton"), None, "held out"),
+            ("ccat", 1.0, ("disco", "newton"), None, "held out"),
+            ("text", 1.0, ("disco", "newton"), False, "held out"))
 
 
 def validate(args):
@@ -464,7 +472,8 @@ def validate(args):
             (Xv, yv), (Xc, yc) = samples[shape]
             with Client(cluster, direct_to_workers=direct) as client:
                 client.wait_for_workers(2, timeout=60)
-                tag = f"{shape}, lam n = {lamn:g}{', direct' if direct else ''} ({role})"
+                route = ", through the scheduler" if direct is False else ""
+                tag = f"{shape}, lam n = {lamn:g}{route} ({role})"
                 out += validate_one(client, Xv, yv, Xc, yc, lamn, methods, CAP, tag)
     finally:
         cluster.close()
@@ -488,10 +497,10 @@ def render(records, costs, checks, args):
              "per-entry costs (`solvers/_distributed_auto.py`: 7.5 ns an entry of an SDCA "
              "epoch or a CoCoA+ local pass, 2.5 ns of a Newton or DiSCO pass; DSO's epoch "
              "at its cost measured here relative to CoCoA+'s pass), and "
-             f"Dask's fixed cost of a round trip at {1e3 * costs['fixed']:.1f} ms (a "
-             "LocalCluster's bare actor ping on a quieter machine, docs/distributed.md); "
-             "the check against a real LocalCluster below uses this run's own "
-             "measurements instead.", "",
+             f"Dask's fixed cost of a round trip to 2 workers at {1e3 * costs['fixed']:.1f} "
+             f"ms and its loopback rate as measured below (load {costs.get('load', 0):.0f}: "
+             "an upper bound on an idle machine's); the check against a real LocalCluster "
+             "below measures its own costs.", "",
              "Per-entry costs measured here (ns, loaded): " + "; ".join(
                  f"{sh}: " + ", ".join(f"{m} {1e9 * v:.0f}" for m, v in
                                        unit_costs(records, sh, anchored=False).items())
@@ -499,7 +508,10 @@ def render(records, costs, checks, args):
              "Dask round on a 2-worker LocalCluster here (a d-vector to and from each "
              f"worker's actor): {1e3 * costs.get('measured_fixed', costs['fixed']):.1f} ms "
              f"at d = 1,000, {1e3 * costs['t100k']:.1f} ms at d = 100,000 (loopback rate "
-             f"{costs['rate'] / 1e6:.0f} MB/s).", "",
+             f"{costs['rate'] / 1e6:.0f} MB/s"
+             + (f"; to one worker {1e3 * costs['t100k_one']:.1f} ms at d = 100,000: the "
+                "client handles the messages in turn" if "t100k_one" in costs else "")
+             + ").", "",
              "Model: `T(K) = sum over rounds [compute_round * nnz / K] + DiSCO's driver work "
              "(its preconditioner and its evaluation at each new point, on partition 0's rows, "
              "on the client alone: not divided by K) + trips * (latency + K * dask_fixed / 2) "
@@ -537,11 +549,13 @@ def parse(argv=None):
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--redo", default="", help="methods whose round records are run again "
                     "(the new records replace the old)")
-    ap.add_argument("--dask-fixed", type=float, default=0.004,
-                    help="seconds of Dask's fixed cost a round trip in the tables (default "
-                         "4 ms, a LocalCluster's bare actor ping on a quieter machine, "
-                         "docs/distributed.md); 0: the one measured in this run")
+    ap.add_argument("--dask-fixed", type=float, default=0.0,
+                    help="seconds of Dask's fixed cost of a round trip to 2 workers in the "
+                         "tables; 0 (default): the one measured by the last round-cost run "
+                         "(cluster-model.jsonl)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--round-costs", action="store_true",
+                    help="measure Dask's round costs again (with --report-only)")
     ap.add_argument("--out", default="cluster-model.md")
     a = ap.parse_args(argv)
     a.shapes = a.shapes.split(",")
@@ -565,13 +579,18 @@ def main(argv=None):
         with path.open("w" if args.fresh else "a") as fh:
             rounds_phase(args, records, fh)
             calibrate(args, records, fh)
-    costs = next((r["costs"] for r in reversed(records) if "costs" in r), None)
-    if costs is None or (args.validate and not args.report_only and not args.validate_only):
+    costs = next((dict(r["costs"], load=r.get("load", 0.0)) for r in reversed(records)
+                  if "costs" in r), None)
+    if costs is None or args.round_costs or (args.validate and not args.report_only
+                                             and not args.validate_only):
         fixed, rate, raw = dask_round_costs()
-        costs = {"fixed": fixed, "rate": rate, "t100k": raw[100_000]}
+        costs = {"fixed": fixed, "rate": rate, "t100k": raw[100_000],
+                 "t100k_one": raw["100000 one"], "direct": True}
+        load = os.getloadavg()[0]
         with path.open("a") as fh:
-            fh.write(json.dumps({"costs": costs, "load": os.getloadavg()[0]}) + "\n")
-        records.append({"costs": costs})
+            fh.write(json.dumps({"costs": costs, "load": load}) + "\n")
+        records.append({"costs": costs, "load": load})
+        costs = dict(costs, load=load)
     checks = next((r["checks"] for r in reversed(records) if "checks" in r), [])
     if (args.validate or args.validate_only) and not args.report_only:
         checks = validate(args)
