@@ -10,6 +10,7 @@ which runs on the client while the workers wait.  The model of its wall time
 
     T = n_eval * t_eval + n_hv * t_hv + n_use * t_use + n_line * t_line
         + n_dual * t_dual + [DiSCO first] n_pre * t_pre + n_point * t_point + t_setup
+        + t_client
 
 with the counts from the in-process run with the same partitions (the same
 iterates, so the same calls) and every ``t`` measured separately, before the
@@ -24,7 +25,9 @@ the shape (:func:`engine_call_costs`, :func:`driver_costs`):
   at once on this machine (their contention for its 2 cores included);
 * ``t_pre``, ``t_point``: partition 0's preconditioner application and its
   evaluation at a new point (with the coarse factorization there), and
-  the choice of its coarse columns (once a fit), in this process.
+  the choice of its coarse columns (once a fit), in this process;
+* ``t_client``: the in-process run's time outside the partitions' passes
+  (the driver's vector work between calls, which the client does on Dask too).
 
 No constant comes from a validation fit.
 """
@@ -190,6 +193,37 @@ def driver_costs(X, y, reps=5, sweeps=1, coarse=32, seed=0):
             "load": os.getloadavg()[0]}
 
 
+def client_seconds(fit):
+    """``(result, seconds)``: ``fit()`` in this process and the seconds of its
+    ``result.time`` spent outside the partitions' passes (every
+    :class:`NewtonBlock` method timed): the driver's own vector work (CG
+    updates, dot products, the certificate's sums), which a Dask fit does on
+    the client too."""
+    names = ("evaluate", "use", "hess_vec", "precondition", "line_derivatives", "dual",
+             "local_newton", "local_sdca")
+    spent = [0.0, False]       # seconds, and whether result.time has started
+    saved = {k: getattr(NewtonBlock, k) for k in names}
+
+    def timed(f, name):
+        def g(*a, **k):
+            # result.time starts just before the first certificate (its dual)
+            spent[1] = spent[1] or name == "dual"
+            t = time.perf_counter()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[0] += (time.perf_counter() - t) if spent[1] else 0.0
+        return g
+    for k, f in saved.items():
+        setattr(NewtonBlock, k, timed(f, k))
+    try:
+        result = fit()
+    finally:
+        for k, f in saved.items():
+            setattr(NewtonBlock, k, f)
+    return result, max(float(result.time) - spent[0], 0.0)
+
+
 def call_counts(result):
     """The calls of a distributed Newton/DiSCO run, by kind, from its trace
     (in process or on Dask: the same iterates make the same calls); without
@@ -213,7 +247,8 @@ def predict_dask(counts, calls, driver, nnz, n, K=2, first_share=None, sweeps=1,
     """``(seconds, terms)``: the model of the module docstring for a fit of
     ``nnz`` entries, ``n`` rows on ``K`` partitions."""
     part_nnz, part_rows = nnz / K, n / K
-    terms = {"fixed": 0.0, "workers": 0.0, "driver": 0.0}
+    terms = {"fixed": 0.0, "workers": 0.0, "driver": 0.0,
+             "client": counts.get("client_s", 0.0)}
     for k in CALLS:
         a, b = calls[k]
         size = part_nnz if k in ("evaluate", "hess_vec") else part_rows
@@ -248,7 +283,7 @@ def validate_one(client, Xv, yv, Xc, yc, lamn, methods, caps, tag):
         kw = dict(loss="logistic", lam=lam, tol=1e-6, solver=m, n_partitions=2,
                   max_epochs=caps[m])
         solve(Xv[:500], yv[:500], **kw, client=client)                # compile
-        local = solve(Xv, yv, **kw)
+        local, client_s = client_seconds(lambda: solve(Xv, yv, **kw))
         counts = call_counts(local)
         share = (Xv.shape[0] // 2) / Xv.shape[0] if m == "disco" else None
         sides = []
@@ -262,6 +297,7 @@ def validate_one(client, Xv, yv, Xc, yc, lamn, methods, caps, tag):
                           driver_costs(Xc, yc) if m == "disco" else None))
         calls = _mean_costs(sides[0][0], sides[1][0])
         driver = _mean_costs(sides[0][1], sides[1][1])
+        counts["client_s"] = client_s
         pred, terms = predict_dask(counts, calls, driver, Xv.nnz, Xv.shape[0],
                                    first_share=share)
         either = [predict_dask(counts, c, dr, Xv.nnz, Xv.shape[0], first_share=share)[0]
@@ -292,17 +328,21 @@ def render_checks(checks, command):
              "after each fit (`benchmarks/_cluster_calls.py`):", "",
              "    T = sum over calls [fixed(call) + slope(call) * (entries or rows of a "
              "partition)]", "        + DiSCO's driver: partition 0's preconditioner "
-             "applications, evaluations at new points and coarse set-up, on the client", "",
+             "applications, evaluations at new points and coarse set-up, on the client",
+             "        + the driver's vector work between calls (CG updates, dot products)",
+             "",
              "`fixed`: the calls' cost on 250-row partitions (messages, the d-vectors, "
              "the scheduler's proxy, the client's sums); `workers`: the slopes, the two "
              "workers computing at once (the slower one counts); `driver`: DiSCO's work "
-             "on the client while the workers wait.  Predicted range: with the costs "
+             "on the client while the workers wait; `client`: the in-process run's time "
+             "outside the partitions' passes (the driver's vector work, the same on Dask).  "
+             "Predicted range: with the costs "
              "from before, and from after, the fit.  Load: the 1-minute load average "
              "before the costs, at the fit's start and end, after the costs.", "",
              f"Rerun on a quiet machine: `{command}`.", "",
              "| configuration | method | calls | in process s | predicted s (range) | fixed | "
-             "workers | driver | measured s | measured / predicted | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "workers | driver | client | measured s | measured / predicted | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in checks:
         share = (c["rows"] // 2) / c["rows"] if c["method"] == "disco" else None
         _, t = predict_dask(c["counts"], c["costs"]["calls"], c["costs"]["driver"],
@@ -312,6 +352,7 @@ def render_checks(checks, command):
         lines.append(f"| {c['config']} | {c['method']} | {c['calls']} | "
                      f"{c['in_process_s']:.2f} | {c['predicted_s']:.2f} ({lo:.2f}-{hi:.2f}) | "
                      f"{t['fixed']:.2f} | {t['workers']:.2f} | {t['driver']:.2f} | "
+                     f"{t['client']:.2f} | "
                      f"{c['measured_s']:.2f} | **{c['ratio']:.2f}** | {load} |")
     shares = [s for c in checks for s in c.get("share", [])]
     if shares:
