@@ -318,7 +318,7 @@ def validate_one(client, Xv, yv, Xc, yc, lamn, methods, caps, tag):
     return out
 
 
-def render_checks(checks, command):
+def render_checks(checks, command, earlier=()):
     """The results file's section on the check (markdown lines)."""
     lines = ["## The model against a real 2-worker LocalCluster", "",
              "Logistic, certified 1e-6, K = 2 (one partition a worker), the fit's "
@@ -354,6 +354,17 @@ def render_checks(checks, command):
                      f"{t['fixed']:.2f} | {t['workers']:.2f} | {t['driver']:.2f} | "
                      f"{t['client']:.2f} | "
                      f"{c['measured_s']:.2f} | **{c['ratio']:.2f}** | {load} |")
+    if earlier:
+        lines += ["", "Earlier runs of the check while the model was built (the first "
+                  "measured the costs once, before each fit, on a half-size sample; in the "
+                  "first two the engines sent their calls through the scheduler and "
+                  "`direct` was a client made with `direct_to_workers=True`; the first "
+                  "three had no `client` term):"]
+    for run in earlier:
+        lines += ["", "* load " + "-".join(
+            f"{x:.1f}" for x in (min(min(c["load"]) for c in run),
+                                 max(max(c["load"]) for c in run))) + ", measured / predicted: "
+            + "; ".join(f"{c['config']} {c['method']} {c['ratio']:.2f}" for c in run) + "."]
     shares = [s for c in checks for s in c.get("share", [])]
     if shares:
         lines += ["", "Compute of `H v` in ns a stored entry (medians over the checks' "

@@ -525,7 +525,7 @@ def render(records, costs, checks, args):
     lines += tab
     if checks:
         from _cluster_calls import render_checks
-        lines += render_checks(checks, VALIDATE_COMMAND)
+        lines += render_checks(checks, VALIDATE_COMMAND, getattr(args, "earlier_checks", []))
     OUT.joinpath(args.out).write_text("\n".join(lines) + "\n")
     plot(grid, args)
 
@@ -598,6 +598,9 @@ def main(argv=None):
             fh.write(json.dumps({"checks": checks}) + "\n")
     if args.dask_fixed:
         costs = dict(costs, measured_fixed=costs["fixed"], fixed=args.dask_fixed)
+    # the earlier runs of this model's check (their records carry "config")
+    args.earlier_checks = [r["checks"] for r in records if "checks" in r
+                           and r["checks"] and "config" in r["checks"][0]][:-1]
     render([r for r in records if "shape" in r], costs, checks, args)
 
 
