@@ -153,3 +153,34 @@ def test_box_newton_is_an_auto_candidate_for_the_hinge_family_only():
     with pytest.raises(ValueError, match="box"):
         primaldual.solve(X, y, loss="logistic", lam=1e-3, solver="box_newton")
     assert BoxNewtonSolver.__doc__.lstrip().startswith("Projected Newton")
+
+
+def test_a_projected_step_onto_the_bound_lands_exactly_on_it():
+    """``g + (clip(g + t d) - g)`` can round past the bound ``hi``: standardized
+    news20 (hinge, C = 1) then had ``b = alpha y = 1 + 2e-16``, a dual of -inf,
+    and box_newton failed at its second check.  The accepted point is the
+    clipped one itself."""
+    rng = np.random.default_rng(1)
+    n = 40
+    X = rng.standard_normal((n, 3))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    c = rng.random(n) + 0.5
+    prob = primaldual.problem.Problem(X, y, loss="hinge", lam=1e6, sample_weight=c)
+    solver = BoxNewtonSolver.create(prob, tol=1e-6, max_epochs=5, random_state=0)
+    solver.init_state(None)
+    hi = solver.qp.hi
+    for _ in range(100):                      # a start whose full step rounds past hi
+        g = rng.random(n) * hi
+        if (g + (np.clip(g + 1.0, 0.0, hi) - g) > hi).any():
+            break
+    else:
+        pytest.fail("no start rounds past the bound")
+    solver.g = g.copy()
+    solver.w = prob.rows.rmatvec(prob.y * g) / prob.lam
+    F = np.arange(n)
+    gain = solver._projected_search(F, solver.X[F], int(prob.rows.row_nnz.sum()),
+                                    np.ones(n), np.ones(n))
+    assert gain > 0
+    np.testing.assert_array_equal(solver.g, hi)        # every coordinate on its bound
+    cert = prob.certificate(solver.w, prob.y * solver.g / solver.u)
+    assert np.isfinite(cert.dual)

@@ -554,6 +554,27 @@ class _Steep(_Geometric):
     default_max_epochs = 140
 
 
+def _portfolio(monkeypatch, classes, names, modelled=None, no_sleep=None):
+    """The fake methods ``classes`` (converging to the optimum of the logistic
+    problem on ``_data(seed=5)``) as the candidates ``names``, one model second
+    an epoch; ``modelled`` is predicted to take 20 epochs, the others have no
+    prediction.  Returns (X, y)."""
+    X, y = _data(seed=5)
+    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
+    for cls in classes:
+        monkeypatch.setitem(SOLVERS, cls.name, cls)
+        monkeypatch.setattr(cls, "opt", ref.dual_coef)
+    for cls in classes if no_sleep is None else no_sleep:
+        monkeypatch.setattr(cls, "advance", _no_sleep_advance)
+    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
+    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: list(names))
+    monkeypatch.setattr(supervisor, "epoch_seconds", lambda name, p: 1.0)
+    for fn in ("predicted_epochs", "predicted_seconds"):
+        monkeypatch.setattr(supervisor, fn,
+                            lambda name, p, tol, most: 20.0 if name == modelled else most)
+    return X, y
+
+
 @pytest.mark.parametrize("newton_type", [False, True])
 def test_a_steady_leg_gets_more_than_the_default_budget(monkeypatch, newton_type):
     """news20 as given, logistic, C = 100: Newton certifies after about 1,550
@@ -563,20 +584,9 @@ def test_a_steady_leg_gets_more_than_the_default_budget(monkeypatch, newton_type
     budget alone now goes on: by its rate (up to EXTEND_CAP times the budget),
     or, a Newton-type method, until it stalls or reaches that cap.  A budget
     the caller sets is never extended."""
-    X, y = _data(seed=5)
-    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
-    monkeypatch.setitem(SOLVERS, "steep", _Steep)
-    monkeypatch.setitem(SOLVERS, "crawl", _Crawl)
-    for cls in (_Steep, _Crawl):
-        monkeypatch.setattr(cls, "opt", ref.dual_coef)
-        monkeypatch.setattr(cls, "advance", _no_sleep_advance)
-    monkeypatch.setattr(_Steep, "newton_type", newton_type)
-    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
-    monkeypatch.setattr(supervisor, "candidates", lambda *a, **k: ["steep", "crawl"])
-    monkeypatch.setattr(supervisor, "epoch_seconds", lambda name, p: 1.0)
     # neither has a cost model: "steep" is judged by the budget alone
-    monkeypatch.setattr(supervisor, "predicted_epochs", lambda name, p, tol, most: most)
-    monkeypatch.setattr(supervisor, "predicted_seconds", lambda name, p, tol, most: most)
+    X, y = _portfolio(monkeypatch, (_Steep, _Crawl), ["steep", "crawl"])
+    monkeypatch.setattr(_Steep, "newton_type", newton_type)
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1)
     path = res.extras["path"]
     # never judged (no later method with a cost model), it reaches the default
@@ -599,26 +609,43 @@ def test_a_steady_leg_judged_by_the_budget_goes_on_in_place(monkeypatch, newton_
     later candidate has no cost model), would not reach tol in the default
     budget at its rate.  It goes on in the same leg, not handing the budget back
     to the slow first leg."""
-    X, y = _data(seed=5)
-    ref = primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="newton", tol=1e-13)
-    for cls in (_Steep, _Crawl, _Tortoise):
-        monkeypatch.setitem(SOLVERS, cls.name, cls)
-        monkeypatch.setattr(cls, "opt", ref.dual_coef)
-        monkeypatch.setattr(cls, "advance", _no_sleep_advance)
+    # "tortoise" is slow against the 20 epochs predicted for "steep"
+    X, y = _portfolio(monkeypatch, (_Steep, _Crawl, _Tortoise),
+                      ["tortoise", "steep", "crawl"], modelled="steep")
     monkeypatch.setattr(_Steep, "newton_type", newton_type)
-    monkeypatch.setattr(supervisor, "direct_applies", lambda *a, **k: False)
-    monkeypatch.setattr(supervisor, "candidates",
-                        lambda *a, **k: ["tortoise", "steep", "crawl"])
-    monkeypatch.setattr(supervisor, "epoch_seconds", lambda name, p: 1.0)
-    # "steep" is predicted to take 20 epochs (so "tortoise" is slow against
-    # it); the others have no prediction
-    monkeypatch.setattr(supervisor, "predicted_epochs",
-                        lambda name, p, tol, most: 20.0 if name == "steep" else most)
-    monkeypatch.setattr(supervisor, "predicted_seconds",
-                        lambda name, p, tol, most: 20.0 if name == "steep" else most)
     res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-10, check_every=1)
     path = res.extras["path"]
     assert [p["method"] for p in path] == ["tortoise", "steep"], path
     assert path[0]["reason"].startswith("slow")
     assert res.converged and path[-1]["reason"] == "converged"
     assert res.extras["budget_extensions"][0]["method"] == "steep"
+
+
+class _Halt(_Steep):
+    """Newton-type: 5% per epoch for its first 150 epochs, then no progress."""
+
+    name = "halt"
+    newton_type = True
+
+    def advance(self, n_epochs, deadline):
+        for _ in range(max(1, int(n_epochs))):
+            if self.steps < 150 * self.problem.n:
+                self.alpha = self.opt + 0.95 * (self.alpha - self.opt)
+            self.steps += self.problem.n
+
+
+def test_after_an_extended_leg_stalls_the_leg_given_back_has_a_budget(monkeypatch):
+    """Standardized news20, squared hinge, C = 100: Newton got more than the
+    default budget, then stalled; the run then stopped at once (the budget
+    was spent), where the SDCA leg it had taken over from was at 5.7e-5.  The
+    leg given the budget back now gets a default budget of its own."""
+    X, y = _portfolio(monkeypatch, (_Halt, _Crawl, _Tortoise),
+                      ["tortoise", "halt", "crawl"], modelled="halt",
+                      no_sleep=(_Crawl, _Tortoise))
+    res = primaldual.solve(X, y, loss="logistic", lam=1e-2, tol=1e-13, check_every=1)
+    path = res.extras["path"]
+    assert [p["method"] for p in path][:3] == ["tortoise", "halt", "tortoise"], path
+    assert path[1]["epochs"] > 140 and path[1]["reason"].startswith("stalled")
+    assert path[2]["epochs"] >= 140 - 1e-9
+    # still steady at the end of that budget, it goes on, by its rate, and certifies
+    assert all(p["method"] == "tortoise" for p in path[3:]) and res.converged

@@ -284,14 +284,15 @@ class BoxNewtonSolver(Solver):
         finite = hiF[np.isfinite(hiF)]
         t = min(1.0, float(finite.max()) / big) if finite.size else 1.0
         for _ in range(MAX_HALVINGS):
-            step = np.clip(gF + t * d, 0.0, hiF) - gF
+            new = np.clip(gF + t * d, 0.0, hiF)
+            step = new - gF
             lin = float(step @ GF)
             dw = self._xt(XF, yF * step) * qp.inv_lam
             self.counts[0] += nnz_F
             # D(g + step) - D(g), without the cancellation of two dual values
             gain = lin - 0.5 * float((qF * step) @ step) - 0.5 * prob.lam * float(dw @ dw)
             if lin > 0 and gain > 0 and gain >= SIGMA * lin:
-                self.g[F] = gF + step
+                self.g[F] = new         # not gF + step: that may round past hi
                 self.w += dw
                 return gain
             t *= 0.5
