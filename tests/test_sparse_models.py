@@ -274,10 +274,9 @@ def test_cli_penalty_l1(tmp_path):
     assert bad.returncode != 0 and "--penalty l1 takes its strength" in bad.stderr
 
 
-def test_cg_refine_solves_the_newton_system_on_the_support():
-    """``cg_refine`` from ``d = 0`` with the support of ``w`` kept: ``d`` solves
-    ``(X_F' diag(hu) X_F + lam + nu) d = -(grad + lam w + l1 sign w)_F`` (numpy's
-    dense solve), ``d = 0`` off ``F`` and ``xdelta = X d``."""
+def _cg_case(scale):
+    """A Newton model on a working set of 15 features (9 with ``w_j != 0``,
+    magnitudes ``scale``) and ``cg_refine`` run on it from ``d = 0``."""
     from primaldual.kernels import l1cd as K
     from primaldual.solvers.sparse import csc_columns
     X, y, _ = _data("logistic", n=80, d=30, seed=5)
@@ -287,7 +286,7 @@ def test_cg_refine_solves_the_newton_system_on_the_support():
     rng = np.random.default_rng(0)
     ws = np.arange(0, 30, 2, dtype=np.int64)                 # 15 features
     w = np.zeros(30)
-    w[ws[:9]] = rng.standard_normal(9)                       # 9 nonzero, 6 zero
+    w[ws[:9]] = scale * rng.standard_normal(9)               # 9 nonzero, 6 zero
     n, k = X.shape[0], ws.size
     hu = rng.uniform(0.01, 1.0, n)
     grad = rng.standard_normal(k)
@@ -302,10 +301,40 @@ def test_cg_refine_solves_the_newton_system_on_the_support():
     F = ws[:9]
     H = Xd[:, F].T @ (hu[:, None] * Xd[:, F]) + (lam + K._NU) * np.eye(9)
     d_ref = np.linalg.solve(H, -(grad[:9] + lam * w[F] + l1 * np.sign(w[F])))
-    if np.all(np.sign(w[F] + d_ref) == np.sign(w[F])):       # no coordinate put back at 0
-        np.testing.assert_allclose(work.delta[:9], d_ref, rtol=1e-8, atol=1e-10)
     np.testing.assert_array_equal(work.delta[9:], 0.0)
     np.testing.assert_allclose(work.xdelta, Xd[:, ws] @ work.delta, atol=1e-10)
+
+    def model(d):                                            # the model minus its value at 0
+        xd = Xd[:, ws] @ d
+        z = w[ws] + d
+        return (grad @ d + xd @ (hu * xd) / 2 + (lam + K._NU) * d @ d / 2
+                + lam * w[ws] @ d + l1 * (np.abs(z).sum() - np.abs(w[ws]).sum()))
+    return w, ws, work.delta.copy(), d_ref, model
+
+
+def test_cg_refine_solves_the_newton_system_on_the_support():
+    """``cg_refine`` from ``d = 0`` with ``w`` far from zero (no step reaches the
+    orthant's boundary): ``d`` solves ``(X_F' diag(hu) X_F + lam + nu) d =
+    -(grad + lam w + l1 sign w)_F`` (numpy's dense solve), ``d = 0`` off ``F``
+    and ``xdelta = X d``."""
+    w, ws, d, d_ref, _ = _cg_case(scale=100.0)
+    np.testing.assert_allclose(d[:9], d_ref, rtol=1e-8, atol=1e-10)
+
+
+def test_cg_refine_stays_in_the_orthant_and_lowers_the_model():
+    """With ``w`` near zero the unconstrained Newton step leaves the orthant of
+    ``w``: ``cg_refine`` cuts its steps at the boundary, so ``w + d`` keeps the
+    signs of ``w`` (or is 0), and the model's value is below its value at
+    ``d = 0`` and no larger than at the dense solve put back in the orthant."""
+    w, ws, d, d_ref, model = _cg_case(scale=0.1)
+    z0 = np.sign(w[ws[:9]])
+    assert np.any(np.sign(w[ws[:9]] + d_ref) != z0)           # the case it is for
+    z = w[ws] + d
+    assert np.all(z[:9] * z0 >= 0) and np.all(z[9:] == 0)
+    clipped = np.zeros(15)
+    clipped[:9] = np.where((w[ws[:9]] + d_ref) * z0 > 0, d_ref, -w[ws[:9]])
+    assert model(d) < 0.0
+    assert model(d) <= model(clipped) + 1e-12
 
 
 def test_ill_conditioned_pure_l1_matches_cvxpy():
@@ -384,4 +413,23 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
     primal, dual = _by_hand(X, y, "logistic", 0.0, l1, None, res.coef, res.dual_coef)
     assert primal == pytest.approx(res.primal, rel=1e-12)
     assert dual == pytest.approx(res.dual, rel=1e-12)
+    assert res.gap == pytest.approx(primal - dual, rel=1e-6, abs=1e-14)
+
+
+def test_near_separable_squared_hinge_certifies_with_the_defaults():
+    """The squared hinge at ``l1_max/1000`` on wide text-like data (d = 2n, a
+    support of ~200 features with about as many rows inside the margin: the
+    generalized Hessian on the support is nearly singular, the unconstrained
+    Newton step leaves the orthant far, and the support moves by a feature or
+    two per step). A default call (solver auto, default ``max_epochs``)
+    certifies 1e-6, at cvxpy's optimum (1e-6) with the gap recomputed by hand."""
+    from primaldual.datasets import make_synthetic
+    X, y, _ = make_synthetic((300, 600, 0.02), random_state=0)
+    loss = "squared_hinge"
+    l1 = lam_max(X, y, loss, penalty="l1") / 1000
+    res = pd.solve(X, y, loss=loss, lam=0.0, l1=l1)
+    assert res.solver == "l1cd" and res.converged and res.rel_gap <= 1e-6
+    _, p_ref = _reference(X, y, loss, 0.0, l1)
+    assert abs(res.primal - p_ref) <= 1e-6 * abs(p_ref)
+    primal, dual = _by_hand(X, y, loss, 0.0, l1, None, res.coef, res.dual_coef)
     assert res.gap == pytest.approx(primal - dual, rel=1e-6, abs=1e-14)

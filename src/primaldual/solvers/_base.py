@@ -116,7 +116,8 @@ class Solver(abc.ABC):
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False
-    #: the epoch budget when the caller gives none (max_epochs=None)
+    #: the epoch budget when the caller gives none (max_epochs=None; a subclass
+    #: may make it depend on the problem: :meth:`default_epochs`)
     default_max_epochs = 100
     #: a Newton-type method (superlinear near the optimum): its certified gap
     #: falls in bursts, so no rate measured on it predicts when it reaches tol
@@ -149,6 +150,11 @@ class Solver(abc.ABC):
         overrides it."""
         return cls(problem, **kwargs)
 
+    @classmethod
+    def default_epochs(cls, problem) -> float:
+        """The epoch budget on ``problem`` when the caller gives none."""
+        return cls.default_max_epochs
+
     def __init__(self, problem: Problem, *, tol, max_epochs, random_state, callback=None,
                  eval_set=None, **opts):
         self.problem = problem
@@ -167,7 +173,7 @@ class Solver(abc.ABC):
         #: made concrete by :meth:`setup`); what the result and checkpoints record
         self.resolved_opts = o
         self.tol = _positive("tol", tol, allow_zero=True)
-        self.max_epochs = _positive("max_epochs", self.default_max_epochs
+        self.max_epochs = _positive("max_epochs", self.default_epochs(problem)
                                     if max_epochs is None else max_epochs)
         self.time_limit = o.time_limit
         self.check_auto = o.check_every == "auto"

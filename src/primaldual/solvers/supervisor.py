@@ -134,7 +134,7 @@ class _Supervisor:
         self.eval_set, self.options = eval_set, dict(options)
         self.base_epochs = None             # the default budget (extend_budget)
         if max_epochs is None:
-            max_epochs = max(SOLVERS[k].default_max_epochs for k in names)
+            max_epochs = max(SOLVERS[k].default_epochs(problem) for k in names)
             self.base_epochs = float(max_epochs)
         self.max_epochs = float(max_epochs)
         self.handed_epochs = 0.0       # the epochs of the legs that handed over

@@ -38,7 +38,7 @@ class SparseCDOptions(CommonOptions):
     screening: bool = flag(True, doc="Gap Safe screening of features at every check")
     working_set: bool = flag(True, doc="solve on a working set of features "
                                        "(False: on every unscreened feature)")
-    p0: int = number(100, integer=True, low=0.0, doc="size of the first working set")
+    p0: int = number(10, integer=True, low=0.0, doc="size of the first working set")
     inner_ratio: float = number(0.01, low=0.0, high=1.0, high_strict=True,
                                 doc="a working set is solved to this fraction of the "
                                     "full duality gap")
@@ -80,9 +80,10 @@ class SparseCDSolver(Solver):
     Options
     -------
     The fields of :class:`SparseCDOptions`: ``screening`` (default True),
-    ``working_set`` (True), ``p0`` (100), ``inner_ratio`` (0.01),
+    ``working_set`` (True), ``p0`` (10), ``inner_ratio`` (0.01),
     ``max_newton`` (50), ``max_cd_passes`` (30).
-    ``warm_start`` is a SolveResult or a coefficient vector (d,).
+    ``warm_start`` is a SolveResult or a coefficient vector (d,).  ``max_epochs``
+    defaults to 20000 when ``l1 > 0`` (:meth:`default_epochs`).
     """
 
     name = "l1cd"
@@ -93,6 +94,13 @@ class SparseCDSolver(Solver):
     supports_l1 = True
     supports_pure_l1 = True
     default_max_epochs = 1000
+
+    @classmethod
+    def default_epochs(cls, problem):
+        """20000 passes for a problem with ``l1 > 0`` (nearly degenerate sparse
+        models need thousands to certify 1e-6); ``default_max_epochs`` as a
+        leg of ``solver="auto"`` on an ``l1 = 0`` problem."""
+        return 20000 if problem.l1 > 0 else cls.default_max_epochs
 
     def setup(self):
         prob = self.problem
