@@ -40,8 +40,8 @@
    an upper bound), or ``--dask-fixed``.  Printed for the full
    shapes (text 300,000 x 100,000; CCAT 781,265 x 47,236; covtype 581,012
    x 54) at 10 Gb/s and 0.5 ms.
-4. **Check** (``--validate``, or ``--validate-only`` alone: 3.9 minutes at
-   a load of 8-10 on 2 cores): real 2-worker LocalCluster fits (disco and newton)
+4. **Check** (``--validate``, or ``--validate-only`` alone: 1.9 minutes on
+   an idle machine, 3.9 at a load of 8-10 on 2 cores): real 2-worker LocalCluster fits (disco and newton)
    of ``--validate-rows`` rows of the text shape at ``lam n`` = 1 and 10,
    and of the CCAT shape at ``lam n`` = 1, against the model of
    :mod:`_cluster_calls` (every call of the engine and the driver's work
