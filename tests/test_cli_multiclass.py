@@ -5,7 +5,7 @@ Dask cluster with ``--scheduler``.
 Every result is checked against the Python API run in this process on the
 same data, parsed independently with scikit-learn's ``load_svmlight_file``:
 the multiclass CLI must equal :class:`primaldual.LinearClassifier`, ``cv`` must
-equal :class:`primaldual.regpath.LinearClassifierCV` on the same folds, and a
+equal :class:`primaldual.LinearClassifierCV` on the same folds, and a
 cluster fit must equal the local ``cocoa`` solver on the same partitions.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import primaldual
 from primaldual import cli
 from primaldual.estimators import add_intercept_column
 from primaldual.model_io import read_model
-from primaldual.regpath import LinearClassifierCV
+from primaldual import LinearClassifierCV
 
 
 def run_main(capsys, *args):

@@ -80,6 +80,7 @@ LAYERS = {
     "primaldual.probability": 4,
     "primaldual.estimators_multiclass": 4,
     "primaldual.regpath": 4,
+    "primaldual.estimators_cv": 4,
     "primaldual.model_io": 4,
     "primaldual.dask": 4,
     "primaldual.cli.*": 4,

@@ -411,3 +411,58 @@ def test_zero_rows_two_classes_and_an_empty_class(loss):
     assert r3.coef.shape == (4, 3) and r3.converged
     P, D = by_hand(X, y, r3.coef, r3.dual_coef, lam, np.ones(50), loss)
     assert r3.gap == pytest.approx(P - D, abs=1e-12)
+
+
+def test_crammer_singer_check_returns_violated_shrunk_rows():
+    """Each check recomputes every row's scores; a row (or a row's classes)
+    shrunk while its violation over all K classes exceeds the shrinking
+    threshold returns to the active set with every class, and the check's
+    certificate is the problem's own."""
+    X, y = blobs(120, 5, 6, seed=3)
+    prob = MulticlassProblem(X, y, "crammer_singer", 1.0 / 120)
+    solver = MULTICLASS_SOLVERS["crammer_singer_dual"](prob, tol=1e-9, max_epochs=1000,
+                                                       random_state=0)
+    solver.init_state(None)
+    solver.advance(10, None)
+    act, K = solver.active, prob.K
+    shrunk = np.ones(prob.n, bool)
+    shrunk[act.rows[:int(solver.sched[0])]] = False
+    G = X @ solver.coef + 1.0                         # before the check
+    G[np.arange(prob.n), y] -= 1.0
+    cap = np.zeros((prob.n, K))
+    cap[np.arange(prob.n), y] = solver.C
+    viol = G.max(axis=1) - np.where(solver.beta < cap, G, np.inf).min(axis=1)
+    # measured: 12 rows above the threshold have shrunk classes, 3 are shrunk out
+    assert np.any(shrunk & (viol > solver.sched[1]))
+    cert = solver.certificate()
+    m, thr = int(solver.sched[0]), solver.sched[1]
+    np.testing.assert_array_equal(np.sort(act.rows), np.arange(prob.n))
+    G = X @ cert.w + 1.0
+    G[np.arange(prob.n), y] -= 1.0
+    viol = G.max(axis=1) - np.where(solver.beta < cap, G, np.inf).min(axis=1)
+    active = np.zeros(prob.n, bool)
+    active[act.rows[:m]] = True
+    assert np.all(active[viol > thr]) and np.all(act.n_cls[viol > thr] == K)
+    assert cert.primal == pytest.approx(prob.primal(cert.w), rel=1e-12)
+    assert cert.dual == pytest.approx(prob.dual(cert.alpha), rel=1e-12)
+
+
+def test_crammer_singer_index_order_full_passes_reach_the_same_optimum(monkeypatch):
+    """Full passes in index order (used where the iterates outgrow the cache)
+    certify the same optimum as the random order; the index order is on."""
+    import primaldual.solvers.crammer_singer as cs
+    X, y = blobs(150, 6, 5, seed=4)
+    kw = dict(loss="crammer_singer", lam=1.0 / 150, tol=1e-9, max_epochs=50000,
+              random_state=1)
+    ref = primaldual.solve(X, y, **kw)
+    monkeypatch.setattr(cs, "SEQUENTIAL_FULL_BYTES", 0)
+    solver = MULTICLASS_SOLVERS["crammer_singer_dual"](
+        MulticlassProblem(X, y, "crammer_singer", 1.0 / 150), tol=1e-9, max_epochs=10,
+        random_state=1)
+    solver.init_state(None)
+    assert solver.sched[2] == 1.0
+    res = primaldual.solve(X, y, **kw)
+    assert res.converged and ref.converged
+    assert not np.array_equal(res.dual_coef, ref.dual_coef)      # another path
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+    np.testing.assert_allclose(res.coef, ref.coef, atol=1e-3)

@@ -22,6 +22,8 @@ ESTIMATORS = [
     LinearRegressor(loss="epsilon_insensitive", loss_params={"epsilon": 0.01},
                     **dict(FAST, tol=1e-10, max_iter=500)),
     LinearClassifierCV(loss="logistic", **FAST_CV),
+    LinearClassifierCV(loss="logistic", penalty="l1", Cs=[0.1, 10.0], cv=3, tol=1e-10,
+                       random_state=0),
     LinearRegressorCV(loss="squared", **FAST_CV),
 ]
 
@@ -55,7 +57,7 @@ _ALPHA_AND_C = ("the check sets alpha=0.01 on an instance given C: both strength
 
 def expected_failed_checks(estimator):
     failed = {}
-    if isinstance(estimator, LinearClassifierCV):
+    if isinstance(estimator, LinearClassifierCV) and estimator.penalty == "l2":
         failed["check_class_weight_classifiers"] = _CW_CV
     if isinstance(estimator, LinearRegressor) and getattr(estimator, "C", None) is not None:
         failed["check_regressors_train"] = _ALPHA_AND_C

@@ -30,6 +30,10 @@ def _regpath(name):
     return _lazy.lazy_attr("primaldual.regpath", name)
 
 
+def _estimators_cv(name):
+    return _lazy.lazy_attr("primaldual.estimators_cv", name)
+
+
 def _model_io(name):
     return _lazy.lazy_attr("primaldual.model_io", name)
 
@@ -51,8 +55,8 @@ _LAZY = {
     "ElasticNet": lambda name: _lazy.lazy_attr("primaldual.penalties", name),
     "LinearClassifier": _estimators,
     "LinearRegressor": _estimators,
-    "LinearClassifierCV": _regpath,
-    "LinearRegressorCV": _regpath,
+    "LinearClassifierCV": _estimators_cv,
+    "LinearRegressorCV": _estimators_cv,
     "path": _regpath,
     "lam_max": _regpath,
     "save_model": _model_io,

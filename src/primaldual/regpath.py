@@ -31,34 +31,26 @@
     dual point is reused as it is: its constraint ``-alpha_i in dom phi*`` does
     not depend on ``lam`` (see :mod:`primaldual.estimators`).
 
-``LinearClassifierCV`` / ``LinearRegressorCV``
-    Run that path on every training fold of ``sklearn.model_selection.check_cv``
-    (warm-started from one ``alpha`` to the next), score every ``alpha`` on the held
-    out fold, pick the best mean score (ties go to the larger ``alpha``) and refit
-    on all the data.
+``l1_path``
+    The same for the L1 strength, on the sparse solver with screening.
+
+The cross-validated estimators that run these paths on every fold,
+``LinearClassifierCV`` and ``LinearRegressorCV``, are in
+:mod:`primaldual.estimators_cv`.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.metrics import check_scoring
-from sklearn.model_selection import check_cv
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, validate_data
 
-from ._util import encode_pm1
-from .estimators import LinearClassifier, LinearRegressor, _check_number
-from .fitdata import add_intercept_column, combined_weights
+from .estimators import _check_number
+from .fitdata import add_intercept_column
 from .problem import Problem
 from .solvers import solve
 from .solvers.sparse import sparse_path
 
-__all__ = ["lam_max", "lam_grid", "path", "l1_path", "PathResult", "LinearClassifierCV",
-           "LinearRegressorCV"]
+__all__ = ["lam_max", "lam_grid", "path", "l1_path", "PathResult"]
 
 
 def lam_max(X, y, loss="hinge", *, penalty="l2", sample_weight=None, loss_params=None,
@@ -299,196 +291,3 @@ def _path_result(results, lams, fit_intercept, intercept_scaling, warm_start):
                       rel_gap=np.array([r.rel_gap for r in results]),
                       epochs=arr("n_epochs"), converged=arr("converged", bool),
                       time=arr("time"), warm_start=bool(warm_start), results=results)
-
-
-# ------------------------------------------------------- cross-validation
-class _CVMixin:
-    """``fit`` of the CV estimators (the base estimator supplies everything else)."""
-
-    _base = None          # LinearClassifier or LinearRegressor
-    _is_classifier = False
-
-    def _base_params(self):
-        names = self._base._get_param_names()
-        # penalty / l1_ratio are not CV parameters: the CV searches the L2 strength,
-        # given as alpha (so never C)
-        return {k: getattr(self, k) for k in names
-                if k not in ("alpha", "C", "warm_start") and hasattr(self, k)}
-
-    def _alpha_grid(self, X, y, sw):
-        if self.alphas is not None:
-            alphas = np.asarray(self.alphas, dtype=np.float64).ravel()
-            if alphas.size == 0 or not np.all(np.isfinite(alphas)) or np.any(alphas <= 0):
-                raise ValueError(f"alphas must be a non-empty array of finite values > 0, "
-                                 f"got {self.alphas!r}")
-            return np.sort(alphas)[::-1]
-        keep = sw > 0
-        X, y, c = X[keep], y[keep], sw[keep]
-        kw = dict(sample_weight=None if np.all(c == 1) else c, loss_params=self.loss_params,
-                  fit_intercept=self.fit_intercept,
-                  intercept_scaling=self.intercept_scaling)
-        if self._is_classifier:
-            classes = np.unique(y)
-            pos = classes[1:] if classes.size == 2 else classes
-            lmax = max(lam_max(X, encode_pm1(y, k), self.loss, **kw) for k in pos)
-        else:
-            lmax = lam_max(X, y, self.loss, **kw)
-        return lam_grid(lmax, self.n_alphas, self.eps)
-
-    def _objective_weights(self, y, sw):
-        """The weights of the objective: ``sample_weight`` times ``class_weight``."""
-        if self._is_classifier:
-            return combined_weights(y, np.unique(y), sw, self.class_weight)
-        return sw
-
-    def fit(self, X, y, sample_weight=None):
-        """Choose ``alpha`` by k-fold CV along a warm-started path, then refit on all data."""
-        X, y = validate_data(self, X, y, accept_sparse="csr",
-                             dtype=[np.float64, np.float32], order="C",
-                             y_numeric=not self._is_classifier)
-        if self._is_classifier:
-            check_classification_targets(y)
-            if np.unique(y).size < 2:
-                raise ValueError(f"{type(self).__name__} needs samples of at least 2 "
-                                 f"classes; y has only one class: {y[0]!r}")
-        sw = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                  ensure_non_negative=True, allow_all_zero_weights=True)
-        if not np.any(sw > 0):
-            raise ValueError("every sample weight is zero; give at least one sample a "
-                             "positive weight")
-        base = self._base(**self._base_params())
-        base._validate_params_values()
-        _check_number("n_alphas", self.n_alphas, integer=True)
-        c = self._objective_weights(y, sw)
-        alphas = self._alpha_grid(X, y, c)
-        cv = check_cv(self.cv, y, classifier=self._is_classifier)
-        scorer = check_scoring(base, scoring=self.scoring)
-        # held-out folds are scored with the objective's weights (None when all 1)
-        score_w = None if np.all(c == 1.0) else c
-        scores = []
-        n_unconverged = 0
-        n_fits = 0
-        for train, test in cv.split(X, y):
-            est = clone(base).set_params(warm_start=True)
-            row = []
-            for a in alphas:
-                est.set_params(alpha=float(a))
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", ConvergenceWarning)
-                    est.fit(X[train], y[train], sample_weight=sw[train])
-                for w in caught:
-                    if issubclass(w.category, ConvergenceWarning):
-                        n_unconverged += 1
-                    else:
-                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                n_fits += 1
-                if score_w is None:
-                    row.append(scorer(est, X[test], y[test]))
-                else:
-                    row.append(scorer(est, X[test], y[test], sample_weight=score_w[test]))
-            scores.append(row)
-        if n_unconverged:
-            warnings.warn(f"{type(self).__name__}: {n_unconverged} of {n_fits} fits along "
-                          f"the cross-validation path did not reach tol={self.tol:g} "
-                          f"within max_iter={self.max_iter} epochs"
-                          + (" (the solver's default budget)" if self.max_iter is None else "")
-                          + "; increase max_iter",
-                          ConvergenceWarning, stacklevel=2)
-        self.alphas_ = alphas
-        self.cv_scores_ = np.array(scores, dtype=np.float64)
-        mean = self.cv_scores_.mean(axis=0)
-        self.best_index_ = int(np.argmax(mean))     # first maximum: largest alpha
-        self.alpha_ = float(alphas[self.best_index_])
-        final = clone(base).set_params(alpha=self.alpha_).fit(X, y, sample_weight=sample_weight)
-        for k, v in vars(final).items():
-            if k.endswith("_") and not k.startswith("_"):
-                setattr(self, k, v)
-        return self
-
-
-_CV_DOC = """Cross-validated {base}: chooses ``alpha`` on a warm-started path.
-
-    The grid is ``alphas`` if given (sorted decreasingly), else ``n_alphas``
-    geometric values from :func:`lam_max` (computed on the whole training
-    set, intercept column included; for one-vs-rest the largest over the
-    classes) down to ``eps`` times it.  On every fold of ``check_cv(cv)`` a
-    ``{base}(warm_start=True)`` is fitted along the grid from the largest
-    ``alpha`` down and scored on the held-out fold with ``scoring`` (default:
-    the estimator's ``score``).  The ``alpha`` with the best mean score (ties:
-    the larger) is refitted on all the data.
-
-    Parameters
-    ----------
-    alphas : array, optional
-    n_alphas : int, default 20
-    eps : float, default 1e-3
-    cv : int, splitter or iterable, default None (5-fold{strat})
-    scoring : str or callable, optional
-    Other parameters: as {base} (without ``alpha``, ``C`` and ``warm_start``).
-
-    Attributes
-    ----------
-    alpha_ : float          the chosen alpha
-    alphas_ : ndarray       the grid, decreasing
-    cv_scores_ : ndarray (n_folds, n_alphas)
-    best_index_ : int
-    and every fitted attribute of {base} (from the final refit).
-    """
-
-
-class LinearClassifierCV(_CVMixin, LinearClassifier):
-    __doc__ = _CV_DOC.format(base="LinearClassifier", strat=", stratified")
-    _base = LinearClassifier
-    _is_classifier = True
-
-    def __init__(self, loss="squared_hinge", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
-                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=None,
-                 fit_intercept=True, intercept_scaling=1.0, class_weight=None,
-                 random_state=None, solver="auto", solver_options=None, n_jobs=None,
-                 verbose=0):
-        self.loss = loss
-        self.alphas = alphas
-        self.n_alphas = n_alphas
-        self.eps = eps
-        self.cv = cv
-        self.scoring = scoring
-        self.l1 = l1
-        self.loss_params = loss_params
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.solver = solver
-        self.solver_options = solver_options
-        self.n_jobs = n_jobs
-        self.verbose = verbose
-
-
-class LinearRegressorCV(_CVMixin, LinearRegressor):
-    __doc__ = _CV_DOC.format(base="LinearRegressor", strat="")
-    _base = LinearRegressor
-    _is_classifier = False
-
-    def __init__(self, loss="squared", *, alphas=None, n_alphas=20, eps=1e-3, cv=None,
-                 scoring=None, l1=0.0, loss_params=None, tol=1e-6, max_iter=None,
-                 fit_intercept=True, intercept_scaling=1.0, random_state=None,
-                 solver="auto", solver_options=None, n_jobs=None, verbose=0):
-        self.loss = loss
-        self.alphas = alphas
-        self.n_alphas = n_alphas
-        self.eps = eps
-        self.cv = cv
-        self.scoring = scoring
-        self.l1 = l1
-        self.loss_params = loss_params
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.random_state = random_state
-        self.solver = solver
-        self.solver_options = solver_options
-        self.n_jobs = n_jobs
-        self.verbose = verbose

@@ -35,8 +35,8 @@ def _setup(req, X, y):
     LinearClassifier = lazy_attr("primaldual.estimators", "LinearClassifier")
     LinearRegressor = lazy_attr("primaldual.estimators", "LinearRegressor")
     combined_weights = lazy_attr("primaldual.fitdata", "combined_weights")
-    LinearClassifierCV = lazy_attr("primaldual.regpath", "LinearClassifierCV")
-    LinearRegressorCV = lazy_attr("primaldual.regpath", "LinearRegressorCV")
+    LinearClassifierCV = lazy_attr("primaldual.estimators_cv", "LinearClassifierCV")
+    LinearRegressorCV = lazy_attr("primaldual.estimators_cv", "LinearRegressorCV")
     n = X.shape[0]
     common = dict(loss=req.loss_name, l1=req.l1, loss_params=req.solve_loss_params,
                   tol=req.tol, max_iter=req.max_epochs,

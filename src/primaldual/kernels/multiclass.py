@@ -253,15 +253,19 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
     shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
     which the driver seeds from ``random_state``), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
-    and class returns and the threshold halves.  ``sched`` (float64):
-    ``[active rows, threshold]``, updated in place.  Returns ``(status,
+    and class returns and the threshold halves.  With ``sched[2] > 0`` a pass
+    over every row (after such a return, and the first) goes in index order:
+    where the iterates outgrow the cache its memory reads then stream instead
+    of jumping.  ``sched`` (float64): ``[active rows, threshold, index-order
+    full passes]``, the first two updated in place.  Returns ``(status,
     epochs done, entries read)``."""
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
+    seq = sched[2] > 0.0
     for e in range(n_epochs):
         m = int(sched[0])
-        for t in range(m - 1, 0, -1):
+        for t in range(m - 1 if m < n or not seq else 0, 0, -1):
             r = int(_uniform(state) * (t + 1))
             act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
         status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
@@ -274,27 +278,43 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
             sched[0] = n
             for i in range(n):
                 act.n_cls[i] = K
+                if seq:
+                    act.rows[i] = i
     return STATUS_OK, n_epochs, reads
 
 
 @njit(cache=True, nogil=True)
-def cs_certificate(rows, beta, sw, coef, z, feas_tol):
+def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol, act, sched, back):
     """The exact check of the dual iterate in two passes over the rows:
-    ``coef = sum_i x_i^T beta_i`` (overwritten), then per row the scores
-    ``z = x_i coef`` and the loss ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.
-    Returns ``(sum_i sw_i loss_i, sum_i sw_i alpha_{i, y_i}, rows off the
-    simplex)`` with ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex
-    to ``feas_tol``; rows of weight 0 count for nothing)."""
+    ``coef = sum_i x_i^T beta_i`` (overwritten; a row is read once per class
+    with ``beta_ik != 0``, a few of the K, and skipping the zero products
+    leaves every sum bit for bit as the full product), ``alpha = beta / C``
+    (written), then per row the scores ``z = x_i coef`` and the loss
+    ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.  Returns ``(sum_i sw_i loss_i,
+    sum_i sw_i alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on
+    the simplex to ``feas_tol``; rows of weight 0 count for nothing).  When
+    ``coef`` is 0 the scores are 0 and the second pass reads no entries.
+    With a non-empty ``back`` (n, bool work array) the rows whose violation
+    over all K classes exceeds the shrinking threshold ``sched[1]`` return to
+    the active set ``act`` with every class (:func:`_bring_back`)."""
     K = coef.shape[1]
     coef[:] = 0.0
+    back[:] = False
     for i in range(beta.shape[0]):
         start = rows.indptr[i]
         off = rows.iptr[i] - start
-        for p in range(start, rows.indptr[i + 1]):
-            x = rows.data[p]
-            j = rows.indices[p + off]
-            for k in range(K):
-                coef[j, k] += x * beta[i, k]
+        for k in range(K):
+            b = beta[i, k]
+            alpha[i, k] = b / rows.C[i]
+            if b == 0.0:
+                continue
+            for p in range(start, rows.indptr[i + 1]):
+                coef[rows.indices[p + off], k] += rows.data[p] * b
+    zero = True                 # coef = 0 (a cold start): every score is 0, none is read
+    for j in range(coef.shape[0]):
+        for k in range(K):
+            if coef[j, k] != 0.0:
+                zero = False
     loss = 0.0
     conj = 0.0
     bad = 0
@@ -305,16 +325,18 @@ def cs_certificate(rows, beta, sw, coef, z, feas_tol):
             z[k] = 0.0
         start = rows.indptr[i]
         off = rows.iptr[i] - start
-        for p in range(start, rows.indptr[i + 1]):
+        for p in range(start, rows.indptr[i + 1] if not zero else start):
             x = rows.data[p]
             j = rows.indices[p + off]
             for k in range(K):
                 z[k] += x * coef[j, k]
         yi = rows.y[i]
+        if back.size:
+            back[i] = _violated(beta, i, yi, rows.C[i], z, sched[1])
         worst = 0.0
         total = 0.0
         for k in range(K):
-            a = beta[i, k] / rows.C[i]
+            a = alpha[i, k]
             total += a
             if k == yi:
                 if 1.0 - a < -feas_tol:
@@ -328,5 +350,38 @@ def cs_certificate(rows, beta, sw, coef, z, feas_tol):
         if abs(total) > feas_tol:
             bad += 1
         loss += sw[i] * worst
-        conj += sw[i] * (beta[i, yi] / rows.C[i])
+        conj += sw[i] * alpha[i, yi]
+    if back.size:
+        _bring_back(act, sched, back, K)
     return loss, conj, bad
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _violated(beta, i, yi, C, z, threshold):
+    """Whether row i's violation over all K classes (scores ``z``) exceeds the
+    shrinking threshold."""
+    minG = np.inf
+    maxG = -np.inf
+    for k in range(beta.shape[1]):
+        G = z[k] + (0.0 if k == yi else 1.0)
+        if beta[i, k] < (C if k == yi else 0.0) and G < minG:
+            minG = G
+        if G > maxG:
+            maxG = G
+    return maxG - minG > threshold
+
+
+@njit(cache=True, nogil=True)
+def _bring_back(act, sched, back, K):
+    """Return the rows flagged in ``back`` (:func:`_violated`) to the active
+    set with every class: a shrunk row joins ``act.rows[:m]``, an active row
+    with shrunk classes gets them back."""
+    m = int(sched[0])
+    for s in range(back.shape[0]):
+        i = act.rows[s]
+        if back[i]:
+            act.n_cls[i] = K
+            if s >= m:
+                act.rows[s], act.rows[m] = act.rows[m], act.rows[s]
+                m += 1
+    sched[0] = m
