@@ -20,23 +20,33 @@
    and 100,000 (fixed cost plus bytes over the loopback's rate).
 3. **Model**: on K machines at ``L`` s latency and ``B`` bytes/s,
 
-       T(K) = sum over rounds [ compute_round * nnz / K
-                                + trips * (L + dask_fixed)
-                                + bytes_round / B ]
+       T(K) = sum over rounds [ compute_round * nnz / K ]
+              + serial driver work (DiSCO "first": its preconditioner and
+                its evaluation at each new point, on partition 0's rows)
+              + trips * (L + K * dask_fixed / 2)
+              + rounds * bytes_round * (1 / B + 1 / loopback rate)
 
    with ``bytes_round = 16 d K`` through the client (a d-vector to and from
    each worker; a d x d matrix for Newton's explicit Hessian; DSO: ``8 d``
-   per worker per epoch, ``K`` trips per epoch), and one machine's time the
-   best of serial SDCA, serial Newton and CoCoA+ on one partition (no Dask).
-   Per-entry costs: the quiet-machine ones of solvers/_distributed_auto.py
-   (the load here inflates the measured ones unevenly; those are reported
-   too), Dask's fixed cost ``--dask-fixed`` (4 ms).  Printed for the full
+   per worker per epoch, ``K`` trips per epoch): the client sends and
+   receives the K messages of a round in turn, so their fixed cost and
+   copies grow with K (measured: a 2-worker call costs twice a 1-worker
+   call).  One machine's time: the best of serial SDCA, serial Newton and
+   CoCoA+ on one partition (no Dask).  Per-entry costs: the quiet-machine
+   ones of solvers/_distributed_auto.py (the load here inflates the
+   measured ones unevenly; those are reported too); Dask's fixed cost of a
+   round trip to 2 workers and the loopback rate: the last round-cost run's
+   (the calls straight to the workers, as the engines make them; loaded, so
+   an upper bound), or ``--dask-fixed``.  Printed for the full
    shapes (text 300,000 x 100,000; CCAT 781,265 x 47,236; covtype 581,012
    x 54) at 10 Gb/s and 0.5 ms.
-4. **Check** (``--validate``): a real 2-worker LocalCluster fit of
-   ``--validate-rows`` rows of the text shape (disco and newton), against
-   the model with the LocalCluster's measured fixed cost and rate and the
-   compute cost measured in process just before (the same load).
+4. **Check** (``--validate``, or ``--validate-only`` alone: 1.9 minutes on
+   an idle machine, 3.9 at a load of 8-10 on 2 cores): real 2-worker LocalCluster fits (disco and newton)
+   of ``--validate-rows`` rows of the text shape at ``lam n`` = 1 and 10,
+   and of the CCAT shape at ``lam n`` = 1, against the model of
+   :mod:`_cluster_calls` (every call of the engine and the driver's work
+   timed by micro-benchmarks on another sample, just before and after each
+   fit).
 
 Writes ``benchmarks/results/cluster-model.md``, ``cluster-model.jsonl`` (one
 record per run, reused by later invocations: ``--fresh`` redoes them) and
@@ -128,11 +138,13 @@ def run_one(X, y, method, K, lam):
             "rel_gap": float(r.rel_gap), "explicit": bool(tr.get("cg_iter", 1) == 0
                                                          and method == "newton"),
             "precond_passes": float(tr.get("precond_passes", 0.0)),
+            "newton_iter": int(tr.get("newton_iter", 0)), "cg_iter": int(tr.get("cg_iter", 0)),
             "preconditioner": kw.get("preconditioner")}
 
 
 def rounds_phase(args, records, jsonl):
-    done = {(r["shape"], r["lamn"], r["method"], r["K"]) for r in records if "lamn" in r}
+    done = {(r["shape"], r["lamn"], r["method"], r["K"]) for r in records
+            if "lamn" in r and r["method"] not in args.redo}
     for shape in args.shapes:
         X, y = sample(shape, args.rows)
         nnz = int(X.nnz)
@@ -170,25 +182,29 @@ class _Echo:
 
 
 def dask_round_costs(n_rounds=20):
-    """``(fixed seconds, bytes per second)`` of one round to 2 LocalCluster
-    workers' actors (a d-vector to and from each)."""
+    """``(fixed seconds, bytes per second, raw)`` of one round to 2 LocalCluster
+    workers' actors (a d-vector to and from each), the calls sent straight to
+    the workers as the engines send them (``direct_calls``); ``raw`` also has
+    the round to one worker at d = 100,000."""
     from distributed import Client, LocalCluster
+    from primaldual.distributed.dask_engine import direct_calls
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)
     try:
         client.wait_for_workers(2, timeout=60)
         workers = list(client.scheduler_info()["workers"])
-        actors = [client.submit(_Echo, actor=True, workers=[w]).result() for w in workers]
+        actors = [direct_calls(client.submit(_Echo, actor=True, workers=[w]).result(), client)
+                  for w in workers]
         out = {}
-        for d in (1_000, 100_000):
-            v = np.ones(d)
-            for a in actors:
+        for d, group in ((1_000, actors), (100_000, actors), ("100000 one", actors[:1])):
+            v = np.ones(d if isinstance(d, int) else 100_000)
+            for a in group:
                 a.echo(v).result()
             ts = []
             for _ in range(n_rounds):
                 t = time.perf_counter()
-                [f.result() for f in [a.echo(v) for a in actors]]
+                [f.result() for f in [a.echo(v) for a in group]]
                 ts.append(time.perf_counter() - t)
             out[d] = statistics.median(ts)
     finally:
@@ -259,16 +275,32 @@ def unit_costs(records, shape, anchored=True):
     return out
 
 
-def predict(rec, full, unit, latency, bandwidth, dask_fixed):
-    """Seconds on ``rec['K']`` machines for the full shape (module docstring)."""
+def predict(rec, full, unit, latency, bandwidth, dask_fixed, rate=None):
+    """``(seconds, compute, communication)`` on ``rec['K']`` machines for the
+    full shape (module docstring).  DiSCO with ``preconditioner="first"``: the
+    driver's preconditioner (``precond_passes``, already over partition 0's
+    share of the rows) and its evaluation at each new point run on the client
+    alone, not divided by K.  A round trip costs ``latency`` plus, per worker
+    message, half of ``dask_fixed`` (the client handles the K messages in turn)
+    and, per d-vector a message carries, its bytes at the loopback ``rate``
+    (the client's copies) and on the wire at ``bandwidth``."""
     n, d, nnz = full
     K, m = rec["K"], rec["method"]
-    compute = unit[m] * rec["passes"] * nnz / K
+    passes = rec["passes"]
+    serial = 0.0
+    if m == "disco" and K > 1:            # partition 0 on the driver (preconditioner="first")
+        pre = rec.get("precond_passes", 0.0)
+        points = rec.get("newton_iter", 0)
+        passes -= pre
+        serial = unit[m] * (pre + points / K) * nnz
+    compute = unit[m] * passes * nnz / K + serial
+    msg = 0.5 * dask_fixed
     if m == "dso":
-        comm = rec["trips"] * (latency + dask_fixed) + rec["rounds"] * 8.0 * d / bandwidth
+        comm = rec["trips"] * (latency + msg) + rec["rounds"] * 8.0 * d / bandwidth
     else:
         vec = 8.0 * (d * d if rec.get("explicit") else d)
-        comm = rec["trips"] * (latency + dask_fixed) + rec["rounds"] * 2.0 * vec * K / bandwidth
+        per_byte = 1.0 / bandwidth + (1.0 / rate if rate else 0.0)
+        comm = rec["trips"] * (latency + K * msg) + rec["rounds"] * 2.0 * vec * K * per_byte
     if K == 1:
         comm = 0.0
     return compute + comm, compute, comm
@@ -282,7 +314,7 @@ def serial_best(records, shape, lamn, full, unit):
         rs = [r for r in records if r.get("shape") == shape and r.get("lamn") == lamn
               and r["method"] == m and r["K"] == 1 and r["converged"]]
         if rs and m in unit:
-            t = unit[m] * rs[0]["passes"] * full[2]
+            t = unit[m] * rs[-1]["passes"] * full[2]
             if best is None or t < best[0]:
                 best = (t, "sdca" if m == "cocoa" else m)
     return best
@@ -316,12 +348,12 @@ def model_tables(records, costs, args):
                     if not rs or m not in unit:
                         cells.append("n/a")
                         continue
-                    r = rs[0]
+                    r = rs[-1]
                     if not r["converged"]:
                         cells.append("-" if r.get("skipped") else f"- ({r['rounds']})")
                         continue
                     t, _, _ = predict(r, full, unit, args.latency, args.bandwidth,
-                                      costs["fixed"])
+                                      costs["fixed"], costs.get("rate"))
                     grid.setdefault((shape, lamn, m), []).append((K, t))
                     cells.append(f"{_fmt(t)} ({r['rounds']})")
                 one = f"{_fmt(best[0])} ({best[1]})" if best else "n/a"
@@ -363,8 +395,8 @@ def breakeven_table(records, costs, args):
                           and r["converged"]]
                     if not rs or m not in unit:
                         continue
-                    _, comp, comm = predict(rs[0], (1, d, 1.0), unit, args.latency,
-                                            args.bandwidth, costs["fixed"])
+                    _, comp, comm = predict(rs[-1], (1, d, 1.0), unit, args.latency,
+                                            args.bandwidth, costs["fixed"], costs.get("rate"))
                     gain = one - comp               # per stored entry
                     if gain > 0:
                         rows = comm / gain / per_row
@@ -410,38 +442,40 @@ def plot(grid, args):
     fig.savefig(FIG, dpi=90)
 
 
-def validate(args, costs):
-    """A real 2-worker LocalCluster fit against the model's prediction."""
+VALIDATE_COMMAND = "python benchmarks/bench_cluster_model.py --validate-only"
+#: the checks: (shape, lam n, methods, Client(direct_to_workers=...), role); the
+#: held-out ones were not looked at while the model's terms were chosen; the
+#: last sends the actors' calls through the scheduler (Dask's route for a
+#: client made with direct_to_workers=False; the engine's before issue 34)
+VALIDATE = (("text", 1.0, ("disco", "newton"), None, "model"),
+            ("text", 10.0, ("disco", "newton"), None, "held out"),
+            ("ccat", 1.0, ("disco", "newton"), None, "held out"),
+            ("text", 1.0, ("disco", "newton"), False, "held out"))
+
+
+def validate(args):
+    """Real 2-worker LocalCluster fits against the model of
+    :mod:`_cluster_calls`, every cost measured just before on another sample."""
     from distributed import Client, LocalCluster
-    X, y = sample("text", args.validate_rows, seed=1)
-    lam = 1.0 / X.shape[0]
+    from _cluster_calls import validate_one
+    out = []
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
-    client = Client(cluster)
-    out = []
     try:
-        client.wait_for_workers(2, timeout=60)
-        for m in ("disco", "newton"):
-            kw = dict(loss="logistic", lam=lam, tol=1e-6, solver=m, n_partitions=2,
-                      max_epochs=CAP[m])
-            solve(X[:500], y[:500], **kw, client=client)                # compile
-            local = solve(X, y, **kw)
-            dist = solve(X, y, **kw, client=client)
-            tr = local.trace[-1]
-            call = dist.trace[-1].get("call_ms", float("nan")) / 1e3
-            compute = float(local.time) / 2.0
-            comm = tr["calls"] * costs["fixed"] + tr["reductions"] * 16.0 * X.shape[1] * 2 \
-                / costs["rate"]
-            pred = compute + comm
-            out.append({"method": m, "rows": X.shape[0], "d": X.shape[1], "nnz": int(X.nnz),
-                        "in_process_s": float(local.time), "predicted_s": pred,
-                        "measured_s": float(dist.time), "calls": tr["calls"],
-                        "reductions": tr["reductions"], "call_ms": 1e3 * call,
-                        "ratio": float(dist.time) / pred, "load": os.getloadavg()[0],
-                        "same_iterates": bool(np.allclose(local.coef, dist.coef, atol=1e-10))})
-            print(out[-1], flush=True)
+        samples = {}
+        for shape, lamn, methods, direct, role in VALIDATE:
+            if shape not in args.validate_shapes:
+                continue
+            if shape not in samples:
+                rows = args.validate_rows if shape == "text" else args.validate_rows_ccat
+                samples[shape] = (sample(shape, rows, seed=1), sample(shape, rows, seed=3))
+            (Xv, yv), (Xc, yc) = samples[shape]
+            with Client(cluster, direct_to_workers=direct) as client:
+                client.wait_for_workers(2, timeout=60)
+                route = ", through the scheduler" if direct is False else ""
+                tag = f"{shape}, lam n = {lamn:g}{route} ({role})"
+                out += validate_one(client, Xv, yv, Xc, yc, lamn, methods, CAP, tag)
     finally:
-        client.close()
         cluster.close()
     return out
 
@@ -463,10 +497,10 @@ def render(records, costs, checks, args):
              "per-entry costs (`solvers/_distributed_auto.py`: 7.5 ns an entry of an SDCA "
              "epoch or a CoCoA+ local pass, 2.5 ns of a Newton or DiSCO pass; DSO's epoch "
              "at its cost measured here relative to CoCoA+'s pass), and "
-             f"Dask's fixed cost of a round trip at {1e3 * costs['fixed']:.1f} ms (a "
-             "LocalCluster's bare actor ping on a quieter machine, docs/distributed.md); "
-             "the check against a real LocalCluster below uses this run's own "
-             "measurements instead.", "",
+             f"Dask's fixed cost of a round trip to 2 workers at {1e3 * costs['fixed']:.1f} "
+             f"ms and its loopback rate as measured below (load {costs.get('load', 0):.0f}: "
+             "an upper bound on an idle machine's); the check against a real LocalCluster "
+             "below measures its own costs.", "",
              "Per-entry costs measured here (ns, loaded): " + "; ".join(
                  f"{sh}: " + ", ".join(f"{m} {1e9 * v:.0f}" for m, v in
                                        unit_costs(records, sh, anchored=False).items())
@@ -474,27 +508,24 @@ def render(records, costs, checks, args):
              "Dask round on a 2-worker LocalCluster here (a d-vector to and from each "
              f"worker's actor): {1e3 * costs.get('measured_fixed', costs['fixed']):.1f} ms "
              f"at d = 1,000, {1e3 * costs['t100k']:.1f} ms at d = 100,000 (loopback rate "
-             f"{costs['rate'] / 1e6:.0f} MB/s).", "",
-             "Model: `T(K) = sum over rounds [compute_round * nnz / K + trips * (latency + "
-             "dask_fixed) + bytes_round / bandwidth]`, bytes through the client (16 d K a "
-             "round; 16 d^2 K for Newton's explicit Hessian; DSO 8 d per epoch and K trips "
-             "an epoch); `one machine` is the fastest of serial SDCA, serial Newton and CoCoA+ "
+             f"{costs['rate'] / 1e6:.0f} MB/s"
+             + (f"; to one worker {1e3 * costs['t100k_one']:.1f} ms at d = 100,000: the "
+                "client handles the messages in turn" if "t100k_one" in costs else "")
+             + ").", "",
+             "Model: `T(K) = sum over rounds [compute_round * nnz / K] + DiSCO's driver work "
+             "(its preconditioner and its evaluation at each new point, on partition 0's rows, "
+             "on the client alone: not divided by K) + trips * (latency + K * dask_fixed / 2) "
+             "+ rounds * bytes_round * (1 / bandwidth + 1 / loopback rate)`, bytes through "
+             "the client (16 d K a round; 16 d^2 K for Newton's explicit Hessian; DSO 8 d per "
+             "epoch and K trips an epoch): the client handles a round's K messages in turn, "
+             "so their fixed cost and copies grow with K; `one machine` is the fastest of serial SDCA, serial Newton and CoCoA+ "
              "with one partition (serial SDCA with its line search), without Dask.", ""]
     tab, grid = model_tables(records, costs, args)
     lines += breakeven_table(records, costs, args)
     lines += tab
     if checks:
-        lines += ["## The model against a real 2-worker LocalCluster", "",
-                  "Text shape, `lam n = 1`, K = 2 (one partition a worker).  Predicted: "
-                  "half the in-process time (the two partitions at once) plus, per call, "
-                  "the LocalCluster's fixed round cost and the bytes at its rate.", "",
-                  "| method | rows | in process s | predicted s | measured s | measured / "
-                  "predicted | calls | call ms | load |", "|---|---|---|---|---|---|---|---|---|"]
-        for c in checks:
-            lines.append(f"| {c['method']} | {c['rows']:,} | {c['in_process_s']:.2f} | "
-                         f"{c['predicted_s']:.2f} | {c['measured_s']:.2f} | {c['ratio']:.2f} | "
-                         f"{c['calls']} | {c['call_ms']:.1f} | {c['load']:.0f} |")
-        lines.append("")
+        from _cluster_calls import render_checks
+        lines += render_checks(checks, VALIDATE_COMMAND, getattr(args, "earlier_checks", []))
     OUT.joinpath(args.out).write_text("\n".join(lines) + "\n")
     plot(grid, args)
 
@@ -509,19 +540,30 @@ def parse(argv=None):
     ap.add_argument("--latency", type=float, default=5e-4)
     ap.add_argument("--bandwidth", type=float, default=1.25e9, help="bytes per second")
     ap.add_argument("--validate", action="store_true")
-    ap.add_argument("--validate-rows", type=int, default=60_000)
+    ap.add_argument("--validate-only", action="store_true",
+                    help="only the check against a real LocalCluster (the rest from "
+                         "cluster-model.jsonl)")
+    ap.add_argument("--validate-rows", type=int, default=120_000)
+    ap.add_argument("--validate-rows-ccat", type=int, default=100_000)
+    ap.add_argument("--validate-shapes", default="text,ccat")
     ap.add_argument("--fresh", action="store_true")
-    ap.add_argument("--dask-fixed", type=float, default=0.004,
-                    help="seconds of Dask's fixed cost a round trip in the tables (default "
-                         "4 ms, a LocalCluster's bare actor ping on a quieter machine, "
-                         "docs/distributed.md); 0: the one measured in this run")
+    ap.add_argument("--redo", default="", help="methods whose round records are run again "
+                    "(the new records replace the old)")
+    ap.add_argument("--dask-fixed", type=float, default=0.0,
+                    help="seconds of Dask's fixed cost of a round trip to 2 workers in the "
+                         "tables; 0 (default): the one measured by the last round-cost run "
+                         "(cluster-model.jsonl)")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--round-costs", action="store_true",
+                    help="measure Dask's round costs again (with --report-only)")
     ap.add_argument("--out", default="cluster-model.md")
     a = ap.parse_args(argv)
     a.shapes = a.shapes.split(",")
     a.lamn = [float(v) for v in a.lamn.split(",")]
     a.methods = a.methods.split(",")
     a.Ks = [int(v) for v in a.Ks.split(",")]
+    a.validate_shapes = a.validate_shapes.split(",")
+    a.redo = [m for m in a.redo.split(",") if m]
     return a
 
 
@@ -533,24 +575,32 @@ def main(argv=None):
     for r in records:       # the first batch ran "disco" with the averaged preconditioner
         if r.get("method") == "disco" and "lamn" in r and "preconditioner" not in r:
             r["method"] = "disco_avg"
-    if not args.report_only:
+    if not args.report_only and not args.validate_only:
         with path.open("w" if args.fresh else "a") as fh:
             rounds_phase(args, records, fh)
             calibrate(args, records, fh)
-    costs = next((r["costs"] for r in reversed(records) if "costs" in r), None)
-    if costs is None or (args.validate and not args.report_only):
+    costs = next((dict(r["costs"], load=r.get("load", 0.0)) for r in reversed(records)
+                  if "costs" in r), None)
+    if costs is None or args.round_costs or (args.validate and not args.report_only
+                                             and not args.validate_only):
         fixed, rate, raw = dask_round_costs()
-        costs = {"fixed": fixed, "rate": rate, "t100k": raw[100_000]}
+        costs = {"fixed": fixed, "rate": rate, "t100k": raw[100_000],
+                 "t100k_one": raw["100000 one"], "direct": True}
+        load = os.getloadavg()[0]
         with path.open("a") as fh:
-            fh.write(json.dumps({"costs": costs, "load": os.getloadavg()[0]}) + "\n")
-        records.append({"costs": costs})
+            fh.write(json.dumps({"costs": costs, "load": load}) + "\n")
+        records.append({"costs": costs, "load": load})
+        costs = dict(costs, load=load)
     checks = next((r["checks"] for r in reversed(records) if "checks" in r), [])
-    if args.validate and not args.report_only:
-        checks = validate(args, costs)
+    if (args.validate or args.validate_only) and not args.report_only:
+        checks = validate(args)
         with path.open("a") as fh:
             fh.write(json.dumps({"checks": checks}) + "\n")
     if args.dask_fixed:
         costs = dict(costs, measured_fixed=costs["fixed"], fixed=args.dask_fixed)
+    # the earlier runs of this model's check (their records carry "config")
+    args.earlier_checks = [r["checks"] for r in records if "checks" in r
+                           and r["checks"] and "config" in r["checks"][0]][:-1]
     render([r for r in records if "shape" in r], costs, checks, args)
 
 

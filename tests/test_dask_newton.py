@@ -124,6 +124,26 @@ def test_dask_equals_in_process(client, loss, K):
     assert dist.trace[-1]["recoveries"] == 0
 
 
+def test_actor_calls_go_straight_to_the_workers_unless_the_client_says_not(cluster, client):
+    """The partitions' actors are called straight on their workers (not through
+    the scheduler), except from a client made with ``direct_to_workers=False``;
+    both routes give the same fit."""
+    from primaldual.distributed.dask_engine import place_problem
+    X, y = _data("logistic")
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    ptr = np.array([0, 75, 150])
+    assert [type(a).__name__ for a in place_problem(prob, ptr, client, 60.0).actors] \
+        == ["DirectActor"] * 2
+    kw = dict(loss="logistic", lam=1e-2, solver="newton", tol=1e-10, n_partitions=2)
+    with distributed.Client(cluster, direct_to_workers=False) as routed:
+        assert [type(a).__name__ for a in place_problem(prob, ptr, routed, 60.0).actors] \
+            == ["Actor"] * 2
+        through = solve(X, y, client=routed, **kw)
+    straight = solve(X, y, client=client, **kw)
+    assert straight.converged
+    np.testing.assert_array_equal(straight.coef, through.coef)
+
+
 def test_dask_explicit_hessian_equals_in_process(client):
     X, y = _data("logistic", dense=True)
     kw = dict(loss="logistic", lam=1e-3, solver="newton", tol=1e-11, random_state=0,
