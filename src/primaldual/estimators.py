@@ -13,11 +13,9 @@ or LIBLINEAR's ``C`` (``lam = 1/(C W)``), not both; with neither, that of ``C = 
   CSR ``hstack`` for sparse input) and its weight is regularized like the
   others, as in LIBLINEAR; ``intercept_ = intercept_scaling * w_b``.
 * Rows of weight 0 are removed before solving (exact); their ``dual_coef_`` is 0.
-* ``warm_start=True`` starts from the previous ``dual_coef_`` unscaled: the
-  dual box ``-alpha_i in dom phi*(.; y_i)`` depends on the loss and the label
-  only, so the old point is feasible for any new strength and weights; a primal
-  method (``l1cd`` on an L1 model, Newton) starts from the previous
-  coefficients, handed over with it.
+* ``warm_start=True`` starts from the previous ``dual_coef_`` unscaled (its box
+  depends on the loss and labels only: feasible at any new strength and
+  weights), a primal method from the previous coefficients.
 * ``gap_``, ``rel_gap_``: the certified gap clipped at 0 (rounding can make ``P - D``
   a few ulps negative); the raw values are ``primal_`` and ``dual_``.
 """
@@ -236,24 +234,11 @@ class _LinearBase(BaseEstimator):
             else X
         return Xa
 
-    def _warm_point(self, k, alpha):
-        """The previous fit's problem ``k`` as a warm start: its dual vector
-        ``alpha`` and its coefficients (the intercept column's weight
-        ``intercept_ / intercept_scaling``), so that a dual method starts from
-        the one and a primal method from the other (a pure L1 model has no
-        ``w(alpha)``)."""
-        coef = np.atleast_2d(self.coef_)[k]
-        if self.fit_intercept:
-            b = np.atleast_1d(self.intercept_)[k] / float(self.intercept_scaling)
-            coef = np.append(coef, b)
-        return SolveResult(coef=np.array(coef, dtype=np.float64), dual_coef=alpha,
-                           primal=math.nan, dual=math.nan, gap=math.nan, solver="warm_start",
-                           options={}, converged=False, n_epochs=0.0, time=0.0, trace=[])
-
-    def _previous_dual_coef(self, n_problems, n):
-        """The dual point to warm start from, or ``[None]*n_problems``."""
+    def _warm_starts(self, n_problems, n, sel):
+        """Each problem's warm start (``None``: cold): the previous fit's dual
+        vector (rows ``sel``) and coefficients, for dual and primal methods."""
         if not (self.warm_start and hasattr(self, "dual_coef_")):
-            return None
+            return [None] * n_problems
         prev = np.atleast_2d(self.dual_coef_)
         if prev.shape != (n_problems, n):
             raise ValueError(
@@ -261,7 +246,14 @@ class _LinearBase(BaseEstimator):
                 f"fit: dual_coef_ has shape {np.shape(self.dual_coef_)} but this fit has "
                 f"{n} samples and {n_problems} subproblem(s); set warm_start=False or refit "
                 f"on the same data")
-        return prev
+        coefs = np.atleast_2d(self.coef_)
+        if self.fit_intercept:
+            b = np.atleast_1d(self.intercept_) / self.intercept_scaling
+            coefs = np.hstack([coefs, b[:, None]])
+        return [SolveResult(coef=np.array(w, float), dual_coef=a[sel], primal=math.nan,
+                            dual=math.nan, gap=math.nan, solver="warm_start", options={},
+                            converged=False, n_epochs=0.0, time=0.0, trace=[])
+                for w, a in zip(coefs, prev)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -427,9 +419,7 @@ class LinearClassifier(ClassifierMixin, _LinearBase):
         else:
             targets = [encode_pm1(yk, cl) for cl in classes]
             labels = list(classes)
-        prev = self._previous_dual_coef(len(targets), n)
-        warm = [None] * len(targets) if prev is None else [
-            self._warm_point(k, a[sel]) for k, a in enumerate(prev)]
+        warm = self._warm_starts(len(targets), n, sel)
         seeds = spawn_seeds(self.random_state, len(targets))
         lam = self._strength(float(ck.sum()))
         results = self._fit_problems(Xa, targets, weights, warm, seeds, lam, labels)
@@ -582,8 +572,7 @@ class LinearRegressor(RegressorMixin, _LinearBase):
             Xa = Xa[keep]
         swk = sw[keep]
         weights = None if np.all(swk == 1.0) else swk
-        prev = self._previous_dual_coef(1, n)
-        warm = [None] if prev is None else [self._warm_point(0, prev[0][sel])]
+        warm = self._warm_starts(1, n, sel)
         seeds = spawn_seeds(self.random_state, 1)
         lam = self._strength(float(swk.sum()))
         (res,) = self._fit_problems(Xa, [y[keep]], weights, warm, seeds, lam, [None])
