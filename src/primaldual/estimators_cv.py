@@ -328,6 +328,14 @@ _CV_DOC = """Cross-validated {base}: chooses the strength on a warm-started path
     """
 
 
+def _store_params(est, params):
+    """Each ``__init__`` argument stored unchanged under its own name
+    (scikit-learn's estimator contract: no validation in ``__init__``)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(est, name, value)
+
+
 class LinearClassifierCV(_CVMixin, LinearClassifier):
     __doc__ = _CV_DOC.format(base="LinearClassifier", strat=", stratified", scores=(
         "scores_ : dict   ``cv_scores_`` for each class key (scikit-learn's\n"
@@ -340,28 +348,7 @@ class LinearClassifierCV(_CVMixin, LinearClassifier):
                  loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, random_state=None,
                  solver="auto", solver_options=None, n_jobs=None, verbose=0):
-        self.loss = loss
-        self.Cs = Cs
-        self.alphas = alphas
-        self.n_alphas = n_alphas
-        self.eps = eps
-        self.cv = cv
-        self.scoring = scoring
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.refit = refit
-        self.l1 = l1
-        self.loss_params = loss_params
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.class_weight = class_weight
-        self.random_state = random_state
-        self.solver = solver
-        self.solver_options = solver_options
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        _store_params(self, locals())
 
 
 class LinearRegressorCV(_CVMixin, LinearRegressor):
@@ -374,24 +361,4 @@ class LinearRegressorCV(_CVMixin, LinearRegressor):
                  loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
                  intercept_scaling=1.0, random_state=None, solver="auto",
                  solver_options=None, n_jobs=None, verbose=0):
-        self.loss = loss
-        self.Cs = Cs
-        self.alphas = alphas
-        self.n_alphas = n_alphas
-        self.eps = eps
-        self.cv = cv
-        self.scoring = scoring
-        self.penalty = penalty
-        self.l1_ratio = l1_ratio
-        self.refit = refit
-        self.l1 = l1
-        self.loss_params = loss_params
-        self.tol = tol
-        self.max_iter = max_iter
-        self.fit_intercept = fit_intercept
-        self.intercept_scaling = intercept_scaling
-        self.random_state = random_state
-        self.solver = solver
-        self.solver_options = solver_options
-        self.n_jobs = n_jobs
-        self.verbose = verbose
+        _store_params(self, locals())
