@@ -161,22 +161,14 @@ class _Watch:
 
     def leg_need(self) -> float:
         """Model seconds to tol at the leg's rate from its first check to now
-        (the better of the relative and the absolute gap)."""
-        if len(self.epochs) < 2:
-            return math.inf
-        work = (self.epochs[-1] - self.epochs[0]) * self.epoch_s
+        (:meth:`progress` over the whole leg; the better of the relative and
+        the absolute gap)."""
+        work = (self.epochs[-1] - self.epochs[0]) * self.epoch_s if self.epochs else 0.0
         if not work > 0:
             return math.inf
         rel = [g for _, g in self.points]
-        needs = []
-        for gaps, target in ((rel, self.sup.tol), (self.abs_gaps,
-                                                   self.sup.tol * abs(self.best_p))):
-            first, now = gaps[0], min(gaps)
-            if not (target > 0 and now > target):
-                return 0.0
-            if first > now > 0:
-                needs.append(math.log10(now / target) * work / math.log10(first / now))
-        return min(needs, default=math.inf)
+        return min(self.progress(gaps, [0], target, work)[2] for gaps, target in (
+            (rel, self.sup.tol), (self.abs_gaps, self.sup.tol * abs(self.best_p))))
 
     def cost_verdict(self, work) -> str:
         """A leg run as a cost probe (its own prediction is its whole budget,
