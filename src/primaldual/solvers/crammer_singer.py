@@ -113,7 +113,6 @@ class CrammerSingerDual(MulticlassDualSolver):
     def init_state(self, warm_start):
         prob = self.problem
         alpha = self._warm_alpha(warm_start)
-        zero = np.empty(0, dtype=np.int64)
         if alpha is None:
             alpha = np.zeros((prob.n, prob.K))
             # a zero row's block is solved once: alpha_y = 1, alpha_m = -1 (m != y)
@@ -121,8 +120,9 @@ class CrammerSingerDual(MulticlassDualSolver):
             alpha[zero, prob.y[zero]] = 1.0
             alpha[zero, (prob.y[zero] + 1) % prob.K] = -1.0
         self.beta = np.ascontiguousarray(alpha * self.C[:, None])
-        cold = warm_start is None and zero.size == 0        # beta = 0: coef = 0
-        self.coef = np.zeros((prob.d, prob.K)) if cold else self._coef_of(self.beta)
+        # a cold start: beta is 0 but on rows of zeros, so coef = 0
+        self.coef = (np.zeros((prob.d, prob.K)) if warm_start is None
+                     else self._coef_of(self.beta))
         self.n_epochs_done = 0
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
