@@ -50,7 +50,14 @@ class DiscoOptions(NewtonOptions):
                               doc="direction='giant': each local CG stops at "
                                   "||res|| <= local_tol ||grad f||")
     local_max_iter: int = number(200, integer=True, low=1.0, strict=False,
-                                 doc="direction='giant': local CG steps at most")
+                                 doc="direction='giant': local CG steps (or SDCA "
+                                     "epochs) at most")
+    local_solver: str = choice("cg", "cg", "sdca",
+                               doc="direction='giant': the local Newton systems by "
+                                   "preconditioned CG or by dual coordinate ascent")
+    local_gap: float = number(1e-2, low=0.0, high=1.0, high_strict=True,
+                              doc="local_solver='sdca': stop at a local duality gap "
+                                  "<= local_gap times the local dual's magnitude")
     init_epochs: int | str = number("auto", integer=True, low=0.0, strict=False,
                                     also=("auto",),
                                     doc="local SDCA passes of a CoCoA+ first round to start "
@@ -155,6 +162,7 @@ class DiscoSolver(NewtonSolver):
         self.coarse = int(o.precond_coarse)
         self.local_tol = float(o.local_tol)
         self.local_max_iter = int(o.local_max_iter)
+        self.local_solver = o.local_solver
 
     def _choose_explicit(self, mode):
         return False
@@ -242,9 +250,11 @@ class DiscoSolver(NewtonSolver):
         if not math.sqrt(dot(self.g, self.g)) > 0.0:
             self.stall = "no_step"
             return
-        s, it, local = self.data.local_newton(self.g, self.problem.lam + self.mu, self.sweeps,
-                                              self.coarse, self.local_tol,
-                                              self.local_max_iter)
+        sdca = self.local_solver == "sdca"
+        s, it, local = self.data.local_newton(
+            self.g, self.problem.lam + self.mu, self.sweeps, self.coarse,
+            float(self.opts.local_gap) if sdca else self.local_tol, self.local_max_iter,
+            self.local_solver, int(self.rng.integers(2**31)) if sdca else 0)
         self.cg_iter += it
         self.passes += local
         self.precond_passes += local
