@@ -55,7 +55,7 @@ class DiscoOptions(NewtonOptions):
     local_solver: str = choice("cg", "cg", "sdca",
                                doc="direction='giant': the local Newton systems by "
                                    "preconditioned CG or by dual coordinate ascent")
-    local_gap: float = number(1e-2, low=0.0, high=1.0, high_strict=True,
+    local_gap: float = number(0.1, low=0.0, high=1.0, high_strict=True,
                               doc="local_solver='sdca': stop at a local duality gap "
                                   "<= local_gap times the local dual's magnitude")
     init_epochs: int | str = number("auto", integer=True, low=0.0, strict=False,
