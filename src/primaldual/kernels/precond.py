@@ -19,12 +19,14 @@ the same coordinate steps, as a solver rather than a fixed map: the dual of
 ``min_p 1/2 sum_i a_i (x_i . p)^2 + lam/2 ||p||^2 + g . p`` is
 ``D(beta) = -sum_i beta_i^2 / (2 a_i) - lam/2 ||p(beta)||^2`` with
 ``p(beta) = -(g + X^T beta) / lam``, and the duality gap is
-``sum_i (a_i x_i . p - beta_i)^2 / (2 a_i)``.  Epochs sweep a given order
-forward, then backward, and so on, until the gap, summed over an epoch at
-the points the steps saw (as LIBLINEAR's dual solvers test their stale
-projected gradients), is at most ``tol (-D(beta))``: then
-``Q(p) - Q* <= tol/(1-tol) (Q(0) - Q*)``, a relative error of about
-``sqrt(tol)`` in the ``A_k + lam I`` norm.  Each epoch takes a new random
+``sum_i (a_i x_i . p - beta_i)^2 / (2 a_i)``.  Epochs run coordinate steps
+until the gap, summed over an epoch at the points the steps saw (as
+LIBLINEAR's dual solvers test their stale projected gradients), is at most
+``tol (-D(beta))``.  Were that the exact gap, ``Q(p) - Q* <= tol/(1-tol)
+(Q(0) - Q*)``: a relative error of at most ``sqrt(tol/(1-tol))`` in the
+``A_k + lam I`` norm; the summed gap is an estimate (its squared error was
+measured up to 1.3 times that bound on the squared hinge), which costs no
+pass.  Each epoch takes a new random
 permutation: cyclic sweeps in one order were measured to stall on text whose
 rows share a direction (the equal off-diagonal case where cyclic coordinate
 descent is slowest, Sun & Ye 2019).
