@@ -5,8 +5,8 @@ Logistic, lam = 1e-5, on the shared-vocabulary text (full size, or
 ``--rows``) and on a9a and reuters as given, for serial SDCA and serial
 Newton and, at K = 2, 4, 8 contiguous partitions, DiSCO (PCG preconditioned
 by partition 0's local Hessian) and GIANT (the partitions' local Newton
-directions averaged) with its local systems solved by CG (default) and by
-dual coordinate ascent (``local_solver="sdca"``).  Passes count the reads of all rows (evaluations and
+directions averaged) with its local systems solved by CG
+(``local_solver="cg"``) and by dual coordinate ascent (``"sdca"``).  Passes count the reads of all rows (evaluations and
 Hessian-vector products); the partitions' local work is counted apart, in
 passes over a partition's rows.  The counts do not depend on the machine's
 load.  Appends to ``results/dask-newton-passes.jsonl``.
@@ -47,7 +47,8 @@ def _runs():
     yield "serial Newton", None, dict(solver="newton")
     for K in KS:
         yield "DiSCO (PCG)", K, dict(solver="disco", n_partitions=K)
-        yield "GIANT", K, dict(solver="disco", direction="giant", n_partitions=K)
+        yield "GIANT, local CG", K, dict(solver="disco", direction="giant",
+                                         local_solver="cg", n_partitions=K)
         yield "GIANT, local SDCA", K, dict(solver="disco", direction="giant",
                                            local_solver="sdca", n_partitions=K,
                                            random_state=0)
