@@ -164,6 +164,23 @@ def test_giant_local_sdca_certifies_the_serial_optimum(loss, K):
         assert primal - dual <= 1e-12 * abs(primal) + 1e-15
 
 
+def test_local_solver_auto_follows_d():
+    """local_solver="auto": CG up to GIANT_CG_MAX_D columns, the local SDCA above."""
+    from primaldual.solvers.disco import GIANT_CG_MAX_D
+    X, y = make_shared_vocab_text(n_samples=300, n_features=GIANT_CG_MAX_D + 200,
+                                  random_state=2)
+    kw = dict(loss="logistic", lam=1e-2, solver="disco", direction="giant", tol=1e-8,
+              n_partitions=2, random_state=0)
+    wide = [solve(X, y, local_solver=ls, **kw) for ls in ("auto", "sdca", "cg")]
+    narrow = [solve(X[:, :GIANT_CG_MAX_D], y, local_solver=ls, **kw)
+              for ls in ("auto", "cg", "sdca")]
+    for auto, same, other in (wide, narrow):
+        assert auto.converged and same.converged and other.converged
+        np.testing.assert_array_equal(auto.coef, same.coef)
+        assert auto.trace[-1]["precond_passes"] == same.trace[-1]["precond_passes"]
+        assert auto.trace[-1]["precond_passes"] != other.trace[-1]["precond_passes"]
+
+
 def test_passes_do_not_follow_the_conditioning():
     """Coherent text (mean row cosine about 0.5) at lam n = 1: Newton-CG's CG
     steps follow sqrt(||H|| / lam); GIANT's local directions do not."""
