@@ -39,7 +39,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
                               "subspace",
                               doc="how the parts' updates combine: an exact line search, "
                                   "CoCoA+ adding, CoCoA averaging, or a search on their span")
-    memory: int = number(3, integer=True, low=0.0,
+    memory: int = number(3, integer=True, low=0.0, strict=False,
                          doc="aggregation='subspace': the last steps searched over with "
                              "the parts' updates")
     local_solver: str = choice("sdca", "sdca", "uniform",
