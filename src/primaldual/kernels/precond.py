@@ -24,12 +24,10 @@ until the gap, summed over an epoch at the points the steps saw (as
 LIBLINEAR's dual solvers test their stale projected gradients), is at most
 ``tol (-D(beta))``.  Were that the exact gap, ``Q(p) - Q* <= tol/(1-tol)
 (Q(0) - Q*)``: a relative error of at most ``sqrt(tol/(1-tol))`` in the
-``A_k + lam I`` norm; the summed gap is an estimate (its squared error was
-measured up to 1.3 times that bound on the squared hinge), which costs no
-pass.  Each epoch takes a new random
-permutation: cyclic sweeps in one order were measured to stall on text whose
-rows share a direction (the equal off-diagonal case where cyclic coordinate
-descent is slowest, Sun & Ye 2019).
+``A_k + lam I`` norm; the summed gap, which costs no pass, is an estimate
+(measured up to 1.3 times that bound on the squared hinge).  Each epoch
+takes a new random permutation: one order swept again stalled on text
+whose rows share a direction (cyclic coordinate descent's worst case).
 """
 from __future__ import annotations
 
