@@ -298,8 +298,8 @@ class NewtonBlock:
         ``solver="cg"``: local preconditioned CG to ``||res|| <= tol ||g||``
         (:meth:`LocalSolve.solve`, ``steps`` its CG steps); ``"sdca"``: dual
         coordinate ascent to a duality gap of ``tol`` times the dual's
-        (:func:`~primaldual.distributed.local_precond.dual_cd_solve`, rows in
-        a permutation from ``seed``, ``steps`` its epochs)."""
+        (:func:`~primaldual.distributed.local_precond.dual_cd_solve`, each
+        epoch's permutation drawn from ``seed``, ``steps`` its epochs)."""
         g = np.ascontiguousarray(g, dtype=np.float64)
         c = self.curv[self.current]
         bounds = list(self._bounds())
