@@ -200,7 +200,8 @@ def write_table(records, args):
              "grad f, a Hessian-vector product: one distributed product with X and X^T "
              "each); `+ N local` is the work each partition does on its own rows "
              "between rounds (DiSCO's preconditioner: 4 passes over the rows it runs "
-             "on an application; GIANT's local CG), in passes over the partition's "
+             "on an application; GIANT's local CG or local SDCA epochs), in passes over the "
+             "partition's "
              "rows, the partitions at once; `x SDCA's epochs` compares the passes, and "
              "in parentheses the passes with the local ones; `reductions` counts the "
              "rounds that gather a vector from every worker.",
