@@ -23,7 +23,8 @@ from ..validation import check_X
 from ..losses.dispatch import BUILTIN
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
-from ..kernels.subspace_step import apply_subspace_step, subspace_terms
+from ..kernels.subspace_step import (apply_subspace_step, subspace_max_step,
+                                     subspace_terms)
 from ..kernels.summed_step import apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
@@ -196,6 +197,22 @@ class PartitionBlock:
             e, ok = subspace_terms(self.kind, self.param, self.y, self.cw, self.alpha, U,
                                    a, b, coef, g, H)
             out.append((float(e), g, H, bool(ok)))
+        return out
+
+    def subspace_max_step(self, theta, step):
+        """Per partition, the largest ``t`` keeping ``alpha`` at ``theta + t
+        step`` dual feasible (as :meth:`subspace_terms`)."""
+        U = self.sub_U[:1 + self.sub_used]
+        p = U.shape[0]
+        coef, dcoef = np.empty(p), np.empty(p)
+        out = []
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            coef[0], dcoef[0] = theta[k], step[k]
+            coef[1:] = theta[self.K:self.K + p - 1]
+            dcoef[1:] = step[self.K:self.K + p - 1]
+            out.append(float(subspace_max_step(self.kind, self.param, self.y, self.alpha, U,
+                                               a, b, coef, dcoef)))
         return out
 
     def apply_subspace(self, theta):

@@ -198,8 +198,9 @@ class LocalEngine(Engine):
                     ok = ok and pok
                 return e, g, H, ok
 
-            theta, calls = subspace_step(evaluate, b.v, Z, K, self.problem.lam,
-                                         self.problem.W)
+            theta, calls = subspace_step(evaluate,
+                                         lambda th, st: min(b.subspace_max_step(th, st)),
+                                         b.v, Z, K, self.problem.lam, self.problem.W)
             b.apply_subspace(theta)
             step = theta @ Z
             b.v += step

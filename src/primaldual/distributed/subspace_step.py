@@ -10,8 +10,9 @@ Anderson acceleration or nonlinear conjugate gradients):
     theta = argmax D(alpha + sum_k theta_k Dalpha_[k] + sum_j theta_{K+j} S_j)
 
 from ``theta = (1, ..., 1, 0, ..., 0)`` (CoCoA+'s adding), by Newton steps
-on the ``K + m`` coefficients, halved until ``D`` rises and every ``alpha_i``
-stays in its dual domain, so ``D`` never falls below what adding gives.
+on the ``K + m`` coefficients, cut to 0.99 of the largest step that keeps
+every ``alpha_i`` in its dual domain and halved until ``D`` rises, so ``D``
+never falls below what adding gives.
 Where the partitions' changes overlap along the directions their rows share,
 the search shrinks those coefficients together; where the dual is flat along
 a pair of changes that nearly cancel in ``w``, the memory carries the
@@ -34,18 +35,23 @@ __all__ = ["subspace_step", "MAX_NEWTON", "MAX_HALVINGS"]
 MAX_NEWTON = 12
 #: a Newton step is halved at most this many times (each halving one reduction)
 MAX_HALVINGS = 30
-#: the search stops when the Newton decrement is below this share of |D|
-_DECREMENT_TOL = 1e-13
+#: the search stops when the Newton decrement is below this share of the
+#: round's gain so far: the step is an ascent step, not a certificate
+_DECREMENT_TOL = 1e-8
+#: a Newton step goes at most this share of the way to the domain's boundary
+_TO_BOUNDARY = 0.99
 
 
-def subspace_step(evaluate, v, Z, K, lam, W):
+def subspace_step(evaluate, max_step, v, Z, K, lam, W):
     """``(theta, calls)`` for a round (module docstring).
 
     ``Z`` (P, d): the images in ``v`` of the ``K`` local changes, then of the
     ``P - K`` remembered steps.  ``evaluate(theta)`` returns the loss part's
     ``(e, g, H, feasible)`` at ``theta``, summed over the partitions (``g``
-    (P,), ``H`` (P, P), as :func:`~primaldual.kernels.subspace_step.subspace_terms`),
-    one reduction a call."""
+    (P,), ``H`` (P, P), as :func:`~primaldual.kernels.subspace_step.subspace_terms`);
+    ``max_step(theta, step)`` the largest ``t`` keeping ``theta + t step``
+    dual feasible (the least over the partitions).  Each is one reduction, a
+    call."""
     P = Z.shape[0]
     G = Z @ Z.T
     b = Z @ v
@@ -71,7 +77,8 @@ def subspace_step(evaluate, v, Z, K, lam, W):
         decrement = float(grad @ step)
         if not decrement > _DECREMENT_TOL * max(abs(f), 1e-300):
             break
-        s, moved = 1.0, False
+        s, moved = min(1.0, _TO_BOUNDARY * max_step(theta, step)), False
+        calls += 1
         for _ in range(MAX_HALVINGS):
             trial = theta + s * step
             e_t, g_t, H_t, ok = evaluate(trial)

@@ -20,7 +20,7 @@ from numba import njit
 from ..losses import dispatch as L
 from .summed_step import moved
 
-__all__ = ["subspace_terms", "apply_subspace_step"]
+__all__ = ["subspace_terms", "subspace_max_step", "apply_subspace_step"]
 
 
 @njit(cache=True, nogil=True)
@@ -65,6 +65,32 @@ def subspace_terms(kind, param, y, cw, alpha, U, lo, hi, coef, g, H):
         for m in range(j + 1, p):
             H[m, j] = H[j, m]
     return e, True
+
+
+@njit(cache=True, nogil=True)
+def subspace_max_step(kind, param, y, alpha, U, lo, hi, coef, dcoef):
+    """The largest ``t`` keeping every ``a_i`` of rows ``lo..hi-1`` at
+    ``coef + t dcoef`` in the dual domain (``inf`` when none limits it)."""
+    p = U.shape[0]
+    tmax = np.inf
+    blo, bhi, in_b = L.box(kind, param)
+    for i in range(lo, hi):
+        du = 0.0
+        dd = 0.0
+        for j in range(p):
+            u = U[j, i]
+            if u != 0.0:
+                du += coef[j] * u
+                dd += dcoef[j] * u
+        if dd == 0.0:
+            continue
+        yi = y[i]
+        b0 = (alpha[i] + du) * yi if in_b else alpha[i] + du
+        db = dd * yi if in_b else dd
+        t = (bhi - b0) / db if db > 0.0 else (blo - b0) / db
+        if t < tmax:
+            tmax = t
+    return tmax if tmax > 0.0 else 0.0
 
 
 @njit(cache=True, nogil=True)

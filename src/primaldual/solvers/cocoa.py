@@ -39,7 +39,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
                               "subspace",
                               doc="how the parts' updates combine: an exact line search, "
                                   "CoCoA+ adding, CoCoA averaging, or a search on their span")
-    memory: int = number(3, integer=True, low=0.0, strict=False,
+    memory: int = number(8, integer=True, low=0.0, strict=False,
                          doc="aggregation='subspace': the last steps searched over with "
                              "the parts' updates")
     local_solver: str = choice("sdca", "sdca", "uniform",
@@ -147,7 +147,7 @@ class CoCoASolver(RoundsMixin, Solver):
     local_iters : int or None     ``H`` (default: the size of the largest block, one
                                   local pass per round)
     aggregation : "line_search" | "adding" | "averaging" | "subspace", default "line_search"
-    memory : int, default 3
+    memory : int, default 8
         ``aggregation="subspace"``: the remembered steps ``S_j`` (0: the
         blocks' changes only).
     coupling : "isotropic" | "deflated", default "isotropic"
