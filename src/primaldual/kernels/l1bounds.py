@@ -43,14 +43,25 @@ class ColBounds(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def ring_distances(ring, filled, gu, inv_cw, dist):
-    """``dist[t] = sqrt(sum_i (gu_i - ring[t, i])^2 inv_cw_i)`` for ``t < filled``."""
-    for t in range(filled):
+def ring_distances(ring, filled, gu, inv_cw, b):
+    """``b.dist[t] = sqrt(sum_i (gu_i - ring[t, i])^2 inv_cw_i)`` for the slots
+    ``t < filled`` that a screened column refers to, ``+inf`` for the others: at
+    a new ``gu`` only the screened columns are left unread
+    (:func:`read_unscreened`), so only their slots are ever looked up."""
+    used = b.dist
+    used[:] = 0.0
+    for j in range(b.ref_of.shape[0]):
+        if b.screened[j]:
+            used[b.ref_of[j]] = 1.0
+    for t in range(used.shape[0]):
+        if t >= filled or used[t] == 0.0:
+            b.dist[t] = np.inf
+            continue
         s = 0.0
         for i in range(gu.shape[0]):
             e = gu[i] - ring[t, i]
             s += e * e * inv_cw[i]
-        dist[t] = np.sqrt(s)
+        b.dist[t] = np.sqrt(s)
 
 
 @njit(cache=True, nogil=True)

@@ -139,7 +139,7 @@ class PathSparseCD(SparseCDSolver):
                            dual=float(dual), v=vs, margins=self.margins.copy())
         self._last = self._cert = cert
         self._part = None
-        self._carry = (self.w.copy(), self.margins.copy(), gu.copy(), f_loss, b.exact.copy())
+        self._carry = (cert.w, cert.margins, gu.copy(), f_loss, b.exact.copy())
         return cert
 
     def _new_reference(self):
@@ -152,7 +152,8 @@ class PathSparseCD(SparseCDSolver):
             rebase(self._b, t, float(np.sqrt(np.dot(diff * diff, self._inv_cw))))
         self._slot, self._filled = t, min(self._filled + 1, self.REFS)
         self._ring[t] = self.gu
-        ring_distances(self._ring, self._filled, self.gu, self._inv_cw, self._b.dist)
+        ring_distances(self._ring, self._filled, self.gu, self._inv_cw, self._b)
+        self._b.dist[t] = 0.0
 
     def _screen(self, cert):
         """Gap Safe screening (:mod:`.screening`) of every unscreened column: by its

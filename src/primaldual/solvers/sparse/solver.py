@@ -118,6 +118,7 @@ class SparseCDSolver(Solver):
         self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
                                np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
         self._rows_buf = None
+        self._rows_of = None      # (the working set the buffer holds by rows, its cost)
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -231,7 +232,8 @@ class SparseCDSolver(Solver):
 
     def _gram(self, ws):
         """The working set by rows (transposed from its columns,
-        :func:`~primaldual.kernels.l1bounds.cols_to_rows`) with room for its dense
+        :func:`~primaldual.kernels.l1bounds.cols_to_rows`, or kept from the last
+        working set when it is the same) with room for its dense
         Hessian when forming and using it costs less than ~10 passes of column
         coordinate descent over the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2
         <= 20 nnz(ws)``, at most ``MAX_GRAM`` features); else an empty
@@ -247,9 +249,11 @@ class SparseCDSolver(Solver):
                 self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
                                   np.empty(prob.n + 1, np.int64))
             data, idx, ptr = self._rows_buf
-            self.feature_accesses += cols_to_rows(cols, ws, prob.n, data, idx, ptr)
-            rc = np.diff(ptr).astype(np.float64)
-            cost = float(rc @ rc) / 2 + 50 * k * k
+            if self._rows_of is None or not np.array_equal(self._rows_of[0], ws):
+                self.feature_accesses += cols_to_rows(cols, ws, prob.n, data, idx, ptr)
+                rc = np.diff(ptr).astype(np.float64)
+                self._rows_of = (ws.copy(), float(rc @ rc) / 2)
+            cost = self._rows_of[1] + 50 * k * k
             if cost <= self.GRAM_COST * nnz_ws:
                 self._gram_cheap = cost <= self.GRAM_FIRST * nnz_ws
                 return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
@@ -282,8 +286,11 @@ class SparseCDSolver(Solver):
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
                           np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
                           np.arange(k, dtype=np.int64), seed)
-        # margins of the current w (screening may have zeroed some coefficients)
-        self.feature_accesses += margins_of(self.cols, self.w, self.margins)
+        # margins of the current w: the last check's, unless screening zeroed some
+        # coefficients since
+        last = self._last
+        if last is None or not np.array_equal(last.w, self.w):
+            self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
