@@ -24,7 +24,9 @@ the others are read.  So every check is the exact certificate of the whole
 problem, as if every column had been read (``Problem.certificate`` reproduces
 it); the screened entries of ``Certificate.v`` hold the reference values,
 within the bound.  When a reference slot is reused, the columns that referred
-to it move their bound onto the new ``gu`` by the triangle inequality.
+to it move their bound onto the new ``gu`` by the triangle inequality.  The
+loops over the columns (bounds, reads, Gap Safe tests) are the compiled ones
+of :mod:`primaldual.kernels.l1bounds`.
 """
 from __future__ import annotations
 
