@@ -13,7 +13,8 @@ wall time are kept, with the CPU time of the run split by phase:
 * ``check_n``: the checks' per-sample work (margins, loss terms, dual sum);
 * ``check_reads``: the checks' column reads (correlations; with screening
   also the bounded reads and the sequential screening's);
-* ``bounds``: the screening's bookkeeping kernels (ring distances);
+* ``bounds``: the screening's bookkeeping kernels (the reference ring and its
+  distances);
 * ``ws_rows``: the working set's rows for its dense Hessian;
 * ``other``: the rest (the Python driver, working-set choice, certificates).
 
@@ -57,7 +58,7 @@ PHASES = {"ws_solve": (solver_mod, ["ws_solve"]),
           "check_n": (path_mod, ["loss_terms", "dual_sum", "margins_of"]),
           "check_reads": (path_mod, ["correlations", "read_unscreened", "read_bounded",
                                      "screen_columns"]),
-          "bounds": (path_mod, ["ring_distances", "rebase"])}
+          "bounds": (path_mod, ["ring_distances", "rebase", "new_reference"])}
 SPENT = defaultdict(float)
 
 

@@ -82,11 +82,14 @@ def test_shared_path_cold_and_errors():
         l1_path(X, y, l1s=[1.0, -1.0])
 
 
-@pytest.mark.parametrize("lam", [0.0, 1e-3])
-def test_screened_columns_bounds_hold_at_every_check(lam, monkeypatch):
+@pytest.mark.parametrize("lam,refs", [(0.0, 8), (0.0, 2), (1e-3, 2)])
+def test_screened_columns_bounds_hold_at_every_check(lam, refs, monkeypatch):
     """At every check of a path, each column the certificate did not read has
     ``|v_j| <= upper_j`` (the bound of kernels/l1bounds.py, from its reference
-    and the ring distances), and each column it read holds its exact ``v_j``."""
+    and the ring distances), and each column it read holds its exact ``v_j``.
+    A ring of 2 references reuses its slots at every other check (the bounds
+    moved by the triangle inequality)."""
+    monkeypatch.setattr(pathmod.PathSparseCD, "REFS", refs)
     import scipy.sparse as sp
     from primaldual.kernels.l1bounds import SLACK
 

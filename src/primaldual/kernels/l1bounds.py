@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-__all__ = ["ColBounds", "ring_distances", "rebase", "read_unscreened", "read_bounded",
+__all__ = ["ColBounds", "new_reference", "read_unscreened", "read_bounded",
            "screen_columns", "cols_to_rows"]
 
 #: the relative rounding slack of :mod:`primaldual.solvers.sparse.screening`
@@ -43,35 +43,42 @@ class ColBounds(NamedTuple):
 
 
 @njit(cache=True, nogil=True)
-def ring_distances(ring, filled, gu, inv_cw, b):
-    """``b.dist[t] = sqrt(sum_i (gu_i - ring[t, i])^2 inv_cw_i)`` for the slots
-    ``t < filled`` that a screened column refers to, ``+inf`` for the others: at
-    a new ``gu`` only the screened columns are left unread
-    (:func:`read_unscreened`), so only their slots are ever looked up."""
+def _distance(ring, t, gu, inv_cw):
+    s = 0.0
+    for i in range(gu.shape[0]):
+        e = gu[i] - ring[t, i]
+        s += e * e * inv_cw[i]
+    return np.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def new_reference(ring, filled, slot, held, gu, inv_cw, b):
+    """``gu`` becomes reference ``slot`` of the ring (``filled`` slots in use,
+    this one included).  When the slot ``held`` an older ``gu^old``, the columns
+    that referred to it keep a valid bound: ``vabs += colnorm ||gu - gu^old||``
+    (triangle inequality).  Then ``b.dist[t] = sqrt(sum_i (gu_i - ring[t, i])^2
+    inv_cw_i)`` for the slots ``t`` a screened column refers to, ``+inf`` for the
+    others: at a new ``gu`` only the screened columns are left unread
+    (:func:`read_unscreened`), so only their slots are looked up (an
+    ``+inf`` bound only ever makes a column read)."""
+    if held:
+        step = _distance(ring, slot, gu, inv_cw) * (1.0 + SLACK)
+        for j in range(b.ref_of.shape[0]):
+            if b.ref_of[j] == slot:
+                b.vabs[j] += b.colnorm[j] * step
+    ring[slot, :] = gu
     used = b.dist
     used[:] = 0.0
     for j in range(b.ref_of.shape[0]):
         if b.screened[j]:
             used[b.ref_of[j]] = 1.0
     for t in range(used.shape[0]):
-        if t >= filled or used[t] == 0.0:
+        if t == slot:
+            b.dist[t] = 0.0
+        elif t >= filled or used[t] == 0.0:
             b.dist[t] = np.inf
-            continue
-        s = 0.0
-        for i in range(gu.shape[0]):
-            e = gu[i] - ring[t, i]
-            s += e * e * inv_cw[i]
-        b.dist[t] = np.sqrt(s)
-
-
-@njit(cache=True, nogil=True)
-def rebase(b, slot, step):
-    """The columns whose reference is ``slot`` (about to hold a new ``gu`` at
-    weighted distance ``step`` from the old one) keep a valid bound:
-    ``vabs += colnorm * step`` (triangle inequality)."""
-    for j in range(b.ref_of.shape[0]):
-        if b.ref_of[j] == slot:
-            b.vabs[j] += b.colnorm[j] * step * (1.0 + SLACK)
+        else:
+            b.dist[t] = _distance(ring, t, gu, inv_cw)
 
 
 @njit(cache=True, nogil=True, inline="always")

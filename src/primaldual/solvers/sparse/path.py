@@ -35,8 +35,8 @@ import copy
 import numpy as np
 
 from ..._util import make_rng
-from ...kernels.l1bounds import (ColBounds, read_bounded, read_unscreened, rebase,
-                                 ring_distances, screen_columns)
+from ...kernels.l1bounds import (ColBounds, new_reference, read_bounded, read_unscreened,
+                                 screen_columns)
 from ...kernels.l1cd import dual_sum, loss_terms, margins_of
 from ...penalties import make_penalty
 from ...problem import Certificate
@@ -145,17 +145,13 @@ class PathSparseCD(SparseCDSolver):
         return cert
 
     def _new_reference(self):
-        """This check's ``gu`` takes the oldest reference slot; the columns that
-        referred to it move their bound onto it (triangle inequality:
-        ``vabs_j += ||x_j||_cw ||gu - gu^old||``)."""
-        t = (self._slot + 1) % self.REFS
-        if self._filled == self.REFS:
-            diff = self.gu - self._ring[t]
-            rebase(self._b, t, float(np.sqrt(np.dot(diff * diff, self._inv_cw))))
-        self._slot, self._filled = t, min(self._filled + 1, self.REFS)
-        self._ring[t] = self.gu
-        ring_distances(self._ring, self._filled, self.gu, self._inv_cw, self._b)
-        self._b.dist[t] = 0.0
+        """This check's ``gu`` takes the oldest reference slot
+        (:func:`~primaldual.kernels.l1bounds.new_reference`)."""
+        held = self._filled == self.REFS
+        self._slot, self._filled = (self._slot + 1) % self.REFS, min(self._filled + 1,
+                                                                      self.REFS)
+        new_reference(self._ring, self._filled, self._slot, held, self.gu, self._inv_cw,
+                      self._b)
 
     def _screen(self, cert):
         """Gap Safe screening (:mod:`.screening`) of every unscreened column: by its
