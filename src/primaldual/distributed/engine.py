@@ -151,9 +151,10 @@ class LocalEngine(Engine):
             raise_nonfinite(self.problem.lam, bad)
         return int(acc)
 
-    def _run_line_search(self, mode, m, sigma_dot, n_rounds):
-        """Rounds whose step on the summed update the driver picks
-        (:mod:`~primaldual.distributed.line_step`), as the Dask engine does."""
+    def _driver_rounds(self, mode, m, sigma_dot, n_rounds, take_step):
+        """Rounds whose local changes are not applied by the block: after each,
+        ``take_step(changes)`` (the partitions' sparse ``Delta v_k``) moves
+        ``alpha`` and ``v``, as the Dask engine does."""
         b = self.block
         acc = 0
         for _ in range(n_rounds):
@@ -161,43 +162,44 @@ class LocalEngine(Engine):
             if st != 0:
                 raise_nonfinite(self.problem.lam, bad)
             acc += int(a)
-            changes = b.last_changes()
+            take_step(b.last_changes())
+        return acc
+
+    def _run_line_search(self, mode, m, sigma_dot, n_rounds):
+        """Rounds with the step on the summed update
+        (:mod:`~primaldual.distributed.line_step`)."""
+        b = self.block
+
+        def take_step(changes):
             theta, trials = summed_step(lambda ts: [sum_terms(p) for p in b.line_terms(ts)],
                                         b.v, changes, self.problem.lam, self.problem.W)
             b.apply_step(theta)
             for cols, vals in changes:
                 b.v[cols] += theta * vals
             self.note_step(theta, trials)
-        return acc
+        return self._driver_rounds(mode, m, sigma_dot, n_rounds, take_step)
 
     def _run_subspace(self, mode, m, sigma_dot, n_rounds):
-        """Rounds whose step the driver picks on the span of the partitions'
-        changes and the remembered steps (:mod:`~primaldual.distributed.subspace_step`)."""
+        """Rounds with the step on the span of the partitions' changes and the
+        remembered steps (:mod:`~primaldual.distributed.subspace_step`)."""
         b, K = self.block, self.K
-        acc = 0
-        for _ in range(n_rounds):
-            st, _, a, bad = b.run(mode, m, sigma_dot, 1.0, 1, False)
-            if st != 0:
-                raise_nonfinite(self.problem.lam, bad)
-            acc += int(a)
-            changes = b.last_changes()
+
+        def evaluate(theta):
+            P = theta.shape[0]
+            e, g, H, ok = 0.0, np.zeros(P), np.zeros((P, P)), True
+            for k, (pe, pg, pH, pok) in enumerate(b.subspace_terms(theta)):
+                idx = np.r_[k, np.arange(K, P)]
+                e += pe
+                g[idx] += pg
+                H[np.ix_(idx, idx)] += pH
+                ok = ok and pok
+            return e, g, H, ok
+
+        def take_step(changes):
             Z = np.zeros((K + self.sub_dv.shape[0], self.d))
             for k, (cols, vals) in enumerate(changes):
                 Z[k, cols] = vals
             Z[K:] = self.sub_dv
-
-            def evaluate(theta):
-                parts = b.subspace_terms(theta)
-                P = theta.shape[0]
-                e, g, H, ok = 0.0, np.zeros(P), np.zeros((P, P)), True
-                for k, (pe, pg, pH, pok) in enumerate(parts):
-                    idx = np.r_[k, np.arange(K, P)]
-                    e += pe
-                    g[idx] += pg
-                    H[np.ix_(idx, idx)] += pH
-                    ok = ok and pok
-                return e, g, H, ok
-
             theta, calls = subspace_step(evaluate,
                                          lambda th, st: min(b.subspace_max_step(th, st)),
                                          b.v, Z, K, self.problem.lam, self.problem.W)
@@ -207,7 +209,7 @@ class LocalEngine(Engine):
             if self.sub_m:
                 self.sub_dv = np.vstack([step[None, :], self.sub_dv])[:self.sub_m]
             self.note_step(float(np.mean(theta[:K])), calls)
-        return acc
+        return self._driver_rounds(mode, m, sigma_dot, n_rounds, take_step)
 
     def certificate(self, w):
         parts = self.block.certificate_parts(w)
