@@ -812,3 +812,43 @@ def test_thread_costs_are_measured_again_once_stale(monkeypatch):
     assert len(made) == 2 and second.two_threads == 2.0
     monkeypatch.setattr(threads_mod, "COSTS_MAX_AGE", 1e9)
     assert threads_mod.measured_thread_costs() is second and len(made) == 2
+
+
+def test_one_shared_v_is_tried_on_the_data_whatever_the_copies_predict(monkeypatch):
+    """Rows whose columns rarely meet: the plan's best choice is one shared v
+    (sync_every = 0), which the cost model's two-thread speed-up (measured on
+    thread copies) says nothing about; on a machine measured slow for copies
+    (two threads 0.3x one) the first-pass trial still runs, and with its
+    times injected (threads 4x faster) the threads stay.  The fit certifies
+    the serial optimum."""
+    # copies' steps 3x the serial step's and sweeps not free: one shared v is the best plan
+    monkeypatch.setattr(threads_mod, "measured_thread_costs",
+                        lambda: FREE_SYNCS._replace(two_threads=0.3, buffered_entry=3e-9,
+                                                    sweep_column=1e-9))
+    monkeypatch.setattr(threads_mod, "CHUNK_NNZ", 1)
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", 1)
+    decide, trials = sdca_mod.SDCASolver._trial_decision, []
+
+    def with_times(self):
+        trials.append(self.plan.sync_every)
+        serial_nnz, thread_nnz = self.trial_times[1], self.trial_times[3]
+        self.trial_times[:] = [2e-9 * serial_nnz, serial_nnz, 0.5e-9 * thread_nnz,
+                               thread_nnz]
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", with_times)
+    rng = np.random.default_rng(3)
+    n, d, r = 600, 60_000, 8
+    X = sp.csr_matrix((rng.standard_normal(n * r), rng.choice(d, n * r, replace=False),
+                       np.arange(0, n * r + 1, r)), shape=(n, d))
+    y = np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    kw = dict(loss="logistic", lam=1e-2, tol=1e-9, random_state=0)
+    res = solve(X, y, solver="sdca", n_jobs=2, **kw)
+    assert trials == [0], trials
+    assert res.extras["threads"] == 2
+    assert res.extras["threads_reason"].startswith("threads: measured on this data's first")
+    assert res.converged
+    assert_exact_certificate(X, y, "logistic", 1e-2, res)
+    ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
+    assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
