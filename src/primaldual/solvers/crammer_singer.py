@@ -125,6 +125,7 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.avg = np.empty((prob.n, K) if self.averaging else (0, K))
         self.cavg = np.empty((prob.d, K) if self.averaging else (0, K))
         self.Z = np.empty((prob.n if self.Xd is not None else 0, K))
+        self._no_weights = np.zeros(EPOCHS_PER_CALL)
         self.avg_ok = False
 
     # -------------------------------------------------------------- state
@@ -210,8 +211,10 @@ class CrammerSingerDual(MulticlassDualSolver):
                 k = min(k, left - M)
             elif left == M:
                 np.copyto(self.avg, self.beta)
-            t = np.arange(k) + (M - left + 1)     # epochs' places in the window (1..M)
-            wt = np.where(t >= 1, (M - t + 1) / max(M, 1), 0.0)
+            wt = self._no_weights
+            if left <= M:                           # the epochs' places t in the window
+                t = np.arange(k) + (M - left + 1)
+                wt = (M - t + 1.0) / M
             state = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
             status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
                                             self.coef, self.work, k, state, self.shrinking,
