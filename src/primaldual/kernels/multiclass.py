@@ -40,12 +40,15 @@ class CSRows(NamedTuple):
 
 class CSWork(NamedTuple):
     """Work arrays of length K: scores, B, the sorted D, the new beta_i and the
-    per-row class bound."""
+    per-row class bound; of length n: each row's violation at its last visit
+    (float64) and the rows visited again (int64, :func:`cs_epochs`)."""
     z: object
     B: object
     D: object
     new: object
     cap: object
+    viol: object
+    hot: object
 
 
 class CSActive(NamedTuple):
@@ -189,7 +192,8 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking, bavg, wt):
     """One pass of exact block steps over the active rows ``act.rows[:m_act]``
     (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
     set in place, and with ``wt > 0`` adds ``wt`` times each change of
-    ``beta`` to ``bavg`` (:class:`CSAverage`).  Rows with ``||x_i|| = 0``
+    ``beta`` to ``bavg`` (:class:`CSAverage`); each visited row's violation
+    goes to ``work.viol``.  Rows with ``||x_i|| = 0``
     are skipped (the driver solves them once).  Returns ``(status, m_act,
     max violation, entries read)`` (an entry counted once per row visit)."""
     z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
@@ -217,6 +221,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking, bavg, wt):
                 act.rows[s], act.rows[m_act] = act.rows[m_act], act.rows[s]
                 continue
         s += 1
+        work.viol[i] = viol
         if viol <= 1e-12:
             continue
         if viol > stopping:
@@ -267,14 +272,16 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking, av
     """``n_epochs`` epochs of :func:`cs_epoch` (epoch ``e`` adding its changes
     to the average ``avg`` with weight ``avg.wt[e]``), each over the active rows
     shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
-    which the driver seeds from ``random_state``), then LIBLINEAR's rule:
+    which the driver seeds from ``random_state``), then a second visit to the
+    rows whose violation in the pass exceeded ``sched[3]`` times the pass's
+    largest (:func:`_revisit`), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
     and class returns and the threshold halves.  With ``sched[2] > 0`` a pass
     over every row (after such a return, and the first) goes in index order:
     where the iterates outgrow the cache its memory reads then stream instead
     of jumping.  ``sched`` (float64): ``[active rows, threshold, index-order
-    full passes]``, the first two updated in place.  Returns ``(status,
-    epochs done, entries read)``."""
+    full passes, revisited share]``, the first two updated in place.  Returns
+    ``(status, epochs done, entries read)``."""
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
@@ -288,6 +295,10 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking, av
                                            avg.beta, avg.wt[e])
         reads += rd
         sched[0] = m
+        if status == STATUS_OK and sched[3] > 0.0 and stopping > 0.0:
+            status, rd = _revisit(rows, act, m, sched[3] * stopping, beta, coef, work,
+                                  state, avg.beta, avg.wt[e])
+            reads += rd
         if status != STATUS_OK:
             return status, e, reads
         if shrinking and stopping < sched[1]:
@@ -298,6 +309,27 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking, av
                 if seq:
                     act.rows[i] = i
     return STATUS_OK, n_epochs, reads
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _revisit(rows, act, m, floor, beta, coef, work, state, bavg, wt):
+    """A second pass, in a random order and without shrinking, over the
+    active rows ``act.rows[:m]`` whose violation in the pass just made
+    exceeded ``floor``: the rows that carry most of the remaining gap get a
+    step after the others have moved ``coef``.  Returns ``(status, entries
+    read)``."""
+    h = 0
+    for s in range(m):
+        i = act.rows[s]
+        if work.viol[i] > floor:
+            work.hot[h] = i
+            h += 1
+    for t in range(h - 1, 0, -1):
+        r = int(_uniform(state) * (t + 1))
+        work.hot[t], work.hot[r] = work.hot[r], work.hot[t]
+    status, _, _, reads = cs_epoch(rows, CSActive(work.hot, act.n_cls, act.cls), h, beta,
+                                   coef, work, False, bavg, wt)
+    return status, reads
 
 
 @njit(cache=True, nogil=True, inline="always")

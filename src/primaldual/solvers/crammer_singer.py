@@ -15,7 +15,7 @@ from ..kernels.status import STATUS_OK
 from ..multiclass import FEAS_TOL
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
-from ._options import CommonOptions, flag
+from ._options import CommonOptions, flag, number
 from ._schedule import CHECK_PASS_COST
 from .multinomial import _multiclass_eval
 
@@ -31,6 +31,9 @@ class CrammerSingerOptions(CommonOptions):
                                      "their bounds")
     averaging: bool = flag(True, doc="check (and return) the mean of the iterates at "
                                      "the ends of the last epochs before each check")
+    revisit: float = number(0.25, low=0.0, strict=False, high=1.0,
+                            doc="after each pass, visit again the rows whose violation "
+                                "exceeded this share of the pass's largest (0: never)")
 
 
 #: the first shrinking threshold on the violation (LIBLINEAR's max(10 eps, 1)),
@@ -118,7 +121,8 @@ class CrammerSingerDual(MulticlassDualSolver):
                                            dtype=np.float64)
         self.view = CSRows(data, indices, indptr, iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
-        self.work = CSWork(*(np.empty(K) for _ in range(5)))
+        self.work = CSWork(*(np.empty(K) for _ in range(5)), np.zeros(prob.n),
+                           np.zeros(prob.n, dtype=np.int64))
         self.shrinking = bool(self.opts.shrinking)
         self.back = np.zeros(prob.n, dtype=np.bool_)
         self.averaging = bool(self.opts.averaging)
@@ -148,7 +152,8 @@ class CrammerSingerDual(MulticlassDualSolver):
                                np.full(prob.n, prob.K, dtype=np.int64),
                                np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
         # active rows, threshold, index-order full passes
-        self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full()])
+        self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full(),
+                               float(self.opts.revisit)])
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
@@ -173,7 +178,7 @@ class CrammerSingerDual(MulticlassDualSolver):
         if self.avg_ok:
             np.copyto(self.avg, arrays["avg_beta"])
         self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"]),
-                               self._sequential_full()])
+                               self._sequential_full(), float(self.opts.revisit)])
 
     def _sequential_full(self):
         """1.0 when the passes over every row go in index order (SEQUENTIAL_FULL_BYTES)."""
