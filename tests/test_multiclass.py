@@ -504,19 +504,26 @@ def test_crammer_singer_average_is_the_mean_of_the_epochs_iterates():
 
 
 def test_crammer_singer_averaging_and_blas_checks_keep_the_optimum(monkeypatch):
-    """With and without averaging the certified optimum is cvxpy's; a dense
+    """With and without averaging and second visits the certified optimum is
+    cvxpy's; a dense
     problem's checks (three BLAS products) and the sparse kernel's checks of
     the same point give the same certificate."""
     import primaldual.solvers.crammer_singer as cs
     X, y = blobs(80, 6, 4, seed=33)
     lam = 0.01
     ref = _cvxpy_optimum(X, y, lam, np.ones(80), "crammer_singer")
-    for averaging in (True, False):
+    runs = {}
+    for averaging, revisit in ((True, 0.25), (False, 0.0), (False, 1.0)):
         res = primaldual.solve(X, y, loss="crammer_singer", lam=lam, tol=1e-9,
-                               max_epochs=50000, random_state=4, averaging=averaging)
+                               max_epochs=50000, random_state=4, averaging=averaging,
+                               revisit=revisit)
         assert res.converged and abs(res.primal - ref) <= 1e-6 * abs(ref)
         P, D = by_hand(X, y, res.coef, res.dual_coef, lam, np.ones(80), "crammer_singer")
         assert res.gap == pytest.approx(P - D, abs=1e-12)
+        runs[revisit] = res
+    # no row's violation exceeds the pass's largest: revisit=1 visits none again
+    np.testing.assert_array_equal(runs[1.0].dual_coef, runs[0.0].dual_coef)
+    assert runs[0.25].n_epochs < runs[0.0].n_epochs
     prob = MulticlassProblem(X, y, "crammer_singer", lam)
     certs = []
     for density in (0.75, 1.0):          # 1.0: every input is read as CSR
