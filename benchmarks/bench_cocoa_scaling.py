@@ -17,7 +17,9 @@ serial SDCA's epochs, for hinge and logistic at lam = 1e-5 on
 
 The variant ``deflated r=8`` is ``coupling="deflated"`` with 8 shared
 directions (line_search, the factor K on the mean row and 7 singular vectors,
-an adapted factor on the rest).
+an adapted factor on the rest); ``subspace m=3`` / ``m=8`` are
+``aggregation="subspace"`` with ``memory`` 3 / 8 (the step searched on the
+span of the K local changes and the last m steps).
 
 An epoch is n coordinate steps, local or serial.  A run stops at ``--cap``
 epochs (the relative gap then is recorded); with ``--skip-after-cap`` the
@@ -54,7 +56,9 @@ VARIANTS = {"line_search": {}, "adding": {}, "averaging": {},
             "deflated r=8": {"aggregation": "line_search", "coupling": "deflated",
                              "shared_directions": 8},
             "deflated r=8, H=n_k/8": {"aggregation": "line_search", "coupling": "deflated",
-                                      "shared_directions": 8, "rounds_per_epoch": 8}}
+                                      "shared_directions": 8, "rounds_per_epoch": 8},
+            "subspace m=3": {"aggregation": "subspace", "memory": 3},
+            "subspace m=8": {"aggregation": "subspace", "memory": 8}}
 LAM = 1e-5
 TOL = 1e-6
 

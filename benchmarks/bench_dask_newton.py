@@ -8,7 +8,8 @@ serial SDCA, serial Newton, Newton on the cluster (K = 2, one partition per
 worker, one thread each) and CoCoA+ (``aggregation="line_search"``, K = 2) on
 the cluster, stopped at ``--cap`` seconds (``--no-cocoa`` leaves it out), and
 ``solver="disco"`` (Newton-CG preconditioned by the partitions' local
-Hessians) in process and on the cluster.  The cluster runs include placing
+Hessians) and its GIANT step (local CG or local SDCA) in process and on the
+cluster.  The cluster runs include placing
 the rows on the workers, as a user's call does.  The medians and their
 ratios to serial SDCA's are reported, with the solver ``solver="auto"``
 picks on the cluster and its reason.  The machine is shared with other work:
@@ -80,9 +81,14 @@ def main():
             ("DiSCO in process, K = 2", dict(solver="disco", n_partitions=2)),
             ("DiSCO on Dask, K = 2", dict(solver="disco", n_partitions=2, client=client)),
             ("GIANT in process, K = 2", dict(solver="disco", direction="giant",
-                                             n_partitions=2)),
+                                             local_solver="cg", n_partitions=2)),
             ("GIANT on Dask, K = 2", dict(solver="disco", direction="giant", n_partitions=2,
-                                          client=client)),
+                                          local_solver="cg", client=client)),
+            ("GIANT, local SDCA, in process, K = 2", dict(
+                solver="disco", direction="giant", local_solver="sdca", n_partitions=2)),
+            ("GIANT, local SDCA, on Dask, K = 2", dict(
+                solver="disco", direction="giant", local_solver="sdca", n_partitions=2,
+                client=client)),
             ("CoCoA+ on Dask, K = 2", dict(solver="cocoa", n_partitions=2, client=client,
                                            time_limit=args.cap, max_epochs=10_000))]
     if args.no_cocoa:
@@ -194,7 +200,8 @@ def write_table(records, args):
              "grad f, a Hessian-vector product: one distributed product with X and X^T "
              "each); `+ N local` is the work each partition does on its own rows "
              "between rounds (DiSCO's preconditioner: 4 passes over the rows it runs "
-             "on an application; GIANT's local CG), in passes over the partition's "
+             "on an application; GIANT's local CG or local SDCA epochs), in passes over the "
+             "partition's "
              "rows, the partitions at once; `x SDCA's epochs` compares the passes, and "
              "in parentheses the passes with the local ones; `reductions` counts the "
              "rounds that gather a vector from every worker.",

@@ -5,7 +5,8 @@ Logistic, lam = 1e-5, on the shared-vocabulary text (full size, or
 ``--rows``) and on a9a and reuters as given, for serial SDCA and serial
 Newton and, at K = 2, 4, 8 contiguous partitions, DiSCO (PCG preconditioned
 by partition 0's local Hessian) and GIANT (the partitions' local Newton
-directions averaged).  Passes count the reads of all rows (evaluations and
+directions averaged) with its local systems solved by CG
+(``local_solver="cg"``) and by dual coordinate ascent (``"sdca"``).  Passes count the reads of all rows (evaluations and
 Hessian-vector products); the partitions' local work is counted apart, in
 passes over a partition's rows.  The counts do not depend on the machine's
 load.  Appends to ``results/dask-newton-passes.jsonl``.
@@ -46,7 +47,11 @@ def _runs():
     yield "serial Newton", None, dict(solver="newton")
     for K in KS:
         yield "DiSCO (PCG)", K, dict(solver="disco", n_partitions=K)
-        yield "GIANT", K, dict(solver="disco", direction="giant", n_partitions=K)
+        yield "GIANT, local CG", K, dict(solver="disco", direction="giant",
+                                         local_solver="cg", n_partitions=K)
+        yield "GIANT, local SDCA", K, dict(solver="disco", direction="giant",
+                                           local_solver="sdca", n_partitions=K,
+                                           random_state=0)
 
 
 def run_passes(args):
@@ -78,7 +83,8 @@ def passes_section():
     batch = recs[-1]["batch"]
     recs = [r for r in recs if r["batch"] == batch]
     loads = [r["load"] for r in recs]
-    lines = ["## Passes in process: DiSCO and GIANT at K = 2, 4, 8", "",
+    lines = ["## Passes in process: DiSCO and GIANT (local CG or local SDCA) at "
+             "K = 2, 4, 8", "",
              f"`bench_dask_newton.py --passes` (batch {batch}, commit {recs[0]['commit']}, "
              f"1-minute load {min(loads):.1f} to {max(loads):.1f}; the counts do not depend "
              "on it).  Logistic, lam = 1e-5, certified relative gap 1e-6, K contiguous "
@@ -88,17 +94,21 @@ def passes_section():
              "(the issue's target: at most 2 on the text); `local`: the partitions' own "
              "work between rounds, in passes over a partition's rows (DiSCO: partition "
              "0's preconditioner, in passes over all rows; GIANT: every partition's local "
-             "CG, at once); `s`: this machine's seconds for the whole fit in one process "
+             "CG, or its local SDCA epochs (`local SDCA`), at once, and the first "
+             "round's 3 SDCA passes); `total x SDCA`: passes and local passes together "
+             "over serial SDCA's epochs (a local pass counted as a pass); `s`: this machine's seconds for the whole fit in one process "
              "(the partitions one after another).", ""]
     for s in dict.fromkeys(r["set"] for r in recs):
         rs = [r for r in recs if r["set"] == s]
         base = statistics.median(r["passes"] for r in rs if r["run"] == "serial SDCA")
         lines += [f"### {s}", "",
-                  "| run | K | passes | x SDCA | local | Newton steps | CG steps | s | "
-                  "certified |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| run | K | passes | x SDCA | local | total x SDCA | Newton steps | "
+                  "CG steps (local SDCA: epochs) | s | certified |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for r in rs:
             lines.append(f"| {r['run']} | {r['K'] or ''} | {r['passes']:.1f} | "
                          f"{r['passes'] / base:.2f} | {r['local']:.0f} | "
+                         f"{(r['passes'] + r['local']) / base:.1f} | "
                          f"{r['newton_iter'] if r['newton_iter'] is not None else ''} | "
                          f"{r['cg_iter'] if r['cg_iter'] is not None else ''} | "
                          f"{r['seconds']:.1f} | "

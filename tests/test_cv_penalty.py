@@ -151,3 +151,28 @@ def test_l2_penalty_with_an_l1_term_runs_on_the_sparse_solver():
     ref = LinearClassifier(l1=0.01, alpha=est.alpha_, **KW).fit(X, y)
     assert ref.solver_ == "l1cd" and est.cv_rel_gaps_.max() <= 1e-10
     np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("n_classes,refit", [(2, False), (3, True)])
+def test_l1_cv_folds_on_threads_equal_the_serial_folds(monkeypatch, n_classes, refit):
+    """n_jobs=2 on the sparse route: with the trial told to keep the threads, the
+    folds after the first run two at a time (cv_n_jobs_plan_), and every score, gap
+    and model is bitwise the serial one; told to refuse them, they run serially."""
+    from primaldual.solvers import ovr
+    X, y = _data(n_classes)
+    kw = dict(Cs=[0.1, 0.3, 1.0], cv=StratifiedKFold(5), penalty="l1", refit=refit, **KW)
+    one = LinearClassifierCV(**kw).fit(X, y)
+    assert one.cv_n_jobs_plan_["workers"] == 1
+    monkeypatch.setattr(ovr, "MIN_PROBLEM_S", 0.0)
+    monkeypatch.setattr(ovr, "KEEP_SPEEDUP", 0.0)
+    two = LinearClassifierCV(n_jobs=2, **kw).fit(X, y)
+    assert two.cv_n_jobs_plan_["workers"] == 2, two.cv_n_jobs_plan_
+    assert two.cv_n_jobs_plan_["reason"].startswith("threads")
+    for name in ("cv_scores_", "cv_gaps_", "cv_rel_gaps_", "coef_", "intercept_"):
+        np.testing.assert_array_equal(getattr(two, name), getattr(one, name), err_msg=name)
+    assert two.C_ == one.C_
+    monkeypatch.setattr(ovr, "KEEP_SPEEDUP", np.inf)
+    refused = LinearClassifierCV(n_jobs=2, **kw).fit(X, y)
+    assert refused.cv_n_jobs_plan_["workers"] == 1
+    assert "serial" in refused.cv_n_jobs_plan_["reason"]
+    np.testing.assert_array_equal(refused.cv_scores_, one.cv_scores_)

@@ -188,11 +188,13 @@ def test_part_files_worker_zero_preconditions(client, tmp_path):
     assert tr["calls"] > tl["calls"]
 
 
-def test_giant_on_dask_equals_in_process(client):
-    """direction="giant" (tests/test_disco_giant.py), its first round included."""
+@pytest.mark.parametrize("local_solver", ["cg", "sdca"])
+def test_giant_on_dask_equals_in_process(client, local_solver):
+    """direction="giant" (tests/test_disco_giant.py), its first round included,
+    with either local solver."""
     X, y = make_classification_data(n=150, d=25, density=0.3, seed=5)
     kw = dict(loss="logistic", lam=1e-1, solver="disco", direction="giant", tol=1e-12,
-              n_partitions=2, precond_coarse=4, random_state=0)
+              n_partitions=2, precond_coarse=4, random_state=0, local_solver=local_solver)
     local = solve(X, y, **kw)
     dist = solve(X, y, client=client, **kw)
     assert dist.converged and dist.rel_gap <= 1e-12

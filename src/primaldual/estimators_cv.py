@@ -16,8 +16,10 @@ training fold's total weight) and is split by ``penalty`` exactly as in
   :func:`~primaldual.regpath.l1_path` (one solver set-up per fold and class,
   each point warm-started from the previous ``coef`` and screened with the
   previous point's certificate, Gap Safe rules), an L1 term with an L2 one
-  point by point from the previous ``coef``; the one-vs-rest problems run one
-  after the other (``n_jobs`` is not used on this route).
+  point by point from the previous ``coef``.  With ``n_jobs > 1`` the folds
+  run on threads when a measured first batch of folds reads stored entries
+  faster than the first fold did alone (``cv_n_jobs_plan_``); the
+  one-vs-rest problems of a fold run one after the other.
 * Otherwise each point is a fit of the base estimator warm-started from the
   previous ``dual_coef_``.
 
@@ -27,6 +29,7 @@ Every fit is certified: ``cv_gaps_`` / ``cv_rel_gaps_`` hold the gap of each
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import clone
@@ -44,6 +47,7 @@ from .multiclass import is_multiclass_loss
 from .penalties import split_strength
 from .regpath import l1_path, lam_grid, lam_max
 from .solvers import SOLVERS, solve
+from .solvers.ovr import run_problems
 
 __all__ = ["LinearClassifierCV", "LinearRegressorCV"]
 
@@ -149,20 +153,32 @@ class _CVMixin:
         scorer = check_scoring(base, scoring=self.scoring)
         # held-out folds are scored with the objective's weights (None when all 1)
         score_w = None if np.all(c == 1.0) else c
-        fold = self._fold_sparse if self._sparse_route() else self._fold_generic
-        folds = []
-        for train, test in cv.split(X, y):
-            kw = {} if score_w is None else {"sample_weight": score_w[test]}
-            scores, gaps, models = [], [], []
-            for est, gap in fold(base, X[train], y[train], sw[train], alphas, Cs):
-                scores.append(scorer(est, X[test], y[test], **kw))
-                gaps.append(gap)
-                if not self.refit:
-                    models.append((np.copy(est.coef_), np.copy(est.intercept_)))
-            folds.append((scores, gaps, models))
+        splits = list(cv.split(X, y))
+        if self._sparse_route():
+            folds = self._sparse_folds(base, X, y, sw, splits, alphas, Cs, scorer, score_w)
+        else:
+            self.cv_n_jobs_plan_ = {"workers": 1, "reason": "serial: the folds run one "
+                                    "after the other, each fit with the estimator's n_jobs"}
+            folds = [self._score_fold(self._fold_generic(base, X[train], y[train], sw[train],
+                                                         alphas, Cs),
+                                      scorer, X[test], y[test], score_w, test)
+                     for train, test in splits]
         self._warn_unconverged(folds)
         self._set_cv_results(folds, alphas, Cs, float(c.sum()), y)
         return self._final_fit(base, X, y, sample_weight, Cs, folds)
+
+    def _score_fold(self, points, scorer, X_test, y_test, score_w, test):
+        """``(scores, gaps, models)`` of one fold's path points on its held-out
+        rows (``models``: the points' ``(coef_, intercept_)`` with
+        ``refit=False``, else empty)."""
+        kw = {} if score_w is None else {"sample_weight": score_w[test]}
+        scores, gaps, models = [], [], []
+        for est, gap in points:
+            scores.append(scorer(est, X_test, y_test, **kw))
+            gaps.append(gap)
+            if not self.refit:
+                models.append((np.copy(est.coef_), np.copy(est.intercept_)))
+        return scores, gaps, models
 
     def _warn_unconverged(self, folds):
         flags = np.array([[g[2] for g in gaps] for _, gaps, _ in folds])
@@ -220,10 +236,32 @@ class _CVMixin:
             yield est, (float(np.max(est.gap_)), float(np.max(est.rel_gap_)),
                         bool(np.all(est.converged_)))
 
-    def _fold_sparse(self, base, X, y, sw, alphas, Cs):
-        """The sparse solver's path on one training fold (module docstring), each
-        problem prepared as ``base.fit`` prepares it; returns as
-        :meth:`_fold_generic` (a new estimator per point)."""
+    def _sparse_folds(self, base, X, y, sw, splits, alphas, Cs, scorer, score_w):
+        """Every fold's sparse path (module docstring), scored as
+        :meth:`_score_fold`; the folds run on ``n_jobs`` threads where a
+        measured first batch pays (:func:`~primaldual.solvers.ovr.run_problems`;
+        the paths, and so every score, are the same however the folds are
+        scheduled).  ``cv_n_jobs_plan_`` says what ran."""
+        def one(k, _n_jobs):
+            train, test = splits[k]
+            classes, paths = self._fold_sparse_paths(base, X[train], y[train], sw[train],
+                                                     alphas, Cs)
+            folds[k] = self._score_fold(self._sparse_points(base, X.shape[1], classes,
+                                                            paths),
+                                        scorer, X[test], y[test], score_w, test)
+            # for run_problems' accounting only: the fits without their vectors
+            return [replace(r, coef=r.coef[:0], dual_coef=r.dual_coef[:0], state=None)
+                    for path in paths for r in path]
+
+        folds = [None] * len(splits)
+        _, self.cv_n_jobs_plan_ = run_problems(one, len(splits), self.n_jobs,
+                                               min_batches=1)
+        return folds
+
+    def _fold_sparse_paths(self, base, X, y, sw, alphas, Cs):
+        """The sparse solver's path on one training fold, each problem prepared
+        as ``base.fit`` prepares it: ``(classes, paths)`` (classes None for a
+        regressor; one path of results per one-vs-rest problem)."""
         if self._is_classifier:
             classes = np.unique(y)
             if classes.size < 2:
@@ -244,8 +282,13 @@ class _CVMixin:
         grid = alphas if Cs is None else 1.0 / (Cs * W)
         terms = [split_strength(self.penalty, float(a), self.l1, self.l1_ratio) for a in grid]
         seeds = spawn_seeds(self.random_state, len(targets))
-        paths = [self._sparse_path(Xa, t, weights, terms, s) for t, s in zip(targets, seeds)]
-        for j in range(len(grid)):
+        return classes, [self._sparse_path(Xa, t, weights, terms, s)
+                         for t, s in zip(targets, seeds)]
+
+    def _sparse_points(self, base, n_features, classes, paths):
+        """One fold's path points as :meth:`_fold_generic` yields them (a new
+        estimator per point)."""
+        for j in range(len(paths[0])):
             est = clone(base)
             rows = [base._split(p[j].coef) for p in paths]
             if classes is None:
@@ -254,7 +297,7 @@ class _CVMixin:
                 est.classes_ = classes
                 est.coef_ = np.vstack([r[0] for r in rows])
                 est.intercept_ = np.array([r[1] for r in rows], dtype=np.float64)
-            est.n_features_in_ = X.shape[1]
+            est.n_features_in_ = n_features
             res = [p[j] for p in paths]
             yield est, (max(max(float(r.gap), 0.0) for r in res),
                         max(max(float(r.rel_gap), 0.0) for r in res),

@@ -23,6 +23,8 @@ from ..validation import check_X
 from ..losses.dispatch import BUILTIN
 from ..kernels.minibatch import DualState, RoundOut, RoundSpec, RoundWork, partition_rounds
 from ..kernels.objective import certificate_pass
+from ..kernels.subspace_step import (apply_subspace_step, subspace_max_step,
+                                     subspace_terms)
 from ..kernels.summed_step import apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
 from .._util.threads import run_threads
@@ -30,7 +32,7 @@ from ..blocks.sdca_threads import auto_sync_every
 from .local_sdca import local_deflated_round, local_sdca_round
 
 __all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy",
-           "MODE_COCOA_SDCA", "LINE_SEARCH"]
+           "MODE_COCOA_SDCA", "LINE_SEARCH", "SUBSPACE"]
 
 #: the round mode of CoCoA+ with the serial SDCA kernel as local solver
 #: (:mod:`.local_sdca`; 0 and 1 are the kernel's MODE_MSDCA and MODE_COCOA,
@@ -40,6 +42,11 @@ MODE_COCOA_SDCA = 2
 #: a flag on a round mode: the driver picks the step on the summed update
 #: between rounds (CoCoA+ ``aggregation="line_search"``, :mod:`.line_step`)
 LINE_SEARCH = 16
+
+#: a flag on a round mode: the driver picks the step on the span of the
+#: partitions' changes and the last aggregated ones (CoCoA+
+#: ``aggregation="subspace"``, :mod:`.subspace_step`)
+SUBSPACE = 32
 
 
 def contiguous_partition(n: int, n_parts: int) -> np.ndarray:
@@ -125,6 +132,10 @@ class PartitionBlock:
         self._changes = None
         # aggregation="line_search": the last round's Delta alpha, not yet applied
         self.step_dalpha = np.zeros(self.n)
+        # aggregation="subspace": row 0 is step_dalpha, rows 1..used the last
+        # aggregated changes, the newest first (set_subspace_memory)
+        self.sub_U = None
+        self.sub_used = 0
         # coupling="deflated": B = X U, its squared row norms, the factors
         self.shared = None
         self.sig_top = float(self.K)
@@ -149,8 +160,84 @@ class PartitionBlock:
         self.sig_top = float(sig_top)
         self.sig_rest = float(sig_rest)
 
+    def set_subspace_memory(self, m):
+        """``aggregation="subspace"``: remember the last ``m`` aggregated
+        changes (none remembered yet)."""
+        self.sub_U = np.zeros((1 + int(m), self.n))
+        self.step_dalpha = self.sub_U[0]
+        self.sub_used = 0
+
+    def subspace_memory(self):
+        """The remembered changes (used, n), the newest first."""
+        if self.sub_U is None:
+            return np.zeros((0, self.n))
+        return self.sub_U[1:1 + self.sub_used].copy()
+
+    def set_subspace_memory_rows(self, rows):
+        """Restore :meth:`subspace_memory` (a checkpoint's)."""
+        rows = np.asarray(rows, dtype=np.float64).reshape(-1, self.n)
+        used = min(rows.shape[0], self.sub_U.shape[0] - 1)
+        self.sub_U[1:1 + used] = rows[:used]
+        self.sub_used = used
+
+    def subspace_terms(self, theta):
+        """Per partition ``(e, g, H, feasible)`` of the loss part at the
+        coefficients ``theta`` (K + used,): partition ``k`` moves along its
+        own change with ``theta[k]`` and along the remembered ones with
+        ``theta[K:]`` (:func:`~primaldual.kernels.subspace_step.subspace_terms`)."""
+        U = self.sub_U[:1 + self.sub_used]
+        p = U.shape[0]
+        coef = np.empty(p)
+        out = []
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            coef[0] = theta[k]
+            coef[1:] = theta[self.K:self.K + p - 1]
+            g, H = np.zeros(p), np.zeros((p, p))
+            e, ok = subspace_terms(self.kind, self.param, self.y, self.cw, self.alpha, U,
+                                   a, b, coef, g, H)
+            out.append((float(e), g, H, bool(ok)))
+        return out
+
+    def subspace_max_step(self, theta, step):
+        """Per partition, the largest ``t`` keeping ``alpha`` at ``theta + t
+        step`` dual feasible (as :meth:`subspace_terms`)."""
+        U = self.sub_U[:1 + self.sub_used]
+        p = U.shape[0]
+        coef, dcoef = np.empty(p), np.empty(p)
+        out = []
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            coef[0], dcoef[0] = theta[k], step[k]
+            coef[1:] = theta[self.K:self.K + p - 1]
+            dcoef[1:] = step[self.K:self.K + p - 1]
+            out.append(float(subspace_max_step(self.kind, self.param, self.y, self.alpha, U,
+                                               a, b, coef, dcoef)))
+        return out
+
+    def apply_subspace(self, theta):
+        """Move ``alpha`` to the coefficients ``theta`` (as :meth:`subspace_terms`)
+        and remember the change made, dropping the oldest beyond the memory."""
+        U = self.sub_U[:1 + self.sub_used]
+        p = U.shape[0]
+        coef = np.empty(p)
+        change = np.zeros(self.n)
+        for k in range(self.K):
+            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
+            coef[0] = theta[k]
+            coef[1:] = theta[self.K:self.K + p - 1]
+            apply_subspace_step(self.kind, self.param, self.y, self.alpha, U, a, b, coef,
+                                change)
+        m = self.sub_U.shape[0] - 1
+        if m:
+            self.sub_U[2:] = self.sub_U[1:m].copy()
+            self.sub_U[1] = change
+            self.sub_used = min(self.sub_used + 1, m)
+        self.sub_U[0] = 0.0
+
     def set_state(self, alpha, v, rng_states):
         self.step_dalpha[:] = 0.0
+        self.sub_used = 0
         self.alpha[:] = alpha
         self.v[:] = v
         self.logit[:] = np.nan

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..problem import Certificate
 from ..validation import raise_nonfinite
-from .block import LINE_SEARCH, PartitionBlock, spawn_streams
+from .block import LINE_SEARCH, SUBSPACE, PartitionBlock, spawn_streams
 from .line_step import sum_terms, summed_step
+from .subspace_step import subspace_step
 
 __all__ = ["Engine", "LocalEngine", "assemble_certificate"]
 
@@ -124,7 +125,25 @@ class LocalEngine(Engine):
     def v(self):
         return self.block.v
 
+    def set_subspace_memory(self, m):
+        """``aggregation="subspace"``: remember the last ``m`` steps (their
+        dual changes on the block, their images in ``v`` here)."""
+        self.block.set_subspace_memory(m)
+        self.sub_m = int(m)
+        self.sub_dv = np.zeros((0, self.d))
+
+    def subspace_memory(self):
+        """``(dual changes (used, n), their images (used, d))``, the newest first."""
+        return self.block.subspace_memory(), self.sub_dv.copy()
+
+    def set_subspace_memory_rows(self, dalpha, dv):
+        self.block.set_subspace_memory_rows(dalpha)
+        self.sub_dv = np.asarray(dv, dtype=np.float64).reshape(-1, self.d)[:self.sub_m].copy()
+
     def run(self, mode, m, sigma_dot, gamma, n_rounds):
+        if mode & SUBSPACE:
+            return self._run_subspace((mode & ~SUBSPACE) | LINE_SEARCH, m, sigma_dot,
+                                      n_rounds)
         if mode & LINE_SEARCH:
             return self._run_line_search(mode, m, sigma_dot, n_rounds)
         st, done, acc, bad = self.block.run(mode, m, sigma_dot, gamma, n_rounds, True)
@@ -132,9 +151,10 @@ class LocalEngine(Engine):
             raise_nonfinite(self.problem.lam, bad)
         return int(acc)
 
-    def _run_line_search(self, mode, m, sigma_dot, n_rounds):
-        """Rounds whose step on the summed update the driver picks
-        (:mod:`~primaldual.distributed.line_step`), as the Dask engine does."""
+    def _driver_rounds(self, mode, m, sigma_dot, n_rounds, take_step):
+        """Rounds whose local changes are not applied by the block: after each,
+        ``take_step(changes)`` (the partitions' sparse ``Delta v_k``) moves
+        ``alpha`` and ``v``, as the Dask engine does."""
         b = self.block
         acc = 0
         for _ in range(n_rounds):
@@ -142,14 +162,54 @@ class LocalEngine(Engine):
             if st != 0:
                 raise_nonfinite(self.problem.lam, bad)
             acc += int(a)
-            changes = b.last_changes()
+            take_step(b.last_changes())
+        return acc
+
+    def _run_line_search(self, mode, m, sigma_dot, n_rounds):
+        """Rounds with the step on the summed update
+        (:mod:`~primaldual.distributed.line_step`)."""
+        b = self.block
+
+        def take_step(changes):
             theta, trials = summed_step(lambda ts: [sum_terms(p) for p in b.line_terms(ts)],
                                         b.v, changes, self.problem.lam, self.problem.W)
             b.apply_step(theta)
             for cols, vals in changes:
                 b.v[cols] += theta * vals
             self.note_step(theta, trials)
-        return acc
+        return self._driver_rounds(mode, m, sigma_dot, n_rounds, take_step)
+
+    def _run_subspace(self, mode, m, sigma_dot, n_rounds):
+        """Rounds with the step on the span of the partitions' changes and the
+        remembered steps (:mod:`~primaldual.distributed.subspace_step`)."""
+        b, K = self.block, self.K
+
+        def evaluate(theta):
+            P = theta.shape[0]
+            e, g, H, ok = 0.0, np.zeros(P), np.zeros((P, P)), True
+            for k, (pe, pg, pH, pok) in enumerate(b.subspace_terms(theta)):
+                idx = np.r_[k, np.arange(K, P)]
+                e += pe
+                g[idx] += pg
+                H[np.ix_(idx, idx)] += pH
+                ok = ok and pok
+            return e, g, H, ok
+
+        def take_step(changes):
+            Z = np.zeros((K + self.sub_dv.shape[0], self.d))
+            for k, (cols, vals) in enumerate(changes):
+                Z[k, cols] = vals
+            Z[K:] = self.sub_dv
+            theta, calls = subspace_step(evaluate,
+                                         lambda th, st: min(b.subspace_max_step(th, st)),
+                                         b.v, Z, K, self.problem.lam, self.problem.W)
+            b.apply_subspace(theta)
+            step = theta @ Z
+            b.v += step
+            if self.sub_m:
+                self.sub_dv = np.vstack([step[None, :], self.sub_dv])[:self.sub_m]
+            self.note_step(float(np.mean(theta[:K])), calls)
+        return self._driver_rounds(mode, m, sigma_dot, n_rounds, take_step)
 
     def certificate(self, w):
         parts = self.block.certificate_parts(w)

@@ -19,7 +19,9 @@ map is the Gauss-Seidel sweeps alone, which leave the shared directions
 almost uncorrected (measured: one eigenvalue of the preconditioned Hessian at
 67 on 3,000 rows of the shared-vocabulary text, growing with ``n``).
 :meth:`LocalSolve.solve` runs conjugate gradient preconditioned by this map
-on the partition's own system (GIANT's local Newton direction).
+on the partition's own system (GIANT's local Newton direction);
+:func:`dual_cd_solve` solves that system by dual coordinate ascent instead
+(:func:`primaldual.kernels.precond.dual_cd`), an epoch a pass.
 """
 from __future__ import annotations
 
@@ -30,9 +32,43 @@ import scipy.sparse as sp
 from .._util.cg import pcg
 from ..kernels.newton import hess_vec
 from ..kernels.objective import weighted_sum
-from ..kernels.precond import sgs_solve
+from ..kernels.precond import DualCDState, LocalQuad, dual_cd, sgs_solve
+from ..kernels.status import STATUS_OK
 
-__all__ = ["LocalSolve"]
+__all__ = ["LocalSolve", "dual_cd_solve"]
+
+
+#: epochs of permutations drawn at a time for :func:`dual_cd_solve`
+CHUNK_EPOCHS = 4
+
+
+def dual_cd_solve(rows, a, g, lam, tol, max_epochs, seed):
+    """``p ~ -(A_k + lam I)^{-1} g``, ``A_k = sum_i a_i x_i x_i^T`` over the
+    partition's rows ``rows`` (a :class:`~primaldual.kernels.views.RowsView`),
+    by dual coordinate ascent from ``beta = 0`` (``p = -g / lam``), each
+    epoch over a new random permutation of the rows (from ``seed``), until the
+    epoch's summed duality gap is at most ``tol`` times ``-D(beta)`` or
+    ``max_epochs`` epochs (:func:`~primaldual.kernels.precond.dual_cd`).
+    Returns ``(p, epochs, passes)``: an epoch reads each row once."""
+    n_k = a.shape[0]
+    rng = np.random.default_rng(int(seed))
+    g = np.ascontiguousarray(g, dtype=np.float64)
+    beta, p = np.zeros(n_k), -g / float(lam)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    epochs = 0
+    while epochs < max_epochs:
+        E = min(CHUNK_EPOCHS, max_epochs - epochs)
+        order = np.concatenate([rng.permutation(n_k) for _ in range(E)]).astype(np.int64)
+        status, ep, gap, dual, done = dual_cd(
+            rows, LocalQuad(a, g, float(lam), float(tol), E), DualCDState(beta, p, order))
+        epochs += int(ep)
+        if status != STATUS_OK:
+            raise FloatingPointError(f"the local dual coordinate ascent of GIANT's Newton "
+                                     f"system met a non-finite value (gap {gap}, dual "
+                                     f"{dual}) after {epochs} epochs: scale the features")
+        if done or n_k == 0:
+            break
+    return p, epochs, float(epochs)
 
 
 class LocalSolve:

@@ -36,7 +36,7 @@ from ..kernels.objective import weighted_sum
 from ..kernels.sdca import STATUS_OK
 from ..kernels.views import RowsView, StepSpec
 from ..losses.dispatch import BUILTIN
-from .local_precond import LocalSolve
+from .local_precond import LocalSolve, dual_cd_solve
 from .local_sdca import local_sdca_round
 
 __all__ = ["NewtonBlock", "BlockNewtonData", "add_parts", "add_pairs", "join_duals",
@@ -290,25 +290,37 @@ class NewtonBlock:
             out.append((Wk, z))
         return out
 
-    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter, solver="cg", seed=0):
         """Per partition ``(W_k, s_k, steps, passes)``: ``s_k ~ -H_k^{-1} g`` with
         ``H_k = sum_{i in k} D_i x_i x_i^T / W_k + lam I`` the Hessian at the
         current point estimated from partition ``k``'s rows alone (GIANT's
-        local Newton direction), by local preconditioned CG to ``||res|| <= tol
-        ||g||`` (:meth:`LocalSolve.solve`); ``passes`` over the partition's rows."""
+        local Newton direction); ``passes`` over the partition's rows.
+        ``solver="cg"``: local preconditioned CG to ``||res|| <= tol ||g||``
+        (:meth:`LocalSolve.solve`, ``steps`` its CG steps); ``"sdca"``: dual
+        coordinate ascent to a duality gap of ``tol`` times the dual's
+        (:func:`~primaldual.distributed.local_precond.dual_cd_solve`, each
+        epoch's permutation drawn from ``seed``, ``steps`` its epochs)."""
         g = np.ascontiguousarray(g, dtype=np.float64)
         c = self.curv[self.current]
         bounds = list(self._bounds())
-        self._local_solves(coarse)
+        if solver == "cg":
+            self._local_solves(coarse)
         out = []
         for k, (a, b) in enumerate(bounds):
             Wk = float(self.cw[a:b].sum())
-            if Wk > 0.0:
+            if not Wk > 0.0:
+                s, it, passes = -g / lam, 0, 0.0
+            elif solver == "sdca":
+                r = self.rows
+                view = RowsView(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
+                                np.asarray(r.sqnorm[a:b], dtype=np.float64), self.y[a:b],
+                                self.cw[a:b])
+                s, it, passes = dual_cd_solve(view, c[a:b] / Wk, g, float(lam), float(tol),
+                                              int(max_iter), int(seed))
+            else:
                 s, it, passes = self._local[1][k].solve(
                     -g, c[a:b] / Wk, float(lam), int(sweeps),
                     (self._point, self.current, float(lam)), float(tol), int(max_iter))
-            else:
-                s, it, passes = -g / lam, 0, 0.0
             out.append((Wk, s, int(it), float(passes)))
         return out
 
@@ -424,14 +436,14 @@ class BlockNewtonData:
         return weighted_mean(self.block.precondition(r, lam_mu, sweeps, coarse,
                                                      [0] if first_only else None))
 
-    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter, solver="cg", seed=0):
         """GIANT's averaged local Newton direction (one round):
         ``(sum_k W_k s_k / W, max_k steps_k, max_k passes_k)`` from
         :meth:`NewtonBlock.local_newton`."""
         self.calls += 1
         self.reductions += 1
         return average_directions(self.block.local_newton(g, lam, sweeps, coarse, tol,
-                                                          max_iter))
+                                                          max_iter, solver, seed))
 
     def local_sdca(self, lam, epochs, seed):
         """CoCoA+'s first round (one round): ``(status, bad_row, sum_k v_k)``

@@ -154,11 +154,12 @@ class DaskNewtonData:
         self.call_seconds += time.perf_counter() - t
         return weighted_mean([part])
 
-    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter):
+    def local_newton(self, g, lam, sweeps, coarse, tol, max_iter, solver="cg", seed=0):
         """GIANT's averaged local Newton direction: every partition's local
         solve at once (one round)."""
         res = self._call("local_newton", np.ascontiguousarray(g, dtype=np.float64),
-                         float(lam), int(sweeps), int(coarse), float(tol), int(max_iter))
+                         float(lam), int(sweeps), int(coarse), float(tol), int(max_iter),
+                         str(solver), int(seed))
         self.reductions += 1
         return average_directions([part for part, in res])
 

@@ -17,7 +17,7 @@ from ..kernels.minibatch import MODE_COCOA
 from ._base import Solver, register
 from ._options import CommonOptions, EngineOptions, ThreadOptions, choice, number
 from .._util.threads import resolve_n_jobs
-from ..distributed.block import LINE_SEARCH, MODE_COCOA_SDCA
+from ..distributed.block import LINE_SEARCH, MODE_COCOA_SDCA, SUBSPACE
 from ..distributed.deflation import SVD_PASSES, shared_directions
 from ._rounds import RoundsMixin, is_partitioned
 from .minibatch import _default_partitions
@@ -36,8 +36,12 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
     local_iters: int | None = number(None, integer=True, low=0.0, also=(None,),
                                      doc="H, local steps per part and round; None: ceil(n / K)")
     aggregation: str = choice("line_search", "line_search", "adding", "averaging",
+                              "subspace",
                               doc="how the parts' updates combine: an exact line search, "
-                                  "CoCoA+ adding, or CoCoA averaging")
+                                  "CoCoA+ adding, CoCoA averaging, or a search on their span")
+    memory: int = number(8, integer=True, low=0.0, strict=False,
+                         doc="aggregation='subspace': the last steps searched over with "
+                             "the parts' updates")
     local_solver: str = choice("sdca", "sdca", "uniform",
                                doc="local steps: SDCA passes over permutations, or rows "
                                    "drawn with replacement")
@@ -95,7 +99,16 @@ class CoCoASolver(RoundsMixin, Solver):
     blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
     ``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
     ``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
-    (CoCoA).  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
+    (CoCoA).  ``aggregation="subspace"`` (in process): ``sigma' = K`` as adding,
+    then the step maximizes ``D`` over the span of the ``K`` blocks' changes,
+    each with its own coefficient, and of the last ``memory`` steps::
+
+        theta = argmax D(alpha + sum_k theta_k Dalpha_[k] + sum_j theta_{K+j} S_j)
+
+    by Newton steps on the ``K + memory`` coefficients from adding's
+    ``(1, ..., 1, 0, ..., 0)``, each halved until ``D`` rises and ``alpha``
+    stays dual feasible (:mod:`primaldual.distributed.subspace_step`), so a
+    round gains at least what adding gains.  Every block draws from its own stream ``SeedSequence(seed).spawn(K)``.
 
     Reduction to mini-batch SDCA (``local_solver="uniform"``; Takac, Richtarik & Srebro, Section 7: "Setting
     b = C and H = 1 we exactly recover mini-batch SDCA").  With ``H = 1`` each
@@ -133,7 +146,10 @@ class CoCoASolver(RoundsMixin, Solver):
                                   in process, ``n_jobs`` -- one partition per thread)
     local_iters : int or None     ``H`` (default: the size of the largest block, one
                                   local pass per round)
-    aggregation : "line_search" | "adding" | "averaging", default "line_search"
+    aggregation : "line_search" | "adding" | "averaging" | "subspace", default "line_search"
+    memory : int, default 8
+        ``aggregation="subspace"``: the remembered steps ``S_j`` (0: the
+        blocks' changes only).
     coupling : "isotropic" | "deflated", default "isotropic"
     shared_directions : int, default 8
         ``r`` of ``coupling="deflated"`` (see above).
@@ -193,6 +209,10 @@ class CoCoASolver(RoundsMixin, Solver):
             raise ValueError("n_jobs with a client runs threads inside each worker's "
                              "local SDCA (local_solver='sdca'); the uniform local "
                              "solver runs on one thread per partition")
+        if o.aggregation == "subspace" and (o.client is not None
+                                            or is_partitioned(self.problem)):
+            raise ValueError("aggregation='subspace' runs in process (no client, no "
+                             "partitioned input); on Dask use 'line_search'")
         if o.coupling == "deflated":
             if o.client is not None or is_partitioned(self.problem):
                 raise ValueError("coupling='deflated' runs in process (no client, no "
@@ -213,7 +233,7 @@ class CoCoASolver(RoundsMixin, Solver):
         self._setup_engine_options(K)
         self.H = int(-(-self.problem.n // K)) if o.local_iters is None else o.local_iters
         self.K = K
-        if o.aggregation == "adding":
+        if o.aggregation in ("adding", "subspace"):
             self.gamma, self.sigma_prime = 1.0, float(K)
         elif o.aggregation == "averaging":
             self.gamma, self.sigma_prime = 1.0 / K, 1.0
@@ -228,6 +248,8 @@ class CoCoASolver(RoundsMixin, Solver):
         mode = MODE_COCOA_SDCA if self.opts.local_solver == "sdca" else MODE_COCOA
         if self.opts.aggregation == "line_search":
             mode |= LINE_SEARCH
+        elif self.opts.aggregation == "subspace":
+            mode |= SUBSPACE
         return mode, self.H, self.sigma_prime, self.gamma
 
     def eso_beta(self):
@@ -239,6 +261,17 @@ class CoCoASolver(RoundsMixin, Solver):
         self.engine_init_state(self.warm_start_alpha())
         self._set_shared()
         self._set_threads()
+        self._set_memory()
+
+    def _set_memory(self, arrays=None):
+        """aggregation="subspace": the engine's memory of steps (empty, or a
+        checkpoint's)."""
+        if self.opts.aggregation != "subspace":
+            return
+        self.engine.set_subspace_memory(self.opts.memory)
+        if arrays is not None and "subspace_dalpha" in arrays:
+            self.engine.set_subspace_memory_rows(arrays["subspace_dalpha"],
+                                                 arrays["subspace_dv"])
 
     def _set_shared(self, sig_rest=1.0):
         """coupling="deflated": the shared directions onto the block (their
@@ -261,6 +294,9 @@ class CoCoASolver(RoundsMixin, Solver):
 
     def get_state(self):
         meta, arrays = self.engine_get_state()
+        if self.opts.aggregation == "subspace":
+            dalpha, dv = self.engine.subspace_memory()
+            arrays = dict(arrays, subspace_dalpha=dalpha, subspace_dv=dv)
         if self.svd_seed is not None:
             meta.update(svd_seed=self.svd_seed, sigma_rest=float(self.engine.block.sig_rest))
         return meta, arrays
@@ -275,6 +311,7 @@ class CoCoASolver(RoundsMixin, Solver):
             self._set_shared(float(meta["sigma_rest"]))
             self.feature_accesses = accesses
         self._set_threads()
+        self._set_memory(arrays)
 
     def trace_extras(self):
         out = self.engine_trace_extras()

@@ -18,7 +18,14 @@ from ._base import register
 from ._options import choice, number
 from .newton import ETA0, NewtonOptions, NewtonSolver
 
-__all__ = ["DiscoSolver", "DiscoOptions"]
+__all__ = ["DiscoSolver", "DiscoOptions", "GIANT_CG_MAX_D"]
+
+#: local_solver="auto" solves GIANT's local systems by CG up to this many
+#: columns (its steps are at most d, and the coarse solve covers much of a
+#: small d: a9a, d = 123, 0.5-0.6x the local passes of dual coordinate
+#: ascent), else by dual coordinate ascent (the text and reuters: 0.05-0.3x
+#: CG's; docs/distributed.md)
+GIANT_CG_MAX_D = 1000
 
 
 @dataclass(frozen=True)
@@ -50,7 +57,15 @@ class DiscoOptions(NewtonOptions):
                               doc="direction='giant': each local CG stops at "
                                   "||res|| <= local_tol ||grad f||")
     local_max_iter: int = number(200, integer=True, low=1.0, strict=False,
-                                 doc="direction='giant': local CG steps at most")
+                                 doc="direction='giant': local CG steps (or SDCA "
+                                     "epochs) at most")
+    local_solver: str = choice("auto", "auto", "cg", "sdca",
+                               doc="direction='giant': the local Newton systems by "
+                                   "preconditioned CG or by dual coordinate ascent; "
+                                   "auto: CG when d <= 1000, else SDCA")
+    local_gap: float = number(0.1, low=0.0, high=1.0, high_strict=True,
+                              doc="local_solver='sdca': stop at a local duality gap "
+                                  "<= local_gap times the local dual's magnitude")
     init_epochs: int | str = number("auto", integer=True, low=0.0, strict=False,
                                     also=("auto",),
                                     doc="local SDCA passes of a CoCoA+ first round to start "
@@ -93,14 +108,25 @@ class DiscoSolver(NewtonSolver):
     ``direction="giant"`` replaces the PCG by GIANT's step (Wang, Roosta,
     Xu & Mahoney, NeurIPS 2018: the average of the workers' approximate
     Newton directions, with a line search): every partition solves its own Newton
-    system ``(H_k + mu I) s_k = -grad f`` (``mu = 0`` by default) by local
-    CG preconditioned as above, from zero, to ``||res|| <= local_tol ||grad
-    f||``, at once; the step is ``sum_k W_k s_k / W`` (one round), and the
-    line search runs along it on the margins of ``w + s`` (one pass, whose
+    system ``(H_k + mu I) s_k = -grad f`` (``mu = 0`` by default), at once,
+    and the step is ``sum_k W_k s_k / W`` (one round).  The local solver
+    (``local_solver``; ``"auto"``: ``"cg"`` when ``d <= 1000``, else
+    ``"sdca"``) is either CG preconditioned as above, from zero, to ``||res||
+    <= local_tol ||grad f||`` (``2 sweeps + 3`` passes over the partition's
+    rows a step), or dual coordinate ascent on the local quadratic ``min_s
+    1/2 s^T (H_k + mu I) s + grad f . s``, whose dual in ``beta`` (one a row)
+    gives ``s = -(grad f + sum_{i in k} beta_i x_i) / (lam + mu)``:
+    SDCA's exact steps for the squared loss (Shalev-Shwartz & Zhang 2013),
+    from ``beta = 0``, each epoch (one pass over the partition's rows) in a
+    new random order, until the epoch's summed duality gap is at most
+    ``local_gap`` times the local dual's magnitude
+    (:func:`~primaldual.kernels.precond.dual_cd`); its epochs do not grow
+    with ``||H|| / lam`` when the rows are short against ``lam n_k`` (the
+    text: 14-38 local passes where CG makes 78-98).  The line search
+    runs along the step on the margins of ``w + s`` (one pass, whose
     gradient is the next iteration's when the full step is taken).  An
     iteration then costs one or two passes over all rows however ill
-    conditioned ``H`` is; its local work is ``local_tol``-dependent CG steps
-    of ``2 sweeps + 3`` passes over each partition's rows.  It converges fast
+    conditioned ``H`` is; its local work is the local solver's.  It converges fast
     where each partition's rows estimate the Hessian well (many rows a
     partition per effective dimension: text at ``lam n`` near 1) and
     linearly, slower, where they do not (``d`` above the rows of a
@@ -120,7 +146,9 @@ class DiscoSolver(NewtonSolver):
     ``"first"``, all for ``"average"`` (the partitions at once), counted in
     ``trace[-1]["precond_passes"]``; with ``direction="giant"`` the local
     CG's passes (the slowest partition's, over its own rows) are counted
-    there.  ``n_epochs - precond_passes`` are the passes over all rows.
+    there (the local SDCA's epochs likewise; ``trace[-1]["cg_iter"]``
+    counts the local CG steps or epochs).  ``n_epochs - precond_passes`` are
+    the passes over all rows.
     ``trace[-1]["calls"]`` counts every round trip.
 
     Options
@@ -132,7 +160,9 @@ class DiscoSolver(NewtonSolver):
     preconditioner : {"first", "average"}, default "first"
     direction : {"pcg", "giant"}, default "pcg"
     local_tol : float, default 1e-2 (``direction="giant"``)
-    local_max_iter : int, default 200 (``direction="giant"``)
+    local_max_iter : int, default 200 (``direction="giant"``: CG steps or epochs)
+    local_solver : {"auto", "cg", "sdca"}, default "auto" (``direction="giant"``)
+    local_gap : float, default 0.1 (``local_solver="sdca"``)
     init_epochs : int or "auto", default "auto" (3 for ``"giant"``, else 0)
     n_partitions, client, round_timeout, max_recoveries, max_cg_iter
         As :class:`~primaldual.solvers.newton.NewtonSolver`'s; without
@@ -155,6 +185,9 @@ class DiscoSolver(NewtonSolver):
         self.coarse = int(o.precond_coarse)
         self.local_tol = float(o.local_tol)
         self.local_max_iter = int(o.local_max_iter)
+        self.local_solver = o.local_solver
+        if self.local_solver == "auto":
+            self.local_solver = "cg" if self.problem.d <= GIANT_CG_MAX_D else "sdca"
 
     def _choose_explicit(self, mode):
         return False
@@ -242,9 +275,11 @@ class DiscoSolver(NewtonSolver):
         if not math.sqrt(dot(self.g, self.g)) > 0.0:
             self.stall = "no_step"
             return
-        s, it, local = self.data.local_newton(self.g, self.problem.lam + self.mu, self.sweeps,
-                                              self.coarse, self.local_tol,
-                                              self.local_max_iter)
+        sdca = self.local_solver == "sdca"
+        s, it, local = self.data.local_newton(
+            self.g, self.problem.lam + self.mu, self.sweeps, self.coarse,
+            float(self.opts.local_gap) if sdca else self.local_tol, self.local_max_iter,
+            self.local_solver, int(self.rng.integers(2**31)) if sdca else 0)
         self.cg_iter += it
         self.passes += local
         self.precond_passes += local

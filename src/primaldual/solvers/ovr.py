@@ -46,17 +46,23 @@ MIN_BATCHES = 3
 KEEP_SPEEDUP = 1.1
 
 
+def _fits(res):
+    """A problem's fits: its result, or the results of a list of them (a path)."""
+    return list(res) if isinstance(res, (list, tuple)) else [res]
+
+
 def _work(res):
-    """Stored entries read by a fit (one unit per fit when a solver counts none)."""
-    return max(float(getattr(res, "feature_accesses", 0) or 0), 1.0)
+    """Stored entries a problem's fits read (one unit per fit when a solver
+    counts none)."""
+    return sum(max(float(getattr(r, "feature_accesses", 0) or 0), 1.0) for r in _fits(res))
 
 
-def _serial_reason(first, seconds, k_total, threads):
+def _serial_reason(first, seconds, k_total, threads, min_batches=MIN_BATCHES):
     """Why the problems after the first run serially, or ``""`` to try threads."""
-    methods = sorted({leg["method"] for leg in solver_path(first)})
-    if k_total - 1 < MIN_BATCHES * threads:
+    methods = sorted({leg["method"] for r in _fits(first) for leg in solver_path(r)})
+    if k_total - 1 < min_batches * threads:
         return (f"serial: {k_total - 1} problems after the first, fewer than "
-                f"{MIN_BATCHES} batches of {threads}")
+                f"{min_batches} batches of {threads}")
     if not set(methods) <= NOGIL_METHODS:
         return (f"serial: problem 0 ran {'+'.join(methods)}, whose numpy/BLAS work holds "
                 f"the GIL (its solver gets n_jobs={threads})")
@@ -66,13 +72,16 @@ def _serial_reason(first, seconds, k_total, threads):
     return ""
 
 
-def run_problems(one, k_total, n_jobs):
+def run_problems(one, k_total, n_jobs, min_batches=MIN_BATCHES):
     """Solve ``one(k, n_jobs_k)`` for ``k = 0..k_total-1``; ``(results, plan)``.
 
-    ``n_jobs_k`` is the ``n_jobs`` for problem ``k``'s own solver: all of
-    ``n_jobs`` for a problem solved alone, 1 for one of a parallel batch.
-    ``plan`` holds ``workers`` (Python threads used after problem 0), the
-    measured rates (stored entries per second) and ``reason``."""
+    ``one`` returns a :class:`~primaldual.solvers.SolveResult` or a list of
+    them (a problem solved as a path of fits).  ``n_jobs_k`` is the ``n_jobs``
+    for problem ``k``'s own solver: all of ``n_jobs`` for a problem solved
+    alone, 1 for one of a parallel batch.  Threads are tried when the
+    problems after the first fill ``min_batches`` batches.  ``plan`` holds
+    ``workers`` (Python threads used after problem 0), the measured rates
+    (stored entries per second) and ``reason``."""
     threads = resolve_n_jobs(n_jobs)
     if threads <= 1 or k_total <= 1:
         results = [one(k, n_jobs) for k in range(k_total)]
@@ -81,7 +90,7 @@ def run_problems(one, k_total, n_jobs):
     results = [one(0, threads)]
     seconds = time.perf_counter() - t0
     plan = {"workers": 1, "serial_rate": _work(results[0]) / max(seconds, 1e-9)}
-    reason = _serial_reason(results[0], seconds, k_total, threads)
+    reason = _serial_reason(results[0], seconds, k_total, threads, min_batches)
     k = 1
     if not reason:
         workers = min(threads, k_total - 1)
