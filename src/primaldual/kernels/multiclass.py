@@ -356,7 +356,7 @@ def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol, act, sched, back, a
     iterate's ``coef = sum_i x_i^T beta_i`` is recomputed (overwritten, its
     rounding drift dropped); the point checked is the average ``avg`` (n, K)
     with ``cavg = sum_i x_i^T avg_i`` (written), or with an empty ``avg``
-    the iterate itself.  ``alpha = point / C`` (written), then per row the
+    the iterate itself.  ``alpha = point * (1 / C)`` (written), then per row the
     scores ``z = x_i coef_point`` and the loss ``max(0, max_{k != y_i} 1 +
     z_k - z_{y_i})``.  With a non-empty ``Z`` (n, K) the caller has written
     ``coef``, ``cavg`` and the scores ``Z`` (dense rows: BLAS) and neither

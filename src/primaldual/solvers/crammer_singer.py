@@ -165,7 +165,7 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
                                np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
-        # active rows, threshold, index-order full passes
+        # active rows, threshold, index-order full passes, revisited share
         self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full(),
                                float(self.opts.revisit)])
 
