@@ -18,7 +18,8 @@ hinge with ``lam = 0`` at ``l1 = l1_max/10, /100, /1000``.
 * peers: celer and skglm (logistic only: neither has the squared hinge) and
   LIBLINEAR ``-s 6`` / ``-s 5`` (liblinear-official), one thread each;
 * times: best of ``--repeat`` runs, wall clock of the call, after a warm-up;
-* a path of ``--path-points`` values (``l1_max`` to ``l1_max/100``) with
+* a path of ``--path-points`` values (``l1_max`` to ``l1_max/100``), for each
+  of ``--path-losses``, with
   screening (the default) and without (``screening=False``; and without
   working sets either), on the shared set-up of ``sparse_path``, and point by
   point through ``solve()`` (``share_setup=False``) for comparison.
@@ -280,60 +281,62 @@ PATH_TARGET = 0.5
 
 
 def _l1_paths(args, sets):
-    out = [f"### L1 logistic path: {args.path_points} values, l1_max to l1_max/100, "
+    out = [f"### L1 paths: {args.path_points} values, l1_max to l1_max/100, "
            f"tol 1e-6 (seconds, best of {args.repeat})", "",
            "One `l1_path` (`solver=\"l1cd\"`) per column, all in the same minutes: the "
            "first three share the set-up across the points (`sparse_path`), the last two "
-           "call `solve()` at every point (how `l1_path` ran before).  The ratio is "
-           f"with / without screening on the shared path; the target is at most "
+           "call `solve()` at every point.  The ratio is with / without screening on the "
+           f"shared path (`screening=False`: the same set-up, warm starts and working "
+           f"sets, every column read at every check); the target is at most "
            f"{PATH_TARGET}.", "",
-           "| set | " + " | ".join(c for c, _ in PATH_CONFIGS)
+           "| set | loss | " + " | ".join(c for c, _ in PATH_CONFIGS)
            + " | ratio (with / without) | target 0.5 | passes (with / without) "
-           "| points converged | load |",
-           "|---|" + "---:|" * (len(PATH_CONFIGS) + 5)]
+           "| points converged | load | commit |",
+           "|---|---|" + "---:|" * (len(PATH_CONFIGS) + 6)]
     done = {}
-    if PATHS.exists() and not args.fresh:
+    if PATHS.exists() and not (args.fresh or args.fresh_paths):
         for line in PATHS.read_text().splitlines():
             r = json.loads(line)
             if len(r["times"]) == len(PATH_CONFIGS):     # rows of this layout only
-                done[(r["set"], r["points"])] = r
-    for name in args.path_sets.split(","):
-        row = done.get((name, args.path_points))
-        if row is None and not args.no_new_cells:
-            row = _l1_path_row(name, args)
-        if row is None:
-            continue
-        t = row["times"]
-        ratio = t[0] / t[1]
-        ps = row.get("passes")
-        passes = "—" if ps is None else f"{ps[0]:.0f} / {ps[1]:.0f}"
-        out.append(f"| {name} | " + " | ".join(f"{x:.2f}" for x in t)
-                   + f" | {ratio:.2f} | {'met' if ratio <= PATH_TARGET else 'not met'} | "
-                   f"{passes} | {row['converged']}/{row['points']} | "
-                   f"{row.get('load', float('nan')):.0f} |")
+                done[(r["set"], r.get("loss", "logistic"), r["points"])] = r
+    for loss in args.path_losses.split(","):
+        for name in args.path_sets.split(","):
+            row = done.get((name, loss, args.path_points))
+            if row is None and not args.no_new_cells:
+                row = _l1_path_row(name, loss, args)
+            if row is None:
+                continue
+            t = row["times"]
+            ratio = t[0] / t[1]
+            ps = row.get("passes")
+            passes = "—" if ps is None else f"{ps[0]:.0f} / {ps[1]:.0f}"
+            out.append(f"| {name} | {loss} | " + " | ".join(f"{x:.2f}" for x in t)
+                       + f" | {ratio:.2f} | {'met' if ratio <= PATH_TARGET else 'not met'} | "
+                       f"{passes} | {row['converged']}/{row['points']} | "
+                       f"{row.get('load', float('nan')):.1f} | {row.get('commit', '?')} |")
     return out + ["", "Passes: the entries the path read (`feature_accesses`), over the "
                       "entries of the data; exact counts, independent of the load.", ""]
 
 
-def _l1_path_row(name, args):
+def _l1_path_row(name, loss, args):
     data = load_set(name)
     if data is None:
         return None
     X, y = data
-    l1_path(X[:200], y[:200], n_l1s=5, eps=1e-2)          # compile / load the kernels
+    l1_path(X[:200], y[:200], n_l1s=5, eps=1e-2, loss=loss)   # compile / load the kernels
     times, conv = [np.inf] * len(PATH_CONFIGS), None
     passes = [0.0] * len(PATH_CONFIGS)
     for _ in range(args.repeat):
         for k, (label, kw) in enumerate(PATH_CONFIGS):
             t, p = _timed(lambda: l1_path(X, y, n_l1s=args.path_points, eps=1e-2,
-                                          loss="logistic", **kw))
+                                          loss=loss, **kw))
             times[k] = min(times[k], t)
             passes[k] = sum(r.feature_accesses for r in p.results) / X.nnz
             c = int(p.converged.sum())
             conv = c if conv is None else min(conv, c)
-            print(name, label, f"{t:.2f}", flush=True)
-    row = {"set": name, "points": args.path_points, "times": times, "passes": passes,
-           "converged": conv,
+            print(name, loss, label, f"{t:.2f}", flush=True)
+    row = {"set": name, "loss": loss, "points": args.path_points, "times": times,
+           "passes": passes, "converged": conv,
            "configs": [c for c, _ in PATH_CONFIGS], "load": os.getloadavg()[0],
            "commit": _commit()}
     with PATHS.open("a") as fh:
@@ -377,6 +380,7 @@ def main(argv=None):
     ap.add_argument("--sets", default=None, help="comma-separated set names")
     ap.add_argument("--path-sets", default="a9a,reuters,rcv1-shape,news20")
     ap.add_argument("--path-points", type=int, default=100)
+    ap.add_argument("--path-losses", default="logistic,squared_hinge")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--budget", type=float, default=60.0,
                     help="seconds after which a peer's tolerance sweep stops")
@@ -386,6 +390,8 @@ def main(argv=None):
     ap.add_argument("--redo", default="",
                     help="comma-separated sets whose cells are measured again")
     ap.add_argument("--no-paths", action="store_true", help="skip the path section")
+    ap.add_argument("--fresh-paths", action="store_true",
+                    help="measure the path rows again (the cells are kept)")
     ap.add_argument("--paths-only", action="store_true",
                     help="measure only the path rows (tabulate the cells already measured)")
     ap.add_argument("--no-new-cells", action="store_true",

@@ -199,9 +199,12 @@ def test_passes_do_not_follow_the_conditioning():
     assert giant.converged and pcg.converged and newton.converged and sdca.converged
     assert passes(giant) <= 5 < passes(pcg) < passes(newton)
     assert passes(giant) <= 2 * sdca.n_epochs < passes(newton)
-    # the local SDCA epochs: fewer local passes than the local CG's, as many rounds
+    # the local SDCA epochs: as few rounds; on 2,000 rows its local passes are
+    # level with the local CG's (17-26 against 21 over six seeds: each partition's
+    # permutations come from its own stream), fewer only on large text
+    # (benchmarks/results/dask-newton.md)
     assert local_sdca.converged and passes(local_sdca) <= 5
-    assert local_sdca.n_epochs < giant.n_epochs
+    assert local_sdca.n_epochs <= 1.5 * giant.n_epochs
     np.testing.assert_allclose(giant.coef, newton.coef, rtol=0,
                                atol=1e-3 * np.abs(newton.coef).max())
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import primaldual
+import primaldual.losses  # noqa: F401  (its LOSS_NAMES parametrize a test below)
 import primaldual._util as U
 import primaldual.kernels as kernels_pkg
 from primaldual import datasets as D
@@ -310,3 +311,14 @@ def test_encode_pm1_string_labels():
     with pytest.raises(U.LabelError, match=r"labels \['eggs'\] are neither 'ham'") as err:
         U.encode_pm1(y, "spam", "ham")
     assert err.value.labels == ["eggs"]
+
+
+def test_partition_stream_is_that_partitions_spawned_stream():
+    from primaldual._util.seeding import partition_stream, spawn_streams
+    whole = spawn_streams(12345, 5)
+    for k in (0, 3, 4):
+        np.testing.assert_array_equal(partition_stream(12345, k).random(8), whole[k].random(8))
+    assert not np.array_equal(partition_stream(12345, 0).random(8),
+                              partition_stream(12345, 1).random(8))
+    with pytest.raises(ValueError, match="partition index"):
+        partition_stream(1, -1)

@@ -5,7 +5,7 @@ here imports another part of :mod:`primaldual`, so every layer may use it.
 :mod:`.atomic`                :func:`atomic_write`: temporary file in the same directory,
                               fsync, ``os.replace``; nothing partial is ever visible
 :mod:`.seeding`               :func:`make_rng`, :func:`seed_entropy`, :func:`spawn_streams`,
-                              :func:`spawn_seeds`, :func:`rng_from_state`: every random
+                              :func:`partition_stream`, :func:`spawn_seeds`, :func:`rng_from_state`: every random
                               choice from ``random_state``
 :mod:`.labels`                :func:`encode_pm1`: raw labels to -1/+1, naming bad labels
 :mod:`.compression`           :func:`detect_compression`, :func:`open_decompressed`:
@@ -37,7 +37,8 @@ from .compression import (COMPRESSION_MAGIC, UnsupportedCompressionError, detect
 from .lazy import lazy_attr
 from .threads import resolve_n_jobs, run_threads
 
-_SEEDING = ("make_rng", "rng_from_state", "seed_entropy", "spawn_seeds", "spawn_streams")
+_SEEDING = ("make_rng", "partition_stream", "rng_from_state", "seed_entropy", "spawn_seeds",
+            "spawn_streams")
 _LABELS = ("LabelError", "encode_pm1")
 
 
@@ -54,5 +55,5 @@ def __getattr__(name):
 
 __all__ = ["COMPRESSION_MAGIC", "LabelError", "UnsupportedCompressionError", "atomic_write",
            "detect_compression", "encode_pm1", "make_rng", "open_decompressed",
-           "resolve_n_jobs", "rng_from_state", "run_threads", "seed_entropy", "spawn_seeds",
-           "spawn_streams"]
+           "partition_stream", "resolve_n_jobs", "rng_from_state", "run_threads",
+           "seed_entropy", "spawn_seeds", "spawn_streams"]

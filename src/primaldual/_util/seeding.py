@@ -93,6 +93,17 @@ def spawn_streams(entropy, k) -> list:
     return [np.random.Generator(np.random.PCG64(s)) for s in _children(entropy, k)]
 
 
+def partition_stream(entropy, k) -> np.random.Generator:
+    """Stream ``k`` of :func:`spawn_streams` alone (``SeedSequence(entropy,
+    spawn_key=(k,))``): what partition ``k`` draws from, wherever it runs."""
+    if not _is_int(k) or k < 0:
+        raise ValueError(f"the partition index must be an int >= 0, got {k!r}")
+    if not _is_int(entropy) or entropy < 0:
+        raise ValueError(f"entropy must be an int >= 0, got {entropy!r}")
+    return np.random.Generator(np.random.PCG64(
+        np.random.SeedSequence(int(entropy), spawn_key=(int(k),))))
+
+
 def spawn_seeds(entropy, k) -> list:
     """``k`` independent int seeds: the first 64-bit word of each spawned child."""
     return [int(s.generate_state(1, np.uint64)[0]) for s in _children(entropy, k)]

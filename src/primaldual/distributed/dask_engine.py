@@ -235,7 +235,8 @@ class PartitionSet:
             self.actors[k] = self._create(k, address)
             self._check_same_rows(k)
             if self.config is not None:
-                self.wait([self.actors[k].configure(*self.config)], "configure", parts=[k])
+                self.wait([self.actors[k].configure(*self.config, index=k)], "configure",
+                          parts=[k])
             if self.beta is not None:
                 self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature",
                           parts=[k])
@@ -265,7 +266,8 @@ class PartitionSet:
 
     def configure(self, *config):
         self.config = config
-        self.call_all("configure", *config)
+        self.wait([a.configure(*config, index=k) for k, a in enumerate(self.actors)],
+                  "configure")
 
     def set_curvature(self, beta):
         self.beta = float(beta)

@@ -42,16 +42,16 @@ __all__ = ["LocalSolve", "dual_cd_solve"]
 CHUNK_EPOCHS = 4
 
 
-def dual_cd_solve(rows, a, g, lam, tol, max_epochs, seed):
+def dual_cd_solve(rows, a, g, lam, tol, max_epochs, rng):
     """``p ~ -(A_k + lam I)^{-1} g``, ``A_k = sum_i a_i x_i x_i^T`` over the
     partition's rows ``rows`` (a :class:`~primaldual.kernels.views.RowsView`),
     by dual coordinate ascent from ``beta = 0`` (``p = -g / lam``), each
-    epoch over a new random permutation of the rows (from ``seed``), until the
+    epoch over a new random permutation of the rows (drawn from the Generator
+    ``rng``), until the
     epoch's summed duality gap is at most ``tol`` times ``-D(beta)`` or
     ``max_epochs`` epochs (:func:`~primaldual.kernels.precond.dual_cd`).
     Returns ``(p, epochs, passes)``: an epoch reads each row once."""
     n_k = a.shape[0]
-    rng = np.random.default_rng(int(seed))
     g = np.ascontiguousarray(g, dtype=np.float64)
     beta, p = np.zeros(n_k), -g / float(lam)
     a = np.ascontiguousarray(a, dtype=np.float64)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from .._util.seeding import partition_stream
 from ..kernels.newton import (fun_grad, hess_sparse, hess_vec, line_derivatives,
                               primal_dual_point, row_nnz_squares)
 from ..kernels.objective import weighted_sum
@@ -174,9 +175,14 @@ class NewtonBlock:
     W : float          the global weight sum (the Hessian's scale)
     loss : Loss or None    the loss itself, for a loss module outside the registry
                        (the kernels are compiled for it)
+    first_part : int   the index of the block's first partition among all of them:
+                       partition ``k`` of the block draws its random orders from
+                       stream ``first_part + k`` of the seed it is given
+                       (:func:`~primaldual._util.seeding.partition_stream`)
     """
 
-    def __init__(self, rows, y, cw, part_ptr, kind, param, W, loss=None):
+    def __init__(self, rows, y, cw, part_ptr, kind, param, W, loss=None, first_part=0):
+        self.first_part = int(first_part)
         self.rows = rows
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.cw = np.ascontiguousarray(cw, dtype=np.float64)
@@ -299,7 +305,8 @@ class NewtonBlock:
         (:meth:`LocalSolve.solve`, ``steps`` its CG steps); ``"sdca"``: dual
         coordinate ascent to a duality gap of ``tol`` times the dual's
         (:func:`~primaldual.distributed.local_precond.dual_cd_solve`, each
-        epoch's permutation drawn from ``seed``, ``steps`` its epochs)."""
+        epoch's permutation drawn from the partition's stream of ``seed``,
+        ``steps`` its epochs)."""
         g = np.ascontiguousarray(g, dtype=np.float64)
         c = self.curv[self.current]
         bounds = list(self._bounds())
@@ -316,7 +323,8 @@ class NewtonBlock:
                                 np.asarray(r.sqnorm[a:b], dtype=np.float64), self.y[a:b],
                                 self.cw[a:b])
                 s, it, passes = dual_cd_solve(view, c[a:b] / Wk, g, float(lam), float(tol),
-                                              int(max_iter), int(seed))
+                                              int(max_iter),
+                                              partition_stream(seed, self.first_part + k))
             else:
                 s, it, passes = self._local[1][k].solve(
                     -g, c[a:b] / Wk, float(lam), int(sweeps),
@@ -326,8 +334,8 @@ class NewtonBlock:
 
     def local_sdca(self, lam, epochs, seed):
         """Per partition ``(status, bad_row, v_k)`` (``bad_row`` within the
-        partition): ``epochs`` SDCA passes (random
-        permutations from ``seed``) from ``alpha = 0`` on the partition's own
+        partition): ``epochs`` SDCA passes (random permutations from the
+        partition's stream of ``seed``) from ``alpha = 0`` on the partition's own
         problem ``(1/W_k) sum_{i in k} c_i phi_i + lam/2 ||w||^2``, as one
         CoCoA+ round with ``sigma' = W / W_k`` (:func:`local_sdca_round`);
         ``v_k = (1/W) sum_{i in k} c_i alpha_i x_i``, so ``sum_k v_k / lam`` is
@@ -340,13 +348,13 @@ class NewtonBlock:
         logit = np.full(r.n if BUILTIN[self.kind].STEP_CACHE else 0, np.nan)
         v = np.zeros(r.d)
         out = []
-        for a, b in self._bounds():
+        for k, (a, b) in enumerate(self._bounds()):
             Wk = float(self.cw[a:b].sum())
             vk = np.zeros(r.d)
             if Wk > 0.0 and b > a:
                 status, bad, _, cols, vals = local_sdca_round(
                     view, spec, alpha, v, logit, a, b, int(epochs) * (b - a), self.W / Wk,
-                    1.0, np.random.default_rng(int(seed)))
+                    1.0, partition_stream(seed, self.first_part + k))
                 if status != STATUS_OK:
                     out.append((int(status), int(bad) - a, vk))
                     continue

@@ -85,9 +85,11 @@ class PartitionActor:
                 "n_labels": int(labels.size), "finite": bool(np.isfinite(self.y_raw).all()),
                 "digest": self.digest, "load_time": self.load_time}
 
-    def configure(self, d, label_map, loss_code, loss_param, lam, W, intercept=None):
+    def configure(self, d, label_map, loss_code, loss_param, lam, W, intercept=None, index=0):
         """Fix the global feature count (``d`` data columns), map labels,
-        append the constant column ``intercept`` (when not None) and build the block."""
+        append the constant column ``intercept`` (when not None) and build the
+        block; ``index`` is the partition's place among all of them (its
+        random streams are spawned by it)."""
         X = self.X
         if sp.issparse(X):
             if X.shape[1] != d:
@@ -106,6 +108,7 @@ class PartitionActor:
         self.block = PartitionBlock.from_arrays(X, y, self.c, part_ptr, loss_code,
                                                 loss_param, lam, W)
         self.newton_block = None
+        self.index = int(index)
         self.X = None           # the block holds the validated rows
         return True
 
@@ -185,7 +188,7 @@ class PartitionActor:
         if self.newton_block is None:
             b = self.block
             self.newton_block = NewtonBlock(b.rows, b.y, b.cw, b.part_ptr, b.kind,
-                                            b.param, b.W)
+                                            b.param, b.W, first_part=self.index)
         return getattr(self.newton_block, method)(*args)
 
     # ------------------------------------------------------- ESO passes

@@ -36,7 +36,7 @@ SQUARED_EPS = CODES["squared_epsilon_insensitive"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "ws_rows", "CgWork", "cg_refine"]
+           "CgWork", "cg_refine"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -265,25 +265,6 @@ class WsGram(NamedTuple):
     indptr: object
     H: object
     hd: object
-
-
-@njit(cache=True, nogil=True)
-def ws_rows(data, indices, indptr, iptr, pos, out_data, out_idx, out_ptr):
-    """The entries of the working set by rows: ``pos[j]`` is feature ``j``'s place
-    in the working set (-1: not in it); the rows (layout of
-    :mod:`primaldual.rows`) are read once.  Returns the entries kept."""
-    m = 0
-    out_ptr[0] = 0
-    for i in range(indptr.shape[0] - 1):
-        off = iptr[i] - indptr[i]
-        for p in range(indptr[i], indptr[i + 1]):
-            k = pos[indices[p + off]]
-            if k >= 0:
-                out_data[m] = data[p]
-                out_idx[m] = k
-                m += 1
-        out_ptr[i + 1] = m
-    return m
 
 
 @njit(cache=True, nogil=True)

@@ -38,7 +38,7 @@ class CoCoAOptions(EngineOptions, ThreadOptions, CommonOptions):
     aggregation: str = choice("line_search", "line_search", "adding", "averaging",
                               "subspace",
                               doc="how the parts' updates combine: an exact line search, "
-                                  "CoCoA+ adding, CoCoA averaging, or a search on their span")
+                                  "CoCoA+ adding, CoCoA averaging, or a search on the span")
     memory: int = number(8, integer=True, low=0.0, strict=False,
                          doc="aggregation='subspace': the last steps searched over with "
                              "the parts' updates")

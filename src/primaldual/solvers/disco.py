@@ -60,9 +60,8 @@ class DiscoOptions(NewtonOptions):
                                  doc="direction='giant': local CG steps (or SDCA "
                                      "epochs) at most")
     local_solver: str = choice("auto", "auto", "cg", "sdca",
-                               doc="direction='giant': the local Newton systems by "
-                                   "preconditioned CG or by dual coordinate ascent; "
-                                   "auto: CG when d <= 1000, else SDCA")
+                               doc="direction='giant': local Newton systems by CG or "
+                                   "dual coordinate ascent; auto: CG when d <= 1000")
     local_gap: float = number(0.1, low=0.0, high=1.0, high_strict=True,
                               doc="local_solver='sdca': stop at a local duality gap "
                                   "<= local_gap times the local dual's magnitude")

@@ -24,17 +24,20 @@ the others are read.  So every check is the exact certificate of the whole
 problem, as if every column had been read (``Problem.certificate`` reproduces
 it); the screened entries of ``Certificate.v`` hold the reference values,
 within the bound.  When a reference slot is reused, the columns that referred
-to it move their bound onto the new ``gu`` by the triangle inequality.
+to it move their bound onto the new ``gu`` by the triangle inequality.  The
+loops over the columns (bounds, reads, Gap Safe tests) are the compiled ones
+of :mod:`primaldual.kernels.l1bounds`.
 """
 from __future__ import annotations
 
 import copy
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..._util import make_rng
-from ...kernels.l1cd import correlations, dual_sum, loss_terms, margins_of
+from ...kernels.l1bounds import (ColBounds, new_reference, read_bounded, read_unscreened,
+                                 screen_columns)
+from ...kernels.l1cd import dual_sum, loss_terms, margins_of
 from ...penalties import make_penalty
 from ...problem import Certificate
 from .screening import _SLACK, gap_safe_radius, l1_dual_scale
@@ -62,20 +65,17 @@ class PathSparseCD(SparseCDSolver):
         super().setup()
         cw, n, d = self.cols.cw, self.problem.n, self.problem.d
         self._inv_cw = np.where(cw > 0, 1.0 / np.where(cw > 0, cw, 1.0), 0.0)
-        self._empty = self.colnorm == 0.0
         # reference correlations at w = 0 (one pass): l1_max is their largest |v_j|
         loss_terms(self.spec, self.cols, np.zeros(n), self.gu, self.hu)
         self._ring = np.zeros((self.REFS, n))
         self._ring[0] = self.gu
         self._slot, self._filled = 0, 1
-        self._ref_of = np.zeros(d, dtype=np.int64)
-        self._vref = np.zeros(d)
-        correlations(self.cols, self.gu, self.all_feats, self._vref)
-        self._vabs = np.abs(self._vref)
-        self._dist = np.zeros(1)
-        self.l1_max = float(np.abs(self._vref).max(initial=0.0))
+        self.screened = self.colnorm == 0.0
+        self._b = ColBounds(self.colnorm, np.zeros(d), np.zeros(d), np.zeros(d, np.int64),
+                            np.zeros(d, dtype=bool), self.screened, np.zeros(self.REFS))
+        read_unscreened(self.cols, self.gu, self._b, 0)
+        self.l1_max = float(self._b.vabs.max(initial=0.0))
         self._carry = None
-        self._ws_rows_src = None
 
     def next_point(self, l1, warm_start):
         """Point the solver at ``l1`` (from ``warm_start``, a coefficient vector
@@ -96,6 +96,15 @@ class PathSparseCD(SparseCDSolver):
         c = self._carry
         self._use_carry = c is not None and np.array_equal(c[0], self.w)
 
+    def _bounds(self):
+        """The kernels' arrays, ``screened`` being the solver's (the kernels update
+        it in place; :meth:`init_state` and :meth:`set_state` assign a new one)."""
+        b = self._b
+        if self.screened is not b.screened:
+            b.screened[:] = self.screened
+            self.screened = b.screened
+        return b
+
     def result_extras(self):
         """``screened``: the features Gap Safe screening removed at this point."""
         return {**super().result_extras(), "screened": np.flatnonzero(self.screened)}
@@ -105,124 +114,57 @@ class PathSparseCD(SparseCDSolver):
         """The exact certificate of ``w`` on the whole problem (module docstring),
         reading the unscreened columns and the screened ones whose bound matters
         (``full`` changes nothing: every check is full)."""
-        prob, cols = self.problem, self.cols
+        prob, cols, b = self.problem, self.cols, self._bounds()
         if self._use_carry:                      # the previous point's last check
             self._use_carry = False
             _, margins, gu, f_loss, exact = self._carry
             self.margins[:] = margins
             self.gu[:] = gu
-            exact = exact.copy()
+            b.exact[:] = exact
         else:
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
             if self.opts.screening:
                 self._new_reference()
-            exact = self._read(np.zeros(prob.d, dtype=bool), ~self.screened)
-        v = self._vref
-        if not exact.all():
-            thr = prob.l1
-            if prob.lam == 0.0:
-                thr = max(thr, float(np.abs(v[exact]).max(initial=0.0)))
-            exact = self._read(exact, self._upper() > thr)
-        s = 1.0
-        if prob.lam == 0.0:
-            s = l1_dual_scale(np.abs(v[exact]).max(initial=0.0), prob.l1)
+            acc, _ = read_unscreened(cols, self.gu, b, self._slot)
+            self.feature_accesses += acc
+        # the inexact columns: read where the bound exceeds what the certificate uses
+        acc, vmax = read_bounded(cols, self.gu, b, self._slot, prob.l1, prob.lam == 0.0)
+        self.feature_accesses += acc
+        s = l1_dual_scale(vmax, prob.l1) if prob.lam == 0.0 else 1.0
         self._scale = s
         gu = self.gu
-        vs = v / s
+        vs = b.vref / s
         primal = f_loss + prob.penalty.value(self.w)
         dual = dual_sum(self.spec, cols, gu, s) - prob.penalty.conjugate(vs)
         cert = Certificate(w=self.w.copy(), alpha=-gu / (cols.cw * s), primal=float(primal),
                            dual=float(dual), v=vs, margins=self.margins.copy())
         self._last = self._cert = cert
         self._part = None
-        self._exact = exact
-        self._carry = (self.w.copy(), self.margins.copy(), gu.copy(), f_loss, exact)
+        self._carry = (cert.w, cert.margins, gu.copy(), f_loss, b.exact.copy())
         return cert
 
-    def _distances(self):
-        """``||gu - gu^ref||`` in the weighted norm for every kept reference."""
-        diff = self._ring[:self._filled] - self.gu
-        self._dist = np.sqrt((diff * diff) @ self._inv_cw)
-
     def _new_reference(self):
-        """This check's ``gu`` takes the oldest reference slot; the columns that
-        referred to it move their bound onto it (triangle inequality:
-        ``vabs_j += ||x_j||_cw ||gu - gu^old||``)."""
-        t = (self._slot + 1) % self.REFS
-        moved = self._ref_of == t
-        if self._filled == self.REFS and moved.any():
-            diff = self.gu - self._ring[t]
-            step = float(np.sqrt(np.dot(diff * diff, self._inv_cw)))
-            self._vabs[moved] += self.colnorm[moved] * step * (1.0 + _SLACK)
-        self._slot, self._filled = t, min(self._filled + 1, self.REFS)
-        self._ring[t] = self.gu
-        self._distances()
-
-    def _upper(self):
-        """``vabs_j + ||x_j||_cw dist`` at the current ``gu`` for every column, with
-        ``vabs_j >= |v_j^ref|`` (module docstring) and the rounding slack of
-        :mod:`.screening`."""
-        return (self._vabs + self.colnorm * self._dist[self._ref_of]) * (1.0 + _SLACK)
-
-    def _read(self, exact, want):
-        """Read the columns ``want & ~exact`` at the current ``gu``: their exact
-        correlations become their reference (this check's slot).  Returns the
-        new mask of exact columns."""
-        need = want & ~exact & ~self._empty
-        if need.any():
-            self.feature_accesses += correlations(self.cols, self.gu, np.flatnonzero(need),
-                                                  self._vref)
-            self._ref_of[need] = self._slot
-            self._vabs[need] = np.abs(self._vref[need])
-        return exact | want | self._empty
+        """This check's ``gu`` takes the oldest reference slot
+        (:func:`~primaldual.kernels.l1bounds.new_reference`)."""
+        held = self._filled == self.REFS
+        self._slot, self._filled = (self._slot + 1) % self.REFS, min(self._filled + 1,
+                                                                      self.REFS)
+        new_reference(self._ring, self._filled, self._slot, held, self.gu, self._inv_cw,
+                      self._b)
 
     def _screen(self, cert):
         """Gap Safe screening (:mod:`.screening`) of every unscreened column: by its
         bound where it was not read (the first check of a point), exactly where it
-        was or where the bound does not decide."""
+        was or where the bound does not decide (:func:`screen_columns`)."""
         prob = self.problem
-        open_ = ~self._exact & ~self.screened
-        if open_.any():
-            r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + _SLACK)
-            s = self._scale
-            bound_ok = self._upper() / s + r * self.colnorm < prob.l1 * (1.0 - _SLACK)
-            new = open_ & bound_ok
-            self.screened |= new
-            self.w[new] = 0.0
-            old = self._exact
-            self._exact = self._read(old, open_ & ~bound_ok)
-            read = self._exact & ~old
-            cert.v[read] = self._vref[read] / s
-            self._carry = self._carry[:4] + (self._exact,)
-        super()._screen(cert)
-
-
-    def _ws_source(self):
-        """The rows of the unscreened columns only (their original indices), built
-        by rows from the columns when they hold at most half the entries and kept
-        while the working sets stay inside them; else every row."""
-        rows = self.problem.rows
-        if not self.opts.screening or not rows.is_sparse:
-            return super()._ws_source()
-        free = ~self.screened
-        lens = np.diff(self.cols.indptr)
-        nnz_free = int(lens[free].sum())
-        if 2 * nnz_free > self.problem.nnz:
-            return super()._ws_source()
-        kept = self._ws_rows_src
-        if kept is None or (free & ~kept[0]).any() or kept[2] > 2 * nnz_free:
-            idx = np.flatnonzero(free)
-            cols = self.cols
-            C = sp.csc_matrix((cols.data, cols.indices, cols.indptr),
-                              shape=(self.problem.n, self.problem.d))
-            R = C[:, idx].tocsr()
-            ptr = R.indptr.astype(rows.indptr.dtype)
-            src = (R.data.astype(rows.data.dtype), idx[R.indices].astype(rows.indices.dtype),
-                   ptr, ptr)
-            kept = self._ws_rows_src = (free.copy(), src, nnz_free)
-            self.feature_accesses += nnz_free
-        return kept[1], kept[2]
+        if not prob.l1 > 0:
+            return
+        r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + _SLACK)
+        acc, _ = screen_columns(self.cols, self.gu, self._bounds(), self._slot, self._scale, r,
+                                prob.l1, cert.v, self.w)
+        self.feature_accesses += acc
+        self._carry = self._carry[:4] + (self._b.exact.copy(),)
 
 
 def sparse_path(problem, l1s=None, n_l1s=100, eps=1e-3, *, tol=1e-6, max_epochs=1000,

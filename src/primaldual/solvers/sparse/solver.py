@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ...kernels.l1bounds import cols_to_rows
 from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, column_norms,
-                             correlations, dual_sum, loss_terms, margins_of, ws_rows,
-                             ws_solve)
+                             correlations, dual_sum, loss_terms, margins_of, ws_solve)
 from ...kernels.status import STATUS_NONFINITE
 from ...problem import Certificate
 from .._base import Solver, register
@@ -118,6 +118,7 @@ class SparseCDSolver(Solver):
         self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
                                np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
         self._rows_buf = None
+        self._rows_of = None      # (the working set the buffer holds by rows, its cost)
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -230,12 +231,15 @@ class SparseCDSolver(Solver):
         return np.sort(free[pick])
 
     def _gram(self, ws):
-        """The working set by rows with room for its dense Hessian when forming
-        and using it costs less than ~10 passes of column coordinate descent over
-        the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
-        ``MAX_GRAM`` features); else an empty :class:`WsGram`.  Sets ``_gram_cheap``
-        when that cost is at most ``GRAM_FIRST nnz(ws)``: the directions then
-        come from the dense Hessian from the first Newton step."""
+        """The working set by rows (transposed from its columns,
+        :func:`~primaldual.kernels.l1bounds.cols_to_rows`, or kept from the last
+        working set when it is the same) with room for its dense
+        Hessian when forming and using it costs less than ~10 passes of column
+        coordinate descent over the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2
+        <= 20 nnz(ws)``, at most ``MAX_GRAM`` features); else an empty
+        :class:`WsGram`.  Sets ``_gram_cheap`` when that cost is at most
+        ``GRAM_FIRST nnz(ws)``: the directions then come from the dense Hessian
+        from the first Newton step."""
         self._gram_cheap = False
         k = ws.shape[0]
         cols, prob = self.cols, self.problem
@@ -245,24 +249,15 @@ class SparseCDSolver(Solver):
                 self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
                                   np.empty(prob.n + 1, np.int64))
             data, idx, ptr = self._rows_buf
-            pos = np.full(prob.d, -1, dtype=np.int32)
-            pos[ws] = np.arange(k, dtype=np.int32)
-            src, read = self._ws_source()
-            ws_rows(*src, pos, data, idx, ptr)
-            self.feature_accesses += read
-            rc = np.diff(ptr).astype(np.float64)
-            cost = float(rc @ rc) / 2 + 50 * k * k
+            if self._rows_of is None or not np.array_equal(self._rows_of[0], ws):
+                self.feature_accesses += cols_to_rows(cols, ws, prob.n, data, idx, ptr)
+                rc = np.diff(ptr).astype(np.float64)
+                self._rows_of = (ws.copy(), float(rc @ rc) / 2)
+            cost = self._rows_of[1] + 50 * k * k
             if cost <= self.GRAM_COST * nnz_ws:
                 self._gram_cheap = cost <= self.GRAM_FIRST * nnz_ws
                 return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
         return self._no_gram
-
-    def _ws_source(self):
-        """The rows ``_gram`` takes the working set from, ``(data, indices, indptr,
-        iptr)``, and the entries that reading them costs (a subclass may pass
-        fewer columns: :class:`~.path.PathSparseCD` drops the screened ones)."""
-        r = self.problem.rows
-        return (r.data, r.indices, r.indptr, r.iptr), self.problem.nnz
 
     #: conjugate-gradient products refining a direction (0: none) and their
     #: relative residual
@@ -291,8 +286,11 @@ class SparseCDSolver(Solver):
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
                           np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
                           np.arange(k, dtype=np.int64), seed)
-        # margins of the current w (screening may have zeroed some coefficients)
-        self.feature_accesses += margins_of(self.cols, self.w, self.margins)
+        # margins of the current w: the last check's, unless screening zeroed some
+        # coefficients since
+        last = self._last
+        if last is None or not np.array_equal(last.w, self.w):
+            self.feature_accesses += margins_of(self.cols, self.w, self.margins)
         ws = ws.astype(np.int64)
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
