@@ -22,9 +22,9 @@ __all__ = ["DiscoSolver", "DiscoOptions", "GIANT_CG_MAX_D"]
 
 #: local_solver="auto" solves GIANT's local systems by CG up to this many
 #: columns (its steps are at most d, and the coarse solve covers much of a
-#: small d: a9a, d = 123, 0.5-0.6x the local passes of dual coordinate
-#: ascent), else by dual coordinate ascent (the text and reuters: 0.05-0.3x
-#: CG's; docs/distributed.md)
+#: small d: a9a, d = 123, 0.4-0.7x the local passes of dual coordinate
+#: ascent at K = 4 and 8, 1.3x at K = 2), else by dual coordinate ascent
+#: (the text and reuters: 0.16-0.24x CG's; docs/distributed.md)
 GIANT_CG_MAX_D = 1000
 
 
@@ -121,7 +121,7 @@ class DiscoSolver(NewtonSolver):
     ``local_gap`` times the local dual's magnitude
     (:func:`~primaldual.kernels.precond.dual_cd`); its epochs do not grow
     with ``||H|| / lam`` when the rows are short against ``lam n_k`` (the
-    text: 14-38 local passes where CG makes 78-98).  The line search
+    text: 20-26 local passes where CG makes 93-113).  The line search
     runs along the step on the margins of ``w + s`` (one pass, whose
     gradient is the next iteration's when the full step is taken).  An
     iteration then costs one or two passes over all rows however ill
