@@ -466,3 +466,75 @@ def test_crammer_singer_index_order_full_passes_reach_the_same_optimum(monkeypat
     assert not np.array_equal(res.dual_coef, ref.dual_coef)      # another path
     assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
     np.testing.assert_allclose(res.coef, ref.coef, atol=1e-3)
+
+
+def test_crammer_singer_average_is_the_mean_of_the_epochs_iterates():
+    """The kernel's running average (weights (M - t + 1) / M on the changes of
+    the t-th of M epochs) equals the mean of the M end-of-epoch iterates taken
+    one epoch at a time on the same random stream, and a check of it is the
+    problem's own certificate of that point (coef = w(alpha))."""
+    from primaldual.kernels.multiclass import CSAverage, cs_epochs
+    X, y = blobs(90, 5, 5, seed=31)
+    prob = MulticlassProblem(X, y, "crammer_singer", 1.0 / 90)
+    mk = lambda: MULTICLASS_SOLVERS["crammer_singer_dual"](  # noqa: E731
+        prob, tol=1e-9, max_epochs=1000, random_state=2)
+    a, b = mk(), mk()
+    for s in (a, b):
+        s.init_state(None)
+        s.advance(5, None)
+    M = 6
+    state = np.array([12345], dtype=np.uint64)
+    np.copyto(a.avg, a.beta)
+    wt = (M - np.arange(M)) / M
+    cs_epochs(a.view, a.active, a.sched, a.beta, a.coef, a.work, M, state.copy(),
+              True, CSAverage(a.avg, wt))
+    snaps, st = [], state.copy()
+    for _ in range(M):
+        cs_epochs(b.view, b.active, b.sched, b.beta, b.coef, b.work, 1, st, True,
+                  CSAverage(b.avg, np.zeros(1)))
+        snaps.append(b.beta.copy())
+    np.testing.assert_array_equal(a.beta, b.beta)
+    np.testing.assert_allclose(a.avg, np.mean(snaps, axis=0), rtol=0, atol=1e-13)
+    a.avg_ok = True
+    cert = a.certificate()
+    np.testing.assert_allclose(cert.alpha, a.avg / a.C[:, None], rtol=1e-15)
+    np.testing.assert_allclose(cert.w, prob.w_of(cert.alpha), atol=1e-12)
+    assert cert.primal == pytest.approx(prob.primal(cert.w), rel=1e-12)
+    assert cert.dual == pytest.approx(prob.dual(cert.alpha), rel=1e-12)
+
+
+def test_crammer_singer_averaging_and_blas_checks_keep_the_optimum(monkeypatch):
+    """With and without averaging and second visits the certified optimum is
+    cvxpy's; a dense
+    problem's checks (three BLAS products) and the sparse kernel's checks of
+    the same point give the same certificate."""
+    import primaldual.solvers.crammer_singer as cs
+    X, y = blobs(80, 6, 4, seed=33)
+    lam = 0.01
+    ref = _cvxpy_optimum(X, y, lam, np.ones(80), "crammer_singer")
+    runs = {}
+    for averaging, revisit in ((True, 0.25), (False, 0.0), (False, 1.0)):
+        res = primaldual.solve(X, y, loss="crammer_singer", lam=lam, tol=1e-9,
+                               max_epochs=50000, random_state=4, averaging=averaging,
+                               revisit=revisit)
+        assert res.converged and abs(res.primal - ref) <= 1e-6 * abs(ref)
+        P, D = by_hand(X, y, res.coef, res.dual_coef, lam, np.ones(80), "crammer_singer")
+        assert res.gap == pytest.approx(P - D, abs=1e-12)
+        runs[revisit] = res
+    # no row's violation exceeds the pass's largest: revisit=1 visits none again
+    np.testing.assert_array_equal(runs[1.0].dual_coef, runs[0.0].dual_coef)
+    assert runs[0.25].n_epochs < runs[0.0].n_epochs
+    prob = MulticlassProblem(X, y, "crammer_singer", lam)
+    certs = []
+    for density in (0.75, 1.0):          # 1.0: every input is read as CSR
+        monkeypatch.setattr(cs, "SPARSE_VIEW_DENSITY", density)
+        s = MULTICLASS_SOLVERS["crammer_singer_dual"](prob, tol=1e-9, max_epochs=100,
+                                                      random_state=0)
+        assert (s.Xd is not None) == (density < 1.0)
+        s.init_state(None)
+        s.advance(20, None)
+        assert s.avg_ok
+        certs.append(s.certificate())
+    np.testing.assert_allclose(certs[0].w, certs[1].w, atol=1e-13)
+    assert certs[0].primal == pytest.approx(certs[1].primal, rel=1e-12)
+    assert certs[0].dual == pytest.approx(certs[1].dual, rel=1e-12)

@@ -22,7 +22,8 @@ from numba import njit
 
 from .status import STATUS_NONFINITE, STATUS_OK
 
-__all__ = ["CSRows", "CSWork", "CSActive", "cs_epoch", "cs_subproblem", "cs_certificate"]
+__all__ = ["CSRows", "CSWork", "CSActive", "CSAverage", "cs_epoch", "cs_subproblem",
+           "cs_certificate"]
 
 
 class CSRows(NamedTuple):
@@ -39,12 +40,15 @@ class CSRows(NamedTuple):
 
 class CSWork(NamedTuple):
     """Work arrays of length K: scores, B, the sorted D, the new beta_i and the
-    per-row class bound."""
+    per-row class bound; of length n: each row's violation at its last visit
+    (float64) and the rows visited again (int64, :func:`cs_epochs`)."""
     z: object
     B: object
     D: object
     new: object
     cap: object
+    viol: object
+    hot: object
 
 
 class CSActive(NamedTuple):
@@ -54,6 +58,17 @@ class CSActive(NamedTuple):
     rows: object
     n_cls: object
     cls: object
+
+
+class CSAverage(NamedTuple):
+    """The average of the iterates at the ends of the last epochs of a call:
+    ``beta`` (n, K; holds the iterate before the first of them, and the
+    kernel adds each change ``delta`` times the epoch's weight), and ``wt``
+    (one weight per epoch of the call: 0 before the window, then ``(M - t +
+    1) / M`` for its ``t``-th of ``M`` epochs, so that ``beta`` ends as the
+    mean of the ``M`` end-of-epoch iterates)."""
+    beta: object
+    wt: object
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -173,13 +188,14 @@ def _update_coef(rows, coef, i, moved, delta, cls):
 
 
 @njit(cache=True, nogil=True)
-def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
+def cs_epoch(rows, act, m_act, beta, coef, work, shrinking, bavg, wt):
     """One pass of exact block steps over the active rows ``act.rows[:m_act]``
     (in that order); updates ``beta`` (n, K), ``coef`` (d, K) and the active
-    set in place.  Rows with ``||x_i|| = 0`` are skipped (the driver solves
-    them once).  Returns ``(status, m_act, max violation, entries read)``
-    (an entry counted once per row visit: a check, two products with K
-    columns and O(nK) work on the scores, is budgeted at 2K passes)."""
+    set in place, and with ``wt > 0`` adds ``wt`` times each change of
+    ``beta`` to ``bavg`` (:class:`CSAverage`); each visited row's violation
+    goes to ``work.viol``.  Rows with ``||x_i|| = 0``
+    are skipped (the driver solves them once).  Returns ``(status, m_act,
+    max violation, entries read)`` (an entry counted once per row visit)."""
     z, B, D, new, cap = work.z, work.B, work.D, work.new, work.cap
     stopping = 0.0
     reads = 0
@@ -205,6 +221,7 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
                 act.rows[s], act.rows[m_act] = act.rows[m_act], act.rows[s]
                 continue
         s += 1
+        work.viol[i] = viol
         if viol <= 1e-12:
             continue
         if viol > stopping:
@@ -225,6 +242,9 @@ def cs_epoch(rows, act, m_act, beta, coef, work, shrinking):
                 moved += 1
         if moved:
             _update_coef(rows, coef, i, moved, B, D)
+            if wt > 0.0:
+                for t in range(moved):
+                    bavg[i, int(D[t])] += wt * B[t]
             reads += rows.indptr[i + 1] - rows.indptr[i]
         if not np.isfinite(beta[i, yi]):
             return STATUS_NONFINITE, m_act, stopping, reads
@@ -248,17 +268,20 @@ def _uniform(state):
 
 
 @njit(cache=True, nogil=True)
-def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
-    """``n_epochs`` epochs of :func:`cs_epoch`, each over the active rows
+def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking, avg):
+    """``n_epochs`` epochs of :func:`cs_epoch` (epoch ``e`` adding its changes
+    to the average ``avg`` with weight ``avg.wt[e]``), each over the active rows
     shuffled (Fisher-Yates, uniforms from SplitMix64 started at ``state``,
-    which the driver seeds from ``random_state``), then LIBLINEAR's rule:
+    which the driver seeds from ``random_state``), then a second visit to the
+    rows whose violation in the pass exceeded ``sched[3]`` times the pass's
+    largest (:func:`_revisit`), then LIBLINEAR's rule:
     when the largest violation of a pass falls below the threshold, every row
     and class returns and the threshold halves.  With ``sched[2] > 0`` a pass
     over every row (after such a return, and the first) goes in index order:
     where the iterates outgrow the cache its memory reads then stream instead
     of jumping.  ``sched`` (float64): ``[active rows, threshold, index-order
-    full passes]``, the first two updated in place.  Returns ``(status,
-    epochs done, entries read)``."""
+    full passes, revisited share]``, the first two updated in place.  Returns
+    ``(status, epochs done, entries read)``."""
     reads = 0
     n = beta.shape[0]
     K = beta.shape[1]
@@ -268,9 +291,14 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
         for t in range(m - 1 if m < n or not seq else 0, 0, -1):
             r = int(_uniform(state) * (t + 1))
             act.rows[t], act.rows[r] = act.rows[r], act.rows[t]
-        status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking)
+        status, m, stopping, rd = cs_epoch(rows, act, m, beta, coef, work, shrinking,
+                                           avg.beta, avg.wt[e])
         reads += rd
         sched[0] = m
+        if status == STATUS_OK and sched[3] > 0.0 and stopping > 0.0:
+            status, rd = _revisit(rows, act, m, sched[3] * stopping, beta, coef, work,
+                                  state, avg.beta, avg.wt[e])
+            reads += rd
         if status != STATUS_OK:
             return status, e, reads
         if shrinking and stopping < sched[1]:
@@ -283,77 +311,140 @@ def cs_epochs(rows, act, sched, beta, coef, work, n_epochs, state, shrinking):
     return STATUS_OK, n_epochs, reads
 
 
-@njit(cache=True, nogil=True)
-def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol, act, sched, back):
-    """The exact check of the dual iterate in two passes over the rows:
-    ``coef = sum_i x_i^T beta_i`` (overwritten; a row is read once per class
-    with ``beta_ik != 0``, a few of the K, and skipping the zero products
-    leaves every sum bit for bit as the full product), ``alpha = beta / C``
-    (written), then per row the scores ``z = x_i coef`` and the loss
-    ``max(0, max_{k != y_i} 1 + z_k - z_{y_i})``.  Returns ``(sum_i sw_i loss_i,
-    sum_i sw_i alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on
-    the simplex to ``feas_tol``; rows of weight 0 count for nothing).  When
-    ``coef`` is 0 the scores are 0 and the second pass reads no entries.
-    With a non-empty ``back`` (n, bool work array) the rows whose violation
-    over all K classes exceeds the shrinking threshold ``sched[1]`` return to
-    the active set ``act`` with every class (:func:`_bring_back`)."""
-    K = coef.shape[1]
+@njit(cache=True, nogil=True, inline="always")
+def _revisit(rows, act, m, floor, beta, coef, work, state, bavg, wt):
+    """A second pass, in a random order and without shrinking, over the
+    active rows ``act.rows[:m]`` whose violation in the pass just made
+    exceeded ``floor``: the rows that carry most of the remaining gap get a
+    step after the others have moved ``coef``.  Returns ``(status, entries
+    read)``."""
+    h = 0
+    for s in range(m):
+        i = act.rows[s]
+        if work.viol[i] > floor:
+            work.hot[h] = i
+            h += 1
+    for t in range(h - 1, 0, -1):
+        r = int(_uniform(state) * (t + 1))
+        work.hot[t], work.hot[r] = work.hot[r], work.hot[t]
+    status, _, _, reads = cs_epoch(rows, CSActive(work.hot, act.n_cls, act.cls), h, beta,
+                                   coef, work, False, bavg, wt)
+    return status, reads
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rmat(rows, beta, coef):
+    """``coef = sum_i x_i^T beta_i`` (overwritten), a row read once per class
+    with ``beta_ik != 0`` (skipping the zero products leaves every sum bit
+    for bit as the full product)."""
     coef[:] = 0.0
-    back[:] = False
     for i in range(beta.shape[0]):
         start = rows.indptr[i]
         off = rows.iptr[i] - start
-        for k in range(K):
+        for k in range(beta.shape[1]):
             b = beta[i, k]
-            alpha[i, k] = b / rows.C[i]
             if b == 0.0:
                 continue
             for p in range(start, rows.indptr[i + 1]):
                 coef[rows.indices[p + off], k] += rows.data[p] * b
+
+
+@njit(cache=True, nogil=True)
+def cs_certificate(rows, beta, sw, coef, z, alpha, feas_tol, act, sched, back, avg, cavg,
+                   Z):
+    """The exact check of a dual point in two passes over the rows.  The
+    iterate's ``coef = sum_i x_i^T beta_i`` is recomputed (overwritten, its
+    rounding drift dropped); the point checked is the average ``avg`` (n, K)
+    with ``cavg = sum_i x_i^T avg_i`` (written), or with an empty ``avg``
+    the iterate itself.  ``alpha = point * (1 / C)`` (written), then per row the
+    scores ``z = x_i coef_point`` and the loss ``max(0, max_{k != y_i} 1 +
+    z_k - z_{y_i})``.  With a non-empty ``Z`` (n, K) the caller has written
+    ``coef``, ``cavg`` and the scores ``Z`` (dense rows: BLAS) and neither
+    product is made here.  Returns ``(sum_i sw_i loss_i, sum_i sw_i
+    alpha_{i, y_i}, rows off the simplex)`` (``e_y - alpha_i`` on the simplex
+    to ``feas_tol``; rows of weight 0 count for nothing).  When the point's
+    coef is 0 the scores are 0 and the second pass reads no entries.  With a
+    non-empty ``back`` (n, bool work array) the rows whose violation over all
+    K classes (the iterate's bounds, the point's scores) exceeds the
+    shrinking threshold ``sched[1]`` return to the active set ``act`` with
+    every class (:func:`_bring_back`)."""
+    K = coef.shape[1]
+    scored = Z.shape[0] == beta.shape[0]
+    if not scored:
+        _rmat(rows, beta, coef)
+    point, cp = beta, coef
+    if avg.shape[0] == beta.shape[0]:
+        if not scored:
+            _rmat(rows, avg, cavg)
+        point, cp = avg, cavg
+    back[:] = False
     zero = True                 # coef = 0 (a cold start): every score is 0, none is read
-    for j in range(coef.shape[0]):
+    for j in range(cp.shape[0]):
         for k in range(K):
-            if coef[j, k] != 0.0:
+            if cp[j, k] != 0.0:
                 zero = False
     loss = 0.0
     conj = 0.0
     bad = 0
     for i in range(beta.shape[0]):
+        inv = 1.0 / rows.C[i]
+        for k in range(K):
+            alpha[i, k] = point[i, k] * inv
         if sw[i] == 0.0:
             continue
-        for k in range(K):
-            z[k] = 0.0
-        start = rows.indptr[i]
-        off = rows.iptr[i] - start
-        for p in range(start, rows.indptr[i + 1] if not zero else start):
-            x = rows.data[p]
-            j = rows.indices[p + off]
-            for k in range(K):
-                z[k] += x * coef[j, k]
-        yi = rows.y[i]
+        if scored:
+            zi = Z[i]
+        else:
+            zi = z
+            _row_scores(rows, cp, i, zero, zi)
+        worst, a_y, b = _check_row(alpha, i, rows.y[i], zi, feas_tol)
         if back.size:
-            back[i] = _violated(beta, i, yi, rows.C[i], z, sched[1])
-        worst = 0.0
-        total = 0.0
-        for k in range(K):
-            a = alpha[i, k]
-            total += a
-            if k == yi:
-                if 1.0 - a < -feas_tol:
-                    bad += 1
-                continue
-            if -a < -feas_tol:
-                bad += 1
-            v = 1.0 + z[k] - z[yi]
-            if v > worst:
-                worst = v
-        if abs(total) > feas_tol:
-            bad += 1
+            back[i] = _violated(beta, i, rows.y[i], rows.C[i], zi, sched[1])
+        bad += b
         loss += sw[i] * worst
-        conj += sw[i] * alpha[i, yi]
+        conj += sw[i] * a_y
     if back.size:
         _bring_back(act, sched, back, K)
     return loss, conj, bad
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row_scores(rows, cp, i, zero, z):
+    """z = x_i cp (K-wide), or 0 without reading the row when ``zero``."""
+    for k in range(cp.shape[1]):
+        z[k] = 0.0
+    start = rows.indptr[i]
+    off = rows.iptr[i] - start
+    for p in range(start, rows.indptr[i + 1] if not zero else start):
+        x = rows.data[p]
+        r = cp[rows.indices[p + off]]
+        for k in range(cp.shape[1]):
+            z[k] += x * r[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _check_row(alpha, i, yi, z, feas_tol):
+    """Row i's loss ``max(0, max_{k != y} 1 + z_k - z_y)`` at scores ``z``,
+    its ``alpha_{i, y}`` and the number of its feasibility failures
+    (``e_y - alpha_i`` off the simplex by more than ``feas_tol``)."""
+    worst = 0.0
+    total = 0.0
+    bad = 0
+    for k in range(alpha.shape[1]):
+        a = alpha[i, k]
+        total += a
+        if k == yi:
+            if 1.0 - a < -feas_tol:
+                bad += 1
+            continue
+        if -a < -feas_tol:
+            bad += 1
+        v = 1.0 + z[k] - z[yi]
+        if v > worst:
+            worst = v
+    if abs(total) > feas_tol:
+        bad += 1
+    return worst, alpha[i, yi], bad
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_certificate, cs_epochs
+from ..kernels.multiclass import (CSActive, CSAverage, CSRows, CSWork, cs_certificate,
+                                  cs_epochs)
 from ..kernels.status import STATUS_OK
 from ..multiclass import FEAS_TOL
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
-from ._options import CommonOptions, flag
+from ._options import CommonOptions, flag, number
 from ._schedule import CHECK_PASS_COST
 from .multinomial import _multiclass_eval
 
@@ -28,6 +29,11 @@ class CrammerSingerOptions(CommonOptions):
     solver_name = "crammer_singer_dual"
     shrinking: bool = flag(True, doc="LIBLINEAR's shrinking of rows and classes at "
                                      "their bounds")
+    averaging: bool = flag(True, doc="check (and return) the mean of the iterates at "
+                                     "the ends of the last epochs before each check")
+    revisit: float = number(0.25, low=0.0, strict=False, high=1.0,
+                            doc="after each pass, visit again the rows whose violation "
+                                "exceeded this share of the pass's largest (0: never)")
 
 
 #: the first shrinking threshold on the violation (LIBLINEAR's max(10 eps, 1)),
@@ -42,6 +48,10 @@ SPARSE_VIEW_DENSITY = 0.75
 #: (16 n K bytes) exceed this: streamed, not random, reads (letter.scale, 6 MB:
 #: 8-10% less time; dna.scale, 96 kB, kept random: +7% epochs in index order)
 SEQUENTIAL_FULL_BYTES = 1 << 20
+#: the averaged window: about AVG_SHARE of the epochs run by the check, at most
+#: AVG_MAX epochs (and never more than the epochs since the last check)
+AVG_SHARE = 1.0 / 16.0
+AVG_MAX = 32
 
 
 class CrammerSingerDual(MulticlassDualSolver):
@@ -63,25 +73,39 @@ class CrammerSingerDual(MulticlassDualSolver):
     ``random_state`` at each kernel call) and
     minimizes exactly over one row's K variables (Keerthi et al., KDD 2008,
     Sec. 3; the subproblem of LIBLINEAR's ``Solver_MCSVM_CS``), keeping
-    ``coef = sum_i x_i^T beta_i`` up to date.  With ``shrinking`` (as LIBLINEAR)
+    ``coef = sum_i x_i^T beta_i`` up to date; then (``revisit``, default
+    0.25) it visits once more, in a new random order, the rows whose
+    violation in that pass exceeded 0.25 of the pass's largest: the few rows
+    that carry most of the gap get two steps per epoch (usps.t 10-29%, digits
+    15-22% less CPU to the same certified gap).  With ``shrinking`` (as LIBLINEAR)
     a class at its bound whose dual gradient is below those of the free
     classes leaves the row's block, a row with one class left leaves the
     pass, and everything returns when the shrunk problem's largest violation
     falls below a threshold (1, then halved each time).  Each check computes
     every row's scores anyway; a shrunk row (or a row with shrunk classes)
     whose violation over all K classes exceeds the threshold then returns to
-    the active set with every class (on dna.scale 11% fewer epochs to the
-    same gap).  Where ``beta`` and the active classes outgrow
-    ``SEQUENTIAL_FULL_BYTES``, a pass over every row goes in index order (its
-    reads stream).  The certificate is the iterate
-    itself: ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
-    ``coef(alpha)`` recomputed from it at each check.
+    the active set with every class.  Where ``beta`` and the active classes
+    outgrow ``SEQUENTIAL_FULL_BYTES``, a pass over every row goes in index
+    order (its reads stream).
+
+    The certificate is a dual point of the method and its own ``coef(alpha)``:
+    with ``averaging`` (default) the mean of the iterates at the ends of the
+    last ``M`` epochs before the check (``M`` about 1/16 of the epochs run, at
+    most 32; the kernel adds each change of ``beta`` to a running mean, so
+    the mean costs one add per changed entry), else the last iterate;
+    ``alpha_i = beta_i / C_i`` (``e_y - alpha_i`` on the simplex) and
+    ``coef(alpha)`` recomputed from it at each check.  The mean's primal
+    ``P(coef(alpha))`` is 15-30% closer to the optimum than the last
+    iterate's, whose primal fluctuates from epoch to epoch.  The check's
+    products go to BLAS on dense rows (more than 75% nonzero entries).
 
     Dense input with at most 75% nonzero entries is read as CSR (a copy of its
     nonzeros), as LIBLINEAR reads every input.
 
-    Options: ``shrinking`` (default True).  ``warm_start``: a SolveResult or a dual point
-    alpha (n, K) (feasible for any ``lam``: warm starts along a path).
+    Options: ``shrinking`` (default True), ``averaging`` (default True),
+    ``revisit`` (default 0.25; 0 for LIBLINEAR's passes).  ``warm_start``: a
+    SolveResult or a dual point alpha (n, K) (feasible for any ``lam``: warm
+    starts along a path).
     """
 
     name = "crammer_singer_dual"
@@ -99,15 +123,28 @@ class CrammerSingerDual(MulticlassDualSolver):
         r = prob.rows
         self.C = self.row_bounds()
         data, indices, indptr, iptr = r.data, r.indices, r.indptr, r.iptr
-        if not r.is_sparse and r.n * r.d and \
-                np.count_nonzero(r.data) <= SPARSE_VIEW_DENSITY * r.n * r.d:
+        dense = r.n * r.d > 0 and \
+            np.count_nonzero(r.data) > SPARSE_VIEW_DENSITY * r.n * r.d
+        if not r.is_sparse and not dense:
             csr = sp.csr_matrix(r.X)
             data, indices, indptr, iptr = csr.data, csr.indices, csr.indptr, csr.indptr
+        # dense rows: the checks' three products go to BLAS on a float64 copy
+        self.Xd = None
+        if dense:
+            self.Xd = np.ascontiguousarray(r.X.toarray() if r.is_sparse else r.X,
+                                           dtype=np.float64)
         self.view = CSRows(data, indices, indptr, iptr, r.sqnorm, prob.y, self.C)
         K = prob.K
-        self.work = CSWork(*(np.empty(K) for _ in range(5)))
+        self.work = CSWork(*(np.empty(K) for _ in range(5)), np.zeros(prob.n),
+                           np.zeros(prob.n, dtype=np.int64))
         self.shrinking = bool(self.opts.shrinking)
         self.back = np.zeros(prob.n, dtype=np.bool_)
+        self.averaging = bool(self.opts.averaging)
+        self.avg = np.empty((prob.n, K) if self.averaging else (0, K))
+        self.cavg = np.empty((prob.d, K) if self.averaging else (0, K))
+        self.Z = np.empty((prob.n if self.Xd is not None else 0, K))
+        self._no_weights = np.zeros(EPOCHS_PER_CALL)
+        self.avg_ok = False
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -124,11 +161,13 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.coef = (np.zeros((prob.d, prob.K)) if warm_start is None
                      else self._coef_of(self.beta))
         self.n_epochs_done = 0
+        self.avg_ok = False
         self.active = CSActive(np.arange(prob.n, dtype=np.int64),
                                np.full(prob.n, prob.K, dtype=np.int64),
                                np.tile(np.arange(prob.K, dtype=np.int64), (prob.n, 1)))
-        # active rows, threshold, index-order full passes
-        self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full()])
+        # active rows, threshold, index-order full passes, revisited share
+        self.sched = np.array([prob.n, EPS_SHRINK0, self._sequential_full(),
+                               float(self.opts.revisit)])
 
     def _coef_of(self, beta):
         return np.ascontiguousarray(self.problem.rmat(beta))
@@ -139,6 +178,8 @@ class CrammerSingerDual(MulticlassDualSolver):
         arrays = {"beta": self.beta.copy(), "coef": self.coef.copy(),
                   "act_rows": self.active.rows.copy(), "act_n_cls": self.active.n_cls.copy(),
                   "act_cls": self.active.cls.copy()}
+        if self.avg_ok:                     # the point the last check certified
+            arrays["avg_beta"] = self.avg.copy()
         return meta, arrays
 
     def set_state(self, meta, arrays):
@@ -147,8 +188,11 @@ class CrammerSingerDual(MulticlassDualSolver):
         self.active = CSActive(*(np.ascontiguousarray(arrays[k], dtype=np.int64)
                                  for k in ("act_rows", "act_n_cls", "act_cls")))
         self.n_epochs_done = int(meta["n_epochs_done"])
+        self.avg_ok = self.averaging and "avg_beta" in arrays
+        if self.avg_ok:
+            np.copyto(self.avg, arrays["avg_beta"])
         self.sched = np.array([float(meta["m_act"]), float(meta["eps_shrink"]),
-                               self._sequential_full()])
+                               self._sequential_full(), float(self.opts.revisit)])
 
     def _sequential_full(self):
         """1.0 when the passes over every row go in index order (SEQUENTIAL_FULL_BYTES)."""
@@ -166,14 +210,34 @@ class CrammerSingerDual(MulticlassDualSolver):
         return float(self.n_epochs_done)
 
     # ------------------------------------------------------------- epochs
+    def _window(self, planned):
+        """The number of last epochs of a call of ``planned`` epochs whose
+        iterates the next check averages (0 without ``averaging``)."""
+        if not self.averaging or planned < 1:
+            return 0
+        share = round(AVG_SHARE * (self.n_epochs_done + planned))
+        return int(min(planned, AVG_MAX, max(1, share)))
+
     def advance(self, n_epochs, deadline):
         n = self.problem.n
-        left = max(1, int(round(n_epochs)))
-        while left > 0 and self.n_epochs_done < self.max_epochs:
-            k = min(left, EPOCHS_PER_CALL, int(self.max_epochs - self.n_epochs_done))
+        planned = min(max(1, int(round(n_epochs))), int(self.max_epochs - self.n_epochs_done))
+        M = self._window(planned)
+        self.avg_ok = False
+        left = planned
+        while left > 0:
+            k = min(left, EPOCHS_PER_CALL)
+            if left > M:                            # the window starts a call
+                k = min(k, left - M)
+            elif left == M:
+                np.copyto(self.avg, self.beta)
+            wt = self._no_weights
+            if left <= M:                           # the epochs' places t in the window
+                t = np.arange(k) + (M - left + 1)
+                wt = (M - t + 1.0) / M
             state = np.array([self.rng.integers(0, 2**63)], dtype=np.uint64)
             status, done, reads = cs_epochs(self.view, self.active, self.sched, self.beta,
-                                            self.coef, self.work, k, state, self.shrinking)
+                                            self.coef, self.work, k, state, self.shrinking,
+                                            CSAverage(self.avg, wt))
             self.n_epochs_done += int(done)
             self.feature_accesses += int(reads)
             if status != STATUS_OK:
@@ -182,27 +246,38 @@ class CrammerSingerDual(MulticlassDualSolver):
             left -= k
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+        self.avg_ok = M > 0 and left == 0
         self.steps = self.n_epochs_done * n
 
     # -------------------------------------------------------- certificate
     def certificate(self):
-        """``alpha = beta / C`` and ``coef(alpha) = X^T beta`` recomputed from it
-        (the incremental ``coef`` is refreshed too, dropping its rounding
-        drift), then ``P(coef)`` and ``D(alpha)`` (``V = lam coef``): two passes
-        over the rows in one kernel (:func:`~primaldual.kernels.multiclass.cs_certificate`),
-        which also returns the violated shrunk rows to the active set (class docstring)."""
+        """The checked point ``b`` (the window's mean of ``beta`` after a
+        complete window, else ``beta``): ``alpha = b / C`` and ``coef(alpha) =
+        X^T b`` recomputed from it (the iterate's incremental ``coef`` is
+        refreshed too, dropping its rounding drift), then ``P(coef(alpha))``
+        and ``D(alpha)`` (``V = lam coef(alpha)``): two passes over the rows in
+        one kernel (:func:`~primaldual.kernels.multiclass.cs_certificate`; on
+        dense rows its products are three BLAS calls here), which also returns
+        the violated shrunk rows to the active set (class docstring)."""
         prob = self.problem
         alpha = np.empty_like(self.beta)
         back = self.back if self.shrinking else self.back[:0]
+        avg = self.avg if self.avg_ok else self.avg[:0]
+        if self.Xd is not None:
+            np.matmul(self.Xd.T, self.beta, out=self.coef)
+            if self.avg_ok:
+                np.matmul(self.Xd.T, avg, out=self.cavg)
+            np.matmul(self.Xd, self.cavg if self.avg_ok else self.coef, out=self.Z)
         loss, conj, bad = cs_certificate(self.view, self.beta, prob.sample_weight,
                                          self.coef, self.work.z, alpha, FEAS_TOL,
-                                         self.active, self.sched, back)
-        sq = float(np.einsum("i,i->", self.coef.ravel(), self.coef.ravel()))
+                                         self.active, self.sched, back, avg, self.cavg,
+                                         self.Z)
+        w = self.cavg if self.avg_ok else self.coef
+        sq = float(np.einsum("i,i->", w.ravel(), w.ravel()))
         primal = loss / prob.W + 0.5 * prob.lam * sq
         dual = conj / prob.W - 0.5 * prob.lam * sq if bad == 0 else -np.inf
-        return Certificate(w=self.coef.copy(), alpha=alpha,
-                           primal=float(primal), dual=float(dual),
-                           v=prob.lam * self.coef, margins=None)
+        return Certificate(w=w.copy(), alpha=alpha, primal=float(primal), dual=float(dual),
+                           v=prob.lam * w, margins=None)
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
