@@ -59,12 +59,8 @@ SHRINK_EPS0 = 0.1
 #: pass checks the cost model, its first quarter on one thread and its second
 #: on the threads (:meth:`SDCASolver._trial_decision`); below, the model decides
 TRIAL_MIN_NNZ = 4_000_000
-#: a trial only where the cost model predicts at least this speed-up (a trial's
-#: threaded quarter pass costs up to a quarter pass or more where they lose),
-#: or where its best plan is one shared v (sync_every = 0): the model's
-#: two-thread speed-up is measured on thread copies, which that plan does not
-#: use (orthogonal text: predicted 0.70x, measured 1.28x on the hinge, 1.13x on
-#: logistic, results/threads-quick.md), so there the first pass decides
+#: a trial only where the cost model predicts at least this speed-up, or where
+#: its best plan is one shared v, which its copy-based speed-up does not measure
 TRIAL_FLOOR = 1.0
 #: the trial keeps the threads where measured at least this much faster (kernel
 #: loaded, arrays paged in first; two quarter passes timed once: noise ~10%)
@@ -178,8 +174,7 @@ class SDCASolver(Solver):
         # the first pass checks the prediction (docs/solvers.md, "Threads")
         if forced := o.threads == "on" and self.plan.best_threads > 1:
             self.threads_reason = f"threads on: {self.plan.reason}"
-        self.trial = (not forced and self.plan.best_threads > 1
-                      and prob.nnz >= TRIAL_MIN_NNZ
+        self.trial = (not forced and self.plan.best_threads > 1 and prob.nnz >= TRIAL_MIN_NNZ
                       and (self.plan.speedup >= TRIAL_FLOOR or self.plan.sync_every == 0))
         # wall s and entries, serial then threads; CPU s, serial and threads' sum
         self.trial_times, self.trial_cpu = np.zeros(4), np.zeros(2)
