@@ -14,7 +14,7 @@ Gap Safe screening removed ``j`` at this point (empty columns are screened
 from the start).  The kernels take these arrays as one :class:`ColBounds`;
 each loop is over the ``d`` flags once, with no allocation, and reads a column
 only when the certificate needs it.  The ``(1 + SLACK)`` factors keep rounding
-from ever shrinking a bound (:mod:`primaldual.solvers.sparse.screening`).
+from ever shrinking a bound.
 """
 from __future__ import annotations
 
@@ -23,10 +23,14 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .views import row_dot
+
 __all__ = ["ColBounds", "new_reference", "read_unscreened", "read_bounded",
            "screen_columns", "cols_to_rows"]
 
-#: the relative rounding slack of :mod:`primaldual.solvers.sparse.screening`
+#: relative slack on bounds and radii, here and in
+#: :mod:`primaldual.solvers.sparse.screening`: rounding never shrinks a bound
+#: or the safe sphere
 SLACK = 1e-9
 
 
@@ -83,9 +87,7 @@ def new_reference(ring, filled, slot, held, gu, inv_cw, b):
 
 @njit(cache=True, nogil=True, inline="always")
 def _read(cols, gu, b, j, slot):
-    s = 0.0
-    for p in range(cols.indptr[j], cols.indptr[j + 1]):
-        s += cols.data[p] * gu[cols.indices[p]]
+    s = row_dot(cols.data, cols.indices, cols.indptr[j], cols.indptr[j + 1], 0, gu)
     b.vref[j] = -s
     b.vabs[j] = abs(s)
     b.ref_of[j] = slot

@@ -27,10 +27,9 @@ import math
 
 import numpy as np
 
-__all__ = ["gap_safe_radius", "gap_safe_mask", "l1_dual_scale"]
+from ...kernels.l1bounds import SLACK as _SLACK
 
-#: relative slack on the radius: rounding in the gap never shrinks the sphere
-_SLACK = 1e-9
+__all__ = ["gap_safe_radius", "gap_safe_mask", "l1_dual_scale"]
 
 
 def gap_safe_radius(gap, smoothness) -> float:
