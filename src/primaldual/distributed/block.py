@@ -187,47 +187,42 @@ class PartitionBlock:
         ``theta[K:]`` (:func:`~primaldual.kernels.subspace_step.subspace_terms`)."""
         U = self.sub_U[:1 + self.sub_used]
         p = U.shape[0]
-        coef = np.empty(p)
         out = []
-        for k in range(self.K):
-            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
-            coef[0] = theta[k]
-            coef[1:] = theta[self.K:self.K + p - 1]
+        for k, a, b in self._parts():
             g, H = np.zeros(p), np.zeros((p, p))
             e, ok = subspace_terms(self.kind, self.param, self.y, self.cw, self.alpha, U,
-                                   a, b, coef, g, H)
+                                   a, b, self._part_coef(theta, k, p), g, H)
             out.append((float(e), g, H, bool(ok)))
         return out
+
+    def _parts(self):
+        """``(k, first row, end)`` of every partition of the block."""
+        return [(k, int(self.part_ptr[k]), int(self.part_ptr[k + 1])) for k in range(self.K)]
+
+    def _part_coef(self, theta, k, p):
+        """Partition ``k``'s ``p`` coefficients of ``theta``: its own change's
+        ``theta[k]``, then the remembered steps' ``theta[K:]``."""
+        return np.concatenate(([theta[k]], theta[self.K:self.K + p - 1]))
 
     def subspace_max_step(self, theta, step):
         """Per partition, the largest ``t`` keeping ``alpha`` at ``theta + t
         step`` dual feasible (as :meth:`subspace_terms`)."""
         U = self.sub_U[:1 + self.sub_used]
         p = U.shape[0]
-        coef, dcoef = np.empty(p), np.empty(p)
-        out = []
-        for k in range(self.K):
-            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
-            coef[0], dcoef[0] = theta[k], step[k]
-            coef[1:] = theta[self.K:self.K + p - 1]
-            dcoef[1:] = step[self.K:self.K + p - 1]
-            out.append(float(subspace_max_step(self.kind, self.param, self.y, self.alpha, U,
-                                               a, b, coef, dcoef)))
-        return out
+        return [float(subspace_max_step(self.kind, self.param, self.y, self.alpha, U, a, b,
+                                        self._part_coef(theta, k, p),
+                                        self._part_coef(step, k, p)))
+                for k, a, b in self._parts()]
 
     def apply_subspace(self, theta):
         """Move ``alpha`` to the coefficients ``theta`` (as :meth:`subspace_terms`)
         and remember the change made, dropping the oldest beyond the memory."""
         U = self.sub_U[:1 + self.sub_used]
         p = U.shape[0]
-        coef = np.empty(p)
         change = np.zeros(self.n)
-        for k in range(self.K):
-            a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
-            coef[0] = theta[k]
-            coef[1:] = theta[self.K:self.K + p - 1]
-            apply_subspace_step(self.kind, self.param, self.y, self.alpha, U, a, b, coef,
-                                change)
+        for k, a, b in self._parts():
+            apply_subspace_step(self.kind, self.param, self.y, self.alpha, U, a, b,
+                                self._part_coef(theta, k, p), change)
         m = self.sub_U.shape[0] - 1
         if m:
             self.sub_U[2:] = self.sub_U[1:m].copy()

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..losses import dispatch as L
-from .summed_step import moved
+from .summed_step import moved, step_to_bound
 
 __all__ = ["subspace_terms", "subspace_max_step", "apply_subspace_step"]
 
@@ -84,10 +84,7 @@ def subspace_max_step(kind, param, y, alpha, U, lo, hi, coef, dcoef):
                 dd += dcoef[j] * u
         if dd == 0.0:
             continue
-        yi = y[i]
-        b0 = (alpha[i] + du) * yi if in_b else alpha[i] + du
-        db = dd * yi if in_b else dd
-        t = (bhi - b0) / db if db > 0.0 else (blo - b0) / db
+        t = step_to_bound(blo, bhi, in_b, alpha[i] + du, dd, y[i])
         if t < tmax:
             tmax = t
     return tmax if tmax > 0.0 else 0.0

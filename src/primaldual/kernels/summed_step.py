@@ -31,7 +31,16 @@ from numba import njit
 from ..losses import dispatch as L
 from ..losses._scalar import clip
 
-__all__ = ["line_terms", "apply_summed_step", "moved"]
+__all__ = ["line_terms", "apply_summed_step", "moved", "step_to_bound"]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def step_to_bound(blo, bhi, in_b, a, d, y):
+    """The largest ``t`` keeping ``a + t d`` (``d != 0``) in the dual box
+    ``[blo, bhi]`` of the loss (of ``a y`` where ``in_b``, ``L.box``)."""
+    b0 = a * y if in_b else a
+    db = d * y if in_b else d
+    return (bhi - b0) / db if db > 0.0 else (blo - b0) / db
 
 
 @njit(cache=True, nogil=True)
@@ -62,9 +71,7 @@ def line_terms(kind, param, y, cw, alpha, dalpha, lo, hi, theta):
         yi = y[i]
         c = cw[i]
         a0 = alpha[i]
-        b0 = a0 * yi if in_b else a0
-        db = d * yi if in_b else d
-        t = (bhi - b0) / db if db > 0.0 else (blo - b0) / db
+        t = step_to_bound(blo, bhi, in_b, a0, d, yi)
         if t < tmax:
             tmax = t
         a = moved(kind, param, a0, d, yi, theta)
