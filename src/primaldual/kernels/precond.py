@@ -61,6 +61,19 @@ class DualCDState(NamedTuple):
     order: object
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _coordinate_step(data, indices, start, end, off, ai, sqnorm_i, lamp, beta, i, z):
+    """The exact step on ``beta_i`` of ``D(beta)`` (module docstring, with
+    ``lam'`` for ``lam``), ``z = -(g + X^T beta) / lam'`` kept in step; returns
+    the residual ``a_i x_i . z - beta_i`` before it."""
+    res = ai * row_dot(data, indices, start, end, off, z) - beta[i]
+    delta = res / (1.0 + ai * sqnorm_i / lamp)
+    if delta != 0.0:
+        beta[i] += delta
+        row_axpy(-delta / lamp, data, indices, start, end, off, z)
+    return res
+
+
 @njit(cache=True, nogil=True)
 def sgs_solve(data, indices, indptr, iptr, a, sqnorm, lamp, sweeps, z, beta):
     """``sweeps`` forward-and-backward passes; ``z`` holds ``r / lam'`` on entry
@@ -72,14 +85,8 @@ def sgs_solve(data, indices, indptr, iptr, a, sqnorm, lamp, sweeps, z, beta):
             ai = a[i]
             if ai == 0.0:
                 continue
-            start = indptr[i]
-            end = indptr[i + 1]
-            off = iptr[i] - start
-            xz = row_dot(data, indices, start, end, off, z)
-            delta = (ai * xz - beta[i]) / (1.0 + ai * sqnorm[i] / lamp)
-            if delta != 0.0:
-                beta[i] += delta
-                row_axpy(-delta / lamp, data, indices, start, end, off, z)
+            _coordinate_step(data, indices, indptr[i], indptr[i + 1], iptr[i] - indptr[i],
+                             ai, sqnorm[i], lamp, beta, i, z)
 
 
 @njit(cache=True, nogil=True)
@@ -103,14 +110,9 @@ def dual_cd(rows, quad, state):
             if ai == 0.0:
                 continue
             start = rows.indptr[i]
-            end = rows.indptr[i + 1]
-            off = rows.iptr[i] - start
-            res = ai * row_dot(rows.data, rows.indices, start, end, off, p) - beta[i]
+            res = _coordinate_step(rows.data, rows.indices, start, rows.indptr[i + 1],
+                                   rows.iptr[i] - start, ai, rows.sqnorm[i], lam, beta, i, p)
             gap += res * res / (2.0 * ai)
-            delta = res / (1.0 + ai * rows.sqnorm[i] / lam)
-            if delta != 0.0:
-                beta[i] += delta
-                row_axpy(-delta / lam, rows.data, rows.indices, start, end, off, p)
         dual = 0.0
         for i in range(n):
             if a[i] > 0.0:
