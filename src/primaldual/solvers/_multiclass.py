@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..multiclass import MULTICLASS_LOSSES, MulticlassProblem, is_multiclass_loss
 from .._util.threads import resolve_n_jobs
 from .crammer_singer import CrammerSingerDual
+from .crammer_singer_ipm import CrammerSingerIPM
 from .multinomial import MultinomialNewton
 from .multinomial_dual import MultinomialDualCD
 
@@ -19,7 +20,7 @@ __all__ = ["MULTICLASS_SOLVERS", "DEFAULT_SOLVER", "solve_multiclass",
 
 #: name -> solver class
 MULTICLASS_SOLVERS = {cls.name: cls for cls in (MultinomialNewton, MultinomialDualCD,
-                                               CrammerSingerDual)}
+                                               CrammerSingerDual, CrammerSingerIPM)}
 
 #: the solver ``solver="auto"`` runs for each loss
 DEFAULT_SOLVER = {"multinomial": MultinomialNewton.name,

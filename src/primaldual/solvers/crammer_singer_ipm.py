@@ -1,0 +1,407 @@
+"""The Crammer-Singer multiclass SVM by a primal-dual interior-point method on
+its primal QP, for few primal weights (``d K`` up to 2,000): its iterations
+do not depend on the scale of the features (docs/multiclass-models.md).
+
+Mehrotra's predictor-corrector (Mehrotra, SIAM J. Optim. 2(4) 1992; Nocedal &
+Wright, Numerical Optimization, 2nd ed., Algorithm 16.4), with the Newton
+system reduced to ``d K x d K`` as Ferris & Munson (SIAM J. Optim. 13(3) 2002)
+reduce the binary SVM's to ``d x d`` (:mod:`primaldual.solvers.ipm`).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.linalg.lapack
+
+from ..multiclass import crammer_singer_value
+from ..problem import Certificate
+from ._base import SolveResult
+from ._blas import serial_blas
+from ._multiclass_base import MulticlassSolver
+from ._options import CommonOptions, number
+from .multinomial import _multiclass_eval
+
+__all__ = ["CrammerSingerIPMOptions", "CrammerSingerIPM", "ipm_fits", "ipm_iteration_flops"]
+
+#: the largest number of primal weights d K whose dense Newton matrix is formed
+MAX_DK = 2000
+#: and the largest dense copy of X (n d entries) made for BLAS
+MAX_DENSE_ENTRIES = 5e7
+#: rows per block when forming the rank-one part of the matrix (a block of
+#: ROW_BLOCK x d K values at a time)
+ROW_BLOCK_ENTRIES = 4_000_000
+#: a step shorter than this (or a non-finite direction) ends the run, stalled
+MIN_STEP = 1e-14
+#: stalled when the best relative gap has not halved in STALL_WINDOW
+#: iterations after the first STALL_START (as solver="ipm")
+STALL_WINDOW = 20
+STALL_START = 200
+SIGMA_POWER = 3.0
+#: at most this many of Gondzio's centrality correctors per iteration (each
+#: one solve with the factor at hand), kept while they lengthen the step by 1%
+#: (shuttle: 169 -> 116 iterations; a 3,000-row sample 65 -> 40)
+CORRECTORS = 4
+
+
+def ipm_fits(problem) -> bool:
+    """Whether :class:`CrammerSingerIPM` takes ``problem`` (d K and n d small)."""
+    return problem.d * problem.K <= MAX_DK and problem.n * problem.d <= MAX_DENSE_ENTRIES
+
+
+def ipm_iteration_flops(problem) -> float:
+    """The flops of one iteration: the rank-one part ``n (dK)^2``, the class
+    blocks ``2 n d^2`` per class and the factorization ``(dK)^3 / 3``."""
+    n, d, K = problem.n, problem.d, problem.K
+    return n * (d * K) ** 2 + 2.0 * n * d * d * K + (d * K) ** 3 / 3.0
+
+
+@dataclass(frozen=True)
+class CrammerSingerIPMOptions(CommonOptions):
+    """The options of :class:`CrammerSingerIPM`."""
+
+    solver_name = "crammer_singer_ipm"
+    step_fraction: float = number(0.995, low=0.0, high=1.0, high_strict=True,
+                                  doc="fraction of the step to the boundary taken")
+
+
+class CrammerSingerIPM(MulticlassSolver):
+    """Primal-dual interior-point method for the Crammer-Singer multiclass SVM.
+
+    Problem (Crammer & Singer, JMLR 2 (2001); docs/multiclass-models.md), as
+    the QP in ``coef`` (d x K) and one slack ``xi_i`` per row, ``u_i = c_i / W``,
+    ``e_ik = 1[k != y_i]``, ``z_i = x_i coef``::
+
+        min  sum_i u_i xi_i + lam/2 ||coef||_F^2
+        s.t. xi_i >= e_ik + z_ik - z_{i y_i}      for every i and k,
+
+    whose multipliers ``mu_ik >= 0``, ``sum_k mu_ik = u_i``, are the dual's
+    ``u_i (e_{y_i} - alpha_i)``.  With slacks ``s_ik`` and the residuals
+    ``r_w = lam coef + X^T (mu_i - (1^T mu_i) e_{y_i})_i``, ``r_xi = 1^T mu_i -
+    u_i``, ``r_s = s - xi 1 + e + z - z_y 1`` and ``r_c = s mu - sigma m``,
+    the Newton step eliminates ``ds``, ``dmu`` and ``dxi`` row by row
+    (``D = mu / s``, ``delta_i = 1^T D_i``, ``Q_i = D_i - D_i D_i^T / delta_i``)::
+
+        (lam I + sum_i x_i^T x_i (x) Q_i) dcoef = -r_w - X^T (Q_i h_i
+                                   - (D_i - delta_i e_{y_i}) r_xi_i / delta_i)_i,
+        h = r_s - r_c / mu,
+
+    a ``d K x d K`` system (Ferris & Munson's reduction for the binary SVM),
+    formed with BLAS in ``O(n (dK)^2)``, scaled to unit diagonal and factored
+    once per iteration; Mehrotra's predictor-corrector (Nocedal & Wright Alg.
+    16.4) solves it twice.  ``Q_i`` is formed and applied relative to each
+    row's largest ``D_ik``: ``Q_i v = Q_i (v - v_j 1)``, so that the large
+    ``D`` of the active constraints never meets a cancellation.
+
+    Certificate: ``alpha_i = e_{y_i} - mu_i / 1^T mu_i`` (on the simplex) and
+    the iterate ``coef`` or ``coef(alpha)``, whichever has the lower primal;
+    ``P - D`` is exact for the returned pair.  One pass (``n_epochs``) per
+    iteration.  Stops on ``tol``, ``max_epochs``, ``time_limit``, and
+    ``stalled`` when a step collapses or the best gap has not halved in 20
+    iterations after the first 50.  Start: ``coef = 0``, ``xi = 2``, ``mu_ik
+    = u_i / K``; ``warm_start`` (a SolveResult or a dual point alpha (n, K))
+    starts from its ``coef(alpha)`` and ``mu`` 1% inside the simplex.
+
+    The number of iterations (20-40) is that of the QP, not of the features'
+    scale, which is why the method is for unscaled features with few weights
+    (shuttle: 9 x 7), where dual coordinate ascent stalls.  Options:
+    ``step_fraction`` (default 0.995).
+    """
+
+    name = "crammer_singer_ipm"
+    summary = ("Crammer-Singer multiclass SVM: primal-dual interior-point method on "
+               "the primal QP (d K <= 2000)")
+    options_class = CrammerSingerIPMOptions
+    default_max_epochs = 500
+    loss_names = ("crammer_singer",)
+    newton_type = True
+    mixes_best_pair = False
+
+    def setup(self):
+        prob = self.problem
+        if not ipm_fits(prob):
+            raise ValueError(
+                f"solver={self.name!r} forms a dense (d K) x (d K) = {prob.d * prob.K:,} "
+                f"square matrix and a dense copy of X; it takes d K <= {MAX_DK:,} and "
+                f"n d <= {MAX_DENSE_ENTRIES:.0e}. Use solver='crammer_singer_dual'")
+        X = prob.rows.X
+        self.X = np.ascontiguousarray(X.toarray() if hasattr(X, "toarray") else X,
+                                      dtype=np.float64)
+        if not np.isfinite(self.X).all():
+            raise FloatingPointError(f"solver={self.name!r}: X has non-finite entries")
+        self.u = prob.sample_weight / prob.W
+        n, K = prob.n, prob.K
+        self.idx = np.arange(n)
+        self.E = np.ones((n, K))
+        self.E[self.idx, prob.y] = 0.0
+        self.eta = float(self.opts.step_fraction)
+        self.by_class = [np.flatnonzero(prob.y == k) for k in range(K)]
+
+    # -------------------------------------------------------------- state
+    def init_state(self, warm_start):
+        prob = self.problem
+        n, K = prob.n, prob.K
+        self.coef = np.zeros((prob.d, K))
+        self.xi = np.full(n, 2.0)
+        self.mu = self.u[:, None] * np.full((n, K), 1.0 / K)
+        if warm_start is not None:
+            alpha = self._warm_alpha(warm_start)
+            p = np.zeros((n, K))
+            p[self.idx, prob.y] = 1.0
+            p = np.clip(p - alpha, 0.0, None)
+            p = 0.99 * p / p.sum(1, keepdims=True) + 0.01 / K
+            self.mu = self.u[:, None] * p
+            self.coef = np.asarray(prob.w_of(alpha), dtype=np.float64)
+            loss, _ = crammer_singer_value(self.X @ self.coef, prob.y)
+            self.xi = loss + 1.0
+        self.s = self.xi[:, None] - self.E - self._diff(self.X @ self.coef)
+        self.n_iter = 0
+        self.stall = ""
+        self.last_step = 0.0
+        self.gaps = []
+
+    def _warm_alpha(self, ws):
+        prob = self.problem
+        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
+        alpha = np.array(arr, dtype=np.float64)
+        if alpha.shape != (prob.n, prob.K):
+            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
+                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
+                             f"shape {alpha.shape}")
+        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
+            raise ValueError("warm_start alpha is not dual feasible: every row of "
+                             "e_y - alpha must lie on the simplex")
+        return alpha
+
+    def get_state(self):
+        return ({"n_iter": int(self.n_iter), "stall": self.stall,
+                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
+                {"coef": self.coef.copy(), "xi": self.xi.copy(), "s": self.s.copy(),
+                 "mu": self.mu.copy()})
+
+    def set_state(self, meta, arrays):
+        for k in ("coef", "xi", "s", "mu"):
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        self.n_iter = int(meta["n_iter"])
+        self.stall = str(meta["stall"])
+        self.last_step = float(meta["last_step"])
+        self.gaps = [float(x) for x in meta["gaps"]]
+
+    @property
+    def stalled(self):
+        return bool(self.stall)
+
+    @property
+    def epochs(self):
+        return float(self.n_iter)
+
+    # ------------------------------------------------------ linear algebra
+    def _diff(self, Z):
+        """``z_ik - z_{i y_i}`` (n, K)."""
+        return Z - Z[self.idx, self.problem.y][:, None]
+
+    def _matrix(self, D, piv):
+        """``S (lam I + sum_i x_i^T x_i (x) Q_i) S`` and ``S`` (unit diagonal), with
+        ``Q_i = sum_{l != j} a_l (e_l - e_j)(e_l - e_j)^T - f f^T`` for the pivot
+        ``j`` (the largest ``D_ik``), ``a = D`` off it, ``f = (a - (1^T a) e_j) /
+        sqrt(delta)``: no term holds ``D_ij`` itself."""
+        prob = self.problem
+        X, (n, d), K = self.X, self.X.shape, prob.K
+        delta = D.sum(1)
+        a = D.copy()
+        a[self.idx, piv] = 0.0
+        S = a.sum(1)
+        omega = a.copy()
+        omega[self.idx, piv] = S
+        H = np.zeros((d, K, d, K))
+        for k in range(K):
+            H[:, k, :, k] = X.T @ (omega[:, k:k + 1] * X)
+        for j in range(K):
+            rows = np.flatnonzero(piv == j)
+            if rows.size == 0:
+                continue
+            Xj = X[rows]
+            for k in range(K):
+                if k != j:
+                    B = Xj.T @ (a[rows, k:k + 1] * Xj)
+                    H[:, k, :, j] -= B
+                    H[:, j, :, k] -= B
+        H = H.reshape(d * K, d * K)
+        f = a / np.sqrt(delta)[:, None]
+        f[self.idx, piv] = -S / np.sqrt(delta)
+        step = max(1, int(ROW_BLOCK_ENTRIES // (d * K)))
+        for lo in range(0, n, step):
+            F = (X[lo:lo + step, :, None] * f[lo:lo + step, None, :]).reshape(-1, d * K)
+            H -= F.T @ F
+        H.flat[::d * K + 1] += prob.lam
+        scale = 1.0 / np.sqrt(np.maximum(np.diag(H), 1e-300))
+        H *= scale[:, None]
+        H *= scale[None, :]
+        return H, scale
+
+    @staticmethod
+    def _q_apply(D, delta, piv_rows, V):
+        """``Q_i v_i`` per row, relative to the pivot (``Q_i 1 = 0``)."""
+        W = V - V[piv_rows][:, None]
+        return D * W - D * ((D * W).sum(1) / delta)[:, None]
+
+    # ------------------------------------------------------------ updates
+    def _iterate(self):
+        prob = self.problem
+        X, y, lam, idx = self.X, prob.y, prob.lam, self.idx
+        coef, xi, s, mu = self.coef, self.xi, self.s, self.mu
+        n, K = mu.shape
+        Zd = self._diff(X @ coef)
+        M = mu.copy()
+        M[idx, y] -= mu.sum(1)
+        r_w = lam * coef + X.T @ M
+        r_xi = mu.sum(1) - self.u
+        r_s = s - xi[:, None] + self.E + Zd
+        D = mu / s
+        delta = D.sum(1)
+        piv = np.argmax(D, axis=1)
+        pr = (idx, piv)
+        H, scale = self._matrix(D, piv)
+        cf = _cholesky(H)
+        m = float(np.sum(s * mu)) / (n * K)
+        Dy = D.copy()
+        Dy[idx, y] -= delta
+
+        def solve(rhs):
+            x = scale * _cho_solve(cf, scale * rhs)
+            # one step of iterative refinement on the exact (row-wise) product
+            xm = x.reshape(coef.shape)
+            r = rhs - (lam * xm + X.T @ self._q_apply(D, delta, pr,
+                                                      self._diff(X @ xm))).ravel()
+            return x + scale * _cho_solve(cf, scale * r)
+
+        def direction(r_c, rs=r_s, rx=r_xi, rw=r_w):
+            h = rs - r_c / mu
+            R = self._q_apply(D, delta, pr, h) - Dy * (rx / delta)[:, None]
+            dcoef = solve((-rw - X.T @ R).ravel()).reshape(coef.shape)
+            v = self._diff(X @ dcoef) + h
+            wd = v - v[pr][:, None]
+            t = ((D * wd).sum(1) + rx) / delta
+            dxi = v[pr] + t
+            dmu = D * (wd - t[:, None])
+            ds = (-r_c - s * dmu) / mu
+            return dcoef, dxi, ds, dmu
+
+        dc, dx, ds, dm = direction(s * mu)
+        a = _longest(s, ds, mu, dm)
+        m_aff = float(np.sum((s + a * ds) * (mu + a * dm))) / (n * K)
+        sigma = (m_aff / m) ** SIGMA_POWER if m > 0 else 0.0
+        dc, dx, ds, dm = direction(s * mu + ds * dm - sigma * m)
+        a = _longest(s, ds, mu, dm)
+        zs, zx, zw = np.zeros_like(r_s), np.zeros_like(r_xi), np.zeros_like(r_w)
+        for _ in range(CORRECTORS):
+            # Gondzio's centrality corrector: push the trial products into a box
+            at = min(1.0, 1.5 * a + 0.1)
+            v = (s + at * ds) * (mu + at * dm)
+            tg = sigma * m
+            lo, hi = 0.1 * tg, 10.0 * tg
+            tt = np.where(v < lo, lo - v, np.where(v > hi, np.maximum(hi - v, -hi), 0.0))
+            cc = direction(-tt, zs, zx, zw)
+            nd = (dc + cc[0], dx + cc[1], ds + cc[2], dm + cc[3])
+            a2 = _longest(s, nd[2], mu, nd[3])
+            if a2 < 1.01 * a:
+                break
+            dc, dx, ds, dm = nd
+            a = a2
+        a = self.eta * a
+        self.last_step = float(a)
+        if not (a > MIN_STEP and all(np.isfinite(v).all() for v in (dc, dx, ds, dm))):
+            self.stall = "step_collapse"
+            return
+        self.coef = coef + a * dc
+        self.xi = xi + a * dx
+        self.s = np.maximum(s + a * ds, 1e-300)
+        self.mu = np.maximum(mu + a * dm, 1e-300)
+        self.n_iter += 1
+
+    def advance(self, n_epochs, deadline):
+        target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
+        while self.n_iter < target and not self.stall \
+                and self.n_iter < self.max_epochs - 1e-9:
+            self._iterate()
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.steps = self.n_iter
+        self.feature_accesses = int(self.n_iter) * self.problem.nnz
+
+    def run(self):
+        with serial_blas():
+            return super().run()
+
+    # -------------------------------------------------------- certificate
+    def certificate(self):
+        """``alpha = e_y - mu / 1^T mu`` and the iterate ``coef`` or
+        ``coef(alpha)``, whichever has the lower primal (both exact pairs)."""
+        prob = self.problem
+        p = self.mu / self.mu.sum(1, keepdims=True)
+        alpha = -p
+        alpha[self.idx, prob.y] += 1.0
+        c = prob.sample_weight
+        V = self.X.T @ (c[:, None] * alpha) / prob.W
+        cert = prob.certificate(self.coef, alpha, Z=self.X @ self.coef, V=V)
+        w_alpha = V / prob.lam
+        other = prob.certificate(w_alpha, alpha, Z=self.X @ w_alpha, V=V)
+        if other.primal < cert.primal:
+            cert = other
+        self._note_gap(cert.rel_gap)
+        return cert
+
+    def _note_gap(self, rel_gap):
+        if len(self.gaps) == self.n_iter:
+            self.gaps.append(float(rel_gap))
+        k = len(self.gaps)
+        if k > STALL_START and min(self.gaps[-STALL_WINDOW:]) \
+                > 0.5 * min(self.gaps[:-STALL_WINDOW]) and not self.stall:
+            self.stall = "no_progress"
+
+    def trace_extras(self):
+        m = float(np.sum(self.s * self.mu)) / self.mu.size
+        return {"iterations": int(self.n_iter), "mu": m, "step": self.last_step}
+
+    def result_extras(self):
+        if not self.stall:
+            return {}
+        why = {"step_collapse": "the interior-point step collapsed",
+               "no_progress": f"the relative gap did not halve in {STALL_WINDOW} "
+                              f"iterations"}[self.stall]
+        return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
+
+    def _evaluate(self, w):
+        return _multiclass_eval(self, w)
+
+
+def _longest(s, ds, mu, dm):
+    """The largest step in (0, 1] keeping ``s`` and ``mu`` nonnegative."""
+    a = 1.0
+    for v, dv in ((s, ds), (mu, dm)):
+        neg = dv < 0
+        if neg.any():
+            a = min(a, float(np.min(-v[neg] / dv[neg])))
+    return a
+
+
+def _cho_solve(cf, b):
+    c, lower = cf
+    x, info = scipy.linalg.lapack.dpotrs(c, b, lower=int(lower))
+    if info != 0:
+        raise ValueError(f"LAPACK potrs failed (info={info})")
+    return x
+
+
+def _cholesky(A):
+    """Cholesky factor of the symmetric positive definite A; a relative jitter
+    of the diagonal when rounding makes it indefinite."""
+    try:
+        return scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        A = A.copy()
+        A[np.diag_indices_from(A)] += 1e-12
+        return scipy.linalg.cho_factor(A, lower=True, check_finite=False)
