@@ -1,0 +1,138 @@
+"""The Crammer-Singer interior-point method (solvers/crammer_singer_ipm.py):
+its optimum against cvxpy with Clarabel, its certificate by hand, its Newton
+direction against the linearized KKT conditions, unscaled features, and
+``solver="auto"``'s hand-over rule (docs/multiclass-models.md)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import primaldual
+from primaldual.kernels.cs_ipm import CSIPoint, CSIStep, cs_ipm_back, cs_ipm_point, cs_ipm_rhs
+from primaldual.multiclass import MulticlassProblem
+from primaldual.solvers._multiclass import _time_to
+from primaldual.solvers.crammer_singer_ipm import CrammerSingerIPM
+
+from test_multiclass import _cvxpy_optimum, blobs, by_hand
+
+
+def scaled_blobs(n=60, seed=3):
+    """Overlapping classes whose columns span six orders of magnitude (as
+    shuttle's unscaled integer features)."""
+    X, y = blobs(n, 5, 4, seed=seed)
+    return X * np.array([1.0, 1e3, 1e-3, 3e2, 1.0]), y
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_optimum_matches_cvxpy_and_gap_by_hand(sparse):
+    X, y = blobs(60, 5, 3, seed=7, sparse=sparse)
+    c = np.random.default_rng(8).integers(1, 4, 60).astype(float)
+    lam = 0.02
+    ref = _cvxpy_optimum(X.toarray() if sparse else X, y, lam, c, "crammer_singer")
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=lam, sample_weight=c,
+                           solver="crammer_singer_ipm", tol=1e-9)
+    assert res.converged and res.solver == "crammer_singer_ipm"
+    assert abs(res.primal - ref) <= 1e-6 * abs(ref)
+    assert res.dual <= ref + 1e-9 * abs(ref)
+    P, D = by_hand(X, y, res.coef, res.dual_coef, lam, c, "crammer_singer")
+    assert res.primal == pytest.approx(P, rel=1e-12)
+    assert res.dual == pytest.approx(D, rel=1e-10, abs=1e-14)
+    assert res.gap == pytest.approx(P - D, abs=1e-12) and res.gap >= 0
+    # the dual point is on the simplex: e_y - alpha >= 0, rows sum to 0
+    p = -res.dual_coef
+    p[np.arange(60), y] += 1.0
+    assert p.min() >= 0 and np.allclose(p.sum(1), 1.0, atol=1e-12)
+
+
+def test_badly_scaled_features_certify_where_the_dual_method_stalls():
+    X, y = scaled_blobs()
+    lam = 1.0 / X.shape[0]
+    ref = _cvxpy_optimum(X, y, lam, np.ones(X.shape[0]), "crammer_singer")
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=lam,
+                           solver="crammer_singer_ipm", tol=1e-8)
+    assert res.converged and res.n_epochs < 150
+    assert abs(res.primal - ref) <= 1e-6 * abs(ref)
+    P, D = by_hand(X, y, res.coef, res.dual_coef, lam, np.ones(X.shape[0]),
+                   "crammer_singer")
+    assert P - D == pytest.approx(res.gap, rel=1e-6, abs=1e-14)
+    # the dual method, given as many passes as the IPM's total work in passes
+    # several times over, is still far from that gap
+    dual = primaldual.solve(X, y, loss="crammer_singer", lam=lam,
+                            solver="crammer_singer_dual", tol=1e-8, max_epochs=2000)
+    assert dual.rel_gap > 1e3 * res.rel_gap
+
+
+def test_newton_direction_solves_the_linearized_kkt_conditions():
+    """One direction of the reduced system (row kernels, pivoted Schur blocks,
+    refinement) against the four linearized equations written out in numpy."""
+    X, y = scaled_blobs(40, seed=5)
+    prob = MulticlassProblem(X, y, "crammer_singer", 0.05)
+    S = CrammerSingerIPM(prob, tol=1e-9, max_epochs=100, random_state=0)
+    S.init_state(None)
+    for _ in range(6):                         # an interior point off the start
+        S._iterate()
+    coef, xi, s, mu = S.coef, S.xi, S.s, S.mu
+    n, K = mu.shape
+    idx = np.arange(n)
+    dz_of = (lambda C: (X @ C) - (X @ C)[idx, y][:, None])
+    M = mu.copy()
+    M[idx, y] -= mu.sum(1)
+    r_w = prob.lam * coef + X.T @ M
+    r_xi = mu.sum(1) - S.u
+    r_s = s - xi[:, None] + S.E + dz_of(coef)
+    r_c = s * mu - 0.1 * np.mean(s * mu)
+    p = CSIPoint(y, s, mu, S.u, np.empty((n, K)), np.empty(n), np.empty(n, dtype=np.int64))
+    cs_ipm_point(p, X @ coef, xi, np.empty((n, K)), np.empty(n), np.empty((n, K)))
+    H, scale = S._matrix(p.D, p.piv)
+    R = np.empty((n, K))
+    cs_ipm_rhs(p, r_s, r_c, r_xi, R)
+    rhs = (-r_w - X.T @ R).ravel()
+    dcoef = (scale * np.linalg.solve(H, scale * rhs)).reshape(coef.shape)
+    out = CSIStep(np.empty(n), np.empty((n, K)), np.empty((n, K)))
+    cs_ipm_back(p, X @ dcoef, r_s, r_c, r_xi, out)
+    dM = out.dmu.copy()
+    dM[idx, y] -= out.dmu.sum(1)
+    scale_w = np.abs(r_w).max() + np.abs(X.T @ dM).max()
+    assert np.abs(prob.lam * dcoef + X.T @ dM + r_w).max() <= 1e-8 * scale_w
+    assert np.abs(out.dmu.sum(1) + r_xi).max() <= 1e-10 * S.u.max()
+    e3 = out.ds - out.dxi[:, None] + dz_of(dcoef) + r_s
+    assert np.abs(e3).max() <= 1e-8 * (1 + np.abs(r_s).max() + np.abs(dz_of(dcoef)).max())
+    assert np.abs(mu * out.ds + s * out.dmu + r_c).max() <= 1e-10 * np.abs(r_c).max()
+
+
+def test_warm_start_resume_and_errors(tmp_path):
+    X, y = blobs(80, 6, 4, seed=9)
+    kw = dict(loss="crammer_singer", solver="crammer_singer_ipm", tol=1e-8)
+    res = primaldual.solve(X, y, lam=0.01, **kw)
+    part = primaldual.solve(X, y, lam=0.01, max_epochs=5, checkpoint=tmp_path,
+                            check_every=1, **kw)
+    assert part.stop_reason == "max_epochs"
+    full = primaldual.solve(X, y, lam=0.01, resume=tmp_path, check_every=1, **kw)
+    assert full.converged and full.n_epochs == res.n_epochs
+    np.testing.assert_allclose(full.coef, res.coef, rtol=1e-12, atol=1e-14)
+    warm = primaldual.solve(X, y, lam=0.012, warm_start=res, **kw)
+    cold = primaldual.solve(X, y, lam=0.012, **kw)
+    assert warm.converged and warm.primal == pytest.approx(cold.primal, rel=1e-7)
+    with pytest.raises(ValueError, match="shape"):
+        primaldual.solve(X, y, lam=0.01, warm_start=np.zeros((3, 4)), **kw)
+    wide = sp.random(20, 1200, density=0.01, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="d K <= 2,000"):
+        primaldual.solve(wide, np.arange(20) % 3, lam=0.1, **kw)
+    with pytest.raises(ValueError, match="does not fit loss='multinomial'"):
+        primaldual.solve(X, y, loss="multinomial", lam=0.01, solver="crammer_singer_ipm")
+
+
+def test_auto_certifies_unscaled_features_and_its_rate_rule():
+    X, y = scaled_blobs()
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=1.0 / X.shape[0], tol=1e-6)
+    assert res.converged and res.extras["path"][-1]["method"] == res.solver
+    # the rate over the second half of the checks (1e-2 -> 1e-3 in 1 s) takes
+    # 1e-3 to 1e-6 in 3 s more; no progress predicts forever
+    trace = [{"time": t, "rel_gap": g} for t, g in
+             [(0.0, 1.0), (1.0, 1e-1), (2.0, 1e-2), (3.0, 1e-3)]]
+    assert _time_to(trace, 1e-6) == pytest.approx(3.0)
+    flat = [{"time": t, "rel_gap": 0.9} for t in range(4)]
+    assert _time_to(flat, 1e-6) == math.inf
