@@ -222,11 +222,21 @@ def main(argv=None):
     ap.add_argument("--models", default="multinomial,crammer_singer")
     ap.add_argument("--budget", type=float, default=900.0,
                     help="seconds each of ours and the peer may take on one set")
+    ap.add_argument("--runs", type=int, default=CS_RUNS,
+                    help="LIBLINEAR runs and our seeds per eps (Crammer-Singer)")
+    ap.add_argument("--eps", default=",".join(f"{e:g}" for e in EPS),
+                    help="LIBLINEAR -s 4 tolerances (shuttle and news20: one run of "
+                         "-e 0.1 takes minutes)")
+    ap.add_argument("--ref-seconds", type=float, default=CS_REF_S,
+                    help="time limit of the Crammer-Singer reference run (news20: 400)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                   "models-multiclass.md"))
     args = ap.parse_args(argv)
-    global PEER_BUDGET_S
+    global PEER_BUDGET_S, CS_RUNS, EPS, CS_REF_S
     PEER_BUDGET_S = args.budget
+    CS_REF_S = args.ref_seconds
+    CS_RUNS = args.runs
+    EPS = tuple(float(e) for e in args.eps.split(","))
     load_before = os.getloadavg()
     mn, cs = [], []
     with threadpool_limits(limits=1):            # BLAS and OpenMP (scikit-learn's loss)
