@@ -217,6 +217,7 @@ def warm_up():
 
 
 def main(argv=None):
+    global PEER_BUDGET_S, CS_RUNS, EPS, CS_REF_S
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--models", default="multinomial,crammer_singer")
@@ -232,7 +233,6 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results",
                                                   "models-multiclass.md"))
     args = ap.parse_args(argv)
-    global PEER_BUDGET_S, CS_RUNS, EPS, CS_REF_S
     PEER_BUDGET_S = args.budget
     CS_REF_S = args.ref_seconds
     CS_RUNS = args.runs
