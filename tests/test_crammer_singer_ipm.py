@@ -86,7 +86,15 @@ def test_newton_direction_solves_the_linearized_kkt_conditions():
     r_c = s * mu - 0.1 * np.mean(s * mu)
     p = CSIPoint(y, s, mu, S.u, np.empty((n, K)), np.empty(n), np.empty(n, dtype=np.int64))
     cs_ipm_point(p, X @ coef, xi, np.empty((n, K)), np.empty(n), np.empty((n, K)))
-    H, scale = S._matrix(p.D, p.piv)
+    H, scale = S._matrix(p)
+    # the two ways of forming the matrix (the rows' outer products times their
+    # Schur blocks; K^2 class products and the rank-one rows) agree
+    X2, S.X2 = S.X2, None
+    H2, scale2 = S._matrix(p)
+    S.X2 = X2
+    assert X2 is not None
+    np.testing.assert_allclose(scale2, scale, rtol=1e-10)
+    np.testing.assert_allclose(H2, H, rtol=1e-9, atol=1e-9)
     R = np.empty((n, K))
     cs_ipm_rhs(p, r_s, r_c, r_xi, R)
     rhs = (-r_w - X.T @ R).ravel()

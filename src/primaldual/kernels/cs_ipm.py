@@ -13,6 +13,8 @@ cancellation (``w_j = 0``).
 ``cs_ipm_rhs``     ``R = Q h - (D - delta e_y) r_xi / delta``, ``h = r_s - r_c / mu``
 ``cs_ipm_back``    ``dxi, dmu, ds`` from ``dz = X dcoef``, and the longest step
 ``cs_ipm_qapply``  ``Q_i (z_i - z_{i y_i} 1)`` for raw scores ``z`` (refinement)
+``cs_ipm_blocks``  each row's ``Q_i`` (K x K), for one product with the rows'
+                   outer products ``x_i x_i^T``
 ``cs_ipm_center``  Gondzio's target: the products ``(s + a ds)(mu + a dmu)``
                    pushed into ``[lo, hi]``, as a complementarity residual
 """
@@ -23,7 +25,7 @@ from typing import NamedTuple
 from numba import njit
 
 __all__ = ["CSIPoint", "CSIStep", "cs_ipm_point", "cs_ipm_rhs", "cs_ipm_back",
-           "cs_ipm_qapply", "cs_ipm_center", "longest_pair"]
+           "cs_ipm_qapply", "cs_ipm_center", "longest_pair", "cs_ipm_blocks"]
 
 
 class CSIPoint(NamedTuple):
@@ -170,3 +172,25 @@ def longest_pair(s, ds, mu, dmu):
             a = _bound(mu[i, k], dmu[i, k], _bound(s[i, k], ds[i, k], a))
     return a
 
+
+
+@njit(cache=True, nogil=True)
+def cs_ipm_blocks(p, Qf):
+    """Each row's Schur block ``Q_i`` (K x K) into ``Qf[i]`` (K * K), without
+    cancellation: ``Q_kl = D_k 1[k = l] - D_k D_l / delta`` off the pivot ``j``,
+    ``Q_jl = -D_j D_l / delta`` and ``Q_jj = D_j (delta - D_j) / delta`` with
+    ``delta - D_j`` summed from the other entries."""
+    n, K = p.D.shape
+    for i in range(n):
+        j, dl = p.piv[i], p.delta[i]
+        rest = 0.0
+        for k in range(K):
+            if k != j:
+                rest += p.D[i, k]
+        for k in range(K):
+            dk = p.D[i, k]
+            for m in range(K):
+                Qf[i, k * K + m] = -dk * p.D[i, m] / dl
+            if k != j:
+                Qf[i, k * K + k] += dk
+        Qf[i, j * K + j] = p.D[i, j] * rest / dl
