@@ -19,7 +19,8 @@ the smooth losses); all run on the shared Dask engine
 same partitioning and seed.  Part files and Dask arrays are binary problems
 (two label values, the larger becomes the positive class, as the CLI does);
 for more classes pass in-memory arrays (one-vs-rest runs on the client, each
-subproblem distributed).  The intercept is, as in the local estimator, a
+subproblem distributed; ``loss="multinomial"`` with ``solver="newton"`` runs
+one distributed multinomial Newton-CG).  The intercept is, as in the local estimator, a
 constant feature of value ``intercept_scaling`` with a regularized weight; for
 part files and Dask arrays the workers append it.
 """

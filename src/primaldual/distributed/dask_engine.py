@@ -78,6 +78,8 @@ class PartitionSet:
         self.timeout = float(timeout)
         self.K = len(self.sources)
         self.config = None
+        #: the actor method ``config`` is given to (again on a re-created actor)
+        self.configure_method = "configure"
         self.beta = None
         self.n_jobs = None
         workers = _workers(client)
@@ -235,8 +237,8 @@ class PartitionSet:
             self.actors[k] = self._create(k, address)
             self._check_same_rows(k)
             if self.config is not None:
-                self.wait([self.actors[k].configure(*self.config, index=k)], "configure",
-                          parts=[k])
+                configure = getattr(self.actors[k], self.configure_method)
+                self.wait([configure(*self.config, index=k)], "configure", parts=[k])
             if self.beta is not None:
                 self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature",
                           parts=[k])
@@ -264,9 +266,11 @@ class PartitionSet:
             f"{what}: the part file changed during the fit, so the fit cannot be "
             f"recovered; restore the file and start again")
 
-    def configure(self, *config):
-        self.config = config
-        self.wait([a.configure(*config, index=k) for k, a in enumerate(self.actors)],
+    def configure(self, *config, method="configure"):
+        """Call the actors' ``method`` (``configure``, or ``configure_classes``
+        for a multiclass problem) with ``config``; kept for re-created actors."""
+        self.config, self.configure_method = config, method
+        self.wait([getattr(a, method)(*config, index=k) for k, a in enumerate(self.actors)],
                   "configure")
 
     def set_curvature(self, beta):

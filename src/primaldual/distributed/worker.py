@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
+from .multinomial_block import MultinomialBlock
 from .newton_block import NewtonBlock
 from .block import LINE_SEARCH, PartitionBlock
 
@@ -111,6 +112,27 @@ class PartitionActor:
         self.index = int(index)
         self.X = None           # the block holds the validated rows
         return True
+
+    def configure_classes(self, d, n_classes, dense, index=0):
+        """Fix the global feature count ``d`` and build the multinomial block
+        of this partition: its labels are class indices ``0..n_classes-1``
+        (checked on the client); ``dense``: multiply the rows as a dense
+        array."""
+        X = self.X
+        if sp.issparse(X) and X.shape[1] != d:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+        elif not sp.issparse(X) and X.shape[1] != d:
+            raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+        self.X = None           # the block holds the rows
+        self.mn_block = MultinomialBlock(X, self.y_raw.astype(np.int64), self.c,
+                                         [0, X.shape[0]], int(n_classes), bool(dense))
+        self.index = int(index)
+        return True
+
+    def multinomial(self, method, *args):
+        """A pass of multinomial Newton-CG on this partition: ``method`` of its
+        :class:`~primaldual.distributed.multinomial_block.MultinomialBlock`."""
+        return getattr(self.mn_block, method)(*args)
 
     def ping(self):
         return True

@@ -1,0 +1,164 @@
+"""Multinomial logistic regression on row partitions and on Dask
+(``solver="multinomial_newton"`` with ``n_partitions`` or ``client``):
+
+* partitions in process reach the serial optimum, checked against scipy's
+  L-BFGS-B on the exact primal, and the certificate is recomputed by hand;
+* Dask equals in process with the same partitions to 1e-12, check by check,
+  with CG and with the explicit Hessian, with sample weights;
+* a worker SIGKILLed inside a Hessian-vector product is recovered and the
+  fit ends at the in-process optimum;
+* the Dask estimator fits an in-memory multiclass problem;
+* the multiclass methods that need every row in one process refuse
+  partitions by name.
+"""
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+import scipy.optimize
+import scipy.sparse as sp
+
+import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
+
+from primaldual import solve  # noqa: E402
+from primaldual.multiclass import MulticlassProblem, logsumexp_rows  # noqa: E402
+
+
+def _data(n=240, d=30, K=4, seed=3, dense=False):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.3, random_state=seed, format="csr")
+    X.data = rng.normal(size=X.nnz)
+    W = rng.normal(size=(d, K))
+    y = np.argmax(X @ W + 0.5 * rng.gumbel(size=(n, K)), axis=1)
+    return (X.toarray() if dense else X), y
+
+
+def _scipy_optimum(X, y, lam, c):
+    """min over coef of the exact weighted multinomial primal by L-BFGS-B (an
+    independent reference)."""
+    n, d = X.shape
+    K = int(y.max()) + 1
+    Y = np.eye(K)[y]
+    W = c.sum()
+
+    def fg(flat):
+        B = flat.reshape(d, K)
+        Z = np.asarray(X @ B)
+        lse, P = logsumexp_rows(Z)
+        f = c @ (lse - Z[np.arange(n), y]) / W + 0.5 * lam * flat @ flat
+        g = np.asarray(X.T @ ((P - Y) * c[:, None])) / W + lam * B
+        return f, g.ravel()
+    r = scipy.optimize.minimize(fg, np.zeros(d * K), jac=True, method="L-BFGS-B",
+                                options={"ftol": 0, "gtol": 1e-12, "maxiter": 20000})
+    return r.x.reshape(d, K)
+
+
+@pytest.mark.parametrize("K", [1, 2, 3])
+def test_partitions_in_process_reach_the_optimum_and_certify(K):
+    X, y = _data()
+    c = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
+    kw = dict(loss="multinomial", lam=1e-2, tol=1e-12, random_state=0, sample_weight=c,
+              solver="multinomial_newton")
+    serial = solve(X, y, start="zero", **kw)
+    part = solve(X, y, n_partitions=K, **kw)
+    assert part.converged and part.rel_gap <= 1e-12
+    if K == 1:                     # one partition is the serial solver from zero
+        np.testing.assert_array_equal(part.coef, serial.coef)
+    assert np.linalg.norm(part.coef - serial.coef) <= 1e-9 * np.linalg.norm(serial.coef)
+    prob = MulticlassProblem(X, y, loss="multinomial", lam=1e-2, sample_weight=c)
+    assert part.primal == pytest.approx(prob.primal(part.coef), rel=1e-12)
+    assert part.dual == pytest.approx(prob.dual(part.dual_coef), rel=1e-12)
+    ref = _scipy_optimum(X, y, 1e-2, c)
+    assert np.linalg.norm(part.coef - ref) <= 1e-6 * np.linalg.norm(ref)
+
+
+def test_partitions_take_the_zero_start_and_refuse_the_dual_start():
+    X, y = _data()
+    res = solve(X, y, loss="multinomial", lam=1e-2, tol=1e-8, n_partitions=2)
+    assert res.converged and res.solver == "multinomial_newton"
+    with pytest.raises(ValueError, match="start='dual_cd' runs over all rows"):
+        solve(X, y, loss="multinomial", lam=1e-2, n_partitions=2, start="dual_cd")
+    with pytest.raises(ValueError, match="n_partitions=300 is larger than n=240"):
+        solve(X, y, loss="multinomial", lam=1e-2, n_partitions=300)
+
+
+@pytest.mark.parametrize("loss, solver", [("crammer_singer", "auto"),
+                                          ("multinomial", "multinomial_dual_cd")])
+def test_methods_of_one_process_refuse_partitions(loss, solver):
+    X, y = _data(n=60)
+    with pytest.raises(ValueError, match="runs in this process only"):
+        solve(X, y, loss=loss, lam=1e-2, solver=solver, n_partitions=2)
+
+
+# --------------------------------------------------------------------- Dask
+@pytest.mark.parametrize("opts", [dict(hessian="matvec", K=2),
+                                  dict(hessian="matvec", K=3, dense=True),
+                                  dict(hessian="explicit", K=2, dense=True)])
+def test_dask_equals_in_process(client, opts):
+    opts = dict(opts)
+    K, dense = opts.pop("K"), opts.pop("dense", False)
+    X, y = _data(dense=dense)
+    c = np.random.default_rng(1).uniform(0.5, 2.0, size=X.shape[0])
+    kw = dict(loss="multinomial", lam=1e-3, tol=1e-11, random_state=0, sample_weight=c,
+              n_partitions=K, **opts)
+    local = solve(X, y, **kw)
+    dist = solve(X, y, client=client, **kw)
+    assert dist.converged and dist.rel_gap <= 1e-11
+    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(dist.dual_coef, local.dual_coef, rtol=0, atol=1e-12)
+    assert [r["epoch"] for r in dist.trace] == [r["epoch"] for r in local.trace]
+    for a, b in zip(dist.trace, local.trace):
+        assert a["primal"] == pytest.approx(b["primal"], rel=1e-12)
+        assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
+
+
+def _die_at_hess_vec(k):
+    """Run on a worker: its ``k``-th multinomial Hessian-vector product kills
+    the worker process (SIGKILL), in the middle of a CG solve."""
+    from primaldual.distributed import worker as W
+    W._mn_hv_calls = 0
+    orig = W.PartitionActor.multinomial
+
+    def multinomial(self, method, *args):
+        if method == "hess_vec":
+            W._mn_hv_calls += 1
+            if W._mn_hv_calls == k:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return orig(self, method, *args)
+    W.PartitionActor.multinomial = multinomial
+
+
+def test_worker_killed_inside_a_cg_step_is_recovered(own_client):
+    """The lost worker's partition is re-created, its scores recomputed from
+    the client's coef, and the CG step is made again: the fit certifies the
+    in-process optimum."""
+    client = own_client
+    X, y = _data(n=300, d=40, seed=4)
+    kw = dict(loss="multinomial", lam=1e-3, tol=1e-10, random_state=0, n_partitions=2,
+              hessian="matvec")
+    addr = sorted(client.scheduler_info()["workers"])[-1]
+    client.run(_die_at_hess_vec, 4, workers=[addr])
+    res = solve(X, y, client=client, round_timeout=60, **kw)
+    assert res.trace[-1]["recoveries"] >= 1
+    assert res.converged and res.rel_gap <= 1e-10
+    local = solve(X, y, **kw)
+    assert np.linalg.norm(res.coef - local.coef) <= 1e-8 * np.linalg.norm(local.coef)
+
+
+def test_dask_estimator_fits_multinomial_in_memory(client):
+    from primaldual import LinearClassifier as Local
+    from primaldual.dask import LinearClassifier
+    X, y = _data(n=200, d=20, K=3, seed=6)
+    labels = np.array(["a", "b", "c"])[y]
+    kw = dict(loss="multinomial", C=10.0, tol=1e-10, random_state=0, solver="newton",
+              solver_options={"n_partitions": 2})
+    dist = LinearClassifier(client=client, **kw).fit(X, labels)
+    local = Local(**kw).fit(X, labels)
+    assert list(dist.classes_) == ["a", "b", "c"]
+    assert dist.coef_.shape == (3, 20)
+    np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(dist.predict_proba(X), local.predict_proba(X), atol=1e-10)
+    assert (dist.predict(X) == local.predict(X)).all()
