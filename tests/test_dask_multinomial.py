@@ -7,7 +7,8 @@
   with CG and with the explicit Hessian, with sample weights;
 * a worker SIGKILLed inside a Hessian-vector product is recovered and the
   fit ends at the in-process optimum;
-* the Dask estimator fits an in-memory multiclass problem;
+* the Dask estimator fits in-memory arrays, Dask arrays and LIBSVM part
+  files read on the workers, and equals the local estimator;
 * the multiclass methods that need every row in one process refuse
   partitions by name.
 """
@@ -162,3 +163,52 @@ def test_dask_estimator_fits_multinomial_in_memory(client):
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-10)
     np.testing.assert_allclose(dist.predict_proba(X), local.predict_proba(X), atol=1e-10)
     assert (dist.predict(X) == local.predict(X)).all()
+
+
+def _local_model(X, labels, sample_weight=None, **kw):
+    from primaldual import LinearClassifier as Local
+    return Local(loss="multinomial", tol=1e-10, **kw).fit(X, labels,
+                                                          sample_weight=sample_weight)
+
+
+def test_dask_arrays_on_the_workers(client):
+    """Row chunks of Dask arrays become partitions on the workers (the rows
+    never pass through the client); raw labels are mapped in sorted order."""
+    import dask.array as da
+    from primaldual.dask import LinearClassifier
+    X, y = _data(n=210, d=15, K=3, seed=7, dense=True)
+    labels = np.array([2.0, 5.0, 9.0])[y]
+    c = np.random.default_rng(2).uniform(0.5, 2.0, size=210)
+    clf = LinearClassifier(loss="multinomial", solver="newton", client=client, tol=1e-10)
+    clf.fit(da.from_array(X, chunks=(70, 15)), da.from_array(labels, chunks=70),
+            sample_weight=da.from_array(c, chunks=70))
+    assert list(clf.classes_) == [2.0, 5.0, 9.0]
+    assert clf.trace_[-1][-1]["partitions"] == 3 and clf.converged_
+    # the local estimator on the same rows, weights and intercept column
+    ref = _local_model(X, labels, sample_weight=c)
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(clf.intercept_, ref.intercept_, rtol=0, atol=1e-8)
+    assert clf.dual_coef_.shape == (3, 210)
+    assert (clf.predict(X) == ref.predict(X)).all()
+
+
+def test_part_files_read_on_the_workers(client, tmp_path):
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual.dask import LinearClassifier
+    X, y = _data(n=180, d=12, K=4, seed=8)
+    labels = y + 1.0                                    # LIBSVM's 1..K
+    paths = []
+    for k, (a, b) in enumerate([(0, 100), (100, 180)]):
+        p = tmp_path / f"part{k}.svm"
+        dump_svmlight_file(X[a:b], labels[a:b], str(p), zero_based=False)
+        paths.append(str(p))
+    clf = LinearClassifier(loss="multinomial", solver="newton", client=client, tol=1e-10,
+                           fit_intercept=False).fit(paths)
+    ref = _local_model(X, labels, fit_intercept=False)
+    assert list(clf.classes_) == [1.0, 2.0, 3.0, 4.0]
+    np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=0, atol=1e-8)
+    assert clf.gap_ <= 1e-10 * abs(clf.primal_) + 1e-15
+    with pytest.raises(ValueError, match="set solver='newton'"):
+        LinearClassifier(loss="multinomial", client=client).fit(paths)
+    with pytest.raises(ValueError, match="crammer_singer' runs in one process"):
+        LinearClassifier(loss="crammer_singer", solver="newton", client=client).fit(paths)

@@ -46,7 +46,8 @@ def place_multiclass(problem, part_ptr, client, timeout, dense) -> PartitionSet:
         return make
 
     pset = PartitionSet(client, [source(k) for k in range(len(part_ptr) - 1)], timeout)
-    pset.configure(problem.d, problem.K, bool(dense), method="configure_classes")
+    pset.configure(problem.d, np.arange(problem.K, dtype=np.float64), bool(dense),
+                   method="configure_classes")
     return pset
 
 

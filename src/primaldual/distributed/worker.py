@@ -61,6 +61,21 @@ def load_source(source):
     raise ValueError(f"unknown partition source kind {kind!r}")
 
 
+def _with_columns(X, d, intercept):
+    """The partition's rows with ``d`` data columns (a CSR part file may name
+    fewer) and, when ``intercept`` is not None, a constant column of that value."""
+    if sp.issparse(X):
+        if X.shape[1] != d:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+    elif X.shape[1] != d:
+        raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+    if intercept is not None:
+        col = np.full((X.shape[0], 1), float(intercept))
+        X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
+             else np.hstack([X, col]))
+    return X
+
+
 class PartitionActor:
     """One partition on one worker (create with ``client.submit(..., actor=True)``)."""
 
@@ -91,16 +106,7 @@ class PartitionActor:
         append the constant column ``intercept`` (when not None) and build the
         block; ``index`` is the partition's place among all of them (its
         random streams are spawned by it)."""
-        X = self.X
-        if sp.issparse(X):
-            if X.shape[1] != d:
-                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-        elif X.shape[1] != d:
-            raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
-        if intercept is not None:
-            col = np.full((X.shape[0], 1), float(intercept))
-            X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
-                 else np.hstack([X, col]))
+        X = _with_columns(self.X, d, intercept)
         y = self.y_raw
         if label_map is not None:
             lo, hi = label_map
@@ -113,19 +119,26 @@ class PartitionActor:
         self.X = None           # the block holds the validated rows
         return True
 
-    def configure_classes(self, d, n_classes, dense, index=0):
-        """Fix the global feature count ``d`` and build the multinomial block
-        of this partition: its labels are class indices ``0..n_classes-1``
-        (checked on the client); ``dense``: multiply the rows as a dense
-        array."""
-        X = self.X
-        if sp.issparse(X) and X.shape[1] != d:
-            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-        elif not sp.issparse(X) and X.shape[1] != d:
-            raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+    def class_labels(self):
+        """The distinct raw labels of this partition, sorted."""
+        return np.unique(self.y_raw)
+
+    def configure_classes(self, d, classes, dense, intercept=None, index=0):
+        """Fix the global feature count ``d``, append the constant column
+        ``intercept`` (when not None) and build the multinomial block of this
+        partition: raw label ``classes[k]`` is class ``k`` (``classes``
+        sorted; every label of the partition is among them); ``dense``:
+        multiply sparse rows as a dense array."""
+        X = _with_columns(self.X, d, intercept)
+        classes = np.asarray(classes, dtype=np.float64)
+        y = np.searchsorted(classes, self.y_raw)
+        if (y >= classes.size).any() or (classes[np.minimum(y, classes.size - 1)]
+                                         != self.y_raw).any():
+            raise ValueError(f"partition {index} has a label outside the classes "
+                             f"{classes[:10].tolist()}")
         self.X = None           # the block holds the rows
-        self.mn_block = MultinomialBlock(X, self.y_raw.astype(np.int64), self.c,
-                                         [0, X.shape[0]], int(n_classes), bool(dense))
+        self.mn_block = MultinomialBlock(X, y.astype(np.int64), self.c, [0, X.shape[0]],
+                                         classes.size, bool(dense))
         self.index = int(index)
         return True
 

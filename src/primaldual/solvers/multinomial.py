@@ -17,6 +17,7 @@ from .._util.clients import check_client, client_workers
 from ..distributed.multinomial_block import BlockMultinomialData, dense_rows_pay
 from ..distributed.multinomial_rounds import DaskMultinomialData, place_multiclass
 from ..distributed.newton_block import contiguous_partitions
+from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
@@ -151,14 +152,26 @@ class MultinomialNewton(MulticlassSolver):
     default_max_epochs = 1000
     loss_names = ("multinomial",)
     supports_client = True
+    supports_partitioned = True
     #: the deadline of the current advance (CG checks it between products)
     _deadline = None
+
+    @property
+    def partitioned(self):
+        """Whether the rows are on Dask workers (part files or Dask arrays)."""
+        return isinstance(self.problem, PartitionedMulticlassProblem)
 
     def validate_options(self):
         o = self.opts
         if o.client is not None:
             check_client(o.client)
         K = self._partitions()
+        if self.partitioned and K != self.problem.n_parts:
+            raise ValueError(f"n_partitions={K} but the rows are in "
+                             f"{self.problem.n_parts} parts (one per part file or chunk)")
+        if self.partitioned and self.warm_start is not None:
+            raise ValueError("warm starts are not supported for rows on Dask workers; "
+                             "fit without warm_start")
         if K is None:
             return
         if K < 1:
@@ -170,10 +183,13 @@ class MultinomialNewton(MulticlassSolver):
                              "n_partitions or a client use start='zero' (or 'auto')")
 
     def _partitions(self):
-        """K: the option; else the Dask workers with a client; None in process."""
+        """K: the option; else the parts of rows on Dask workers, or the workers
+        of a client; None in process."""
         o = self.opts
         if o.n_partitions is not None:
             return int(o.n_partitions)
+        if self.partitioned:
+            return self.problem.n_parts
         if o.client is not None:
             return max(1, len(client_workers(o.client)))
         return None
@@ -184,10 +200,14 @@ class MultinomialNewton(MulticlassSolver):
         self.n_partitions = self._partitions()
         if self.n_partitions is not None:
             self.resolved_opts = self.resolved_opts.replace(n_partitions=self.n_partitions)
-        dense = dense_rows_pay(n, d, prob.nnz, sp.issparse(prob.X))
-        part_ptr = contiguous_partitions(n, self.n_partitions or 1)
         o = self.opts
-        if o.client is None:
+        sparse = self.partitioned or sp.issparse(prob.X)
+        dense = prob.dense if self.partitioned else dense_rows_pay(n, d, prob.nnz, sparse)
+        part_ptr = contiguous_partitions(n, self.n_partitions or 1)
+        if self.partitioned:
+            prob.pset.timeout = float(o.round_timeout)
+            self.data = DaskMultinomialData(prob.pset, prob.part_ptr, o.max_recoveries)
+        elif o.client is None:
             self.data = BlockMultinomialData(prob, part_ptr, dense)
         else:
             self.data = DaskMultinomialData(
@@ -202,13 +222,12 @@ class MultinomialNewton(MulticlassSolver):
                              f"{EXPLICIT_MAX_ENTRIES:g} values; use hessian='matvec'")
         flops = n * dk * dk / 2.0 + dk ** 3 / 3.0
         per_pass = 4.0 * max(prob.nnz, 1) * K + 20.0 * n * K
-        sparse_rows = sp.issparse(prob.X) and not dense
+        sparse_rows = sparse and not dense
         factor = EXPLICIT_PASS_FACTOR * (EXPLICIT_SPARSE if sparse_rows else 1.0)
         #: CG iterations per step beyond which the explicit Hessian is cheaper
         self.explicit_passes = (0.0 if mode == "explicit" else
                                 math.inf if mode == "matvec" or not fits
                                 else factor * flops / per_pass)
-        self.c = prob.sample_weight
         #: the data's slot holding the current point (the other takes trials)
         self.slot = 0
         start = o.start
@@ -397,7 +416,7 @@ class MultinomialNewton(MulticlassSolver):
         """The start's epochs of dual coordinate descent (each ~ two passes),
         then the Newton state at coef(alpha)."""
         prob = self.problem
-        C = self.c / (prob.W * prob.lam)
+        C = prob.sample_weight / (prob.W * prob.lam)
         r = prob.rows
         view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
         work = MNWork(*(np.empty(prob.K) for _ in range(6)))
