@@ -9,11 +9,14 @@
   fit ends at the in-process optimum;
 * the Dask estimator fits in-memory arrays, Dask arrays and LIBSVM part
   files read on the workers, and equals the local estimator;
+* ``primaldual fit --loss multinomial --scheduler`` trains on part files read
+  by the workers and equals the local fit;
 * the multiclass methods that need every row in one process refuse
   partitions by name.
 """
 from __future__ import annotations
 
+import json
 import os
 import signal
 
@@ -212,3 +215,44 @@ def test_part_files_read_on_the_workers(client, tmp_path):
         LinearClassifier(loss="multinomial", client=client).fit(paths)
     with pytest.raises(ValueError, match="crammer_singer' runs in one process"):
         LinearClassifier(loss="crammer_singer", solver="newton", client=client).fit(paths)
+
+
+@pytest.mark.slow
+def test_cli_scheduler_fits_multinomial_on_part_files(capsys, tmp_path, cluster, client):
+    """``fit --loss multinomial --scheduler``: the workers read the part files
+    and multinomial_newton trains one problem; it equals the local fit, and
+    the model file predicts as the local one (classes and intercept included)."""
+    from sklearn.datasets import dump_svmlight_file
+    from primaldual import cli, load_model
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(240, 6))
+    y = np.argmax(X[:, :3] + 0.3 * rng.normal(size=(240, 3)), axis=1) + 1   # labels 1..3
+    path = tmp_path / "three.svm"
+    dump_svmlight_file(X, y, str(path), zero_based=False)
+
+    def run_main(capsys, *args):
+        code = cli.main([str(a) for a in args])
+        return (code, *capsys.readouterr())
+    model, local_model = tmp_path / "d.npz", tmp_path / "l.npz"
+    common = ["--loss", "multinomial", "--lam", "1e-2", "--bias", "1", "--tol", "1e-10",
+              "--json"]
+    code, out, err = run_main(capsys, "fit", path, "--scheduler", cluster.scheduler_address,
+                              "--partitions", "2", "--parts-dir", tmp_path / "parts",
+                              "--model", model, "--test", path, *common)
+    assert code == 0, err
+    rec = json.loads(out.strip().splitlines()[-1])
+    assert rec["solver"] == "multinomial_newton" and rec["partitions"] == 2
+    assert rec["converged"] and "3 classes in the parts (1, 2, 3)" in err
+    code, out, err = run_main(capsys, "fit", path, "--model", local_model, *common)
+    assert code == 0, err
+    local = json.loads(out.strip().splitlines()[-1])
+    assert rec["primal"] == pytest.approx(local["primal"], rel=1e-9)
+    dist, ref = load_model(model), load_model(local_model)
+    np.testing.assert_array_equal(dist.classes_, ref.classes_)
+    np.testing.assert_allclose(dist.coef_, ref.coef_, atol=1e-7)
+    np.testing.assert_allclose(dist.intercept_, ref.intercept_, atol=1e-7)
+    assert (dist.predict(X) == ref.predict(X)).all()
+    assert rec["test_accuracy"] == pytest.approx(float(np.mean(ref.predict(X) == y)))
+    code, out, err = run_main(capsys, "fit", path, "--scheduler", cluster.scheduler_address,
+                              "--parts-dir", tmp_path / "p2", "--loss", "crammer_singer")
+    assert code == 1 and "--loss crammer_singer runs in one process" in err
