@@ -3,6 +3,8 @@
 
 * partitions in process reach the serial optimum, checked against scipy's
   L-BFGS-B on the exact primal, and the certificate is recomputed by hand;
+* the partitions' dual start is CoCoA+ (the joined coef is coef(alpha), the
+  dual rises every round);
 * Dask equals in process with the same partitions to 1e-12, check by check,
   with CG and with the explicit Hessian, with sample weights;
 * a worker SIGKILLed inside a Hessian-vector product is recovered and the
@@ -65,8 +67,8 @@ def test_partitions_in_process_reach_the_optimum_and_certify(K):
     X, y = _data()
     c = np.random.default_rng(0).uniform(0.5, 2.0, size=X.shape[0])
     kw = dict(loss="multinomial", lam=1e-2, tol=1e-12, random_state=0, sample_weight=c,
-              solver="multinomial_newton")
-    serial = solve(X, y, start="zero", **kw)
+              solver="multinomial_newton", start="zero")
+    serial = solve(X, y, **kw)
     part = solve(X, y, n_partitions=K, **kw)
     assert part.converged and part.rel_gap <= 1e-12
     if K == 1:                     # one partition is the serial solver from zero
@@ -79,12 +81,35 @@ def test_partitions_in_process_reach_the_optimum_and_certify(K):
     assert np.linalg.norm(part.coef - ref) <= 1e-6 * np.linalg.norm(ref)
 
 
-def test_partitions_take_the_zero_start_and_refuse_the_dual_start():
+def test_partition_start_is_cocoa_and_equals_on_dask_or_in_process():
+    """``start="dual_cd"`` on partitions: rounds of CoCoA+ (adding, sigma' = K)
+    on the dual; a round's joined coef is coef(alpha) of the joined blocks,
+    so the dual of that point rises round by round, and the fit certifies the
+    serial optimum."""
+    from primaldual.distributed.multinomial_block import MultinomialBlock
     X, y = _data()
-    res = solve(X, y, loss="multinomial", lam=1e-2, tol=1e-8, n_partitions=2)
-    assert res.converged and res.solver == "multinomial_newton"
-    with pytest.raises(ValueError, match="start='dual_cd' runs over all rows"):
-        solve(X, y, loss="multinomial", lam=1e-2, n_partitions=2, start="dual_cd")
+    lam = 1e-2
+    prob = MulticlassProblem(X, y, loss="multinomial", lam=lam)
+    block = MultinomialBlock(X, y, prob.sample_weight, [0, 100, 240], prob.K)
+    coef = np.zeros(prob.coef_shape())
+    duals = [prob.dual(np.zeros((prob.n, prob.K)))]
+    for r in range(4):
+        parts = block.dual_start(coef, lam, prob.W, 1, 2.0, 11 + r)
+        assert all(status == 0 for status, _ in parts)
+        coef = coef + parts[0][1] + parts[1][1]
+        alpha = np.concatenate([p.Y - p.Pdual for p in block.parts])
+        np.testing.assert_allclose(coef, prob.w_of(alpha), rtol=0, atol=1e-12)
+        duals.append(prob.dual(alpha))
+    assert all(b > a for a, b in zip(duals, duals[1:]))
+    kw = dict(loss="multinomial", lam=lam, tol=1e-10, random_state=0, start="dual_cd",
+              start_epochs=5)
+    res = solve(X, y, n_partitions=2, **kw)
+    serial = solve(X, y, **kw)
+    # the first check is at w = 0; the next after the start's 5 rounds (2 passes each)
+    assert res.converged and res.trace[1]["epoch"] >= 11 and res.trace[1]["newton_iter"] == 0
+    # lam-strong convexity: ||coef - coef*||^2 <= 2 gap / lam for each of them
+    bound = np.sqrt(2.0 * res.gap / lam) + np.sqrt(2.0 * serial.gap / lam)
+    assert np.linalg.norm(res.coef - serial.coef) <= bound
     with pytest.raises(ValueError, match="n_partitions=300 is larger than n=240"):
         solve(X, y, loss="multinomial", lam=1e-2, n_partitions=300)
 
@@ -100,7 +125,8 @@ def test_methods_of_one_process_refuse_partitions(loss, solver):
 # --------------------------------------------------------------------- Dask
 @pytest.mark.parametrize("opts", [dict(hessian="matvec", K=2),
                                   dict(hessian="matvec", K=3, dense=True),
-                                  dict(hessian="explicit", K=2, dense=True)])
+                                  dict(hessian="explicit", K=2, dense=True),
+                                  dict(hessian="matvec", K=2, start="dual_cd")])
 def test_dask_equals_in_process(client, opts):
     opts = dict(opts)
     K, dense = opts.pop("K"), opts.pop("dense", False)

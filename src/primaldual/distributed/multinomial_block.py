@@ -14,6 +14,7 @@ weights::
     hessian()              blockdiag_k X^T diag(c p_k) X - G^T G (G_i = sqrt(c_i) x_i kron p_i)
     entropy()              sum_i c_i entropy(p_i)
     dual()                 alpha = Y - P
+    dual_start(...)        a round of CoCoA+ on the dual (a first point for Newton)
 
 Each sum splits over row partitions: partition ``k`` computes its part from
 its own rows and the parts are added in partition order.  A
@@ -36,9 +37,14 @@ import numpy as np
 import scipy.linalg.blas
 import scipy.sparse as sp
 
+from .._util.seeding import partition_stream
+from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
+from ..kernels.status import STATUS_OK
 from ..multiclass import _entropy, logsumexp_rows
+from ..rows import as_rows
 
-__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_in_order", "dense_rows_pay"]
+__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_in_order", "dense_rows_pay",
+           "join_starts"]
 
 #: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
 #: is multiplied as a dense array (BLAS beats CSR products with K columns)
@@ -50,6 +56,15 @@ def dense_rows_pay(n, d, nnz, sparse) -> bool:
     """Multiply sparse rows as a dense array (decided once for all partitions,
     from the whole problem's shape)."""
     return bool(sparse and n * d <= DENSE_MAX_ENTRIES and nnz >= DENSE_MIN_DENSITY * n * d)
+
+
+def join_starts(parts):
+    """``(status, coef)``: the first failing partition's status, else the
+    partitions' start coefficients added in order."""
+    for status, _ in parts:
+        if status != STATUS_OK:
+            return status, None
+    return STATUS_OK, add_in_order([coef for _, coef in parts])
 
 
 def add_in_order(parts):
@@ -74,6 +89,8 @@ class _Part:
         self.Y[np.arange(n), self.y] = 1.0
         self.Xsq = None
         self.Xd = None
+        self.rows = None
+        self.Pdual = None
         self.Zs = None
         self.Z = [None, None]
         self.P = [None, None]
@@ -101,9 +118,13 @@ class MultinomialBlock:
     part_ptr : int64 array (P+1,)   local partition boundaries, ``part_ptr[0] == 0``
     K : int          the number of classes
     dense : bool     multiply the rows as a dense array (:func:`dense_rows_pay`)
+    first_part : int the index of the block's first partition among all of them:
+                     partition ``k`` of the block draws from stream
+                     ``first_part + k`` of the seed it is given
     """
 
-    def __init__(self, X, y, c, part_ptr, K, dense=False):
+    def __init__(self, X, y, c, part_ptr, K, dense=False, first_part=0):
+        self.first_part = int(first_part)
         part_ptr = np.asarray(part_ptr, dtype=np.int64)
         if dense and sp.issparse(X):
             X = X.toarray()
@@ -207,6 +228,36 @@ class MultinomialBlock:
         """The current scores of the block's rows (n_block, K)."""
         return np.concatenate([p.Z[self.current] for p in self.parts])
 
+    # -------------------------------------------------------------- start
+    def dual_start(self, coef, lam, W, epochs, sigma, seed):
+        """One CoCoA+ round (Ma et al. 2015, adding with ``sigma'``) on the
+        multinomial dual, from the global point ``coef = coef(alpha)``: per
+        partition ``(status, dcoef_k)``, after ``epochs`` epochs of exact dual
+        coordinate descent (:func:`~primaldual.kernels.multinomial_dual.mn_epochs`,
+        orders from the partition's stream of ``seed``) on its block of
+        ``alpha`` (kept here between rounds; ``alpha = 0`` at the first) with
+        its local copy of ``coef`` moving ``sigma'`` times as fast (the
+        kernel's bounds ``sigma' c_i / (W lam)``).  ``coef + sum_k dcoef_k`` is
+        ``coef`` of the joined ``alpha``."""
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
+        sigma = float(sigma)
+        out = []
+        for k, p in enumerate(self.parts):
+            if p.rows is None:
+                p.rows = as_rows(p.X)
+                p.Pdual = p.Y.copy()
+            r = p.rows
+            C = p.c * (sigma / (float(W) * float(lam)))
+            view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, p.y, C)
+            work = MNWork(*(np.empty(self.K) for _ in range(6)))
+            order = np.flatnonzero(C > 0.0).astype(np.int64)
+            uniforms = partition_stream(int(seed), self.first_part + k).random(
+                (int(epochs), order.shape[0]))
+            local = coef.copy()
+            status, _, _ = mn_epochs(view, order, p.Pdual, local, work, uniforms)
+            out.append((int(status), (local - coef) / sigma))
+        return out
+
 
 class BlockMultinomialData:
     """The rows of a multinomial driver in this process: one
@@ -256,6 +307,9 @@ class BlockMultinomialData:
 
     def scores(self):
         return self.block.scores()
+
+    def dual_start(self, coef, lam, W, epochs, sigma, seed):
+        return join_starts(self.block.dual_start(coef, lam, W, epochs, sigma, seed))
 
     def info(self):
         return {}

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from .dask_engine import PartitionSet, WorkerLostError, _Lost
-from .multinomial_block import add_in_order
+from .multinomial_block import add_in_order, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
 
@@ -152,6 +152,12 @@ class DaskMultinomialData:
 
     def dual(self):
         return np.concatenate([a for a, in self._call("dual")])
+
+    def dual_start(self, coef, lam, W, epochs, sigma, seed):
+        """A CoCoA+ round of every partition at once (one call)."""
+        return join_starts([part for part, in self._call(
+            "dual_start", np.ascontiguousarray(coef, dtype=np.float64), float(lam),
+            float(W), int(epochs), float(sigma), int(seed))])
 
     def scores(self):
         """Not gathered: the scores stay on the workers."""

@@ -138,7 +138,7 @@ class PartitionActor:
                              f"{classes[:10].tolist()}")
         self.X = None           # the block holds the rows
         self.mn_block = MultinomialBlock(X, y.astype(np.int64), self.c, [0, X.shape[0]],
-                                         classes.size, bool(dense))
+                                         classes.size, bool(dense), first_part=int(index))
         self.index = int(index)
         return True
 
