@@ -132,10 +132,10 @@ class MultinomialNewton(MulticlassSolver):
     CG stops at the latest where ``||r||`` is half the gradient norm that
     certifies ``tol``.  With ``start="dual_cd"`` (``auto``: unless the Hessian
     is formed at once or rows hold fewer than K entries) the first point is
-    ``coef(alpha)`` after
-    ``start_epochs`` epochs of exact dual coordinate descent from ``alpha =
-    0`` (:mod:`primaldual.kernels.multinomial_dual`; two passes each; 40 on
-    sparse input whose Hessian is never formed, 3 otherwise).
+    ``coef(alpha)`` after ``start_epochs`` epochs of exact dual coordinate
+    descent from ``alpha = 0`` (:mod:`primaldual.kernels.multinomial_dual`;
+    two passes each; 40 on sparse input whose Hessian is never formed, 3
+    otherwise).
 
     The sums over rows run on :mod:`primaldual.distributed.multinomial_block`:
     with ``n_partitions=K`` over ``K`` contiguous row partitions whose parts
