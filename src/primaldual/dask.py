@@ -35,6 +35,7 @@ import numpy as np
 
 from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
+from .estimators_multiclass import store_result
 from .fitdata import spawn_seeds
 from .solvers import SOLVERS
 from .solvers._multiclass import MULTICLASS_SOLVERS
@@ -189,18 +190,7 @@ class LinearClassifier(_LocalLinearClassifier):
             max_epochs=None if self.max_iter is None else float(self.max_iter),
             random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
         self.classes_ = pp.classes.copy()
-        coef, intercept = self._split(res.coef)
-        self.coef_ = np.ascontiguousarray(coef.T)
-        self.intercept_ = (np.zeros(pp.K) if np.isscalar(intercept)
-                           else np.asarray(intercept, dtype=np.float64))
-        self.dual_coef_ = np.ascontiguousarray(res.dual_coef.T)
-        self.n_iter_ = np.array([int(math.ceil(res.n_epochs - 1e-9))], dtype=np.int64)
-        self.primal_, self.dual_ = float(res.primal), float(res.dual)
-        self.gap_ = max(float(res.gap), 0.0)
-        self.rel_gap_ = max(float(res.rel_gap), 0.0)
-        self.converged_ = bool(res.converged)
-        self.trace_ = [res.trace]
-        self.solver_ = res.solver
+        store_result(self, res, pp.K, np.ascontiguousarray(res.dual_coef.T))
         self.lam_ = float(pp.lam)
         self.n_features_in_ = pp.n_data_features
         self._warn_convergence([res], [None])

@@ -20,11 +20,9 @@ the call is made again on every partition (every call is idempotent).
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from .dask_engine import PartitionSet, WorkerLostError, _Lost
+from .dask_engine import PartitionSet, RecoveringCalls, array_sources
 from .multinomial_block import add_in_order, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
@@ -34,80 +32,41 @@ def place_multiclass(problem, part_ptr, client, timeout, dense) -> PartitionSet:
     """The actors of an in-memory multiclass problem split at ``part_ptr``:
     each partition's rows, class indices and weights are sent once, straight
     to its worker."""
-    X, y, c = problem.X, problem.y, problem.sample_weight
-
-    def source(k):
-        a, b = int(part_ptr[k]), int(part_ptr[k + 1])
-
-        def make(client, address):
-            parts = client.scatter([X[a:b], y[a:b], c[a:b]], workers=[address],
-                                   direct=True, hash=False)
-            return ("arrays", *parts)
-        return make
-
-    pset = PartitionSet(client, [source(k) for k in range(len(part_ptr) - 1)], timeout)
+    pset = PartitionSet(client, array_sources(problem.X, problem.y, problem.sample_weight,
+                                              part_ptr), timeout)
     pset.configure(problem.d, np.arange(problem.K, dtype=np.float64), bool(dense),
                    method="configure_classes")
     return pset
 
 
-class DaskMultinomialData:
+class DaskMultinomialData(RecoveringCalls):
     """The rows of a multinomial driver whose partitions are Dask actors (see
     the module docstring).  Same methods as
     :class:`~primaldual.distributed.multinomial_block.BlockMultinomialData`."""
 
     backend = "dask"
+    group = "multinomial"
 
     def __init__(self, pset: PartitionSet, part_ptr, max_recoveries):
-        self.pset = pset
+        super().__init__(pset, max_recoveries)
         self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
-        self.max_recoveries = int(max_recoveries)
-        self.recoveries = 0
-        self.calls = 0
-        self.call_seconds = 0.0
         #: the coef each slot holds on the workers, the current slot and the
         #: pending line-search direction (to rebuild a lost partition)
         self._coef = [None, None]
         self._current = 0
         self._direction = None
 
-    # ------------------------------------------------------------ calls
-    def _call(self, method, *args):
-        t = time.perf_counter()
-        while True:
-            try:
-                out = self.pset.call_all("multinomial", method, *args,
-                                         what=f"multinomial {method}")
-                break
-            except _Lost as lost:
-                self._recover(lost)
-        self.calls += 1
-        self.call_seconds += time.perf_counter() - t
-        return out
-
-    def _recover(self, lost):
-        parts = list(lost.parts)
-        while True:
-            self.recoveries += 1
-            if self.recoveries > self.max_recoveries:
-                raise WorkerLostError(f"lost the workers of partitions {parts}; that is "
-                                      f"recovery {self.recoveries}, more than "
-                                      f"max_recoveries={self.max_recoveries}")
-            try:
-                self.pset.replace(parts)
-                actors = [self.pset.actors[k] for k in parts]
-                for slot, coef in enumerate(self._coef):
-                    if coef is not None:
-                        self.pset.wait([a.multinomial("evaluate", coef, slot)
-                                        for a in actors], "multinomial recovery", parts)
-                self.pset.wait([a.multinomial("use", self._current) for a in actors],
+    def _rebuild(self, parts):
+        actors = [self.pset.actors[k] for k in parts]
+        for slot, coef in enumerate(self._coef):
+            if coef is not None:
+                self.pset.wait([a.multinomial("evaluate", coef, slot) for a in actors],
                                "multinomial recovery", parts)
-                if self._direction is not None:
-                    self.pset.wait([a.multinomial("direction", self._direction)
-                                    for a in actors], "multinomial recovery", parts)
-                return
-            except _Lost as again:        # another loss while recovering
-                parts = sorted(set(parts) | set(again.parts))
+        self.pset.wait([a.multinomial("use", self._current) for a in actors],
+                       "multinomial recovery", parts)
+        if self._direction is not None:
+            self.pset.wait([a.multinomial("direction", self._direction) for a in actors],
+                           "multinomial recovery", parts)
 
     @staticmethod
     def _joined(res):
@@ -162,9 +121,3 @@ class DaskMultinomialData:
     def scores(self):
         """Not gathered: the scores stay on the workers."""
         return None
-
-    def info(self):
-        out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}
-        if self.calls:
-            out["call_ms"] = 1e3 * self.call_seconds / self.calls
-        return out

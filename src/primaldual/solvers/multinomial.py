@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -23,7 +22,7 @@ from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
-from ._options import CommonOptions, anything, choice, number
+from ._options import CommonOptions, PartitionOptions, choice, number
 from ._blas import serial_blas
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
@@ -62,7 +61,7 @@ CG_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
-class MultinomialNewtonOptions(CommonOptions):
+class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
     """The options of :class:`MultinomialNewton`."""
 
     solver_name = "multinomial_newton"
@@ -87,15 +86,6 @@ class MultinomialNewtonOptions(CommonOptions):
                                           "start='dual_cd' (None: 40 on sparse input "
                                           "whose Hessian is not formed, else 3; on K "
                                           "partitions min(K + 1, 5) times that)")
-    n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                      doc="K row partitions (their parts added in order); "
-                                          "None: one in process, the Dask workers with "
-                                          "a client")
-    client: Any = anything(None, doc="dask.distributed.Client: the partitions run on it")
-    round_timeout: float = number(120.0, low=0.0,
-                                  doc="seconds a Dask call may take before a clear error")
-    max_recoveries: int = number(3, integer=True, low=0.0, strict=False,
-                                 doc="worker losses tolerated in one fit (Dask)")
 
 
 def _dot(a, b):
