@@ -147,7 +147,8 @@ def _leg(res, reason):
 def _time_to(trace, tol):
     """Seconds a run would need from its last check to a relative gap of
     ``tol`` at the rate of the second half of its checks (inf without progress)."""
-    pts = [(r["time"], r["rel_gap"]) for r in trace if r.get("rel_gap", 0) > 0]
+    pts = [(r["time"], r["rel_gap"]) for r in trace
+           if 0 < r.get("rel_gap", 0) < math.inf]
     if len(pts) < 2:
         return math.inf
     (t1, g1), (t2, g2) = pts[len(pts) // 2], pts[-1]
