@@ -179,6 +179,35 @@ def test_screening_changes_nothing_but_the_work():
     np.testing.assert_array_equal(on.coef != 0, off.coef != 0)
 
 
+def test_whole_problem_certificate_bounds_the_screened_columns_and_stays_exact():
+    """The certificate of the whole problem reads a screened column only when
+    the bound recorded at its screening, widened by the Gap Safe radius of the
+    current gap, does not put it inside the box: here none is read at the end,
+    every recorded bound holds at cvxpy's optimum, and the reported dual,
+    recomputed by hand over every column, is exact."""
+    from primaldual.solvers.sparse import SparseCDSolver
+    X, y, _ = _data("logistic", n=150, d=200, seed=7)
+    l1 = lam_max(X, y, "logistic", penalty="l1") / 4
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=l1)
+    solver = SparseCDSolver.create(prob, tol=1e-9, max_epochs=1000, random_state=0)
+    res = solver.run()
+    assert res.converged
+    screened, bound = res.state.arrays["screened"], res.state.arrays["bound"]
+    assert screened.sum() > 100
+    solver._check(full=False)                  # the restricted problem's certificate
+    before = solver.feature_accesses
+    cert = solver.certificate()                # made the whole problem's
+    assert solver.feature_accesses == before   # no column read
+    primal, dual = _by_hand(X, y, "logistic", 0.0, l1, None, cert.w, cert.alpha)
+    assert primal == pytest.approx(cert.primal, rel=1e-12)
+    assert dual == pytest.approx(cert.dual, rel=1e-12)
+    w_ref, _ = _reference(X, y, "logistic", 0.0, l1)
+    a = np.asarray(X @ w_ref).ravel()
+    v_ref = np.asarray(X.T @ (y / (1 + np.exp(y * a)))).ravel() / X.shape[0]
+    assert np.all(np.abs(v_ref[screened]) <= bound[screened] + 1e-6 * l1)
+    assert np.all(bound[screened] < l1)
+
+
 def test_auto_takes_lam_zero_and_l1():
     X, y, _ = _data("logistic")
     res = pd.solve(X, y, loss="logistic", lam=0.0, l1=0.01)

@@ -7,14 +7,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ...kernels.l1bounds import cols_to_rows
 from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, column_norms,
                              correlations, dual_sum, loss_terms, margins_of, ws_solve)
 from ...kernels.status import STATUS_NONFINITE
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, flag, number
-from .screening import gap_safe_mask, l1_dual_scale
+from ...kernels.l1bounds import SLACK, cols_to_rows
+from .screening import gap_safe_mask, gap_safe_radius, l1_dual_scale
 
 __all__ = ["SparseCDOptions", "SparseCDSolver", "csc_columns"]
 
@@ -127,6 +127,8 @@ class SparseCDSolver(Solver):
         self.w = np.zeros(prob.d) if w is None else w.copy()
         self.screened = self.colnorm == 0.0      # empty columns: w_j = 0 at the optimum
         self.w[self.screened] = 0.0
+        # a bound on |v_j(alpha*)| for each screened feature (0: an empty column)
+        self.bound = np.zeros(prob.d)
         self.ws_size = int(self.opts.p0)
         self.outer = 0
         self.done = False
@@ -138,18 +140,21 @@ class SparseCDSolver(Solver):
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
                 "done": bool(self.done)}
-        return meta, {"w": self.w.copy(), "screened": self.screened.copy()}
+        return meta, {"w": self.w.copy(), "screened": self.screened.copy(),
+                      "bound": self.bound.copy()}
 
     def set_state(self, meta, arrays):
         self.w = np.array(arrays["w"], dtype=np.float64)
         self.screened = np.array(arrays["screened"], dtype=bool)
+        self.bound = np.array(arrays["bound"], dtype=np.float64) if "bound" in arrays \
+            else np.where(self.colnorm == 0.0, 0.0, np.inf)
         self.ws_size = int(meta["ws_size"])
         self.outer = int(meta["outer"])
         self.done = bool(meta["done"])
         self.stalled = False
         self.margins = np.empty(self.problem.n)
         self._gram_first = False
-        self._part = None
+        self._cert = self._last = self._part = None
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
         counted = self.feature_accesses
@@ -163,42 +168,67 @@ class SparseCDSolver(Solver):
     # ------------------------------------------------------ certificate
     def _check(self, full=True) -> Certificate:
         """The certificate of ``w`` (class docstring): fresh margins from the nonzero
-        columns, ``v`` and the rescaled dual point.  ``full``: ``v`` over every
-        feature, exact for the problem (what :meth:`certificate` returns); else over
-        the unscreened features only, the certificate of the problem restricted to
-        them, whose optimum is the same (a valid bound for steering and screening,
-        one pass over fewer columns).  A full check of the ``w`` of the last partial
-        one completes it (``v`` over the features it left out, read once).  Kept as
-        ``_last`` (and ``_cert`` when full)."""
+        columns, ``v`` over the unscreened features and the rescaled dual point,
+        the certificate of the problem restricted to them (whose optimum is the
+        same).  ``full``: made that of the whole problem, reading only the
+        screened columns whose bound (:meth:`_confirm`) does not put them inside
+        the box; as the unread ones change neither the scaling nor ``g*``, its
+        ``primal``, ``dual`` and ``gap`` are exact (``v`` is 0 on them).  Kept
+        as ``_last`` (and ``_cert`` when full)."""
         prob, cols = self.problem, self.cols
-        full = full or not self.screened.any()
-        part = self._part
-        if full and part is not None and np.array_equal(part[0], self.w):
-            _, left, v, gu, f_loss = part               # complete the partial check
-            self.feature_accesses += correlations(cols, gu, np.flatnonzero(left), v)
+        last = self._last
+        if self._part is not None and np.array_equal(last.w, self.w):
+            v, f_loss = last.v * self._part[0], self._part[1]    # complete that check
+            gu = self.gu
         else:
-            feats = self.all_feats if full else np.flatnonzero(~self.screened)
+            feats = self.all_feats if not self.screened.any() else \
+                np.flatnonzero(~self.screened)
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
             gu = self.gu
             v = np.zeros(prob.d)
             self.feature_accesses += correlations(cols, gu, feats, v)
-        self._part = None if full else (self.w.copy(), self.screened.copy(), v.copy(),
-                                        gu.copy(), f_loss)
-        s = 1.0
-        if prob.lam == 0.0:
-            s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
-            v /= s
-        self._scale = s
-        alpha = -gu / (cols.cw * s)
         primal = f_loss + prob.penalty.value(self.w)
-        dual = dual_sum(self.spec, cols, gu, s) - prob.penalty.conjugate(v)
-        cert = Certificate(w=self.w.copy(), alpha=alpha, primal=float(primal),
-                           dual=float(dual), v=v, margins=self.margins.copy())
+        cert = self._certify(v, primal)
+        if full and self.screened.any():
+            read = self._confirm(cert.gap)
+            if read.size:
+                self.feature_accesses += correlations(cols, gu, read, v)
+                cert = self._certify(v, primal)
+        full = full or not self.screened.any()
+        self._part = None if full else (self._scale, f_loss)
         self._last = cert
         if full:
             self._cert = cert
         return cert
+
+    def _certify(self, v, primal):
+        """The certificate from the unscaled correlations ``v`` (scaled in place)."""
+        prob, cols = self.problem, self.cols
+        s = 1.0
+        if prob.lam == 0.0:
+            s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
+        v_s = v / s
+        self._scale = s
+        dual = dual_sum(self.spec, cols, self.gu, s) - prob.penalty.conjugate(v_s)
+        return Certificate(w=self.w.copy(), alpha=-self.gu / (cols.cw * s),
+                           primal=float(primal), dual=float(dual), v=v_s,
+                           margins=self.margins.copy())
+
+    def _confirm(self, gap):
+        """The screened features whose correlation at the dual point of a
+        certificate of the restricted problem with gap ``gap`` may leave the box
+        ``|v_j| <= l1``.  The restricted and the whole problem share their dual
+        optimum ``alpha*`` (screening removes only features zero at the
+        optimum), both duals are ``1/L``-strongly concave, so the dual point is
+        within ``r = sqrt(2 L gap)`` of ``alpha*`` (:mod:`.screening`), and
+        ``|v_j(alpha)| <= |v_j(alpha*)| + r ||x_j||_cw <= bound_j + r
+        ||x_j||_cw``, ``bound_j`` the bound on ``|v_j(alpha*)|`` recorded when
+        ``j`` was screened (:meth:`_screen`)."""
+        prob = self.problem
+        r = gap_safe_radius(gap, prob.loss.smoothness) * (1.0 + SLACK)
+        out = self.screened & (self.bound + r * self.colnorm >= prob.l1 * (1.0 - SLACK))
+        return np.flatnonzero(out)
 
     def certificate(self):
         if self._cert is None or self._last is not self._cert:
@@ -214,6 +244,9 @@ class SparseCDSolver(Solver):
         if new.any():
             self.screened |= new
             self.w[new] = 0.0
+            # |v_j(alpha*)| <= |v_j(alpha)| + r ||x_j||_cw < l1, kept for _confirm
+            r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + SLACK)
+            self.bound[new] = np.abs(cert.v[new]) * (1.0 + SLACK) + r * self.colnorm[new]
 
     def _working_set(self, cert):
         free = np.flatnonzero(~self.screened)
@@ -265,6 +298,8 @@ class SparseCDSolver(Solver):
     CG_RTOL = 1e-3
     #: inner coordinate descent stops when a pass's largest step is this share of the first
     ETA = 0.5
+    #: a working set is solved to at most this share of the tolerance's gap
+    FINISH = 0.25
     #: the working set doubles when a check leaves more than this share of the gap
     GROW = 0.9
     #: the largest working set given a dense Hessian (8 * 2000^2 bytes = 32 MB)
@@ -324,7 +359,11 @@ class SparseCDSolver(Solver):
                 self._screen(cert)
             ws = self._working_set(cert)
             budget = self.max_epochs * max(prob.nnz, 1) - self.feature_accesses
-            moved = self._solve_ws(ws, self.opts.inner_ratio * cert.gap, budget)
+            # no finer than the tolerance needs (a working set holding the support
+            # leaves a full gap close to its restricted one)
+            stop = max(self.opts.inner_ratio * cert.gap,
+                       self.FINISH * self.tol * abs(cert.primal))
+            moved = self._solve_ws(ws, stop, budget)
             self.outer += 1
             new = self._check(full=not self.opts.screening)
             if new.gap > self.GROW * cert.gap:
