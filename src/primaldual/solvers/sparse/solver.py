@@ -94,6 +94,8 @@ class SparseCDSolver(Solver):
     supports_l1 = True
     supports_pure_l1 = True
     default_max_epochs = 1000
+    #: the state is exported only when read (nothing moves the solver after its run)
+    state_after_run = True
 
     @classmethod
     def default_epochs(cls, problem):
