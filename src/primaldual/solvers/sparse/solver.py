@@ -44,7 +44,7 @@ class SparseCDOptions(CommonOptions):
                                     "full duality gap")
     max_newton: int = number(50, integer=True, low=0.0,
                              doc="proximal Newton steps per working set")
-    max_cd_passes: int = number(30, integer=True, low=0.0,
+    max_cd_passes: int = number(10, integer=True, low=0.0,
                                 doc="coordinate-descent passes per Newton direction")
 
 
@@ -81,7 +81,7 @@ class SparseCDSolver(Solver):
     -------
     The fields of :class:`SparseCDOptions`: ``screening`` (default True),
     ``working_set`` (True), ``p0`` (10), ``inner_ratio`` (0.01),
-    ``max_newton`` (50), ``max_cd_passes`` (30).
+    ``max_newton`` (50), ``max_cd_passes`` (10).
     ``warm_start`` is a SolveResult or a coefficient vector (d,).  ``max_epochs``
     defaults to 20000 when ``l1 > 0`` (:meth:`default_epochs`).
     """
