@@ -208,6 +208,34 @@ def test_whole_problem_certificate_bounds_the_screened_columns_and_stays_exact()
     assert np.all(bound[screened] < l1)
 
 
+def test_working_set_rows_filtered_from_x_equal_those_transposed_from_its_columns():
+    """The two constructions of the working set by rows (filtered from the rows
+    of X, transposed from its columns) give the same arrays, local indices
+    increasing along each row."""
+    from primaldual.kernels.l1bounds import cols_to_rows, filter_rows
+    from primaldual.solvers.sparse.solver import csc_columns
+    X, y, _ = _data("logistic", n=80, d=30, seed=9)
+    X = sp.csr_matrix(X)
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=0.01)
+    ws = np.array([0, 3, 4, 10, 17, 29], dtype=np.int64)
+    local = np.full(prob.d, -1, dtype=np.int64)
+    local[ws] = np.arange(ws.size)
+    a = (np.zeros(prob.nnz), np.zeros(prob.nnz, np.int32), np.zeros(prob.n + 1, np.int64))
+    b = (np.zeros(prob.nnz), np.zeros(prob.nnz, np.int32), np.zeros(prob.n + 1, np.int64))
+    assert filter_rows(X.data, X.indices, X.indptr, local, *a) == X.nnz
+    cols_to_rows(csc_columns(prob), ws, prob.n, *b)
+    np.testing.assert_array_equal(a[2], b[2])
+    m = a[2][-1]
+    assert m == np.isin(X.indices, ws).sum()
+    np.testing.assert_array_equal(a[0][:m], b[0][:m])
+    np.testing.assert_array_equal(a[1][:m], b[1][:m])
+    dense = X[:, ws].toarray()
+    for i in range(prob.n):
+        k = a[1][a[2][i]:a[2][i + 1]]
+        assert np.all(np.diff(k) > 0)
+        np.testing.assert_array_equal(dense[i, k], a[0][a[2][i]:a[2][i + 1]])
+
+
 def test_auto_takes_lam_zero_and_l1():
     X, y, _ = _data("logistic")
     res = pd.solve(X, y, loss="logistic", lam=0.0, l1=0.01)
