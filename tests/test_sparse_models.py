@@ -450,7 +450,9 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
     def recording(*args):
         out = kernel(*args)
         used.append((args[6].H.shape[0] > 0, bool(args[-1]), bool(out[4])))
+        built.append((args[6].indptr.shape[0] > 1, int(out[4])))
         return out
+    built = []
     monkeypatch.setattr(S, "ws_solve", recording)
     monkeypatch.setattr(S.SparseCDSolver, "GRAM_FIRST", gram_first)
     X, y = make_classification_data(n=600, d=15, density=0.4, seed=11)
@@ -463,6 +465,9 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
         switched = [i for i, (_, _, end) in enumerate(used) if end]
         assert switched                                      # then on the dense Hessian
         assert all(first for _, first, _ in used[switched[0] + 1:])   # and later sets
+        # the rows are built only when the switch asks for them (the kernel returns
+        # 2) and the solve goes on with them
+        assert built[0] == (False, 2) and built[1][0]
     else:
         assert all(first and end for _, first, end in used)
     _, p_ref = _reference(X, y, "logistic", 0.0, l1)

@@ -26,7 +26,7 @@ from numba import njit
 from .views import row_dot
 
 __all__ = ["ColBounds", "new_reference", "read_unscreened", "read_bounded",
-           "screen_columns", "cols_to_rows", "filter_rows"]
+           "screen_columns", "cols_to_rows", "filter_rows", "row_counts"]
 
 #: relative slack on bounds and radii, here and in
 #: :mod:`primaldual.solvers.sparse.screening`: rounding never shrinks a bound
@@ -208,3 +208,21 @@ def filter_rows(data, indices, indptr, local, out_data, out_idx, out_ptr):
                 q += 1
         out_ptr[i + 1] = q
     return indptr[n] - indptr[0]
+
+
+@njit(cache=True, nogil=True)
+def row_counts(cols, ws, counts):
+    """``counts[i]`` = the entries of row ``i`` in the working set ``ws`` (from
+    its columns); returns ``(sum_i counts[i]^2, entries read)``, the cost of the
+    working set's dense Hessian without building its rows."""
+    counts[:] = 0
+    acc = 0
+    for k in range(ws.shape[0]):
+        j = ws[k]
+        for p in range(cols.indptr[j], cols.indptr[j + 1]):
+            counts[cols.indices[p]] += 1
+        acc += cols.indptr[j + 1] - cols.indptr[j]
+    sq = 0.0
+    for i in range(counts.shape[0]):
+        sq += float(counts[i]) * counts[i]
+    return sq, acc

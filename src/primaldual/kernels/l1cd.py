@@ -259,7 +259,8 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
 class WsGram(NamedTuple):
     """The working set by rows (CSR, column indices local to ``ws``) and the
     dense model Hessian ``H = X_ws' diag(hu) X_ws`` with ``hd = H d``; ``H``
-    of shape (0, 0): the directions come from :func:`newton_direction`."""
+    of shape (0, 0): the directions come from :func:`newton_direction`;
+    ``indptr`` of length 1: the rows are not built yet (:func:`ws_solve`)."""
     data: object
     indices: object
     indptr: object
@@ -599,7 +600,10 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
     direction is refined by :func:`cg_refine` (the plain one is used when a step
     of at least ``2^-_CG_HALVINGS`` of the refined one does not pass Armijo's test).  Returns (status, Newton steps taken,
-    entries read, last restricted gap, whether the dense Hessian was in use)."""
+    entries read, last restricted gap, 1 if the dense Hessian was in use, else
+    0); 2 when the directions are to come from the dense Hessian but its rows
+    are not built (``rows.indptr`` of length 1): the caller builds them and
+    calls again, with the dense Hessian from the first step."""
     acc = 0
     moved = 0
     gap = math.inf
@@ -610,14 +614,14 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
         acc += a
         f0 = f_loss + pen
         if not math.isfinite(f0):
-            return STATUS_NONFINITE, it, acc, gap, use_gram
+            return STATUS_NONFINITE, it, acc, gap, 1 if use_gram else 0
         if spec.lam == 0.0:
             dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
             dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
         gap = f0 - dual
         if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
-            return STATUS_OK, moved, acc, gap, use_gram
+            return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         a_cols = not use_gram
         if use_gram:
             if it < refresh:
@@ -641,6 +645,8 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             work.xdelta[:] = cg.xd0
             t, f_loss = line_search(spec, cols, ws, w, margins, work, f0, _MAX_HALVINGS)
         if t == 0.0:
-            return STATUS_OK, moved, acc, gap, use_gram
+            return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         moved += 1
-    return STATUS_OK, moved, acc, gap, use_gram
+        if use_gram and rows.indptr.shape[0] == 1:
+            return STATUS_OK, moved, acc, gap, 2       # the rows are wanted now
+    return STATUS_OK, moved, acc, gap, 1 if use_gram else 0

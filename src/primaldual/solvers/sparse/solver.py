@@ -9,11 +9,11 @@ import scipy.sparse as sp
 
 from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, column_norms,
                              correlations, dual_sum, loss_terms, margins_of, ws_solve)
-from ...kernels.status import STATUS_NONFINITE
+from ...kernels.status import STATUS_NONFINITE, STATUS_OK
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, flag, number
-from ...kernels.l1bounds import SLACK, cols_to_rows, filter_rows
+from ...kernels.l1bounds import SLACK, cols_to_rows, filter_rows, row_counts
 from .screening import gap_safe_mask, gap_safe_radius, l1_dual_scale
 
 __all__ = ["SparseCDOptions", "SparseCDSolver", "csc_columns"]
@@ -119,8 +119,9 @@ class SparseCDSolver(Solver):
         self._xd0 = np.empty(prob.n)
         self._no_gram = WsGram(np.empty(0), np.empty(0, np.int32),
                                np.zeros(prob.n + 1, np.int64), np.empty((0, 0)), np.empty(0))
+        self._no_rows = np.zeros(1, np.int64)     # WsGram.indptr: rows not built
         self._rows_buf = None
-        self._rows_of = None      # (the working set the buffer holds by rows, its cost)
+        self._rows_of = None      # [working set, cost of its Hessian, rows built]
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):
@@ -266,33 +267,45 @@ class SparseCDSolver(Solver):
         return np.sort(free[pick])
 
     def _gram(self, ws):
-        """The working set by rows (transposed from its columns,
-        :func:`~primaldual.kernels.l1bounds.cols_to_rows`, or kept from the last
-        working set when it is the same) with room for its dense
-        Hessian when forming and using it costs less than ~10 passes of column
-        coordinate descent over the working set (``sum_i nnz_i(ws)^2 + 50 |ws|^2
-        <= 20 nnz(ws)``, at most ``MAX_GRAM`` features); else an empty
+        """Room for the working set's dense Hessian when forming and using it
+        costs less than ~10 passes of column coordinate descent over the
+        working set (``sum_i nnz_i(ws)^2 / 2 + 50 |ws|^2 <= 20 nnz(ws)``, at most
+        ``MAX_GRAM`` features; the row counts from the columns,
+        :func:`~primaldual.kernels.l1bounds.row_counts`), else an empty
         :class:`WsGram`.  Sets ``_gram_cheap`` when that cost is at most
         ``GRAM_FIRST nnz(ws)``: the directions then come from the dense Hessian
-        from the first Newton step."""
+        from the first Newton step, and the working set's rows
+        (:meth:`_ws_rows`, kept while the working set does not change) are
+        built now; otherwise only when :func:`ws_solve` asks for them."""
         self._gram_cheap = False
         k = ws.shape[0]
         cols, prob = self.cols, self.problem
         nnz_ws = int(np.sum(cols.indptr[ws + 1] - cols.indptr[ws]))
         if k <= self.MAX_GRAM and 50 * k * k <= self.GRAM_COST * nnz_ws:
-            if self._rows_buf is None:
-                self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
-                                  np.empty(prob.n + 1, np.int64))
-            data, idx, ptr = self._rows_buf
             if self._rows_of is None or not np.array_equal(self._rows_of[0], ws):
-                self.feature_accesses += self._ws_rows(ws, nnz_ws, data, idx, ptr)
-                rc = np.diff(ptr).astype(np.float64)
-                self._rows_of = (ws.copy(), float(rc @ rc) / 2)
+                if self._rows_buf is None:
+                    self._rows_buf = (np.empty(prob.nnz), np.empty(prob.nnz, np.int32),
+                                      np.empty(prob.n + 1, np.int64))
+                sq, acc = row_counts(cols, ws, self._rows_buf[2][:prob.n])
+                self.feature_accesses += acc
+                self._rows_of = [ws.copy(), sq / 2, False]     # ws, cost, rows built
             cost = self._rows_of[1] + 50 * k * k
             if cost <= self.GRAM_COST * nnz_ws:
                 self._gram_cheap = cost <= self.GRAM_FIRST * nnz_ws
-                return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
+                if self._gram_cheap or self._gram_first:
+                    return self._built_gram(ws, nnz_ws)
+                data, idx, _ = self._rows_buf
+                return WsGram(data, idx, self._no_rows, np.empty((k, k)), np.empty(k))
         return self._no_gram
+
+    def _built_gram(self, ws, nnz_ws):
+        """:meth:`_gram`'s room with the working set's rows built."""
+        data, idx, ptr = self._rows_buf
+        if not self._rows_of[2]:
+            self.feature_accesses += self._ws_rows(ws, nnz_ws, data, idx, ptr)
+            self._rows_of[2] = True
+        k = ws.shape[0]
+        return WsGram(data, idx, ptr, np.empty((k, k)), np.empty(k))
 
     def _ws_rows(self, ws, nnz_ws, data, idx, ptr):
         """Fills ``data, idx, ptr`` with the working set by rows (local column
@@ -352,14 +365,23 @@ class SparseCDSolver(Solver):
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
         gram = self._gram(ws)
-        status, steps, acc, _, used = ws_solve(
-            self.spec, self.cols, ws, self.w, self.margins, work, gram, cg,
-            int(self.opts.max_newton), float(stop_gap), int(self.opts.max_cd_passes),
-            self.ETA, self.GRAM_REFRESH, max(int(budget), 1), self.CG_ITERS, self.CG_RTOL,
-            bool(self._gram_first or self._gram_cheap))
+        first = bool(self._gram_first or self._gram_cheap)
+        steps = 0
+        while True:
+            status, s, acc, _, used = ws_solve(
+                self.spec, self.cols, ws, self.w, self.margins, work, gram, cg,
+                int(self.opts.max_newton) - steps, float(stop_gap),
+                int(self.opts.max_cd_passes), self.ETA, self.GRAM_REFRESH,
+                max(int(budget), 1), self.CG_ITERS, self.CG_RTOL, first)
+            steps += s
+            budget -= acc
+            self.feature_accesses += acc
+            if used != 2 or status != STATUS_OK or steps >= int(self.opts.max_newton):
+                break
+            nnz_ws = int(np.sum(self.cols.indptr[ws + 1] - self.cols.indptr[ws]))
+            gram, first = self._built_gram(ws, nnz_ws), True
         if gram.H.shape[0] > 0:    # the next working set starts where this one ended
-            self._gram_first = bool(used)
-        self.feature_accesses += acc
+            self._gram_first = used >= 1
         self.steps += steps
         if status == STATUS_NONFINITE:
             raise FloatingPointError(
