@@ -371,7 +371,8 @@ def test_solvers_lists_every_registered_solver(capsys):
     assert {r["solver"] for r in rows if r["multiclass"]} == set(MULTICLASS_SOLVERS)
     assert all(r["summary"] for r in rows)
     assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso", "disco",
-                                                         "psgd", "newton"}
+                                                         "psgd", "newton",
+                                                         "multinomial_newton"}
     assert "[hinge, smooth_hinge, absolute, epsilon_insensitive]" in \
         out.splitlines()[names.index("ipm")]
 

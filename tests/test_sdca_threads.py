@@ -852,3 +852,15 @@ def test_one_shared_v_is_tried_on_the_data_whatever_the_copies_predict(monkeypat
     assert_exact_certificate(X, y, "logistic", 1e-2, res)
     ref = solve(X, y, solver="sdca", n_jobs=1, **kw)
     assert abs(res.primal - ref.primal) <= 2e-9 * abs(ref.primal)
+
+
+def test_most_held_columns_equal_a_stable_sort():
+    """The planner's hot columns come from a partial selection that must pick
+    exactly the columns of a stable sort by count (ties to the lower column)."""
+    from primaldual.blocks.sdca_threads import _most_held
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        d, k = int(rng.integers(1, 2000)), int(rng.integers(1, 150))
+        omega = rng.integers(0, int(rng.integers(1, 40)), size=d).astype(np.float64)
+        np.testing.assert_array_equal(_most_held(omega, k),
+                                      np.argsort(-omega, kind="stable")[:k])

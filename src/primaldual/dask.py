@@ -16,12 +16,15 @@ The solver is ``"cocoa"`` (default), ``"minibatch_sdca"`` (with
 the smooth losses); all run on the shared Dask engine
 (:mod:`primaldual.distributed`) and return the same certified result
 (``coef_``, ``dual_coef_``, ``gap_``) as the local estimator would with the
-same partitioning and seed.  Part files and Dask arrays are binary problems
-(two label values, the larger becomes the positive class, as the CLI does);
-for more classes pass in-memory arrays (one-vs-rest runs on the client, each
-subproblem distributed).  The intercept is, as in the local estimator, a
-constant feature of value ``intercept_scaling`` with a regularized weight; for
-part files and Dask arrays the workers append it.
+same partitioning and seed.  With a binary loss, part files and Dask arrays
+are binary problems (two label values, the larger becomes the positive class,
+as the CLI does), and in-memory arrays of more classes run one-vs-rest on the
+client, each subproblem distributed.  ``loss="multinomial"`` with
+``solver="newton"`` runs one distributed multinomial Newton-CG on any of the
+three inputs (:mod:`primaldual.distributed.multinomial_rounds`).  The
+intercept is, as in the local estimator, a constant feature of value
+``intercept_scaling`` with a regularized weight; for part files and Dask
+arrays the workers append it.
 """
 from __future__ import annotations
 
@@ -32,9 +35,11 @@ import numpy as np
 
 from ._extras import require
 from .estimators import LinearClassifier as _LocalLinearClassifier
+from .estimators_multiclass import store_result
 from .fitdata import spawn_seeds
 from .solvers import SOLVERS
-from .distributed.partitioned import PartitionedProblem
+from .solvers._multiclass import MULTICLASS_SOLVERS
+from .distributed.partitioned import PartitionedMulticlassProblem, PartitionedProblem
 
 __all__ = ["LinearClassifier"]
 
@@ -110,6 +115,15 @@ class LinearClassifier(_LocalLinearClassifier):
 
     def _fit_partitioned(self, X, y, sample_weight, opts):
         self._validate_params_values()
+        multinomial = self.loss == "multinomial"
+        if self.loss == "crammer_singer":
+            raise ValueError("loss='crammer_singer' runs in one process; on part files or "
+                             "Dask arrays use loss='multinomial' (solver='newton') or a "
+                             "binary loss")
+        if multinomial and self.solver != "newton":
+            raise ValueError(f"loss='multinomial' on part files or Dask arrays runs "
+                             f"multinomial Newton-CG: set solver='newton' (got "
+                             f"solver={self.solver!r})")
         if self.class_weight is not None:
             raise ValueError("class_weight is not supported for part files or Dask arrays "
                              "(the labels stay on the workers); pass sample weights in a "
@@ -123,21 +137,28 @@ class LinearClassifier(_LocalLinearClassifier):
                              "neither for the strength of C = 1")
         icpt = float(self.intercept_scaling) if self.fit_intercept else None
         common = dict(loss=self.loss, lam=None if self.alpha is None else float(self.alpha),
-                      l1=float(self.l1),
-                      loss_params=self.loss_params,
                       round_timeout=opts.get("round_timeout", 120.0),
                       intercept_scaling=icpt)
+        if multinomial:
+            if float(self.l1) != 0.0:
+                raise ValueError("loss='multinomial' supports only the L2 penalty; set l1=0")
+            kind = PartitionedMulticlassProblem
+        else:
+            kind = PartitionedProblem
+            common.update(l1=float(self.l1), loss_params=self.loss_params)
         if _is_file_list(X):
             if y is not None or sample_weight is not None:
                 raise ValueError("with part files the labels come from the files; "
                                  "pass y=None and no sample_weight")
-            pp = PartitionedProblem.from_files(self.client, X, **common)
+            pp = kind.from_files(self.client, X, **common)
         else:
             if y is None:
                 raise ValueError("y is required with a Dask array X")
-            pp = PartitionedProblem.from_dask(self.client, X, y, sample_weight, **common)
+            pp = kind.from_dask(self.client, X, y, sample_weight, **common)
         opts = dict(opts)
         opts.setdefault("n_partitions", pp.n_parts)
+        if multinomial:
+            return self._fit_multinomial(pp, opts)
         cls = SOLVERS[self.solver]
         res = cls.create(pp, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
@@ -155,6 +176,21 @@ class LinearClassifier(_LocalLinearClassifier):
         self.converged_ = np.array([res.converged])
         self.trace_ = [res.trace]
         self.solver_ = res.solver
+        self.lam_ = float(pp.lam)
+        self.n_features_in_ = pp.n_data_features
+        self._warn_convergence([res], [None])
+        return self
+
+    def _fit_multinomial(self, pp, opts):
+        """One multinomial Newton-CG fit of rows on the workers: ``coef_`` (K,
+        d) and ``intercept_`` (K,), the raw labels sorted as ``classes_``;
+        ``dual_coef_`` (K, n) in the partitions' row order."""
+        res = MULTICLASS_SOLVERS["multinomial_newton"](
+            pp, tol=float(self.tol),
+            max_epochs=None if self.max_iter is None else float(self.max_iter),
+            random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
+        self.classes_ = pp.classes.copy()
+        store_result(self, res, pp.K, np.ascontiguousarray(res.dual_coef.T))
         self.lam_ = float(pp.lam)
         self.n_features_in_ = pp.n_data_features
         self._warn_convergence([res], [None])

@@ -21,7 +21,7 @@ import numpy as np
 from .multiclass import softmax
 from .solvers import solve
 
-__all__ = ["fit_multiclass", "multinomial_proba"]
+__all__ = ["fit_multiclass", "multinomial_proba", "store_result"]
 
 
 def _previous_dual(est, K, n, keep):
@@ -54,13 +54,22 @@ def fit_multiclass(est, X, Xa, yk, ck, keep, n):
                 random_state=est.random_state,
                 sample_weight=None if np.all(ck == 1.0) else ck, l1=float(est.l1),
                 loss_params={"n_classes": K}, **opts)
+    dual = np.zeros((K, n))
+    dual[:, keep] = res.dual_coef.T
+    store_result(est, res, K, dual)
+    est._warn_convergence([res], [None], X)
+    return est
+
+
+def store_result(est, res, K, dual_coef):
+    """Set ``est``'s fitted attributes from the multiclass result ``res`` of
+    ``K`` classes: ``coef_`` (K, d), ``intercept_`` (K,), ``dual_coef_`` (K,
+    n, given), the scalars of the certificate, ``trace_`` and ``solver_``."""
     coef, intercept = est._split(res.coef)
     est.coef_ = np.ascontiguousarray(coef.T)
     est.intercept_ = (np.zeros(K) if np.isscalar(intercept)
                       else np.asarray(intercept, dtype=np.float64))
-    dual = np.zeros((K, n))
-    dual[:, keep] = res.dual_coef.T
-    est.dual_coef_ = dual
+    est.dual_coef_ = dual_coef
     est.n_iter_ = np.array([int(math.ceil(res.n_epochs - 1e-9))], dtype=np.int64)
     est.primal_, est.dual_ = float(res.primal), float(res.dual)
     est.gap_ = max(float(res.gap), 0.0)
@@ -68,8 +77,6 @@ def fit_multiclass(est, X, Xa, yk, ck, keep, n):
     est.converged_ = bool(res.converged)
     est.trace_ = [res.trace]
     est.solver_ = res.solver
-    est._warn_convergence([res], [None], X)
-    return est
 
 
 def multinomial_proba(scores):

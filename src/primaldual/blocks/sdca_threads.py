@@ -295,6 +295,17 @@ def auto_sync_every(rows, n_threads=2, costs=None) -> int:
                key=lambda p: p[0])[2]
 
 
+def _most_held(omega, k):
+    """``np.argsort(-omega, kind="stable")[:k]`` without sorting all ``d``
+    counts: the ``k`` largest, ties to the lower column, largest first."""
+    if omega.shape[0] <= k:
+        return np.argsort(-omega, kind="stable")
+    kth = omega[np.argpartition(-omega, k - 1)[k - 1]]
+    above = np.flatnonzero(omega > kth)
+    top = np.concatenate([above, np.flatnonzero(omega == kth)[:k - above.shape[0]]])
+    return top[np.argsort(-omega[top], kind="stable")]
+
+
 class _ThreadModel:
     """:func:`thread_plan`'s prediction for one data set."""
 
@@ -324,7 +335,7 @@ class _ThreadModel:
         found = getattr(self.rows, "_thread_hot", None)
         if found is None:
             omega = sampled_column_counts(self.rows)
-            top = np.argsort(-omega, kind="stable")[:HOT_MAX]
+            top = _most_held(omega, HOT_MAX)
             total, n = float(omega.sum()), max(self.rows.n, 1)
             left = (float(omega @ omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
             ok = np.flatnonzero(left < WILD_OVERLAP)

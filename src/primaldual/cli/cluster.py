@@ -2,7 +2,9 @@
 
 TRAIN (a LIBSVM file, split into part files beside it or in ``--parts-dir``,
 or a directory of part files) is read by the workers themselves;
-``cocoa`` or ``minibatch_sdca`` trains on one partition per part file.  The
+``cocoa`` or ``minibatch_sdca`` trains on one partition per part file, and
+``--loss multinomial`` trains every class in one problem with
+``multinomial_newton``.  The
 outcome is a :class:`.core.Fitted` like every other fit, so :mod:`.report`
 describes and saves it the same way.
 """
@@ -19,6 +21,8 @@ from .output import format_label, note
 from .prepare import split_bias
 
 _DASK_SOLVERS = ("cocoa", "minibatch_sdca")
+#: --solver values that mean multinomial_newton for --loss multinomial
+_MULTINOMIAL_SOLVERS = ("auto", "newton", "multinomial_newton")
 
 
 def _part_files(req):
@@ -41,8 +45,18 @@ def _part_files(req):
 
 
 def _check(req):
-    solver = "cocoa" if req.solver == "auto" else req.solver
-    if solver not in _DASK_SOLVERS:
+    if req.loss_name == "crammer_singer":
+        raise ValueError("--loss crammer_singer runs in one process; drop --scheduler, or "
+                         "use --loss multinomial on the cluster")
+    if req.loss_name == "multinomial":
+        if req.solver not in _MULTINOMIAL_SOLVERS:
+            raise ValueError(f"--scheduler trains --loss multinomial with "
+                             f"multinomial_newton; --solver {req.solver} does not run "
+                             f"on Dask")
+        solver = "multinomial_newton"
+    else:
+        solver = "cocoa" if req.solver == "auto" else req.solver
+    if solver not in _DASK_SOLVERS + ("multinomial_newton",):
         raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
                          f"--solver {req.solver} does not run on Dask")
     for flag, bad in (("--class-weight", req.class_weight is not None),
@@ -64,13 +78,19 @@ def _connect(req, opts):
 
 
 def _problem(req, client, parts, n_features, opts):
+    paths = [str(path.resolve()) for path in parts]
+    timeout = float(opts.get("round_timeout", 120.0))
+    if req.loss_name == "multinomial":
+        return lazy_attr("primaldual.distributed.partitioned",
+                         "PartitionedMulticlassProblem").from_files(
+            client, paths, loss="multinomial", lam=req.lam, n_features=n_features,
+            intercept_scaling=req.bias, round_timeout=timeout)
     PartitionedProblem = lazy_attr("primaldual.distributed.partitioned", "PartitionedProblem")
     try:
         return PartitionedProblem.from_files(
-            client, [str(path.resolve()) for path in parts], loss=req.loss_name,
-            lam=req.lam, l1=req.l1, loss_params=req.solve_loss_params,
-            n_features=n_features, intercept_scaling=req.bias,
-            round_timeout=float(opts.get("round_timeout", 120.0)))
+            client, paths, loss=req.loss_name, lam=req.lam, l1=req.l1,
+            loss_params=req.solve_loss_params, n_features=n_features,
+            intercept_scaling=req.bias, round_timeout=timeout)
     except ValueError as e:
         if "more than two label values" in str(e) or "parts hold the labels" in str(e):
             raise ValueError(f"{req.train}: more than two label values; --scheduler "
@@ -105,11 +125,15 @@ def fit_on_cluster(req):
             opts["time_limit"] = req.time_limit
         pp = _problem(req, client, parts, n_features, opts)
         opts.setdefault("n_partitions", pp.n_parts)
-        res = lazy_attr("primaldual.solvers", "SOLVERS")[solver].create(
-            pp, tol=req.tol, max_epochs=req.max_epochs, random_state=req.seed,
-            **opts).run()
+        registry = (lazy_attr("primaldual.solvers._multiclass", "MULTICLASS_SOLVERS")
+                    if solver == "multinomial_newton" else
+                    lazy_attr("primaldual.solvers", "SOLVERS"))
+        res = registry[solver].create(pp, tol=req.tol, max_epochs=req.max_epochs,
+                                      random_state=req.seed, **opts).run()
     finally:
         client.close()
+    if solver == "multinomial_newton":
+        return _multinomial_fitted(req, pp, res, t0, index_base)
     classes = np.array(pp.label_map) if pp.label_map is not None else None
     if classes is not None:
         note(req, f"labels: {format_label(classes[0])} -> -1, "
@@ -123,6 +147,23 @@ def fit_on_cluster(req):
                   nnz=int(pp.nnz - (pp.n if req.bias is not None else 0)),
                   time_s=time.perf_counter() - t0, storage=None,
                   index_base=index_base,
+                  extra={"partitions": int(pp.n_parts), "scheduler": req.scheduler})
+
+
+def _multinomial_fitted(req, pp, res, t0, index_base):
+    """The :class:`.core.Fitted` of a multinomial fit on the cluster: one
+    problem, a row of ``coef`` per class (the classes sorted)."""
+    note(req, f"{pp.K} classes in the parts ({', '.join(format_label(v) for v in pp.classes[:10])}"
+              f"{', ...' if pp.K > 10 else ''}): one multinomial problem")
+    pairs = [split_bias(row, req.bias) for row in np.asarray(res.coef).T]
+    Fitted = lazy_attr("primaldual.cli.core", "Fitted")
+    return Fitted(kind="classifier", classes=pp.classes.copy(),
+                  coef=np.vstack([c for c, _ in pairs]),
+                  intercept=np.array([b for _, b in pairs]), results=[res],
+                  labels=list(pp.classes), lams=[float(pp.lam)], weight_totals=[pp.W],
+                  n=int(pp.n), d=int(pp.n_data_features),
+                  nnz=int(pp.nnz - (pp.n if req.bias is not None else 0)),
+                  time_s=time.perf_counter() - t0, storage=None, index_base=index_base,
                   extra={"partitions": int(pp.n_parts), "scheduler": req.scheduler})
 
 

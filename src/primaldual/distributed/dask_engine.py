@@ -45,8 +45,8 @@ from .engine import Engine, assemble_certificate
 from .line_step import sum_terms, summed_step
 from .worker import PartitionActor
 
-__all__ = ["DaskEngine", "PartitionSet", "RoundTimeoutError", "WorkerLostError",
-           "place_problem"]
+__all__ = ["DaskEngine", "PartitionSet", "RecoveringCalls", "RoundTimeoutError",
+           "WorkerLostError", "array_sources", "place_problem"]
 
 
 class RoundTimeoutError(TimeoutError):
@@ -78,6 +78,8 @@ class PartitionSet:
         self.timeout = float(timeout)
         self.K = len(self.sources)
         self.config = None
+        #: the actor method ``config`` is given to (again on a re-created actor)
+        self.configure_method = "configure"
         self.beta = None
         self.n_jobs = None
         workers = _workers(client)
@@ -235,8 +237,8 @@ class PartitionSet:
             self.actors[k] = self._create(k, address)
             self._check_same_rows(k)
             if self.config is not None:
-                self.wait([self.actors[k].configure(*self.config, index=k)], "configure",
-                          parts=[k])
+                configure = getattr(self.actors[k], self.configure_method)
+                self.wait([configure(*self.config, index=k)], "configure", parts=[k])
             if self.beta is not None:
                 self.wait([self.actors[k].set_curvature(self.beta)], "set_curvature",
                           parts=[k])
@@ -264,9 +266,11 @@ class PartitionSet:
             f"{what}: the part file changed during the fit, so the fit cannot be "
             f"recovered; restore the file and start again")
 
-    def configure(self, *config):
-        self.config = config
-        self.wait([a.configure(*config, index=k) for k, a in enumerate(self.actors)],
+    def configure(self, *config, method="configure"):
+        """Call the actors' ``method`` (``configure``, or ``configure_classes``
+        for a multiclass problem) with ``config``; kept for re-created actors."""
+        self.config, self.configure_method = config, method
+        self.wait([getattr(a, method)(*config, index=k) for k, a in enumerate(self.actors)],
                   "configure")
 
     def set_curvature(self, beta):
@@ -310,11 +314,71 @@ def direct_calls(actor, client):
     return actor
 
 
-def place_problem(problem, part_ptr, client, timeout) -> PartitionSet:
-    """The actors of an in-memory :class:`~primaldual.problem.Problem` split at
-    ``part_ptr``: each partition's rows are sent once, straight to its worker."""
-    X, y, c = problem.X, problem.y, problem.sample_weight
+class RecoveringCalls:
+    """A driver's calls of one actor method group (:attr:`group`, e.g.
+    ``"newton"``) on every partition.  A call that loses a worker re-creates
+    the lost partitions' actors on live workers, lets :meth:`_rebuild` restore
+    their state from what the client holds, and is made again (every call is
+    idempotent), at most ``max_recoveries`` times in a fit."""
 
+    group = None
+
+    def __init__(self, pset, max_recoveries):
+        self.pset = pset
+        self.max_recoveries = int(max_recoveries)
+        self.recoveries = 0
+        self.calls = 0
+        self.call_seconds = 0.0
+
+    def _call(self, method, *args, args_of=None):
+        """``method`` on every partition with ``args``, or with ``args_of(k)``
+        for partition ``k``; its answers in partition order."""
+        t = time.perf_counter()
+        what = f"{self.group} {method}"
+        while True:
+            try:
+                if args_of is None:
+                    out = self.pset.call_all(self.group, method, *args, what=what)
+                else:
+                    out = self.pset.wait([getattr(a, self.group)(method, *args_of(k))
+                                          for k, a in enumerate(self.pset.actors)], what)
+                break
+            except _Lost as lost:
+                self._recover(lost)
+        self.calls += 1
+        self.call_seconds += time.perf_counter() - t
+        return out
+
+    def _recover(self, lost):
+        parts = list(lost.parts)
+        while True:
+            self.recoveries += 1
+            if self.recoveries > self.max_recoveries:
+                raise WorkerLostError(f"lost the workers of partitions {parts}; that is "
+                                      f"recovery {self.recoveries}, more than "
+                                      f"max_recoveries={self.max_recoveries}")
+            try:
+                self.pset.replace(parts)
+                self._rebuild(parts)
+                return
+            except _Lost as again:        # another loss while recovering
+                parts = sorted(set(parts) | set(again.parts))
+
+    def _rebuild(self, parts):
+        """Restore the state of the re-created actors of ``parts``."""
+        raise NotImplementedError
+
+    def info(self):
+        out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}
+        if self.calls:
+            out["call_ms"] = 1e3 * self.call_seconds / self.calls
+        return out
+
+
+def array_sources(X, y, c, part_ptr) -> list:
+    """The partition sources of in-memory rows split at ``part_ptr``: each
+    partition's rows, labels and weights are scattered once, straight to the
+    worker that will hold them (and again on recovery)."""
     def source(k):
         a, b = int(part_ptr[k]), int(part_ptr[k + 1])
 
@@ -323,8 +387,14 @@ def place_problem(problem, part_ptr, client, timeout) -> PartitionSet:
                                    direct=True, hash=False)
             return ("arrays", *parts)
         return make
+    return [source(k) for k in range(len(part_ptr) - 1)]
 
-    pset = PartitionSet(client, [source(k) for k in range(len(part_ptr) - 1)], timeout)
+
+def place_problem(problem, part_ptr, client, timeout) -> PartitionSet:
+    """The actors of an in-memory :class:`~primaldual.problem.Problem` split at
+    ``part_ptr``: each partition's rows are sent once, straight to its worker."""
+    pset = PartitionSet(client, array_sources(problem.X, problem.y, problem.sample_weight,
+                                              part_ptr), timeout)
     loss = problem.loss
     pset.configure(problem.d, None, loss.code, loss.param, problem.lam, problem.W)
     return pset

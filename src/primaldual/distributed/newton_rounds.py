@@ -33,28 +33,25 @@ import numpy as np
 from .newton_block import (add_pairs, add_parts, average_directions, join_duals,
                            join_local_sdca, weighted_mean)
 from .block import contiguous_partition
-from .dask_engine import PartitionSet, WorkerLostError, _Lost, place_problem
+from .dask_engine import PartitionSet, RecoveringCalls, _Lost, place_problem
 
 __all__ = ["DaskNewtonData", "newton_engine"]
 
 
-class DaskNewtonData:
+class DaskNewtonData(RecoveringCalls):
     """The data of a Newton driver whose partitions are Dask actors (see the
     module docstring).  Same methods as
     :class:`~primaldual.distributed.newton_block.BlockNewtonData`."""
 
     backend = "dask"
+    group = "newton"
 
     def __init__(self, pset: PartitionSet, part_ptr, d, max_recoveries):
-        self.pset = pset
+        super().__init__(pset, max_recoveries)
         self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
         self.K = self.part_ptr.shape[0] - 1
         self.d = int(d)
-        self.max_recoveries = int(max_recoveries)
-        self.recoveries = 0
         self.reductions = 0
-        self.calls = 0
-        self.call_seconds = 0.0
         #: the point each slot holds on the workers (to rebuild a lost partition)
         self._points = [None, None]
         self._current = 0
@@ -66,37 +63,13 @@ class DaskNewtonData:
         self.driver_passes = 0
 
     # ------------------------------------------------------------ calls
-    def _call(self, method, *args):
-        t = time.perf_counter()
-        while True:
-            try:
-                out = self.pset.call_all("newton", method, *args, what=f"newton {method}")
-                break
-            except _Lost as lost:
-                self._recover(lost)
-        self.calls += 1
-        self.call_seconds += time.perf_counter() - t
-        return out
-
-    def _recover(self, lost):
-        parts = list(lost.parts)
-        while True:
-            self.recoveries += 1
-            if self.recoveries > self.max_recoveries:
-                raise WorkerLostError(f"lost the workers of partitions {parts}; that is "
-                                      f"recovery {self.recoveries}, more than "
-                                      f"max_recoveries={self.max_recoveries}")
-            try:
-                self.pset.replace(parts)
-                for slot, w in enumerate(self._points):
-                    if w is not None:
-                        self.pset.wait([self.pset.actors[k].newton("evaluate", w, slot)
-                                        for k in parts], "newton recovery")
-                self.pset.wait([self.pset.actors[k].newton("use", self._current)
-                                for k in parts], "newton recovery")
-                return
-            except _Lost as again:        # another loss while recovering
-                parts = sorted(set(parts) | set(again.parts))
+    def _rebuild(self, parts):
+        for slot, w in enumerate(self._points):
+            if w is not None:
+                self.pset.wait([self.pset.actors[k].newton("evaluate", w, slot)
+                                for k in parts], "newton recovery", parts)
+        self.pset.wait([self.pset.actors[k].newton("use", self._current) for k in parts],
+                       "newton recovery", parts)
 
     # ---------------------------------------------------------- methods
     def evaluate(self, w, slot):
@@ -178,12 +151,6 @@ class DaskNewtonData:
     def margins(self):
         """Not gathered: the margins stay on the workers."""
         return None
-
-    def info(self):
-        out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}
-        if self.calls:
-            out["call_ms"] = 1e3 * self.call_seconds / self.calls
-        return out
 
 
 def newton_engine(problem, opts, distributed_input):

@@ -18,10 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from ..losses import make_loss
+from ..multiclass import MulticlassLoss
 from ..penalties import make_penalty
 from .dask_engine import PartitionSet
+from .multinomial_block import dense_rows_pay
 
-__all__ = ["PartitionedProblem"]
+__all__ = ["PartitionedProblem", "PartitionedMulticlassProblem"]
 
 
 class PartitionedProblem:
@@ -49,6 +51,19 @@ class PartitionedProblem:
         self.loss = make_loss(loss, loss_params)
         if lam is not None:       # None: 1/W, known once the partitions are read
             self.penalty = make_penalty(lam, l1, allow_pure_l1=True)
+        self._place(client, sources, names, round_timeout, n_features)
+        if lam is None:
+            self.penalty = make_penalty(1.0 / self.W, l1, allow_pure_l1=True)
+        self.label_map = self._labels(self.pset.stats, label_map)
+        self.n_data_features = self.d
+        self.pset.configure(self.d, self.label_map, self.loss.code, self.loss.param,
+                            self.lam, self.W, intercept_scaling)
+        if intercept_scaling is not None:
+            self.d += 1
+            self.nnz += self.n
+
+    def _place(self, client, sources, names, round_timeout, n_features):
+        """Place the partitions' actors and read their shapes and weights."""
         self.names = list(names) if names is not None else [str(i) for i in range(len(sources))]
         if not sources:
             raise ValueError("no partitions: pass at least one part file or row chunk")
@@ -71,15 +86,6 @@ class PartitionedProblem:
         self.n = int(self.part_ptr[-1])
         self.nnz = int(sum(s["nnz"] for s in st))
         self.W = float(sum(s["W"] for s in st))
-        if lam is None:
-            self.penalty = make_penalty(1.0 / self.W, l1, allow_pure_l1=True)
-        self.label_map = self._labels(st, label_map)
-        self.n_data_features = self.d
-        self.pset.configure(self.d, self.label_map, self.loss.code, self.loss.param,
-                            self.lam, self.W, intercept_scaling)
-        if intercept_scaling is not None:
-            self.d += 1
-            self.nnz += self.n
 
     # ---------------------------------------------------------- builders
     @classmethod
@@ -172,3 +178,63 @@ class PartitionedProblem:
         return {"n": self.n, "d": self.d, "nnz": self.nnz, "sha256": h.hexdigest(),
                 "loss": self.loss.name, "loss_params": self.loss.params,
                 "lam": self.lam, "l1": self.l1}
+
+
+class PartitionedMulticlassProblem(PartitionedProblem):
+    """Rows on the workers for ``loss="multinomial"``, one partition per part
+    file or row chunk (build with :meth:`from_files` or :meth:`from_dask`).
+
+    The classes are the distinct raw labels of all partitions, sorted: raw
+    label ``classes[k]`` is class ``k`` (at least two).  ``lam=None`` is
+    ``1/W``; ``intercept_scaling``: a constant column of that value appended
+    on the workers.  It offers what
+    :class:`~primaldual.solvers.multinomial.MultinomialNewton` needs of a
+    :class:`~primaldual.multiclass.MulticlassProblem` (``n``, ``d``, ``K``,
+    ``nnz``, ``W``, ``lam``, ``loss``, ``coef_shape()``, ``fingerprint()``)
+    and the placed actors (``pset``); it has no rows on the client.
+    """
+
+    def __init__(self, client, sources, *, loss="multinomial", lam=None, n_features=None,
+                 round_timeout=120.0, names=None, intercept_scaling=None):
+        self.client = client
+        self.loss = MulticlassLoss(getattr(loss, "name", loss))
+        if self.loss.name != "multinomial":
+            raise ValueError(f"loss={self.loss.name!r} runs in one process; on Dask "
+                             f"partitions only loss='multinomial' (multinomial_newton)")
+        self._place(client, sources, names, round_timeout, n_features)
+        lam = 1.0 / self.W if lam is None else float(lam)
+        if not (np.isfinite(lam) and lam > 0):
+            raise ValueError(f"lam must be > 0 and finite for loss='multinomial', got {lam!r}")
+        self._lam = lam
+        labels = self.pset.call_all("class_labels")
+        self.classes = np.unique(np.concatenate([np.asarray(v, dtype=np.float64)
+                                                 for v in labels]))
+        if self.classes.size < 2:
+            raise ValueError(f"a multiclass loss needs at least 2 classes; the parts hold "
+                             f"only the label {self.classes[0]:g}")
+        self.K = int(self.classes.size)
+        self.label_map = None
+        self.n_data_features = self.d
+        #: sparse rows multiplied as dense arrays (decided from the whole shape)
+        self.dense = dense_rows_pay(self.n, self.d, self.nnz, True)
+        self.pset.configure(self.d, self.classes, self.dense, intercept_scaling,
+                            method="configure_classes")
+        if intercept_scaling is not None:
+            self.d += 1
+            self.nnz += self.n
+
+    @property
+    def lam(self) -> float:
+        return self._lam
+
+    @property
+    def l1(self) -> float:
+        return 0.0
+
+    def coef_shape(self):
+        return (self.d, self.K)
+
+    def fingerprint(self) -> dict:
+        out = super().fingerprint()
+        out.update(loss_params={"n_classes": self.K}, lam=self.lam, l1=0.0)
+        return out

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
+from .multinomial_block import MultinomialBlock
 from .newton_block import NewtonBlock
 from .block import LINE_SEARCH, PartitionBlock
 
@@ -60,6 +61,21 @@ def load_source(source):
     raise ValueError(f"unknown partition source kind {kind!r}")
 
 
+def _with_columns(X, d, intercept):
+    """The partition's rows with ``d`` data columns (a CSR part file may name
+    fewer) and, when ``intercept`` is not None, a constant column of that value."""
+    if sp.issparse(X):
+        if X.shape[1] != d:
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
+    elif X.shape[1] != d:
+        raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
+    if intercept is not None:
+        col = np.full((X.shape[0], 1), float(intercept))
+        X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
+             else np.hstack([X, col]))
+    return X
+
+
 class PartitionActor:
     """One partition on one worker (create with ``client.submit(..., actor=True)``)."""
 
@@ -90,16 +106,7 @@ class PartitionActor:
         append the constant column ``intercept`` (when not None) and build the
         block; ``index`` is the partition's place among all of them (its
         random streams are spawned by it)."""
-        X = self.X
-        if sp.issparse(X):
-            if X.shape[1] != d:
-                X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], d))
-        elif X.shape[1] != d:
-            raise ValueError(f"dense partition has {X.shape[1]} features, expected {d}")
-        if intercept is not None:
-            col = np.full((X.shape[0], 1), float(intercept))
-            X = (sp.hstack([X, sp.csr_matrix(col)], format="csr") if sp.issparse(X)
-                 else np.hstack([X, col]))
+        X = _with_columns(self.X, d, intercept)
         y = self.y_raw
         if label_map is not None:
             lo, hi = label_map
@@ -111,6 +118,34 @@ class PartitionActor:
         self.index = int(index)
         self.X = None           # the block holds the validated rows
         return True
+
+    def class_labels(self):
+        """The distinct raw labels of this partition, sorted."""
+        return np.unique(self.y_raw)
+
+    def configure_classes(self, d, classes, dense, intercept=None, index=0):
+        """Fix the global feature count ``d``, append the constant column
+        ``intercept`` (when not None) and build the multinomial block of this
+        partition: raw label ``classes[k]`` is class ``k`` (``classes``
+        sorted; every label of the partition is among them); ``dense``:
+        multiply sparse rows as a dense array."""
+        X = _with_columns(self.X, d, intercept)
+        classes = np.asarray(classes, dtype=np.float64)
+        y = np.searchsorted(classes, self.y_raw)
+        if (y >= classes.size).any() or (classes[np.minimum(y, classes.size - 1)]
+                                         != self.y_raw).any():
+            raise ValueError(f"partition {index} has a label outside the classes "
+                             f"{classes[:10].tolist()}")
+        self.X = None           # the block holds the rows
+        self.mn_block = MultinomialBlock(X, y.astype(np.int64), self.c, [0, X.shape[0]],
+                                         classes.size, bool(dense), first_part=int(index))
+        self.index = int(index)
+        return True
+
+    def multinomial(self, method, *args):
+        """A pass of multinomial Newton-CG on this partition: ``method`` of its
+        :class:`~primaldual.distributed.multinomial_block.MultinomialBlock`."""
+        return getattr(self.mn_block, method)(*args)
 
     def ping(self):
         return True

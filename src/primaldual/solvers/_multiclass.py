@@ -51,19 +51,23 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
                      sample_weight, l1, loss_params, callback, eval_set, client, n_jobs,
                      **solver_options):
     """:func:`primaldual.solve` for a multiclass loss (same arguments)."""
-    if client is not None or solver_options.get("n_partitions") is not None:
-        raise ValueError(f"loss={getattr(loss, 'name', loss)!r} runs in this process "
-                         f"only; no distributed solver fits it (drop client / "
-                         f"n_partitions)")
     if n_jobs is not None and resolve_n_jobs(n_jobs) > 1 and solver != "auto":
         raise ValueError(f"solver={solver!r} runs on one thread; n_jobs={n_jobs!r} does "
                          f"not apply to multiclass losses")
     problem = MulticlassProblem(X, y, loss=loss, lam=lam, sample_weight=sample_weight,
                                 loss_params=loss_params, l1=l1)
     name = multiclass_solver_for(problem.loss.name, solver)
-    runner = MULTICLASS_SOLVERS[name](problem, tol=tol, max_epochs=max_epochs,
-                                      random_state=random_state, callback=callback,
-                                      eval_set=eval_set, **solver_options)
+    cls = MULTICLASS_SOLVERS[name]
+    if client is not None or solver_options.get("n_partitions") is not None:
+        if not getattr(cls, "supports_client", False):
+            raise ValueError(f"solver={name!r} (loss={problem.loss.name!r}) runs in this "
+                             f"process only; drop client / n_partitions"
+                             + ("; multinomial_newton runs on partitions and Dask"
+                                if problem.loss.name == "multinomial" else ""))
+        if client is not None:
+            solver_options["client"] = client
+    runner = cls(problem, tol=tol, max_epochs=max_epochs, random_state=random_state,
+                 callback=callback, eval_set=eval_set, **solver_options)
     res = runner.run()
     res.extras["n_classes"] = problem.K
     return res

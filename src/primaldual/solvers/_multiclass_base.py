@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..multiclass import MulticlassProblem
 from ._base import Solver, SolveResult
 
@@ -13,11 +14,16 @@ class MulticlassSolver(Solver):
     loss is one of ``loss_names``; any other problem is refused by name."""
 
     loss_names = ()
+    #: whether it takes a problem whose rows are on Dask workers
+    supports_partitioned = False
 
     def __init__(self, problem, **kwargs):
-        if not isinstance(problem, MulticlassProblem) or \
+        if not isinstance(problem, (MulticlassProblem, PartitionedMulticlassProblem)) or \
                 problem.loss.name not in self.loss_names:
             raise ValueError(f"solver={self.name!r} fits loss={self.loss_names[0]!r} only")
+        if isinstance(problem, PartitionedMulticlassProblem) and not self.supports_partitioned:
+            raise ValueError(f"solver={self.name!r} runs in one process; rows on Dask "
+                             f"workers need multinomial_newton")
         super().__init__(problem, **kwargs)
 
 

@@ -43,7 +43,8 @@ import numpy as np
 from .._util import resolve_n_jobs
 
 __all__ = ["Rule", "Options", "CommonOptions", "choice", "flag", "number", "path",
-           "anything", "to_jsonable", "ThreadOptions", "RingOptions", "EngineOptions"]
+           "anything", "to_jsonable", "ThreadOptions", "RingOptions", "EngineOptions",
+           "PartitionOptions"]
 
 _TRUE_WORDS = ("true", "yes", "on")
 _FALSE_WORDS = ("false", "no", "off")
@@ -367,6 +368,22 @@ class RingOptions(Options):
                                         doc="rounds between recovery snapshots (Dask)")
     recovery_dir: Any = path(None, doc="directory for recovery snapshots (Dask); None: "
                                        "client memory")
+    max_recoveries: int = number(3, integer=True, low=0.0, strict=False,
+                                 doc="worker losses tolerated in one fit (Dask)")
+
+
+@dataclass(frozen=True)
+class PartitionOptions(Options):
+    """The options of a driver whose sums over rows run on row partitions, in
+    this process or on Dask workers (the Newton methods)."""
+
+    n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
+                                      doc="K row partitions (their parts added in order); "
+                                          "None: one in process, else the parts or the "
+                                          "Dask workers")
+    client: Any = anything(None, doc="dask.distributed.Client: the partitions run on it")
+    round_timeout: float = number(120.0, low=0.0,
+                                  doc="seconds a Dask call may take before a clear error")
     max_recoveries: int = number(3, integer=True, low=0.0, strict=False,
                                  doc="worker losses tolerated in one fit (Dask)")
 

@@ -10,16 +10,19 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.linalg.blas
 import scipy.sparse as sp
 
+from .._util.clients import check_client, client_workers
+from ..distributed.multinomial_block import BlockMultinomialData, dense_rows_pay
+from ..distributed.multinomial_rounds import DaskMultinomialData, place_multiclass
+from ..distributed.newton_block import contiguous_partitions
+from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
-from ..multiclass import _entropy, logsumexp_rows
 from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
-from ._options import CommonOptions, choice, number
+from ._options import CommonOptions, PartitionOptions, choice, number
 from ._blas import serial_blas
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
@@ -40,10 +43,6 @@ EXPLICIT_SPARSE = 0.25
 #: ... and starts with it when that cost is below this many passes (a Newton
 #: step takes more CG iterations than that; shuttle: 4)
 EXPLICIT_AT_ONCE = 10.0
-#: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
-#: is multiplied as a dense array (BLAS beats CSR products with K columns)
-DENSE_MIN_DENSITY = 0.3
-DENSE_MAX_ENTRIES = 5e7
 #: start="auto" runs dual coordinate descent first: START_EPOCHS on sparse
 #: input whose Hessian is not formed (news20: Newton-CG from zero stalls on raw
 #: counts), SHORT_START_EPOCHS where the Hessian is not formed at once and rows
@@ -51,13 +50,18 @@ DENSE_MAX_ENTRIES = 5e7
 #: where it is (shuttle) or on short rows (letter)
 START_EPOCHS = 40
 SHORT_START_EPOCHS = 3
+#: on K > 1 partitions the start is rounds of CoCoA+ (sigma' = K), each worth
+#: less than a serial epoch: min(K + 1, this) times as many (news20, K = 2: 40
+#: rounds left Newton at a gap of 1.8e-6 after 1,100 passes; 120 certified 1e-6
+#: in 586, serial 516)
+PARTITION_START_FACTOR = 5
 #: CG never solves beyond this fraction of the gradient norm that certifies
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
-class MultinomialNewtonOptions(CommonOptions):
+class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
     """The options of :class:`MultinomialNewton`."""
 
     solver_name = "multinomial_newton"
@@ -80,7 +84,8 @@ class MultinomialNewtonOptions(CommonOptions):
     start_epochs: int | None = number(None, integer=True, low=0.0, also=(None,),
                                       doc="epochs of dual coordinate descent for "
                                           "start='dual_cd' (None: 40 on sparse input "
-                                          "whose Hessian is not formed, else 3)")
+                                          "whose Hessian is not formed, else 3; on K "
+                                          "partitions min(K + 1, 5) times that)")
 
 
 def _dot(a, b):
@@ -116,13 +121,24 @@ class MultinomialNewton(MulticlassSolver):
 
     CG stops at the latest where ``||r||`` is half the gradient norm that
     certifies ``tol``.  With ``start="dual_cd"`` (``auto``: unless the Hessian
-    is formed at once or rows hold fewer than K entries) the first point is ``coef(alpha)`` after
-    ``start_epochs`` epochs of exact dual coordinate descent from ``alpha =
-    0`` (:mod:`primaldual.kernels.multinomial_dual`; two passes each; 40 on
-    sparse input whose Hessian is never formed, 3 otherwise).
+    is formed at once or rows hold fewer than K entries) the first point is
+    ``coef(alpha)`` after ``start_epochs`` epochs of exact dual coordinate
+    descent from ``alpha = 0`` (:mod:`primaldual.kernels.multinomial_dual`;
+    two passes each; 40 on sparse input whose Hessian is never formed, 3
+    otherwise).
+
+    The sums over rows run on :mod:`primaldual.distributed.multinomial_block`:
+    with ``n_partitions=K`` over ``K`` contiguous row partitions whose parts
+    are added in order, and with a Dask ``client`` on the workers
+    (:mod:`primaldual.distributed.multinomial_rounds`, one partition per
+    worker unless ``n_partitions`` says otherwise), with the same numbers;
+    on ``K > 1`` partitions the dual start is rounds of CoCoA+ (adding,
+    ``sigma' = K``, one local epoch each; Ma et al. 2015), ``min(K + 1, 5)``
+    times as many as the serial start's epochs.
 
     Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``start``,
-    ``start_epochs`` (:class:`MultinomialNewtonOptions`).
+    ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
+    ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
     ``warm_start``: a SolveResult, a coef (d, K) or a dual point alpha (n, K).
     """
@@ -133,21 +149,66 @@ class MultinomialNewton(MulticlassSolver):
     options_class = MultinomialNewtonOptions
     default_max_epochs = 1000
     loss_names = ("multinomial",)
+    supports_client = True
+    supports_partitioned = True
     #: the deadline of the current advance (CG checks it between products)
     _deadline = None
 
+    @property
+    def partitioned(self):
+        """Whether the rows are on Dask workers (part files or Dask arrays)."""
+        return isinstance(self.problem, PartitionedMulticlassProblem)
+
+    def validate_options(self):
+        o = self.opts
+        if o.client is not None:
+            check_client(o.client)
+        K = self._partitions()
+        if self.partitioned and K != self.problem.n_parts:
+            raise ValueError(f"n_partitions={K} but the rows are in "
+                             f"{self.problem.n_parts} parts (one per part file or chunk)")
+        if self.partitioned and self.warm_start is not None:
+            raise ValueError("warm starts are not supported for rows on Dask workers; "
+                             "fit without warm_start")
+        if K is None:
+            return
+        if K < 1:
+            raise ValueError(f"n_partitions must be a positive integer, got {K}")
+        if K > self.problem.n:
+            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
+
+    def _partitions(self):
+        """K: the option; else the parts of rows on Dask workers, or the workers
+        of a client; None in process."""
+        o = self.opts
+        if o.n_partitions is not None:
+            return int(o.n_partitions)
+        if self.partitioned:
+            return self.problem.n_parts
+        if o.client is not None:
+            return max(1, len(client_workers(o.client)))
+        return None
+
     def setup(self):
         prob = self.problem
-        X = prob.X
         n, d, K = prob.n, prob.d, prob.K
-        if sp.issparse(X) and n * d <= DENSE_MAX_ENTRIES and \
-                prob.nnz >= DENSE_MIN_DENSITY * n * d:
-            X = X.toarray()
-        self.X = X
-        # X^T as CSR once: its products gather by row (no transpose per product)
-        self.XT = X.T.tocsr() if sp.issparse(X) else X.T
-        self.Xd = None if sp.issparse(X) else X        # dense rows for the explicit H
-        mode = self.opts.hessian
+        self.n_partitions = self._partitions()
+        if self.n_partitions is not None:
+            self.resolved_opts = self.resolved_opts.replace(n_partitions=self.n_partitions)
+        o = self.opts
+        sparse = self.partitioned or sp.issparse(prob.X)
+        dense = prob.dense if self.partitioned else dense_rows_pay(n, d, prob.nnz, sparse)
+        part_ptr = contiguous_partitions(n, self.n_partitions or 1)
+        if self.partitioned:
+            prob.pset.timeout = float(o.round_timeout)
+            self.data = DaskMultinomialData(prob.pset, prob.part_ptr, d, K, o.max_recoveries)
+        elif o.client is None:
+            self.data = BlockMultinomialData(prob, part_ptr, dense)
+        else:
+            self.data = DaskMultinomialData(
+                place_multiclass(prob, part_ptr, o.client, o.round_timeout, dense),
+                part_ptr, d, K, o.max_recoveries)
+        mode = o.hessian
         dk = d * K
         fits = dk <= EXPLICIT_MAX_DK and n * dk <= EXPLICIT_MAX_ENTRIES
         if mode == "explicit" and not fits:
@@ -156,23 +217,24 @@ class MultinomialNewton(MulticlassSolver):
                              f"{EXPLICIT_MAX_ENTRIES:g} values; use hessian='matvec'")
         flops = n * dk * dk / 2.0 + dk ** 3 / 3.0
         per_pass = 4.0 * max(prob.nnz, 1) * K + 20.0 * n * K
-        factor = EXPLICIT_PASS_FACTOR * (EXPLICIT_SPARSE if sp.issparse(X) else 1.0)
+        sparse_rows = sparse and not dense
+        factor = EXPLICIT_PASS_FACTOR * (EXPLICIT_SPARSE if sparse_rows else 1.0)
         #: CG iterations per step beyond which the explicit Hessian is cheaper
         self.explicit_passes = (0.0 if mode == "explicit" else
                                 math.inf if mode == "matvec" or not fits
                                 else factor * flops / per_pass)
-        self.Xsq = None
-        self.c = prob.sample_weight
-        start = self.opts.start
-        long_start = sp.issparse(X) and self.explicit_passes == math.inf
+        #: the data's slot holding the current point (the other takes trials)
+        self.slot = 0
+        start = o.start
+        long_start = sparse_rows and self.explicit_passes == math.inf
         # a dual epoch solves K scalar equations per row: worth it on rows of at
         # least K entries (letter: 16 entries, 26 classes, it is not)
         self.cd_start = start == "dual_cd" or (start == "auto" and (long_start or (
             self.explicit_passes > EXPLICIT_AT_ONCE and prob.nnz >= prob.n * K)))
-        self.start_epochs = (self.opts.start_epochs if self.opts.start_epochs is not None
+        self.start_epochs = (o.start_epochs if o.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
-        self.Y = np.zeros((prob.n, prob.K))
-        self.Y[np.arange(prob.n), prob.y] = 1.0
+        if o.start_epochs is None and (self.n_partitions or 1) > 1:
+            self.start_epochs *= min(self.n_partitions + 1, PARTITION_START_FACTOR)
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -181,7 +243,7 @@ class MultinomialNewton(MulticlassSolver):
             self._warm_point(warm_start)
         #: the dual coordinate descent start: its P (n, K) and epochs left
         self.cd_left = self.start_epochs if self.cd_start and warm_start is None else 0
-        self.Pcd = self.Y.copy() if self.cd_left else None
+        self.Pcd = self._one_hot() if self.cd_left and self.n_partitions is None else None
         self.passes = 0.0
         self.n_iter = 0
         self.cg_iter = 0
@@ -192,6 +254,12 @@ class MultinomialNewton(MulticlassSolver):
         self.n_explicit = 0
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
+
+    def _one_hot(self):
+        prob = self.problem
+        Y = np.zeros((prob.n, prob.K))
+        Y[np.arange(prob.n), prob.y] = 1.0
+        return Y
 
     def _warm_point(self, ws):
         prob = self.problem
@@ -206,29 +274,18 @@ class MultinomialNewton(MulticlassSolver):
             raise ValueError("warm_start contains NaN or inf")
         return prob.check_coef(arr, "warm_start coef").copy()
 
-    def _fg(self, Z, coef):
-        """f and the probabilities at scores Z (no pass)."""
+    def _take(self, coef, loss_sum, grad_part):
+        """The current point: ``coef``, f and grad f from the data's sums."""
         prob = self.problem
-        lse, P = logsumexp_rows(Z)
-        loss = lse - Z[np.arange(prob.n), prob.y]
-        return float(self.c @ loss) / prob.W + 0.5 * prob.lam * _dot(coef, coef), P
-
-    def _evaluate_at(self, coef, Z=None):
-        """f, P and grad f at coef (one pass; ``Z = X coef`` when known)."""
-        prob = self.problem
-        if Z is None:
-            Z = self._scores(coef)
-        self.Z = Z
-        self.f, self.P = self._fg(Z, coef)
-        self.G = (self.P - self.Y) * self.c[:, None]
-        self.g = self._rmat(self.G) / prob.W + prob.lam * coef
+        self.coef = coef
+        self.f = loss_sum / prob.W + 0.5 * prob.lam * _dot(coef, coef)
+        self.g = grad_part / prob.W + prob.lam * coef
         self.passes += 1.0
 
-    def _scores(self, coef):
-        return np.asarray(self.X @ coef, dtype=np.float64)
-
-    def _rmat(self, R):
-        return np.asarray(self.XT @ R, dtype=np.float64)
+    def _evaluate_at(self, coef):
+        """f and grad f at coef (one pass)."""
+        self._take(coef, *self.data.evaluate(coef, self.slot))
+        self.data.use(self.slot)
 
     def get_state(self):
         return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
@@ -239,16 +296,19 @@ class MultinomialNewton(MulticlassSolver):
                  **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
 
     def set_state(self, meta, arrays):
-        self.coef = np.array(arrays["coef"], dtype=np.float64)
         self.n_iter = int(meta["n_iter"])
         self.cg_iter = int(meta["cg_iter"])
         self.finished = bool(meta["finished"])
         self.last_cg = int(meta["last_cg"])
         self.n_explicit = int(meta["n_explicit"])
-        self.cd_left = int(meta.get("cd_left", 0))
-        self.Pcd = np.array(arrays["Pcd"], dtype=np.float64) if self.cd_left else None
+        # with partitions the dual blocks of the start live on the workers, not
+        # in the checkpoint: Newton continues from the saved coef
+        self.cd_left = int(meta.get("cd_left", 0)) if self.n_partitions is None else 0
+        self.Pcd = (np.array(arrays["Pcd"], dtype=np.float64) if "Pcd" in arrays
+                    else self._one_hot() if self.cd_left and self.n_partitions is None
+                    else None)
         self.passes = 0.0
-        self._evaluate_at(self.coef)
+        self._evaluate_at(np.array(arrays["coef"], dtype=np.float64))
         self.passes = float(meta["passes"])
         self.g0norm = float(meta["g0norm"])
 
@@ -261,30 +321,15 @@ class MultinomialNewton(MulticlassSolver):
     # -------------------------------------------------------- Newton step
     def _hv(self, D):
         """H(D) at the current point (one pass)."""
-        prob = self.problem
-        T = self.P * self._scores(D)
-        T -= self.P * T.sum(axis=1)[:, None]
-        T *= self.c[:, None]
         self.passes += 1.0
-        return self._rmat(T) / prob.W + prob.lam * D
+        return self.data.hess_vec(D) / self.problem.W + self.problem.lam * D
 
     def _newton_direct(self):
         """H s = -g by Cholesky on the explicit Hessian (one pass to form it):
         ``(1/W) [blockdiag_k X^T diag(c p_k) X - G^T G] + lam I`` with the rows
         ``G_i = sqrt(c_i) (x_i kron p_i)`` (coef flattened row-major)."""
         prob = self.problem
-        if self.Xd is None:
-            self.Xd = self.X.toarray()
-        X, P, c = self.Xd, self.P, self.c
-        n, d, K = prob.n, prob.d, prob.K
-        G = (X[:, :, None] * P[:, None, :]).reshape(n, d * K)
-        G *= np.sqrt(c)[:, None]
-        # -G^T G into the upper triangle (BLAS syrk), which Cholesky reads
-        H = scipy.linalg.blas.dsyrk(-1.0, G.T, trans=0, lower=0)   # G.T: Fortran order
-        H4 = H.reshape(d, K, d, K)
-        CP = P * c[:, None]
-        for k in range(K):
-            H4[:, k, :, k] += (X * CP[:, k:k + 1]).T @ X
+        H = self.data.hessian()
         H /= prob.W
         H[np.diag_indices_from(H)] += prob.lam
         self.passes += 1.0
@@ -295,17 +340,11 @@ class MultinomialNewton(MulticlassSolver):
             return self._cg(0.1)
         if not np.isfinite(s).all():
             return self._cg(0.1)
-        return s.reshape(d, K)
+        return s.reshape(prob.d, prob.K)
 
     def _diag(self):
-        """The diagonal of H (one pass over X squared; the explicit mode's
-        fallback squares X here)."""
-        if self.Xsq is None:
-            self.Xsq = (self.X.multiply(self.X).tocsr() if sp.issparse(self.X)
-                        else np.square(self.X, dtype=np.float64))
-        prob = self.problem
-        Q = self.P * (1.0 - self.P) * self.c[:, None]
-        return np.asarray(self.Xsq.T @ Q, dtype=np.float64) / prob.W + prob.lam
+        """The diagonal of H (one pass over X squared)."""
+        return self.data.diagonal() / self.problem.W + self.problem.lam
 
     def _cg(self, eta):
         """Preconditioned CG on H s = -g to ||r|| <= eta ||g||."""
@@ -342,7 +381,6 @@ class MultinomialNewton(MulticlassSolver):
         return s
 
     def _iterate(self):
-        prob = self.problem
         gnorm = math.sqrt(_dot(self.g, self.g))
         if gnorm == 0.0:
             self.finished = True
@@ -353,34 +391,60 @@ class MultinomialNewton(MulticlassSolver):
         else:
             eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
             s = self._cg(eta)
-        Zs = self._scores(s)
         gs = _dot(self.g, s)
         if not gs < 0.0:
             self.finished = True
             return
+        data, lam, W = self.data, self.problem.lam, self.problem.W
+        data.direction(s)
         t = 1.0
         for _ in range(40):
             coef_t = self.coef + t * s
-            Z_t = self.Z + t * Zs
-            f_t, _ = self._fg(Z_t, coef_t)
+            f_t = data.line_loss(t) / W + 0.5 * lam * _dot(coef_t, coef_t)
             if f_t <= self.f + ARMIJO * t * gs:
-                self.coef = coef_t
-                self._evaluate_at(coef_t, Z_t)
+                trial = 1 - self.slot
+                self._take(coef_t, *data.evaluate_step(t, trial, coef_t))
+                data.use(trial)
+                self.slot = trial
                 self.n_iter += 1
                 return
             t *= 0.5
         self.finished = True                  # no decrease representable along s
 
+    def _partition_start(self, deadline):
+        """With partitions: rounds of CoCoA+ (adding, ``sigma' = K``) on the
+        dual, one local epoch each (:meth:`MultinomialBlock.dual_start`; each
+        ~ two passes), then the Newton state at ``coef(alpha)``."""
+        prob = self.problem
+        coef = self.coef                 # coef(alpha) of the workers' dual blocks
+        while self.cd_left > 0:
+            status, dcoef = self.data.dual_start(coef, prob.lam, prob.W, 1,
+                                                 float(self.n_partitions),
+                                                 int(self.rng.integers(2 ** 62)))
+            if status != STATUS_OK:
+                raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+                                         f"the features")
+            coef = coef + dcoef
+            self.cd_left -= 1
+            self.passes += 2.0
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self._evaluate_at(coef)
+        self.g0norm = math.sqrt(_dot(self.g, self.g))
+
     def _dual_cd_start(self, deadline):
         """The start's epochs of dual coordinate descent (each ~ two passes),
         then the Newton state at coef(alpha)."""
+        if self.n_partitions is not None:
+            return self._partition_start(deadline)
         prob = self.problem
-        C = self.c / (prob.W * prob.lam)
+        C = prob.sample_weight / (prob.W * prob.lam)
         r = prob.rows
         view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
         work = MNWork(*(np.empty(prob.K) for _ in range(6)))
         order = np.flatnonzero(C > 0.0).astype(np.int64)
-        coef = np.ascontiguousarray(self._rmat((self.Y - self.Pcd) * C[:, None]))
+        Y = self._one_hot()
+        coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
         while self.cd_left > 0:
             k = min(self.cd_left, 4)
             status, done, _ = mn_epochs(view, order, self.Pcd, coef, work,
@@ -392,10 +456,10 @@ class MultinomialNewton(MulticlassSolver):
             self.passes += 2.0 * k
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-        self.coef = np.ascontiguousarray(self._rmat((self.Y - self.Pcd) * C[:, None]))
+        coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
         if self.cd_left == 0:
             self.Pcd = None
-        self._evaluate_at(self.coef)
+        self._evaluate_at(coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
     def advance(self, n_epochs, deadline):
@@ -420,12 +484,12 @@ class MultinomialNewton(MulticlassSolver):
     def certificate(self):
         """``alpha = Y - P`` at the current point: ``D = (1/W) sum_i c_i
         entropy(p_i) - ||V||^2 / (2 lam)`` with ``V = lam coef - grad f``,
-        from the cached pass."""
+        from the current point's probabilities (no pass)."""
         prob = self.problem
         V = prob.lam * self.coef - self.g
-        dual = float(self.c @ _entropy(self.P)) / prob.W - _dot(V, V) / (2.0 * prob.lam)
-        return Certificate(w=self.coef.copy(), alpha=self.Y - self.P, primal=float(self.f),
-                           dual=dual, v=V, margins=self.Z)
+        dual = self.data.entropy() / prob.W - _dot(V, V) / (2.0 * prob.lam)
+        return Certificate(w=self.coef.copy(), alpha=self.data.dual(), primal=float(self.f),
+                           dual=dual, v=V, margins=self.data.scores())
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
@@ -436,8 +500,12 @@ class MultinomialNewton(MulticlassSolver):
             return super().run()
 
     def trace_extras(self):
-        return {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
-                "explicit_steps": int(self.n_explicit)}
+        out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
+               "explicit_steps": int(self.n_explicit)}
+        if self.n_partitions is not None:
+            out["partitions"] = int(self.n_partitions)
+            out.update(self.data.info())
+        return out
 
 
 def _multiclass_eval(solver, coef):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import scipy.linalg
@@ -23,7 +22,7 @@ from ..kernels.objective import sum_squares
 from ..problem import Certificate
 from ._base import Solver, register
 from ._blas import serial_blas_enter, serial_blas_exit
-from ._options import CommonOptions, anything, choice, number
+from ._options import CommonOptions, PartitionOptions, choice, number
 from ._rounds import is_partitioned
 
 #: acceptance and radius constants of rule (10), Lin, Weng & Keerthi (2008):
@@ -38,7 +37,7 @@ WOLFE_DELTA, WOLFE_SIGMA = 0.1, 0.9
 F_RESOLUTION, EPS = 1e-14, 2.0 ** -53
 
 @dataclass(frozen=True)
-class NewtonOptions(CommonOptions):
+class NewtonOptions(PartitionOptions, CommonOptions):
     """The options of :class:`NewtonSolver` (see its docstring)."""
 
     solver_name = "newton"
@@ -52,16 +51,6 @@ class NewtonOptions(CommonOptions):
     globalization: str = choice("line_search", "line_search", "trust_region",
                                 doc="step control: LIBLINEAR's line search, or the "
                                     "paper's trust region (Algorithm 1)")
-    n_partitions: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                      doc="K row partitions (distributed Newton); None: "
-                                          "serial in process, the parts or the Dask "
-                                          "workers otherwise")
-    client: Any = anything(None, doc="dask.distributed.Client: the partitions run on it")
-    round_timeout: float = number(120.0, low=0.0,
-                                  doc="seconds a Dask reduction may take before a clear "
-                                      "error")
-    max_recoveries: int = number(3, integer=True, low=0.0, strict=False,
-                                 doc="worker losses tolerated in one fit (Dask)")
 
 
 @register
