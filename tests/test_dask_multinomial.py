@@ -62,6 +62,14 @@ def _scipy_optimum(X, y, lam, c):
     return r.x.reshape(d, K)
 
 
+def _distance_bound(a, b, lam):
+    """lam-strong convexity: ``||coef - coef*||^2 <= 2 gap / lam`` for each
+    result, with gaps floored at the rounding of the objective."""
+    def radius(r):
+        return np.sqrt(2.0 * max(r.gap, 1e-14 * abs(r.primal)) / lam)
+    return radius(a) + radius(b)
+
+
 @pytest.mark.parametrize("K", [1, 2, 3])
 def test_partitions_in_process_reach_the_optimum_and_certify(K):
     X, y = _data()
@@ -107,9 +115,7 @@ def test_partition_start_is_cocoa_and_equals_on_dask_or_in_process():
     serial = solve(X, y, **kw)
     # the first check is at w = 0; the next after the start's 5 rounds (2 passes each)
     assert res.converged and res.trace[1]["epoch"] >= 11 and res.trace[1]["newton_iter"] == 0
-    # lam-strong convexity: ||coef - coef*||^2 <= 2 gap / lam for each of them
-    bound = np.sqrt(2.0 * res.gap / lam) + np.sqrt(2.0 * serial.gap / lam)
-    assert np.linalg.norm(res.coef - serial.coef) <= bound
+    assert np.linalg.norm(res.coef - serial.coef) <= _distance_bound(res, serial, lam)
     with pytest.raises(ValueError, match="n_partitions=300 is larger than n=240"):
         solve(X, y, loss="multinomial", lam=1e-2, n_partitions=300)
 
@@ -143,6 +149,41 @@ def test_dask_equals_in_process(client, opts):
     for a, b in zip(dist.trace, local.trace):
         assert a["primal"] == pytest.approx(b["primal"], rel=1e-12)
         assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
+
+
+def _split_columns(n=240, d=30, seed=5):
+    """Sparse rows whose first half uses columns 0..19 and second half columns
+    10..29: each of two partitions works on 20 of the 30 columns."""
+    X, y = _data(n=n, d=d, seed=seed)
+    X = X.tolil()
+    X[: n // 2, 20:] = 0
+    X[n // 2:, :10] = 0
+    return sp.csr_matrix(X), y
+
+
+@pytest.mark.parametrize("hessian", ["matvec", "explicit"])
+def test_partitions_on_their_own_columns(client, hessian):
+    """A sparse partition keeps the columns its rows use and is sent and
+    returns only those rows of coef, directions and parts: the fit equals the
+    serial one (certificate recomputed by hand) and Dask equals in process."""
+    from primaldual.distributed.multinomial_block import MultinomialBlock
+    X, y = _split_columns()
+    X.eliminate_zeros()
+    prob = MulticlassProblem(X, y, loss="multinomial", lam=1e-3)
+    block = MultinomialBlock(X, y, prob.sample_weight, [0, 120, 240], prob.K)
+    assert [c.tolist() for c in block.columns()] == [list(range(20)), list(range(10, 30))]
+    kw = dict(loss="multinomial", lam=1e-3, tol=1e-11, random_state=0, hessian=hessian,
+              start="dual_cd", start_epochs=3)
+    serial = solve(X, y, **kw)
+    local = solve(X, y, n_partitions=2, **kw)
+    dist = solve(X, y, client=client, n_partitions=2, **kw)
+    assert local.converged and dist.converged
+    assert local.primal == pytest.approx(prob.primal(local.coef), rel=1e-12)
+    assert local.dual == pytest.approx(prob.dual(local.dual_coef), rel=1e-12)
+    assert np.linalg.norm(local.coef - serial.coef) <= _distance_bound(local, serial, 1e-3)
+    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
+    assert [r["primal"] for r in dist.trace] == pytest.approx(
+        [r["primal"] for r in local.trace], rel=1e-12)
 
 
 def _die_at(method, k):
@@ -179,8 +220,7 @@ def test_worker_killed_mid_fit_is_recovered(own_client, method, start):
     assert res.trace[-1]["recoveries"] >= 1
     assert res.converged and res.rel_gap <= 1e-10
     local = solve(X, y, **kw)
-    bound = np.sqrt(2.0 * res.gap / lam) + np.sqrt(2.0 * local.gap / lam)
-    assert np.linalg.norm(res.coef - local.coef) <= bound
+    assert np.linalg.norm(res.coef - local.coef) <= _distance_bound(res, local, lam)
 
 
 def test_dask_estimator_fits_multinomial_in_memory(client):

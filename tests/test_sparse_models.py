@@ -179,6 +179,63 @@ def test_screening_changes_nothing_but_the_work():
     np.testing.assert_array_equal(on.coef != 0, off.coef != 0)
 
 
+def test_whole_problem_certificate_bounds_the_screened_columns_and_stays_exact():
+    """The certificate of the whole problem reads a screened column only when
+    the bound recorded at its screening, widened by the Gap Safe radius of the
+    current gap, does not put it inside the box: here none is read at the end,
+    every recorded bound holds at cvxpy's optimum, and the reported dual,
+    recomputed by hand over every column, is exact."""
+    from primaldual.solvers.sparse import SparseCDSolver
+    X, y, _ = _data("logistic", n=150, d=200, seed=7)
+    l1 = lam_max(X, y, "logistic", penalty="l1") / 4
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=l1)
+    solver = SparseCDSolver.create(prob, tol=1e-9, max_epochs=1000, random_state=0)
+    res = solver.run()
+    assert res.converged
+    screened, bound = res.state.arrays["screened"], res.state.arrays["bound"]
+    assert screened.sum() > 100
+    solver._check(full=False)                  # the restricted problem's certificate
+    before = solver.feature_accesses
+    cert = solver.certificate()                # made the whole problem's
+    assert solver.feature_accesses == before   # no column read
+    primal, dual = _by_hand(X, y, "logistic", 0.0, l1, None, cert.w, cert.alpha)
+    assert primal == pytest.approx(cert.primal, rel=1e-12)
+    assert dual == pytest.approx(cert.dual, rel=1e-12)
+    w_ref, _ = _reference(X, y, "logistic", 0.0, l1)
+    a = np.asarray(X @ w_ref).ravel()
+    v_ref = np.asarray(X.T @ (y / (1 + np.exp(y * a)))).ravel() / X.shape[0]
+    assert np.all(np.abs(v_ref[screened]) <= bound[screened] + 1e-6 * l1)
+    assert np.all(bound[screened] < l1)
+
+
+def test_working_set_rows_filtered_from_x_equal_those_transposed_from_its_columns():
+    """The two constructions of the working set by rows (filtered from the rows
+    of X, transposed from its columns) give the same arrays, local indices
+    increasing along each row."""
+    from primaldual.kernels.l1bounds import cols_to_rows, filter_rows
+    from primaldual.solvers.sparse.solver import csc_columns
+    X, y, _ = _data("logistic", n=80, d=30, seed=9)
+    X = sp.csr_matrix(X)
+    prob = Problem(X, y, loss="logistic", lam=0.0, l1=0.01)
+    ws = np.array([0, 3, 4, 10, 17, 29], dtype=np.int64)
+    local = np.full(prob.d, -1, dtype=np.int64)
+    local[ws] = np.arange(ws.size)
+    a = (np.zeros(prob.nnz), np.zeros(prob.nnz, np.int32), np.zeros(prob.n + 1, np.int64))
+    b = (np.zeros(prob.nnz), np.zeros(prob.nnz, np.int32), np.zeros(prob.n + 1, np.int64))
+    assert filter_rows(X.data, X.indices, X.indptr, local, *a) == X.nnz
+    cols_to_rows(csc_columns(prob), ws, prob.n, *b)
+    np.testing.assert_array_equal(a[2], b[2])
+    m = a[2][-1]
+    assert m == np.isin(X.indices, ws).sum()
+    np.testing.assert_array_equal(a[0][:m], b[0][:m])
+    np.testing.assert_array_equal(a[1][:m], b[1][:m])
+    dense = X[:, ws].toarray()
+    for i in range(prob.n):
+        k = a[1][a[2][i]:a[2][i + 1]]
+        assert np.all(np.diff(k) > 0)
+        np.testing.assert_array_equal(dense[i, k], a[0][a[2][i]:a[2][i + 1]])
+
+
 def test_auto_takes_lam_zero_and_l1():
     X, y, _ = _data("logistic")
     res = pd.solve(X, y, loss="logistic", lam=0.0, l1=0.01)
@@ -393,7 +450,9 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
     def recording(*args):
         out = kernel(*args)
         used.append((args[6].H.shape[0] > 0, bool(args[-1]), bool(out[4])))
+        built.append((args[6].indptr.shape[0] > 1, int(out[4])))
         return out
+    built = []
     monkeypatch.setattr(S, "ws_solve", recording)
     monkeypatch.setattr(S.SparseCDSolver, "GRAM_FIRST", gram_first)
     X, y = make_classification_data(n=600, d=15, density=0.4, seed=11)
@@ -406,6 +465,9 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
         switched = [i for i, (_, _, end) in enumerate(used) if end]
         assert switched                                      # then on the dense Hessian
         assert all(first for _, first, _ in used[switched[0] + 1:])   # and later sets
+        # the rows are built only when the switch asks for them (the kernel returns
+        # 2) and the solve goes on with them
+        assert built[0] == (False, 2) and built[1][0]
     else:
         assert all(first and end for _, first, end in used)
     _, p_ref = _reference(X, y, "logistic", 0.0, l1)

@@ -60,3 +60,22 @@ def test_resuming_from_a_result_reads_its_state():
     np.testing.assert_array_equal(rest.dual_coef, full.dual_coef)
     assert rest.trace[-1]["primal"] == full.trace[-1]["primal"]
     assert rest.dual == full.dual
+
+
+def test_auto_passes_its_last_leg_state_on_unread(monkeypatch):
+    """``solver="auto"`` hands the state of its last leg (here ``l1cd``) on without
+    exporting it; read, it is that leg's, and resumes to the same point."""
+    from primaldual.solvers.sparse import SparseCDSolver
+    calls = []
+    real = SparseCDSolver.get_state
+    monkeypatch.setattr(SparseCDSolver, "get_state",
+                        lambda self: calls.append(1) or real(self))
+    X, y = _data()
+    res = primaldual.solve(X, y, loss="logistic", lam=0.0, l1=0.01, random_state=0)
+    assert res.solver == "l1cd" and calls == []
+    state = res.state
+    assert calls == [1] and state.solver == "l1cd"
+    np.testing.assert_array_equal(state.arrays["w"], res.coef)
+    again = primaldual.solve(X, y, loss="logistic", lam=0.0, l1=0.01, solver="l1cd",
+                             random_state=0, resume=res)
+    assert again.converged and again.primal <= res.primal + 1e-12 * abs(res.primal)

@@ -330,12 +330,18 @@ class RecoveringCalls:
         self.calls = 0
         self.call_seconds = 0.0
 
-    def _call(self, method, *args):
+    def _call(self, method, *args, args_of=None):
+        """``method`` on every partition with ``args``, or with ``args_of(k)``
+        for partition ``k``; its answers in partition order."""
         t = time.perf_counter()
+        what = f"{self.group} {method}"
         while True:
             try:
-                out = self.pset.call_all(self.group, method, *args,
-                                         what=f"{self.group} {method}")
+                if args_of is None:
+                    out = self.pset.call_all(self.group, method, *args, what=what)
+                else:
+                    out = self.pset.wait([getattr(a, self.group)(method, *args_of(k))
+                                          for k, a in enumerate(self.pset.actors)], what)
                 break
             except _Lost as lost:
                 self._recover(lost)

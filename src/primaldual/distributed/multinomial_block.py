@@ -17,7 +17,11 @@ weights::
     dual_start(...)        a round of CoCoA+ on the dual (a first point for Newton)
 
 Each sum splits over row partitions: partition ``k`` computes its part from
-its own rows and the parts are added in partition order.  A
+its own rows and the parts are added in partition order.  A sparse
+partition keeps only the columns its rows use (``d_k`` of the ``d``): it
+takes the rows of ``coef``, ``s`` and ``D`` at those columns and returns
+``d_k x K`` parts, so on Dask a call moves ``d_k K`` numbers each way, not
+``d K`` (with many partitions of text, ``d_k`` is a fraction of ``d``).  A
 :class:`MultinomialBlock` holds the rows of one or several partitions and
 returns one part per partition; :class:`BlockMultinomialData` adds them for
 a driver in this process (the serial solver is one partition), and on Dask
@@ -43,8 +47,8 @@ from ..kernels.status import STATUS_OK
 from ..multiclass import _entropy, logsumexp_rows
 from ..rows import as_rows
 
-__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_in_order", "dense_rows_pay",
-           "join_starts"]
+__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_hessians", "add_in_order",
+           "dense_rows_pay", "join_starts"]
 
 #: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
 #: is multiplied as a dense array (BLAS beats CSR products with K columns)
@@ -58,27 +62,52 @@ def dense_rows_pay(n, d, nnz, sparse) -> bool:
     return bool(sparse and n * d <= DENSE_MAX_ENTRIES and nnz >= DENSE_MIN_DENSITY * n * d)
 
 
-def join_starts(parts):
+def join_starts(parts, columns, shape):
     """``(status, coef)``: the first failing partition's status, else the
-    partitions' start coefficients added in order."""
+    partitions' start coefficients added in order (:func:`add_in_order`)."""
     for status, _ in parts:
         if status != STATUS_OK:
             return status, None
-    return STATUS_OK, add_in_order([coef for _, coef in parts])
+    return STATUS_OK, add_in_order([coef for _, coef in parts], columns, shape)
 
 
-def add_in_order(parts):
-    """The sum of the partitions' parts, added in partition order."""
-    total = np.array(parts[0], dtype=np.float64, copy=True)
-    for p in parts[1:]:
-        total += p
+def add_in_order(parts, columns, shape):
+    """The sum of the partitions' parts (d_k x K each), added in partition
+    order into a (d, K) array at each partition's ``columns`` (None: all)."""
+    total = np.zeros(shape)
+    for cols, part in zip(columns, parts):
+        if cols is None:
+            total += part
+        else:
+            total[cols] += part
+    return total
+
+
+def add_hessians(parts, columns, d, K):
+    """The partitions' explicit Hessian parts ((d_k K) x (d_k K), upper
+    triangle) added in order into the (dK) x (dK) Hessian."""
+    total = np.zeros((d * K, d * K))
+    for cols, H in zip(columns, parts):
+        if cols is None:
+            total += H
+        else:
+            idx = (cols[:, None] * K + np.arange(K)).ravel()
+            total[np.ix_(idx, idx)] += H
     return total
 
 
 class _Part:
-    """One partition's rows (the multiplying form), labels and weights."""
+    """One partition's rows (the multiplying form; a sparse partition on the
+    columns it uses, ``cols``), labels and weights."""
 
     def __init__(self, X, y, c, K):
+        self.cols = None
+        if sp.issparse(X):
+            used = np.unique(X.indices)
+            if used.shape[0] < X.shape[1]:
+                self.cols = used.astype(np.int64)
+                X = sp.csr_matrix((X.data, np.searchsorted(used, X.indices), X.indptr),
+                                  shape=(X.shape[0], used.shape[0]))
         self.X = X
         # X^T as CSR once: its products gather by row (no transpose per product)
         self.XT = X.T.tocsr() if sp.issparse(X) else X.T
@@ -95,8 +124,15 @@ class _Part:
         self.Z = [None, None]
         self.P = [None, None]
 
+    def take(self, A):
+        """The rows of a (d, K) array at this partition's columns (``A`` as
+        given when it holds those rows already: an actor's call)."""
+        if self.cols is None or A.shape[0] == self.cols.shape[0]:
+            return A
+        return A[self.cols]
+
     def scores(self, coef):
-        return np.asarray(self.X @ coef, dtype=np.float64)
+        return np.asarray(self.X @ self.take(coef), dtype=np.float64)
 
     def rmat(self, R):
         return np.asarray(self.XT @ R, dtype=np.float64)
@@ -135,10 +171,14 @@ class MultinomialBlock:
                       for a, b in zip(part_ptr[:-1].tolist(), part_ptr[1:].tolist())]
         self.current = 0
 
+    def columns(self):
+        """Per partition the columns its parts are on (None: all ``d``)."""
+        return [p.cols for p in self.parts]
+
     # ------------------------------------------------------------ points
     def evaluate(self, coef, slot):
         """One pass at ``coef`` into ``slot``: per partition ``(loss sum,
-        X^T (c * (P - Y)))``."""
+        X^T (c * (P - Y)))`` (on its columns)."""
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         return [self._fill(p, p.scores(coef), slot) for p in self.parts]
 
@@ -202,7 +242,7 @@ class MultinomialBlock:
         for p in self.parts:
             if p.Xd is None:
                 p.Xd = p.X.toarray() if sp.issparse(p.X) else p.X
-            X, P, c, K = p.Xd, p.P[self.current], p.c, self.K
+            X, P, c, K = p.Xd, p.P[self.current], p.c, self.K    # on p's columns
             n, d = X.shape
             G = (X[:, :, None] * P[:, None, :]).reshape(n, d * K)
             G *= np.sqrt(c)[:, None]
@@ -253,9 +293,10 @@ class MultinomialBlock:
             order = np.flatnonzero(C > 0.0).astype(np.int64)
             uniforms = partition_stream(int(seed), self.first_part + k).random(
                 (int(epochs), order.shape[0]))
-            local = coef.copy()
+            start = np.ascontiguousarray(p.take(coef))
+            local = start.copy()
             status, _, _ = mn_epochs(view, order, p.Pdual, local, work, uniforms)
-            out.append((int(status), (local - coef) / sigma))
+            out.append((int(status), (local - start) / sigma))
         return out
 
 
@@ -270,16 +311,21 @@ class BlockMultinomialData:
         self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
         self.block = MultinomialBlock(problem.X, problem.y, problem.sample_weight,
                                       self.part_ptr, problem.K, dense)
+        self.columns = self.block.columns()
+        self.d, self.K = problem.d, problem.K
+
+    def _join(self, parts):
+        return add_in_order(parts, self.columns, (self.d, self.K))
 
     def evaluate(self, coef, slot):
         parts = self.block.evaluate(coef, slot)
-        return sum(ls for ls, _ in parts), add_in_order([g for _, g in parts])
+        return sum(ls for ls, _ in parts), self._join([g for _, g in parts])
 
     def evaluate_step(self, t, slot, coef):
         """The trial point ``coef`` (the current one plus ``t`` times the
         direction), from the kept scores."""
         parts = self.block.evaluate_step(t, slot)
-        return sum(ls for ls, _ in parts), add_in_order([g for _, g in parts])
+        return sum(ls for ls, _ in parts), self._join([g for _, g in parts])
 
     def use(self, slot):
         self.block.use(slot)
@@ -291,13 +337,13 @@ class BlockMultinomialData:
         return sum(self.block.line_losses(t))
 
     def hess_vec(self, D):
-        return add_in_order(self.block.hess_vec(D))
+        return self._join(self.block.hess_vec(D))
 
     def diagonal(self):
-        return add_in_order(self.block.diagonal())
+        return self._join(self.block.diagonal())
 
     def hessian(self):
-        return add_in_order(self.block.hessian())
+        return add_hessians(self.block.hessian(), self.columns, self.d, self.K)
 
     def entropy(self):
         return sum(self.block.entropy())
@@ -309,7 +355,8 @@ class BlockMultinomialData:
         return self.block.scores()
 
     def dual_start(self, coef, lam, W, epochs, sigma, seed):
-        return join_starts(self.block.dual_start(coef, lam, W, epochs, sigma, seed))
+        return join_starts(self.block.dual_start(coef, lam, W, epochs, sigma, seed),
+                           self.columns, (self.d, self.K))
 
     def info(self):
         return {}

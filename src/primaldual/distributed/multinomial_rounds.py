@@ -9,7 +9,8 @@ the client.  Per Newton step every worker returns its part of ``f`` and of
 Hessian-vector product (d x K), per line-search trial one scalar; a
 certificate gathers ``alpha_k = Y_k - P_k`` and one scalar.  The client adds
 the parts in partition order, so the run equals the in-process run with
-``n_partitions=K``.
+``n_partitions=K``.  A sparse partition works on the columns its rows use
+and is sent and returns only their rows of the ``d x K`` matrices.
 
 Recovery: a worker's state is its rows plus the scores of the current point
 and of a pending trial point.  When a call fails because a worker died, the
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dask_engine import PartitionSet, RecoveringCalls, array_sources
-from .multinomial_block import add_in_order, join_starts
+from .multinomial_block import add_hessians, add_in_order, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
 
@@ -47,9 +48,12 @@ class DaskMultinomialData(RecoveringCalls):
     backend = "dask"
     group = "multinomial"
 
-    def __init__(self, pset: PartitionSet, part_ptr, max_recoveries):
+    def __init__(self, pset: PartitionSet, part_ptr, d, K, max_recoveries):
         super().__init__(pset, max_recoveries)
         self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
+        self.d, self.K = int(d), int(K)
+        #: each partition's columns (None: all), read once
+        self.columns = [cols for cols, in self._call("columns")]
         #: the coef each slot holds on the workers, the current slot and the
         #: pending line-search direction (to rebuild a lost partition)
         self._coef = [None, None]
@@ -57,26 +61,34 @@ class DaskMultinomialData(RecoveringCalls):
         self._direction = None
 
     def _rebuild(self, parts):
-        actors = [self.pset.actors[k] for k in parts]
+        actors = {k: self.pset.actors[k] for k in parts}
         for slot, coef in enumerate(self._coef):
             if coef is not None:
-                self.pset.wait([a.multinomial("evaluate", coef, slot) for a in actors],
-                               "multinomial recovery", parts)
-        self.pset.wait([a.multinomial("use", self._current) for a in actors],
+                self.pset.wait([a.multinomial("evaluate", self._rows(coef, k), slot)
+                                for k, a in actors.items()], "multinomial recovery", parts)
+        self.pset.wait([a.multinomial("use", self._current) for a in actors.values()],
                        "multinomial recovery", parts)
         if self._direction is not None:
-            self.pset.wait([a.multinomial("direction", self._direction) for a in actors],
-                           "multinomial recovery", parts)
+            self.pset.wait([a.multinomial("direction", self._rows(self._direction, k))
+                            for k, a in actors.items()], "multinomial recovery", parts)
 
-    @staticmethod
-    def _joined(res):
-        return sum(ls for (ls, _), in res), add_in_order([g for (_, g), in res])
+    def _rows(self, A, k):
+        """The rows of the (d, K) array ``A`` that partition ``k`` uses."""
+        cols = self.columns[k]
+        return A if cols is None else np.ascontiguousarray(A[cols])
+
+    def _join(self, parts):
+        return add_in_order(parts, self.columns, (self.d, self.K))
+
+    def _joined(self, res):
+        return sum(ls for (ls, _), in res), self._join([g for (_, g), in res])
 
     # ---------------------------------------------------------- methods
     def evaluate(self, coef, slot):
         coef = np.array(coef, dtype=np.float64)
         self._coef[slot] = coef
-        return self._joined(self._call("evaluate", coef, int(slot)))
+        return self._joined(self._call(
+            "evaluate", args_of=lambda k: (self._rows(coef, k), int(slot))))
 
     def evaluate_step(self, t, slot, coef):
         """The trial point ``coef`` (= the current one plus ``t`` times the
@@ -91,20 +103,22 @@ class DaskMultinomialData(RecoveringCalls):
 
     def direction(self, s):
         self._direction = np.ascontiguousarray(s, dtype=np.float64)
-        self._call("direction", self._direction)
+        self._call("direction", args_of=lambda k: (self._rows(self._direction, k),))
 
     def line_loss(self, t):
         return sum(part for part, in self._call("line_losses", float(t)))
 
     def hess_vec(self, D):
-        return add_in_order([hv for hv, in self._call(
-            "hess_vec", np.ascontiguousarray(D, dtype=np.float64))])
+        D = np.ascontiguousarray(D, dtype=np.float64)
+        return self._join([hv for hv, in self._call(
+            "hess_vec", args_of=lambda k: (self._rows(D, k),))])
 
     def diagonal(self):
-        return add_in_order([m for m, in self._call("diagonal")])
+        return self._join([m for m, in self._call("diagonal")])
 
     def hessian(self):
-        return add_in_order([H for H, in self._call("hessian")])
+        return add_hessians([H for H, in self._call("hessian")], self.columns, self.d,
+                            self.K)
 
     def entropy(self):
         return sum(e for e, in self._call("entropy"))
@@ -114,9 +128,11 @@ class DaskMultinomialData(RecoveringCalls):
 
     def dual_start(self, coef, lam, W, epochs, sigma, seed):
         """A CoCoA+ round of every partition at once (one call)."""
+        coef = np.ascontiguousarray(coef, dtype=np.float64)
         return join_starts([part for part, in self._call(
-            "dual_start", np.ascontiguousarray(coef, dtype=np.float64), float(lam),
-            float(W), int(epochs), float(sigma), int(seed))])
+            "dual_start", args_of=lambda k: (self._rows(coef, k), float(lam), float(W),
+                                             int(epochs), float(sigma), int(seed)))],
+            self.columns, (self.d, self.K))
 
     def scores(self):
         """Not gathered: the scores stay on the workers."""

@@ -259,7 +259,8 @@ def newton_direction(spec, cols, ws, w, work, max_passes, eta):
 class WsGram(NamedTuple):
     """The working set by rows (CSR, column indices local to ``ws``) and the
     dense model Hessian ``H = X_ws' diag(hu) X_ws`` with ``hd = H d``; ``H``
-    of shape (0, 0): the directions come from :func:`newton_direction`."""
+    of shape (0, 0): the directions come from :func:`newton_direction`;
+    ``indptr`` of length 1: the rows are not built yet (:func:`ws_solve`)."""
     data: object
     indices: object
     indptr: object
@@ -269,7 +270,9 @@ class WsGram(NamedTuple):
 
 @njit(cache=True, nogil=True)
 def form_gram(rows, hu):
-    """``rows.H = X_ws' diag(hu) X_ws`` from the rows; returns the products made."""
+    """``rows.H = X_ws' diag(hu) X_ws`` from the rows (local indices increasing
+    along each row, as :func:`~primaldual.kernels.l1bounds.cols_to_rows` makes
+    them); returns the products made."""
     H = rows.H
     H[:, :] = 0.0
     acc = 0
@@ -278,15 +281,11 @@ def form_gram(rows, hu):
         if h == 0.0:
             continue
         a, b = rows.indptr[i], rows.indptr[i + 1]
-        for p in range(a, b):
+        for p in range(a, b):          # a row's local indices increase
             hp = h * rows.data[p]
-            kp = rows.indices[p]
+            Hp = H[rows.indices[p]]
             for q in range(p, b):
-                kq = rows.indices[q]
-                if kq >= kp:
-                    H[kp, kq] += hp * rows.data[q]
-                else:
-                    H[kq, kp] += hp * rows.data[q]
+                Hp[rows.indices[q]] += hp * rows.data[q]
         acc += (b - a) * (b - a + 1) // 2
     m = H.shape[0]
     for a in range(m):                  # the upper triangle was summed
@@ -546,6 +545,47 @@ def line_search(spec, cols, ws, w, margins, work, f0, halvings):
 
 
 @njit(cache=True, nogil=True)
+def _ws_gradient(spec, cols, ws, w, work):
+    """``work.grad``, ``work.hdiag`` and ``work.extra`` over the working set at
+    ``work.gu``, ``work.hu``; returns (penalty of ``w`` on it, ``max |grad|``,
+    ``sum (|grad| - l1)_+^2``, entries read).  The floor of the model's
+    curvature (``_FLOOR``, the squared hinge's) reads the weights too."""
+    floor = spec.kind == SQUARED_HINGE or spec.kind == SQUARED_EPS
+    pen = 0.0
+    vmax = 0.0
+    excess = 0.0
+    acc = 0
+    for k in range(ws.shape[0]):
+        j = ws[k]
+        g = 0.0
+        h = 0.0
+        hx = 0.0
+        a, b = cols.indptr[j], cols.indptr[j + 1]
+        if floor:
+            for p in range(a, b):
+                i = cols.indices[p]
+                x = cols.data[p]
+                g += x * work.gu[i]
+                h += x * x * work.hu[i]
+                hx += x * x * cols.cw[i]
+        else:
+            for p in range(a, b):
+                i = cols.indices[p]
+                x = cols.data[p]
+                g += x * work.gu[i]
+                h += x * x * work.hu[i]
+        acc += b - a
+        work.grad[k] = g
+        work.extra[k] = max(0.0, 2.0 * _FLOOR * hx - h) if floor else 0.0
+        work.hdiag[k] = h + _NU + work.extra[k]
+        vmax = max(vmax, abs(g))
+        if abs(g) > spec.l1:
+            excess += (abs(g) - spec.l1) ** 2
+        pen += 0.5 * spec.lam * w[j] * w[j] + spec.l1 * abs(w[j])
+    return pen, vmax, excess, acc
+
+
+@njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
              eta, refresh, max_acc, cg_iters, cg_rtol, gram_first):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
@@ -560,47 +600,28 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     (the epoch budget).  Without the dense Hessian and with ``cg_iters > 0`` each
     direction is refined by :func:`cg_refine` (the plain one is used when a step
     of at least ``2^-_CG_HALVINGS`` of the refined one does not pass Armijo's test).  Returns (status, Newton steps taken,
-    entries read, last restricted gap, whether the dense Hessian was in use)."""
+    entries read, last restricted gap, 1 if the dense Hessian was in use, else
+    0); 2 when the directions are to come from the dense Hessian but its rows
+    are not built (``rows.indptr`` of length 1): the caller builds them and
+    calls again, with the dense Hessian from the first step."""
     acc = 0
     moved = 0
     gap = math.inf
     use_gram = gram_first and rows.H.shape[0] == ws.shape[0]
     f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
     for it in range(max_newton + 1):
-        pen = 0.0
-        vmax = 0.0
-        excess = 0.0
-        for k in range(ws.shape[0]):
-            j = ws[k]
-            g = 0.0
-            h = 0.0
-            hx = 0.0
-            for p in range(cols.indptr[j], cols.indptr[j + 1]):
-                i = cols.indices[p]
-                x = cols.data[p]
-                g += x * work.gu[i]
-                h += x * x * work.hu[i]
-                hx += x * x * cols.cw[i]
-            acc += cols.indptr[j + 1] - cols.indptr[j]
-            work.grad[k] = g
-            work.extra[k] = 0.0
-            if spec.kind == SQUARED_HINGE or spec.kind == SQUARED_EPS:
-                work.extra[k] = max(0.0, 2.0 * _FLOOR * hx - h)
-            work.hdiag[k] = h + _NU + work.extra[k]
-            vmax = max(vmax, abs(g))
-            if abs(g) > spec.l1:
-                excess += (abs(g) - spec.l1) ** 2
-            pen += 0.5 * spec.lam * w[j] * w[j] + spec.l1 * abs(w[j])
+        pen, vmax, excess, a = _ws_gradient(spec, cols, ws, w, work)
+        acc += a
         f0 = f_loss + pen
         if not math.isfinite(f0):
-            return STATUS_NONFINITE, it, acc, gap, use_gram
+            return STATUS_NONFINITE, it, acc, gap, 1 if use_gram else 0
         if spec.lam == 0.0:
             dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
             dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
         gap = f0 - dual
         if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
-            return STATUS_OK, moved, acc, gap, use_gram
+            return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         a_cols = not use_gram
         if use_gram:
             if it < refresh:
@@ -624,6 +645,8 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             work.xdelta[:] = cg.xd0
             t, f_loss = line_search(spec, cols, ws, w, margins, work, f0, _MAX_HALVINGS)
         if t == 0.0:
-            return STATUS_OK, moved, acc, gap, use_gram
+            return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         moved += 1
-    return STATUS_OK, moved, acc, gap, use_gram
+        if use_gram and rows.indptr.shape[0] == 1:
+            return STATUS_OK, moved, acc, gap, 2       # the rows are wanted now
+    return STATUS_OK, moved, acc, gap, 1 if use_gram else 0

@@ -211,6 +211,12 @@ def deferred_export(solver, trace, elapsed):
     return _Export(lambda: solver.export_state(trace, elapsed))
 
 
+def state_of(result):
+    """``result.state`` as it is held: a deferred export stays deferred (a result
+    built from another one passes it on without running it)."""
+    return result.__dict__.get(_state_slot.slot)
+
+
 def deferred_state(make):
     """The value ``SolveResult.state`` takes: ``make()`` run when the state is
     first read."""

@@ -201,13 +201,13 @@ class MultinomialNewton(MulticlassSolver):
         part_ptr = contiguous_partitions(n, self.n_partitions or 1)
         if self.partitioned:
             prob.pset.timeout = float(o.round_timeout)
-            self.data = DaskMultinomialData(prob.pset, prob.part_ptr, o.max_recoveries)
+            self.data = DaskMultinomialData(prob.pset, prob.part_ptr, d, K, o.max_recoveries)
         elif o.client is None:
             self.data = BlockMultinomialData(prob, part_ptr, dense)
         else:
             self.data = DaskMultinomialData(
                 place_multiclass(prob, part_ptr, o.client, o.round_timeout, dense),
-                part_ptr, o.max_recoveries)
+                part_ptr, d, K, o.max_recoveries)
         mode = o.hessian
         dk = d * K
         fits = dk <= EXPLICIT_MAX_DK and n * dk <= EXPLICIT_MAX_ENTRIES

@@ -73,6 +73,7 @@ from .._util.interrupts import sigint_as_flag
 from .._util.threads import resolve_n_jobs
 from ..problem import Certificate
 from ._base import COMMON_OPTIONS, SOLVERS, SolveResult, pick_pair
+from ._results import state_of
 from ._base import BestIterate as BestPair
 from ._direct import direct_applies, run_direct
 from ._watch import HANDOVER_FACTOR, PROBE_CHECKS, STALL_CHECKS, _decades_per_second
@@ -530,7 +531,7 @@ class _Supervisor:
             converged=cert.rel_gap <= self.tol, n_epochs=self.epochs,
             time=time.perf_counter() - self.t0, trace=self.trace, loss=prob.loss.name,
             lam=prob.lam, l1=prob.l1, tol=self.tol, feature_accesses=self.accesses,
-            stop_reason=stop, state=last.state if last is not None else None,
+            stop_reason=stop, state=state_of(last) if last is not None else None,
             extras=extras)
 
 
