@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dask_engine import PartitionSet, RecoveringCalls, array_sources
+from .dask_engine import PartitionSet, array_sources
+from .recovering_calls import RecoveringCalls
 from .multinomial_block import add_hessians, add_in_order, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
