@@ -26,6 +26,23 @@ class MulticlassSolver(Solver):
                              f"workers need multinomial_newton")
         super().__init__(problem, **kwargs)
 
+    def _warm_alpha(self, ws):
+        """The dual start of ``warm_start`` (a SolveResult or alpha of shape
+        (n, K)), checked for shape and dual feasibility; None without one."""
+        if ws is None:
+            return None
+        prob = self.problem
+        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
+        alpha = np.array(arr, dtype=np.float64)
+        if alpha.shape != (prob.n, prob.K):
+            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
+                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
+                             f"shape {alpha.shape}")
+        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
+            raise ValueError("warm_start alpha is not dual feasible: every row of "
+                             "e_y - alpha must lie on the simplex")
+        return alpha
+
 
 class MulticlassDualSolver(MulticlassSolver):
     """A dual coordinate method on ``alpha`` of shape (n, K)."""
@@ -44,20 +61,3 @@ class MulticlassDualSolver(MulticlassSolver):
         ``s_i``, total weight ``W``)."""
         prob = self.problem
         return prob.sample_weight / (prob.W * prob.lam)
-
-    def _warm_alpha(self, ws):
-        """The dual start of ``warm_start`` (a SolveResult or alpha of shape
-        (n, K)), checked for shape and dual feasibility; None without one."""
-        if ws is None:
-            return None
-        prob = self.problem
-        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
-        alpha = np.array(arr, dtype=np.float64)
-        if alpha.shape != (prob.n, prob.K):
-            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
-                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
-                             f"shape {alpha.shape}")
-        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
-            raise ValueError("warm_start alpha is not dual feasible: every row of "
-                             "e_y - alpha must lie on the simplex")
-        return alpha

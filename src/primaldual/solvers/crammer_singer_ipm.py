@@ -9,8 +9,6 @@ reduce the binary SVM's to ``d x d`` (:mod:`primaldual.solvers.ipm`).
 """
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,10 +19,9 @@ from ..kernels.cs_ipm import (CSIPoint, CSIStep, cs_ipm_back, cs_ipm_blocks, cs_
                               cs_ipm_point, cs_ipm_qapply, cs_ipm_rhs, longest_pair)
 from ..multiclass import crammer_singer_value
 from ..problem import Certificate
-from ._base import SolveResult
-from ._blas import serial_blas
 from ._multiclass_base import MulticlassSolver
 from ._options import CommonOptions, number
+from .ipm import WholeIterations
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerIPMOptions", "CrammerSingerIPM", "ipm_fits", "ipm_iteration_flops"]
@@ -80,7 +77,7 @@ class CrammerSingerIPMOptions(CommonOptions):
                                   doc="fraction of the step to the boundary taken")
 
 
-class CrammerSingerIPM(MulticlassSolver):
+class CrammerSingerIPM(WholeIterations, MulticlassSolver):
     """Primal-dual interior-point method for the Crammer-Singer multiclass SVM.
 
     Problem (Crammer & Singer, JMLR 2 (2001); docs/multiclass-models.md), as
@@ -127,6 +124,8 @@ class CrammerSingerIPM(MulticlassSolver):
     coordinate ascent stalls.  Options: ``step_fraction`` (default 0.995).
     """
 
+    stall_start = STALL_START
+    stall_window = STALL_WINDOW
     name = "crammer_singer_ipm"
     summary = ("Crammer-Singer multiclass SVM: primal-dual interior-point method on "
                "the primal QP (d K <= 2000)")
@@ -184,19 +183,6 @@ class CrammerSingerIPM(MulticlassSolver):
         self.stall = ""
         self.last_step = 0.0
         self.gaps = []
-
-    def _warm_alpha(self, ws):
-        prob = self.problem
-        arr = ws.dual_coef if isinstance(ws, SolveResult) else ws
-        alpha = np.array(arr, dtype=np.float64)
-        if alpha.shape != (prob.n, prob.K):
-            raise ValueError(f"warm_start for {self.name} must be a SolveResult or a dual "
-                             f"point alpha of shape (n, K) = ({prob.n}, {prob.K}), got "
-                             f"shape {alpha.shape}")
-        if not np.isfinite(alpha).all() or not prob.in_dual_domain(alpha).all():
-            raise ValueError("warm_start alpha is not dual feasible: every row of "
-                             "e_y - alpha must lie on the simplex")
-        return alpha
 
     def get_state(self):
         return ({"n_iter": int(self.n_iter), "stall": self.stall,
@@ -334,20 +320,6 @@ class CrammerSingerIPM(MulticlassSolver):
         self.mu = np.maximum(mu + a * st.dmu, 1e-300)
         self.n_iter += 1
 
-    def advance(self, n_epochs, deadline):
-        target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
-        while self.n_iter < target and not self.stall \
-                and self.n_iter < self.max_epochs - 1e-9:
-            self._iterate()
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-        self.steps = self.n_iter
-        self.feature_accesses = int(self.n_iter) * self.problem.nnz
-
-    def run(self):
-        with serial_blas():
-            return super().run()
-
     # -------------------------------------------------------- certificate
     def certificate(self):
         """``alpha = e_y - mu / 1^T mu`` and the iterate ``coef`` or
@@ -365,14 +337,6 @@ class CrammerSingerIPM(MulticlassSolver):
             cert = other
         self._note_gap(cert.rel_gap)
         return cert
-
-    def _note_gap(self, rel_gap):
-        if len(self.gaps) == self.n_iter:
-            self.gaps.append(float(rel_gap))
-        k = len(self.gaps)
-        if k > STALL_START and min(self.gaps[-STALL_WINDOW:]) \
-                > 0.5 * min(self.gaps[:-STALL_WINDOW]) and not self.stall:
-            self.stall = "no_progress"
 
     def trace_extras(self):
         m = float(np.sum(self.s * self.mu)) / self.mu.size

@@ -82,8 +82,45 @@ def supports(problem) -> bool:
     return problem.loss.name in LOSSES and problem.l1 == 0 and problem.lam > 0
 
 
+class WholeIterations:
+    """``advance`` and ``run`` of an interior-point method (an epoch is one
+    iteration, ``_iterate``): whole iterations until the target, a stall
+    (``self.stall``), ``max_epochs`` or the deadline, with BLAS (forming the
+    Newton matrix, its Cholesky factorization) on one thread for the whole
+    run: several BLAS threads on a busy machine were measured 10-100x slower
+    on these sizes (primaldual.solvers._blas)."""
+
+    def advance(self, n_epochs, deadline):
+        target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
+        while self.n_iter < target and not self.stall \
+                and self.n_iter < self.max_epochs - 1e-9:
+            self._iterate()
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        self.steps = self.n_iter
+        self.feature_accesses = int(self.n_iter) * self.problem.nnz
+
+    def run(self):
+        with serial_blas():
+            return super().run()
+
+    #: the run ends when, after ``stall_start`` iterations, the best relative
+    #: gap of the last ``stall_window`` has not halved the best before them
+    stall_start = STALL_START
+    stall_window = STALL_WINDOW
+
+    def _note_gap(self, rel_gap):
+        """Record the gap of the iterate (``self.gaps``); no progress ends the run."""
+        if len(self.gaps) == self.n_iter:
+            self.gaps.append(float(rel_gap))
+        w = self.stall_window
+        if len(self.gaps) > self.stall_start and min(self.gaps[-w:]) \
+                > 0.5 * min(self.gaps[:-w]) and not self.stall:
+            self.stall = "no_progress"
+
+
 @register
-class IPMSolver(Solver):
+class IPMSolver(WholeIterations, Solver):
     """Primal-dual interior-point method on the box-constrained dual; for
     ``hinge``, ``smooth_hinge``, ``absolute`` and ``epsilon_insensitive``
     with ``l1 = 0``.
@@ -369,23 +406,6 @@ class IPMSolver(Solver):
         self.w, self.s, self.t = self.w + a * dw, s + a * ds, t + a * dt
         self.n_iter += 1
 
-    def advance(self, n_epochs, deadline):
-        target = self.n_iter + max(1, int(math.ceil(n_epochs - 1e-9)))
-        while self.n_iter < target and not self.stall \
-                and self.n_iter < self.max_epochs - 1e-9:
-            self._iterate()
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-        self.steps = self.n_iter
-        self.feature_accesses = int(self.n_iter) * self.problem.nnz
-
-    def run(self):
-        # BLAS (forming M, the Cholesky factorization) on one thread for the whole
-        # run: a serial solver; several BLAS threads on a busy machine were measured
-        # 10-100x slower on these sizes (primaldual.solvers._blas)
-        with serial_blas():
-            return super().run()
-
     # -------------------------------------------------------- certificate
     def dual_point(self):
         """alpha = g W / c (strictly inside the dual box)."""
@@ -410,15 +430,6 @@ class IPMSolver(Solver):
                                    dual=cert.dual, v=cert.v, margins=margins)
         self._note_gap(cert.rel_gap)
         return cert
-
-    def _note_gap(self, rel_gap):
-        """Record the gap of the iterate; no progress (see STALL_WINDOW) ends the run."""
-        if len(self.gaps) == self.n_iter:
-            self.gaps.append(float(rel_gap))
-        k = len(self.gaps)
-        if k > STALL_START and min(self.gaps[-STALL_WINDOW:]) \
-                > 0.5 * min(self.gaps[:-STALL_WINDOW]) and not self.stall:
-            self.stall = "no_progress"
 
     def trace_extras(self):
         p, s, t = self.p, self.s, self.t
