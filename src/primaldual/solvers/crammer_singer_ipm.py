@@ -184,27 +184,12 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         self.last_step = 0.0
         self.gaps = []
 
-    def get_state(self):
-        return ({"n_iter": int(self.n_iter), "stall": self.stall,
-                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
-                {"coef": self.coef.copy(), "xi": self.xi.copy(), "s": self.s.copy(),
-                 "mu": self.mu.copy()})
-
-    def set_state(self, meta, arrays):
-        for k in ("coef", "xi", "s", "mu"):
-            setattr(self, k, np.array(arrays[k], dtype=np.float64))
-        self.n_iter = int(meta["n_iter"])
-        self.stall = str(meta["stall"])
-        self.last_step = float(meta["last_step"])
-        self.gaps = [float(x) for x in meta["gaps"]]
+    #: the iterate's arrays, saved in checkpoints
+    state_arrays = ("coef", "xi", "s", "mu")
 
     @property
     def stalled(self):
         return bool(self.stall)
-
-    @property
-    def epochs(self):
-        return float(self.n_iter)
 
     # ------------------------------------------------------ linear algebra
     def _diff(self, Z):

@@ -104,6 +104,26 @@ class WholeIterations:
         with serial_blas():
             return super().run()
 
+    #: the names of the iterate's arrays (a checkpoint holds them)
+    state_arrays = ()
+
+    def get_state(self):
+        return ({"n_iter": int(self.n_iter), "stall": self.stall,
+                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
+                {k: getattr(self, k).copy() for k in self.state_arrays})
+
+    def set_state(self, meta, arrays):
+        for k in self.state_arrays:
+            setattr(self, k, np.array(arrays[k], dtype=np.float64))
+        self.n_iter = int(meta["n_iter"])
+        self.stall = str(meta["stall"])
+        self.last_step = float(meta["last_step"])
+        self.gaps = [float(x) for x in meta["gaps"]]
+
+    @property
+    def epochs(self):
+        return float(self.n_iter)
+
     #: the run ends when, after ``stall_start`` iterations, the best relative
     #: gap of the last ``stall_window`` has not halved the best before them
     stall_start = STALL_START
@@ -275,27 +295,16 @@ class IPMSolver(WholeIterations, Solver):
     def stalled(self):
         return bool(self.stall)
 
-    def get_state(self):
-        return ({"n_iter": int(self.n_iter), "stall": self.stall,
-                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
-                {"w": self.w.copy(), "p": self.p.copy(), "s": self.s.copy(),
-                 "t": self.t.copy()})
+    #: the iterate's arrays, saved in checkpoints
+    state_arrays = ("w", "p", "s", "t")
+
 
     def set_state(self, meta, arrays):
         if "p" not in arrays or "w" not in arrays:
             raise ValueError("cannot resume: the checkpoint holds the state of the earlier "
                              "dual-only interior-point method (no primal iterate w); start "
                              "a new run (warm_start= takes the previous result)")
-        for k in ("w", "p", "s", "t"):
-            setattr(self, k, np.array(arrays[k], dtype=np.float64))
-        self.n_iter = int(meta["n_iter"])
-        self.stall = str(meta["stall"])
-        self.last_step = float(meta["last_step"])
-        self.gaps = [float(x) for x in meta["gaps"]]
-
-    @property
-    def epochs(self):
-        return float(self.n_iter)
+        super().set_state(meta, arrays)
 
     # ---------------------------------------------------- linear algebra
     def _x(self, m):
