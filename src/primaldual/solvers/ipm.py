@@ -298,7 +298,6 @@ class IPMSolver(WholeIterations, Solver):
     #: the iterate's arrays, saved in checkpoints
     state_arrays = ("w", "p", "s", "t")
 
-
     def set_state(self, meta, arrays):
         if "p" not in arrays or "w" not in arrays:
             raise ValueError("cannot resume: the checkpoint holds the state of the earlier "
