@@ -4,13 +4,14 @@ worker (the distributed Newton methods: :mod:`.newton_rounds`,
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 
 from .dask_engine import WorkerLostError, _Lost
 
 __all__ = ["RecoveringCalls"]
 
 
-class RecoveringCalls:
+class RecoveringCalls(ABC):
     """A driver's calls of one actor method group (:attr:`group`, e.g.
     ``"newton"``) on every partition.  A call that loses a worker re-creates
     the lost partitions' actors on live workers, lets :meth:`_rebuild` restore
@@ -60,9 +61,9 @@ class RecoveringCalls:
             except _Lost as again:        # another loss while recovering
                 parts = sorted(set(parts) | set(again.parts))
 
+    @abstractmethod
     def _rebuild(self, parts):
         """Restore the state of the re-created actors of ``parts``."""
-        raise NotImplementedError
 
     def info(self):
         out = {"recoveries": int(self.recoveries), "calls": int(self.calls)}

@@ -179,17 +179,10 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
             loss, _ = crammer_singer_value(self.X @ self.coef, prob.y)
             self.xi = loss + 1.0
         self.s = self.xi[:, None] - self.E - self._diff(self.X @ self.coef)
-        self.n_iter = 0
-        self.stall = ""
-        self.last_step = 0.0
-        self.gaps = []
+        self.start_loop()
 
     #: the iterate's arrays, saved in checkpoints
     state_arrays = ("coef", "xi", "s", "mu")
-
-    @property
-    def stalled(self):
-        return bool(self.stall)
 
     # ------------------------------------------------------ linear algebra
     def _diff(self, Z):

@@ -107,6 +107,17 @@ class WholeIterations:
     #: the names of the iterate's arrays (a checkpoint holds them)
     state_arrays = ()
 
+    def start_loop(self):
+        """The loop's counters at the first iteration."""
+        self.n_iter = 0
+        self.stall = ""
+        self.last_step = 0.0
+        self.gaps = []
+
+    @property
+    def stalled(self):
+        return bool(self.stall)
+
     def get_state(self):
         return ({"n_iter": int(self.n_iter), "stall": self.stall,
                  "last_step": float(self.last_step), "gaps": list(self.gaps)},
@@ -274,10 +285,7 @@ class IPMSolver(WholeIterations, Solver):
         self.p = self.lo + (self.hi - self.lo) * frac
         self.s = 1.0 + np.abs(self.b)
         self.t = self.s.copy()
-        self.n_iter = 0
-        self.stall = ""
-        self.last_step = 0.0
-        self.gaps = []
+        self.start_loop()
 
     def _warm_pair(self, warm_start):
         """``(w, alpha or None)`` to start from."""
@@ -290,10 +298,6 @@ class IPMSolver(WholeIterations, Solver):
             alpha = self.warm_start_alpha()
             return prob.w_of(alpha), alpha
         return self.warm_start_coef(), None
-
-    @property
-    def stalled(self):
-        return bool(self.stall)
 
     #: the iterate's arrays, saved in checkpoints
     state_arrays = ("w", "p", "s", "t")
