@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
-import scipy.linalg.lapack
 
 from ..kernels.cs_ipm import (CSIPoint, CSIStep, cs_ipm_back, cs_ipm_blocks, cs_ipm_center,
                               cs_ipm_point, cs_ipm_qapply, cs_ipm_rhs, longest_pair)
@@ -21,7 +19,7 @@ from ..multiclass import crammer_singer_value
 from ..problem import Certificate
 from ._multiclass_base import MulticlassSolver
 from ._options import CommonOptions, number
-from .ipm import WholeIterations
+from .ipm import WholeIterations, equilibrate, scaled_solve, spd_factor
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerIPMOptions", "CrammerSingerIPM", "ipm_fits", "ipm_iteration_flops"]
@@ -190,10 +188,10 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         return Z - Z[self.idx, self.problem.y][:, None]
 
     def _matrix(self, p):
-        """``S (lam I + sum_i x_i^T x_i (x) Q_i) S`` and ``S`` (unit diagonal).
-        With the outer products ``X2``: one product ``X2^T [Q_i]`` of the
-        blocks of :func:`~primaldual.kernels.cs_ipm.cs_ipm_blocks`; else
-        ``Q_i = sum_{l != j} a_l (e_l - e_j)(e_l - e_j)^T - f f^T`` for the pivot
+        """``S (lam I + sum_i x_i^T x_i (x) Q_i) S`` and ``S`` (unit diagonal;
+        :func:`~primaldual.solvers.ipm.equilibrate`).  With the outer products
+        ``X2``: one product ``X2^T [Q_i]`` of the blocks of
+        :func:`~primaldual.kernels.cs_ipm.cs_ipm_blocks`; else ``Q_i = sum_{l != j} a_l (e_l - e_j)(e_l - e_j)^T - f f^T`` for the pivot
         ``j`` (the largest ``D_ik``), ``a = D`` off it, ``f = (a - (1^T a) e_j) /
         sqrt(delta)``, in ``K^2`` products and one of ``n x dK``.  Neither holds
         ``D_ij`` itself, only products with it over ``delta``."""
@@ -202,9 +200,9 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         if self.X2 is not None:
             Qf = np.empty((n, K * K))
             cs_ipm_blocks(p, Qf)
-            H = np.ascontiguousarray((self.X2.T @ Qf).reshape(d, d, K, K)
-                                     .transpose(0, 2, 1, 3)).reshape(d * K, d * K)
-            return self._scaled(H)
+            return equilibrate(np.ascontiguousarray(
+                (self.X2.T @ Qf).reshape(d, d, K, K).transpose(0, 2, 1, 3)
+            ).reshape(d * K, d * K), prob.lam)
         D, piv, delta = p.D, p.piv, p.delta
         a = D.copy()
         a[self.idx, piv] = 0.0
@@ -231,15 +229,7 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         for lo in range(0, n, step):
             F = (X[lo:lo + step, :, None] * f[lo:lo + step, None, :]).reshape(-1, d * K)
             H -= F.T @ F
-        return self._scaled(H)
-
-    def _scaled(self, H):
-        """``S (H + lam I) S`` (in place) and ``S``, its unit-diagonal scaling."""
-        H.flat[::H.shape[0] + 1] += self.problem.lam
-        scale = 1.0 / np.sqrt(np.maximum(np.diag(H), 1e-300))
-        H *= scale[:, None]
-        H *= scale[None, :]
-        return H, scale
+        return equilibrate(H, prob.lam)
 
     # ------------------------------------------------------------ updates
     def _iterate(self):
@@ -253,16 +243,16 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         m = cs_ipm_point(p, X @ coef, xi, r_s, r_xi, M) / (n * K)
         r_w = lam * coef + X.T @ M
         H, scale = self._matrix(p)
-        cf = _cholesky(H)
+        cf = spd_factor(H)
         R, Qz = np.empty((n, K)), np.empty((n, K))
 
         def solve(rhs):
-            x = scale * _cho_solve(cf, scale * rhs)
+            x = scaled_solve(cf, scale, rhs)
             # one step of iterative refinement on the exact (row-wise) product
             xm = x.reshape(coef.shape)
             cs_ipm_qapply(p, X @ xm, Qz)
             r = rhs - (lam * xm + X.T @ Qz).ravel()
-            return x + scale * _cho_solve(cf, scale * r)
+            return x + scaled_solve(cf, scale, r)
 
         def direction(r_c, rs, rx, rw):
             cs_ipm_rhs(p, rs, r_c, rx, R)
@@ -320,32 +310,5 @@ class CrammerSingerIPM(WholeIterations, MulticlassSolver):
         m = float(np.sum(self.s * self.mu)) / self.mu.size
         return {"iterations": int(self.n_iter), "mu": m, "step": self.last_step}
 
-    def result_extras(self):
-        if not self.stall:
-            return {}
-        why = {"step_collapse": "the interior-point step collapsed",
-               "no_progress": f"the relative gap did not halve in {STALL_WINDOW} "
-                              f"iterations"}[self.stall]
-        return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
-
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
-
-
-def _cho_solve(cf, b):
-    c, lower = cf
-    x, info = scipy.linalg.lapack.dpotrs(c, b, lower=int(lower))
-    if info != 0:
-        raise ValueError(f"LAPACK potrs failed (info={info})")
-    return x
-
-
-def _cholesky(A):
-    """Cholesky factor of the symmetric positive definite A; a relative jitter
-    of the diagonal when rounding makes it indefinite."""
-    try:
-        return scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        A = A.copy()
-        A[np.diag_indices_from(A)] += 1e-12
-        return scipy.linalg.cho_factor(A, lower=True, check_finite=False)

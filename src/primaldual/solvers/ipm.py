@@ -118,6 +118,15 @@ class WholeIterations:
     def stalled(self):
         return bool(self.stall)
 
+    def result_extras(self):
+        if not self.stall:
+            return {}
+        why = {"step_collapse": "the interior-point step collapsed (no representable "
+                                "progress)",
+               "no_progress": f"the relative gap did not halve in {self.stall_window} "
+                              f"iterations"}[self.stall]
+        return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
+
     def get_state(self):
         return ({"n_iter": int(self.n_iter), "stall": self.stall,
                  "last_step": float(self.last_step), "gaps": list(self.gaps)},
@@ -331,9 +340,9 @@ class IPMSolver(WholeIterations, Solver):
 
         def solve(r_w, rho):
             rhs = self._xt(rho) - r_w
-            dw = scale * _cho_solve(cf, scale * rhs)
+            dw = scaled_solve(cf, scale, rhs)
             for _ in range(REFINE_STEPS):
-                dw = dw + scale * _cho_solve(cf, scale * (rhs - apply(dw)))
+                dw = dw + scaled_solve(cf, scale, rhs - apply(dw))
             return dw, None
         return solve
 
@@ -350,11 +359,7 @@ class IPMSolver(WholeIterations, Solver):
             Xs = self._buf
             scale_rows(X, np.sqrt(E), Xs)
             M = Xs.T @ Xs
-        M.flat[::M.shape[0] + 1] += prob.lam
-        scale = 1.0 / np.sqrt(np.diag(M))
-        M *= scale[:, None]
-        M *= scale[None, :]
-        return _cholesky(M), scale
+        return equilibrated_factor(M, prob.lam)
 
     def _kernel_solver(self, E):
         """The ``n < d`` form: ``(X X^T / lam + diag(1/E)) dg = rho / E + X r_w / lam``,
@@ -366,7 +371,7 @@ class IPMSolver(WholeIterations, Solver):
             self._kernel = (K.toarray() if hasattr(K, "toarray") else np.asarray(K)) / lam
         A = self._kernel.copy()
         A.flat[::A.shape[0] + 1] += 1.0 / E
-        cf = _cholesky(A)
+        cf = spd_factor(A)
 
         def solve(r_w, rho):
             rhs = rho / E + self._x(r_w) / lam
@@ -448,14 +453,6 @@ class IPMSolver(WholeIterations, Solver):
         mu = (np.sum(s * (p - self.lo)) + np.sum(t * (self.hi - p))) / (2 * p.size)
         return {"iterations": int(self.n_iter), "mu": float(mu), "step": self.last_step}
 
-    def result_extras(self):
-        if not self.stall:
-            return {}
-        why = {"step_collapse": "the interior-point step collapsed (no representable "
-                                "progress)",
-               "no_progress": f"the relative gap did not halve in {STALL_WINDOW} "
-                              f"iterations"}[self.stall]
-        return {"stall": self.stall, "stall_detail": f"{why} after {self.n_iter} iterations"}
 
 
 def _blocks(prob, u):
@@ -519,6 +516,29 @@ def densifies(problem) -> bool:
         and problem.nnz >= DENSIFY_MIN_DENSITY * n * d
 
 
+def equilibrate(M, lam):
+    """``(S (M + lam I) S, S)``, in place (``M`` symmetric positive
+    semidefinite): ``S`` scales it to a unit diagonal, which keeps the
+    factorization accurate when the diagonal spans many orders of magnitude."""
+    M.flat[::M.shape[0] + 1] += lam
+    scale = 1.0 / np.sqrt(np.maximum(np.diag(M), 1e-300))
+    M *= scale[:, None]
+    M *= scale[None, :]
+    return M, scale
+
+
+def equilibrated_factor(M, lam):
+    """``(cf, S)``: the Cholesky factor of :func:`equilibrate`'s matrix and
+    ``S``; solve with :func:`scaled_solve`."""
+    M, scale = equilibrate(M, lam)
+    return spd_factor(M), scale
+
+
+def scaled_solve(cf, scale, b):
+    """``(M + lam I)^{-1} b`` from :func:`equilibrated_factor`'s ``(cf, S)``."""
+    return scale * _cho_solve(cf, scale * b)
+
+
 def _cho_solve(cf, b):
     """``scipy.linalg.cho_solve(cf, b)`` through LAPACK's ``potrs`` directly: the
     solves are the inner loop and on small systems the checks of the public
@@ -533,7 +553,7 @@ def _cho_solve(cf, b):
 _POTRS = scipy.linalg.lapack.dpotrs
 
 
-def _cholesky(A):
+def spd_factor(A):
     """Cholesky factor of the symmetric positive definite A; a relative jitter
     of the diagonal when rounding makes it indefinite."""
     try:
