@@ -80,7 +80,8 @@ class _Part:
         self.c = np.ascontiguousarray(c, dtype=np.float64)
         n = self.y.shape[0]
         self.alpha = cold_alpha(self.y, self.rows.sqnorm, K)
-        self.act = CSActive(np.arange(n, dtype=np.int64), np.full(n, K, dtype=np.int64),
+        self.order = np.arange(n, dtype=np.int64)
+        self.act = CSActive(self.order.copy(), np.full(n, K, dtype=np.int64),
                             np.tile(np.arange(K, dtype=np.int64), (n, 1)))
         self.work = CSWork(*(np.empty(K) for _ in range(5)), np.zeros(n),
                            np.zeros(n, dtype=np.int64))
@@ -147,6 +148,7 @@ class CSBlock:
             state = partition_stream(int(seed), self.first_part + k).integers(
                 0, 2 ** 63, size=1).astype(np.uint64)
             avg = CSAverage(np.empty((0, self.K)), np.zeros(epochs))
+            p.act.rows[:] = p.order      # a round depends on (alpha, coef, seed) only
             status, _, reads = cs_epochs(view, p.act, sched, beta, local, p.work, epochs,
                                          state, False, avg)
             if int(status) == STATUS_OK:
