@@ -196,7 +196,7 @@ def test_dask_estimator_in_memory_dask_arrays_and_part_files(client, tmp_path):
     from primaldual.dask import LinearClassifier
     X, y = blobs(150, 6, 3, seed=6)
     labels = np.array([2.0, 5.0, 9.0])[y]
-    kw = dict(loss="crammer_singer", alpha=0.05, tol=1e-6, random_state=0)
+    kw = dict(loss="crammer_singer", alpha=1.0, tol=1e-6, random_state=0)
     dist = LinearClassifier(client=client, solver_options={"n_partitions": 2}, **kw)
     dist.fit(X, labels)
     local = Local(solver="cocoa", solver_options={"n_partitions": 2}, **kw).fit(X, labels)
@@ -204,7 +204,7 @@ def test_dask_estimator_in_memory_dask_arrays_and_part_files(client, tmp_path):
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-12)
     assert (dist.predict(X) == local.predict(X)).all()
     # Dask arrays: one partition per row chunk
-    ref = Local(loss="crammer_singer", alpha=0.05, tol=1e-10).fit(X, labels)
+    ref = Local(loss="crammer_singer", alpha=1.0, tol=1e-10).fit(X, labels)
     arr = LinearClassifier(client=client, **kw)
     arr.fit(da.from_array(X, chunks=(50, 6)), da.from_array(labels, chunks=50))
     assert list(arr.classes_) == [2.0, 5.0, 9.0] and arr.trace_[-1][-1]["partitions"] == 3
