@@ -59,7 +59,7 @@ def test_partitions_reach_the_cvxpy_optimum_and_certify_by_hand(K):
 
 
 def _subproblem(X, y, c, W, lam, coef, alpha, delta, K):
-    """G_k^{sigma'}(delta; coef, alpha) of CoCoA+ (Ma et al. 2015, eq. (9);
+    """G_k^{sigma'}(delta; coef, alpha) of CoCoA+ (Ma et al. 2015, eq. (10);
     sigma' = K) for one partition's rows (weights ``c``, of the total ``W``),
     in this library's scaling: the partition's share of the dual with its own
     change ``u = coef(delta)`` counted sigma' times."""
@@ -94,7 +94,7 @@ def test_a_round_is_cocoa_plus_and_the_dual_rises():
         alpha = new
         np.testing.assert_allclose(coef, prob.w_of(alpha), rtol=0, atol=1e-12)
         dual = prob.dual(alpha)
-        assert dual >= sum(subs) - 1e-13            # Ma et al., Lemma 3 (sigma' = K)
+        assert dual >= sum(subs) - 1e-13            # ||sum_k u_k||^2 <= K sum_k ||u_k||^2
         assert dual > last
         last = dual
 

@@ -3,8 +3,8 @@
 The dual of the Crammer-Singer SVM (docs/multiclass-models.md) is separable
 over rows: ``alpha_i`` (K values, ``e_y - alpha_i`` on the simplex) is row
 ``i``'s block, and ``coef(alpha) = (1/(W lam)) sum_i c_i x_i^T alpha_i``.  A
-CoCoA+ round (Ma et al., ICML 2015; Smith et al., JMLR 18 (2018), eq. (10),
-adding with ``sigma'``) gives partition ``k`` the local subproblem, in
+CoCoA+ round (Ma et al., ICML 2015, eq. (10), adding with ``sigma'``; Smith
+et al., JMLR 18 (2018)) gives partition ``k`` the local subproblem, in
 LIBLINEAR's scaling ``beta_i = C_i alpha_i``, ``C_i = c_i / (W lam)``::
 
     min_{dbeta_[k]}  <coef, dcoef_k> + sigma'/2 ||dcoef_k||^2 - sum_{i in k} dbeta_{i, y_i}

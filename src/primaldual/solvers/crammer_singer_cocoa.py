@@ -50,8 +50,8 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
     through its dual over ``alpha`` (n x K, ``e_{y_i} - alpha_i`` on the
     simplex), ``coef(alpha) = (1/(W lam)) sum_i c_i x_i^T alpha_i``, split in
     ``K`` contiguous row partitions.  Each round every partition solves the
-    CoCoA+ local subproblem (Ma et al., ICML 2015; Smith et al., JMLR 18
-    (2018), eq. (10), with ``sigma' = K``) from the global ``coef`` by
+    CoCoA+ local subproblem (Ma et al., ICML 2015, eq. (10); Smith et al.,
+    JMLR 18 (2018); with ``sigma' = K``) from the global ``coef`` by
     ``local_epochs`` epochs of the sequential dual method (Keerthi et al.,
     KDD 2008; the serial ``crammer_singer_dual`` kernel, without shrinking
     or averaging) run with ``lam / sigma'``: its ``coef_local = coef +
