@@ -43,7 +43,7 @@ __all__ = ["CSBlock", "BlockCSData", "cold_alpha", "DENSE_ROWS_DENSITY"]
 #: dense rows with more than this share of nonzero entries are read as dense
 #: by the kernel, else as CSR (the serial solver's rule)
 DENSE_ROWS_DENSITY = 0.75
-#: the first entry of the kernel's schedule (shrinking is off: not used)
+#: the first shrinking threshold (the serial method's), again after each check
 _EPS = 1.0
 
 
@@ -80,11 +80,22 @@ class _Part:
         self.c = np.ascontiguousarray(c, dtype=np.float64)
         n = self.y.shape[0]
         self.alpha = cold_alpha(self.y, self.rows.sqnorm, K)
-        self.order = np.arange(n, dtype=np.int64)
-        self.act = CSActive(self.order.copy(), np.full(n, K, dtype=np.int64),
+        self.act = CSActive(np.arange(n, dtype=np.int64), np.full(n, K, dtype=np.int64),
                             np.tile(np.arange(K, dtype=np.int64), (n, 1)))
+        #: the kernel's schedule: active rows, shrinking threshold, index order, revisit
+        self.sched = np.zeros(4)
+        self.reset()
         self.work = CSWork(*(np.empty(K) for _ in range(5)), np.zeros(n),
                            np.zeros(n, dtype=np.int64))
+
+    def reset(self):
+        """Every row and class back in the active set, in index order, and the
+        first threshold: the state after a check depends on ``alpha`` only."""
+        n, K = self.act.cls.shape
+        self.act.rows[:] = np.arange(n)
+        self.act.n_cls[:] = K
+        self.act.cls[:] = np.arange(K)
+        self.sched[0], self.sched[1] = n, _EPS
 
     def take(self, A):
         """The rows of a (d, K) array at this partition's columns (``A`` as
@@ -126,13 +137,17 @@ class CSBlock:
         return [p.cols for p in self.parts]
 
     # ------------------------------------------------------------ rounds
-    def round(self, coef, lam, W, sigma, epochs, seed, sequential, revisit):
+    def round(self, coef, lam, W, sigma, epochs, seed, sequential, revisit, shrinking):
         """One CoCoA+ round (module docstring) from the global ``coef =
         coef(alpha)``: per partition ``(status, dcoef_k, entries read)`` after
-        ``epochs`` epochs of the serial kernel (no shrinking; ``revisit``: its
-        second visit to the hot rows; ``sequential``: passes in index order)
-        with the bounds ``sigma' c_i / (W lam)``; the orders come from
-        SplitMix64 seeded by the partition's stream of ``seed``."""
+        ``epochs`` epochs of the serial kernel (``revisit``: its second visit
+        to the hot rows; ``sequential``: passes in index order) with the
+        bounds ``sigma' c_i / (W lam)``; the orders come from SplitMix64 seeded
+        by the partition's stream of ``seed``.  With ``shrinking`` the
+        kernel's active set and threshold carry over from round to round
+        (LIBLINEAR's rule, on the local subproblem) until the next check,
+        which returns every row and class (:meth:`dual_parts`); without, every
+        round starts from all of them."""
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         sigma = float(sigma)
         epochs = int(epochs)
@@ -144,13 +159,15 @@ class CSBlock:
             beta = np.ascontiguousarray(p.alpha * C[:, None])
             start = np.ascontiguousarray(p.take(coef))
             local = start.copy()
-            sched = np.array([p.y.shape[0], _EPS, float(bool(sequential)), float(revisit)])
+            if not shrinking:
+                p.reset()
+            sched = p.sched
+            sched[2], sched[3] = float(bool(sequential)), float(revisit)
             state = partition_stream(int(seed), self.first_part + k).integers(
                 0, 2 ** 63, size=1).astype(np.uint64)
             avg = CSAverage(np.empty((0, self.K)), np.zeros(epochs))
-            p.act.rows[:] = p.order      # a round depends on (alpha, coef, seed) only
             status, _, reads = cs_epochs(view, p.act, sched, beta, local, p.work, epochs,
-                                         state, False, avg)
+                                         state, bool(shrinking), avg)
             if int(status) == STATUS_OK:
                 p.alpha = beta / C[:, None]
             out.append((int(status), (local - start) / sigma, int(reads)))
@@ -161,10 +178,13 @@ class CSBlock:
         """Per partition ``(X_k^T (C_k alpha_k), alpha_k, sum_i c_i alpha_{i,
         y_i})`` (``C = c / (W lam)``): the parts of ``coef(alpha)`` and of the
         dual; the conjugate sum is -inf when a row of ``e_y - alpha`` is off
-        the simplex."""
+        the simplex.  Every row and class returns to the active set: a round
+        depends on ``alpha``, ``coef`` and its seed only after a check (a
+        resumed checkpoint goes on exactly)."""
         scale = 1.0 / (float(W) * float(lam))
         out = []
         for p in self.parts:
+            p.reset()
             R = p.alpha * (p.c * scale)[:, None]
             part = np.asarray(p.X.T @ R, dtype=np.float64)
             conj = float(p.c @ crammer_singer_neg_conjugate(p.alpha, p.y))
@@ -208,11 +228,11 @@ class BlockCSData:
     def _join(self, parts):
         return add_in_order(parts, self.columns, (self.d, self.K))
 
-    def round(self, lam, W, sigma, epochs, seed, sequential, revisit):
+    def round(self, lam, W, sigma, epochs, seed, sequential, revisit, shrinking):
         """One round from ``self.coef``; returns ``(status, entries read)`` and
         adds the partitions' changes to ``self.coef`` in partition order."""
         return self._apply(self.block.round(self.coef, lam, W, sigma, epochs, seed,
-                                            sequential, revisit))
+                                            sequential, revisit, shrinking))
 
     def _apply(self, parts):
         for status, _, _ in parts:

@@ -83,11 +83,11 @@ class DaskCSData(RecoveringCalls):
             self.coef = self._join([part for (part, _, _), in res])
 
     # ---------------------------------------------------------- methods
-    def round(self, lam, W, sigma, epochs, seed, sequential, revisit):
+    def round(self, lam, W, sigma, epochs, seed, sequential, revisit, shrinking):
         self._consts = (float(lam), float(W))
         res = self._call("round", args_of=lambda k: (
             self._rows(self.coef, k), float(lam), float(W), float(sigma), int(epochs),
-            int(seed), bool(sequential), float(revisit)))
+            int(seed), bool(sequential), float(revisit), bool(shrinking)))
         parts = [part for part, in res]
         reads = sum(r for _, _, r in parts)
         for status, _, _ in parts:

@@ -16,7 +16,7 @@ from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
-from ._options import CommonOptions, PartitionOptions, number
+from ._options import CommonOptions, PartitionOptions, flag, number
 from ._schedule import CHECK_PASS_COST
 from .crammer_singer import SEQUENTIAL_FULL_BYTES
 from .multinomial import _multiclass_eval
@@ -32,6 +32,8 @@ class CrammerSingerCoCoAOptions(PartitionOptions, CommonOptions):
     local_epochs: int = number(1, integer=True, low=1.0, strict=False,
                                doc="epochs of the sequential dual method per partition "
                                    "and round")
+    shrinking: bool = flag(True, doc="LIBLINEAR's shrinking on each partition's local "
+                                     "subproblem; every row and class returns at each check")
     revisit: float = number(0.25, low=0.0, strict=False, high=1.0,
                             doc="after each local pass, visit again the rows whose "
                                 "violation exceeded this share of the pass's largest "
@@ -53,8 +55,8 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
     CoCoA+ local subproblem (Ma et al., ICML 2015, eq. (10); Smith et al.,
     JMLR 18 (2018); with ``sigma' = K``) from the global ``coef`` by
     ``local_epochs`` epochs of the sequential dual method (Keerthi et al.,
-    KDD 2008; the serial ``crammer_singer_dual`` kernel, without shrinking
-    or averaging) run with ``lam / sigma'``: its ``coef_local = coef +
+    KDD 2008; the serial ``crammer_singer_dual`` kernel, without averaging)
+    run with ``lam / sigma'``: its ``coef_local = coef +
     sigma' dcoef_k`` and its row step's quadratic term ``sigma' ||x_i||^2 /
     (W lam)`` (:mod:`primaldual.distributed.cs_block`).  The client adds
     the partitions' changes ``dcoef_k`` in partition order; the dual rises
@@ -67,13 +69,19 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
 
     ``n_partitions``: the partitions (None: one per Dask worker with a
     ``client``, one in process without; one partition is the serial method
-    without shrinking).  With a ``client`` the partitions live on the
+    without averaging).  With a ``client`` the partitions live on the
     workers (:mod:`primaldual.distributed.cs_rounds`) and the run equals
     the in-process run with the same ``n_partitions`` and seed; a lost
     worker's partition is re-created from the last check's ``alpha``.
 
-    Options: ``local_epochs`` (1), ``revisit`` (0.25, as the serial
-    method), ``n_partitions``, ``client``, ``round_timeout``,
+    With ``shrinking`` (default) each partition shrinks its local
+    subproblem as LIBLINEAR does (rows and classes at their bounds leave
+    its passes; usps.t: a round 4x cheaper), its active set carried from
+    round to round; every check returns every row and class, so that a
+    round depends only on ``alpha``, ``W`` and its seed after a check.
+
+    Options: ``local_epochs`` (1), ``shrinking`` (True), ``revisit``
+    (0.25, as the serial method), ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries``.  ``max_epochs`` counts epochs: rounds times
     ``local_epochs``.  ``warm_start``: a SolveResult or a dual point alpha
     (n, K) (rows in this process only).
@@ -180,7 +188,8 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
         for _ in range(left):
             status, reads = self.data.round(prob.lam, prob.W, self.sigma, E,
                                             int(self.rng.integers(2 ** 62)),
-                                            self.sequential, float(self.opts.revisit))
+                                            self.sequential, float(self.opts.revisit),
+                                            bool(self.opts.shrinking))
             if status != STATUS_OK:
                 raise FloatingPointError(f"{self.name}: a non-finite step in round "
                                          f"{self.rounds + 1}; scale the features")
