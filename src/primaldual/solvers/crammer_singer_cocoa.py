@@ -76,9 +76,10 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
 
     With ``shrinking`` (default) each partition shrinks its local
     subproblem as LIBLINEAR does (rows and classes at their bounds leave
-    its passes; letter.scale, usps.t: a round 2.6-3.3x cheaper), its active set carried from
-    round to round; every check returns every row and class, so that a
-    round depends only on ``alpha``, ``W`` and its seed after a check.
+    its passes; letter.scale, usps.t: a round 2.6-3.3x cheaper), its
+    active set carried from round to round; every check returns every row
+    and class, so that after a check a round depends only on ``alpha``,
+    ``W`` and its seed.
 
     Options: ``local_epochs`` (1), ``shrinking`` (True), ``revisit``
     (0.25, as the serial method), ``n_partitions``, ``client``, ``round_timeout``,
