@@ -242,7 +242,7 @@ def test_cli_scheduler_fits_crammer_singer_on_part_files(capsys, tmp_path, clust
               "--json"]
     code, out, err = run_main("fit", path, "--scheduler", cluster.scheduler_address,
                               "--partitions", "2", "--parts-dir", tmp_path / "parts",
-                              "--model", model, *common)
+                              "--model", model, "--test", path, *common)
     assert code == 0, err
     rec = json.loads(out.strip().splitlines()[-1])
     assert rec["solver"] == "crammer_singer_cocoa" and rec["partitions"] == 2
@@ -254,6 +254,7 @@ def test_cli_scheduler_fits_crammer_singer_on_part_files(capsys, tmp_path, clust
     dist, ref = load_model(model), load_model(local_model)
     np.testing.assert_array_equal(dist.classes_, ref.classes_)
     assert np.mean(dist.predict(X) == ref.predict(X)) >= 0.98
+    assert rec["test_accuracy"] == pytest.approx(float(np.mean(dist.predict(X) == y)))
     code, out, err = run_main("fit", path, "--scheduler", cluster.scheduler_address,
                               "--parts-dir", tmp_path / "p2", "--loss", "crammer_singer",
                               "--solver", "newton")
