@@ -203,6 +203,9 @@ def test_dask_estimator_in_memory_dask_arrays_and_part_files(client, tmp_path):
     assert dist.solver_ == "crammer_singer_cocoa" and dist.coef_.shape == (3, 6)
     np.testing.assert_allclose(dist.coef_, local.coef_, rtol=0, atol=1e-12)
     assert (dist.predict(X) == local.predict(X)).all()
+    # without n_partitions: one partition per worker
+    res = solve(X, y, loss="crammer_singer", lam=1.0, tol=1e-4, client=client)
+    assert res.solver == "crammer_singer_cocoa" and res.trace[-1]["partitions"] == 2
     # Dask arrays: one partition per row chunk
     ref = Local(loss="crammer_singer", alpha=1.0, tol=1e-10).fit(X, labels)
     arr = LinearClassifier(client=client, **kw)
