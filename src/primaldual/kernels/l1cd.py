@@ -36,7 +36,7 @@ SQUARED_EPS = CODES["squared_epsilon_insensitive"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "CgWork", "cg_refine"]
+           "CgWork", "cg_refine", "csr_columns"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -195,6 +195,38 @@ def column_norms(cols, out):
             x = cols.data[p]
             s += cols.cw[cols.indices[p]] * x * x
         out[j] = math.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def csr_columns(data, indices, indptr, cw, out_data, out_idx, out_ptr, out_norm):
+    """The CSR rows (``data``, ``indices``, ``indptr``) by columns: ``out_*`` as
+    CSC with each column's rows increasing (what ``scipy.sparse``'s ``tocsc``
+    gives), and ``out_norm`` the weighted column norms of :func:`column_norms`
+    (summed in the same order, so equal bit for bit), in one pass over the
+    rows.  Returns the entries read."""
+    n = indptr.shape[0] - 1
+    d = out_ptr.shape[0] - 1
+    out_ptr[:] = 0
+    out_norm[:] = 0.0
+    for p in range(indptr[0], indptr[n]):
+        out_ptr[indices[p] + 1] += 1
+    for j in range(d):
+        out_ptr[j + 1] += out_ptr[j]
+    for i in range(n):
+        c = cw[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            q = out_ptr[j]
+            x = data[p]
+            out_data[q] = x
+            out_idx[q] = i
+            out_ptr[j] = q + 1
+            out_norm[j] += c * x * x
+    for j in range(d, 0, -1):
+        out_ptr[j] = out_ptr[j - 1]
+        out_norm[j - 1] = math.sqrt(out_norm[j - 1])
+    out_ptr[0] = 0
+    return indptr[n] - indptr[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -603,7 +635,9 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     entries read, last restricted gap, 1 if the dense Hessian was in use, else
     0); 2 when the directions are to come from the dense Hessian but its rows
     are not built (``rows.indptr`` of length 1): the caller builds them and
-    calls again, with the dense Hessian from the first step."""
+    calls again, with the dense Hessian from the first step.  The restricted gap
+    is not computed at the first step, where nothing stops (with ``max_newton
+    > 0``)."""
     acc = 0
     moved = 0
     gap = math.inf
@@ -615,11 +649,12 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
         f0 = f_loss + pen
         if not math.isfinite(f0):
             return STATUS_NONFINITE, it, acc, gap, 1 if use_gram else 0
-        if spec.lam == 0.0:
-            dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
+        if it == 0 and max_newton > 0:
+            pass                         # no stop at the first step: gap not needed
+        elif spec.lam == 0.0:
+            gap = f0 - dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
-            dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
-        gap = f0 - dual
+            gap = f0 - (dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam))
         if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
             return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         a_cols = not use_gram
