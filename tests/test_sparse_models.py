@@ -449,7 +449,7 @@ def test_directions_by_columns_switch_to_the_dense_hessian_and_reach_the_optimum
 
     def recording(*args):
         out = kernel(*args)
-        used.append((args[6].H.shape[0] > 0, bool(args[-1]), bool(out[4])))
+        used.append((args[6].H.shape[0] > 0, bool(args[16]), bool(out[4])))
         built.append((args[6].indptr.shape[0] > 1, int(out[4])))
         return out
     built = []

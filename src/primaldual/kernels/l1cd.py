@@ -44,6 +44,9 @@ _MAX_HALVINGS = 30
 #: a direction refined by conjugate gradients is kept only if a step of at least
 #: 2^-_CG_HALVINGS of it passes Armijo's test (else the plain direction is used)
 _CG_HALVINGS = 1
+#: the loosest relative residual :func:`ws_solve`'s adaptive rule gives conjugate
+#: gradients
+_CG_LOOSEST = 0.5
 #: the rounding of a sum of n losses, relative to it
 _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
@@ -619,7 +622,8 @@ def _ws_gradient(spec, cols, ws, w, work):
 
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
-             eta, refresh, max_acc, cg_iters, cg_rtol, gram_first):
+             eta, refresh, max_acc, cg_iters, cg_rtol, gram_first, cg_adapt=0.0,
+             gap0=math.inf):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -637,7 +641,13 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     are not built (``rows.indptr`` of length 1): the caller builds them and
     calls again, with the dense Hessian from the first step.  The restricted gap
     is not computed at the first step, where nothing stops (with ``max_newton
-    > 0``)."""
+    > 0``): ``gap0`` stands for it there (the caller's full gap at ``w``).
+
+    ``cg_adapt > 0`` loosens the conjugate gradients to the decrease that the
+    restricted gap ``g`` still needs: relative residual ``max(cg_rtol,
+    min(_CG_LOOSEST, cg_adapt sqrt(stop_gap / g)))`` (an inexact Newton step of
+    relative residual ``rho`` leaves a gap of about ``rho^2 g`` plus Newton's
+    quadratic term; Dembo, Eisenstat & Steihaug 1982)."""
     acc = 0
     moved = 0
     gap = math.inf
@@ -650,7 +660,7 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
         if not math.isfinite(f0):
             return STATUS_NONFINITE, it, acc, gap, 1 if use_gram else 0
         if it == 0 and max_newton > 0:
-            pass                         # no stop at the first step: gap not needed
+            gap = gap0                   # no stop at the first step: not computed
         elif spec.lam == 0.0:
             gap = f0 - dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
@@ -670,7 +680,11 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             if cg_iters > 0:
                 cg.d0[:] = work.delta
                 cg.xd0[:] = work.xdelta
-                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
+                rtol = cg_rtol
+                if cg_adapt > 0.0 and gap > 0.0:
+                    rtol = max(cg_rtol, min(_CG_LOOSEST,
+                                            cg_adapt * math.sqrt(max(stop_gap, 0.0) / gap)))
+                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, rtol)
         acc += a
         refined = cg_iters > 0 and a_cols
         t, f_loss = line_search(spec, cols, ws, w, margins, work, f0,

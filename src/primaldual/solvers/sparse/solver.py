@@ -348,6 +348,11 @@ class SparseCDSolver(Solver):
     #: relative residual
     CG_ITERS = 100
     CG_RTOL = 1e-3
+    #: ... loosened to ``CG_ADAPT sqrt(stop / gap)`` on the last working set when
+    #: its gap needs less (:func:`~primaldual.kernels.l1cd.ws_solve`; measured
+    #: 4-8% faster on reuters and cocoa-small, and never more passes, where
+    #: loosening every working set lost on news20's squared hinge; 0: never)
+    CG_ADAPT = 0.3
     #: inner coordinate descent stops when a pass's largest step is this share of the first
     ETA = 0.5
     #: a working set is solved to at most this share of the tolerance's gap
@@ -367,7 +372,12 @@ class SparseCDSolver(Solver):
     #: them: a stale Hessian measured slower on a9a and reuters)
     GRAM_REFRESH = 1000
 
-    def _solve_ws(self, ws, stop_gap, budget):
+    def _solve_ws(self, ws, stop_gap, budget, gap0=np.inf, final=False):
+        """Proximal Newton on the working set ``ws`` to the restricted gap
+        ``stop_gap`` (:func:`~primaldual.kernels.l1cd.ws_solve`), ``gap0`` the
+        full gap at the start; ``final``: the last working set (``stop_gap`` the
+        finish), whose conjugate gradients are loosened to what the gap still
+        needs (``CG_ADAPT``).  Returns the Newton steps taken."""
         k = ws.shape[0]
         seed = np.array([self.rng.integers(1, 2**63)], dtype=np.uint64)
         work = NewtonWork(self.gu, self.hu, self.xdelta, np.empty(k), np.empty(k),
@@ -389,7 +399,9 @@ class SparseCDSolver(Solver):
                 self.spec, self.cols, ws, self.w, self.margins, work, gram, cg,
                 int(self.opts.max_newton) - steps, float(stop_gap),
                 int(self.opts.max_cd_passes), self.ETA, self.GRAM_REFRESH,
-                max(int(budget), 1), self.CG_ITERS, self.CG_RTOL, first)
+                max(int(budget), 1), self.CG_ITERS, self.CG_RTOL, first,
+                self.CG_ADAPT if final else 0.0,
+                float(gap0) if steps == 0 else np.inf)
             steps += s
             budget -= acc
             self.feature_accesses += acc
@@ -422,9 +434,9 @@ class SparseCDSolver(Solver):
             budget = self.max_epochs * max(prob.nnz, 1) - self.feature_accesses
             # no finer than the tolerance needs (a working set holding the support
             # leaves a full gap close to its restricted one)
-            stop = max(self.opts.inner_ratio * cert.gap,
-                       self.FINISH * self.tol * abs(cert.primal))
-            moved = self._solve_ws(ws, stop, budget)
+            finish = self.FINISH * self.tol * abs(cert.primal)
+            stop = max(self.opts.inner_ratio * cert.gap, finish)
+            moved = self._solve_ws(ws, stop, budget, cert.gap, stop == finish)
             self.outer += 1
             new = self._check(full=not self.opts.screening)
             if new.gap > self.GROW * cert.gap:
