@@ -349,9 +349,9 @@ class SparseCDSolver(Solver):
     CG_ITERS = 100
     CG_RTOL = 1e-3
     #: ... loosened to ``CG_ADAPT sqrt(stop / gap)`` on the last working set when
-    #: its gap needs less (:func:`~primaldual.kernels.l1cd.ws_solve`; measured
-    #: 4-8% faster on reuters and cocoa-small, and never more passes, where
-    #: loosening every working set lost on news20's squared hinge; 0: never)
+    #: its gap needs less (:func:`~primaldual.kernels.l1cd.ws_solve`; measured:
+    #: fewer passes on 6 of the 54 benchmark cells, more on none, where loosening
+    #: every working set took more on news20's squared hinge; 0: never)
     CG_ADAPT = 0.3
     #: inner coordinate descent stops when a pass's largest step is this share of the first
     ETA = 0.5
