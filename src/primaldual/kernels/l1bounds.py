@@ -202,10 +202,11 @@ def filter_rows(data, indices, indptr, local, out_data, out_idx, out_ptr):
     for i in range(n):
         for p in range(indptr[i], indptr[i + 1]):
             k = local[indices[p]]
-            if k >= 0:
-                out_data[q] = data[p]
-                out_idx[q] = k
-                q += 1
+            # written always, kept when k >= 0: no branch to mispredict (the
+            # write lands at or before p, inside the output)
+            out_data[q] = data[p]
+            out_idx[q] = k
+            q += k >= 0
         out_ptr[i + 1] = q
     return indptr[n] - indptr[0]
 

@@ -36,7 +36,7 @@ SQUARED_EPS = CODES["squared_epsilon_insensitive"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "CgWork", "cg_refine"]
+           "CgWork", "cg_refine", "csr_columns"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -44,6 +44,9 @@ _MAX_HALVINGS = 30
 #: a direction refined by conjugate gradients is kept only if a step of at least
 #: 2^-_CG_HALVINGS of it passes Armijo's test (else the plain direction is used)
 _CG_HALVINGS = 1
+#: the loosest relative residual :func:`ws_solve`'s adaptive rule gives conjugate
+#: gradients
+_CG_LOOSEST = 0.5
 #: the rounding of a sum of n losses, relative to it
 _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
@@ -195,6 +198,38 @@ def column_norms(cols, out):
             x = cols.data[p]
             s += cols.cw[cols.indices[p]] * x * x
         out[j] = math.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def csr_columns(data, indices, indptr, cw, out_data, out_idx, out_ptr, out_norm):
+    """The CSR rows (``data``, ``indices``, ``indptr``) by columns: ``out_*`` as
+    CSC with each column's rows increasing (what ``scipy.sparse``'s ``tocsc``
+    gives), and ``out_norm`` the weighted column norms of :func:`column_norms`
+    (summed in the same order, so equal bit for bit), in one pass over the
+    rows.  Returns the entries read."""
+    n = indptr.shape[0] - 1
+    d = out_ptr.shape[0] - 1
+    out_ptr[:] = 0
+    out_norm[:] = 0.0
+    for p in range(indptr[0], indptr[n]):
+        out_ptr[indices[p] + 1] += 1
+    for j in range(d):
+        out_ptr[j + 1] += out_ptr[j]
+    for i in range(n):
+        c = cw[i]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            q = out_ptr[j]
+            x = data[p]
+            out_data[q] = x
+            out_idx[q] = i
+            out_ptr[j] = q + 1
+            out_norm[j] += c * x * x
+    for j in range(d, 0, -1):
+        out_ptr[j] = out_ptr[j - 1]
+        out_norm[j - 1] = math.sqrt(out_norm[j - 1])
+    out_ptr[0] = 0
+    return indptr[n] - indptr[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -587,7 +622,8 @@ def _ws_gradient(spec, cols, ws, w, work):
 
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
-             eta, refresh, max_acc, cg_iters, cg_rtol, gram_first):
+             eta, refresh, max_acc, cg_iters, cg_rtol, gram_first, cg_adapt=0.0,
+             gap0=math.inf):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -603,7 +639,15 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     entries read, last restricted gap, 1 if the dense Hessian was in use, else
     0); 2 when the directions are to come from the dense Hessian but its rows
     are not built (``rows.indptr`` of length 1): the caller builds them and
-    calls again, with the dense Hessian from the first step."""
+    calls again, with the dense Hessian from the first step.  The restricted gap
+    is not computed at the first step, where nothing stops (with ``max_newton
+    > 0``): ``gap0`` stands for it there (the caller's full gap at ``w``).
+
+    ``cg_adapt > 0`` loosens the conjugate gradients to the decrease that the
+    restricted gap ``g`` still needs: relative residual ``max(cg_rtol,
+    min(_CG_LOOSEST, cg_adapt sqrt(stop_gap / g)))`` (an inexact Newton step of
+    relative residual ``rho`` leaves a gap of about ``rho^2 g`` plus Newton's
+    quadratic term; Dembo, Eisenstat & Steihaug 1982)."""
     acc = 0
     moved = 0
     gap = math.inf
@@ -615,11 +659,12 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
         f0 = f_loss + pen
         if not math.isfinite(f0):
             return STATUS_NONFINITE, it, acc, gap, 1 if use_gram else 0
-        if spec.lam == 0.0:
-            dual = dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
+        if it == 0 and max_newton > 0:
+            gap = gap0                   # no stop at the first step: not computed
+        elif spec.lam == 0.0:
+            gap = f0 - dual_sum(spec, cols, work.gu, max(1.0, vmax / spec.l1))
         else:
-            dual = dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam)
-        gap = f0 - dual
+            gap = f0 - (dual_sum(spec, cols, work.gu, 1.0) - excess / (2.0 * spec.lam))
         if ((gap <= stop_gap or acc >= max_acc) and it > 0) or it == max_newton:
             return STATUS_OK, moved, acc, gap, 1 if use_gram else 0
         a_cols = not use_gram
@@ -635,7 +680,11 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
             if cg_iters > 0:
                 cg.d0[:] = work.delta
                 cg.xd0[:] = work.xdelta
-                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, cg_rtol)
+                rtol = cg_rtol
+                if cg_adapt > 0.0 and gap > 0.0:
+                    rtol = max(cg_rtol, min(_CG_LOOSEST,
+                                            cg_adapt * math.sqrt(max(stop_gap, 0.0) / gap)))
+                a += cg_refine(spec, cols, ws, w, work, cg, cg_iters, rtol)
         acc += a
         refined = cg_iters > 0 and a_cols
         t, f_loss = line_search(spec, cols, ws, w, margins, work, f0,
