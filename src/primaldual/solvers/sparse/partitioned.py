@@ -204,6 +204,7 @@ class L1NewtonSolver(Solver):
         self.n_iter = int(meta["n_iter"])
         self.last_ws = 0
         self.stalled = False
+        self.passes = 0.0
         self._evaluate_point()
         self.passes = float(meta["passes"])
 
