@@ -30,6 +30,15 @@ from .recovering_calls import RecoveringCalls
 __all__ = ["DaskL1Data"]
 
 
+def _nbytes(obj) -> int:
+    """The bytes of the arrays in ``obj`` (nested tuples and lists), 8 a scalar."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.nbytes)
+    if isinstance(obj, (tuple, list)):
+        return sum(_nbytes(o) for o in obj)
+    return 8
+
+
 class DaskL1Data(RecoveringCalls):
     """The rows of the L1 driver whose partitions are Dask actors (see the
     module docstring).  Same methods as
@@ -40,6 +49,8 @@ class DaskL1Data(RecoveringCalls):
 
     def __init__(self, pset: PartitionSet, part_ptr, d, max_recoveries):
         super().__init__(pset, max_recoveries)
+        #: bytes sent to the workers and returned to the client by the calls
+        self.sent = self.received = 0
         self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
         self.d = int(d)
         #: each partition's columns (None: all), read once
@@ -49,6 +60,16 @@ class DaskL1Data(RecoveringCalls):
         self._points = [None, None]
         self._current = 0
         self._direction = None
+
+    def _call(self, method, *args, args_of=None):
+        out = super()._call(method, *args, args_of=args_of)
+        self.sent += _nbytes(args) * len(out)
+        self.received += _nbytes(out)
+        return out
+
+    def info(self):
+        return {**super().info(), "bytes_sent": int(self.sent),
+                "bytes_received": int(self.received)}
 
     def _rebuild(self, parts):
         actors = {k: self.pset.actors[k] for k in parts}
