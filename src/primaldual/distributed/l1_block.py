@@ -6,7 +6,7 @@ rows only sums over them (``cw_i = c_i / W``, ``gu_i = cw_i phi'(x_i . w)``,
 
     evaluate(w, slot)     sum_i cw_i phi(x_i . w),  v = -X^T gu   (w sent sparse)
     dual(s)               sum_i cw_i (-phi*(-alpha_i)),  alpha_i = -gu_i / (cw_i s)
-    gram(ws)              X_ws^T diag(hu) X_ws  (|ws| x |ws|)
+    gram(ws)              X_ws^T diag(hu) X_ws  (|ws| x |ws|, its upper triangle)
     line_losses(ws, d, ts)  sum_i cw_i phi(x_i . w + t (X_ws d)_i) for each t
     step(t, slot)         evaluate at w + t d from the kept X_ws d (no pass for X w)
 
@@ -61,15 +61,22 @@ def add_vectors(parts, columns, d):
 
 
 def add_grams(parts, k):
-    """The partitions' ``(sel, H_k)`` (``sel`` the positions in the working
-    set of the columns partition ``k`` holds) added in order into ``k x k``."""
+    """The partitions' ``(sel, upper)`` (``sel`` the positions in the working
+    set of the columns partition ``k`` holds, ``upper`` the upper triangle of
+    its Gram matrix by rows) added in order into the symmetric ``k x k``."""
     H = np.zeros((k, k))
-    for sel, Hp in parts:
-        if sel.shape[0] == k:
+    for sel, upper in parts:
+        m = sel.shape[0]
+        if m == 0:
+            continue
+        Hp = np.zeros((m, m))
+        Hp[np.triu_indices(m)] = upper
+        if m == k:
             H += Hp
-        elif sel.shape[0]:
+        else:
             H[np.ix_(sel, sel)] += Hp
-    return H
+    # the lower triangle from the upper one (the diagonal once)
+    return np.triu(H) + np.triu(H, 1).T
 
 
 class _Part:
@@ -190,9 +197,10 @@ class L1Block:
 
     # ---------------------------------------------------------- curvature
     def gram(self, ws):
-        """Per partition ``(sel, X_ws'^T diag(hu) X_ws')`` at the current point,
-        ``ws'`` the columns of the working set ``ws`` (sorted) it holds and
-        ``sel`` their positions in ``ws``."""
+        """Per partition ``(sel, upper)`` at the current point: the upper
+        triangle (by rows) of ``X_ws'^T diag(hu) X_ws'``, ``ws'`` the columns of
+        the working set ``ws`` (sorted) it holds and ``sel`` their positions in
+        ``ws``."""
         ws = np.asarray(ws, dtype=np.int64)
         out = []
         for p in self.parts:
@@ -204,7 +212,7 @@ class L1Block:
                           np.empty((k, k)), np.empty(k))
             cols_to_rows(p.view, loc, n, rows.data, rows.indices, rows.indptr)
             form_gram(rows, p.hu[self.current])
-            out.append((sel, rows.H))
+            out.append((sel, rows.H[np.triu_indices(k)]))
         return out
 
     # -------------------------------------------------------- line search

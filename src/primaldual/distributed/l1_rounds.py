@@ -7,8 +7,8 @@ rows on first use), and the driver
 (:class:`~primaldual.solvers.sparse.partitioned.L1NewtonSolver`) runs on the
 client.  A Newton step makes four calls: the loss sum and ``v = -X^T gu`` at
 the new point (``d_k`` numbers per partition), the conjugate sum and
-``alpha_k`` of the certificate, the working set's Gram matrix (at most
-``|ws|^2`` numbers per partition) and the loss sums at several trial steps
+``alpha_k`` of the certificate, the working set's Gram matrix (its upper
+triangle, at most ``|ws| (|ws| + 1) / 2`` numbers per partition) and the loss sums at several trial steps
 (one call for eight halvings).  The client adds the parts in partition
 order, so the run equals the in-process run with ``n_partitions=K``.
 
