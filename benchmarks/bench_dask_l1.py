@@ -9,7 +9,8 @@ l1_max/10`` and ``/100``, ``lam = 0``, ``tol = 1e-6``: the serial ``l1cd``
 each; ``client=``).  Reported: wall seconds of the public call, passes, Newton
 steps, the certified relative gap, and for Dask the calls made, their mean
 milliseconds and the bytes moved per Newton step (sent to the workers /
-returned to the client).
+returned to the client).  The Dask seconds include placing the rows on the
+workers (the public call's wall time, after one warm-up fit on each path).
 
 Writes ``benchmarks/results/dask-l1.md`` with the load (``uptime``) in the
 header: the machine is shared, times are loaded-machine times.
@@ -83,8 +84,9 @@ def main(argv=None):
                 continue
             X, y = data
             _row.y = y
-            primaldual.solve(X[:300], y[:300], loss="logistic", lam=0, l1=1e-2,
-                             solver="l1_newton", n_partitions=2)          # compile
+            for kw in ({"n_partitions": 2}, {"client": client}):         # compile
+                primaldual.solve(X[:300], y[:300], loss="logistic", lam=0, l1=1e-2,
+                                 solver="l1_newton", **kw)
             for div in (10, 100):
                 row, serial = _row(name, X, div, "l1cd, serial", solver="l1cd")
                 lines.append(row)

@@ -7,7 +7,8 @@
   and the reported primal and dual are recomputed by hand;
 * Dask equals in process with the same partitions to 1e-12, check by check;
 * a worker SIGKILLed inside a Gram call is recovered and the fit certifies;
-* the Dask estimator (``penalty="l1"``) on in-memory arrays and part files,
+* the Dask estimator (``penalty="l1"``) on in-memory arrays, part files and
+  Dask arrays,
   the CLI ``fit --penalty l1 --scheduler``, warm starts and checkpoints;
 * the refusals name the alternative.
 """
@@ -208,6 +209,11 @@ def test_dask_estimator_l1_in_memory_and_on_part_files(client, tmp_path):
                                 loss="logistic").fit(paths)
     assert on_files.l1_ == pytest.approx(alpha) and on_files.lam_ == 0.0
     np.testing.assert_allclose(on_files.coef_, dist.coef_, rtol=0, atol=1e-7)
+    import dask.array as da
+    on_dask = LinearClassifier(client=client, penalty="l1", alpha=alpha, tol=1e-10,
+                               loss="logistic").fit(da.from_array(X.toarray(), chunks=(100, 40)),
+                                                    da.from_array(y, chunks=100))
+    np.testing.assert_allclose(on_dask.coef_, on_files.coef_, rtol=0, atol=1e-7)
     with pytest.raises(ValueError, match="needs alpha"):
         LinearClassifier(client=client, penalty="l1", loss="logistic").fit(paths)
 
