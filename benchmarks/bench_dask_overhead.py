@@ -9,8 +9,10 @@ as the median over ``--repeats`` fits of the engine's own per-round timers
 the slower worker's compute in it):
 
 * ``ping``: a bare actor call to both workers (the latency floor);
-* CoCoA+ rounds, ``aggregation="adding"`` (one call a round) and
-  ``"line_search"`` for the hinge (quadratic dual) and the logistic loss;
+* CoCoA+ rounds, ``aggregation="adding"`` (one call a round),
+  ``"line_search"`` and ``"subspace"`` (a call for the local passes, then two
+  a Newton step on the coefficients) for the hinge (quadratic dual) and the
+  logistic loss;
 * DSO's ring: one inner iteration (a call a partition, the column block
   passed worker to worker).
 
@@ -77,6 +79,12 @@ CASES = {
     "CoCoA+ line_search (logistic)": dict(loss="logistic", lam=1e-4, solver="cocoa",
                                           aggregation="line_search", n_partitions=2,
                                           max_epochs=30, check_every=30),
+    "CoCoA+ subspace (hinge)": dict(loss="hinge", lam=1e-4, solver="cocoa",
+                                    aggregation="subspace", n_partitions=2,
+                                    max_epochs=30, check_every=30),
+    "CoCoA+ subspace (logistic)": dict(loss="logistic", lam=1e-4, solver="cocoa",
+                                       aggregation="subspace", n_partitions=2,
+                                       max_epochs=30, check_every=30),
     "DSO ring (hinge)": dict(loss="hinge", lam=1e-4, solver="dso", n_workers=2,
                              max_epochs=15, check_every=15),
 }

@@ -139,7 +139,6 @@ def test_fewer_rounds_than_adding_on_coherent_rows():
 
 @pytest.mark.parametrize("opts,match", [
     (dict(memory=-1), "memory"),
-    (dict(client=object()), "in process"),          # refused before any Dask call
     (dict(coupling="deflated"), "line_search"),
 ])
 def test_bad_options_are_refused_by_name(opts, match):

@@ -31,8 +31,8 @@ from .._util.threads import run_threads
 from ..blocks.sdca_threads import auto_sync_every
 from .local_sdca import local_deflated_round, local_sdca_round
 
-__all__ = ["PartitionBlock", "contiguous_partition", "spawn_streams", "stream_entropy",
-           "MODE_COCOA_SDCA", "LINE_SEARCH", "SUBSPACE"]
+__all__ = ["PartitionBlock", "contiguous_partition", "partition_coefficients", "spawn_streams",
+           "stream_entropy", "MODE_COCOA_SDCA", "LINE_SEARCH", "SUBSPACE"]
 
 #: the round mode of CoCoA+ with the serial SDCA kernel as local solver
 #: (:mod:`.local_sdca`; 0 and 1 are the kernel's MODE_MSDCA and MODE_COCOA,
@@ -59,6 +59,14 @@ def contiguous_partition(n: int, n_parts: int) -> np.ndarray:
                          f"n={n}; use at most n partitions")
     sizes = np.array([len(a) for a in np.array_split(np.arange(n), n_parts)], np.int64)
     return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+
+def partition_coefficients(theta, k, K) -> np.ndarray:
+    """Partition ``k``'s coefficients of the step on a subspace
+    (``aggregation="subspace"``, ``theta`` of length ``K + used``): its own
+    change's ``theta[k]``, then the remembered steps' ``theta[K:]``."""
+    theta = np.asarray(theta, dtype=np.float64)
+    return np.concatenate((theta[k:k + 1], theta[K:]))
 
 
 def stream_entropy(random_state, rng) -> int:
@@ -195,14 +203,17 @@ class PartitionBlock:
             out.append((float(e), g, H, bool(ok)))
         return out
 
+    def subspace_terms_at(self, thetas):
+        """:meth:`subspace_terms` at each coefficient vector of ``thetas``."""
+        return [self.subspace_terms(theta) for theta in thetas]
+
     def _parts(self):
         """``(k, first row, end)`` of every partition of the block."""
         return [(k, int(self.part_ptr[k]), int(self.part_ptr[k + 1])) for k in range(self.K)]
 
     def _part_coef(self, theta, k, p):
-        """Partition ``k``'s ``p`` coefficients of ``theta``: its own change's
-        ``theta[k]``, then the remembered steps' ``theta[K:]``."""
-        return np.concatenate(([theta[k]], theta[self.K:self.K + p - 1]))
+        """Partition ``k``'s ``p`` coefficients of ``theta`` (:func:`partition_coefficients`)."""
+        return partition_coefficients(theta, k, self.K)[:p]
 
     def subspace_max_step(self, theta, step):
         """Per partition, the largest ``t`` keeping ``alpha`` at ``theta + t

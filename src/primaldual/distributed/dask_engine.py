@@ -455,6 +455,7 @@ class DaskEngine(Engine):
         snap = self._load_snapshot()
         self._push_state(snap["alpha"], snap["v"], snap["rng"])
         self.round = snap["round"]
+        self._restore_extras()
         # replay the rounds since the snapshot with their own parameters (same
         # streams, same order): the state is again the one of the round that was
         # lost, whatever call (a round, a certificate, a state fetch) lost it
@@ -463,6 +464,9 @@ class DaskEngine(Engine):
 
     def _free_survivors(self, lost_parts):
         """Hook before the lost partitions are re-created (nothing to do here)."""
+
+    def _restore_extras(self):
+        """Hook after the snapshot's state is pushed, before the replay (nothing here)."""
 
     def _recover_until_done(self, lost):
         while True:
@@ -482,26 +486,14 @@ class DaskEngine(Engine):
     # ------------------------------------------------------------ rounds
     def _one_round(self, mode, m, sigma_dot, gamma, log=True):
         t0 = time.perf_counter()
-        futs = [a.round(self.sync, mode, m, sigma_dot, gamma, self.step)
+        futs = [a.round(self.sync, self.local_mode(mode), m, sigma_dot, gamma, self.step)
                 for a in self.pset.actors]
         res = self.pset.wait(futs, f"round {self.round}")
         self.step = None
-        acc = 0
-        compute = 0.0
         for k, (cols, vals, a, st, bad, tc, _) in enumerate(res):
             if st != 0:
                 raise_nonfinite(self.lam, int(self.part_ptr[k]) + bad)
-        if mode & LINE_SEARCH:
-            gamma = self._summed_step([(cols, vals) for cols, vals, *_ in res],
-                                      [r[6] for r in res])
-        changed = self._changed        # the union of the changed columns, in O(d)
-        changed[:] = False
-        for k, (cols, vals, a, st, bad, tc, _) in enumerate(res):
-            self.v[cols] += gamma * vals
-            changed[cols] = True
-            acc += a
-            compute = max(compute, tc)
-        union = np.flatnonzero(changed)
+        union = self._take_round(mode, gamma, res)
         if 2 * union.size >= self.d:
             # most columns changed: the whole v (8 bytes a column) is smaller
             # than its changed entries with their indices (16 bytes a column)
@@ -512,9 +504,27 @@ class DaskEngine(Engine):
         if log:
             self._rounds_since_snap.append((mode, m, sigma_dot, gamma))
         self.time_rounds += time.perf_counter() - t0
-        self.time_compute += compute
+        self.time_compute += max(r[5] for r in res)
         self.n_rounds_timed += 1
-        return acc
+        return sum(int(r[2]) for r in res)
+
+    def local_mode(self, mode):
+        """The mode the partitions' rounds run with."""
+        return mode
+
+    def _take_round(self, mode, gamma, res):
+        """Add the partitions' changes ``gamma Delta v_k`` to ``v`` in partition
+        order (``gamma`` from the step on their sum with ``aggregation=
+        "line_search"``); the columns of ``v`` that changed."""
+        if mode & LINE_SEARCH:
+            gamma = self._summed_step([(cols, vals) for cols, vals, *_ in res],
+                                      [r[6] for r in res])
+        changed = self._changed        # the union of the changed columns, in O(d)
+        changed[:] = False
+        for cols, vals, *_ in res:
+            self.v[cols] += gamma * vals
+            changed[cols] = True
+        return np.flatnonzero(changed)
 
     def _summed_step(self, changes, terms0):
         """The step on the summed update (:mod:`.line_step`); the partitions take

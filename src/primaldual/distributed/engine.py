@@ -24,7 +24,7 @@ from ..problem import Certificate
 from ..validation import raise_nonfinite
 from .block import LINE_SEARCH, SUBSPACE, PartitionBlock, spawn_streams
 from .line_step import sum_terms, summed_step
-from .subspace_step import subspace_step
+from .subspace_step import directions, join_terms, remember, subspace_step
 
 __all__ = ["Engine", "LocalEngine", "assemble_certificate"]
 
@@ -184,30 +184,18 @@ class LocalEngine(Engine):
         remembered steps (:mod:`~primaldual.distributed.subspace_step`)."""
         b, K = self.block, self.K
 
-        def evaluate(theta):
-            P = theta.shape[0]
-            e, g, H, ok = 0.0, np.zeros(P), np.zeros((P, P)), True
-            for k, (pe, pg, pH, pok) in enumerate(b.subspace_terms(theta)):
-                idx = np.r_[k, np.arange(K, P)]
-                e += pe
-                g[idx] += pg
-                H[np.ix_(idx, idx)] += pH
-                ok = ok and pok
-            return e, g, H, ok
+        def evaluate(thetas):
+            return [join_terms(b.subspace_terms(theta), K, theta.shape[0]) for theta in thetas]
 
         def take_step(changes):
-            Z = np.zeros((K + self.sub_dv.shape[0], self.d))
-            for k, (cols, vals) in enumerate(changes):
-                Z[k, cols] = vals
-            Z[K:] = self.sub_dv
+            Z = directions(changes, self.sub_dv, self.d)
             theta, calls = subspace_step(evaluate,
                                          lambda th, st: min(b.subspace_max_step(th, st)),
                                          b.v, Z, K, self.problem.lam, self.problem.W)
             b.apply_subspace(theta)
             step = theta @ Z
             b.v += step
-            if self.sub_m:
-                self.sub_dv = np.vstack([step[None, :], self.sub_dv])[:self.sub_m]
+            self.sub_dv = remember(self.sub_dv, step, self.sub_m)
             self.note_step(float(np.mean(theta[:K])), calls)
         return self._driver_rounds(mode, m, sigma_dot, n_rounds, take_step)
 

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["subspace_step", "MAX_NEWTON", "MAX_HALVINGS"]
+__all__ = ["subspace_step", "join_terms", "directions", "remember", "MAX_NEWTON",
+           "MAX_HALVINGS"]
 
 #: at most this many Newton steps on the coefficients in a round
 MAX_NEWTON = 12
-#: a Newton step is halved at most this many times (each halving one reduction)
+#: a Newton step is halved at most this many times (the halvings evaluated
+#: ``batch`` at a time, each batch one reduction)
 MAX_HALVINGS = 30
 #: the search stops when the Newton decrement is below this share of the
 #: round's gain so far: the step is an ascent step, not a certificate
@@ -42,16 +44,19 @@ _DECREMENT_TOL = 1e-8
 _TO_BOUNDARY = 0.99
 
 
-def subspace_step(evaluate, max_step, v, Z, K, lam, W):
+def subspace_step(evaluate, max_step, v, Z, K, lam, W, batch=1):
     """``(theta, calls)`` for a round (module docstring).
 
     ``Z`` (P, d): the images in ``v`` of the ``K`` local changes, then of the
-    ``P - K`` remembered steps.  ``evaluate(theta)`` returns the loss part's
-    ``(e, g, H, feasible)`` at ``theta``, summed over the partitions (``g``
-    (P,), ``H`` (P, P), as :func:`~primaldual.kernels.subspace_step.subspace_terms`);
+    ``P - K`` remembered steps.  ``evaluate(thetas)`` returns, for each
+    coefficient vector of the list ``thetas``, the loss part's ``(e, g, H,
+    feasible)``, summed over the partitions (``g`` (P,), ``H`` (P, P), as
+    :func:`~primaldual.kernels.subspace_step.subspace_terms`);
     ``max_step(theta, step)`` the largest ``t`` keeping ``theta + t step``
     dual feasible (the least over the partitions).  Each is one reduction, a
-    call."""
+    call.  The halvings of a Newton step are evaluated ``batch`` at a time
+    (one call on Dask, where a call costs more than the terms); the step
+    taken is the first halving that raises ``D`` whatever ``batch`` is."""
     P = Z.shape[0]
     G = Z @ Z.T
     b = Z @ v
@@ -61,7 +66,7 @@ def subspace_step(evaluate, max_step, v, Z, K, lam, W):
     def value(th, e):
         return e / W - (b @ th + 0.5 * th @ G @ th) / lam
 
-    e, g, H, ok = evaluate(theta)
+    (e, g, H, ok), = evaluate([theta])
     calls = 1
     if not ok:          # adding is dual feasible by construction; rounding aside
         return theta, calls
@@ -77,18 +82,52 @@ def subspace_step(evaluate, max_step, v, Z, K, lam, W):
         decrement = float(grad @ step)
         if not decrement > _DECREMENT_TOL * max(abs(f), 1e-300):
             break
-        s, moved = min(1.0, _TO_BOUNDARY * max_step(theta, step)), False
+        s0 = min(1.0, _TO_BOUNDARY * max_step(theta, step))
         calls += 1
-        for _ in range(MAX_HALVINGS):
-            trial = theta + s * step
-            e_t, g_t, H_t, ok = evaluate(trial)
+        moved, halvings = False, 0
+        while not moved and halvings < MAX_HALVINGS:
+            trials = [theta + (s0 * 0.5 ** j) * step
+                      for j in range(halvings, min(halvings + batch, MAX_HALVINGS))]
+            halvings += len(trials)
             calls += 1
-            if ok:
-                f_t = value(trial, e_t)
-                if f_t > f:
-                    theta, f, g, H, moved = trial, f_t, g_t, H_t, True
-                    break
-            s *= 0.5
+            for trial, (e_t, g_t, H_t, ok) in zip(trials, evaluate(trials)):
+                if ok:
+                    f_t = value(trial, e_t)
+                    if f_t > f:
+                        theta, f, g, H, moved = trial, f_t, g_t, H_t, True
+                        break
         if not moved:
             break
     return theta, calls
+
+
+def join_terms(parts, K, P):
+    """The loss part's ``(e, g, H, feasible)`` at ``P`` coefficients, from the
+    partitions' terms in partition order (partition ``k``'s terms are on its
+    own coefficient ``k`` and the remembered steps' ``K..P-1``)."""
+    e, g, H, ok = 0.0, np.zeros(P), np.zeros((P, P)), True
+    for k, (pe, pg, pH, pok) in enumerate(parts):
+        idx = np.r_[k, np.arange(K, P)]
+        e += pe
+        g[idx] += pg
+        H[np.ix_(idx, idx)] += pH
+        ok = ok and pok
+    return e, g, H, ok
+
+
+def directions(changes, memory, d):
+    """``Z`` (K + used, d): the images in ``v`` of the partitions' changes
+    (``(cols, vals)`` each), then the remembered steps' (``memory``)."""
+    K = len(changes)
+    Z = np.zeros((K + memory.shape[0], d))
+    for k, (cols, vals) in enumerate(changes):
+        Z[k, cols] = vals
+    Z[K:] = memory
+    return Z
+
+
+def remember(memory, step, m):
+    """The memory of the last ``m`` steps' images, the newest ``step`` first."""
+    if not m:
+        return memory
+    return np.vstack([step[None, :], memory])[:m]

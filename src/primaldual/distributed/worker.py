@@ -18,7 +18,7 @@ from .._util import encode_pm1
 from .l1_block import L1Block
 from .multinomial_block import MultinomialBlock
 from .newton_block import NewtonBlock
-from .block import LINE_SEARCH, PartitionBlock
+from .block import LINE_SEARCH, PartitionBlock, partition_coefficients
 
 __all__ = ["PartitionActor", "content_digest", "load_source"]
 
@@ -179,10 +179,24 @@ class PartitionActor:
             self.block.v[a] = b
 
     def _step(self, step):
-        """Take the last round's summed step ``theta`` (``aggregation=
-        "line_search"``), which the driver sends with its next call."""
-        if step is not None:
+        """Take the last round's step, which the driver sends with its next
+        call: the summed step ``theta`` (``aggregation="line_search"``), or
+        ``("subspace", K, theta)``, the coefficients of the step on a subspace
+        (``aggregation="subspace"``), of which this partition takes its own and
+        the remembered steps' (:meth:`PartitionBlock.apply_subspace`)."""
+        if step is None:
+            return
+        if isinstance(step, tuple):
+            _, K, theta = step
+            self.block.apply_subspace(partition_coefficients(theta, self.index, K))
+        else:
             self.block.apply_step(step)
+
+    def subspace(self, method, *args):
+        """``aggregation="subspace"`` on this partition: ``method`` of its
+        :class:`~primaldual.distributed.block.PartitionBlock` (the memory, the
+        terms and the largest feasible step at this partition's coefficients)."""
+        return getattr(self.block, method)(*args)
 
     def round(self, sync, mode, m, sigma_dot, gamma, step=None):
         """Take the last round's step, apply the last ``v`` update, run one round

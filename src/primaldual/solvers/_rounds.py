@@ -34,20 +34,24 @@ from ..distributed.block import contiguous_partition
 from ..distributed.dask_engine import DaskEngine
 from ..distributed.engine import LocalEngine
 from ..distributed.partitioned import PartitionedProblem
+from ..distributed.subspace_rounds import SubspaceDaskEngine
 
 __all__ = ["RoundsMixin", "make_engine", "next_check_target", "is_partitioned"]
 
 
 def make_engine(problem, opts, distributed_input):
     """The engine of a round-based solver: :class:`DaskEngine` for partitioned
-    input or with ``opts.client``, otherwise :class:`LocalEngine`; the rows
+    input or with ``opts.client`` (:class:`SubspaceDaskEngine` with
+    ``aggregation="subspace"``), otherwise :class:`LocalEngine`; the rows
     are split into ``opts.n_partitions`` contiguous partitions (``opts``: the
     solver's options, :class:`~primaldual.solvers._options.EngineOptions`)."""
+    dask_engine = (SubspaceDaskEngine if getattr(opts, "aggregation", None) == "subspace"
+                   else DaskEngine)
     if distributed_input:
-        return DaskEngine.from_partitioned(problem, opts)
+        return dask_engine.from_partitioned(problem, opts)
     part_ptr = contiguous_partition(problem.n, int(opts.n_partitions))
     if opts.client is not None:
-        return DaskEngine.from_problem(problem, part_ptr, opts)
+        return dask_engine.from_problem(problem, part_ptr, opts)
     return LocalEngine(problem, part_ptr)
 
 

@@ -99,7 +99,8 @@ class CoCoASolver(RoundsMixin, Solver):
     blocks send only scalars for it (:mod:`primaldual.distributed.line_step`).
     ``aggregation="adding"``: ``gamma = 1``, ``sigma' = K`` (CoCoA+, the safe
     ``sigma' = gamma K``); ``aggregation="averaging"``: ``gamma = 1/K``, ``sigma' = 1``
-    (CoCoA).  ``aggregation="subspace"`` (in process): ``sigma' = K`` as adding,
+    (CoCoA).  ``aggregation="subspace"`` (in process and on Dask,
+    :mod:`primaldual.distributed.subspace_rounds`): ``sigma' = K`` as adding,
     then the step maximizes ``D`` over the span of the ``K`` blocks' changes,
     each with its own coefficient, and of the last ``memory`` steps::
 
@@ -209,10 +210,6 @@ class CoCoASolver(RoundsMixin, Solver):
             raise ValueError("n_jobs with a client runs threads inside each worker's "
                              "local SDCA (local_solver='sdca'); the uniform local "
                              "solver runs on one thread per partition")
-        if o.aggregation == "subspace" and (o.client is not None
-                                            or is_partitioned(self.problem)):
-            raise ValueError("aggregation='subspace' runs in process (no client, no "
-                             "partitioned input); on Dask use 'line_search'")
         if o.coupling == "deflated":
             if o.client is not None or is_partitioned(self.problem):
                 raise ValueError("coupling='deflated' runs in process (no client, no "
