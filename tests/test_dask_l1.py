@@ -132,6 +132,8 @@ def test_refusals_name_the_alternative():
         solve(X, y, loss="logistic", lam=0.0, l1=0.01, solver="cocoa", n_partitions=2)
     with pytest.raises(ValueError, match="smooth"):
         solve(X, y, loss="hinge", lam=1e-2, l1=0.01, solver="l1_newton", n_partitions=2)
+    with pytest.raises(ValueError, match="non-smooth loss 'hinge' has no method on row"):
+        solve(X, y, loss="hinge", lam=0.0, l1=0.01, n_partitions=2)
     with pytest.raises(ValueError, match="n_partitions=70 is larger than n=60"):
         solve(X, y, loss="logistic", lam=0.0, l1=0.01, n_partitions=70)
 

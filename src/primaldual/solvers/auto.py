@@ -353,7 +353,12 @@ def resolve_distributed_solver(problem, options=None, client=None):
     if K is None:
         K = max(1, len(client_workers(client))) if client is not None else 1
     loss = problem.loss
-    if problem.l1 > 0 and loss.smooth and "l1_newton" in SOLVERS:
+    if problem.l1 > 0 and "l1_newton" in SOLVERS:
+        if not loss.smooth:
+            raise ValueError(f"l1 > 0 with the non-smooth loss {loss.name!r} has no method "
+                             f"on row partitions: l1_newton needs a smooth loss (e.g. "
+                             f"squared_hinge); on Dask solver='dso' takes it (its ring "
+                             f"of workers)")
         return "l1_newton", (f"l1 = {problem.l1:g} > 0 with the smooth loss "
                              f"{loss.name!r}: the L1 proximal Newton method on partitions")
     if not (loss.generalized_hessian and problem.l1 == 0 and problem.lam > 0):
