@@ -5,7 +5,8 @@ rows only sums over them (``cw_i = c_i / W``, ``gu_i = cw_i phi'(x_i . w)``,
 ``hu_i = cw_i phi''(x_i . w)``)::
 
     evaluate(w, slot)     sum_i cw_i phi(x_i . w),  v = -X^T gu   (w sent sparse)
-    dual(s)               sum_i cw_i (-phi*(-alpha_i)),  alpha_i = -gu_i / (cw_i s)
+    dual(s, slot)         makes ``slot`` current; sum_i cw_i (-phi*(-alpha_i)),
+                          alpha_i = -gu_i / (cw_i s)
     gram(ws)              X_ws^T diag(hu) X_ws  (|ws| x |ws|, its upper triangle)
     line_losses(ws, d, ts)  sum_i cw_i phi(x_i . w + t (X_ws d)_i) for each t
     step(t, slot)         evaluate at w + t d from the kept X_ws d (no pass for X w)
@@ -182,9 +183,11 @@ class L1Block:
         self.current = int(slot)
         return True
 
-    def dual(self, scale):
-        """Per partition ``(sum_i cw_i (-phi*(-alpha_i)), alpha_k)`` with
-        ``alpha_i = -phi'(x_i . w) / scale`` at the current point."""
+    def dual(self, scale, slot):
+        """:meth:`use` ``slot``, then per partition ``(sum_i cw_i
+        (-phi*(-alpha_i)), alpha_k)`` with ``alpha_i = -phi'(x_i . w) / scale``
+        at that point."""
+        self.use(slot)
         out = []
         for p in self.parts:
             gu = p.gu[self.current]
@@ -280,13 +283,9 @@ class BlockL1Data:
     def step(self, t, slot, point=None):
         return self._vec(self.block.step(t, slot))
 
-    def use(self, slot):
+    def dual(self, scale, slot):
         self.calls += 1
-        self.block.use(slot)
-
-    def dual(self, scale):
-        self.calls += 1
-        parts = self.block.dual(scale)
+        parts = self.block.dual(scale, slot)
         return add_scalars([c for c, _ in parts]), np.concatenate([a for _, a in parts])
 
     def gram(self, ws):

@@ -7,7 +7,7 @@ rows on first use), and the driver
 (:class:`~primaldual.solvers.sparse.partitioned.L1NewtonSolver`) runs on the
 client.  A Newton step makes four calls: the loss sum and ``v = -X^T gu`` at
 the new point (``d_k`` numbers per partition), the conjugate sum and
-``alpha_k`` of the certificate, the working set's Gram matrix (its upper
+``alpha_k`` of the certificate (which makes the new point current), the working set's Gram matrix (its upper
 triangle, at most ``|ws| (|ws| + 1) / 2`` numbers per partition) and the loss sums at several trial steps
 (one call for eight halvings).  The client adds the parts in partition
 order, so the run equals the in-process run with ``n_partitions=K``.
@@ -105,13 +105,11 @@ class DaskL1Data(RecoveringCalls):
         self._points[slot] = point
         return self._vec(self._call("step", float(t), int(slot)))
 
-    def use(self, slot):
+    def dual(self, scale, slot):
+        """The certificate's sums at ``slot``, which becomes the current point."""
         self._current = int(slot)
         self._direction = None
-        self._call("use", int(slot))
-
-    def dual(self, scale):
-        res = self._call("dual", float(scale))
+        res = self._call("dual", float(scale), int(slot))
         return (add_scalars([c for (c, _), in res]),
                 np.concatenate([a for (_, a), in res]))
 

@@ -220,7 +220,6 @@ class L1NewtonSolver(Solver):
         nz = np.flatnonzero(self.w)
         self.slot = 0
         self.loss_sum, self.v = self.data.evaluate(nz, self.w[nz], 0)
-        self.data.use(0)
         self.passes += 1.0
         self._certify()
 
@@ -230,7 +229,7 @@ class L1NewtonSolver(Solver):
         prob = self.problem
         s = l1_dual_scale(np.abs(self.v).max(initial=0.0), prob.l1) \
             if prob.lam == 0.0 else 1.0
-        conj, alpha = self.data.dual(s)
+        conj, alpha = self.data.dual(s, self.slot)     # self.slot: now the current point
         v_s = self.v / s
         primal = self.loss_sum + prob.penalty.value(self.w)
         dual = conj - prob.penalty.conjugate(v_s)
@@ -344,7 +343,6 @@ class L1NewtonSolver(Solver):
         trial = 1 - self.slot
         nz = np.flatnonzero(self.w)
         self.loss_sum, self.v = self.data.step(t, trial, (nz, self.w[nz]))
-        self.data.use(trial)
         self.slot = trial
         self.passes += 1.0
         self.n_iter += 1
