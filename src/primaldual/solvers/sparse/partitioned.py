@@ -178,7 +178,6 @@ class L1NewtonSolver(Solver):
         self.spec = L1Spec(int(prob.loss.code), float(prob.loss.param), float(prob.lam),
                            float(prob.l1))
         self.floored = prob.loss.name in _FLOORED
-        self._cols0 = None
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
