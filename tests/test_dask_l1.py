@@ -126,6 +126,20 @@ def test_warm_start_checkpoint_and_the_squared_hinge(tmp_path):
     assert resumed.primal == pytest.approx(full.primal, rel=1e-9)
 
 
+def test_smoothed_hinge_from_zero_curvature():
+    """The smoothed hinge with gamma = 1 has zero curvature on every row at w = 0:
+    the model's curvature floor lets the first step move, and the fit certifies
+    (Problem recomputes primal and dual)."""
+    from primaldual import Problem
+    X, y = _data(n=200, d=40, seed=1)
+    kw = dict(loss="smooth_hinge", loss_params={"gamma": 1.0}, lam=0.0, l1=0.02)
+    res = solve(X, y, n_partitions=2, tol=1e-9, **kw)
+    assert res.converged and np.count_nonzero(res.coef) > 0
+    prob = Problem(X, y, **kw)
+    assert res.primal == pytest.approx(prob.primal(res.coef), rel=1e-12)
+    assert res.dual == pytest.approx(prob.dual(res.dual_coef), rel=1e-11)
+
+
 def test_refusals_name_the_alternative():
     X, y = _data(n=60)
     with pytest.raises(ValueError, match="l1_newton"):

@@ -26,9 +26,9 @@ __all__ = ["L1NewtonOptions", "L1NewtonSolver"]
 #: Armijo's sufficient-decrease constant; the rounding of a sum of losses
 SIGMA = 0.01
 ROUND = 4e-16
-#: curvature added to each coordinate of the model, and the floor of the
-#: squared hinge's (and squared epsilon-insensitive's) model curvature as a
-#: share of ``2 sum_i cw_i x_ij^2`` (as the serial solver's model)
+#: curvature added to each coordinate of the model, and the floor of the model
+#: curvature of the losses in ``_FLOORED`` as a share of ``2 sum_i cw_i x_ij^2``
+#: (as the serial solver's model of the squared hinge)
 NU = 1e-12
 FLOOR = 1e-3
 #: trial steps per line-search call (1, 1/2, ..., 2^-7) and calls at most
@@ -39,8 +39,9 @@ SEARCH_CALLS = 4
 CD_ETA = 1e-3
 #: the working set doubles when a step leaves more than this share of the gap
 GROW = 0.9
-#: losses whose model curvature has the floor (their generalized Hessian vanishes)
-_FLOORED = ("squared_hinge", "squared_epsilon_insensitive")
+#: losses whose model curvature has the floor (their generalized Hessian vanishes
+#: on some rows; the smoothed hinge's on every row at w = 0 when gamma <= 1)
+_FLOORED = ("squared_hinge", "squared_epsilon_insensitive", "smooth_hinge")
 
 
 @dataclass(frozen=True)
