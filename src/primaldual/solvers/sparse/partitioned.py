@@ -86,7 +86,10 @@ class L1NewtonSolver(Solver):
     a step does not lower the gap by 10%, at most ``max_ws``
     features: the worst violators first, and when more are nonzero, the
     nonzeros farthest from their optimality condition; (4) the partitions return the working
-    set's Gram matrix ``X_ws^T diag(hu) X_ws`` (``hu_i = cw_i phi''``), the
+    set's Gram matrix ``X_ws^T diag(hu) X_ws`` (``hu_i = cw_i phi''``; its
+    diagonal floored at ``0.002 sum_i cw_i x_ij^2`` for the squared and the
+    smoothed hinge and the squared epsilon-insensitive loss, whose curvature
+    vanishes on some rows), the
     client minimizes the quadratic model plus the penalty by coordinate
     descent on that explicit matrix
     (:func:`~primaldual.kernels.l1cd.gram_direction`, random order each
