@@ -52,7 +52,7 @@ def _row(name, X, div, how, **kw):
         per = max(int(steps), 1)
         dask = (f"{last['calls']} x {last['call_ms']:.1f} ms; "
                 f"{last['bytes_sent'] / per / 1e6:.3f} / {last['bytes_received'] / per / 1e6:.3f}")
-    return (f"| {name} | /{div} | {how} | {sec:.2f} | {res.n_epochs:.1f} | {steps} | "
+    return (f"| {name} ({X.shape[0]} x {X.shape[1]}) | /{div} | {how} | {sec:.2f} | {res.n_epochs:.1f} | {steps} | "
             f"{np.count_nonzero(res.coef)} | {res.rel_gap:.1e} | {dask} |"), sec
 
 
