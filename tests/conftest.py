@@ -124,6 +124,24 @@ def own_client():
         yield c
 
 
+def worker_killer(client, at_epoch, last=False):
+    """``(callback, killed)``: a fit callback that SIGKILLs one worker of
+    ``client`` (the first address in sorted order, or the last with ``last``)
+    at the first check at or after epoch ``at_epoch``, once; ``killed`` maps
+    the killed worker's address to its pid."""
+    import signal
+    killed = {}
+
+    def kill_one(snapshot):
+        if snapshot["epoch"] >= at_epoch and not killed:
+            pids = client.run(os.getpid)
+            addr = sorted(pids)[-1 if last else 0]
+            os.kill(pids[addr], signal.SIGKILL)
+            killed[addr] = pids[addr]
+        return False
+    return kill_one, killed
+
+
 # ------------------------------------------------------------ a loaded machine
 def pytest_configure(config):
     config.addinivalue_line(

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from conftest import make_classification_data, make_regression_data
+from conftest import make_classification_data, make_regression_data, worker_killer
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
 
@@ -156,15 +156,7 @@ def test_dask_explicit_hessian_equals_in_process(client):
 def test_killed_worker_mid_fit_is_recovered(own_client):
     client = own_client
     X, y = make_classification_data(n=300, d=200, density=0.1, seed=8)
-    killed = {}
-
-    def kill_one(snapshot):
-        if snapshot["epoch"] >= 3 and not killed:
-            pids = client.run(os.getpid)
-            addr = sorted(pids)[-1]
-            os.kill(pids[addr], signal.SIGKILL)
-            killed[addr] = pids[addr]
-        return False
+    kill_one, killed = worker_killer(client, 3, last=True)
 
     kw = dict(loss="logistic", lam=1e-4, solver="newton", tol=1e-10, random_state=0,
               n_partitions=3, hessian="matvec")

@@ -4,13 +4,11 @@ checkpoint, part files read on the workers), and a worker killed mid-fit
 recovered to where the uninterrupted run ends."""
 from __future__ import annotations
 
-import os
-import signal
 
 import numpy as np
 import pytest
 
-from conftest import make_classification_data
+from conftest import make_classification_data, worker_killer
 
 pytest.importorskip("distributed")
 
@@ -80,15 +78,7 @@ def test_killed_worker_is_recovered_to_the_uninterrupted_run(own_client, data, t
     restored and the rounds since are replayed with the same steps."""
     client = own_client
     X, y = data
-    killed = {}
-
-    def kill_one(snapshot):
-        if snapshot["epoch"] >= 2 and not killed:
-            pids = client.run(os.getpid)
-            addr = sorted(pids)[0]
-            os.kill(pids[addr], signal.SIGKILL)
-            killed[addr] = pids[addr]
-        return False
+    kill_one, killed = worker_killer(client, 2)
 
     kw = dict(loss="logistic", lam=1e-1, solver="cocoa", aggregation="subspace",
               n_partitions=2, local_iters=40, tol=1e-9, max_epochs=40, random_state=5)

@@ -3,14 +3,12 @@ Dask == local to 1e-10, part files read on the workers, a worker killed
 mid-fit, round timeouts, and the Dask estimator."""
 from __future__ import annotations
 
-import os
-import signal
 import time
 
 import numpy as np
 import pytest
 
-from conftest import make_classification_data
+from conftest import make_classification_data, worker_killer
 
 import distributed
 
@@ -107,15 +105,7 @@ def test_killed_worker_is_recovered_and_the_fit_converges(own_client, data, tmp_
     replay from the snapshot takes the same steps on the summed update."""
     client = own_client
     X, y = data
-    killed = {}
-
-    def kill_one(snapshot):
-        if snapshot["epoch"] >= 2 and not killed:
-            pids = client.run(os.getpid)
-            addr = sorted(pids)[0]
-            os.kill(pids[addr], signal.SIGKILL)
-            killed[addr] = pids[addr]
-        return False
+    kill_one, killed = worker_killer(client, 2)
 
     kw = dict(loss=loss, lam=1e-1, solver="cocoa", n_partitions=4, aggregation="line_search",
               local_iters=60, tol=1e-6, max_epochs=100, random_state=5)

@@ -25,7 +25,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import make_classification_data
+from conftest import make_classification_data, worker_killer
 
 import distributed
 
@@ -41,15 +41,7 @@ def data():
 def test_killed_worker_minibatch_sdca(own_client, data, tmp_path):
     client = own_client
     X, y = data
-    killed = {}
-
-    def kill_one(snapshot):
-        if snapshot["epoch"] >= 1 and not killed:
-            pids = client.run(os.getpid)
-            addr = sorted(pids)[-1]
-            os.kill(pids[addr], signal.SIGKILL)
-            killed[addr] = pids[addr]
-        return False
+    kill_one, killed = worker_killer(client, 1, last=True)
 
     kw = dict(loss="smooth_hinge", lam=1e-1, solver="minibatch_sdca", sampling="distributed",
               batch_size=20, n_partitions=2, tol=0, max_epochs=4, random_state=9)
