@@ -120,7 +120,7 @@ def test_partition_start_is_cocoa_and_equals_on_dask_or_in_process():
         solve(X, y, loss="multinomial", lam=1e-2, n_partitions=300)
 
 
-@pytest.mark.parametrize("loss, solver", [("crammer_singer", "auto"),
+@pytest.mark.parametrize("loss, solver", [("crammer_singer", "crammer_singer_dual"),
                                           ("multinomial", "multinomial_dual_cd")])
 def test_methods_of_one_process_refuse_partitions(loss, solver):
     X, y = _data(n=60)
@@ -284,7 +284,7 @@ def test_part_files_read_on_the_workers(client, tmp_path):
     assert clf.gap_ <= 1e-10 * abs(clf.primal_) + 1e-15
     with pytest.raises(ValueError, match="set solver='newton'"):
         LinearClassifier(loss="multinomial", client=client).fit(paths)
-    with pytest.raises(ValueError, match="crammer_singer' runs in one process"):
+    with pytest.raises(ValueError, match="set solver='cocoa'"):
         LinearClassifier(loss="crammer_singer", solver="newton", client=client).fit(paths)
 
 
@@ -325,5 +325,6 @@ def test_cli_scheduler_fits_multinomial_on_part_files(capsys, tmp_path, cluster,
     assert (dist.predict(X) == ref.predict(X)).all()
     assert rec["test_accuracy"] == pytest.approx(float(np.mean(ref.predict(X) == y)))
     code, out, err = run_main(capsys, "fit", path, "--scheduler", cluster.scheduler_address,
-                              "--parts-dir", tmp_path / "p2", "--loss", "crammer_singer")
-    assert code == 1 and "--loss crammer_singer runs in one process" in err
+                              "--parts-dir", tmp_path / "p2", "--loss", "multinomial",
+                              "--solver", "cocoa")
+    assert code == 1 and "with multinomial_newton; --solver cocoa does not run" in err

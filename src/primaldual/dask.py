@@ -23,7 +23,9 @@ are binary problems (two label values, the larger becomes the positive class,
 as the CLI does), and in-memory arrays of more classes run one-vs-rest on the
 client, each subproblem distributed.  ``loss="multinomial"`` with
 ``solver="newton"`` runs one distributed multinomial Newton-CG on any of the
-three inputs (:mod:`primaldual.distributed.multinomial_rounds`).  The
+three inputs (:mod:`primaldual.distributed.multinomial_rounds`), and
+``loss="crammer_singer"`` with ``solver="cocoa"`` (the default) CoCoA+ over
+its dual (:mod:`primaldual.distributed.cs_rounds`).  The
 intercept is, as in the local estimator, a constant feature of value
 ``intercept_scaling`` with a regularized weight; for part files and Dask
 arrays the workers append it.
@@ -47,6 +49,9 @@ from .distributed.partitioned import PartitionedMulticlassProblem, PartitionedPr
 __all__ = ["LinearClassifier"]
 
 _DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton", "l1_newton")
+#: the multiclass losses' solver on part files and Dask arrays
+_MULTICLASS_DASK = {"multinomial": "multinomial_newton",
+                    "crammer_singer": "crammer_singer_cocoa"}
 
 
 def _is_file_list(X):
@@ -134,15 +139,12 @@ class LinearClassifier(_LocalLinearClassifier):
 
     def _fit_partitioned(self, X, y, sample_weight, opts):
         self._validate_params_values()
-        multinomial = self.loss == "multinomial"
-        if self.loss == "crammer_singer":
-            raise ValueError("loss='crammer_singer' runs in one process; on part files or "
-                             "Dask arrays use loss='multinomial' (solver='newton') or a "
-                             "binary loss")
-        if multinomial and self._dist_solver() != "newton":
-            raise ValueError(f"loss='multinomial' on part files or Dask arrays runs "
-                             f"multinomial Newton-CG: set solver='newton' (got "
-                             f"solver={self.solver!r})")
+        multiclass = self.loss in ("multinomial", "crammer_singer")
+        method = {"multinomial": "newton", "crammer_singer": "cocoa"}.get(self.loss)
+        if multiclass and self._dist_solver() != method:
+            raise ValueError(f"loss={self.loss!r} on part files or Dask arrays runs "
+                             f"{_MULTICLASS_DASK[self.loss]}: set solver={method!r} (got "
+                             f"solver={self._dist_solver()!r})")
         if self.class_weight is not None:
             raise ValueError("class_weight is not supported for part files or Dask arrays "
                              "(the labels stay on the workers); pass sample weights in a "
@@ -164,9 +166,9 @@ class LinearClassifier(_LocalLinearClassifier):
             lam, l1 = self._penalty_terms(float(self.alpha))
         common = dict(loss=self.loss, lam=lam, round_timeout=opts.get("round_timeout", 120.0),
                       intercept_scaling=icpt)
-        if multinomial:
+        if multiclass:
             if l1 != 0.0:
-                raise ValueError("loss='multinomial' supports only the L2 penalty; set l1=0")
+                raise ValueError(f"loss={self.loss!r} supports only the L2 penalty; set l1=0")
             kind = PartitionedMulticlassProblem
         else:
             kind = PartitionedProblem
@@ -182,7 +184,7 @@ class LinearClassifier(_LocalLinearClassifier):
             pp = kind.from_dask(self.client, X, y, sample_weight, **common)
         opts = dict(opts)
         opts.setdefault("n_partitions", pp.n_parts)
-        if multinomial:
+        if multiclass:
             return self._fit_multinomial(pp, opts)
         cls = SOLVERS[self._dist_solver()]
         res = cls.create(pp, tol=float(self.tol),
@@ -207,10 +209,11 @@ class LinearClassifier(_LocalLinearClassifier):
         return self
 
     def _fit_multinomial(self, pp, opts):
-        """One multinomial Newton-CG fit of rows on the workers: ``coef_`` (K,
-        d) and ``intercept_`` (K,), the raw labels sorted as ``classes_``;
-        ``dual_coef_`` (K, n) in the partitions' row order."""
-        res = MULTICLASS_SOLVERS["multinomial_newton"](
+        """One multiclass fit of rows on the workers (multinomial Newton-CG, or
+        CoCoA+ for Crammer-Singer): ``coef_`` (K, d) and ``intercept_`` (K,),
+        the raw labels sorted as ``classes_``; ``dual_coef_`` (K, n) in the
+        partitions' row order."""
+        res = MULTICLASS_SOLVERS[_MULTICLASS_DASK[self.loss]](
             pp, tol=float(self.tol),
             max_epochs=None if self.max_iter is None else float(self.max_iter),
             random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()

@@ -3,8 +3,9 @@
 TRAIN (a LIBSVM file, split into part files beside it or in ``--parts-dir``,
 or a directory of part files) is read by the workers themselves;
 ``cocoa`` or ``minibatch_sdca`` trains on one partition per part file
-(``l1_newton`` with ``--penalty l1`` or ``--l1``), and ``--loss multinomial`` trains every class in one problem with
-``multinomial_newton``.  The
+(``l1_newton`` with ``--penalty l1`` or ``--l1``), and ``--loss multinomial``
+(``--loss crammer_singer``) trains every class in one problem with
+``multinomial_newton`` (``crammer_singer_cocoa``).  The
 outcome is a :class:`.core.Fitted` like every other fit, so :mod:`.report`
 describes and saves it the same way.
 """
@@ -21,8 +22,11 @@ from .output import format_label, note
 from .prepare import split_bias
 
 _DASK_SOLVERS = ("cocoa", "minibatch_sdca", "l1_newton")
-#: --solver values that mean multinomial_newton for --loss multinomial
-_MULTINOMIAL_SOLVERS = ("auto", "newton", "multinomial_newton")
+#: the multiclass losses' solver on the cluster and the --solver values meaning it
+_MULTICLASS = {"multinomial": ("multinomial_newton", ("auto", "newton", "multinomial_newton")),
+               "crammer_singer": ("crammer_singer_cocoa",
+                                  ("auto", "cocoa", "crammer_singer_cocoa"))}
+_MULTICLASS_SOLVERS = tuple(v[0] for v in _MULTICLASS.values())
 
 
 def _part_files(req):
@@ -45,22 +49,18 @@ def _part_files(req):
 
 
 def _check(req):
-    if req.loss_name == "crammer_singer":
-        raise ValueError("--loss crammer_singer runs in one process; drop --scheduler, or "
-                         "use --loss multinomial on the cluster")
-    if req.loss_name == "multinomial":
-        if req.solver not in _MULTINOMIAL_SOLVERS:
-            raise ValueError(f"--scheduler trains --loss multinomial with "
-                             f"multinomial_newton; --solver {req.solver} does not run "
-                             f"on Dask")
-        solver = "multinomial_newton"
+    if req.loss_name in _MULTICLASS:
+        solver, accepted = _MULTICLASS[req.loss_name]
+        if req.solver not in accepted:
+            raise ValueError(f"--scheduler trains --loss {req.loss_name} with "
+                             f"{solver}; --solver {req.solver} does not run on Dask")
     else:
         solver = req.solver if req.solver != "auto" else \
             "l1_newton" if req.penalty == "l1" or req.l1 > 0 else "cocoa"
     if req.penalty == "l1" and req.lam is None:
         raise ValueError("--penalty l1 with --scheduler takes its strength from --lam "
                          "(-c needs the sample count, which the workers hold)")
-    if solver not in _DASK_SOLVERS + ("multinomial_newton",):
+    if solver not in _DASK_SOLVERS + _MULTICLASS_SOLVERS:
         raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
                          f"--solver {req.solver} does not run on Dask")
     for flag, bad in (("--class-weight", req.class_weight is not None),
@@ -84,10 +84,10 @@ def _connect(req, opts):
 def _problem(req, client, parts, n_features, opts):
     paths = [str(path.resolve()) for path in parts]
     timeout = float(opts.get("round_timeout", 120.0))
-    if req.loss_name == "multinomial":
+    if req.loss_name in _MULTICLASS:
         return lazy_attr("primaldual.distributed.partitioned",
                          "PartitionedMulticlassProblem").from_files(
-            client, paths, loss="multinomial", lam=req.lam, n_features=n_features,
+            client, paths, loss=req.loss_name, lam=req.lam, n_features=n_features,
             intercept_scaling=req.bias, round_timeout=timeout)
     PartitionedProblem = lazy_attr("primaldual.distributed.partitioned", "PartitionedProblem")
     lam, l1 = (0.0, req.lam) if req.penalty == "l1" else (req.lam, req.l1)
@@ -131,14 +131,14 @@ def fit_on_cluster(req):
         pp = _problem(req, client, parts, n_features, opts)
         opts.setdefault("n_partitions", pp.n_parts)
         registry = (lazy_attr("primaldual.solvers._multiclass", "MULTICLASS_SOLVERS")
-                    if solver == "multinomial_newton" else
+                    if solver in _MULTICLASS_SOLVERS else
                     lazy_attr("primaldual.solvers", "SOLVERS"))
         res = registry[solver].create(pp, tol=req.tol, max_epochs=req.max_epochs,
                                       random_state=req.seed, **opts).run()
     finally:
         client.close()
-    if solver == "multinomial_newton":
-        return _multinomial_fitted(req, pp, res, t0, index_base)
+    if solver in _MULTICLASS_SOLVERS:
+        return _multiclass_fitted(req, pp, res, t0, index_base)
     classes = np.array(pp.label_map) if pp.label_map is not None else None
     if classes is not None:
         note(req, f"labels: {format_label(classes[0])} -> -1, "
@@ -156,11 +156,11 @@ def fit_on_cluster(req):
                   extra={"partitions": int(pp.n_parts), "scheduler": req.scheduler})
 
 
-def _multinomial_fitted(req, pp, res, t0, index_base):
-    """The :class:`.core.Fitted` of a multinomial fit on the cluster: one
+def _multiclass_fitted(req, pp, res, t0, index_base):
+    """The :class:`.core.Fitted` of a multiclass fit on the cluster: one
     problem, a row of ``coef`` per class (the classes sorted)."""
     note(req, f"{pp.K} classes in the parts ({', '.join(format_label(v) for v in pp.classes[:10])}"
-              f"{', ...' if pp.K > 10 else ''}): one multinomial problem")
+              f"{', ...' if pp.K > 10 else ''}): one {req.loss_name} problem")
     pairs = [split_bias(row, req.bias) for row in np.asarray(res.coef).T]
     Fitted = lazy_attr("primaldual.cli.core", "Fitted")
     return Fitted(kind="classifier", classes=pp.classes.copy(),

@@ -24,7 +24,9 @@ Dask, and DSO's ring and PSGD's parts on Dask actors.
                        (:class:`~.newton_block.NewtonBlock`), run in process
                        by the serial solver and on each actor;
 * :mod:`.newton_rounds`  the distributed Newton-CG's passes on Dask actors
-                       (:func:`~.newton_rounds.newton_engine`).
+                       (:func:`~.newton_rounds.newton_engine`);
+* :mod:`.cs_block`, :mod:`.cs_rounds`  CoCoA+ over the Crammer-Singer dual on
+                       row partitions, in process and on Dask actors.
 
 This package sits below :mod:`primaldual.solvers` and imports nothing from it
 (``tests/test_layers.py``); no module here imports Dask at module level.

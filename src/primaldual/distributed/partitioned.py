@@ -181,14 +181,16 @@ class PartitionedProblem:
 
 
 class PartitionedMulticlassProblem(PartitionedProblem):
-    """Rows on the workers for ``loss="multinomial"``, one partition per part
-    file or row chunk (build with :meth:`from_files` or :meth:`from_dask`).
+    """Rows on the workers for ``loss="multinomial"`` or ``"crammer_singer"``,
+    one partition per part file or row chunk (build with :meth:`from_files`
+    or :meth:`from_dask`).
 
     The classes are the distinct raw labels of all partitions, sorted: raw
     label ``classes[k]`` is class ``k`` (at least two).  ``lam=None`` is
     ``1/W``; ``intercept_scaling``: a constant column of that value appended
     on the workers.  It offers what
-    :class:`~primaldual.solvers.multinomial.MultinomialNewton` needs of a
+    :class:`~primaldual.solvers.multinomial.MultinomialNewton` and
+    :class:`~primaldual.solvers.crammer_singer_cocoa.CrammerSingerCoCoA` need of a
     :class:`~primaldual.multiclass.MulticlassProblem` (``n``, ``d``, ``K``,
     ``nnz``, ``W``, ``lam``, ``loss``, ``coef_shape()``, ``fingerprint()``)
     and the placed actors (``pset``); it has no rows on the client.
@@ -198,13 +200,11 @@ class PartitionedMulticlassProblem(PartitionedProblem):
                  round_timeout=120.0, names=None, intercept_scaling=None):
         self.client = client
         self.loss = MulticlassLoss(getattr(loss, "name", loss))
-        if self.loss.name != "multinomial":
-            raise ValueError(f"loss={self.loss.name!r} runs in one process; on Dask "
-                             f"partitions only loss='multinomial' (multinomial_newton)")
         self._place(client, sources, names, round_timeout, n_features)
         lam = 1.0 / self.W if lam is None else float(lam)
         if not (np.isfinite(lam) and lam > 0):
-            raise ValueError(f"lam must be > 0 and finite for loss='multinomial', got {lam!r}")
+            raise ValueError(f"lam must be > 0 and finite for loss={self.loss.name!r}, "
+                             f"got {lam!r}")
         self._lam = lam
         labels = self.pset.call_all("class_labels")
         self.classes = np.unique(np.concatenate([np.asarray(v, dtype=np.float64)
@@ -217,8 +217,12 @@ class PartitionedMulticlassProblem(PartitionedProblem):
         self.n_data_features = self.d
         #: sparse rows multiplied as dense arrays (decided from the whole shape)
         self.dense = dense_rows_pay(self.n, self.d, self.nnz, True)
-        self.pset.configure(self.d, self.classes, self.dense, intercept_scaling,
-                            method="configure_classes")
+        if self.loss.name == "crammer_singer":     # CoCoA+ rounds (cs_block)
+            self.pset.configure(self.d, self.classes, intercept_scaling,
+                                method="configure_cs")
+        else:
+            self.pset.configure(self.d, self.classes, self.dense, intercept_scaling,
+                                method="configure_classes")
         if intercept_scaling is not None:
             self.d += 1
             self.nnz += self.n

@@ -1,6 +1,6 @@
 """A driver's calls on the partitions' Dask actors, made again after a lost
 worker (the distributed Newton methods: :mod:`.newton_rounds`,
-:mod:`.multinomial_rounds`)."""
+:mod:`.multinomial_rounds`; Crammer-Singer's CoCoA+ rounds: :mod:`.cs_rounds`)."""
 from __future__ import annotations
 
 import time

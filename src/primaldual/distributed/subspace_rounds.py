@@ -34,8 +34,9 @@ from .subspace_step import directions, join_terms, remember, subspace_step
 
 __all__ = ["SubspaceDaskEngine", "HALVINGS_A_CALL"]
 
-#: the halvings of a Newton step on the coefficients evaluated in one call
-#: (the terms cost ``O(n_k (1 + memory)^2)`` each on a worker, far less than a call)
+#: at most this many halvings of a Newton step on the coefficients are
+#: evaluated in one call (1, 2, 4, ... until one raises the dual; the terms
+#: cost ``O(n_k (1 + memory)^2)`` each on a worker, less than a call)
 HALVINGS_A_CALL = 8
 
 

@@ -35,7 +35,7 @@ __all__ = ["subspace_step", "join_terms", "directions", "remember", "MAX_NEWTON"
 #: at most this many Newton steps on the coefficients in a round
 MAX_NEWTON = 12
 #: a Newton step is halved at most this many times (the halvings evaluated
-#: ``batch`` at a time, each batch one reduction)
+#: in growing batches, each batch one reduction)
 MAX_HALVINGS = 30
 #: the search stops when the Newton decrement is below this share of the
 #: round's gain so far: the step is an ascent step, not a certificate
@@ -54,9 +54,10 @@ def subspace_step(evaluate, max_step, v, Z, K, lam, W, batch=1):
     :func:`~primaldual.kernels.subspace_step.subspace_terms`);
     ``max_step(theta, step)`` the largest ``t`` keeping ``theta + t step``
     dual feasible (the least over the partitions).  Each is one reduction, a
-    call.  The halvings of a Newton step are evaluated ``batch`` at a time
-    (one call on Dask, where a call costs more than the terms); the step
-    taken is the first halving that raises ``D`` whatever ``batch`` is."""
+    call.  The halvings of a Newton step are evaluated 1, 2, 4, ... at a
+    time, at most ``batch`` (a call each: on Dask a call costs more than the
+    terms, and the first trial is often taken); the step taken is the first
+    halving that raises ``D`` whatever ``batch`` is."""
     P = Z.shape[0]
     G = Z @ Z.T
     b = Z @ v
@@ -84,11 +85,12 @@ def subspace_step(evaluate, max_step, v, Z, K, lam, W, batch=1):
             break
         s0 = min(1.0, _TO_BOUNDARY * max_step(theta, step))
         calls += 1
-        moved, halvings = False, 0
+        moved, halvings, size = False, 0, 1
         while not moved and halvings < MAX_HALVINGS:
             trials = [theta + (s0 * 0.5 ** j) * step
-                      for j in range(halvings, min(halvings + batch, MAX_HALVINGS))]
+                      for j in range(halvings, min(halvings + size, MAX_HALVINGS))]
             halvings += len(trials)
+            size = min(2 * size, batch)
             calls += 1
             for trial, (e_t, g_t, H_t, ok) in zip(trials, evaluate(trials)):
                 if ok:

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util import encode_pm1
+from .cs_block import CSBlock
 from .l1_block import L1Block
 from .multinomial_block import MultinomialBlock
 from .newton_block import NewtonBlock
@@ -130,6 +131,14 @@ class PartitionActor:
         partition: raw label ``classes[k]`` is class ``k`` (``classes``
         sorted; every label of the partition is among them); ``dense``:
         multiply sparse rows as a dense array."""
+        X, y, classes = self._class_rows(d, classes, intercept, index)
+        self.mn_block = MultinomialBlock(X, y, self.c, [0, X.shape[0]],
+                                         classes.size, bool(dense), first_part=int(index))
+        return True
+
+    def _class_rows(self, d, classes, intercept, index):
+        """The rows with ``d`` columns (and ``intercept``) and the class
+        indices of the raw labels in the sorted ``classes``."""
         X = _with_columns(self.X, d, intercept)
         classes = np.asarray(classes, dtype=np.float64)
         y = np.searchsorted(classes, self.y_raw)
@@ -138,10 +147,21 @@ class PartitionActor:
             raise ValueError(f"partition {index} has a label outside the classes "
                              f"{classes[:10].tolist()}")
         self.X = None           # the block holds the rows
-        self.mn_block = MultinomialBlock(X, y.astype(np.int64), self.c, [0, X.shape[0]],
-                                         classes.size, bool(dense), first_part=int(index))
         self.index = int(index)
+        return X, y.astype(np.int64), classes
+
+    def configure_cs(self, d, classes, intercept=None, index=0):
+        """As :meth:`configure_classes`, for the Crammer-Singer CoCoA+ rounds:
+        a :class:`~primaldual.distributed.cs_block.CSBlock` of this partition."""
+        X, y, classes = self._class_rows(d, classes, intercept, index)
+        self.cs_block = CSBlock(X, y, self.c, [0, X.shape[0]], classes.size,
+                                first_part=int(index))
         return True
+
+    def crammer_singer(self, method, *args):
+        """A call of the Crammer-Singer CoCoA+ driver on this partition:
+        ``method`` of its :class:`~primaldual.distributed.cs_block.CSBlock`."""
+        return getattr(self.cs_block, method)(*args)
 
     def multinomial(self, method, *args):
         """A pass of multinomial Newton-CG on this partition: ``method`` of its

@@ -14,6 +14,7 @@ import time
 from ..multiclass import MULTICLASS_LOSSES, MulticlassProblem, is_multiclass_loss
 from .._util.threads import resolve_n_jobs
 from .crammer_singer import CrammerSingerDual
+from .crammer_singer_cocoa import CrammerSingerCoCoA
 from .crammer_singer_ipm import CrammerSingerIPM, ipm_fits, ipm_iteration_flops
 from .multinomial import MultinomialNewton
 from .multinomial_dual import MultinomialDualCD
@@ -23,7 +24,8 @@ __all__ = ["MULTICLASS_SOLVERS", "DEFAULT_SOLVER", "solve_multiclass",
 
 #: name -> solver class
 MULTICLASS_SOLVERS = {cls.name: cls for cls in (MultinomialNewton, MultinomialDualCD,
-                                               CrammerSingerDual, CrammerSingerIPM)}
+                                               CrammerSingerDual, CrammerSingerIPM,
+                                               CrammerSingerCoCoA)}
 
 #: the solver ``solver="auto"`` runs for each loss
 DEFAULT_SOLVER = {"multinomial": MultinomialNewton.name,
@@ -31,7 +33,8 @@ DEFAULT_SOLVER = {"multinomial": MultinomialNewton.name,
 
 #: the binary solvers' names that mean the same method here
 _ALIASES = {("multinomial", "newton"): MultinomialNewton.name,
-            ("crammer_singer", "sdca"): CrammerSingerDual.name}
+            ("crammer_singer", "sdca"): CrammerSingerDual.name,
+            ("crammer_singer", "cocoa"): CrammerSingerCoCoA.name}
 
 
 def multiclass_solver_for(loss_name, solver) -> str:
@@ -61,13 +64,16 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
     problem = MulticlassProblem(X, y, loss=loss, lam=lam, sample_weight=sample_weight,
                                 loss_params=loss_params, l1=l1)
     name = multiclass_solver_for(problem.loss.name, solver)
+    spread = client is not None or solver_options.get("n_partitions") is not None
+    if spread and solver == "auto" and name == CrammerSingerDual.name:
+        name = CrammerSingerCoCoA.name           # partitions or Dask: CoCoA+ rounds
     cls = MULTICLASS_SOLVERS[name]
-    if client is not None or solver_options.get("n_partitions") is not None:
+    if spread:
         if not getattr(cls, "supports_client", False):
+            on = {"multinomial": "multinomial_newton", "crammer_singer": "crammer_singer_cocoa"}
             raise ValueError(f"solver={name!r} (loss={problem.loss.name!r}) runs in this "
-                             f"process only; drop client / n_partitions"
-                             + ("; multinomial_newton runs on partitions and Dask"
-                                if problem.loss.name == "multinomial" else ""))
+                             f"process only; drop client / n_partitions, or use "
+                             f"{on[problem.loss.name]}, which runs on partitions and Dask")
         if client is not None:
             solver_options["client"] = client
     kw = dict(tol=tol, max_epochs=max_epochs, random_state=random_state, callback=callback,

@@ -23,7 +23,7 @@ class MulticlassSolver(Solver):
             raise ValueError(f"solver={self.name!r} fits loss={self.loss_names[0]!r} only")
         if isinstance(problem, PartitionedMulticlassProblem) and not self.supports_partitioned:
             raise ValueError(f"solver={self.name!r} runs in one process; rows on Dask "
-                             f"workers need multinomial_newton")
+                             f"workers need multinomial_newton or crammer_singer_cocoa")
         super().__init__(problem, **kwargs)
 
     def _warm_alpha(self, ws):
