@@ -373,7 +373,7 @@ def test_solvers_lists_every_registered_solver(capsys):
     assert {r["solver"] for r in rows if r["dask"]} == {"cocoa", "minibatch_sdca", "dso", "disco",
                                                          "psgd", "newton",
                                                          "multinomial_newton",
-                                                         "crammer_singer_cocoa"}
+                                                         "crammer_singer_cocoa", "l1_newton"}
     assert "[hinge, smooth_hinge, absolute, epsilon_insensitive]" in \
         out.splitlines()[names.index("ipm")]
 

@@ -11,9 +11,11 @@ parameters plus ``client``.
 * in-memory arrays (NumPy / SciPy): split into ``n_partitions`` contiguous
   blocks and sent once to the workers.
 
-The solver is ``"cocoa"`` (default), ``"minibatch_sdca"`` (with
-``sampling="distributed"``) or ``"newton"`` (the distributed Newton-CG, for
-the smooth losses); all run on the shared Dask engine
+The solver is ``"cocoa"`` (the default for an L2 penalty),
+``"minibatch_sdca"`` (with ``sampling="distributed"``), ``"newton"`` (the
+distributed Newton-CG, for the smooth losses) or ``"l1_newton"`` (the default
+for ``penalty="l1"``, ``"elasticnet"`` or ``l1 > 0``: the L1 proximal Newton
+method, :mod:`primaldual.solvers.sparse.partitioned`); all run on the shared Dask engine
 (:mod:`primaldual.distributed`) and return the same certified result
 (``coef_``, ``dual_coef_``, ``gap_``) as the local estimator would with the
 same partitioning and seed.  With a binary loss, part files and Dask arrays
@@ -31,6 +33,7 @@ arrays the workers append it.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 
 import numpy as np
@@ -45,7 +48,7 @@ from .distributed.partitioned import PartitionedMulticlassProblem, PartitionedPr
 
 __all__ = ["LinearClassifier"]
 
-_DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton")
+_DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton", "l1_newton")
 #: the multiclass losses' solver on part files and Dask arrays
 _MULTICLASS_DASK = {"multinomial": "multinomial_newton",
                     "crammer_singer": "crammer_singer_cocoa"}
@@ -71,7 +74,11 @@ class LinearClassifier(_LocalLinearClassifier):
     ----------
     client : dask.distributed.Client
         Where the partitions live.
-    solver : {"cocoa", "minibatch_sdca", "newton"}, default "cocoa"
+    solver : {"cocoa", "minibatch_sdca", "newton", "l1_newton"} or None
+        None (default): ``"l1_newton"`` when the penalty has an L1 part
+        (``penalty="l1"`` or ``"elasticnet"``, or ``l1 > 0``), else ``"cocoa"``.
+    penalty, l1_ratio : as :class:`primaldual.LinearClassifier`; on part files
+        and Dask arrays an L1 penalty needs ``alpha`` (its strength).
     solver_options : dict, optional
         e.g. ``{"n_partitions": 8, "local_iters": 1000}``,
         ``{"batch_size": 64}``, ``{"round_timeout": 60, "recovery_every": 10}``.
@@ -81,25 +88,36 @@ class LinearClassifier(_LocalLinearClassifier):
     def __init__(self, loss="squared_hinge", *, client=None, alpha=None, C=None, l1=0.0,
                  loss_params=None, tol=1e-6, max_iter=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, warm_start=False,
-                 random_state=None, solver="cocoa", solver_options=None, n_jobs=None,
-                 verbose=0):
+                 random_state=None, solver=None, solver_options=None, n_jobs=None,
+                 verbose=0, penalty="l2", l1_ratio=None):
         super().__init__(loss=loss, alpha=alpha, C=C, l1=l1, loss_params=loss_params, tol=tol,
                          max_iter=max_iter, fit_intercept=fit_intercept,
                          intercept_scaling=intercept_scaling, class_weight=class_weight,
                          warm_start=warm_start, random_state=random_state, solver=solver,
-                         solver_options=solver_options, n_jobs=n_jobs, verbose=verbose)
+                         solver_options=solver_options, n_jobs=n_jobs, verbose=verbose,
+                         penalty=penalty, l1_ratio=l1_ratio)
         self.client = client
+
+    def _dist_solver(self):
+        """The solver that runs: ``solver``, or by default ``l1_newton`` for a
+        penalty with an L1 part and ``cocoa`` otherwise."""
+        if self.solver is not None:
+            return self.solver
+        sparse = self.penalty in ("l1", "elasticnet") or (
+            isinstance(self.l1, numbers.Real) and self.l1 > 0)
+        return "l1_newton" if sparse else "cocoa"
 
     def _check_dist(self):
         Client = require("distributed", "primaldual.dask").Client
         if not isinstance(self.client, Client):
             raise ValueError(f"client must be a dask.distributed.Client, got "
                              f"{type(self.client).__name__}")
-        if self.solver not in _DIST_SOLVERS:
-            raise ValueError(f"solver={self.solver!r} does not run on Dask; choose one of "
+        solver = self._dist_solver()
+        if solver not in _DIST_SOLVERS:
+            raise ValueError(f"solver={solver!r} does not run on Dask; choose one of "
                              f"{', '.join(_DIST_SOLVERS)}")
         opts = dict(self.solver_options or {})
-        if self.solver == "minibatch_sdca":
+        if solver == "minibatch_sdca":
             if opts.setdefault("sampling", "distributed") != "distributed":
                 raise ValueError("minibatch_sdca on Dask needs sampling='distributed'")
         return opts
@@ -111,21 +129,22 @@ class LinearClassifier(_LocalLinearClassifier):
             return self._fit_partitioned(X, y, sample_weight, opts)
         if y is None:
             raise ValueError("y is required for in-memory X (only part files carry labels)")
-        saved = self.solver_options
+        saved = self.solver_options, self.solver
         self.solver_options = {**opts, "client": self.client}
+        self.solver = self._dist_solver()
         try:
             return super().fit(X, y, sample_weight=sample_weight)
         finally:
-            self.solver_options = saved
+            self.solver_options, self.solver = saved
 
     def _fit_partitioned(self, X, y, sample_weight, opts):
         self._validate_params_values()
         multiclass = self.loss in ("multinomial", "crammer_singer")
         method = {"multinomial": "newton", "crammer_singer": "cocoa"}.get(self.loss)
-        if multiclass and self.solver != method:
+        if multiclass and self._dist_solver() != method:
             raise ValueError(f"loss={self.loss!r} on part files or Dask arrays runs "
                              f"{_MULTICLASS_DASK[self.loss]}: set solver={method!r} (got "
-                             f"solver={self.solver!r})")
+                             f"solver={self._dist_solver()!r})")
         if self.class_weight is not None:
             raise ValueError("class_weight is not supported for part files or Dask arrays "
                              "(the labels stay on the workers); pass sample weights in a "
@@ -138,16 +157,22 @@ class LinearClassifier(_LocalLinearClassifier):
                              "have read their parts); pass alpha = 1/(C W) instead, or "
                              "neither for the strength of C = 1")
         icpt = float(self.intercept_scaling) if self.fit_intercept else None
-        common = dict(loss=self.loss, lam=None if self.alpha is None else float(self.alpha),
-                      round_timeout=opts.get("round_timeout", 120.0),
+        lam, l1 = None if self.alpha is None else float(self.alpha), float(self.l1)
+        if self.penalty != "l2":
+            if self.alpha is None:
+                raise ValueError(f"penalty={self.penalty!r} on part files or Dask arrays "
+                                 f"needs alpha, its strength (C = 1's 1/W is known only "
+                                 f"once the workers have read their parts)")
+            lam, l1 = self._penalty_terms(float(self.alpha))
+        common = dict(loss=self.loss, lam=lam, round_timeout=opts.get("round_timeout", 120.0),
                       intercept_scaling=icpt)
         if multiclass:
-            if float(self.l1) != 0.0:
+            if l1 != 0.0:
                 raise ValueError(f"loss={self.loss!r} supports only the L2 penalty; set l1=0")
             kind = PartitionedMulticlassProblem
         else:
             kind = PartitionedProblem
-            common.update(l1=float(self.l1), loss_params=self.loss_params)
+            common.update(l1=l1, loss_params=self.loss_params)
         if _is_file_list(X):
             if y is not None or sample_weight is not None:
                 raise ValueError("with part files the labels come from the files; "
@@ -161,7 +186,7 @@ class LinearClassifier(_LocalLinearClassifier):
         opts.setdefault("n_partitions", pp.n_parts)
         if multiclass:
             return self._fit_multinomial(pp, opts)
-        cls = SOLVERS[self.solver]
+        cls = SOLVERS[self._dist_solver()]
         res = cls.create(pp, tol=float(self.tol),
                          max_epochs=None if self.max_iter is None else float(self.max_iter),
                          random_state=spawn_seeds(self.random_state, 1)[0], **opts).run()
@@ -178,7 +203,7 @@ class LinearClassifier(_LocalLinearClassifier):
         self.converged_ = np.array([res.converged])
         self.trace_ = [res.trace]
         self.solver_ = res.solver
-        self.lam_ = float(pp.lam)
+        self.lam_, self.l1_ = float(pp.lam), float(pp.l1)
         self.n_features_in_ = pp.n_data_features
         self._warn_convergence([res], [None])
         return self

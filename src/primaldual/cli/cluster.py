@@ -2,9 +2,10 @@
 
 TRAIN (a LIBSVM file, split into part files beside it or in ``--parts-dir``,
 or a directory of part files) is read by the workers themselves;
-``cocoa`` or ``minibatch_sdca`` trains on one partition per part file, and
-``--loss multinomial`` (``--loss crammer_singer``) trains every class in one
-problem with ``multinomial_newton`` (``crammer_singer_cocoa``).  The
+``cocoa`` or ``minibatch_sdca`` trains on one partition per part file
+(``l1_newton`` with ``--penalty l1`` or ``--l1``), and ``--loss multinomial``
+(``--loss crammer_singer``) trains every class in one problem with
+``multinomial_newton`` (``crammer_singer_cocoa``).  The
 outcome is a :class:`.core.Fitted` like every other fit, so :mod:`.report`
 describes and saves it the same way.
 """
@@ -20,7 +21,7 @@ from .._util.lazy import lazy_attr
 from .output import format_label, note
 from .prepare import split_bias
 
-_DASK_SOLVERS = ("cocoa", "minibatch_sdca")
+_DASK_SOLVERS = ("cocoa", "minibatch_sdca", "l1_newton")
 #: the multiclass losses' solver on the cluster and the --solver values meaning it
 _MULTICLASS = {"multinomial": ("multinomial_newton", ("auto", "newton", "multinomial_newton")),
                "crammer_singer": ("crammer_singer_cocoa",
@@ -54,7 +55,11 @@ def _check(req):
             raise ValueError(f"--scheduler trains --loss {req.loss_name} with "
                              f"{solver}; --solver {req.solver} does not run on Dask")
     else:
-        solver = "cocoa" if req.solver == "auto" else req.solver
+        solver = req.solver if req.solver != "auto" else \
+            "l1_newton" if req.penalty == "l1" or req.l1 > 0 else "cocoa"
+    if req.penalty == "l1" and req.lam is None:
+        raise ValueError("--penalty l1 with --scheduler takes its strength from --lam "
+                         "(-c needs the sample count, which the workers hold)")
     if solver not in _DASK_SOLVERS + _MULTICLASS_SOLVERS:
         raise ValueError(f"--scheduler trains with {' or '.join(_DASK_SOLVERS)}; "
                          f"--solver {req.solver} does not run on Dask")
@@ -85,9 +90,10 @@ def _problem(req, client, parts, n_features, opts):
             client, paths, loss=req.loss_name, lam=req.lam, n_features=n_features,
             intercept_scaling=req.bias, round_timeout=timeout)
     PartitionedProblem = lazy_attr("primaldual.distributed.partitioned", "PartitionedProblem")
+    lam, l1 = (0.0, req.lam) if req.penalty == "l1" else (req.lam, req.l1)
     try:
         return PartitionedProblem.from_files(
-            client, paths, loss=req.loss_name, lam=req.lam, l1=req.l1,
+            client, paths, loss=req.loss_name, lam=lam, l1=l1,
             loss_params=req.solve_loss_params, n_features=n_features,
             intercept_scaling=req.bias, round_timeout=timeout)
     except ValueError as e:
@@ -141,7 +147,8 @@ def fit_on_cluster(req):
     Fitted = lazy_attr("primaldual.cli.core", "Fitted")
     return Fitted(kind="classifier" if classes is not None else "regressor",
                   classes=classes, coef=coef.reshape(1, -1), intercept=np.array([intercept]),
-                  results=[res], labels=[None], lams=[float(res.lam)],
+                  results=[res], labels=[None],
+                  lams=[float(pp.l1 if req.penalty == "l1" else res.lam)],
                   weight_totals=[float(pp.n)], n=int(pp.n), d=int(pp.n_data_features),
                   nnz=int(pp.nnz - (pp.n if req.bias is not None else 0)),
                   time_s=time.perf_counter() - t0, storage=None,

@@ -204,7 +204,8 @@ def _solver_options(args):
             raise ValueError(f"--option {key} is not accepted here: {hint}")
     solver = args.solver
     if solver == "auto" and getattr(args, "scheduler", None):
-        solver = "cocoa"                   # what --scheduler runs for auto
+        # what --scheduler runs for auto
+        solver = "l1_newton" if args.penalty == "l1" or args.l1 > 0 else "cocoa"
     return parse_pairs(args.option, "--option", lambda k, v: parse_option(solver, k, v))
 
 

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 from .._util import encode_pm1
 from .cs_block import CSBlock
+from .l1_block import L1Block
 from .multinomial_block import MultinomialBlock
 from .newton_block import NewtonBlock
 from .block import LINE_SEARCH, PartitionBlock, partition_coefficients
@@ -115,7 +116,7 @@ class PartitionActor:
         part_ptr = np.array([0, X.shape[0]], dtype=np.int64)
         self.block = PartitionBlock.from_arrays(X, y, self.c, part_ptr, loss_code,
                                                 loss_param, lam, W)
-        self.newton_block = None
+        self.newton_block = self.l1_block = None
         self.index = int(index)
         self.X = None           # the block holds the validated rows
         return True
@@ -259,6 +260,14 @@ class PartitionActor:
             self.newton_block = NewtonBlock(b.rows, b.y, b.cw, b.part_ptr, b.kind,
                                             b.param, b.W, first_part=self.index)
         return getattr(self.newton_block, method)(*args)
+
+    def l1(self, method, *args):
+        """A pass of the L1 proximal Newton method on this partition: ``method``
+        of its :class:`~primaldual.distributed.l1_block.L1Block` (built on first use)."""
+        if self.l1_block is None:
+            b = self.block
+            self.l1_block = L1Block(b.rows.X, b.y, b.cw / b.W, [0, b.rows.n], b.kind, b.param)
+        return getattr(self.l1_block, method)(*args)
 
     # ------------------------------------------------------- ESO passes
     def gram_matvec(self, z):

@@ -164,7 +164,8 @@ class Solver(abc.ABC):
             raise ValueError(f"solver={self.name!r} does not support l1 > 0 (got "
                              f"l1={problem.l1}); "
                              + (self.why_no_l1 or "use a solver with elastic-net "
-                                                  "support or set l1=0"))
+                                                  "support (l1cd; on row partitions or "
+                                                  "Dask l1_newton) or set l1=0"))
         if problem.lam == 0 and not self.supports_pure_l1:
             raise ValueError(f"lam must be > 0 for solver={self.name!r}, got lam=0; pure "
                              f"L1 is supported by solver='auto' and the solvers that document it (l1cd, spdc, dso)")

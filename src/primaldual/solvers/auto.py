@@ -339,7 +339,8 @@ def predicted_seconds(name, problem, tol=1e-6, max_epochs=1000.0) -> float:
 
 def resolve_distributed_solver(problem, options=None, client=None):
     """``(solver, reason)`` for ``solver="auto"`` on partitions (with ``client``,
-    or ``n_partitions`` in ``options``): the distributed ``newton`` or ``cocoa``.
+    or ``n_partitions`` in ``options``): ``l1_newton`` for ``l1 > 0`` with a
+    smooth loss, else the distributed ``newton`` or ``cocoa``.
 
     ``newton`` needs a loss with a (generalized) Hessian and ``l1 = 0``; then
     the local rule of :func:`resolve_solver` decides, with its threshold moved
@@ -352,6 +353,14 @@ def resolve_distributed_solver(problem, options=None, client=None):
     if K is None:
         K = max(1, len(client_workers(client))) if client is not None else 1
     loss = problem.loss
+    if problem.l1 > 0 and "l1_newton" in SOLVERS:
+        if not loss.smooth:
+            raise ValueError(f"l1 > 0 with the non-smooth loss {loss.name!r} has no method "
+                             f"on row partitions: l1_newton needs a smooth loss (e.g. "
+                             f"squared_hinge); on Dask solver='dso' takes it (its ring "
+                             f"of workers)")
+        return "l1_newton", (f"l1 = {problem.l1:g} > 0 with the smooth loss "
+                             f"{loss.name!r}: the L1 proximal Newton method on partitions")
     if not (loss.generalized_hessian and problem.l1 == 0 and problem.lam > 0):
         return "cocoa", (f"loss={loss.name!r}" + (" with l1 > 0" if problem.l1 else "")
                          + ": Newton needs a smooth loss and l1 = 0; CoCoA+")
