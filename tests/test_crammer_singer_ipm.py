@@ -144,3 +144,16 @@ def test_auto_certifies_unscaled_features_and_its_rate_rule():
     assert _time_to(trace, 1e-6) == pytest.approx(3.0)
     flat = [{"time": t, "rel_gap": 0.9} for t in range(4)]
     assert _time_to(flat, 1e-6) == math.inf
+
+
+def test_auto_hands_over_when_the_dual_method_reaches_its_epoch_cap(monkeypatch):
+    """The dual method stopped by its epoch cap, before the IPM's predicted
+    time (a fast machine), is not the answer: auto hands over to the IPM."""
+    from primaldual.solvers.crammer_singer import CrammerSingerDual
+    monkeypatch.setattr(CrammerSingerDual, "default_max_epochs", 3)
+    X, y = scaled_blobs()
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=1.0 / X.shape[0], tol=1e-6)
+    legs = res.extras["path"]
+    assert legs[0]["method"] == "crammer_singer_dual" and legs[0]["epochs"] == 3
+    assert legs[-1]["method"] == "crammer_singer_ipm" == res.solver
+    assert res.converged and res.rel_gap <= 1e-6

@@ -103,8 +103,8 @@ WATCH_SHARE = 0.25
 
 def _crammer_singer_auto(problem, kw, time_limit):
     """The dual method for the IPM's predicted time ``T`` (or until, past
-    ``WATCH_SHARE T``, its rate predicts more than ``T``); if it has not
-    converged, its measured rate (the log of the relative gap against seconds
+    ``WATCH_SHARE T``, its rate predicts more than ``T``, or its epoch cap);
+    if it has not converged, the IPM after its epoch cap, else its measured rate (the log of the relative gap against seconds
     over the second half of its checks) predicts the time it still needs: more
     than ``T`` hands over to the IPM (a cold start), else the dual method goes
     on from where it is.  ``extras["path"]`` lists the legs."""
@@ -124,11 +124,13 @@ def _crammer_singer_auto(problem, kw, time_limit):
     res = CrammerSingerDual(problem, **dict(kw, callback=watch), time_limit=first).run()
     path = [_leg(res, "start: the dual method for the IPM's predicted "
                       f"{predicted:.2g} s")]
-    handover = res.stop_reason == "time_limit" or \
+    # the dual method at its epoch cap (or stalled) cannot go on: the IPM
+    capped = res.stop_reason in ("max_epochs", "stalled")
+    handover = capped or res.stop_reason == "time_limit" or \
         (res.stop_reason == "callback" and len(seen) == len(res.trace))
     if handover and not res.converged and (time_limit is None or time_limit > res.time):
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        need = _time_to(res.trace, kw["tol"])
+        need = math.inf if capped else _time_to(res.trace, kw["tol"])
         if need > predicted:
             res2 = CrammerSingerIPM(problem, **kw, time_limit=left).run()
             path.append(_leg(res2, f"the dual method's rate predicts {need:.3g} s more; "
