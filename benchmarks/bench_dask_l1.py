@@ -6,7 +6,8 @@ On a9a, reuters and news20 (made binary, unit-norm rows, as
 l1_max/10`` and ``/100``, ``lam = 0``, ``tol = 1e-6``: the serial ``l1cd``
 (``solve(..., solver="l1cd")``), ``l1_newton`` on two partitions in process
 (``n_partitions=2``) and on a 2-worker LocalCluster (processes, one thread
-each; ``client=``).  Reported: wall seconds of the public call, passes, Newton
+each; ``client=``).  Reported: wall seconds of the public call (the best of
+three), passes, Newton
 steps, the certified relative gap, and for Dask the calls made, their mean
 milliseconds and the bytes moved per Newton step (sent to the workers /
 returned to the client).  The Dask seconds include placing the rows on the
@@ -36,15 +37,19 @@ from _common import write_result  # noqa: E402
 from bench_models import load_set  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results" / "dask-l1.md"
+#: fits per cell; the table shows the fastest
+REPEAT = 3
 
 
 def _row(name, X, div, how, **kw):
     import primaldual
     from primaldual.regpath import lam_max
     l1 = lam_max(X, _row.y, "logistic", penalty="l1") / div
-    t = time.perf_counter()
-    res = primaldual.solve(X, _row.y, loss="logistic", lam=0.0, l1=l1, tol=1e-6, **kw)
-    sec = time.perf_counter() - t
+    sec = float("inf")
+    for _ in range(REPEAT):          # the best of REPEAT (the machine is shared)
+        t = time.perf_counter()
+        res = primaldual.solve(X, _row.y, loss="logistic", lam=0.0, l1=l1, tol=1e-6, **kw)
+        sec = min(sec, time.perf_counter() - t)
     last = res.trace[-1]
     steps = last.get("newton_iter", "")
     dask = ""
@@ -68,7 +73,8 @@ def main(argv=None):
     lines = ["# L1 logistic on partitions and on Dask (bench_dask_l1.py)", "",
              f"Written {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, commit "
              f"{commit}; `uptime` at the start: `{up}` (2 cores, shared). `lam = 0`, "
-             f"`tol = 1e-6`, every other option at its default; Dask: a 2-worker "
+             f"`tol = 1e-6`, every other option at its default; seconds: the best of "
+             f"{REPEAT} fits; Dask: a 2-worker "
              f"LocalCluster (processes, one thread each).", "",
              "| set | l1_max/ | run | seconds | passes | Newton | support | rel. gap | "
              "Dask calls; MB sent / returned per Newton step |",
