@@ -32,6 +32,7 @@ LOGISTIC = CODES["logistic"]
 SQUARED_HINGE = CODES["squared_hinge"]
 SQUARED = CODES["squared"]
 SQUARED_EPS = CODES["squared_epsilon_insensitive"]
+SMOOTH_HINGE = CODES["smooth_hinge"]
 
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
@@ -52,11 +53,12 @@ _ROUND = 4e-16
 #: curvature added to every coordinate of the model (a zero column of the
 #: generalized Hessian of the squared hinge), as LIBLINEAR's nu
 _NU = 1e-12
-#: the model of the squared hinge (and of the squared epsilon-insensitive loss)
-#: takes at least this share of the largest curvature ``2 sum_i cw_i x_ij^2``
+#: the model of the squared hinge (and of the squared epsilon-insensitive loss
+#: and the smoothed hinge) takes at least this share of ``2 sum_i cw_i x_ij^2``
 #: along each coordinate (its generalized Hessian vanishes on the rows past the
-#: margin, or inside the tube; a vanishing curvature would make the step along a
-#: coordinate unbounded and the line search fail)
+#: margin, or inside the tube, and the smoothed hinge's on every row at ``w =
+#: 0``; a vanishing curvature would make the step along a coordinate unbounded
+#: and the line search fail)
 _FLOOR = 1e-3
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
@@ -584,8 +586,9 @@ def _ws_gradient(spec, cols, ws, w, work):
     """``work.grad``, ``work.hdiag`` and ``work.extra`` over the working set at
     ``work.gu``, ``work.hu``; returns (penalty of ``w`` on it, ``max |grad|``,
     ``sum (|grad| - l1)_+^2``, entries read).  The floor of the model's
-    curvature (``_FLOOR``, the squared hinge's) reads the weights too."""
-    floor = spec.kind == SQUARED_HINGE or spec.kind == SQUARED_EPS
+    curvature (``_FLOOR``: the squared hinge, the squared epsilon-insensitive
+    loss and the smoothed hinge) reads the weights too."""
+    floor = spec.kind == SQUARED_HINGE or spec.kind == SQUARED_EPS or spec.kind == SMOOTH_HINGE
     pen = 0.0
     vmax = 0.0
     excess = 0.0
