@@ -8,15 +8,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._util.clients import check_client, client_workers
 from ..distributed.cs_block import BlockCSData
 from ..distributed.cs_rounds import DaskCSData, place_crammer_singer
 from ..distributed.newton_block import contiguous_partitions
-from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, PartitionOptions, flag, number
+from ._partitions import PartitionCount
 from ._schedule import CHECK_PASS_COST
 from .crammer_singer import SEQUENTIAL_FULL_BYTES
 from .multinomial import _multiclass_eval
@@ -40,7 +39,7 @@ class CrammerSingerCoCoAOptions(PartitionOptions, CommonOptions):
                                 "(0: never)")
 
 
-class CrammerSingerCoCoA(MulticlassDualSolver):
+class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
     """CoCoA+ (adding, ``sigma' = K``) over the Crammer-Singer dual; a dual method.
 
     Problem (Crammer & Singer, JMLR 2 (2001); docs/multiclass-models.md):
@@ -96,39 +95,10 @@ class CrammerSingerCoCoA(MulticlassDualSolver):
     loss_names = ("crammer_singer",)
     supports_client = True
     supports_partitioned = True
-
-    @property
-    def partitioned(self):
-        """Whether the rows are on Dask workers (part files or Dask arrays)."""
-        return isinstance(self.problem, PartitionedMulticlassProblem)
+    default_partitions = 1
 
     def validate_options(self):
-        o = self.opts
-        if o.client is not None:
-            check_client(o.client)
-        K = self._partitions()
-        if self.partitioned and K != self.problem.n_parts:
-            raise ValueError(f"n_partitions={K} but the rows are in "
-                             f"{self.problem.n_parts} parts (one per part file or chunk)")
-        if self.partitioned and self.warm_start is not None:
-            raise ValueError("warm starts are not supported for rows on Dask workers; "
-                             "fit without warm_start")
-        if K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K}")
-        if K > self.problem.n:
-            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
-
-    def _partitions(self):
-        """K: the option; else the parts of rows on Dask workers, the workers
-        of a client, or one."""
-        o = self.opts
-        if o.n_partitions is not None:
-            return int(o.n_partitions)
-        if self.partitioned:
-            return self.problem.n_parts
-        if o.client is not None:
-            return max(1, len(client_workers(o.client)))
-        return 1
+        self.check_partitions(warm_start_on_workers=False)
 
     def setup(self):
         prob = self.problem

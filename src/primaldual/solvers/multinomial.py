@@ -12,17 +12,16 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from .._util.clients import check_client, client_workers
 from ..distributed.multinomial_block import BlockMultinomialData, dense_rows_pay
 from ..distributed.multinomial_rounds import DaskMultinomialData, place_multiclass
 from ..distributed.newton_block import contiguous_partitions
-from ..distributed.partitioned import PartitionedMulticlassProblem
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
 from ._options import CommonOptions, PartitionOptions, choice, number
+from ._partitions import PartitionCount
 from ._blas import serial_blas
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
@@ -92,7 +91,7 @@ def _dot(a, b):
     return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
-class MultinomialNewton(MulticlassSolver):
+class MultinomialNewton(PartitionCount, MulticlassSolver):
     """Preconditioned truncated Newton-CG with a backtracking line search for
     multinomial logistic regression; a primal method.
 
@@ -154,40 +153,8 @@ class MultinomialNewton(MulticlassSolver):
     #: the deadline of the current advance (CG checks it between products)
     _deadline = None
 
-    @property
-    def partitioned(self):
-        """Whether the rows are on Dask workers (part files or Dask arrays)."""
-        return isinstance(self.problem, PartitionedMulticlassProblem)
-
     def validate_options(self):
-        o = self.opts
-        if o.client is not None:
-            check_client(o.client)
-        K = self._partitions()
-        if self.partitioned and K != self.problem.n_parts:
-            raise ValueError(f"n_partitions={K} but the rows are in "
-                             f"{self.problem.n_parts} parts (one per part file or chunk)")
-        if self.partitioned and self.warm_start is not None:
-            raise ValueError("warm starts are not supported for rows on Dask workers; "
-                             "fit without warm_start")
-        if K is None:
-            return
-        if K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K}")
-        if K > self.problem.n:
-            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
-
-    def _partitions(self):
-        """K: the option; else the parts of rows on Dask workers, or the workers
-        of a client; None in process."""
-        o = self.opts
-        if o.n_partitions is not None:
-            return int(o.n_partitions)
-        if self.partitioned:
-            return self.problem.n_parts
-        if o.client is not None:
-            return max(1, len(client_workers(o.client)))
-        return None
+        self.check_partitions(warm_start_on_workers=False)
 
     def setup(self):
         prob = self.problem

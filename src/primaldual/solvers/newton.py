@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from .._util.clients import check_client, client_workers
 from ..distributed.newton_block import (EXPLICIT_MAX_COST, EXPLICIT_MAX_D, BlockNewtonData,
                                        contiguous_partitions, dot, explicit_hessian_pays,
                                        normal_equations)
@@ -23,6 +22,7 @@ from ..problem import Certificate
 from ._base import Solver, register
 from ._blas import serial_blas_enter, serial_blas_exit
 from ._options import CommonOptions, PartitionOptions, choice, number
+from ._partitions import PartitionCount
 from ._rounds import is_partitioned
 
 #: acceptance and radius constants of rule (10), Lin, Weng & Keerthi (2008):
@@ -54,7 +54,7 @@ class NewtonOptions(PartitionOptions, CommonOptions):
 
 
 @register
-class NewtonSolver(Solver):
+class NewtonSolver(PartitionCount, Solver):
     """Truncated Newton-CG with a line search or a trust region; a primal method.
 
     Problem: ``min_w P(w) = f(w) = (1/W) sum_i c_i phi(x_i . w; y_i) +
@@ -187,36 +187,12 @@ class NewtonSolver(Solver):
     external_losses = True
 
     # ------------------------------------------------------------ options
-    def _partitions(self):
-        """K: the option; else the parts of partitioned input or the Dask
-        workers; None in process (the serial solver)."""
-        o = self.opts
-        if o.n_partitions is not None:
-            return int(o.n_partitions)
-        if is_partitioned(self.problem):
-            return self.problem.n_parts
-        if o.client is not None:
-            check_client(o.client)
-            return max(1, len(client_workers(o.client)))
-        return None
-
     def validate_options(self):
         o = self.opts
-        if o.client is not None:
-            check_client(o.client)
-        K = self._partitions()
-        if K is None:
+        if self.check_partitions() is None:
             return
         if not self.problem.loss.builtin:
             raise ValueError(f"an unregistered loss ({self.problem.loss.name!r}) runs in process only")
-        if K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K}")
-        if K > self.problem.n:
-            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
-        if is_partitioned(self.problem) and K != self.problem.n_parts:
-            raise ValueError(f"n_partitions={K} but the partitioned input has "
-                             f"{self.problem.n_parts} partitions (one per part file or "
-                             f"chunk); set n_partitions={self.problem.n_parts}")
         if is_partitioned(self.problem) and o.hessian == "explicit" \
                 and self.problem.d > EXPLICIT_MAX_D:
             raise ValueError(f"hessian='explicit' forms a d x d matrix; d={self.problem.d} "

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._util.clients import check_client, client_workers
 from ...distributed.dask_engine import place_problem
 from ...distributed.l1_block import BlockL1Data
 from ...distributed.l1_rounds import DaskL1Data
@@ -18,7 +17,7 @@ from ...kernels.l1cd import ColsView, L1Spec, NewtonWork, WsGram, gram_direction
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, PartitionOptions, flag, number
-from .._rounds import is_partitioned
+from .._partitions import PartitionCount
 from .screening import gap_safe_mask, l1_dual_scale
 
 __all__ = ["L1NewtonOptions", "L1NewtonSolver"]
@@ -61,7 +60,7 @@ class L1NewtonOptions(PartitionOptions, CommonOptions):
 
 
 @register
-class L1NewtonSolver(Solver):
+class L1NewtonSolver(PartitionCount, Solver):
     """Proximal Newton with working sets for L1 and elastic net, its sums over
     rows on row partitions (in process or on Dask workers).
 
@@ -128,37 +127,11 @@ class L1NewtonSolver(Solver):
     default_max_epochs = 1000
 
     # ------------------------------------------------------------ options
-    @property
-    def partitioned(self):
-        return is_partitioned(self.problem)
-
-    def _partitions(self):
-        o = self.opts
-        if o.n_partitions is not None:
-            return int(o.n_partitions)
-        if self.partitioned:
-            return self.problem.n_parts
-        if o.client is not None:
-            return max(1, len(client_workers(o.client)))
-        return None
-
     def validate_options(self):
-        o = self.opts
-        if o.client is not None:
-            check_client(o.client)
         if not self.problem.loss.builtin:
             raise ValueError(f"solver='l1_newton' runs the registered losses only, not "
                              f"{self.problem.loss.name!r}")
-        K = self._partitions()
-        if K is None:
-            return
-        if self.partitioned and K != self.problem.n_parts:
-            raise ValueError(f"n_partitions={K} but the rows are in "
-                             f"{self.problem.n_parts} parts (one per part file or chunk)")
-        if K < 1:
-            raise ValueError(f"n_partitions must be a positive integer, got {K}")
-        if K > self.problem.n:
-            raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
+        self.check_partitions()
 
     def setup(self):
         prob, o = self.problem, self.opts
