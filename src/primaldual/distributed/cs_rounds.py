@@ -25,25 +25,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.status import STATUS_OK
-from .dask_engine import PartitionSet, array_sources
-from .multinomial_block import add_in_order
-from .recovering_calls import RecoveringCalls
+from .dask_engine import PartitionSet
+from .multiclass_calls import ClassColumnsCalls, place_classes
 
 __all__ = ["DaskCSData", "place_crammer_singer"]
 
 
 def place_crammer_singer(problem, part_ptr, client, timeout) -> PartitionSet:
-    """The actors of an in-memory Crammer-Singer problem split at
-    ``part_ptr``: each partition's rows, class indices and weights are sent
-    once, straight to its worker."""
-    pset = PartitionSet(client, array_sources(problem.X, problem.y, problem.sample_weight,
-                                              part_ptr), timeout)
-    pset.configure(problem.d, np.arange(problem.K, dtype=np.float64), None,
-                   method="configure_cs")
-    return pset
+    """The actors of an in-memory Crammer-Singer problem split at ``part_ptr``
+    (:func:`~.multiclass_calls.place_classes`)."""
+    return place_classes(problem, part_ptr, client, timeout, "configure_cs", None)
 
 
-class DaskCSData(RecoveringCalls):
+class DaskCSData(ClassColumnsCalls):
     """The partitions of a Crammer-Singer CoCoA+ driver as Dask actors (see
     the module docstring).  Same methods as
     :class:`~primaldual.distributed.cs_block.BlockCSData`."""
@@ -52,22 +46,12 @@ class DaskCSData(RecoveringCalls):
     group = "crammer_singer"
 
     def __init__(self, pset: PartitionSet, part_ptr, d, K, max_recoveries):
-        super().__init__(pset, max_recoveries)
-        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
-        self.d, self.K = int(d), int(K)
-        self.columns = [cols for cols, in self._call("columns")]
+        super().__init__(pset, part_ptr, d, K, max_recoveries)
         self.coef = np.zeros((self.d, self.K))
         #: the alpha blocks of the last check (None: the workers' cold start)
         self._alpha = None
         #: lam and W of the fit (known once a round or check is made)
         self._consts = None
-
-    def _rows(self, A, k):
-        cols = self.columns[k]
-        return A if cols is None else np.ascontiguousarray(A[cols])
-
-    def _join(self, parts):
-        return add_in_order(parts, self.columns, (self.d, self.K))
 
     def _blocks(self, alpha):
         return np.split(np.asarray(alpha, dtype=np.float64), self.part_ptr[1:-1])

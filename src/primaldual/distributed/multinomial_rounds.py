@@ -23,25 +23,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dask_engine import PartitionSet, array_sources
-from .recovering_calls import RecoveringCalls
-from .multinomial_block import add_hessians, add_in_order, join_starts
+from .dask_engine import PartitionSet
+from .multiclass_calls import ClassColumnsCalls, place_classes
+from .multinomial_block import add_hessians, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
 
 
 def place_multiclass(problem, part_ptr, client, timeout, dense) -> PartitionSet:
-    """The actors of an in-memory multiclass problem split at ``part_ptr``:
-    each partition's rows, class indices and weights are sent once, straight
-    to its worker."""
-    pset = PartitionSet(client, array_sources(problem.X, problem.y, problem.sample_weight,
-                                              part_ptr), timeout)
-    pset.configure(problem.d, np.arange(problem.K, dtype=np.float64), bool(dense),
-                   method="configure_classes")
-    return pset
+    """The actors of an in-memory multinomial problem split at ``part_ptr``
+    (:func:`~.multiclass_calls.place_classes`); ``dense``: the partitions
+    multiply sparse rows as dense arrays."""
+    return place_classes(problem, part_ptr, client, timeout, "configure_classes",
+                         bool(dense))
 
 
-class DaskMultinomialData(RecoveringCalls):
+class DaskMultinomialData(ClassColumnsCalls):
     """The rows of a multinomial driver whose partitions are Dask actors (see
     the module docstring).  Same methods as
     :class:`~primaldual.distributed.multinomial_block.BlockMultinomialData`."""
@@ -50,11 +47,7 @@ class DaskMultinomialData(RecoveringCalls):
     group = "multinomial"
 
     def __init__(self, pset: PartitionSet, part_ptr, d, K, max_recoveries):
-        super().__init__(pset, max_recoveries)
-        self.part_ptr = np.asarray(part_ptr, dtype=np.int64)
-        self.d, self.K = int(d), int(K)
-        #: each partition's columns (None: all), read once
-        self.columns = [cols for cols, in self._call("columns")]
+        super().__init__(pset, part_ptr, d, K, max_recoveries)
         #: the coef each slot holds on the workers, the current slot and the
         #: pending line-search direction (to rebuild a lost partition)
         self._coef = [None, None]
@@ -72,14 +65,6 @@ class DaskMultinomialData(RecoveringCalls):
         if self._direction is not None:
             self.pset.wait([a.multinomial("direction", self._rows(self._direction, k))
                             for k, a in actors.items()], "multinomial recovery", parts)
-
-    def _rows(self, A, k):
-        """The rows of the (d, K) array ``A`` that partition ``k`` uses."""
-        cols = self.columns[k]
-        return A if cols is None else np.ascontiguousarray(A[cols])
-
-    def _join(self, parts):
-        return add_in_order(parts, self.columns, (self.d, self.K))
 
     def _joined(self, res):
         return sum(ls for (ls, _), in res), self._join([g for (_, g), in res])
