@@ -142,6 +142,25 @@ def worker_killer(client, at_epoch, last=False):
     return kill_one, killed
 
 
+def worker_dies_at(call, k, method=None):
+    """Run on a worker (``client.run``): its ``k``-th call of the actor method
+    ``PartitionActor.<call>`` -- with ``method`` as its first argument, when
+    given (``newton``, ``multinomial``, ``l1``, ``crammer_singer`` name the
+    pass they dispatch) -- kills the worker process (SIGKILL)."""
+    import signal
+    from primaldual.distributed import worker as W
+    orig = getattr(W.PartitionActor, call)
+    seen = [0]
+
+    def dying(self, *args):
+        if method is None or args[0] == method:
+            seen[0] += 1
+            if seen[0] == k:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return orig(self, *args)
+    setattr(W.PartitionActor, call, dying)
+
+
 # ------------------------------------------------------------ a loaded machine
 def pytest_configure(config):
     config.addinivalue_line(

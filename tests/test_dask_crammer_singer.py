@@ -17,14 +17,13 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
+
+from conftest import worker_dies_at  # noqa: E402
 
 from primaldual import solve  # noqa: E402
 from primaldual.multiclass import MulticlassProblem  # noqa: E402
@@ -153,22 +152,6 @@ def test_dask_equals_in_process(client, K, dense):
         assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
 
 
-def _die_at(k):
-    """Run on a worker: its ``k``-th Crammer-Singer round kills the worker
-    process (SIGKILL)."""
-    from primaldual.distributed import worker as W
-    W._cs_calls = 0
-    orig = W.PartitionActor.crammer_singer
-
-    def crammer_singer(self, name, *args):
-        if name == "round":
-            W._cs_calls += 1
-            if W._cs_calls == k:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return orig(self, name, *args)
-    W.PartitionActor.crammer_singer = crammer_singer
-
-
 def test_worker_killed_mid_round_is_recovered(own_client):
     """The lost partition comes back with the last check's alpha, coef is
     joined again from every partition and the round made again: the fit
@@ -178,7 +161,7 @@ def test_worker_killed_mid_round_is_recovered(own_client):
     kw = dict(loss="crammer_singer", lam=0.05, tol=1e-6, random_state=0, n_partitions=2,
               check_every=5)
     addr = sorted(client.scheduler_info()["workers"])[-1]
-    client.run(_die_at, 8, workers=[addr])
+    client.run(worker_dies_at, "crammer_singer", 8, "round", workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
     assert res.trace[-1]["recoveries"] >= 1
     assert res.converged

@@ -15,14 +15,14 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
+
+from conftest import worker_dies_at  # noqa: E402
 
 from primaldual import solve  # noqa: E402
 
@@ -171,27 +171,12 @@ def test_dask_equals_in_process(client, loss, lam):
         assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
 
 
-def _die_at(method, k):
-    """Run on a worker: its ``k``-th l1 call ``method`` kills the worker (SIGKILL)."""
-    from primaldual.distributed import worker as W
-    W._l1_calls = 0
-    orig = W.PartitionActor.l1
-
-    def l1(self, name, *args):
-        if name == method:
-            W._l1_calls += 1
-            if W._l1_calls == k:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return orig(self, name, *args)
-    W.PartitionActor.l1 = l1
-
-
 def test_worker_killed_mid_fit_is_recovered(own_client):
     client = own_client
     X, y = _data(n=300, seed=4)
     kw = dict(loss="logistic", lam=0.0, l1=0.01, tol=1e-10, n_partitions=2)
     addr = sorted(client.scheduler_info()["workers"])[-1]
-    client.run(_die_at, "gram", 3, workers=[addr])
+    client.run(worker_dies_at, "l1", 3, "gram", workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
     assert res.trace[-1]["recoveries"] >= 1
     assert res.converged and res.rel_gap <= 1e-10

@@ -19,8 +19,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 
 import numpy as np
 import pytest
@@ -28,6 +26,8 @@ import scipy.optimize
 import scipy.sparse as sp
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
+
+from conftest import worker_dies_at  # noqa: E402
 
 from primaldual import solve  # noqa: E402
 from primaldual.multiclass import MulticlassProblem, logsumexp_rows  # noqa: E402
@@ -186,22 +186,6 @@ def test_partitions_on_their_own_columns(client, hessian):
         [r["primal"] for r in local.trace], rel=1e-12)
 
 
-def _die_at(method, k):
-    """Run on a worker: its ``k``-th multinomial call ``method`` kills the
-    worker process (SIGKILL)."""
-    from primaldual.distributed import worker as W
-    W._mn_calls = 0
-    orig = W.PartitionActor.multinomial
-
-    def multinomial(self, name, *args):
-        if name == method:
-            W._mn_calls += 1
-            if W._mn_calls == k:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return orig(self, name, *args)
-    W.PartitionActor.multinomial = multinomial
-
-
 @pytest.mark.parametrize("method, start", [("hess_vec", "zero"), ("dual_start", "dual_cd")])
 def test_worker_killed_mid_fit_is_recovered(own_client, method, start):
     """Killed inside a CG step: the lost worker's partition is re-created, its
@@ -215,7 +199,7 @@ def test_worker_killed_mid_fit_is_recovered(own_client, method, start):
     kw = dict(loss="multinomial", lam=lam, tol=1e-10, random_state=0, n_partitions=2,
               hessian="matvec", start=start, start_epochs=6)
     addr = sorted(client.scheduler_info()["workers"])[-1]
-    client.run(_die_at, method, 4, workers=[addr])
+    client.run(worker_dies_at, "multinomial", 4, method, workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
     assert res.trace[-1]["recoveries"] >= 1
     assert res.converged and res.rel_gap <= 1e-10

@@ -14,14 +14,12 @@ process and on a LocalCluster (2 worker processes, 1 thread each).
 """
 from __future__ import annotations
 
-import os
-import signal
 
 import numpy as np
 import pytest
 import scipy.optimize
 
-from conftest import make_classification_data, make_regression_data, worker_killer
+from conftest import make_classification_data, make_regression_data, worker_dies_at, worker_killer
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
 
@@ -170,22 +168,6 @@ def test_killed_worker_mid_fit_is_recovered(own_client):
         [r["primal"] for r in local.trace], rel=1e-12)
 
 
-def _die_at_hess_vec(k):
-    """Run on a worker: its ``k``-th Hessian-vector product kills the worker
-    process (SIGKILL), in the middle of a CG solve."""
-    from primaldual.distributed import worker as W
-    W._hv_calls = 0
-    orig = W.PartitionActor.newton
-
-    def newton(self, method, *args):
-        if method == "hess_vec":
-            W._hv_calls += 1
-            if W._hv_calls == k:
-                os.kill(os.getpid(), signal.SIGKILL)
-        return orig(self, method, *args)
-    W.PartitionActor.newton = newton
-
-
 def test_worker_killed_inside_a_cg_step_is_recovered(own_client):
     """The lost worker's partitions are re-created, recompute the current
     and trial points from the client's w, and the CG step is made again:
@@ -195,7 +177,7 @@ def test_worker_killed_inside_a_cg_step_is_recovered(own_client):
     kw = dict(loss="squared_hinge", lam=1e-4, solver="newton", tol=1e-10,
               random_state=0, n_partitions=2, hessian="matvec")
     addr = sorted(client.scheduler_info()["workers"])[-1]
-    client.run(_die_at_hess_vec, 4, workers=[addr])
+    client.run(worker_dies_at, "newton", 4, "hess_vec", workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
     assert res.trace[-1]["recoveries"] >= 1
     local = solve(X, y, **kw)

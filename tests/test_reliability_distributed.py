@@ -25,7 +25,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import make_classification_data, worker_killer
+from conftest import make_classification_data, worker_dies_at, worker_killer
 
 import distributed
 
@@ -54,21 +54,6 @@ def test_killed_worker_minibatch_sdca(own_client, data, tmp_path):
     np.testing.assert_allclose(res.dual_coef, local.dual_coef, rtol=0, atol=1e-10)
 
 
-def _die_at_certificate(k):
-    """Run on a worker: its ``k``-th certificate call kills the worker process
-    (SIGKILL), after the rounds since the last snapshot have run there."""
-    from primaldual.distributed import worker as W
-    W._certificate_calls = 0
-    orig = W.PartitionActor.certificate
-
-    def certificate(self, *args):
-        W._certificate_calls += 1
-        if W._certificate_calls == k:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return orig(self, *args)
-    W.PartitionActor.certificate = certificate
-
-
 def test_worker_killed_during_a_certificate_replays_to_the_lost_round(own_client, data):
     """The worker dies inside the certificate call at the third check: the
     engine rolls back to the snapshot of the second check and replays the
@@ -80,7 +65,7 @@ def test_worker_killed_during_a_certificate_replays_to_the_lost_round(own_client
     kw = dict(loss="hinge", lam=1e-2, solver="cocoa", n_partitions=2, local_iters=10,
               tol=0, max_epochs=5, check_every=1, random_state=4)
     addr = sorted(client.scheduler_info()["workers"])[-1]
-    client.run(_die_at_certificate, 3, workers=[addr])
+    client.run(worker_dies_at, "certificate", 3, workers=[addr])
     res = solve(X, y, client=client, round_timeout=60, **kw)
     assert res.trace[-1]["recoveries"] >= 1
     local = solve(X, y, **kw)

@@ -37,6 +37,7 @@ import scipy.sparse as sp
 from ..kernels.l1bounds import cols_to_rows
 from ..kernels.l1cd import (ColsView, L1Spec, WsGram, column_norms, correlations,
                             dual_sum, form_gram, loss_terms, margins_of)
+from .multinomial_block import add_in_order
 
 __all__ = ["L1Block", "BlockL1Data", "add_vectors", "add_grams", "add_scalars"]
 
@@ -52,13 +53,7 @@ def add_scalars(parts):
 def add_vectors(parts, columns, d):
     """The partitions' ``d_k``-vectors added in partition order into a
     d-vector at each partition's ``columns`` (None: all)."""
-    total = np.zeros(d)
-    for cols, part in zip(columns, parts):
-        if cols is None:
-            total += part
-        else:
-            total[cols] += part
-    return total
+    return add_in_order(parts, columns, (d,))
 
 
 def add_grams(parts, k):
