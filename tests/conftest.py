@@ -142,6 +142,17 @@ def worker_killer(client, at_epoch, last=False):
     return kill_one, killed
 
 
+def assert_same_run(a, b, atol=1e-12):
+    """Two fits ran the same iterates: ``coef`` and ``dual_coef`` to ``atol``,
+    the same checks at the same epochs with the same primal and dual."""
+    np.testing.assert_allclose(a.coef, b.coef, rtol=0, atol=atol)
+    np.testing.assert_allclose(a.dual_coef, b.dual_coef, rtol=0, atol=atol)
+    assert [r["epoch"] for r in a.trace] == [r["epoch"] for r in b.trace]
+    for ra, rb in zip(a.trace, b.trace):
+        assert ra["primal"] == pytest.approx(rb["primal"], rel=1e-12)
+        assert ra["dual"] == pytest.approx(rb["dual"], rel=1e-12)
+
+
 def worker_dies_at(call, k, method=None):
     """Run on a worker (``client.run``): its ``k``-th call of the actor method
     ``PartitionActor.<call>`` -- with ``method`` as its first argument, when

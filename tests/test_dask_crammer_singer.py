@@ -23,7 +23,7 @@ import pytest
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
 
-from conftest import worker_dies_at  # noqa: E402
+from conftest import assert_same_run, worker_dies_at  # noqa: E402
 
 from primaldual import solve  # noqa: E402
 from primaldual.multiclass import MulticlassProblem  # noqa: E402
@@ -144,12 +144,7 @@ def test_dask_equals_in_process(client, K, dense):
     local = solve(X, y, **kw)
     dist = solve(X, y, client=client, **kw)
     assert dist.solver == "crammer_singer_cocoa" and len(dist.trace) == 9
-    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(dist.dual_coef, local.dual_coef, rtol=0, atol=1e-12)
-    assert [r["epoch"] for r in dist.trace] == [r["epoch"] for r in local.trace]
-    for a, b in zip(dist.trace, local.trace):
-        assert a["primal"] == pytest.approx(b["primal"], rel=1e-12)
-        assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
+    assert_same_run(dist, local)
 
 
 def test_worker_killed_mid_round_is_recovered(own_client):

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
 
-from conftest import worker_dies_at  # noqa: E402
+from conftest import assert_same_run, worker_dies_at  # noqa: E402
 
 from primaldual import solve  # noqa: E402
 from primaldual.multiclass import MulticlassProblem, logsumexp_rows  # noqa: E402
@@ -143,12 +143,7 @@ def test_dask_equals_in_process(client, opts):
     local = solve(X, y, **kw)
     dist = solve(X, y, client=client, **kw)
     assert dist.converged and dist.rel_gap <= 1e-11
-    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(dist.dual_coef, local.dual_coef, rtol=0, atol=1e-12)
-    assert [r["epoch"] for r in dist.trace] == [r["epoch"] for r in local.trace]
-    for a, b in zip(dist.trace, local.trace):
-        assert a["primal"] == pytest.approx(b["primal"], rel=1e-12)
-        assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
+    assert_same_run(dist, local)
 
 
 def _split_columns(n=240, d=30, seed=5):

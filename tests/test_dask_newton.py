@@ -19,7 +19,8 @@ import numpy as np
 import pytest
 import scipy.optimize
 
-from conftest import make_classification_data, make_regression_data, worker_dies_at, worker_killer
+from conftest import (assert_same_run, make_classification_data, make_regression_data,
+                      worker_dies_at, worker_killer)
 
 import distributed  # noqa: F401  (the Dask extra; the fixtures need it)
 
@@ -112,12 +113,7 @@ def test_dask_equals_in_process(client, loss, K):
     local = solve(X, y, **kw)
     dist = solve(X, y, client=client, **kw)
     assert dist.converged and dist.rel_gap <= 1e-12
-    np.testing.assert_allclose(dist.coef, local.coef, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(dist.dual_coef, local.dual_coef, rtol=0, atol=1e-12)
-    assert [r["epoch"] for r in dist.trace] == [r["epoch"] for r in local.trace]
-    for a, b in zip(dist.trace, local.trace):
-        assert a["primal"] == pytest.approx(b["primal"], rel=1e-12)
-        assert a["dual"] == pytest.approx(b["dual"], rel=1e-12)
+    assert_same_run(dist, local)
     assert dist.trace[-1]["reductions"] == local.trace[-1]["reductions"]
     assert dist.trace[-1]["recoveries"] == 0
 
