@@ -514,6 +514,8 @@ def test_trial_decision_rule():
         n_threads, trial, trial_mid = 2, True, 5
         plan = threads_mod.ThreadPlan(1, 64, 0.8, "serial: predicted", True, 2, 1.25)
         threads_reason = plan.reason
+        alpha = np.array([0.5, -0.25])
+        problem = type("P", (), {"dual_image": staticmethod(lambda a: 2.0 * a)})()
 
     at = 10.0 / (sdca_mod.TRIAL_MIN_SPEEDUP * 1.25)     # the threads' ns at the bar
     for serial_ns, thread_ns, stays in ((10.0, 1.01 * at, False), (10.0, 0.99 * at, True),
@@ -521,11 +523,41 @@ def test_trial_decision_rule():
         f = Fake()
         f.trial_times = np.array([serial_ns * 1e-9 * 1e6, 1e6, thread_ns * 1e-9 * 2e6, 2e6])
         f.thread_work = f.thread_prox = object()
+        f.v = np.array([7.0, 7.0])
         sdca_mod.SDCASolver._trial_decision(f)
         measured = serial_ns / thread_ns / 1.25
         assert (f.n_threads == 2) is stays is (measured >= sdca_mod.TRIAL_MIN_SPEEDUP)
         assert f"{measured:.2f}x one thread" in f.threads_reason
         assert f.trial is False and (stays or f.thread_work is None)
+        # serial from here: v is the exact image of alpha again
+        assert stays or np.array_equal(f.v, [1.0, -0.5])
+
+
+def test_serial_after_the_trial_goes_on_from_the_exact_image(monkeypatch):
+    """The threads of the trial pass may lose concurrent updates of v (plain
+    additions), and a serial run's checks do not re-synchronize it: the run
+    that turns serial after the trial goes on from v(alpha).  Here v is
+    corrupted at the decision (as lost updates would leave it) and the run
+    still certifies the serial optimum; from the corrupted v it stalled."""
+    monkeypatch.setattr(sdca_mod, "TRIAL_MIN_NNZ", 0)
+    monkeypatch.setattr(sdca_mod, "TRIAL_FLOOR", 0.0)
+    decide = sdca_mod.SDCASolver._trial_decision
+
+    def slow_threads_and_lost_updates(self):
+        serial_nnz, thread_nnz = self.trial_times[1], self.trial_times[3]
+        self.trial_times[:] = [1e-9 * serial_nnz, serial_nnz, 4e-9 * thread_nnz, thread_nnz]
+        self.v += 1e-2 * np.abs(self.v).max()
+        decide(self)
+
+    monkeypatch.setattr(sdca_mod.SDCASolver, "_trial_decision", slow_threads_and_lost_updates)
+    X, y = data_for("hinge", n=400, d=30, seed=3)
+    kw = dict(loss="hinge", lam=1e-3, solver="sdca", tol=1e-9, max_epochs=3000,
+              random_state=0)
+    res = solve(X, y, n_jobs=2, **kw)
+    assert res.extras["threads"] == 1 and res.converged
+    assert_exact_certificate(X, y, "hinge", 1e-3, res)
+    ref = solve(X, y, n_jobs=1, **kw)
+    np.testing.assert_allclose(res.coef, ref.coef, rtol=0, atol=1e-5 * np.abs(ref.coef).max())
 
 
 # ------------------------------------------------ staleness bounded by work

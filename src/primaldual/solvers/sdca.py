@@ -339,7 +339,8 @@ class SDCASolver(Solver):
     def _trial_decision(self):
         """After the trial pass: keep the threads where they were measured at
         least ``TRIAL_MIN_SPEEDUP`` times faster (:func:`trial_verdict`); else
-        run serially from here on.  ``threads_reason`` says what was measured."""
+        run serially from here on, from ``v = v(alpha)`` recomputed.
+        ``threads_reason`` says what was measured."""
         self.trial, self.trial_mid, self.trial_end = False, -1, -1
         verdict = trial_verdict(self.trial_times, getattr(self, "trial_cpu", np.zeros(2)),
                                 self.plan, self.n_threads, TRIAL_MIN_SPEEDUP)
@@ -349,6 +350,10 @@ class SDCASolver(Solver):
         if not keep:
             self.n_threads = 1
             self.thread_work = self.thread_prox = None
+            # the threads' v may have lost concurrent updates (plain additions),
+            # and a serial run's checks do not re-synchronize it: it goes on
+            # from the exact image of alpha (in place: the pass's state views it)
+            self.v[:] = self.problem.dual_image(self.alpha)
 
     def _logit_cache(self):
         """The per-sample cache of the loss's SDCA step (``Loss.step_cache``, with L2
