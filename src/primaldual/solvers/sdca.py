@@ -62,15 +62,13 @@ TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up, or where
 #: its best plan is one shared v, which its copy-based speed-up does not measure
 TRIAL_FLOOR = 1.0
-#: the trial keeps the threads where measured at least this much faster (kernel
-#: loaded, arrays paged in first; two quarter passes timed once: noise ~10%)
+#: the trial keeps threads measured at least this much faster (noise ~10%)
 TRIAL_MIN_SPEEDUP = 1.2
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which the certificate is recomputed at w(alpha) (rounding: ~1e-16 sqrt(steps))
 RESYNC_DRIFT = 1e-11
 
-_ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION,
-                "cyclic": ORDER_CYCLIC}
+_ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION, "cyclic": ORDER_CYCLIC}
 
 
 @dataclass(frozen=True)
@@ -337,10 +335,10 @@ class SDCASolver(Solver):
         return Averaging(False, self.alpha[:0], np.zeros(0, np.int64), 0)
 
     def _trial_decision(self):
-        """After the trial pass: keep the threads where they were measured at
-        least ``TRIAL_MIN_SPEEDUP`` times faster (:func:`trial_verdict`); else
-        run serially from here on, from ``v = v(alpha)`` recomputed.
-        ``threads_reason`` says what was measured."""
+        """After the trial pass: keep the threads where measured at least
+        ``TRIAL_MIN_SPEEDUP`` times faster (:func:`trial_verdict`), else go on serially
+        from ``v(alpha)`` recomputed in place (a shared ``v`` may have lost updates,
+        which serial checks do not mend).  ``threads_reason`` says what was measured."""
         self.trial, self.trial_mid, self.trial_end = False, -1, -1
         verdict = trial_verdict(self.trial_times, getattr(self, "trial_cpu", np.zeros(2)),
                                 self.plan, self.n_threads, TRIAL_MIN_SPEEDUP)
@@ -350,9 +348,6 @@ class SDCASolver(Solver):
         if not keep:
             self.n_threads = 1
             self.thread_work = self.thread_prox = None
-            # the threads' v may have lost concurrent updates (plain additions),
-            # and a serial run's checks do not re-synchronize it: it goes on
-            # from the exact image of alpha (in place: the pass's state views it)
             self.v[:] = self.problem.dual_image(self.alpha)
 
     def _logit_cache(self):
