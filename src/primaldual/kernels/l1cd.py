@@ -60,6 +60,10 @@ _NU = 1e-12
 #: 0``; a vanishing curvature would make the step along a coordinate unbounded
 #: and the line search fail)
 _FLOOR = 1e-3
+#: the model's constants and the losses whose curvature has the floor, as the
+#: distributed proximal Newton (solvers/sparse/partitioned.py) uses them too
+ARMIJO_SIGMA, SUM_ROUNDING, MODEL_NU, CURVATURE_FLOOR = _SIGMA, _ROUND, _NU, _FLOOR
+FLOORED_CODES = (SQUARED_HINGE, SQUARED_EPS, SMOOTH_HINGE)
 #: a zero coordinate whose model slope is below this fraction of l1 is shrunk
 _SHRINK = 0.9
 #: conjugate gradients restart at most this many times in a direction (each

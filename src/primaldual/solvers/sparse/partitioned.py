@@ -13,7 +13,8 @@ from ...distributed.dask_engine import place_problem
 from ...distributed.l1_block import BlockL1Data
 from ...distributed.l1_rounds import DaskL1Data
 from ...distributed.newton_block import contiguous_partitions
-from ...kernels.l1cd import ColsView, L1Spec, NewtonWork, WsGram, gram_direction
+from ...kernels.l1cd import (ARMIJO_SIGMA, CURVATURE_FLOOR, FLOORED_CODES, SUM_ROUNDING,
+                              ColsView, L1Spec, NewtonWork, WsGram, gram_direction)
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, PartitionOptions, flag, number
@@ -22,14 +23,6 @@ from .screening import gap_safe_mask, l1_dual_scale
 
 __all__ = ["L1NewtonOptions", "L1NewtonSolver"]
 
-#: Armijo's sufficient-decrease constant; the rounding of a sum of losses
-SIGMA = 0.01
-ROUND = 4e-16
-#: curvature added to each coordinate of the model, and the floor of the model
-#: curvature of the losses in ``_FLOORED`` as a share of ``2 sum_i cw_i x_ij^2``
-#: (as the serial solver's model of the squared hinge)
-NU = 1e-12
-FLOOR = 1e-3
 #: trial steps per line-search call (1, 1/2, ..., 2^-7) and calls at most
 TRIALS = 8
 SEARCH_CALLS = 4
@@ -38,9 +31,6 @@ SEARCH_CALLS = 4
 CD_ETA = 1e-3
 #: the working set doubles when a step leaves more than this share of the gap
 GROW = 0.9
-#: losses whose model curvature has the floor (their generalized Hessian vanishes
-#: on some rows; the smoothed hinge's on every row at w = 0 when gamma <= 1)
-_FLOORED = ("squared_hinge", "squared_epsilon_insensitive", "smooth_hinge")
 
 
 @dataclass(frozen=True)
@@ -154,7 +144,7 @@ class L1NewtonSolver(PartitionCount, Solver):
         self.colnorm = np.sqrt(sq)
         self.spec = L1Spec(int(prob.loss.code), float(prob.loss.param), float(prob.lam),
                            float(prob.l1))
-        self.floored = prob.loss.name in _FLOORED
+        self.floored = int(prob.loss.code) in FLOORED_CODES
 
     # -------------------------------------------------------------- state
     def init_state(self, warm_start):
@@ -255,7 +245,7 @@ class L1NewtonSolver(PartitionCount, Solver):
         self.passes += 2.0 * float(self.col_nnz[ws].sum()) / max(self.problem.nnz, 1)
         extra = np.zeros(k)
         if self.floored:
-            extra = np.maximum(0.0, 2.0 * FLOOR * self.colsq[ws] - np.diag(H))
+            extra = np.maximum(0.0, 2.0 * CURVATURE_FLOOR * self.colsq[ws] - np.diag(H))
         seed = np.array([self.rng.integers(1, 2**63)], dtype=np.uint64)
         work = NewtonWork(np.empty(0), np.empty(0), np.empty(0), -self.v[ws], np.empty(k),
                           np.empty(k), np.zeros(k, dtype=np.bool_), extra,
@@ -294,9 +284,9 @@ class L1NewtonSolver(PartitionCount, Solver):
                 F = f + rest + 0.5 * lam * z @ z + l1 * np.abs(z).sum()
                 if t == 1.0:
                     unit = F - f0
-                if gd < 0.0 and F - f0 <= SIGMA * t * gd + ROUND * abs(f0):
+                if gd < 0.0 and F - f0 <= ARMIJO_SIGMA * t * gd + SUM_ROUNDING * abs(f0):
                     return t, False
-        if unit <= ROUND * abs(f0):
+        if unit <= SUM_ROUNDING * abs(f0):
             return 1.0, True
         return 0.0, False
 
