@@ -12,6 +12,7 @@ weights::
     hess_vec(D)            X^T (c * (P * XD - P * rowsum(P * XD)))
     diagonal()             (X o X)^T (c * P * (1 - P))
     hessian()              blockdiag_k X^T diag(c p_k) X - G^T G (G_i = sqrt(c_i) x_i kron p_i)
+    class_blocks()         per class k, X^T diag(c p_k (1 - p_k)) X (the diagonal blocks)
     entropy()              sum_i c_i entropy(p_i)
     dual()                 alpha = Y - P
     dual_start(...)        a round of CoCoA+ on the dual (a first point for Newton)
@@ -47,8 +48,8 @@ from ..kernels.status import STATUS_OK
 from ..multiclass import _entropy, logsumexp_rows
 from ..rows import as_rows
 
-__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_hessians", "add_in_order",
-           "dense_rows_pay", "join_starts"]
+__all__ = ["MultinomialBlock", "BlockMultinomialData", "add_class_blocks", "add_hessians",
+           "add_in_order", "dense_rows_pay", "join_starts"]
 
 #: sparse input at least this dense, and of at most DENSE_MAX_ENTRIES entries,
 #: is multiplied as a dense array (BLAS beats CSR products with K columns)
@@ -93,6 +94,18 @@ def add_hessians(parts, columns, d, K):
         else:
             idx = (cols[:, None] * K + np.arange(K)).ravel()
             total[np.ix_(idx, idx)] += H
+    return total
+
+
+def add_class_blocks(parts, columns, d, K):
+    """The partitions' class blocks (K, d_k, d_k; upper triangles) added in
+    order into (K, d, d)."""
+    total = np.zeros((K, d, d))
+    for cols, B in zip(columns, parts):
+        if cols is None:
+            total += B
+        else:
+            total[np.ix_(np.arange(K), cols, cols)] += B
     return total
 
 
@@ -255,6 +268,22 @@ class MultinomialBlock:
             out.append(H)
         return out
 
+    def class_blocks(self):
+        """Per partition the diagonal blocks of the loss part of the Hessian
+        (K, d_k, d_k; upper triangles): ``X^T diag(c p_k (1 - p_k)) X``."""
+        out = []
+        for p in self.parts:
+            if p.Xd is None:
+                p.Xd = p.X.toarray() if sp.issparse(p.X) else p.X
+            X, P = p.Xd, p.P[self.current]
+            S = np.sqrt(P * (1.0 - P) * p.c[:, None])
+            B = np.empty((self.K, X.shape[1], X.shape[1]))
+            for k in range(self.K):
+                # BLAS syrk on (s_k x)^T: Fortran order, no copy of the transpose
+                B[k] = scipy.linalg.blas.dsyrk(1.0, (X * S[:, k:k + 1]).T, trans=0, lower=0)
+            out.append(B)
+        return out
+
     # -------------------------------------------------------- certificate
     def entropy(self):
         """Per partition ``sum_i c_i entropy(p_i)`` at the current point."""
@@ -344,6 +373,9 @@ class BlockMultinomialData:
 
     def hessian(self):
         return add_hessians(self.block.hessian(), self.columns, self.d, self.K)
+
+    def class_blocks(self):
+        return add_class_blocks(self.block.class_blocks(), self.columns, self.d, self.K)
 
     def entropy(self):
         return sum(self.block.entropy())

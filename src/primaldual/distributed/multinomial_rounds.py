@@ -25,7 +25,7 @@ import numpy as np
 
 from .partition_set import PartitionSet
 from .multiclass_calls import ClassColumnsCalls, place_classes
-from .multinomial_block import add_hessians, join_starts
+from .multinomial_block import add_class_blocks, add_hessians, join_starts
 
 __all__ = ["DaskMultinomialData", "place_multiclass"]
 
@@ -105,6 +105,10 @@ class DaskMultinomialData(ClassColumnsCalls):
     def hessian(self):
         return add_hessians([H for H, in self._call("hessian")], self.columns, self.d,
                             self.K)
+
+    def class_blocks(self):
+        return add_class_blocks([B for B, in self._call("class_blocks")], self.columns,
+                                self.d, self.K)
 
     def entropy(self):
         return sum(e for e, in self._call("entropy"))

@@ -54,6 +54,12 @@ SHORT_START_EPOCHS = 3
 #: rounds left Newton at a gap of 1.8e-6 after 1,100 passes; 120 certified 1e-6
 #: in 586, serial 516)
 PARTITION_START_FACTOR = 5
+#: CG is preconditioned by the class blocks of H (Cholesky-factored K d x d
+#: blocks) instead of its diagonal once a step's CG iterations exceed
+#: BLOCK_PASS_FACTOR times the blocks' cost in passes (K n d^2 flops over a
+#: pass's), where K d^2 <= BLOCK_MAX_ENTRIES and the rows fit dense
+BLOCK_PASS_FACTOR = 1.0
+BLOCK_MAX_ENTRIES = 2e7
 #: CG never solves beyond this fraction of the gradient norm that certifies
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
@@ -75,6 +81,11 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                               "(explicit) or run CG on Hessian-vector products "
                               "(matvec); auto: CG, switching to explicit (dK <= "
                               "2000) once a step's CG iterations cost more")
+    preconditioner: str = choice("auto", "auto", "diagonal", "blocks",
+                                 doc="CG's preconditioner: the diagonal of H, or its K "
+                                     "class blocks d x d (Cholesky); auto: the diagonal, "
+                                     "switching to the blocks once a step's CG "
+                                     "iterations cost more than forming them")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
@@ -190,6 +201,15 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.explicit_passes = (0.0 if mode == "explicit" else
                                 math.inf if mode == "matvec" or not fits
                                 else factor * flops / per_pass)
+        blocks_fit = K * d * d <= BLOCK_MAX_ENTRIES and n * d <= EXPLICIT_MAX_ENTRIES
+        if o.preconditioner == "blocks" and not blocks_fit:
+            raise ValueError(f"preconditioner='blocks' forms {K} blocks {d} x {d} from "
+                             f"{n} x {d} dense rows: more than {BLOCK_MAX_ENTRIES:g} or "
+                             f"{EXPLICIT_MAX_ENTRIES:g} values; use 'diagonal'")
+        #: CG iterations per step beyond which the class blocks precondition CG
+        self.block_passes = (0.0 if o.preconditioner == "blocks" else
+                             math.inf if o.preconditioner == "diagonal" or not blocks_fit
+                             else BLOCK_PASS_FACTOR * K * n * d * d / per_pass)
         #: the data's slot holding the current point (the other takes trials)
         self.slot = 0
         start = o.start
@@ -219,6 +239,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.last_cg = 0 if self.explicit_passes > EXPLICIT_AT_ONCE else 2**62
         self._deadline = None
         self.n_explicit = 0
+        self.n_blocks = 0
+        self.blocks_on = self.block_passes == 0.0
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
@@ -258,7 +280,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         return ({"passes": float(self.passes), "n_iter": int(self.n_iter),
                  "cg_iter": int(self.cg_iter), "finished": bool(self.finished),
                  "g0norm": float(self.g0norm), "last_cg": int(self.last_cg),
-                 "n_explicit": int(self.n_explicit), "cd_left": int(self.cd_left)},
+                 "n_explicit": int(self.n_explicit), "cd_left": int(self.cd_left),
+                 "blocks_on": bool(self.blocks_on), "n_blocks": int(self.n_blocks)},
                 {"coef": self.coef.copy(),
                  **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
 
@@ -268,6 +291,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.finished = bool(meta["finished"])
         self.last_cg = int(meta["last_cg"])
         self.n_explicit = int(meta["n_explicit"])
+        self.blocks_on = bool(meta.get("blocks_on", self.block_passes == 0.0))
+        self.n_blocks = int(meta.get("n_blocks", 0))
         # with partitions the dual blocks of the start live on the workers, not
         # in the checkpoint: Newton continues from the saved coef
         self.cd_left = int(meta.get("cd_left", 0)) if self.n_partitions is None else 0
@@ -313,14 +338,49 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         """The diagonal of H (one pass over X squared)."""
         return self.data.diagonal() / self.problem.W + self.problem.lam
 
+    def _blocks(self):
+        """``z = M^{-1} r`` with ``M`` the class blocks of H, ``(1/W) X^T diag(c
+        p_k (1 - p_k)) X + lam I`` for each class k, Cholesky-factored (one
+        pass to form them); None when one cannot be factored."""
+        prob = self.problem
+        B = self.data.class_blocks()
+        B /= prob.W
+        idx = np.arange(prob.d)
+        B[:, idx, idx] += prob.lam
+        self.passes += 1.0
+        self.n_blocks += 1
+        try:
+            fs = [scipy.linalg.cho_factor(B[k], lower=False, check_finite=False)
+                  for k in range(prob.K)]
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+
+        def solve(r):
+            z = np.empty_like(r)
+            for k, f in enumerate(fs):
+                z[:, k] = scipy.linalg.cho_solve(f, r[:, k], check_finite=False)
+            return z
+        return solve
+
+    def _preconditioner(self):
+        """``r -> M^{-1} r``: the class blocks once a step's CG iterations
+        exceed their cost (then for good), else the diagonal of H."""
+        if not self.blocks_on and self.last_cg >= self.block_passes:
+            self.blocks_on = True
+        solve = self._blocks() if self.blocks_on else None
+        if solve is None:
+            M = self._diag()
+            return lambda r: r / M
+        return solve
+
     def _cg(self, eta):
         """Preconditioned CG on H s = -g to ||r|| <= eta ||g||."""
         prob = self.problem
         g = self.g
-        M = self._diag()
+        precond = self._preconditioner()
         s = np.zeros_like(g)
         r = -g
-        z = r / M
+        z = precond(r)
         dvec = z.copy()
         rz = _dot(r, z)
         # no further than the gradient norm that certifies the target
@@ -339,7 +399,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             a = rz / dHd
             s += a * dvec
             r -= a * Hd
-            z = r / M
+            z = precond(r)
             rz_new = _dot(r, z)
             dvec = z + (rz_new / rz) * dvec
             rz = rz_new
@@ -468,7 +528,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
 
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
-               "explicit_steps": int(self.n_explicit)}
+               "explicit_steps": int(self.n_explicit), "block_steps": int(self.n_blocks)}
         if self.n_partitions is not None:
             out["partitions"] = int(self.n_partitions)
             out.update(self.data.info())
