@@ -127,7 +127,7 @@ def test_warm_start_resume_and_errors(tmp_path):
     with pytest.raises(ValueError, match="shape"):
         primaldual.solve(X, y, lam=0.01, warm_start=np.zeros((3, 4)), **kw)
     wide = sp.random(20, 1200, density=0.01, format="csr", random_state=0)
-    with pytest.raises(ValueError, match="d K <= 2,000"):
+    with pytest.raises(ValueError, match="d K <= 3,200"):
         primaldual.solve(wide, np.arange(20) % 3, lam=0.1, **kw)
     with pytest.raises(ValueError, match="does not fit loss='multinomial'"):
         primaldual.solve(X, y, loss="multinomial", lam=0.01, solver="crammer_singer_ipm")
@@ -157,3 +157,46 @@ def test_auto_hands_over_when_the_dual_method_reaches_its_epoch_cap(monkeypatch)
     assert legs[0]["method"] == "crammer_singer_dual" and legs[0]["epochs"] == 3
     assert legs[-1]["method"] == "crammer_singer_ipm" == res.solver
     assert res.converged and res.rel_gap <= 1e-6
+
+
+def test_auto_goes_on_from_the_dual_point_where_the_ipm_does_not_fit(monkeypatch):
+    """usps.t (d K = 2,560, then beyond the IPM) stopped at the dual method's
+    default epoch cap, uncertified: auto now goes on from the point reached,
+    a leg of the same budget at a time, and certifies the same optimum."""
+    from primaldual.solvers import _multiclass
+    from primaldual.solvers.crammer_singer import CrammerSingerDual
+    X, y = blobs(200, 8, 4, seed=0)
+    lam = 1e-3
+    ref = primaldual.solve(X, y, loss="crammer_singer", lam=lam, tol=1e-10,
+                           solver="crammer_singer_dual")
+    monkeypatch.setattr(_multiclass, "ipm_fits", lambda problem: False)
+    monkeypatch.setattr(CrammerSingerDual, "default_max_epochs", 100)
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=lam, tol=1e-6)
+    legs = res.extras["path"]
+    assert res.converged and res.rel_gap <= 1e-6 and len(legs) >= 2
+    assert all(leg["method"] == "crammer_singer_dual" for leg in legs)
+    assert res.n_epochs == sum(leg["epochs"] for leg in legs) > 100
+    assert ref.dual - 1e-9 <= res.primal <= ref.primal * (1 + 1e-6) + 1e-12
+    # a max_epochs the caller gives is a cap: one leg, uncertified
+    capped = primaldual.solve(X, y, loss="crammer_singer", lam=lam, tol=1e-6, max_epochs=100)
+    assert not capped.converged and len(capped.extras["path"]) == 1
+
+
+def test_auto_goes_on_with_the_dual_method_when_its_rate_beats_the_ipm(monkeypatch):
+    """At its default epoch cap the dual method's rate decides: a fit it
+    finishes before the IPM's predicted time goes on with it (usps.t as given,
+    C = 1: 2.6e-6 after 10,000 epochs)."""
+    from primaldual.solvers.crammer_singer import CrammerSingerDual
+    X, y = blobs(200, 8, 4, seed=0)
+    monkeypatch.setattr(CrammerSingerDual, "default_max_epochs", 200)   # 311 to 1e-6
+    res = primaldual.solve(X, y, loss="crammer_singer", lam=1e-3, tol=1e-6)
+    legs = res.extras["path"]
+    assert res.converged and [leg["method"] for leg in legs] == ["crammer_singer_dual"] * 2
+
+
+def test_the_ipm_takes_the_usps_shape():
+    from primaldual.solvers.crammer_singer_ipm import ipm_fits
+    rng = np.random.default_rng(0)
+    prob = MulticlassProblem(rng.normal(size=(2007, 256)), rng.integers(0, 10, 2007),
+                             "crammer_singer", 1.0 / 2007)
+    assert ipm_fits(prob)

@@ -78,9 +78,10 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
             solver_options["client"] = client
     kw = dict(tol=tol, max_epochs=max_epochs, random_state=random_state, callback=callback,
               eval_set=eval_set)
-    if solver == "auto" and name == CrammerSingerDual.name and ipm_fits(problem) \
+    if solver == "auto" and name == CrammerSingerDual.name \
             and set(solver_options) <= {"time_limit"}:
-        res = _crammer_singer_auto(problem, kw, solver_options.get("time_limit"))
+        auto = _crammer_singer_auto if ipm_fits(problem) else _crammer_singer_dual
+        res = auto(problem, kw, solver_options.get("time_limit"))
     else:
         res = cls(problem, **kw, **solver_options).run()
     res.extras["n_classes"] = problem.K
@@ -103,11 +104,13 @@ WATCH_SHARE = 0.25
 
 def _crammer_singer_auto(problem, kw, time_limit):
     """The dual method for the IPM's predicted time ``T`` (or until, past
-    ``WATCH_SHARE T``, its rate predicts more than ``T``, or its epoch cap);
-    if it has not converged, the IPM after its epoch cap, else its measured rate (the log of the relative gap against seconds
-    over the second half of its checks) predicts the time it still needs: more
-    than ``T`` hands over to the IPM (a cold start), else the dual method goes
-    on from where it is.  ``extras["path"]`` lists the legs."""
+    ``WATCH_SHARE T``, its rate predicts more than ``T``, or its epoch cap).
+    If it has not converged, its measured rate (the log of the relative gap
+    against seconds over the second half of its checks) predicts the time it
+    still needs: more than ``T`` (or a stall, or the cap of a ``max_epochs``
+    the caller gave) hands over to the IPM (a cold start), else the dual
+    method goes on from where it is, once; the IPM follows if that leg does
+    not converge either.  ``extras["path"]`` lists the legs."""
     t0 = time.perf_counter()
     n, K = problem.n, problem.K
     predicted = max(AUTO_MIN_S, IPM_ITERS * (ipm_iteration_flops(problem) / IPM_FLOPS_PER_S
@@ -124,27 +127,70 @@ def _crammer_singer_auto(problem, kw, time_limit):
     res = CrammerSingerDual(problem, **dict(kw, callback=watch), time_limit=first).run()
     path = [_leg(res, "start: the dual method for the IPM's predicted "
                       f"{predicted:.2g} s")]
-    # the dual method at its epoch cap (or stalled) cannot go on: the IPM
-    capped = res.stop_reason in ("max_epochs", "stalled")
-    handover = capped or res.stop_reason == "time_limit" or \
-        (res.stop_reason == "callback" and len(seen) == len(res.trace))
-    if handover and not res.converged and (time_limit is None or time_limit > res.time):
+    while not res.converged and len(path) < 3:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        need = math.inf if capped else _time_to(res.trace, kw["tol"])
-        if need > predicted:
+        capped = res.stop_reason in ("max_epochs", "stalled")
+        handover = capped or res.stop_reason == "time_limit" or \
+            (res.stop_reason == "callback" and len(seen) == len(res.trace))
+        if not handover or (left is not None and left <= 0):
+            break
+        # the dual method at the cap of a given max_epochs, or stalled, cannot go on
+        final = res.stop_reason == "stalled" or (capped and kw["max_epochs"] is not None)
+        need = math.inf if final else _time_to(res.trace, kw["tol"])
+        if need > predicted or len(path) == 2:
             res2 = CrammerSingerIPM(problem, **kw, time_limit=left).run()
             path.append(_leg(res2, f"the dual method's rate predicts {need:.3g} s more; "
                                    f"the IPM {predicted:.2g} s"))
         else:
+            seen = []
             res2 = CrammerSingerDual(problem, **kw, time_limit=left, warm_start=res).run()
             path.append(_leg(res2, f"the dual method's rate predicts {need:.3g} s more"))
-        if res2.rel_gap <= res.rel_gap or res2.converged:
-            res2.trace = res.trace + [dict(r, time=r["time"] + res.time) for r in res2.trace]
-            res2.n_epochs += res.n_epochs
-            res = res2
+        res = _joined(res, res2)
+        if res2.solver == CrammerSingerIPM.name:
+            break
     res.time = time.perf_counter() - t0
     res.extras["path"] = path
     return res
+
+
+#: where the IPM does not fit, solver="auto" runs the dual method for at most
+#: this many legs of its default epoch cap (LIBLINEAR's -s 4 allows 100,000
+#: iterations), each from the point the last one reached, while each at least
+#: halves the relative gap
+DUAL_LEGS = 10
+
+
+def _crammer_singer_dual(problem, kw, time_limit):
+    """The dual method, on from its point at its default epoch cap
+    (``DUAL_LEGS``); ``extras["path"]`` lists the legs."""
+    t0 = time.perf_counter()
+    res = CrammerSingerDual(problem, **kw, time_limit=time_limit).run()
+    path = [_leg(res, "start: the dual method (the IPM does not fit)")]
+    while not res.converged and res.stop_reason == "max_epochs" and \
+            kw["max_epochs"] is None and len(path) < DUAL_LEGS:
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0:
+            break
+        res2 = CrammerSingerDual(problem, **kw, time_limit=left, warm_start=res).run()
+        path.append(_leg(res2, "the dual method at its epoch cap: on from its point"))
+        halved = res2.rel_gap <= 0.5 * res.rel_gap
+        res = _joined(res, res2)
+        if not halved:
+            break
+    res.time = time.perf_counter() - t0
+    res.extras["path"] = path
+    return res
+
+
+def _joined(res, res2):
+    """``res2`` after ``res`` (traces and epochs joined) when it is better or
+    converged, else ``res``."""
+    if not (res2.rel_gap <= res.rel_gap or res2.converged):
+        return res
+    res2.trace = res.trace + [dict(r, time=r["time"] + res.time) for r in res2.trace]
+    res2.n_epochs += res.n_epochs
+    res2.time += res.time
+    return res2
 
 
 def _leg(res, reason):
