@@ -200,3 +200,30 @@ def test_the_ipm_takes_the_usps_shape():
     prob = MulticlassProblem(rng.normal(size=(2007, 256)), rng.integers(0, 10, 2007),
                              "crammer_singer", 1.0 / 2007)
     assert ipm_fits(prob)
+
+
+def test_matrix_block_by_block_equals_the_outer_products(monkeypatch):
+    """Without the rows' outer products (n d^2 > OUTER_MAX_ENTRIES: usps.t) the
+    Newton matrix is formed block by block: the same matrix, the same fit."""
+    import primaldual.solvers.crammer_singer_ipm as ci
+    X, y = scaled_blobs(80, seed=5)
+    prob = MulticlassProblem(X, y, "crammer_singer", 0.01)
+    s = CrammerSingerIPM(prob, tol=1e-8, max_epochs=4, random_state=0)
+    res = s.run()
+    n, K = prob.n, prob.K
+    p = CSIPoint(prob.y, s.s, s.mu, s.u, np.empty((n, K)), np.empty(n),
+                 np.empty(n, dtype=np.int64))
+    cs_ipm_point(p, s.X @ s.coef, s.xi, np.empty((n, K)), np.empty(n), np.empty((n, K)))
+    assert s.X2 is not None
+    H1, S1 = s._matrix(p)
+    s.X2 = None
+    H2, S2 = s._matrix(p)
+    np.testing.assert_allclose(S2, S1, rtol=1e-12)
+    np.testing.assert_allclose(H2, H1, rtol=1e-10, atol=1e-12)
+    monkeypatch.setattr(ci, "OUTER_MAX_ENTRIES", 0)
+    full = primaldual.solve(X, y, loss="crammer_singer", lam=0.01, tol=1e-8,
+                            solver="crammer_singer_ipm")
+    ref = primaldual.solve(X, y, loss="crammer_singer", lam=0.01, tol=1e-8,
+                           solver="crammer_singer_ipm")
+    assert res.n_epochs == 4 and full.converged
+    assert full.primal == pytest.approx(ref.primal, rel=1e-8)
