@@ -97,3 +97,20 @@ def test_usps_standardized_default_fit_certifies():
     y = y - y.min()
     res = primaldual.solve(X, y, loss="multinomial", lam=1.0 / X.shape[0])
     assert res.converged and res.rel_gap <= 1e-6    # was max_epochs at a gap of 1e-4
+
+
+def test_default_fit_goes_on_from_its_point_at_the_pass_budget(monkeypatch):
+    """A default fit stopped by the default pass budget, uncertified, is not
+    the answer: auto goes on from the point reached (news20 as given at C =
+    100 stopped at 1,000 passes); a max_epochs the caller gives is a cap."""
+    X, y = _digits(600)
+    lam = 1.0 / (100 * 600)
+    ref = primaldual.solve(X, y, loss="multinomial", lam=lam, tol=1e-10)
+    monkeypatch.setattr(MultinomialNewton, "default_max_epochs", 40)
+    res = primaldual.solve(X, y, loss="multinomial", lam=lam)
+    legs = res.extras["path"]
+    assert res.converged and res.rel_gap <= 1e-6 and len(legs) >= 2
+    assert res.n_epochs == pytest.approx(sum(leg["epochs"] for leg in legs))
+    assert ref.dual - 1e-12 <= res.primal <= ref.primal * (1 + 1e-6)
+    capped = primaldual.solve(X, y, loss="multinomial", lam=lam, max_epochs=40)
+    assert not capped.converged and len(capped.extras["path"]) == 1

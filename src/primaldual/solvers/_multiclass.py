@@ -80,8 +80,13 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
               eval_set=eval_set)
     if solver == "auto" and name == CrammerSingerDual.name \
             and set(solver_options) <= {"time_limit"}:
-        auto = _crammer_singer_auto if ipm_fits(problem) else _crammer_singer_dual
-        res = auto(problem, kw, solver_options.get("time_limit"))
+        if ipm_fits(problem):
+            res = _crammer_singer_auto(problem, kw, solver_options.get("time_limit"))
+        else:
+            res = _in_legs(cls, problem, kw, solver_options.get("time_limit"),
+                           "the dual method (the IPM does not fit)")
+    elif solver == "auto" and not spread and set(solver_options) <= {"time_limit"}:
+        res = _in_legs(cls, problem, kw, solver_options.get("time_limit"), "Newton-CG")
     else:
         res = cls(problem, **kw, **solver_options).run()
     res.extras["n_classes"] = problem.K
@@ -153,26 +158,26 @@ def _crammer_singer_auto(problem, kw, time_limit):
     return res
 
 
-#: where the IPM does not fit, solver="auto" runs the dual method for at most
-#: this many legs of its default epoch cap (LIBLINEAR's -s 4 allows 100,000
-#: iterations), each from the point the last one reached, while each at least
-#: halves the relative gap
-DUAL_LEGS = 10
+#: solver="auto" runs the dual Crammer-Singer method where the IPM does not fit,
+#: and Newton-CG for the multinomial model, for at most this many legs of
+#: their default epoch cap (LIBLINEAR's -s 4 allows 100,000 iterations), each
+#: from the point the last one reached, while each at least halves the gap
+LEGS = 10
 
 
-def _crammer_singer_dual(problem, kw, time_limit):
-    """The dual method, on from its point at its default epoch cap
-    (``DUAL_LEGS``); ``extras["path"]`` lists the legs."""
+def _in_legs(cls, problem, kw, time_limit, what):
+    """``cls`` run on from its point at its default epoch cap (``LEGS``);
+    ``extras["path"]`` lists the legs."""
     t0 = time.perf_counter()
-    res = CrammerSingerDual(problem, **kw, time_limit=time_limit).run()
-    path = [_leg(res, "start: the dual method (the IPM does not fit)")]
+    res = cls(problem, **kw, time_limit=time_limit).run()
+    path = [_leg(res, f"start: {what}")]
     while not res.converged and res.stop_reason == "max_epochs" and \
-            kw["max_epochs"] is None and len(path) < DUAL_LEGS:
+            kw["max_epochs"] is None and len(path) < LEGS:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0:
             break
-        res2 = CrammerSingerDual(problem, **kw, time_limit=left, warm_start=res).run()
-        path.append(_leg(res2, "the dual method at its epoch cap: on from its point"))
+        res2 = cls(problem, **kw, time_limit=left, warm_start=res).run()
+        path.append(_leg(res2, f"{what} at its epoch cap: on from its point"))
         halved = res2.rel_gap <= 0.5 * res.rel_gap
         res = _joined(res, res2)
         if not halved:
