@@ -54,6 +54,7 @@ SHORT_START_EPOCHS = 3
 #: rounds left Newton at a gap of 1.8e-6 after 1,100 passes; 120 certified 1e-6
 #: in 586, serial 516)
 PARTITION_START_FACTOR = 5
+#: where the explicit Hessian is never formed (dK > EXPLICIT_MAX_DK: usps.t),
 #: CG is preconditioned by the class blocks of H (Cholesky-factored K d x d
 #: blocks) instead of its diagonal once a step's CG iterations exceed
 #: BLOCK_PASS_FACTOR times the blocks' cost in passes (K n d^2 flops over a
@@ -84,8 +85,9 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
     preconditioner: str = choice("auto", "auto", "diagonal", "blocks",
                                  doc="CG's preconditioner: the diagonal of H, or its K "
                                      "class blocks d x d (Cholesky); auto: the diagonal, "
-                                     "switching to the blocks once a step's CG "
-                                     "iterations cost more than forming them")
+                                     "where the Hessian is never formed switching to the "
+                                     "blocks once a step's CG iterations cost more than "
+                                     "forming them")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
@@ -207,8 +209,10 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                              f"{n} x {d} dense rows: more than {BLOCK_MAX_ENTRIES:g} or "
                              f"{EXPLICIT_MAX_ENTRIES:g} values; use 'diagonal'")
         #: CG iterations per step beyond which the class blocks precondition CG
+        # (auto: only where the explicit Hessian is never formed)
         self.block_passes = (0.0 if o.preconditioner == "blocks" else
                              math.inf if o.preconditioner == "diagonal" or not blocks_fit
+                             or self.explicit_passes < math.inf
                              else BLOCK_PASS_FACTOR * K * n * d * d / per_pass)
         #: the data's slot holding the current point (the other takes trials)
         self.slot = 0
