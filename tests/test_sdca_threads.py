@@ -196,6 +196,66 @@ def test_plain_additions_still_certify_exactly():
     assert_exact_certificate(X, y, "squared_hinge", 1e-3, res)
 
 
+def test_lost_updates_cost_no_second_certificate_pass(monkeypatch):
+    # a lost addition (simulated: each threaded pass drops a bit of v's column
+    # 3) moves the certificate to w(alpha) through the drifted columns only:
+    # one certificate pass per check, and the returned pair stays exact
+    passes, drifts = [], []
+    real_cert, real_resync = Problem.certificate, sdca_mod.resync_certificate
+    real_pass = sdca_mod.threaded_pass
+
+    def counting(self, *args, **kw):
+        passes.append(1)
+        return real_cert(self, *args, **kw)
+
+    def recording(*args, **kw):
+        out = real_resync(*args, **kw)
+        drifts.append(out[1])
+        return out
+
+    def losing(rows, spec, state, *args):
+        out = real_pass(rows, spec, state, *args)
+        state.v[3] *= 1.0 - 1e-7
+        return out
+
+    monkeypatch.setattr(Problem, "certificate", counting)
+    monkeypatch.setattr(sdca_mod, "resync_certificate", recording)
+    monkeypatch.setattr(sdca_mod, "threaded_pass", losing)
+    X, y = make_classification_data(n=400, d=30, seed=9)
+    res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, tol=1e-9,
+                max_epochs=3000, random_state=0)
+    assert res.converged
+    assert len(passes) == len(drifts) == len(res.trace)
+    assert sum(d > sdca_mod.RESYNC_DRIFT for d in drifts) >= 2     # updates were lost
+    assert_exact_certificate(X, y, "logistic", 1e-3, res)
+
+
+def test_resync_certificate_is_exact_at_the_point_it_returns():
+    from primaldual.blocks.sdca_resync import resync_certificate
+    rng = np.random.default_rng(4)
+    X, y = make_classification_data(n=300, d=40, seed=4)
+    for l1 in (0.0, 1e-3):
+        prob = Problem(X, y, loss="hinge", lam=1e-2, l1=l1)
+        alpha = rng.uniform(0.0, 1.0, 300) * prob.y
+        fresh = prob.dual_image(alpha)
+        v = fresh.copy()
+        v[[2, 17]] += 1e-3                       # two columns lost updates
+        v[5] += 1e-15 * np.abs(fresh).max()      # rounding: kept as it is
+        cert = prob.certificate(prob.penalty.grad_conjugate(v), alpha)
+        out, drift = resync_certificate(prob, cert, v, 1e-11, n_threads=2)
+        assert drift > 1e-4
+        expect = v.copy()
+        expect[[2, 17]] = fresh[[2, 17]]
+        w = prob.penalty.grad_conjugate(expect)
+        np.testing.assert_array_equal(out.w, w)
+        np.testing.assert_array_equal(out.v, cert.v)
+        ref = prob.certificate(w, alpha)
+        np.testing.assert_allclose(out.margins, ref.margins, rtol=1e-13, atol=1e-15)
+        assert abs(out.primal - ref.primal) <= 1e-13 * abs(ref.primal)
+        assert out.dual == cert.dual == ref.dual
+        assert resync_certificate(prob, ref, fresh, 1e-11)[0] is ref
+
+
 # ------------------------------------------------ contention on adversarial data
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

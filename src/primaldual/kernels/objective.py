@@ -116,3 +116,26 @@ def sum_squares_excess(v, t):
 def weighted_sum(c, x):
     """sum_i c_i x_i."""
     return float(np.einsum("i,i->", c, x))
+
+
+@njit(cache=True, nogil=True)
+def add_masked_product(data, indices, indptr, iptr, mask, dw, margins):
+    """``margins[i] += sum_j x_ij dw_j`` over the columns ``j`` with ``mask[j]``:
+    ``X @ w`` brought to ``w + dw`` where ``dw`` is zero outside the mask, one
+    read of the indices and a byte of ``mask`` per stored entry (the rows'
+    values and ``dw`` only where the mask holds).  Returns the rows changed."""
+    changed = 0
+    for i in range(indptr.shape[0] - 1):
+        start = indptr[i]
+        off = iptr[i] - start
+        s = 0.0
+        hit = False
+        for k in range(start, indptr[i + 1]):
+            j = indices[k + off]
+            if mask[j]:
+                s += data[k] * dw[j]
+                hit = True
+        if hit:
+            margins[i] += s
+            changed += 1
+    return changed
