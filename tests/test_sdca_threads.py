@@ -230,6 +230,26 @@ def test_lost_updates_cost_no_second_certificate_pass(monkeypatch):
     assert_exact_certificate(X, y, "logistic", 1e-3, res)
 
 
+def test_the_thread_planner_calls_no_blas():
+    # OpenBLAS runs a long dot product on its threads, which then spin for
+    # about 0.1 s on the cores the first-pass trial is about to time (it
+    # measured two threads on about one core): the statistics the planner
+    # reads right before the trial use numpy's own loops, never `@`
+    import ast
+    import inspect
+    import primaldual.blocks.thread_stats as stats_mod
+    for mod in (stats_mod, threads_mod):
+        tree = ast.parse(inspect.getsource(mod))
+        matmul = [n.lineno for n in ast.walk(tree)
+                  if isinstance(n, (ast.BinOp, ast.AugAssign)) and isinstance(n.op, ast.MatMult)]
+        assert not matmul, (mod.__name__, matmul)
+    rows = Problem(*make_classification_data(n=300, d=40, seed=2), loss="hinge",
+                   lam=1e-2).rows
+    omega = rows.column_counts().astype(float)
+    assert stats_mod.column_overlap(rows) == pytest.approx(
+        float(np.dot(omega, omega)) / (rows.n * omega.sum()), rel=1e-12)
+
+
 def test_resync_certificate_is_exact_at_the_point_it_returns():
     from primaldual.blocks.sdca_resync import resync_certificate
     rng = np.random.default_rng(4)

@@ -33,7 +33,7 @@ from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, S
                             ThreadCopy, renumber, sdca_epoch, start_copy, sync_copy,
                             sync_hot)
 from ..problem import Problem
-from .thread_stats import (COSINE_SAMPLE, _sampled_entries, column_overlap,  # noqa: F401
+from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, column_overlap,  # noqa: F401
                            distinct_columns, grouped_column_counts, mean_row_cosine,
                            sampled_column_counts)
 from .._util.threads import resolve_n_jobs, run_threads
@@ -130,12 +130,10 @@ def measured_thread_costs() -> ThreadCosts:
     kernel, one on a thread copy that never syncs, one syncing every
     ``SYNC_PROBE`` updates (the difference, per column published, is the sync
     cost), an empty threaded pass on one shared ``v`` (the wake-up) and the
-    speed-up of two threads over one, each thread running the serial kernel
-    on a state of its own (the cores alone: what copies or one shared ``v``
-    cost is in the other terms; other work on the cores lowers it,
-    so it is measured again once the kept value is older than
-    ``COSTS_MAX_AGE``: a measurement taken while the machine was busy does not
-    keep a later fit on an idle machine serial)."""
+    speed-up of two threads over one, each on a state of its own (the cores
+    alone; other work on the cores lowers it, so it is measured again once
+    the kept value is older than ``COSTS_MAX_AGE``: a measurement taken while
+    the machine was busy does not keep a later fit on an idle machine serial)."""
     if not _COSTS or time.monotonic() - _COSTS[0][0] > COSTS_MAX_AGE:
         costs = _measure_thread_costs()
         _COSTS[:] = [(time.monotonic(), costs)]
@@ -161,8 +159,7 @@ def _measure_thread_costs() -> ThreadCosts:
     long_order = np.concatenate([order] * PARALLEL_PASSES)
     long_serial, long_two = [], []
     pool_work = ThreadWork(d, 2, 0, False, r)
-    # two threads, each on a state of its own (the cores the machine gives,
-    # apart from what copies or a shared v cost: those are the other terms)
+    # two threads, each on a state of its own: the cores the machine gives
     own = [SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
            for _ in range(2)]
 
@@ -330,8 +327,8 @@ class _ThreadModel:
             rows._thread_model_stats = stats
         self.cosine, self.omega, self.multiplicity = stats
         # the sampled column overlap, sum_j omega_j^2 / (n nnz) (column_overlap)
-        total = float(self.omega @ self.multiplicity)
-        self.overlap = (float((self.omega ** 2) @ self.multiplicity) / (rows.n * total)
+        total = _dot(self.omega, self.multiplicity)
+        self.overlap = (_dot(self.omega ** 2, self.multiplicity) / (rows.n * total)
                         if total > 0 else 0.0)
         self._U = {}
 
@@ -344,7 +341,7 @@ class _ThreadModel:
             omega = sampled_column_counts(self.rows)
             top = _most_held(omega, HOT_MAX)
             total, n = float(omega.sum()), max(self.rows.n, 1)
-            left = (float(omega @ omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
+            left = (_dot(omega, omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
             ok = np.flatnonzero(left < WILD_OVERLAP)
             h = int(ok[0]) + 1 if ok.size and total > 0 else 0
             found = (np.sort(top[:h]).astype(np.int64),
