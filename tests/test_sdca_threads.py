@@ -613,6 +613,20 @@ def test_trial_decision_rule():
         assert stays or np.array_equal(f.v, [1.0, -0.5])
 
 
+def test_a_descheduled_serial_quarter_does_not_pass_for_slow():
+    # other work took the core from the serial quarter (wall 20 ns per entry,
+    # CPU 10): the threads' 9 ns are measured against the 10, not the 20
+    plan = threads_mod.ThreadPlan(2, 0, 1.5, "threads: predicted", True, 2, 1.0)
+    times = np.array([20e-9 * 1e6, 1e6, 9e-9 * 1e6, 1e6])
+    keep, reason = threads_mod.trial_verdict(times, np.array([10e-9 * 1e6, 17e-9 * 1e6]),
+                                             plan, 2, 1.2)
+    assert not keep and "1.11x one thread" in reason
+    # on a core of its own (CPU = wall) the same threads win
+    keep, reason = threads_mod.trial_verdict(times, np.array([20e-9 * 1e6, 17e-9 * 1e6]),
+                                             plan, 2, 1.2)
+    assert keep and "2.22x one thread" in reason
+
+
 def test_serial_after_the_trial_goes_on_from_the_exact_image(monkeypatch):
     """The threads of the trial pass may lose concurrent updates of v (plain
     additions), and a serial run's checks do not re-synchronize it: the run

@@ -564,15 +564,16 @@ def trial_verdict(times, cpu, plan, k, min_speedup):
     """The first-pass trial's decision: ``(keep the threads, reason)``, or None
     when nothing was measured.  ``times = (serial s, its stored entries, the
     threads' s, their entries)``, ``cpu = (serial CPU s, the threads' CPU s
-    summed)``; the threads stay where one thread's wall time per stored entry
-    over theirs, divided by the plan's epoch penalty of asynchrony, is at
-    least ``min_speedup``.  The CPU times say what the steps cost apart from
-    the cores the machine gives now (on idle cores, ``k`` threads run about
-    ``k`` times one thread's CPU time per entry over theirs)."""
+    summed)``; the threads stay where one thread's time per stored entry (its
+    CPU time where less: a serial quarter descheduled by other work does not
+    pass for slow) over the threads' wall time, divided by the plan's epoch
+    penalty of asynchrony, is at least ``min_speedup`` (on idle cores, ``k``
+    threads run about ``k`` times one thread's CPU time per entry over theirs)."""
     serial_s, serial_nnz, thread_s, thread_nnz = (float(t) for t in times)
     if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
         return None
-    measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+    one = min(serial_s, cpu[0]) if cpu[0] > 0 else serial_s
+    measured = (one / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
     work = (f"; CPU {1e9 * cpu[0] / serial_nnz:.2f} ns per entry on one, "
             f"{1e9 * cpu[1] / thread_nnz:.2f} summed over {k}"
             if cpu[0] > 0 and cpu[1] > 0 else "")
