@@ -129,11 +129,11 @@ def measured_thread_costs() -> ThreadCosts:
     a few tens of milliseconds) and kept for ``COSTS_MAX_AGE`` seconds: a pass of the serial
     kernel, one on a thread copy that never syncs, one syncing every
     ``SYNC_PROBE`` updates (the difference, per column published, is the sync
-    cost), an empty threaded pass on one shared ``v`` (the wake-up) and the
-    speed-up of two threads over one, each on a state of its own (the cores
-    alone; other work on the cores lowers it, so it is measured again once
-    the kept value is older than ``COSTS_MAX_AGE``: a measurement taken while
-    the machine was busy does not keep a later fit on an idle machine serial)."""
+    cost), an empty threaded pass (the wake-up) and the speed-up of two
+    threads over one on the same steps (which other work on the cores lowers,
+    so it is measured again once the kept value is older than
+    ``COSTS_MAX_AGE``: a measurement taken while the machine was busy does not
+    keep a later fit on an idle machine serial)."""
     if not _COSTS or time.monotonic() - _COSTS[0][0] > COSTS_MAX_AGE:
         costs = _measure_thread_costs()
         _COSTS[:] = [(time.monotonic(), costs)]
@@ -158,14 +158,8 @@ def _measure_thread_costs() -> ThreadCosts:
     serial, buffered, flush, sweep, wake = [], [], [], [], []
     long_order = np.concatenate([order] * PARALLEL_PASSES)
     long_serial, long_two = [], []
-    pool_work = ThreadWork(d, 2, 0, False, r)
-    # two threads, each on a state of its own: the cores the machine gives
-    own = [SDCAState(np.zeros(n), np.zeros(d), np.zeros(0), np.zeros(0, np.uint8))
-           for _ in range(2)]
-
-    def on_own(k, stop):
-        sdca_epoch(rows, spec, own[k], long_order, 0, long_order.shape[0], 0, -1,
-                   no_shrink, no_avg, prox)
+    two_work = ThreadWork(d, 2, 1 << 30, False, r, False)
+    pool_work = ThreadWork(d, 2, 1 << 30, False, r)
 
     def on_copy(every):
         work = ThreadWork(d, 1, every, False, r)
@@ -194,12 +188,14 @@ def _measure_thread_costs() -> ThreadCosts:
         threaded_pass(rows, spec, state, order, 0, 0, pool_work, 0, no_shrink,
                       [prox, prox])
         wake.append(time.perf_counter() - t0)
-        # the same steps on one thread, and twice at once on two
+        # the same steps on one thread and on two (no syncs but the last)
+        m = long_order.shape[0]
         t0 = time.perf_counter()
-        on_own(0, None)
+        sdca_epoch(rows, spec, state, long_order, 0, m, 0, -1, no_shrink, no_avg, prox)
         long_serial.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        run_threads(on_own, 2)
+        threaded_pass(rows, spec, state, long_order, 0, m, two_work, 0, no_shrink,
+                      [prox, prox])
         long_two.append(time.perf_counter() - t0)
     # a sync per column published: what syncing every SYNC_PROBE updates adds
     # (at least a tenth of a step's entry: the difference of two noisy times)
@@ -207,9 +203,9 @@ def _measure_thread_costs() -> ThreadCosts:
     # the two-thread speed-up on the steps alone: the wake-up (counted apart
     # in the model, once per pass) is taken out of the two-thread time, else
     # on these few milliseconds of steps it would pass for slow threads
-    steps_two = max(min(long_two) - min(wake), min(long_serial))
+    steps_two = max(min(long_two) - min(wake), min(long_serial) / 2.0)
     return ThreadCosts(min(serial), min(buffered), min(flush), min(sweep), min(wake),
-                       min(2.0, 2.0 * min(long_serial) / steps_two))
+                       min(2.0, min(long_serial) / steps_two))
 
 
 class ThreadPlan(NamedTuple):

@@ -17,7 +17,7 @@ def _dot(a, b) -> float:
     """``a . b`` in numpy's own loop (``einsum``), not BLAS: OpenBLAS runs a
     long dot product on its threads, which then spin for about 0.1 s on the
     cores that a threaded pass, or the first-pass trial timing it, is about
-    to use (the trial measured two threads on about one core that way)."""
+    to use."""
     return float(np.einsum("i,i->", a, b))
 
 
