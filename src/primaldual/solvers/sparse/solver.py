@@ -198,24 +198,24 @@ class SparseCDSolver(Solver):
         prob, cols = self.problem, self.cols
         last = self._last
         gu = self.gu
+        screened = bool(self.screened.any())
         if self._part is not None and np.array_equal(last.w, self.w):
             v, f_loss = last.v * self._part[0], self._part[1]    # complete that check
             primal, cert = last.primal, last
         else:
-            feats = self.all_feats if not self.screened.any() else \
-                np.flatnonzero(~self.screened)
+            feats = np.flatnonzero(~self.screened) if screened else self.all_feats
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, gu, self.hu)
             v = np.zeros(prob.d)
             self.feature_accesses += correlations(cols, gu, feats, v)
             primal = f_loss + prob.penalty.value(self.w)
             cert = self._certify(v, primal)
-        if full and self.screened.any():
+        if full and screened:
             read = self._confirm(cert.gap)
             if read.size:
                 self.feature_accesses += correlations(cols, gu, read, v)
                 cert = self._certify(v, primal)
-        full = full or not self.screened.any()
+        full = full or not screened
         self._part = None if full else (self._scale, f_loss)
         self._last = cert
         if full:
