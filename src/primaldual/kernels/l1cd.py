@@ -630,7 +630,7 @@ def _ws_gradient(spec, cols, ws, w, work):
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
              eta, refresh, max_acc, cg_iters, cg_rtol, gram_first, cg_adapt=0.0,
-             gap0=math.inf):
+             gap0=math.inf, f_loss0=math.nan):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -654,12 +654,18 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     restricted gap ``g`` still needs: relative residual ``max(cg_rtol,
     min(_CG_LOOSEST, cg_adapt sqrt(stop_gap / g)))`` (an inexact Newton step of
     relative residual ``rho`` leaves a gap of about ``rho^2 g`` plus Newton's
-    quadratic term; Dembo, Eisenstat & Steihaug 1982)."""
+    quadratic term; Dembo, Eisenstat & Steihaug 1982).
+
+    ``f_loss0``: the loss sum at ``margins`` when ``work.gu`` and ``work.hu``
+    already hold its terms (:func:`loss_terms` at these margins: the caller's
+    check); NaN: computed here."""
     acc = 0
     moved = 0
     gap = math.inf
     use_gram = gram_first and rows.H.shape[0] == ws.shape[0]
-    f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
+    f_loss = f_loss0
+    if math.isnan(f_loss):
+        f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
     for it in range(max_newton + 1):
         pen, vmax, excess, a = _ws_gradient(spec, cols, ws, w, work)
         acc += a

@@ -156,6 +156,7 @@ class SparseCDSolver(Solver):
         self.margins = np.empty(prob.n)
         self._gram_first = False   # the last working set ended on the dense Hessian
         self._cert = self._last = self._part = None
+        self._terms = np.nan       # the loss sum whose terms gu, hu hold (_check)
 
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
@@ -175,6 +176,7 @@ class SparseCDSolver(Solver):
         self.margins = np.empty(self.problem.n)
         self._gram_first = False
         self._cert = self._last = self._part = None
+        self._terms = np.nan
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
         counted = self.feature_accesses
@@ -206,6 +208,7 @@ class SparseCDSolver(Solver):
             feats = np.flatnonzero(~self.screened) if screened else self.all_feats
             self.feature_accesses += margins_of(cols, self.w, self.margins)
             f_loss = loss_terms(self.spec, cols, self.margins, gu, self.hu)
+            self._terms = f_loss        # gu, hu and f_loss of these margins
             v = np.zeros(prob.d)
             self.feature_accesses += correlations(cols, gu, feats, v)
             primal = f_loss + prob.penalty.value(self.w)
@@ -384,10 +387,14 @@ class SparseCDSolver(Solver):
                           np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
                           np.arange(k, dtype=np.int64), seed)
         # margins of the current w: the last check's, unless screening zeroed some
-        # coefficients since
+        # coefficients since; so are the loss terms gu, hu and their sum, unless a
+        # working set ran since (its line search may leave a rejected trial's)
         last = self._last
+        f_loss = self._terms
         if last is None or not np.array_equal(last.w, self.w):
             self.feature_accesses += margins_of(self.cols, self.w, self.margins)
+            f_loss = np.nan
+        self._terms = np.nan
         ws = ws.astype(np.int64)
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
@@ -401,7 +408,8 @@ class SparseCDSolver(Solver):
                 int(self.opts.max_cd_passes), self.ETA, self.GRAM_REFRESH,
                 max(int(budget), 1), self.CG_ITERS, self.CG_RTOL, first,
                 self.CG_ADAPT if final else 0.0,
-                float(gap0) if steps == 0 else np.inf)
+                float(gap0) if steps == 0 else np.inf, f_loss)
+            f_loss = np.nan
             steps += s
             budget -= acc
             self.feature_accesses += acc
