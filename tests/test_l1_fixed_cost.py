@@ -1,0 +1,87 @@
+"""The per-call shortcuts of ``l1cd`` (docs/sparse-models.md, "Fixed cost of a
+call"): a working set starts from the loss terms its check left only while
+they are those of the current margins."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from primaldual.datasets import make_synthetic
+from primaldual.kernels.l1cd import loss_terms, margins_of
+from primaldual.kernels.status import STATUS_OK
+from primaldual.problem import Problem
+from primaldual.regpath import lam_max
+from primaldual.solvers import SOLVERS
+from primaldual.solvers.sparse import solver as sparse_solver
+
+
+@pytest.fixture
+def reuses(monkeypatch):
+    """Every ws_solve call handed the loss terms (``f_loss0`` not NaN) is checked
+    against terms computed afresh from ``w``; the list says, per such call,
+    whether they were the current ones."""
+    real = sparse_solver.ws_solve
+    seen = []
+
+    def checked(spec, cols, ws, w, margins, work, *args):
+        f0 = args[-1]
+        if not math.isnan(f0):
+            m, gu, hu = np.empty_like(margins), np.empty_like(work.gu), np.empty_like(work.hu)
+            margins_of(cols, w, m)
+            f = loss_terms(spec, cols, m, gu, hu)
+            seen.append(bool(f == f0 and np.array_equal(m, margins)
+                             and np.array_equal(gu, work.gu) and np.array_equal(hu, work.hu)))
+        return real(spec, cols, ws, w, margins, work, *args)
+
+    monkeypatch.setattr(sparse_solver, "ws_solve", checked)
+    return seen
+
+
+def _fitted(loss):
+    X, y, _ = make_synthetic((300, 200, 0.05), random_state=0)
+    X = sp.csr_matrix(X)
+    prob = Problem(X, y, loss=loss, lam=0.0, l1=lam_max(X, y, loss, penalty="l1") / 10)
+    s = SOLVERS["l1cd"].create(prob, tol=1e-10, max_epochs=1000, random_state=0)
+    res = s.run()
+    return s, res
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_loss_terms_reused_only_at_their_margins(reuses, loss):
+    """A fit reuses its checks' terms; a coefficient zeroed after the check (as
+    screening does) makes the working set compute them again."""
+    s, res = _fitted(loss)
+    assert res.converged and reuses and all(reuses)
+    support = np.flatnonzero(s.w)
+    s._check(full=True)
+    s.w[support[0]] = 0.0
+    n = len(reuses)
+    s._solve_ws(support, -1.0, 10 ** 9)
+    assert all(reuses) and len(reuses) == n         # computed afresh, not handed over
+
+
+def test_loss_terms_not_reused_after_a_working_set(reuses, monkeypatch):
+    """After a working set the terms are not handed over again, even where ``w``
+    did not move: its line search may leave a rejected trial's terms in gu, hu
+    (simulated here by a working set that scribbles on them and moves nothing)."""
+    s, _ = _fitted("logistic")
+    support = np.flatnonzero(s.w)
+    s._check(full=True)
+    real = sparse_solver.ws_solve
+
+    def rejected(spec, cols, ws, w, margins, work, *args):
+        work.gu[:] += 1e-3
+        work.hu[:] *= 2.0
+        return STATUS_OK, 0, 0, math.inf, 0
+
+    monkeypatch.setattr(sparse_solver, "ws_solve", rejected)
+    s._solve_ws(support, -1.0, 10 ** 9)
+    monkeypatch.setattr(sparse_solver, "ws_solve", real)
+    checked_calls = []
+    monkeypatch.setattr(sparse_solver, "ws_solve", lambda *a: (
+        checked_calls.append(a[-1]), real(*a))[1])
+    s._solve_ws(support, -1.0, 10 ** 9)
+    assert len(checked_calls) >= 1 and math.isnan(checked_calls[0])
