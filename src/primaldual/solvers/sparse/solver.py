@@ -144,9 +144,12 @@ class SparseCDSolver(Solver):
     def init_state(self, warm_start):
         prob = self.problem
         w = self.warm_start_coef()
-        self.w = np.zeros(prob.d) if w is None else w.copy()
         self.screened = self.colnorm == 0.0      # empty columns: w_j = 0 at the optimum
-        self.w[self.screened] = 0.0
+        if w is None:
+            self.w = np.zeros(prob.d)
+        else:
+            self.w = w.copy()
+            self.w[self.screened] = 0.0
         # a bound on |v_j(alpha*)| for each screened feature (0: an empty column)
         self.bound = np.zeros(prob.d)
         self.ws_size = int(self.opts.p0)
@@ -456,5 +459,5 @@ class SparseCDSolver(Solver):
                 break
 
     def trace_extras(self):
-        return {"checks": int(self.outer), "screened": int(self.screened.sum()),
+        return {"checks": int(self.outer), "screened": int(np.count_nonzero(self.screened)),
                 "ws_size": int(self.ws_size), "support": int(np.count_nonzero(self.w))}
