@@ -85,3 +85,38 @@ def test_loss_terms_not_reused_after_a_working_set(reuses, monkeypatch):
         checked_calls.append(a[-1]), real(*a))[1])
     s._solve_ws(support, -1.0, 10 ** 9)
     assert len(checked_calls) >= 1 and math.isnan(checked_calls[0])
+
+
+def test_screening_loops_are_the_masks():
+    """The compiled screening of a check (``screen_features``, ``unsure_screened``)
+    screens, zeroes and bounds exactly the features of the NumPy masks
+    (``gap_safe_mask`` and the bound test of ``_confirm``), ties at the limit,
+    empty columns, infinite bounds and features screened before included."""
+    from primaldual.kernels.l1bounds import SLACK, screen_features, unsure_screened
+    from primaldual.solvers.sparse.screening import gap_safe_mask, gap_safe_radius
+
+    rng = np.random.default_rng(0)
+    d, gap, smooth, l1 = 400, 2e-4, 0.25, 0.1
+    v = rng.normal(scale=0.1, size=d)
+    colnorm = rng.random(d)
+    colnorm[:5] = 0.0
+    r = gap_safe_radius(gap, smooth) * (1.0 + SLACK)
+    lim = l1 * (1.0 - SLACK)
+    v[5:8] = lim - r * colnorm[5:8]                 # exactly at the limit: kept
+    screened = rng.random(d) < 0.2
+    w = rng.normal(size=d)
+    bound = np.where(screened, rng.random(d) * 0.2, 0.0)
+    bound[::37] = np.inf
+    new = gap_safe_mask(v, colnorm, gap, smooth, l1) & ~screened
+    w_ref, bound_ref = w.copy(), bound.copy()
+    w_ref[new] = 0.0
+    bound_ref[new] = np.abs(v[new]) * (1.0 + SLACK) + r * colnorm[new]
+    got = screened.copy()
+    assert screen_features(v, colnorm, r, lim, got, w, bound) == new.sum() > 0
+    np.testing.assert_array_equal(got, screened | new)
+    np.testing.assert_array_equal(w, w_ref)
+    np.testing.assert_array_equal(bound, bound_ref)
+    out = np.empty(d, dtype=np.int64)
+    k = unsure_screened(got, bound, colnorm, r, lim, out)
+    np.testing.assert_array_equal(out[:k], np.flatnonzero(got & (bound + r * colnorm >= lim)))
+    assert 0 < k < got.sum()

@@ -14,8 +14,9 @@ from ...kernels.status import STATUS_NONFINITE, STATUS_OK
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, flag, number
-from ...kernels.l1bounds import SLACK, cols_to_rows, filter_rows, row_counts
-from .screening import gap_safe_mask, gap_safe_radius, l1_dual_scale
+from ...kernels.l1bounds import (SLACK, cols_to_rows, filter_rows, row_counts,
+                                 screen_features, unsure_screened)
+from .screening import gap_safe_radius, l1_dual_scale
 
 __all__ = ["SparseCDOptions", "SparseCDSolver", "csc_columns"]
 
@@ -253,8 +254,10 @@ class SparseCDSolver(Solver):
         ``j`` was screened (:meth:`_screen`)."""
         prob = self.problem
         r = gap_safe_radius(gap, prob.loss.smoothness) * (1.0 + SLACK)
-        out = self.screened & (self.bound + r * self.colnorm >= prob.l1 * (1.0 - SLACK))
-        return np.flatnonzero(out)
+        out = np.empty(prob.d, dtype=np.int64)
+        k = unsure_screened(self.screened, self.bound, self.colnorm, r,
+                            prob.l1 * (1.0 - SLACK), out)
+        return out[:k]
 
     def certificate(self):
         if self._cert is None or self._last is not self._cert:
@@ -263,16 +266,16 @@ class SparseCDSolver(Solver):
 
     # ------------------------------------------------------------ steps
     def _screen(self, cert):
-        """Remove the features Gap Safe screening proves zero (w_j set to 0)."""
+        """Remove the features Gap Safe screening proves zero (w_j set to 0;
+        :func:`~primaldual.solvers.sparse.screening.gap_safe_mask`'s test, in one
+        compiled loop), recording ``|v_j(alpha*)| <= |v_j(alpha)| + r ||x_j||_cw``
+        (< l1) for :meth:`_confirm`."""
         prob = self.problem
-        new = gap_safe_mask(cert.v, self.colnorm, cert.gap, prob.loss.smoothness,
-                            prob.l1) & ~self.screened
-        if new.any():
-            self.screened |= new
-            self.w[new] = 0.0
-            # |v_j(alpha*)| <= |v_j(alpha)| + r ||x_j||_cw < l1, kept for _confirm
-            r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + SLACK)
-            self.bound[new] = np.abs(cert.v[new]) * (1.0 + SLACK) + r * self.colnorm[new]
+        if not prob.l1 > 0:
+            return
+        r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + SLACK)
+        screen_features(cert.v, self.colnorm, r, prob.l1 * (1.0 - SLACK), self.screened,
+                        self.w, self.bound)
 
     def _working_set(self, cert):
         free = np.flatnonzero(~self.screened)
