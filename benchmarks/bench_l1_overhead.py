@@ -130,7 +130,8 @@ def ab_rows(rounds, calls, env_base, env_new):
 #: the compiled kernels of the L1 path, by the module that calls them
 KERNELS = {"primaldual.solvers.sparse.solver": (
     "ws_solve", "csr_columns", "filter_rows", "cols_to_rows", "row_counts", "margins_of",
-    "loss_terms", "correlations", "dual_sum"), "primaldual.rows": ("row_sqnorms",)}
+    "loss_terms", "correlations", "dual_sum", "screen_features", "unsure_screened"),
+    "primaldual.rows": ("row_sqnorms",)}
 
 
 def split_rows(calls):  # noqa: C901
