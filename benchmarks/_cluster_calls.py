@@ -40,7 +40,7 @@ import time
 import numpy as np
 
 from primaldual import solve
-from primaldual.distributed.dask_engine import place_problem
+from primaldual.distributed.partition_set import place_problem
 from primaldual.distributed.newton_block import NewtonBlock, contiguous_partitions
 from primaldual.distributed.newton_rounds import DaskNewtonData
 from primaldual.problem import Problem

@@ -187,7 +187,7 @@ def dask_round_costs(n_rounds=20):
     the workers as the engines send them (``direct_calls``); ``raw`` also has
     the round to one worker at d = 100,000."""
     from distributed import Client, LocalCluster
-    from primaldual.distributed.dask_engine import direct_calls
+    from primaldual.distributed.partition_set import direct_calls
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                            dashboard_address=None)
     client = Client(cluster)

@@ -52,7 +52,7 @@ def make_data(n=4000, d=100_000, k=50, seed=0):
 
 
 def ping_ms(client, X, y, n_calls=200):
-    from primaldual.distributed.dask_engine import place_problem
+    from primaldual.distributed.partition_set import place_problem
     from primaldual.problem import Problem
     prob = Problem(X, y, loss="hinge", lam=1e-4)
     pset = place_problem(prob, np.array([0, X.shape[0] // 2, X.shape[0]]), client, 600.0)

@@ -122,7 +122,7 @@ def test_actor_calls_go_straight_to_the_workers_unless_the_client_says_not(clust
     """The partitions' actors are called straight on their workers (not through
     the scheduler), except from a client made with ``direct_to_workers=False``;
     both routes give the same fit."""
-    from primaldual.distributed.dask_engine import place_problem
+    from primaldual.distributed.partition_set import place_problem
     X, y = _data("logistic")
     prob = Problem(X, y, loss="logistic", lam=1e-2)
     ptr = np.array([0, 75, 150])

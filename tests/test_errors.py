@@ -400,7 +400,7 @@ def _raise_runtime_error():
 def test_actor_error_on_a_live_worker_is_reported(client):
     """PartitionSet.wait: a RuntimeError from a live worker's code reaches the
     caller; only a partition whose worker is gone is treated as lost."""
-    from primaldual.distributed.dask_engine import PartitionSet, _Lost
+    from primaldual.distributed.partition_set import PartitionSet, _Lost
 
     workers = list(client.scheduler_info()["workers"])
 
@@ -426,3 +426,44 @@ def test_actor_error_on_a_live_worker_is_reported(client):
     fut = client.submit(_raise_runtime_error, pure=False)
     with pytest.raises(_Lost):
         Stub(dead=[0]).wait([fut])
+
+
+def test_liveness_pings_go_out_at_once_and_share_one_deadline(monkeypatch):
+    """PartitionSet.dead_partitions: every actor is pinged before any answer is
+    awaited, the waits share one deadline of at most ``PING`` seconds (K busy
+    actors cost one deadline, not K), a busy actor counts as alive and one whose
+    ping fails as lost."""
+    from primaldual.distributed import partition_set as PS
+
+    events = []
+
+    class Future:
+        def __init__(self, k, outcome):
+            self.k, self.outcome = k, outcome
+
+        def result(self, timeout=None):
+            events.append(("wait", self.k, timeout))
+            if self.outcome == "busy":
+                raise TimeoutError
+            if self.outcome == "gone":
+                raise OSError("connection closed")
+            return "pong"
+
+    class Actor:
+        def __init__(self, k, outcome):
+            self.k, self.outcome = k, outcome
+
+        def ping(self):
+            events.append(("ping", self.k))
+            return Future(self.k, self.outcome)
+
+    outcomes = ["busy", "ok", "gone", "busy", "ok"]
+    pset = object.__new__(PS.PartitionSet)
+    pset.client, pset.K, pset.timeout = None, len(outcomes), 30.0
+    pset.addresses = ["w0", "w1", "w2", "w0", "gone-worker"]
+    pset.actors = [Actor(k, o) for k, o in enumerate(outcomes)]
+    monkeypatch.setattr(PS, "_workers", lambda client: ["w0", "w1", "w2"])
+    assert pset.dead_partitions() == [2, 4]          # a failed ping, a dropped worker
+    kinds = [e[0] for e in events]
+    assert kinds == ["ping"] * 4 + ["wait"] * 4      # partition 4's worker is not pinged
+    assert all(0 < e[2] <= PS.PartitionSet.PING for e in events if e[0] == "wait")

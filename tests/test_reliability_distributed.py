@@ -154,15 +154,19 @@ def test_content_digest_tells_equal_counts_apart(data):
 
 
 def _slow_rounds(seconds):
-    """Run on a worker: make every PartitionActor round sleep first."""
+    """Run on a worker: make every PartitionActor round sleep first, for
+    ``seconds`` or until :func:`_restore_rounds` releases it."""
+    import threading
+
     from primaldual.distributed import worker as W
     if not hasattr(W.PartitionActor, "_orig_round"):
         W.PartitionActor._orig_round = W.PartitionActor.round
 
     W._slow_rounds_finished = 0
+    W._slow_release = release = threading.Event()
 
     def slow(self, *args):
-        time.sleep(seconds)
+        release.wait(seconds)
         W._slow_rounds_finished += 1
         return W.PartitionActor._orig_round(self, *args)
     W.PartitionActor.round = slow
@@ -175,6 +179,8 @@ def _slow_rounds_finished():
 
 def _restore_rounds():
     from primaldual.distributed import worker as W
+    if hasattr(W, "_slow_release"):
+        W._slow_release.set()          # a round still sleeping goes on now
     if hasattr(W.PartitionActor, "_orig_round"):
         W.PartitionActor.round = W.PartitionActor._orig_round
         del W.PartitionActor._orig_round
@@ -203,11 +209,11 @@ def test_slow_worker_past_the_timeout(client, data):
         assert client.run(_slow_rounds_finished, workers=[addr])[addr] == 0
     finally:
         client.run(_restore_rounds)
-    # the sleeping call still occupies that worker's actor thread: let it finish
-    for _ in range(int(SLOW) + 60):
+    # the released call still occupies that worker's actor thread: let it finish
+    for _ in range(20 * (int(SLOW) + 60)):
         if client.run(_slow_rounds_finished, workers=[addr])[addr] > 0:
             break
-        time.sleep(1.0)
+        time.sleep(0.05)
 
 
 def test_client_disconnect_mid_fit_then_resume(cluster, data, tmp_path):

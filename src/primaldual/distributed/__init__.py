@@ -32,7 +32,8 @@ This package sits below :mod:`primaldual.solvers` and imports nothing from it
 (``tests/test_layers.py``); no module here imports Dask at module level.
 """
 from .block import PartitionBlock, contiguous_partition, spawn_streams
-from .dask_engine import DaskEngine, RoundTimeoutError, WorkerLostError
+from .dask_engine import DaskEngine
+from .partition_set import RoundTimeoutError, WorkerLostError
 from .engine import Engine, LocalEngine
 from .partitioned import PartitionedProblem
 

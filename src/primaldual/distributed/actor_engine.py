@@ -3,13 +3,13 @@ recovery and replay for the solvers that keep their state on the workers
 (DSO's ring, PSGD's parts).
 
 :func:`actor_engine` places one actor of the solver's class per payload with
-:class:`~.dask_engine.PartitionSet` (partition ``q`` on the ``q mod
+:class:`~.partition_set.PartitionSet` (partition ``q`` on the ``q mod
 #workers``-th worker, pinned, its data sent once with
 ``client.scatter(..., workers=[addr], direct=True)``) and wraps them in an
 :class:`ActorStateEngine`: recovery is :class:`~.dask_engine.DaskEngine`'s
 (``_recover``: wait for a live worker, re-create the lost actors, push the last
 snapshot to every partition, count against ``max_recoveries``), timeouts are
-``PartitionSet.wait``'s (:class:`~.dask_engine.RoundTimeoutError`).
+``PartitionSet.wait``'s (:class:`~.partition_set.RoundTimeoutError`).
 
 An actor class (:class:`primaldual.solvers.dso.ring.DSOPartitionActor`,
 :class:`primaldual.solvers.psgd.PSGDPartActor`) is built from its payload and
@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from .._util import atomic_write
-from .dask_engine import DaskEngine, PartitionSet, _Lost
+from .dask_engine import DaskEngine
+from .partition_set import PartitionSet, _Lost
 
 __all__ = ["ActorStateEngine", "place", "actor_engine"]
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.status import STATUS_OK
-from .dask_engine import PartitionSet
+from .partition_set import PartitionSet
 from .multiclass_calls import ClassColumnsCalls, place_classes
 
 __all__ = ["DaskCSData", "place_crammer_singer"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dask_engine import PartitionSet
+from .partition_set import PartitionSet
 from .l1_block import add_grams, add_scalars, add_vectors
 from .recovering_calls import RecoveringCalls
 

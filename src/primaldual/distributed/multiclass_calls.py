@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dask_engine import PartitionSet, array_sources
+from .partition_set import PartitionSet, array_sources
 from .multinomial_block import add_in_order
 from .recovering_calls import RecoveringCalls
 

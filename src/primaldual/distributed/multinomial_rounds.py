@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dask_engine import PartitionSet
+from .partition_set import PartitionSet
 from .multiclass_calls import ClassColumnsCalls, place_classes
 from .multinomial_block import add_hessians, join_starts
 

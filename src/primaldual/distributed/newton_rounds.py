@@ -33,7 +33,7 @@ import numpy as np
 from .newton_block import (add_pairs, add_parts, average_directions, join_duals,
                            join_local_sdca, weighted_mean)
 from .block import contiguous_partition
-from .dask_engine import PartitionSet, _Lost, place_problem
+from .partition_set import PartitionSet, _Lost, place_problem
 from .recovering_calls import RecoveringCalls
 
 __all__ = ["DaskNewtonData", "newton_engine"]

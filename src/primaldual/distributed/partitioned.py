@@ -20,7 +20,7 @@ import numpy as np
 from ..losses import make_loss
 from ..multiclass import MulticlassLoss
 from ..penalties import make_penalty
-from .dask_engine import PartitionSet
+from .partition_set import PartitionSet
 from .multinomial_block import dense_rows_pay
 
 __all__ = ["PartitionedProblem", "PartitionedMulticlassProblem"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 
-from .dask_engine import WorkerLostError, _Lost
+from .partition_set import WorkerLostError, _Lost
 
 __all__ = ["RecoveringCalls"]
 

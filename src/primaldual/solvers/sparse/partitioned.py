@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...distributed.dask_engine import place_problem
+from ...distributed.partition_set import place_problem
 from ...distributed.l1_block import BlockL1Data
 from ...distributed.l1_rounds import DaskL1Data
 from ...distributed.newton_block import contiguous_partitions
