@@ -120,3 +120,32 @@ def test_screening_loops_are_the_masks():
     k = unsure_screened(got, bound, colnorm, r, lim, out)
     np.testing.assert_array_equal(out[:k], np.flatnonzero(got & (bound + r * colnorm >= lim)))
     assert 0 < k < got.sum()
+
+
+def test_partial_check_completed_only_with_its_loss_terms(monkeypatch):
+    """A partial check (screened columns not read) is completed from its own
+    correlations only while gu still holds its loss terms: after a working set
+    that moved nothing but left other terms in gu (a rejected line search;
+    simulated), the full check is made afresh, so its certificate is exact
+    for its pair (the completion would have mixed the old correlations with
+    screened columns read at the new gu)."""
+    s, _ = _fitted("logistic")
+    prob = s.problem
+    s.screened[:] = False
+    s.bound[:] = 0.0
+    s._check(full=True)
+    s._screen(s._cert)
+    assert s.screened.any()
+    s.bound[s.screened] = np.inf               # every screened column must be read
+    s._check(full=False)                       # partial: unscreened columns only
+    assert s._part is not None
+
+    def rejected(spec, cols, ws, w, margins, work, *args):
+        work.gu[:] *= 2.0
+        return STATUS_OK, 0, 0, math.inf, 0
+
+    monkeypatch.setattr(sparse_solver, "ws_solve", rejected)
+    s._solve_ws(np.flatnonzero(s.w), -1.0, 10 ** 9)
+    cert = s.certificate()
+    assert cert.primal == pytest.approx(prob.primal(cert.w), rel=1e-12)
+    assert cert.dual == pytest.approx(prob.dual(cert.alpha), rel=1e-12, abs=1e-15)

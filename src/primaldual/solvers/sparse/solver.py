@@ -205,7 +205,10 @@ class SparseCDSolver(Solver):
         last = self._last
         gu = self.gu
         screened = bool(self.screened.any())
-        if self._part is not None and np.array_equal(last.w, self.w):
+        # a partial check is completed only while gu holds its terms (a working set
+        # that did not move w may leave a rejected trial's: then it is redone)
+        if self._part is not None and self._terms == self._part[1] \
+                and np.array_equal(last.w, self.w):
             v, f_loss = last.v * self._part[0], self._part[1]    # complete that check
             primal, cert = last.primal, last
         else:
