@@ -92,8 +92,10 @@ class SparseCDSolver(Solver):
     Method: an outer loop of checks.  Each check computes, from ``w``, the
     dual point ``alpha_i = -phi'(x_i . w) / s`` with ``s = max(1, ||v||_inf /
     l1)`` for ``lam = 0`` (the rescaling of Fercoq, Gramfort & Salmon 2015,
-    eq. 9; ``s = 1`` for ``lam > 0``), its exact duality gap, removes the
-    features that Gap Safe screening proves zero at the optimum
+    eq. 9; ``s = 1`` for ``lam > 0``), the best point of the earlier checks
+    and, for ``lam = 0``, celer's extrapolated dual point, keeps the one of
+    largest dual objective (:meth:`_check`) and its exact duality gap,
+    removes the features that Gap Safe screening proves zero at the optimum
     (:mod:`.screening`; Ndiaye et al. 2017, Theorem 6), and builds a working
     set: the nonzero features, those violating their optimality condition
     ``|v_j| <= l1``, and those nearest their dual constraint,
@@ -105,7 +107,7 @@ class SparseCDSolver(Solver):
     is ``inner_ratio`` times the full one.  For the squared loss the model is
     exact and this is coordinate descent (glmnet).
 
-    Certificate: the dual point above with ``w``; ``primal``, ``dual`` and
+    Certificate: the kept dual point with ``w``; ``primal``, ``dual`` and
     ``gap`` are exact for that pair (``Problem.certificate`` reproduces them).
     A pass is ``feature_accesses / nnz``.
 
