@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from primaldual import Problem, solve
 from primaldual.solvers._base import (CHECK_FIRST, CHECK_MIN, CHECK_PASS_COST,
                                       CHECK_SHARE, CHECK_SLACK, check_budget_interval,
-                                      next_check_interval)
+                                      check_pass_cost, next_check_interval)
 
 
 # ----------------------------------------------------------- the rule itself
@@ -58,6 +58,29 @@ def test_budget_interval_keeps_checks_to_their_share():
     # with shrinking an epoch touches fewer entries, so a full check costs more
     assert check_budget_interval(1000, 250) == pytest.approx(4 * b)
     assert check_budget_interval(1000, 0) == b
+
+
+def test_a_check_costs_more_epochs_on_wide_data():
+    # narrow data (w and v in cache): CHECK_PASS_COST; wide: towards one epoch
+    assert check_pass_cost(123) == check_pass_cost(16_000) == CHECK_PASS_COST
+    costs = [check_pass_cost(d) for d in (50_000, 100_000, 200_000, 10**7)]
+    assert costs == sorted(costs) and CHECK_PASS_COST < costs[0] and costs[-1] < 1.0
+    assert 0.8 < check_pass_cost(200_000) < 0.9
+    wide = check_pass_cost(200_000)
+    assert check_budget_interval(1000, 1000, wide) == pytest.approx(
+        check_budget_interval(1000, 1000) * wide / CHECK_PASS_COST)
+
+
+def test_a_hovering_gap_is_not_checked_more_often_than_checks_cost():
+    # the hinge's tail on the orthogonal text: the predicted crossing is near,
+    # and the gap keeps missing it
+    points = [(0.0, 1.0), (1.5, 0.069), (7.2, 4e-5), (10.2, 2.35e-6), (10.9, 1.49e-6)]
+    assert next_check_interval(points, 1e-6, budget=12.0) == CHECK_MIN
+    floor = check_pass_cost(200_000)
+    assert next_check_interval(points, 1e-6, budget=12.0, floor=floor) == floor
+    # a far prediction is not changed by the floor
+    far = next_check_interval(points[:3], 1e-6, budget=12.0)
+    assert far > floor and next_check_interval(points[:3], 1e-6, 12.0, floor) == far
 
 
 # -------------------------------------------------------- on real solves

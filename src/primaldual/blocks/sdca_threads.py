@@ -33,7 +33,7 @@ from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, S
                             ThreadCopy, renumber, sdca_epoch, start_copy, sync_copy,
                             sync_hot)
 from ..problem import Problem
-from .thread_stats import (COSINE_SAMPLE, _sampled_entries, column_overlap,  # noqa: F401
+from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, column_overlap,  # noqa: F401
                            distinct_columns, grouped_column_counts, mean_row_cosine,
                            sampled_column_counts)
 from .._util.threads import resolve_n_jobs, run_threads
@@ -323,8 +323,8 @@ class _ThreadModel:
             rows._thread_model_stats = stats
         self.cosine, self.omega, self.multiplicity = stats
         # the sampled column overlap, sum_j omega_j^2 / (n nnz) (column_overlap)
-        total = float(self.omega @ self.multiplicity)
-        self.overlap = (float((self.omega ** 2) @ self.multiplicity) / (rows.n * total)
+        total = _dot(self.omega, self.multiplicity)
+        self.overlap = (_dot(self.omega ** 2, self.multiplicity) / (rows.n * total)
                         if total > 0 else 0.0)
         self._U = {}
 
@@ -337,7 +337,7 @@ class _ThreadModel:
             omega = sampled_column_counts(self.rows)
             top = _most_held(omega, HOT_MAX)
             total, n = float(omega.sum()), max(self.rows.n, 1)
-            left = (float(omega @ omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
+            left = (_dot(omega, omega) - np.cumsum(omega[top] ** 2)) / (n * max(total, 1.0))
             ok = np.flatnonzero(left < WILD_OVERLAP)
             h = int(ok[0]) + 1 if ok.size and total > 0 else 0
             found = (np.sort(top[:h]).astype(np.int64),
@@ -560,15 +560,16 @@ def trial_verdict(times, cpu, plan, k, min_speedup):
     """The first-pass trial's decision: ``(keep the threads, reason)``, or None
     when nothing was measured.  ``times = (serial s, its stored entries, the
     threads' s, their entries)``, ``cpu = (serial CPU s, the threads' CPU s
-    summed)``; the threads stay where one thread's wall time per stored entry
-    over theirs, divided by the plan's epoch penalty of asynchrony, is at
-    least ``min_speedup``.  The CPU times say what the steps cost apart from
-    the cores the machine gives now (on idle cores, ``k`` threads run about
-    ``k`` times one thread's CPU time per entry over theirs)."""
+    summed)``; the threads stay where one thread's time per stored entry (its
+    CPU time where less: a serial quarter descheduled by other work does not
+    pass for slow) over the threads' wall time, divided by the plan's epoch
+    penalty of asynchrony, is at least ``min_speedup`` (on idle cores, ``k``
+    threads run about ``k`` times one thread's CPU time per entry over theirs)."""
     serial_s, serial_nnz, thread_s, thread_nnz = (float(t) for t in times)
     if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
         return None
-    measured = (serial_s / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
+    one = min(serial_s, cpu[0]) if cpu[0] > 0 else serial_s
+    measured = (one / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
     work = (f"; CPU {1e9 * cpu[0] / serial_nnz:.2f} ns per entry on one, "
             f"{1e9 * cpu[1] / thread_nnz:.2f} summed over {k}"
             if cpu[0] > 0 and cpu[1] > 0 else "")

@@ -13,13 +13,21 @@ __all__ = ["COSINE_SAMPLE", "SAMPLE_ENTRIES", "column_overlap", "distinct_column
            "grouped_column_counts", "mean_row_cosine", "sampled_column_counts"]
 
 
+def _dot(a, b) -> float:
+    """``a . b`` in numpy's own loop (``einsum``), not BLAS: OpenBLAS runs a
+    long dot product on its threads, which then spin for about 0.1 s on the
+    cores that a threaded pass, or the first-pass trial timing it, is about
+    to use."""
+    return float(np.einsum("i,i->", a, b))
+
+
 def column_overlap(rows) -> float:
     """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
     j: the share of the rows that hold the column of a random stored entry.
     Concurrent steps write the same entry of ``v`` at about this rate."""
     omega = rows.column_counts()
     nnz = float(omega.sum())
-    return float(omega @ omega) / (rows.n * nnz) if nnz > 0 else 0.0
+    return _dot(omega, omega) / (rows.n * nnz) if nnz > 0 else 0.0
 
 
 #: mean_row_cosine reads at most this many rows (evenly spaced)
@@ -40,7 +48,7 @@ def mean_row_cosine(rows, sample=COSINE_SAMPLE, entries=None) -> float:
         return 0.0
     inv = np.divide(1.0, np.sqrt(sq), out=np.zeros_like(sq), where=sq > 0)
     s = np.bincount(cols, weights=vals * inv[owner], minlength=rows.d)
-    return max(float(s @ s) - m, 0.0) / (m * (m - 1.0))
+    return max(_dot(s, s) - m, 0.0) / (m * (m - 1.0))
 
 
 #: the cost model's sample holds at most about this many stored entries (fewer

@@ -43,7 +43,7 @@ from ._results import (STATE_FORMAT_VERSION, BestIterate, SolveResult,  # noqa: 
                        SolverState, _json_default, deferred_export, load_state, save_state)
 from ._schedule import (CHECK_ANCHOR, CHECK_FIRST, CHECK_MIN, CHECK_PASS_COST,  # noqa: F401
                         CHECK_SHARE, CHECK_SLACK, check_budget_interval,
-                        next_check_interval)
+                        check_pass_cost, next_check_interval)
 
 __all__ = ["Solver", "SolveResult", "SolverState", "register", "SOLVERS",
            "save_state", "load_state", "COMMON_OPTIONS", "next_check_interval",
@@ -408,8 +408,10 @@ class Solver(abc.ABC):
         if len(trace) >= 2 and trace[-1]["epoch"] > trace[-2]["epoch"]:
             acc_rate = ((trace[-1]["feature_accesses"] - trace[-2]["feature_accesses"])
                         / (trace[-1]["epoch"] - trace[-2]["epoch"]))
-        budget = check_budget_interval(self.problem.nnz * self.check_passes, acc_rate)
-        interval = next_check_interval(points, self.tol, budget)
+        # a check's cost in epochs from the data's width (counts, not clocks)
+        cost = check_pass_cost(getattr(self.problem, "d", 0))
+        budget = check_budget_interval(self.problem.nnz * self.check_passes, acc_rate, cost)
+        interval = next_check_interval(points, self.tol, budget, floor=cost)
         if self.checkpoint is not None:
             # checkpoints are written at checks: a check lands on every multiple of
             # checkpoint_every, so a run stopped at a checkpoint and resumed makes the

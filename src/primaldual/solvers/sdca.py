@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..blocks import sdca_threads
+from ..blocks.sdca_resync import resync_certificate
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
                                    threaded_pass, trial_verdict, warm_threads)
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
@@ -65,7 +66,8 @@ TRIAL_FLOOR = 1.0
 #: the trial keeps threads measured at least this much faster (noise ~10%)
 TRIAL_MIN_SPEEDUP = 1.2
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
-#: which the certificate is recomputed at w(alpha) (rounding: ~1e-16 sqrt(steps))
+#: which a column of the certificate's primal point is taken from v(alpha)
+#: (rounding: ~1e-16 sqrt(steps))
 RESYNC_DRIFT = 1e-11
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION, "cyclic": ORDER_CYCLIC}
@@ -559,21 +561,14 @@ class SDCASolver(Solver):
         return cert
 
     def _resync(self, cert):
-        """n_jobs > 1: the threads' ``v`` is the fresh ``v(alpha)`` of the check up
-        to rounding when every update was kept (atomic additions, and no
-        coordinate drawn twice at once).  Otherwise -- plain additions that lost
-        a concurrent update, or ``sampling="uniform"`` drawing a coordinate in
-        two slices -- ``v`` has drifted: the certificate is then recomputed at
-        ``w(alpha)`` from the fresh image.  Either way the threads go on from
-        the fresh image."""
-        prob = self.problem
-        fresh = cert.v
-        scale = max(float(np.abs(fresh).max(initial=0.0)), 1e-300)
-        drift = float(np.abs(fresh - self.v).max(initial=0.0)) / scale
-        self.v = fresh
-        if drift > RESYNC_DRIFT:
-            w = (prob.penalty.grad_conjugate(fresh) if prob.l1 > 0 else fresh / prob.lam)
-            cert = prob.certificate(w, self.alpha, self.n_threads)
+        """n_jobs > 1: the threads' ``v`` is ``v(alpha)`` up to rounding when every
+        update was kept; where updates were lost (plain additions; a coordinate
+        drawn twice by ``sampling="uniform"``) the certificate moves to ``w`` of
+        ``v`` with the drifted columns taken from ``v(alpha)``
+        (:func:`resync_certificate`).  The threads go on from ``v(alpha)``."""
+        cert, _ = resync_certificate(self.problem, cert, self.v, RESYNC_DRIFT,
+                                     self.n_threads)
+        self.v = cert.v
         return cert
 
     def _reactivate(self, cert):
