@@ -5,7 +5,8 @@ which is ``l1cd``, ``random_state=0``) on the sets of bench_models.py's L1 grid
 (``--sets``, ``div`` in 10, 100, 1000, logistic and squared hinge), and the
 cells of the defect in docs/sparse-models.md: a1a standardized
 (``StandardScaler(with_mean=False)``), squared hinge, ``l1 = 1/(100 n)``,
-seeds ``--seeds``.  The version at this checkout's ``src`` and the one at
+seeds ``--seeds`` (and a8a standardized, logistic, ``l1 = 1/(100 n)``,
+seeds ``--a8a-seeds``).  The version at this checkout's ``src`` and the one at
 ``--base`` (``git archive`` into a temporary folder, its own Numba cache) run
 in separate processes, alternating, the order flipping every round; a
 process warms up on a small synthetic problem, then runs every cell three
@@ -46,7 +47,7 @@ def _cells(args):
     from bench_models import load_set
     from primaldual.regpath import lam_max
     out = []
-    for name in args.sets.split(","):
+    for name in filter(None, args.sets.split(",")):
         data = load_set(name)
         if data is None:
             continue
@@ -55,6 +56,14 @@ def _cells(args):
             lmax = lam_max(X, y, loss, penalty="l1")
             for div in (10, 100, 1000):
                 out.append((f"{name} {loss} /{div}", X, y, loss, lmax / div, 0))
+    data = load_set("a8a")
+    if data is not None and args.a8a_seeds:
+        X, y = data
+        Xs = sp.csr_matrix(StandardScaler(with_mean=False).fit_transform(X))
+        for s in args.a8a_seeds.split(","):
+            seed = None if s == "None" else int(s)
+            out.append((f"a8a std logistic C=100 seed {s}", Xs, y, "logistic",
+                        1.0 / (100.0 * Xs.shape[0]), seed))
     data = load_set("a1a")
     if data is not None and args.seeds:
         X, y = data
@@ -85,7 +94,8 @@ def worker(args):
 
 def _run(src, cache, args):
     env = dict(os.environ, PYTHONPATH=str(src), NUMBA_CACHE_DIR=str(cache))
-    cmd = [sys.executable, __file__, "--worker", "--sets", args.sets, "--seeds", args.seeds]
+    cmd = [sys.executable, __file__, "--worker", "--sets", args.sets, "--seeds", args.seeds,
+           "--a8a-seeds", args.a8a_seeds]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
     return {c["cell"]: c for c in map(json.loads, out.stdout.splitlines())}
 
@@ -95,6 +105,8 @@ def main(argv=None):
     ap.add_argument("--base", default="")
     ap.add_argument("--sets", default="a9a,a1a,reuters,mushrooms")
     ap.add_argument("--seeds", default="0,1,2,3")
+    ap.add_argument("--a8a-seeds", default="",
+                    help="also a8a standardized, logistic, l1 = 1/(100 n), these seeds")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--worker", action="store_true")
     args = ap.parse_args(argv)
