@@ -123,12 +123,11 @@ def test_screening_loops_are_the_masks():
 
 
 def test_partial_check_completed_only_with_its_loss_terms(monkeypatch):
-    """A partial check (screened columns not read) is completed from its own
-    correlations only while gu still holds its loss terms: after a working set
-    that moved nothing but left other terms in gu (a rejected line search;
-    simulated), the full check is made afresh, so its certificate is exact
-    for its pair (the completion would have mixed the old correlations with
-    screened columns read at the new gu)."""
+    """A partial check (screened columns not read) is completed at its own dual
+    point: after a working set that moved nothing but left other terms in gu
+    (a rejected line search; simulated), the full check reads the screened
+    columns at the dual point it kept, not at the new gu, so its certificate
+    is exact for its pair."""
     s, _ = _fitted("logistic")
     prob = s.problem
     s.screened[:] = False
@@ -138,7 +137,7 @@ def test_partial_check_completed_only_with_its_loss_terms(monkeypatch):
     assert s.screened.any()
     s.bound[s.screened] = np.inf               # every screened column must be read
     s._check(full=False)                       # partial: unscreened columns only
-    assert s._part is not None
+    assert s._last is not s._cert
 
     def rejected(spec, cols, ws, w, margins, work, *args):
         work.gu[:] *= 2.0

@@ -37,7 +37,7 @@ SMOOTH_HINGE = CODES["smooth_hinge"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "CgWork", "cg_refine", "csr_columns"]
+           "CgWork", "cg_refine", "csr_columns", "clip_to_domain"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -164,6 +164,26 @@ def dual_sum(spec, cols, gu, scale):
             continue
         total += c * L.neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
     return total
+
+
+@njit(cache=True, nogil=True)
+def clip_to_domain(spec, cols, g):
+    """Puts the dual point ``alpha_i = -g_i / cw_i`` into the loss's dual domain
+    in place: ``alpha_i y_i`` (or ``alpha_i``, by the loss's ``box``) clipped
+    to ``[lo, hi]`` (``alpha_i y_i`` in ``[0, 1]`` for the logistic loss,
+    ``>= 0`` for the squared hinge); rows with ``cw_i = 0`` get ``g_i = 0``.
+    Dividing the result by any ``s >= 1`` keeps it there (every box holds 0)."""
+    lo, hi, in_b = L.box(spec.kind, spec.param)
+    for i in range(g.shape[0]):
+        c = cols.cw[i]
+        if c == 0.0:
+            g[i] = 0.0
+            continue
+        a = -g[i] / c
+        b = a * cols.y[i] if in_b else a
+        if b < lo or b > hi:
+            b = min(max(b, lo), hi)
+            g[i] = -(b * cols.y[i] if in_b else b) * c
 
 
 @njit(cache=True, nogil=True)
