@@ -19,6 +19,7 @@ import numpy as np
 
 from ._util import seed_entropy
 from ._util import spawn_seeds as _spawn_seeds
+from ._util.lazy import lazy_attr
 
 __all__ = ["add_intercept_column", "combined_weights", "label_array", "spawn_seeds"]
 
@@ -39,22 +40,33 @@ def add_intercept_column(X, intercept_scaling):
 def _csr_with_column(X, value):
     """``sp.hstack([X, value * ones((n, 1))], format="csr")`` for CSR ``X``, built
     directly: each row's entries, then the new one (scipy's general stacking
-    costs a millisecond on a small matrix).  32-bit indices where they fit, as
-    scipy's."""
+    costs a millisecond on a small matrix).  Float data by
+    :func:`~primaldual.kernels.csr.append_column` (one ordered pass; a
+    quarter to a half of the time of the masked copies below), after ``X``'s
+    index arrays are checked (:func:`~primaldual.validation.check_sparse_structure`:
+    the kernel trusts them, and a column index of ``d`` would meet the new
+    column's).  32-bit indices where they fit, as scipy's."""
     import scipy.sparse as sp
 
     n, d = X.shape
+    fast = X.dtype in (np.float32, np.float64)
+    if fast:
+        lazy_attr("primaldual.validation", "check_sparse_structure")(X)
     nnz = int(X.indptr[-1])
     big = max(nnz + n, d + 1) > np.iinfo(np.int32).max
     itype = np.int64 if big else np.int32
     indptr = X.indptr.astype(itype) + np.arange(n + 1, dtype=itype)
-    last = indptr[1:] - 1                   # where each row's new entry goes
-    old = np.ones(nnz + n, dtype=bool)
-    old[last] = False
     data = np.empty(nnz + n, dtype=X.dtype)
     indices = np.empty(nnz + n, dtype=itype)
-    data[old], indices[old] = X.data[:nnz], X.indices[:nnz]
-    data[last], indices[last] = value, d
+    if fast:
+        lazy_attr("primaldual.kernels.csr", "append_column")(
+            X.data, X.indices, X.indptr, X.dtype.type(value), d, data, indices, indptr)
+    else:
+        last = indptr[1:] - 1                   # where each row's new entry goes
+        old = np.ones(nnz + n, dtype=bool)
+        old[last] = False
+        data[old], indices[old] = X.data[:nnz], X.indices[:nnz]
+        data[last], indices[last] = value, d
     return sp.csr_matrix((data, indices, indptr), shape=(n, d + 1))
 
 

@@ -98,6 +98,17 @@ def _first(mask):
     return int(np.flatnonzero(mask)[0])
 
 
+def _out_of_range(indices, size) -> bool:
+    """Some entry of the integer array ``indices`` is outside ``[0, size)``.  One
+    pass where the signed indices, read as unsigned, put every negative one at
+    ``2^(bits - 1)`` or more, past ``size``; else their min and max."""
+    if not indices.size:
+        return False
+    if indices.dtype.kind == "i" and size <= 2 ** (8 * indices.itemsize - 1):
+        return int(indices.view(f"u{indices.itemsize}").max()) >= size
+    return int(indices.min()) < 0 or int(indices.max()) >= size
+
+
 def _check_compressed(X, name):
     """The structure of a CSR (or CSC) matrix, in O(nnz) time and O(n) memory,
     before anything reads it: scipy accepts index arrays it never checked
@@ -130,7 +141,7 @@ def _check_compressed(X, name):
         raise ValueError(f"{bad}: indptr[-1] = {int(indptr[-1])} stored entries, but "
                          f"indices has {indices.shape[0]} and data {data.shape[0]}; the "
                          f"three must agree")
-    if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= n_minor):
+    if _out_of_range(indices, n_minor):
         k = _first((indices < 0) | (indices >= n_minor))
         i = int(np.searchsorted(indptr, k, side="right")) - 1
         raise ValueError(f"{bad}: {major} {i} has {minor} index {int(indices[k])}, outside "

@@ -26,7 +26,8 @@ from numba import njit
 from .views import row_dot
 
 __all__ = ["ColBounds", "new_reference", "read_unscreened", "read_bounded",
-           "screen_columns", "cols_to_rows", "filter_rows", "row_counts"]
+           "screen_columns", "cols_to_rows", "filter_rows", "row_counts", "screen_features",
+           "unsure_screened"]
 
 #: relative slack on bounds and radii, here and in
 #: :mod:`primaldual.solvers.sparse.screening`: rounding never shrinks a bound
@@ -227,3 +228,36 @@ def row_counts(cols, ws, counts):
     for i in range(counts.shape[0]):
         sq += float(counts[i]) * counts[i]
     return sq, acc
+
+
+@njit(cache=True, nogil=True)
+def screen_features(v, colnorm, r, lim, screened, w, bound):
+    """Gap Safe screening of ``l1cd``'s check (:mod:`primaldual.solvers.sparse.solver`):
+    each unscreened ``j`` with ``|v_j| + r colnorm_j < lim`` (``r`` the safe
+    radius, ``lim = l1 (1 - SLACK)``) is screened, ``w_j`` set to 0 and
+    ``bound_j = |v_j| (1 + SLACK) + r colnorm_j`` recorded; one loop over the
+    features, the sums of :func:`~primaldual.solvers.sparse.screening.gap_safe_mask`.
+    Returns the number screened."""
+    count = 0
+    for j in range(v.shape[0]):
+        if screened[j]:
+            continue
+        a = abs(v[j])
+        if a + r * colnorm[j] < lim:
+            screened[j] = True
+            w[j] = 0.0
+            bound[j] = a * (1.0 + SLACK) + r * colnorm[j]
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def unsure_screened(screened, bound, colnorm, r, lim, out):
+    """The screened features ``j`` with ``bound_j + r colnorm_j >= lim`` into
+    ``out`` (increasing); returns how many (``l1cd``'s ``_confirm``)."""
+    k = 0
+    for j in range(screened.shape[0]):
+        if screened[j] and bound[j] + r * colnorm[j] >= lim:
+            out[k] = j
+            k += 1
+    return k

@@ -37,7 +37,7 @@ SMOOTH_HINGE = CODES["smooth_hinge"]
 __all__ = ["ColsView", "L1Spec", "NewtonWork", "loss_terms", "correlations",
            "margins_of", "column_norms", "ws_solve", "newton_direction",
            "line_search", "dual_sum", "WsGram", "form_gram", "gram_direction",
-           "CgWork", "cg_refine", "csr_columns"]
+           "CgWork", "cg_refine", "csr_columns", "clip_to_domain"]
 
 #: Armijo's sufficient-decrease constant and the most halvings of the step
 _SIGMA = 0.01
@@ -164,6 +164,26 @@ def dual_sum(spec, cols, gu, scale):
             continue
         total += c * L.neg_conjugate(spec.kind, spec.param, -gu[i] / (c * scale), cols.y[i])
     return total
+
+
+@njit(cache=True, nogil=True)
+def clip_to_domain(spec, cols, g):
+    """Puts the dual point ``alpha_i = -g_i / cw_i`` into the loss's dual domain
+    in place: ``alpha_i y_i`` (or ``alpha_i``, by the loss's ``box``) clipped
+    to ``[lo, hi]`` (``alpha_i y_i`` in ``[0, 1]`` for the logistic loss,
+    ``>= 0`` for the squared hinge); rows with ``cw_i = 0`` get ``g_i = 0``.
+    Dividing the result by any ``s >= 1`` keeps it there (every box holds 0)."""
+    lo, hi, in_b = L.box(spec.kind, spec.param)
+    for i in range(g.shape[0]):
+        c = cols.cw[i]
+        if c == 0.0:
+            g[i] = 0.0
+            continue
+        a = -g[i] / c
+        b = a * cols.y[i] if in_b else a
+        if b < lo or b > hi:
+            b = min(max(b, lo), hi)
+            g[i] = -(b * cols.y[i] if in_b else b) * c
 
 
 @njit(cache=True, nogil=True)
@@ -630,7 +650,7 @@ def _ws_gradient(spec, cols, ws, w, work):
 @njit(cache=True, nogil=True)
 def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, max_passes,
              eta, refresh, max_acc, cg_iters, cg_rtol, gram_first, cg_adapt=0.0,
-             gap0=math.inf):
+             gap0=math.inf, f_loss0=math.nan):
     """Proximal Newton on the working set ``ws`` (``w_j = 0`` outside it) until
     its restricted duality gap is at most ``stop_gap`` or ``max_newton``
     steps; the directions from the dense Hessian when ``rows.H`` has one
@@ -654,12 +674,18 @@ def ws_solve(spec, cols, ws, w, margins, work, rows, cg, max_newton, stop_gap, m
     restricted gap ``g`` still needs: relative residual ``max(cg_rtol,
     min(_CG_LOOSEST, cg_adapt sqrt(stop_gap / g)))`` (an inexact Newton step of
     relative residual ``rho`` leaves a gap of about ``rho^2 g`` plus Newton's
-    quadratic term; Dembo, Eisenstat & Steihaug 1982)."""
+    quadratic term; Dembo, Eisenstat & Steihaug 1982).
+
+    ``f_loss0``: the loss sum at ``margins`` when ``work.gu`` and ``work.hu``
+    already hold its terms (:func:`loss_terms` at these margins: the caller's
+    check); NaN: computed here."""
     acc = 0
     moved = 0
     gap = math.inf
     use_gram = gram_first and rows.H.shape[0] == ws.shape[0]
-    f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
+    f_loss = f_loss0
+    if math.isnan(f_loss):
+        f_loss = loss_terms(spec, cols, margins, work.gu, work.hu)
     for it in range(max_newton + 1):
         pen, vmax, excess, a = _ws_gradient(spec, cols, ws, w, work)
         acc += a

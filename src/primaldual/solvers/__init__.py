@@ -31,8 +31,9 @@ def check_solver_name(solver, binary_loss=None) -> str:
     ``"auto"``; else a ValueError listing the choices (the registries are the
     only lists of solvers).  With ``binary_loss`` (a loss that is not
     multiclass), a multiclass solver is an error naming the loss it fits."""
-    known = set(SOLVERS) | set(MULTICLASS_SOLVERS) | {"auto"}
-    if not isinstance(solver, str) or solver not in known:
+    if not isinstance(solver, str) or not (
+            solver == "auto" or solver in SOLVERS or solver in MULTICLASS_SOLVERS):
+        known = set(SOLVERS) | set(MULTICLASS_SOLVERS) | {"auto"}
         raise ValueError(f"unknown solver {solver!r}; choose one of "
                          f"{', '.join(sorted(known))}")
     if binary_loss is not None and solver in MULTICLASS_SOLVERS:

@@ -70,6 +70,20 @@ def _fmt(x):
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
+#: options class -> ``(names, ((name, rule or None), ...))`` of its fields in
+#: declaration order: a dataclass's fields are fixed when its class is made, so
+#: they are read once per class (``dataclasses.fields`` builds them at each call)
+_FIELDS = {}
+
+
+def _fields_of(cls) -> tuple:
+    got = _FIELDS.get(cls)
+    if got is None:
+        pairs = tuple((f.name, f.metadata.get("rule")) for f in fields(cls))
+        got = _FIELDS[cls] = (tuple(name for name, _ in pairs), pairs)
+    return got
+
+
 @dataclass(frozen=True)
 class Rule:
     """What one option accepts (see the module docstring)."""
@@ -256,14 +270,13 @@ class Options:
     solver_name = ""
 
     def __post_init__(self):
-        for f in fields(self):
-            rule = f.metadata.get("rule")
+        for name, rule in _fields_of(type(self))[1]:
             if rule is None:
                 continue
-            value = getattr(self, f.name)
-            ok = rule.validate(f.name, value)
+            value = getattr(self, name)
+            ok = rule.validate(name, value)
             if ok is not value:
-                object.__setattr__(self, f.name, ok)
+                object.__setattr__(self, name, ok)
         self.check()
 
     def check(self):
@@ -273,7 +286,7 @@ class Options:
     @classmethod
     def names(cls) -> tuple:
         """The option names, in declaration order."""
-        return tuple(f.name for f in fields(cls))
+        return _fields_of(cls)[0]
 
     @classmethod
     def rule(cls, name) -> Rule:
@@ -320,8 +333,8 @@ class Options:
         any other object (a client) as its repr.  ``common=False`` leaves out
         the options every solver shares (:class:`CommonOptions`)."""
         skip = () if common else _COMMON_NAMES
-        return {f.name: to_jsonable(getattr(self, f.name)) for f in fields(self)
-                if f.name not in skip}
+        return {name: to_jsonable(getattr(self, name)) for name in _fields_of(type(self))[0]
+                if name not in skip}
 
 
 # --------------------------------------------------------------- groups

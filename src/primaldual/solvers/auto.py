@@ -130,7 +130,9 @@ def ipm_pays(problem) -> bool:
 
 def accepts_options(name, options) -> bool:
     """Solver ``name`` takes every option in ``options`` (``client`` aside)."""
-    extra = set(options or ()) - {"client"}
+    if not options:
+        return True
+    extra = set(options) - {"client"}
     return extra <= set(SOLVERS[name].options_class.names())
 
 

@@ -41,7 +41,7 @@ from ...kernels.l1cd import dual_sum, loss_terms, margins_of
 from ...penalties import make_penalty
 from ...problem import Certificate
 from .screening import _SLACK, gap_safe_radius, l1_dual_scale
-from .solver import SparseCDSolver
+from .solver import SparseCDSolver, _DualPoint
 
 __all__ = ["PathSparseCD", "sparse_path"]
 
@@ -140,7 +140,7 @@ class PathSparseCD(SparseCDSolver):
         cert = Certificate(w=self.w.copy(), alpha=-gu / (cols.cw * s), primal=float(primal),
                            dual=float(dual), v=vs, margins=self.margins.copy())
         self._last = self._cert = cert
-        self._part = None
+        self._plain = _DualPoint(gu, b.vref, s, cert.dual)     # read by _working_set
         self._carry = (cert.w, cert.margins, gu.copy(), f_loss, b.exact.copy())
         return cert
 

@@ -3,21 +3,34 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
-from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, column_norms,
-                             correlations, csr_columns, dual_sum, loss_terms, margins_of,
-                             ws_solve)
+from ...kernels.l1cd import (CgWork, ColsView, L1Spec, NewtonWork, WsGram, clip_to_domain,
+                             column_norms, correlations, csr_columns, dual_sum, loss_terms,
+                             margins_of, ws_solve)
 from ...kernels.status import STATUS_NONFINITE, STATUS_OK
 from ...problem import Certificate
 from .._base import Solver, register
 from .._options import CommonOptions, flag, number
-from ...kernels.l1bounds import SLACK, cols_to_rows, filter_rows, row_counts
-from .screening import gap_safe_mask, gap_safe_radius, l1_dual_scale
+from ...kernels.l1bounds import (SLACK, cols_to_rows, filter_rows, row_counts,
+                                 screen_features, unsure_screened)
+from .screening import gap_safe_radius, l1_dual_scale
 
 __all__ = ["SparseCDOptions", "SparseCDSolver", "csc_columns"]
+
+
+class _DualPoint(NamedTuple):
+    """A dual point ``alpha = -g / (cw s)`` of :class:`SparseCDSolver`'s checks:
+    ``v`` its correlations ``-X' g`` (unscaled; read on the features unscreened
+    when it was made, and those :meth:`~SparseCDSolver._complete` read), ``s``
+    its scaling, ``dual`` its exact dual objective."""
+    g: np.ndarray
+    v: np.ndarray
+    s: float
+    dual: float
 
 
 def csc_columns(problem):
@@ -79,8 +92,10 @@ class SparseCDSolver(Solver):
     Method: an outer loop of checks.  Each check computes, from ``w``, the
     dual point ``alpha_i = -phi'(x_i . w) / s`` with ``s = max(1, ||v||_inf /
     l1)`` for ``lam = 0`` (the rescaling of Fercoq, Gramfort & Salmon 2015,
-    eq. 9; ``s = 1`` for ``lam > 0``), its exact duality gap, removes the
-    features that Gap Safe screening proves zero at the optimum
+    eq. 9; ``s = 1`` for ``lam > 0``), the best point of the earlier checks
+    and, for ``lam = 0``, celer's extrapolated dual point, keeps the one of
+    largest dual objective (:meth:`_check`) and its exact duality gap,
+    removes the features that Gap Safe screening proves zero at the optimum
     (:mod:`.screening`; Ndiaye et al. 2017, Theorem 6), and builds a working
     set: the nonzero features, those violating their optimality condition
     ``|v_j| <= l1``, and those nearest their dual constraint,
@@ -92,7 +107,7 @@ class SparseCDSolver(Solver):
     is ``inner_ratio`` times the full one.  For the squared loss the model is
     exact and this is coordinate descent (glmnet).
 
-    Certificate: the dual point above with ``w``; ``primal``, ``dual`` and
+    Certificate: the kept dual point with ``w``; ``primal``, ``dual`` and
     ``gap`` are exact for that pair (``Problem.certificate`` reproduces them).
     A pass is ``feature_accesses / nnz``.
 
@@ -144,9 +159,12 @@ class SparseCDSolver(Solver):
     def init_state(self, warm_start):
         prob = self.problem
         w = self.warm_start_coef()
-        self.w = np.zeros(prob.d) if w is None else w.copy()
         self.screened = self.colnorm == 0.0      # empty columns: w_j = 0 at the optimum
-        self.w[self.screened] = 0.0
+        if w is None:
+            self.w = np.zeros(prob.d)
+        else:
+            self.w = w.copy()
+            self.w[self.screened] = 0.0
         # a bound on |v_j(alpha*)| for each screened feature (0: an empty column)
         self.bound = np.zeros(prob.d)
         self.ws_size = int(self.opts.p0)
@@ -155,7 +173,9 @@ class SparseCDSolver(Solver):
         self.stalled = False
         self.margins = np.empty(prob.n)
         self._gram_first = False   # the last working set ended on the dense Hessian
-        self._cert = self._last = self._part = None
+        self._cert = self._last = None
+        self._terms = np.nan       # the loss sum whose terms gu, hu hold (_check)
+        self._reset_duals()
 
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
@@ -174,12 +194,20 @@ class SparseCDSolver(Solver):
         self.stalled = False
         self.margins = np.empty(self.problem.n)
         self._gram_first = False
-        self._cert = self._last = self._part = None
+        self._cert = self._last = None
+        self._terms = np.nan
+        self._reset_duals()
         # the cached certificate of w, as the uninterrupted run holds it (not counted
         # again: that run counted it when it made it)
         counted = self.feature_accesses
         self._check(full=True)
         self.feature_accesses = counted
+
+    def _reset_duals(self):
+        # the dual point of the last fresh check's w, the best point so far, and
+        # the last checks' loss derivatives (for :meth:`_extrapolated`)
+        self._plain = self._top = None
+        self._gring = []
 
     @property
     def epochs(self):
@@ -188,52 +216,99 @@ class SparseCDSolver(Solver):
     # ------------------------------------------------------ certificate
     def _check(self, full=True) -> Certificate:
         """The certificate of ``w`` (class docstring): fresh margins from the nonzero
-        columns, ``v`` over the unscreened features and the rescaled dual point,
-        the certificate of the problem restricted to them (whose optimum is the
-        same).  ``full``: made that of the whole problem, reading only the
-        screened columns whose bound (:meth:`_confirm`) does not put them inside
-        the box; as the unread ones change neither the scaling nor ``g*``, its
-        ``primal``, ``dual`` and ``gap`` are exact (``v`` is 0 on them).  Kept
-        as ``_last`` (and ``_cert`` when full)."""
+        columns, the dual point of ``w`` (:meth:`_point`; its correlations ``v``
+        over the unscreened features), for pure L1 also the extrapolated point
+        (:meth:`_extrapolated`) and the best point so far; the one of largest
+        dual objective is kept (any feasible point bounds the optimum: weak
+        duality).  That is the certificate of the problem restricted to the
+        unscreened features (whose optimum is the same).  ``full``: made that
+        of the whole problem (:meth:`_complete`).  Kept as ``_last`` (and
+        ``_cert`` when full)."""
         prob, cols = self.problem, self.cols
         last = self._last
-        gu = self.gu
-        if self._part is not None and np.array_equal(last.w, self.w):
-            v, f_loss = last.v * self._part[0], self._part[1]    # complete that check
-            primal, cert = last.primal, last
+        if self._plain is not None and last is not None and np.array_equal(last.w, self.w):
+            primal, cands = last.primal, [self._plain]     # w unchanged: reused
         else:
-            feats = self.all_feats if not self.screened.any() else \
-                np.flatnonzero(~self.screened)
+            screened = bool(self.screened.any())
+            feats = np.flatnonzero(~self.screened) if screened else self.all_feats
             self.feature_accesses += margins_of(cols, self.w, self.margins)
-            f_loss = loss_terms(self.spec, cols, self.margins, gu, self.hu)
-            v = np.zeros(prob.d)
-            self.feature_accesses += correlations(cols, gu, feats, v)
-            primal = f_loss + prob.penalty.value(self.w)
-            cert = self._certify(v, primal)
+            f_loss = loss_terms(self.spec, cols, self.margins, self.gu, self.hu)
+            self._terms = f_loss        # gu, hu and f_loss of these margins
+            primal = float(f_loss + prob.penalty.value(self.w))
+            self._plain = self._point(self.gu.copy(), feats)
+            cands = [self._plain]
+            if prob.lam == 0.0:
+                self._gring.append(self._plain.g)
+                del self._gring[:-self.EXTRAPOLATE]
+                acc = self._extrapolated(feats)
+                if acc is not None:
+                    cands.append(acc)
+        if self._top is not None:
+            cands.append(self._top)
+        cands.sort(key=lambda p: -p.dual)
         if full and self.screened.any():
-            read = self._confirm(cert.gap)
-            if read.size:
-                self.feature_accesses += correlations(cols, gu, read, v)
-                cert = self._certify(v, primal)
-        full = full or not self.screened.any()
-        self._part = None if full else (self._scale, f_loss)
+            best = None
+            for p in cands:          # completing lowers a dual: the best completed one
+                if best is not None and best.dual >= p.dual:
+                    break
+                p = self._complete(p, primal)
+                if best is None or p.dual > best.dual:
+                    best = p
+        else:
+            best = cands[0]
+        self._top = best
+        cert = Certificate(w=self.w.copy(), alpha=-best.g / (cols.cw * best.s),
+                           primal=primal, dual=best.dual, v=best.v / best.s,
+                           margins=self.margins.copy())
         self._last = cert
-        if full:
+        if full or not self.screened.any():
             self._cert = cert
         return cert
 
-    def _certify(self, v, primal):
-        """The certificate from the unscaled correlations ``v`` (scaled in place)."""
-        prob, cols = self.problem, self.cols
+    def _point(self, g, feats, v=None):
+        """The dual point ``alpha = -g / (cw s)`` (``s = max(1, ||v||_inf / l1)``
+        for ``lam = 0``, else 1) from its correlations ``v_j = -x_j . g`` read
+        on ``feats`` (added to ``v`` when given)."""
+        prob = self.problem
+        if v is None:
+            v = np.zeros(prob.d)
+        self.feature_accesses += correlations(self.cols, g, feats, v)
         s = 1.0
         if prob.lam == 0.0:
             s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1)
-        v_s = v / s
-        self._scale = s
-        dual = dual_sum(self.spec, cols, self.gu, s) - prob.penalty.conjugate(v_s)
-        return Certificate(w=self.w.copy(), alpha=-self.gu / (cols.cw * s),
-                           primal=float(primal), dual=float(dual), v=v_s,
-                           margins=self.margins.copy())
+        dual = dual_sum(self.spec, self.cols, g, s) - prob.penalty.conjugate(v / s)
+        return _DualPoint(g, v, s, float(dual))
+
+    def _complete(self, p, primal):
+        """The point ``p`` made a certificate of the whole problem: the screened
+        columns that :meth:`_confirm` cannot keep inside the box at its gap are
+        read (``p`` is unchanged when none is)."""
+        read = self._confirm(primal - p.dual)
+        if not read.size:
+            return p
+        return self._point(p.g, read, p.v.copy())
+
+    def _extrapolated(self, feats):
+        """Celer's dual extrapolation (Massias, Gramfort & Salmon 2018, Sec. 3;
+        JMLR 2020, eq. 12) from the last ``EXTRAPOLATE`` checks' ``g = cw
+        phi'(X w)``: ``U`` their successive differences, ``z = (U U')^{-1} 1``,
+        ``c = z / sum z``, ``g_acc = sum_k c_k g_k`` over all but the newest,
+        clipped into the loss's dual domain (:func:`clip_to_domain`), as a
+        :meth:`_point`; None until the ring is full or when ``U U'`` is
+        singular."""
+        if len(self._gring) < self.EXTRAPOLATE:
+            return None
+        R = np.stack(self._gring)
+        U = np.diff(R, axis=0)
+        try:
+            z = np.linalg.solve(U @ U.T, np.ones(U.shape[0]))
+        except np.linalg.LinAlgError:
+            return None
+        if not (np.all(np.isfinite(z)) and z.sum() != 0.0):
+            return None
+        g = (z / z.sum()) @ R[:-1]
+        clip_to_domain(self.spec, self.cols, g)
+        return self._point(g, feats)
 
     def _confirm(self, gap):
         """The screened features whose correlation at the dual point of a
@@ -247,8 +322,10 @@ class SparseCDSolver(Solver):
         ``j`` was screened (:meth:`_screen`)."""
         prob = self.problem
         r = gap_safe_radius(gap, prob.loss.smoothness) * (1.0 + SLACK)
-        out = self.screened & (self.bound + r * self.colnorm >= prob.l1 * (1.0 - SLACK))
-        return np.flatnonzero(out)
+        out = np.empty(prob.d, dtype=np.int64)
+        k = unsure_screened(self.screened, self.bound, self.colnorm, r,
+                            prob.l1 * (1.0 - SLACK), out)
+        return out[:k]
 
     def certificate(self):
         if self._cert is None or self._last is not self._cert:
@@ -257,25 +334,27 @@ class SparseCDSolver(Solver):
 
     # ------------------------------------------------------------ steps
     def _screen(self, cert):
-        """Remove the features Gap Safe screening proves zero (w_j set to 0)."""
+        """Remove the features Gap Safe screening proves zero (w_j set to 0;
+        :func:`~primaldual.solvers.sparse.screening.gap_safe_mask`'s test, in one
+        compiled loop), recording ``|v_j(alpha*)| <= |v_j(alpha)| + r ||x_j||_cw``
+        (< l1) for :meth:`_confirm`."""
         prob = self.problem
-        new = gap_safe_mask(cert.v, self.colnorm, cert.gap, prob.loss.smoothness,
-                            prob.l1) & ~self.screened
-        if new.any():
-            self.screened |= new
-            self.w[new] = 0.0
-            # |v_j(alpha*)| <= |v_j(alpha)| + r ||x_j||_cw < l1, kept for _confirm
-            r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + SLACK)
-            self.bound[new] = np.abs(cert.v[new]) * (1.0 + SLACK) + r * self.colnorm[new]
+        if not prob.l1 > 0:
+            return
+        r = gap_safe_radius(cert.gap, prob.loss.smoothness) * (1.0 + SLACK)
+        screen_features(cert.v, self.colnorm, r, prob.l1 * (1.0 - SLACK), self.screened,
+                        self.w, self.bound)
 
     def _working_set(self, cert):
         free = np.flatnonzero(~self.screened)
         if not self.opts.working_set or free.size <= self.ws_size:
             return free
         nonzero = self.w[free] != 0.0
-        vf = np.abs(cert.v[free])
+        plain = self._plain              # the dual point of w (the gradient's)
+        vf = np.abs(plain.v[free])
         # zero features whose optimality condition |v_j| <= l1 fails (v before scaling)
-        violators = int(np.count_nonzero(~nonzero & (vf * self._scale > self.problem.l1)))
+        violators = int(np.count_nonzero(~nonzero & (vf > self.problem.l1)))
+        vf /= plain.s
         support = int(nonzero.sum())
         size = min(free.size, max(self.ws_size, 2 * support, support + violators))
         score = (self.problem.l1 - vf) / self.colnorm[free]
@@ -341,6 +420,8 @@ class SparseCDSolver(Solver):
             return filter_rows(X.data, X.indices, X.indptr, local, data, idx, ptr)
         return cols_to_rows(self.cols, ws, prob.n, data, idx, ptr)
 
+    #: the checks whose loss derivatives make the extrapolated dual point (celer's K)
+    EXTRAPOLATE = 5
     #: the working set's rows are filtered from X's rows when it holds at least
     #: 1 / ROWS_SHARE of the entries
     ROWS_SHARE = 4
@@ -384,10 +465,14 @@ class SparseCDSolver(Solver):
                           np.empty(k), np.zeros(k, dtype=np.bool_), np.zeros(k),
                           np.arange(k, dtype=np.int64), seed)
         # margins of the current w: the last check's, unless screening zeroed some
-        # coefficients since
+        # coefficients since; so are the loss terms gu, hu and their sum, unless a
+        # working set ran since (its line search may leave a rejected trial's)
         last = self._last
+        f_loss = self._terms
         if last is None or not np.array_equal(last.w, self.w):
             self.feature_accesses += margins_of(self.cols, self.w, self.margins)
+            f_loss = np.nan
+        self._terms = np.nan
         ws = ws.astype(np.int64)
         cg = CgWork(np.empty(k, np.int64), np.empty(k), np.empty(k), np.empty(k),
                     np.empty(k), np.empty(k), self._xp, self._xd0)
@@ -401,7 +486,8 @@ class SparseCDSolver(Solver):
                 int(self.opts.max_cd_passes), self.ETA, self.GRAM_REFRESH,
                 max(int(budget), 1), self.CG_ITERS, self.CG_RTOL, first,
                 self.CG_ADAPT if final else 0.0,
-                float(gap0) if steps == 0 else np.inf)
+                float(gap0) if steps == 0 else np.inf, f_loss)
+            f_loss = np.nan
             steps += s
             budget -= acc
             self.feature_accesses += acc
@@ -448,5 +534,5 @@ class SparseCDSolver(Solver):
                 break
 
     def trace_extras(self):
-        return {"checks": int(self.outer), "screened": int(self.screened.sum()),
+        return {"checks": int(self.outer), "screened": int(np.count_nonzero(self.screened)),
                 "ws_size": int(self.ws_size), "support": int(np.count_nonzero(self.w))}
