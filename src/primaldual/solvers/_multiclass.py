@@ -112,10 +112,11 @@ def _crammer_singer_auto(problem, kw, time_limit):
     ``WATCH_SHARE T``, its rate predicts more than ``T``, or its epoch cap).
     If it has not converged, its measured rate (the log of the relative gap
     against seconds over the second half of its checks) predicts the time it
-    still needs: more than ``T`` (or a stall, or the cap of a ``max_epochs``
-    the caller gave) hands over to the IPM (a cold start), else the dual
-    method goes on from where it is, once; the IPM follows if that leg does
-    not converge either.  ``extras["path"]`` lists the legs."""
+    still needs: more than ``T`` or than the time it has run (or a stall,
+    or the cap of a ``max_epochs`` the caller gave) hands over to the IPM (a
+    cold start), else the dual method goes on from where it is, once; the
+    IPM follows if that leg does not converge either.  ``extras["path"]``
+    lists the legs."""
     t0 = time.perf_counter()
     n, K = problem.n, problem.K
     predicted = max(AUTO_MIN_S, IPM_ITERS * (ipm_iteration_flops(problem) / IPM_FLOPS_PER_S
@@ -142,7 +143,7 @@ def _crammer_singer_auto(problem, kw, time_limit):
         # the dual method at the cap of a given max_epochs, or stalled, cannot go on
         final = res.stop_reason == "stalled" or (capped and kw["max_epochs"] is not None)
         need = math.inf if final else _time_to(res.trace, kw["tol"])
-        if need > predicted or len(path) == 2:
+        if need > min(predicted, res.time) or len(path) == 2:
             res2 = CrammerSingerIPM(problem, **kw, time_limit=left).run()
             path.append(_leg(res2, f"the dual method's rate predicts {need:.3g} s more; "
                                    f"the IPM {predicted:.2g} s"))
