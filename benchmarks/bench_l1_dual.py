@@ -56,21 +56,16 @@ def _cells(args):
             lmax = lam_max(X, y, loss, penalty="l1")
             for div in (10, 100, 1000):
                 out.append((f"{name} {loss} /{div}", X, y, loss, lmax / div, 0))
-    data = load_set("a8a")
-    if data is not None and args.a8a_seeds:
+    for name, loss, seeds in (("a8a", "logistic", args.a8a_seeds),
+                              ("a1a", "squared_hinge", args.seeds)):
+        data = load_set(name)
+        if data is None or not seeds:
+            continue
         X, y = data
         Xs = sp.csr_matrix(StandardScaler(with_mean=False).fit_transform(X))
-        for s in args.a8a_seeds.split(","):
+        for s in seeds.split(","):
             seed = None if s == "None" else int(s)
-            out.append((f"a8a std logistic C=100 seed {s}", Xs, y, "logistic",
-                        1.0 / (100.0 * Xs.shape[0]), seed))
-    data = load_set("a1a")
-    if data is not None and args.seeds:
-        X, y = data
-        Xs = sp.csr_matrix(StandardScaler(with_mean=False).fit_transform(X))
-        for s in args.seeds.split(","):
-            seed = None if s == "None" else int(s)
-            out.append((f"a1a std squared_hinge C=100 seed {s}", Xs, y, "squared_hinge",
+            out.append((f"{name} std {loss} C=100 seed {s}", Xs, y, loss,
                         1.0 / (100.0 * Xs.shape[0]), seed))
     return out
 
