@@ -149,3 +149,22 @@ def test_standardized_one_hot_tiny_l1_certifies_with_the_defaults():
     res = solve(X, y, loss="squared_hinge", lam=0.0, l1=1.0 / (100.0 * n), tol=1e-6,
                    random_state=0)
     assert res.converged and res.rel_gap <= 1e-6
+
+
+def test_a_checkpoint_keeps_the_dual_points(tmp_path):
+    """The best dual point and the extrapolation's ring are part of the state:
+    a run resumed from a checkpoint taken after them ends bitwise where the
+    uninterrupted run ends (screening reads the kept point, so a resumed run
+    that forgot it would screen, and then step, otherwise)."""
+    X, y = _one_hot_standardized(3)
+    kw = dict(loss="squared_hinge", lam=0.0, l1=1.0 / (100.0 * X.shape[0]), tol=0.0,
+              solver="l1cd", random_state=0, max_newton=1)     # a check a Newton step
+    full = solve(X, y, max_epochs=1200, **kw)
+    first = solve(X, y, max_epochs=600, checkpoint=str(tmp_path / "ck"), **kw)
+    assert len(first.state.arrays["dual_ring"]) == sparse_solver.SparseCDSolver.EXTRAPOLATE
+    for resumed in (solve(X, y, max_epochs=1200, resume=str(tmp_path / "ck"), **kw),
+                    solve(X, y, max_epochs=1200, resume=first, **kw)):
+        np.testing.assert_array_equal(resumed.coef, full.coef)
+        np.testing.assert_array_equal(resumed.dual_coef, full.dual_coef)
+        assert (resumed.primal, resumed.dual, resumed.n_epochs) == \
+            (full.primal, full.dual, full.n_epochs)

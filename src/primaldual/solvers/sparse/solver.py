@@ -180,8 +180,13 @@ class SparseCDSolver(Solver):
     def get_state(self):
         meta = {"ws_size": int(self.ws_size), "outer": int(self.outer),
                 "done": bool(self.done)}
-        return meta, {"w": self.w.copy(), "screened": self.screened.copy(),
-                      "bound": self.bound.copy()}
+        arrays = {"w": self.w.copy(), "screened": self.screened.copy(),
+                  "bound": self.bound.copy(),
+                  "dual_ring": np.array(self._gring).reshape(-1, self.problem.n)}
+        if self._top is not None:      # the best dual point so far (_check)
+            arrays.update(dual_top_g=self._top.g.copy(), dual_top_v=self._top.v.copy(),
+                          dual_top_sd=np.array([self._top.s, self._top.dual]))
+        return meta, arrays
 
     def set_state(self, meta, arrays):
         self.w = np.array(arrays["w"], dtype=np.float64)
@@ -197,11 +202,22 @@ class SparseCDSolver(Solver):
         self._cert = self._last = None
         self._terms = np.nan
         self._reset_duals()
+        ring = [np.array(g, dtype=np.float64) for g in arrays.get("dual_ring", ())]
+        self._gring = ring[:-1]        # the check below gives back the last one
+        if "dual_top_g" in arrays:
+            s, dual = (float(x) for x in arrays["dual_top_sd"])
+            self._top = _DualPoint(np.array(arrays["dual_top_g"], dtype=np.float64),
+                                   np.array(arrays["dual_top_v"], dtype=np.float64), s, dual)
         # the cached certificate of w, as the uninterrupted run holds it (not counted
-        # again: that run counted it when it made it)
+        # again: that run counted it when it made it).  A state taken at a check
+        # (a checkpoint) ends its ring with this w's derivatives, which the check
+        # appends again: the ring and the kept point are then that run's
         counted = self.feature_accesses
         self._check(full=True)
         self.feature_accesses = counted
+        if ring and not np.array_equal(self._gring[-1], ring[-1]):
+            self._gring.insert(len(self._gring) - 1, ring[-1])   # taken between checks
+            del self._gring[:-self.EXTRAPOLATE]
 
     def _reset_duals(self):
         # the dual point of the last fresh check's w, the best point so far, and
