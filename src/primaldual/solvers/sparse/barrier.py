@@ -37,16 +37,9 @@ DENSE_MIN_DENSITY = 0.1
 #: ``max_ws``: the start's nonzeros and the features of largest ``|v_j|``, twice
 #: the nonzeros and at least this many
 FIRST_WS = 256
-#: a feature leaves a full working set for a violating one when its ``|w_j|`` is
-#: below PRUNE_W ``u_j`` (held at zero by the barrier) and ``|v_j|`` below
-#: PRUNE_V ``l1``
-PRUNE_W = 0.1
-PRUNE_V = 0.5
 #: the returned point is rounded (:meth:`L1BarrierSolver._rounded`) once the
 #: relative gap is below this
 ROUND_GAP = 1e-3
-#: and the coefficients with ``u_j < ROUND_U / (t l1)`` are set to zero
-ROUND_U = 10.0
 #: Koh, Kim & Boyd's update of t: by MU when a step of at least MIN_STEP_T was
 #: taken (MU = 8 on a full step was measured 1.5x fewer iterations on a9a, but
 #: collapsed on mushrooms at 4e-5)
@@ -278,21 +271,22 @@ class L1BarrierSolver(WholeIterations, Solver):
         return self._rounded(last)
 
     def _rounded(self, cert):
-        """The iterate with the coefficients the barrier holds near zero set to
-        exactly zero: ``u_j < ROUND_U / (t l1)`` (on the central path ``u_j =
-        (1 + sqrt(1 + (t l1 w_j)^2)) / (t l1)``: ``2 / (t l1)`` at ``w_j = 0``,
-        ``|w_j| + 1 / (t l1)`` for a coefficient that stays) and ``|v_j| < l1``, certified with the same dual point; it is
-        returned when its relative gap is at most the iterate's or ``tol``; of
-        these coefficients, the longest run in increasing ``u_j`` that keeps it
-        so is rounded (a bisection: a few certificate passes).  An interior point has no zero coefficient: this is what
-        makes the model sparse.  Tried once the gap is below ``ROUND_GAP``."""
+        """The iterate with its smallest coefficients set to exactly zero: an
+        interior point has no zero coefficient, and this is what makes the
+        model sparse.  On the central path ``|w_j| / u_j = |v_j| / l1``, so a
+        coefficient zero at the optimum (``|v_j*| < l1``) is ``|w_j| = 2 rho /
+        ((1 - rho^2) t l1)`` with ``rho = |v_j| / l1``, falling like ``1 / t``,
+        while one that stays tends to ``w_j*``.  Of the coefficients with
+        ``|v_j| < l1``, in increasing ``|w_j|``, the longest run whose rounding
+        keeps the relative gap (same dual point) at most the iterate's or
+        ``tol`` is rounded (a bisection: a few certificate passes).  Tried once
+        the gap is below ``ROUND_GAP``."""
         if not cert.rel_gap <= ROUND_GAP:
             return cert
         prob = self.problem
         v = np.abs(cert.v[self.S]) / max(self.scale, 1e-300)
-        held = np.flatnonzero((self.u < ROUND_U / (self.t * prob.l1)) & (v < prob.l1)
-                              & (self.w != 0))
-        held = held[np.argsort(self.u[held], kind="stable")]
+        held = np.flatnonzero((v < prob.l1) & (self.w != 0))
+        held = held[np.argsort(np.abs(self.w[held]), kind="stable")]
         best, lo, hi = cert, 0, held.size       # the longest prefix that certifies
         while lo < hi:
             k = (lo + hi + 1) // 2
@@ -407,8 +401,9 @@ class L1BarrierSolver(WholeIterations, Solver):
     def _grow(self, cert):
         """Adds the features outside ``S`` that violate their optimality condition
         (``|v_j| > l1``, above every ``|v_j|`` on ``S``), the largest first; when
-        ``S`` is full, the features the barrier holds at zero with the smallest
-        ``|v_j|`` (below ``PRUNE_V l1``) make room."""
+        ``S`` is full, the features of ``S`` with ``|v_j| < l1`` and the smallest
+        ``|w_j|`` (the first :meth:`_rounded` would set to zero) leave it, set to
+        zero, to make room."""
         prob = self.problem
         v = np.abs(cert.v) / max(self.scale, 1e-300)     # the unscaled correlations
         inside = float(v[self.S].max(initial=0.0))
@@ -422,8 +417,8 @@ class L1BarrierSolver(WholeIterations, Solver):
         room = self.max_ws - self.S.size
         if new.size > room:
             vs = v[self.S]
-            idle = np.flatnonzero((np.abs(self.w) < PRUNE_W * self.u) & (vs < PRUNE_V * prob.l1))
-            drop = idle[np.argsort(vs[idle], kind="stable")][:new.size - room]
+            idle = np.flatnonzero(vs < prob.l1)
+            drop = idle[np.argsort(np.abs(self.w[idle]), kind="stable")][:new.size - room]
             if drop.size:
                 keep = np.ones(self.S.size, dtype=bool)
                 keep[drop] = False
