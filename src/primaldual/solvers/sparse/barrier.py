@@ -1,5 +1,7 @@
-"""``l1_ipm``: a primal log-barrier interior-point method for L1 and elastic-net
-models with a smooth loss, on a working set of features (docs/sparse-models.md).
+"""``l1_ipm``: interior-point methods for L1 and elastic-net models with a
+smooth loss, on a working set of features (docs/sparse-models.md): a primal
+log-barrier method, and for the squared hinge a primal-dual one on its QP
+(:mod:`.barrier_qp`).
 
 It is the method for the weakly penalized sparse models on which coordinate
 descent crawls: where the loss is flat along a direction of X's null space
@@ -10,7 +12,6 @@ barrier keeps the step well defined where the loss has no curvature.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,7 @@ import scipy.sparse as sp
 from .._base import Solver, register
 from .._options import CommonOptions, number
 from ..ipm import WholeIterations, equilibrate, scaled_solve, spd_factor
+from .barrier_qp import QPPoint, qp_mu, qp_start, qp_step
 from .screening import gap_safe_mask, l1_dual_scale
 
 __all__ = ["L1BarrierOptions", "L1BarrierSolver", "barrier_fits", "MAX_WS", "ITERATIONS"]
@@ -37,6 +39,8 @@ DENSE_MIN_DENSITY = 0.1
 #: ``max_ws``: the start's nonzeros and the features of largest ``|v_j|``, twice
 #: the nonzeros and at least this many
 FIRST_WS = 256
+#: the squared hinge's QP starts at ``u = |w| + QP_SLACK``, ``xi = max(a, 0) + QP_SLACK``
+QP_SLACK = 1.0
 #: the returned point is rounded (:meth:`L1BarrierSolver._rounded`) once the
 #: relative gap is below this
 ROUND_GAP = 1e-3
@@ -64,20 +68,6 @@ def barrier_fits(problem, max_ws=MAX_WS) -> bool:
     return problem.l1 > 0 and max_ws >= 1
 
 
-def slack_terms(a, T):
-    """The squared hinge's barrier form: for ``a = 1 - y x.w`` and ``T = t cw_i >
-    0``, ``psi = min_xi T xi^2 - log(xi - a)`` (the slack ``xi >= a`` replaces
-    ``max(0, a)``), with ``xi = (a + sqrt(a^2 + 2 / T)) / 2``; returns ``(psi,
-    dpsi/da, d2psi/da2)``, each formed without cancellation."""
-    r = np.sqrt(a * a + 2.0 / T)
-    pos = a >= 0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        xi = np.where(pos, 0.5 * (a + r), (1.0 / T) / (r - a))
-        room = np.where(pos, (1.0 / T) / (r + a), 0.5 * (r - a))      # xi - a > 0
-        curve = np.where(pos, 1.0 + a / r, (2.0 / T) / (r * (r - a)))  # 2 dxi/da
-    return T * xi * xi - np.log(room), 2.0 * T * xi, T * curve
-
-
 @dataclass(frozen=True)
 class L1BarrierOptions(CommonOptions):
     """The options of :class:`L1BarrierSolver`."""
@@ -89,54 +79,61 @@ class L1BarrierOptions(CommonOptions):
 
 @register
 class L1BarrierSolver(WholeIterations, Solver):
-    """Primal log-barrier interior-point method for L1 and elastic-net models.
+    """Interior-point method for L1 and elastic-net models on a working set.
 
     Problem (docs/conventions.md §1, ``cw_i = c_i / W``), with ``l1 > 0`` and
     ``lam >= 0`` (pure L1 allowed) and a smooth loss::
 
         min_w P(w) = sum_i cw_i phi(x_i . w; y_i) + lam/2 ||w||^2 + l1 ||w||_1,
 
-    solved on a working set ``S`` of features (the others held at 0) as the
-    smooth problem in ``(w_S, u_S)`` with ``|w_j| < u_j`` (Koh, Kim & Boyd,
-    JMLR 8 (2007), "An interior-point method for large-scale l1-regularized
-    logistic regression", eq. 5)::
+    solved on a working set ``S`` of features (the others held at 0).
+
+    The squared hinge: its problem is a QP (``max(0, a)^2 = min xi^2`` over
+    ``xi >= a``), solved by Mehrotra's predictor-corrector with the Newton
+    system reduced to ``m x m`` (:mod:`.barrier_qp`; Nocedal & Wright,
+    Algorithm 16.4), a step for the primal and one for the dual variables.
+
+    The other losses: the primal log-barrier problem in ``(w_S, u_S)``, ``|w_j|
+    < u_j`` (Koh, Kim & Boyd, JMLR 8 (2007), "An interior-point method for
+    large-scale l1-regularized logistic regression", eq. 5)::
 
         min  t (F(w) + lam/2 ||w||^2 + l1 sum_j u_j) - sum_j log(u_j^2 - w_j^2),
 
-    ``F(w) = sum_i cw_i phi(x_i . w)``.  Its Newton step eliminates ``du``
-    (``q = u^2 - w^2``)::
+    ``F(w) = sum_i cw_i phi(x_i . w)``, one Newton step per iteration with
+    ``du`` eliminated (``q = u^2 - w^2``)::
 
         (t (X_S^T diag(cw phi'') X_S + lam I) + diag(2 / (u^2 + w^2))) dw
                         = -g_w - 2 u w / (u^2 + w^2) g_u,
         du = -(q^2 g_u - 4 u w dw) / (2 (u^2 + w^2)),
 
-    with ``g_w = t (X_S^T (cw phi') + lam w) + 2 w / q``, ``g_u = t l1 - 2 u /
-    q`` (the generalized second derivative for the squared hinge), formed by
-    BLAS or a sparse product and factored once per iteration after scaling to
-    a unit diagonal.  A backtracking line search (Armijo, ``ARMIJO``) inside
-    ``|w| < u`` takes the step; after a step of at least half the Newton step
-    ``t`` becomes ``max(MU min(2 m / eta, t), t)`` (Koh, Kim & Boyd, Section
-    3.3), ``eta`` the duality gap and ``m = |S|``.
+    ``g_w = t (X_S^T (cw phi') + lam w) + 2 w / q``, ``g_u = t l1 - 2 u / q``
+    (generalized second derivatives for the piecewise-quadratic losses).  A
+    backtracking line search (Armijo) inside ``|w| < u`` takes the step; after
+    a step of at least half of it ``t`` becomes ``MU max(2 m / eta, t)`` (Koh,
+    Kim & Boyd, Section 3.3, ``eta`` the duality gap, ``m = |S|``).  Start:
+    ``t = 2 m / eta`` and ``u`` the barrier's minimizer for the start's ``w``,
+    so that a start near the optimum is near the central path.
 
-    Certificate (every iteration): ``alpha_i = -phi'(x_i . w) / s`` with ``s =
-    max(1, ||v||_inf / l1)`` for ``lam = 0`` (the dual point of Koh, Kim &
-    Boyd, Section 2.3, and of Gap Safe screening), ``s = 1`` for ``lam > 0``;
-    ``P(w) - D(alpha)`` is exact for the whole problem, not only ``S``
-    (``Problem.certificate`` reproduces it).  On the central path the gap is
-    ``2 m / t``.
+    Both methods form ``X_S^T diag(h) X_S`` by BLAS (dense columns) or a sparse
+    product, scale it to a unit diagonal and factor it by Cholesky once per
+    iteration.
+
+    Certificate (every iteration, exact for the whole problem, not only ``S``):
+    of the dual points ``alpha_i = -phi'(x_i . w) / s`` and, for the squared
+    hinge, the QP's own ``alpha = y nu / (cw s)``, the one of larger ``D``;
+    ``s = max(1, ||v||_inf / l1)`` for ``lam = 0`` (the dual point of Koh, Kim &
+    Boyd, Section 2.3, and of Gap Safe screening), ``s = 1`` for ``lam > 0``.
+    The point returned is the iterate rounded to exact zeros as far as that
+    certificate allows (:meth:`_rounded`).  ``Problem.certificate``
+    reproduces ``P`` and ``D``.
 
     Working set: at the start, the features Gap Safe screening keeps
-    (:mod:`.screening`) when there are at most ``max_ws``; otherwise the
-    nonzeros of the start and the features of largest ``|v_j|``, up to
-    ``max_ws``.  After an iteration, the features outside ``S`` with ``|v_j|``
-    above both ``l1`` and the largest ``|v_j|`` on ``S`` (they set the dual
-    point's scale) join it, at ``w_j = 0``, ``u_j = 2 / (t l1)``.  A start
-    with more than ``max_ws`` nonzeros is refused.
-
-    Start: ``w = 0`` or the warm start's coefficients; ``u_j = 1 / (t l1) +
-    sqrt(1 / (t l1)^2 + w_j^2)``, the barrier's minimizer in ``u`` for that
-    ``w``, with ``t = 2 m / eta`` at the start's gap ``eta``: from a point near
-    the optimum the run starts near the central path.
+    (:mod:`.screening`) when at most ``max_ws / 2``; otherwise the start's
+    nonzeros (its ``max_ws`` largest, if more) and the features of largest
+    ``|v_j|``, twice the nonzeros and at least ``FIRST_WS``, up to ``max_ws``.
+    After an iteration the features outside ``S`` with ``|v_j|`` above both
+    ``l1`` and the largest ``|v_j|`` on ``S`` join it at ``w_j = 0``; a full set
+    gives up its features with ``|v_j| < l1`` and the smallest ``|w_j|``.
 
     One iteration is one epoch.  Stops on ``tol``, ``max_epochs``,
     ``time_limit``, and ``stalled`` when a step collapses or the best gap has
@@ -145,8 +142,8 @@ class L1BarrierSolver(WholeIterations, Solver):
     """
 
     name = "l1_ipm"
-    summary = ("L1 / elastic net: primal log-barrier interior-point method on a "
-               "working set (Koh, Kim & Boyd 2007)")
+    summary = ("L1 / elastic net: interior-point methods on a working set (squared "
+               "hinge: Mehrotra on its QP; others: primal log barrier, Koh, Kim & Boyd 2007)")
     requires = ("smooth", "generalized_hessian")
     options_class = L1BarrierOptions
     supports_l1 = True
@@ -174,9 +171,8 @@ class L1BarrierSolver(WholeIterations, Solver):
         sq = self.Xc.multiply(self.Xc) if self.sparse else self.Xc * self.Xc
         self.colnorm = np.sqrt(np.asarray(sq.T @ self.cw).ravel())
         self.max_ws = int(self.opts.max_ws)
-        # the squared hinge's kink becomes a slack with its own barrier term
-        self.slack = prob.loss.name == "squared_hinge"
-        self.slack_rows = int(np.count_nonzero(self.cw > 0))
+        # the squared hinge: its L1 problem is a QP, solved by primal-dual steps
+        self.qp = prob.loss.name == "squared_hinge"
         self._cols = None            # (S, columns of S) as the matrix is formed from
 
     # ------------------------------------------------------------ state
@@ -195,11 +191,12 @@ class L1BarrierSolver(WholeIterations, Solver):
         S = np.flatnonzero(keep)
         if S.size > self.max_ws // 2:
             nz = np.flatnonzero(w)
-            if nz.size > self.max_ws:
-                raise ValueError(
-                    f"solver={self.name!r}: the start has {nz.size:,} nonzero coefficients, "
-                    f"more than max_ws={self.max_ws:,} (the working set's dense Newton "
-                    f"matrix); raise max_ws or use solver='l1cd'")
+            if nz.size > self.max_ws:        # keep the start's max_ws largest
+                nz = np.sort(nz[np.argsort(-np.abs(w[nz]), kind="stable")[:self.max_ws]])
+                rest = np.ones(prob.d, dtype=bool)
+                rest[nz] = False
+                w[rest] = 0.0
+                cert = self._certify(w, Xw=self.Xr @ w)
             size = min(self.max_ws, max(2 * nz.size, FIRST_WS))
             rest = np.setdiff1d(S, nz)
             top = rest[np.argsort(-np.abs(cert.v[rest]), kind="stable")]
@@ -207,8 +204,17 @@ class L1BarrierSolver(WholeIterations, Solver):
         self.S = S.astype(np.int64)
         self.t = self._barrier_terms(S.size) / eta
         self.w = w[self.S].copy()
-        self.u = self._central_u(self.w)
         self.z = cert.margins.copy()
+        if self.qp:
+            self._set_qp(qp_start(self.w, self.z, prob.y, self.cw, prob.l1, QP_SLACK))
+        else:
+            self.u = self._central_u(self.w)
+
+    def _set_qp(self, p):
+        self.w, self.u, self.l1m, self.l2m, self.xi, self.nu = p
+
+    def _qp_point(self):
+        return QPPoint(self.w, self.u, self.l1m, self.l2m, self.xi, self.nu)
 
     def _central_u(self, w):
         """The barrier's minimizer in ``u`` for ``w`` at the current ``t``."""
@@ -218,7 +224,10 @@ class L1BarrierSolver(WholeIterations, Solver):
     def get_state(self):
         meta, arrays = super().get_state()
         meta["t"] = float(self.t)
-        arrays.update(S=self.S.copy(), w=self.w.copy(), u=self.u.copy())
+        arrays.update(S=self.S.copy(), w=self.w.copy(), u=self.u.copy(), z=self.z.copy())
+        if self.qp:
+            arrays.update(l1m=self.l1m.copy(), l2m=self.l2m.copy(), xi=self.xi.copy(),
+                          nu=self.nu.copy())
         return meta, arrays
 
     def set_state(self, meta, arrays):
@@ -228,9 +237,11 @@ class L1BarrierSolver(WholeIterations, Solver):
         self.S = np.array(arrays["S"], dtype=np.int64)
         self.w = np.array(arrays["w"], dtype=np.float64)
         self.u = np.array(arrays["u"], dtype=np.float64)
+        if self.qp:
+            self.l1m, self.l2m, self.xi, self.nu = (
+                np.array(arrays[k], dtype=np.float64) for k in ("l1m", "l2m", "xi", "nu"))
         self._cols = None
-        self.z = self._columns() @ self.w if self.S.size else np.zeros(self.problem.n)
-        self.z = np.asarray(self.z, dtype=np.float64).ravel()
+        self.z = np.array(arrays["z"], dtype=np.float64)     # as the run accumulated it
         self._last = None
 
     def full_w(self, w=None):
@@ -246,10 +257,10 @@ class L1BarrierSolver(WholeIterations, Solver):
         dual objective.  Sets ``self.scale = 1 / s`` and keeps it as ``_last``."""
         prob = self.problem
         derivs = [prob.loss.derivative(Xw, prob.y)]
-        if self.slack and self.t is not None:
+        if self.qp and getattr(self, "nu", None) is not None:
             on = self.cw > 0
             g = np.zeros(prob.n)
-            g[on] = self._psi(Xw)[1][on] / (self.t * self.cw[on])
+            g[on] = -prob.y[on] * self.nu[on] / self.cw[on]     # alpha = y nu / cw
             derivs.append(g)
         best = None
         for g in derivs:
@@ -321,6 +332,8 @@ class L1BarrierSolver(WholeIterations, Solver):
 
     # ------------------------------------------------------------ updates
     def _iterate(self):
+        if self.qp:
+            return self._iterate_qp()
         prob = self.problem
         lam, l1, t = prob.lam, prob.l1, self.t
         cols, w, u, z = self._columns(), self.w, self.u, self.z
@@ -332,7 +345,14 @@ class L1BarrierSolver(WholeIterations, Solver):
         M = self._matrix(cols, h)
         M.flat[::M.shape[0] + 1] += t * lam + 2.0 / r
         M, scale = equilibrate(M, 0.0)
-        dw = scaled_solve(spd_factor(M), scale, -g_w - 2.0 * u * w / r * g_u)
+        try:
+            cf = spd_factor(M) if np.isfinite(M).all() else None
+        except np.linalg.LinAlgError:
+            cf = None
+        if cf is None:
+            self.stall = "step_collapse"
+            return
+        dw = scaled_solve(cf, scale, -g_w - 2.0 * u * w / r * g_u)
         du = -(q * q * g_u - 4.0 * u * w * dw) / (2.0 * r)
         slope = float(g_w @ dw + g_u @ du)
         if not (np.isfinite(dw).all() and np.isfinite(du).all()) or not slope < 0:
@@ -353,25 +373,40 @@ class L1BarrierSolver(WholeIterations, Solver):
             if eta > 0:
                 self.t = MU * max(self._barrier_terms(self.S.size) / eta, self.t)
 
+    def _iterate_qp(self):
+        """One primal-dual step on the squared hinge's QP (:mod:`.barrier_qp`)."""
+        prob = self.problem
+
+        def solve(M):
+            M, scale = equilibrate(M, 0.0)
+            try:
+                cf = spd_factor(M)
+            except np.linalg.LinAlgError:
+                return None
+            return lambda b: scaled_solve(cf, scale, b)
+
+        cols = self._columns()
+        out = qp_step(self._qp_point(), self.z, cols, prob.y, self.cw, prob.lam, prob.l1,
+                      lambda h: self._matrix(cols, h), solve)
+        if out is None or not out[2] > MIN_STEP:
+            self.stall = "step_collapse"
+            return
+        p, self.z, self.last_step, _ = out
+        self._set_qp(p)
+        self.n_iter += 1
+        self.t = 1.0 / max(qp_mu(p, self.z, prob.y), 1e-300)
+        cert = self._certify(self.full_w(), self.z)
+        self._grow(cert)
+
     def _barrier_terms(self, m):
-        """The barrier's terms, the central path's gap times ``t``: ``2 m`` for
-        the bounds ``|w_j| < u_j``, and one per weighted row for the squared
-        hinge's slacks."""
-        return 2.0 * max(m, 1) + (self.slack_rows if self.slack else 0)
+        """The barrier's terms, the central path's gap times ``t``: ``2 m``."""
+        return 2.0 * max(m, 1)
 
     def _psi(self, z):
-        """``(psi_i, psi_i', psi_i'')`` at the margins ``z``: ``t cw_i phi``, or the
-        squared hinge's barrier form (:func:`slack_terms`)."""
-        prob, t, cw = self.problem, self.t, self.cw
-        if not self.slack:
-            T = t * cw
-            return (T * prob.loss.value(z, prob.y), T * prob.loss.derivative(z, prob.y),
-                    T * prob.loss.second_derivative(z, prob.y))
-        y, on = prob.y, self.cw > 0
-        psi, dpsi, ddpsi = np.zeros(z.shape), np.zeros(z.shape), np.zeros(z.shape)
-        p, dp, ddp = slack_terms(1.0 - y[on] * z[on], t * cw[on])
-        psi[on], dpsi[on], ddpsi[on] = p, -y[on] * dp, ddp
-        return psi, dpsi, ddpsi
+        """``(psi_i, psi_i', psi_i'') = t cw_i (phi, phi', phi'')`` at the margins ``z``."""
+        prob, T = self.problem, self.t * self.cw
+        return (T * prob.loss.value(z, prob.y), T * prob.loss.derivative(z, prob.y),
+                T * prob.loss.second_derivative(z, prob.y))
 
     def _line_search(self, w, u, z, dw, du, xd, slope):
         """The Armijo step inside ``|w| < u``: the barrier objective's decrease
@@ -415,6 +450,7 @@ class L1BarrierSolver(WholeIterations, Solver):
             return
         new = new[np.argsort(-v[new], kind="stable")]
         room = self.max_ws - self.S.size
+        mu = qp_mu(self._qp_point(), self.z, prob.y) if self.qp else 0.0
         if new.size > room:
             vs = v[self.S]
             idle = np.flatnonzero(vs < prob.l1)
@@ -425,6 +461,10 @@ class L1BarrierSolver(WholeIterations, Solver):
                 self.S, self.w, self.u = self.S[keep], self.w[keep], self.u[keep]
                 room += drop.size
                 self.z = np.asarray(self._columns() @ self.w, dtype=np.float64).ravel()
+                if self.qp:      # the rows' slacks r = xi - a kept positive (r nu = mu)
+                    self.l1m, self.l2m = self.l1m[keep], self.l2m[keep]
+                    a = 1.0 - prob.y * self.z
+                    self.xi = np.maximum(self.xi, a + mu / self.nu)
                 self._last = None
         new = new[:room]
         if new.size == 0:
@@ -433,9 +473,14 @@ class L1BarrierSolver(WholeIterations, Solver):
         order = np.argsort(S, kind="stable")
         self.S = S[order]
         self.w = np.concatenate([self.w, np.zeros(new.size)])[order]
-        u_new = NEW_U * 2.0 / (self.t * prob.l1)
+        if self.qp:     # products l1m s1 = l2m s2 = mu, with l1m = l2m = l1 / 2
+            u_new, half = 2.0 * mu / prob.l1, np.full(new.size, 0.5 * prob.l1)
+            self.l1m = np.concatenate([self.l1m, half])[order]
+            self.l2m = np.concatenate([self.l2m, half])[order]
+        else:
+            u_new = NEW_U * 2.0 / (self.t * prob.l1)
+            self.t /= BACK_T
         self.u = np.concatenate([self.u, np.full(new.size, u_new)])[order]
-        self.t /= BACK_T
 
     def trace_extras(self):
         return {"iterations": int(self.n_iter), "t": float(self.t),
