@@ -148,6 +148,8 @@ class L1BarrierSolver(WholeIterations, Solver):
     options_class = L1BarrierOptions
     supports_l1 = True
     supports_pure_l1 = True
+    #: it solves only problems with l1 > 0 (the barrier is on |w_j| < u_j)
+    requires_l1 = True
     default_max_epochs = 500
     newton_type = True
     mixes_best_pair = False
