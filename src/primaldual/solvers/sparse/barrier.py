@@ -249,9 +249,8 @@ class L1BarrierSolver(WholeIterations, Solver):
     # ------------------------------------------------------ certificate
     def _certify(self, w_full, Xw):
         """The exact certificate of ``w_full`` (margins ``Xw``): of the dual points
-        ``alpha = -phi'(Xw) / s`` and, for the squared hinge's slacks, ``alpha =
-        2 y xi / s`` (the barrier problem's own dual point), the one of larger
-        dual objective.  Sets ``self.scale = 1 / s`` and keeps it as ``_last``."""
+        ``alpha = -phi'(Xw) / s`` and, for the squared hinge, the QP's own ``alpha
+        = y nu / (cw s)`` (:mod:`.barrier_qp`), the one of larger dual objective.  Sets ``self.scale = 1 / s`` and keeps it as ``_last``."""
         prob = self.problem
         derivs = [prob.loss.derivative(Xw, prob.y)]
         if self.qp and getattr(self, "nu", None) is not None:
