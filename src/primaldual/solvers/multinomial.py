@@ -22,7 +22,7 @@ from ._multiclass_base import MulticlassSolver
 from ._partitions import PartitionCount
 from ._blas import serial_blas
 from .multinomial_options import MultinomialNewtonOptions
-from .multinomial_trust import ETA0, new_radius, steihaug_cg
+from .multinomial_trust import ETA0, kept_radius, new_radius, steihaug_cg
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -216,8 +216,11 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         #: the trust region's radius (None: from the first gradient; negative:
         #: that radius, not yet cut to the first step's length) and the steps
         #: it turned down
-        self.delta = _kept_radius(warm_start)
+        self.delta = kept_radius(warm_start)
         self.n_rejected = 0
+        #: the forcing term's memory: ||g|| before the last step taken, and eta
+        self.g_prev = None
+        self.eta = self.opts.cg_tol
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
@@ -260,7 +263,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                  "n_explicit": int(self.n_explicit), "cd_left": int(self.cd_left),
                  "blocks_on": bool(self.blocks_on), "n_blocks": int(self.n_blocks),
                  "delta": 0.0 if self.delta is None else float(self.delta),
-                 "n_rejected": int(self.n_rejected)},
+                 "n_rejected": int(self.n_rejected), "eta": float(self.eta),
+                 "g_prev": -1.0 if self.g_prev is None else float(self.g_prev)},
                 {"coef": self.coef.copy(),
                  **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
 
@@ -275,6 +279,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         delta = float(meta.get("delta", 0.0))
         self.delta = None if delta == 0.0 else delta
         self.n_rejected = int(meta.get("n_rejected", 0))
+        self.eta = float(meta.get("eta", self.opts.cg_tol))
+        g_prev = float(meta.get("g_prev", -1.0))
+        self.g_prev = None if g_prev < 0.0 else g_prev
         # with partitions the dual blocks of the start live on the workers, not
         # in the checkpoint: Newton continues from the saved coef
         self.cd_left = int(meta.get("cd_left", 0)) if self.n_partitions is None else 0
@@ -406,10 +413,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             s = self._newton_direct()
             self.n_explicit += 1
         else:
-            eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
             if self.trust:
-                return self._trust_step(eta)
-            s = self._cg(eta)
+                return self._trust_step(self._forcing(gnorm))
+            s = self._cg(min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300))))
         gs = _dot(self.g, s)
         if not gs < 0.0:
             self.finished = True
@@ -429,6 +435,21 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                 return
             t *= 0.5
         self.finished = True                  # no decrease representable along s
+
+    def _forcing(self, gnorm):
+        """The trust region's forcing term: Eisenstat & Walker's (SIAM J. Sci.
+        Comput. 17 (1996), choice 2, gamma = 0.9) ``0.9 (||g|| / ||g_prev||)^2``,
+        at least ``0.9 eta_prev^2`` where that exceeds 0.1, at most ``cg_tol``.
+        It follows how well the last step's model predicted the gradient: on
+        news20 at ``C = 100`` a step whose CG solved to 3% of ``||g||`` cut
+        ``||g||`` by only 2.8 (2,840 passes to a gap of 5.7e-4 with it, 3,486 to
+        3.9e-3 with ``sqrt(||g|| / ||g_0||)``)."""
+        if self.g_prev is not None:
+            eta = 0.9 * (gnorm / self.g_prev) ** 2
+            if 0.9 * self.eta ** 2 > 0.1:
+                eta = max(eta, 0.9 * self.eta ** 2)
+            self.eta = min(self.opts.cg_tol, eta)
+        return self.eta
 
     def _trust_step(self, eta):
         """One step in the trust region ``||s||_M <= delta`` (``M`` the
@@ -457,6 +478,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
         self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
         if actred > ETA0 * prered:
+            self.g_prev = math.sqrt(_dot(self.g, self.g))
             trial = 1 - self.slot
             self._take(coef_t, *data.evaluate_step(1.0, trial, coef_t))
             data.use(trial)
@@ -566,13 +588,6 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             out["partitions"] = int(self.n_partitions)
             out.update(self.data.info())
         return out
-
-
-def _kept_radius(ws):
-    """The trust radius a warm start's run ended with (None: none kept)."""
-    if isinstance(ws, SolveResult) and ws.trace and ws.trace[-1].get("trust_radius", 0) > 0:
-        return float(ws.trace[-1]["trust_radius"])
-    return None
 
 
 def _multiclass_eval(solver, coef):

@@ -18,7 +18,9 @@ import time
 
 import numpy as np
 
-__all__ = ["steihaug_cg", "new_radius"]
+from ._base import SolveResult
+
+__all__ = ["steihaug_cg", "new_radius", "kept_radius"]
 
 #: TRON's constants (Lin, Weng & Keerthi 2008): a step is taken when the
 #: actual decrease is at least ETA0 times the predicted one; the radius
@@ -93,3 +95,10 @@ def new_radius(delta, snorm, gs, actred, prered, on_boundary):
     if on_boundary:
         return SIGMA3 * delta
     return max(delta, min(alpha * snorm, SIGMA3 * delta))
+
+
+def kept_radius(ws):
+    """The trust radius a warm start's run ended with (None: none kept)."""
+    if isinstance(ws, SolveResult) and ws.trace and ws.trace[-1].get("trust_radius", 0) > 0:
+        return float(ws.trace[-1]["trust_radius"])
+    return None
