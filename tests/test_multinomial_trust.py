@@ -8,11 +8,14 @@ set on which the line search shows the same failure.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import primaldual
+from primaldual.solvers._multiclass import _in_legs
 from primaldual.solvers.multinomial_trust import (ETA0, ETA1, ETA2, SIGMA1, SIGMA3,
                                                   new_radius, steihaug_cg)
 
@@ -125,3 +128,39 @@ def test_on_raw_counts_at_small_lam_the_default_step_is_the_trust_region():
     # of 2e+8; the line search, now kept to the budget: 3.7e-4 and 2e+6)
     assert auto.primal < 0.7 * line.primal
     assert auto.rel_gap < 1e-4 * line.rel_gap
+
+
+class _Scripted:
+    """A stand-in solver class for ``_in_legs``: each run returns the next of
+    ``legs`` (primal, gaps at its checks, converged) and records its warm start."""
+
+    legs, starts = [], []
+
+    def __init__(self, problem, warm_start=None, **kw):
+        self.warm = warm_start
+
+    def run(self):
+        primal, gaps, ok = self.legs[len(self.starts)]
+        self.starts.append(self.warm)
+        trace = [{"time": float(t), "rel_gap": g} for t, g in enumerate(gaps, 1)]
+        return SimpleNamespace(primal=primal, rel_gap=gaps[-1], converged=ok, trace=trace,
+                               stop_reason="converged" if ok else "max_epochs", time=1.0,
+                               n_epochs=100.0, solver="scripted", extras={})
+
+
+@pytest.mark.parametrize("descent", [False, True])
+def test_legs_of_a_descent_method_go_on_while_its_objective_falls(descent):
+    # news20 at C = 100: the certified gap of Newton hovers (1e-2, 2e-2, 9e-3)
+    # through a leg whose objective falls, and reaches the target in the next
+    _Scripted.legs = [(1.0, [1e2, 1e-2], False), (0.99, [2e-2, 9e-3], False),
+                      (0.985, [1e-3, 5e-7], True)]
+    _Scripted.starts = []
+    kw = dict(tol=1e-6, max_epochs=None)
+    res = _in_legs(_Scripted, None, kw, None, "scripted", descent=descent)
+    assert len(res.extras["path"]) == (3 if descent else 2)
+    assert res.converged == descent
+    # each leg goes on from the last leg's point, even where its gap was higher
+    assert _Scripted.starts[1] is not None
+    if descent:
+        assert _Scripted.starts[2].primal == 0.99
+        assert res.n_epochs == 300.0

@@ -86,7 +86,8 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
             res = _in_legs(cls, problem, kw, solver_options.get("time_limit"),
                            "the dual method (the IPM does not fit)")
     elif solver == "auto" and not spread and set(solver_options) <= {"time_limit"}:
-        res = _in_legs(cls, problem, kw, solver_options.get("time_limit"), "Newton-CG")
+        res = _in_legs(cls, problem, kw, solver_options.get("time_limit"), "Newton-CG",
+                       descent=name == MultinomialNewton.name)
     else:
         res = cls(problem, **kw, **solver_options).run()
     res.extras["n_classes"] = problem.K
@@ -167,39 +168,45 @@ def _crammer_singer_auto(problem, kw, time_limit):
 LEGS = 10
 
 
-def _in_legs(cls, problem, kw, time_limit, what):
+def _in_legs(cls, problem, kw, time_limit, what, descent=False):
     """``cls`` run on from its point at its default epoch cap (``LEGS``),
     while each leg at least halves the lowest gap certified so far and the
     rate of the last one predicts the target within the legs left (both on
-    the lowest gap so far, :func:`_lowest`); ``extras["path"]`` lists the
-    legs."""
+    the lowest gap so far, :func:`_lowest`).  With ``descent`` (Newton, whose
+    objective falls at every step) a leg whose objective fell by more than
+    ``tol |P|`` goes on as well, from its own point: on news20 at ``C = 100``
+    the gap hovered near 1e-2 through a leg of 1,000 passes that closed most
+    of the distance to the optimum, and fell to 6e-4 in the next.
+    ``extras["path"]`` lists the legs."""
     t0 = time.perf_counter()
-    res = cls(problem, **kw, time_limit=time_limit).run()
+    res = last = cls(problem, **kw, time_limit=time_limit).run()
     path = [_leg(res, f"start: {what}")]
     trace, secs = _lowest(res.trace), res.time   # the last leg's
-    while not res.converged and res.stop_reason == "max_epochs" and \
+    moving = descent
+    while not res.converged and last.stop_reason == "max_epochs" and \
             kw["max_epochs"] is None and len(path) < LEGS:
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        if (left is not None and left <= 0) or \
-                _time_to(trace, kw["tol"]) > (LEGS - len(path)) * secs:
+        if (left is not None and left <= 0) or (
+                not moving and _time_to(trace, kw["tol"]) > (LEGS - len(path)) * secs):
             break
-        res2 = cls(problem, **kw, time_limit=left, warm_start=res).run()
+        res2 = cls(problem, **kw, time_limit=left, warm_start=last).run()
         trace2, secs = _lowest(res2.trace), res2.time
         path.append(_leg(res2, f"{what} at its epoch cap: on from its point"))
         halved = trace2[-1]["rel_gap"] <= 0.5 * trace[-1]["rel_gap"]
-        trace = trace2
-        res = _joined(res, res2)
-        if not halved:
+        moving = descent and res2.primal < last.primal - kw["tol"] * abs(last.primal)
+        trace, last = trace2, res2
+        res = _joined(res, res2, take=descent)
+        if not (halved or moving):
             break
     res.time = time.perf_counter() - t0
     res.extras["path"] = path
     return res
 
 
-def _joined(res, res2):
+def _joined(res, res2, take=False):
     """``res2`` after ``res`` (traces and epochs joined) when it is better or
-    converged, else ``res``."""
-    if not (res2.rel_gap <= res.rel_gap or res2.converged):
+    converged (or ``take``: a descent method's lower objective), else ``res``."""
+    if not (res2.rel_gap <= res.rel_gap or res2.converged or take):
         return res
     res2.trace = res.trace + [dict(r, time=r["time"] + res.time) for r in res2.trace]
     res2.n_epochs += res.n_epochs
