@@ -71,7 +71,7 @@ def test_trust_region_reaches_the_cvxpy_optimum_with_an_exact_certificate(sparse
     lam = 1e-3
     ref = _cvxpy_optimum(X.toarray() if sparse else X, y, lam, c, "multinomial")
     res = primaldual.solve(X, y, loss="multinomial", lam=lam, sample_weight=c, tol=1e-10,
-                           step="trust_region")
+                           globalization="trust_region")
     assert res.converged and "trust_radius" in res.trace[-1]
     assert abs(res.primal - ref) <= 1e-7 * ref
     P, D = by_hand(X, y, res.coef, res.dual_coef, lam, c, "multinomial")
@@ -82,7 +82,7 @@ def test_trust_region_reaches_the_cvxpy_optimum_with_an_exact_certificate(sparse
 
 def test_trust_region_resumes_from_a_checkpoint_with_its_radius(tmp_path):
     X, y = _counts(n=80, d=600, K=4)
-    kw = dict(loss="multinomial", lam=1e-2, tol=1e-10, step="trust_region", start="zero",
+    kw = dict(loss="multinomial", lam=1e-2, tol=1e-10, globalization="trust_region", start="zero",
               check_every=1)
     once = primaldual.solve(X, y, **kw)
     # cut where the CG budget ends a step early: the radius goes on from the file
@@ -120,7 +120,7 @@ def test_on_raw_counts_at_small_lam_the_default_step_is_the_trust_region():
     X, y = _counts()
     lam = 1.0 / (1e4 * X.shape[0])
     line = primaldual.solve(X, y, loss="multinomial", lam=lam, max_epochs=400,
-                            step="line_search")
+                            globalization="line_search")
     auto = primaldual.solve(X, y, loss="multinomial", lam=lam, max_epochs=400)
     assert line.n_epochs <= 402 and auto.n_epochs <= 402      # CG keeps to the budget
     assert "trust_radius" in auto.trace[-1]

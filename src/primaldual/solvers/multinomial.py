@@ -22,7 +22,8 @@ from ._multiclass_base import MulticlassSolver
 from ._partitions import PartitionCount
 from ._blas import serial_blas
 from .multinomial_options import MultinomialNewtonOptions
-from .multinomial_trust import ETA0, kept_radius, new_radius, steihaug_cg
+from .multinomial_trust import (ETA0, f_resolution, forcing, kept_radius, new_radius,
+                                steihaug_cg)
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -114,7 +115,15 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     ``sigma' = K``, one local epoch each; Ma et al. 2015), ``min(K + 1, 5)``
     times as many as the serial start's epochs.
 
-    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``start``,
+    With ``globalization="trust_region"`` (``auto``: on sparse rows whose
+    Hessian is never formed) a CG step is taken in a trust region in the
+    norm of H's diagonal instead: CG stops on its boundary (Steihaug 1983),
+    the step is taken when the loss falls by at least 1e-4 of the model's
+    prediction, the radius follows TRON's rules (Lin, Weng & Keerthi, JMLR
+    2008; :mod:`~primaldual.solvers.multinomial_trust`) and the forcing term
+    is Eisenstat & Walker's (1996, choice 2).  CG stops at the pass budget.
+
+    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``start``,
     ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
@@ -188,8 +197,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         # least K entries (letter: 16 entries, 26 classes, it is not)
         self.cd_start = start == "dual_cd" or (start == "auto" and (long_start or (
             self.explicit_passes > EXPLICIT_AT_ONCE and prob.nnz >= prob.n * K)))
-        #: steps in a trust region (``step``; auto: text, as news20 needs)
-        self.trust = o.step == "trust_region" or (o.step == "auto" and long_start)
+        #: steps in a trust region (``globalization``; auto: text, as news20 needs)
+        self.trust = o.globalization == "trust_region" or (
+            o.globalization == "auto" and long_start)
         self.start_epochs = (o.start_epochs if o.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
         if o.start_epochs is None and (self.n_partitions or 1) > 1:
@@ -414,7 +424,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             self.n_explicit += 1
         else:
             if self.trust:
-                return self._trust_step(self._forcing(gnorm))
+                self.eta = forcing(gnorm, self.g_prev, self.eta, self.opts.cg_tol)
+                return self._trust_step(self.eta)
             s = self._cg(min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300))))
         gs = _dot(self.g, s)
         if not gs < 0.0:
@@ -435,21 +446,6 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                 return
             t *= 0.5
         self.finished = True                  # no decrease representable along s
-
-    def _forcing(self, gnorm):
-        """The trust region's forcing term: Eisenstat & Walker's (SIAM J. Sci.
-        Comput. 17 (1996), choice 2, gamma = 0.9) ``0.9 (||g|| / ||g_prev||)^2``,
-        at least ``0.9 eta_prev^2`` where that exceeds 0.1, at most ``cg_tol``.
-        It follows how well the last step's model predicted the gradient: on
-        news20 at ``C = 100`` a step whose CG solved to 3% of ``||g||`` cut
-        ``||g||`` by only 2.8 (2,840 passes to a gap of 5.7e-4 with it, 3,486 to
-        3.9e-3 with ``sqrt(||g|| / ||g_0||)``)."""
-        if self.g_prev is not None:
-            eta = 0.9 * (gnorm / self.g_prev) ** 2
-            if 0.9 * self.eta ** 2 > 0.1:
-                eta = max(eta, 0.9 * self.eta ** 2)
-            self.eta = min(self.opts.cg_tol, eta)
-        return self.eta
 
     def _trust_step(self, eta):
         """One step in the trust region ``||s||_M <= delta`` (``M`` the
@@ -474,19 +470,25 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         data.direction(s)
         coef_t = self.coef + s
         actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * _dot(coef_t, coef_t))
+        trial, gnorm = 1 - self.slot, math.sqrt(_dot(self.g, self.g))
+        fg = None
+        if prered <= f_resolution(self.f, prob.n):
+            # f no longer resolves the decrease: judge the step by ||grad f||
+            fg = data.evaluate_step(1.0, trial, coef_t)
+            g_t = fg[1] / prob.W + prob.lam * coef_t
+            actred = prered if _dot(g_t, g_t) < gnorm * gnorm else -math.inf
         snorm = math.sqrt(_dot(s * m, s))
         delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
         self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
         if actred > ETA0 * prered:
-            self.g_prev = math.sqrt(_dot(self.g, self.g))
-            trial = 1 - self.slot
-            self._take(coef_t, *data.evaluate_step(1.0, trial, coef_t))
+            self.g_prev = gnorm
+            self._take(coef_t, *(fg or data.evaluate_step(1.0, trial, coef_t)))
             data.use(trial)
             self.slot = trial
             self.n_iter += 1
             return
         self.n_rejected += 1
-        self.passes += 0.5
+        self.passes += 0.5 if fg is None else 1.0
         if self.delta <= 1e-14 * math.sqrt(_dot(self.coef * m, self.coef)):
             self.finished = True              # a step below rounding
 

@@ -31,12 +31,13 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                                      "where the Hessian is never formed switching to the "
                                      "blocks once a step's CG iterations cost more than "
                                      "forming them")
-    step: str = choice("auto", "auto", "line_search", "trust_region",
-                       doc="how a CG step is taken: a backtracking line search along "
-                           "the CG solution, or a trust region (in the norm of H's "
-                           "diagonal) at whose boundary CG stops (TRON's radius "
-                           "rules); auto: the trust region on sparse rows whose "
-                           "Hessian is never formed (text), else the line search")
+    globalization: str = choice("auto", "auto", "line_search", "trust_region",
+                                doc="step control of the CG steps: a backtracking line "
+                                    "search along the CG solution, or a trust region "
+                                    "(in the norm of H's diagonal) at whose boundary CG "
+                                    "stops (TRON's radius rules); auto: the trust region "
+                                    "on sparse rows whose Hessian is never formed "
+                                    "(text), else the line search")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
