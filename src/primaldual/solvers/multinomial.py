@@ -122,7 +122,6 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     prediction, the radius follows TRON's rules (Lin, Weng & Keerthi, JMLR
     2008; :mod:`~primaldual.solvers.multinomial_trust`) and the forcing term
     is Eisenstat & Walker's (1996, choice 2).  CG stops at the pass budget.
-
     Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``start``,
     ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
