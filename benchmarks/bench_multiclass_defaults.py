@@ -40,10 +40,12 @@ def _how(r, loss):
         legs = len(r.extras.get("path", [])) or 1
         trust = (f", trust region ({tr['rejected_steps']} steps turned down)"
                  if "trust_radius" in tr else "")
+        each = "; ".join(f"{leg['seconds']:.1f} s, {leg['epochs']:g} passes, gap "
+                         f"{leg['gap']:.1e}" for leg in r.extras.get("path", []))
         return (f"multinomial_newton: {tr['newton_iter']} Newton steps, {tr['cg_iter']} CG, "
                 f"{tr['explicit_steps']} explicit, {tr.get('block_steps', 0)} "
-                f"block-preconditioned{trust}; {r.n_epochs:g} passes" +
-                (f" in {legs} legs" if legs > 1 else ""))
+                f"block-preconditioned{trust} (the last leg's); {r.n_epochs:g} passes" +
+                (f" in {legs} legs ({each})" if legs > 1 else ""))
     return " -> ".join(f"{leg['method']} ({leg['seconds']:.1f} s, {leg['epochs']:g} ep, "
                        f"gap {leg['gap']:.1e})" for leg in r.extras.get("path", [])) \
         or f"{r.solver} ({r.n_epochs:g} ep)"
