@@ -151,16 +151,18 @@ class _Scripted:
 @pytest.mark.parametrize("descent", [False, True])
 def test_legs_of_a_descent_method_go_on_while_its_objective_falls(descent):
     # news20 at C = 100: the certified gap of Newton hovers (1e-2, 2e-2, 9e-3)
-    # through a leg whose objective falls, and reaches the target in the next
+    # through a leg whose objective falls; near the end a leg lowers the
+    # objective by less than tol |P| (but beyond rounding) and its gap by less
+    # than half, and the next reaches the target
     _Scripted.legs = [(1.0, [1e2, 1e-2], False), (0.99, [2e-2, 9e-3], False),
-                      (0.985, [1e-3, 5e-7], True)]
+                      (0.99 - 1e-9, [8e-3, 7e-3], False), (0.99 - 2e-9, [1e-4, 5e-7], True)]
     _Scripted.starts = []
     kw = dict(tol=1e-6, max_epochs=None)
-    res = _in_legs(_Scripted, None, kw, None, "scripted", descent=descent)
-    assert len(res.extras["path"]) == (3 if descent else 2)
+    res = _in_legs(_Scripted, SimpleNamespace(n=1000), kw, None, "scripted", descent=descent)
+    assert len(res.extras["path"]) == (4 if descent else 2)
     assert res.converged == descent
     # each leg goes on from the last leg's point, even where its gap was higher
     assert _Scripted.starts[1] is not None
     if descent:
         assert _Scripted.starts[2].primal == 0.99
-        assert res.n_epochs == 300.0
+        assert res.n_epochs == 400.0

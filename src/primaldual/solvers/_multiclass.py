@@ -17,6 +17,7 @@ from .crammer_singer import CrammerSingerDual
 from .crammer_singer_cocoa import CrammerSingerCoCoA
 from .crammer_singer_ipm import CrammerSingerIPM, ipm_fits, ipm_iteration_flops
 from .multinomial import MultinomialNewton
+from .multinomial_trust import f_resolution
 from .multinomial_dual import MultinomialDualCD
 
 __all__ = ["MULTICLASS_SOLVERS", "DEFAULT_SOLVER", "solve_multiclass",
@@ -173,10 +174,12 @@ def _in_legs(cls, problem, kw, time_limit, what, descent=False):
     while each leg at least halves the lowest gap certified so far and the
     rate of the last one predicts the target within the legs left (both on
     the lowest gap so far, :func:`_lowest`).  With ``descent`` (Newton, whose
-    objective falls at every step) a leg whose objective fell by more than
-    ``tol |P|`` goes on as well, from its own point: on news20 at ``C = 100``
-    the gap hovered near 1e-2 through a leg of 1,000 passes that closed most
-    of the distance to the optimum, and fell to 6e-4 in the next.
+    objective falls at every step) a leg whose objective fell beyond rounding
+    goes on as well, from its own point: on news20 at ``C = 100`` the gap
+    hovered near 1e-2 through a leg of 1,000 passes that closed most of the
+    distance to the optimum, and fell to 6e-4 in the next; near the end a leg
+    of two Newton steps (1,000 CG products) lowers the objective by less than
+    ``tol |P|`` while its gap falls from 1e-5 towards the target.
     ``extras["path"]`` lists the legs."""
     t0 = time.perf_counter()
     res = last = cls(problem, **kw, time_limit=time_limit).run()
@@ -193,7 +196,7 @@ def _in_legs(cls, problem, kw, time_limit, what, descent=False):
         trace2, secs = _lowest(res2.trace), res2.time
         path.append(_leg(res2, f"{what} at its epoch cap: on from its point"))
         halved = trace2[-1]["rel_gap"] <= 0.5 * trace[-1]["rel_gap"]
-        moving = descent and res2.primal < last.primal - kw["tol"] * abs(last.primal)
+        moving = descent and res2.primal < last.primal - f_resolution(last.primal, problem.n)
         trace, last = trace2, res2
         res = _joined(res, res2, take=descent)
         if not (halved or moving):
