@@ -36,13 +36,27 @@ CS = (0.01, 1.0, 100.0)
 
 
 def cell(X, y, loss, C, tol):
-    """(seconds, largest relative gap, every problem converged, nonzeros, solver)."""
+    """(seconds, largest relative gap, every problem converged, nonzeros, the
+    solvers' legs)."""
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = primaldual.LinearClassifier(penalty="l1", C=C, loss=loss, tol=tol).fit(X, y)
     return (time.perf_counter() - t, float(np.max(est.rel_gap_)),
-            bool(np.all(est.converged_)), int(np.count_nonzero(est.coef_)), est.solver_)
+            bool(np.all(est.converged_)), int(np.count_nonzero(est.coef_)), legs(est))
+
+
+def legs(est) -> str:
+    """The methods of the fit's legs, ``l1cd -> l1_ipm`` (the distinct paths of
+    a one-vs-rest fit joined by ``;``)."""
+    paths = est.solver_path_
+    paths = paths if paths and isinstance(paths[0], list) else [paths]
+    out = []
+    for p in paths:
+        s = " -> ".join(leg["method"] for leg in p) if p else est.solver_
+        if s not in out:
+            out.append(s)
+    return "; ".join(out)
 
 
 def main(argv=None):

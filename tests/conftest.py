@@ -58,6 +58,13 @@ def mushrooms():
     return load_binary("mushrooms")
 
 
+def l1_for(name, l1=1e-2) -> float:
+    """The ``l1`` a registry-wide test gives solver ``name``: 0, or ``l1`` for a
+    solver that solves only problems with ``l1 > 0`` (``requires_l1``)."""
+    from primaldual import SOLVERS
+    return l1 if getattr(SOLVERS[name], "requires_l1", False) else 0.0
+
+
 def make_classification_data(n=200, d=30, density=0.3, seed=0, zero_rows=0, dense=False):
     """Small synthetic sparse classification problem with unit-ish rows."""
     rng = np.random.default_rng(seed)

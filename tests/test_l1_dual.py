@@ -138,12 +138,10 @@ def _one_hot_standardized(seed, n=300, groups=8, levels=4):
     return sp.csr_matrix(X), y
 
 
-@pytest.mark.xfail(strict=True, reason="l1cd's proximal Newton stalls on standardized "
-                   "one-hot data at a tiny pure l1 (a primal stall: P stays 6e-6 above a "
-                   "certified optimum; docs/sparse-models.md, Dual points); no dual point "
-                   "built from the stalled iterates certifies it")
 def test_standardized_one_hot_tiny_l1_certifies_with_the_defaults():
-    """The defect of a1a standardized at C = 100 on a problem of 300 x 38."""
+    """The defect of a1a standardized at C = 100 on a problem of 300 x 38:
+    ``l1cd``'s proximal Newton stalls there (a primal stall along X's null
+    space); ``auto`` hands it over to ``l1_ipm`` (tests/test_l1_ipm.py)."""
     X, y = _one_hot_standardized(3)
     n = X.shape[0]
     res = solve(X, y, loss="squared_hinge", lam=0.0, l1=1.0 / (100.0 * n), tol=1e-6,

@@ -22,6 +22,8 @@ from primaldual.solvers.minibatch import (MinibatchSDCAEngine, MinibatchSDCALoca
                                           minibatch_class)
 from primaldual.solvers.sdca import SDCAOptions
 
+from conftest import l1_for
+
 SOLVER_NAMES = sorted(SOLVERS)
 
 
@@ -159,7 +161,7 @@ def data():
 def _problem(name, X, y):
     req = SOLVERS[name].requires
     loss = "logistic" if ("smooth" in req or "generalized_hessian" in req) else "hinge"
-    return Problem(X, y, loss=loss, lam=1e-4)
+    return Problem(X, y, loss=loss, lam=1e-4, l1=l1_for(name))
 
 
 @pytest.mark.parametrize("name", SOLVER_NAMES)
@@ -266,7 +268,7 @@ def test_cli_bad_values_name_the_option(solver, key, text, message):
 
 def test_cli_auto_reads_options_of_the_candidates():
     names = [c.solver_name for c in option_classes("auto")]
-    assert names == ["sdca", "newton", "ipm", "box_newton", "l1cd"]
+    assert names == ["sdca", "newton", "ipm", "box_newton", "l1cd", "l1_ipm"]
 
 
 def test_cli_option_error_end_to_end(tmp_path, capsys):

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import make_classification_data, make_regression_data
+from conftest import l1_for, make_classification_data, make_regression_data
 
 import primaldual
 from primaldual import SOLVERS, solve
@@ -31,7 +31,8 @@ OPTS = {"minibatch_sdca": {"batch_size": 2}, "cocoa": {"n_partitions": 2},
 def _accepts(name, loss):
     try:
         y = np.resize([1.0, -1.0], 16)
-        SOLVERS[name].create(primaldual.Problem(np.eye(16) / 2, y, loss=loss, lam=1.0),
+        SOLVERS[name].create(primaldual.Problem(np.eye(16) / 2, y, loss=loss, lam=1.0,
+                                                l1=l1_for(name)),
                              tol=0, max_epochs=1, random_state=0, **OPTS.get(name, {}))
     except ValueError:
         return False
@@ -53,7 +54,9 @@ def outcome(name, X, y, loss, lam, max_epochs=10, extreme=True, **kw):
     Only an ``extreme`` case (numbers beyond what double precision can carry
     through a step) may end in an error, and that error must be a ValueError or
     FloatingPointError whose message names the cause or the remedy; an ordinary
-    case must return a finite certificate."""
+    case must return a finite certificate.  A solver that needs ``l1 > 0`` gets
+    ``l1 = 1e-2`` (:func:`conftest.l1_for`)."""
+    kw.setdefault("l1", l1_for(name))
     if not extreme:
         res = solve(X, y, loss=loss, lam=lam, solver=name, tol=1e-12,
                     max_epochs=max_epochs, random_state=0, **OPTS.get(name, {}), **kw)

@@ -36,6 +36,8 @@ import primaldual
 from primaldual import SOLVERS, solve
 from primaldual.losses import LOSS_NAMES, check_capabilities, make_loss
 
+from conftest import l1_for
+
 EXAMPLES_PER_SOLVER = 50
 #: solvers whose runs cost seconds on these problems get fewer examples
 EXAMPLES = {"bmrm": 6, "simba": 20, "cocoa": 30, "minibatch_sdca": 30}
@@ -59,8 +61,8 @@ def accepts(name, loss):
         check_capabilities(make_loss(loss), name, cls.requires)
         X = np.eye(16) / 2.0
         y = np.resize([1.0, -1.0], 16)
-        cls.create(primaldual.Problem(X, y, loss=loss, lam=1.0), tol=0, max_epochs=1,
-                   random_state=0, **options_for(name, 16))
+        cls.create(primaldual.Problem(X, y, loss=loss, lam=1.0, l1=l1_for(name)), tol=0,
+                   max_epochs=1, random_state=0, **options_for(name, 16))
     except ValueError:
         return False
     return True
@@ -209,6 +211,7 @@ def test_certificate_or_clear_error(name, losses):
         prob = data.draw(problems(make_loss(loss).classification), label="problem")
         if prob["l1"] > 0 and not cls.supports_l1:
             prob["l1"] = 0.0
+        prob["l1"] = prob["l1"] or l1_for(name)
         extra = {}
         if name == "simba":
             prob["X"] = unit_ball_rows(prob["X"])
@@ -293,7 +296,7 @@ def test_named_corner_cases(name, corner):
         y = np.resize([1.0, -1.0, -1.0], n) if make_loss(loss).classification else \
             np.linspace(-1.0, 2.0, n)
         prob = {"X": unit_ball_rows(X) if name == "simba" else X, "y": y, "lam": 0.1,
-                "l1": 0.0, "seed": 0}
+                "l1": l1_for(name), "seed": 0}
         try:
             res = _fit(name, loss, prob)
         except CLEAR_ERRORS as err:

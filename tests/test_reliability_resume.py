@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_classification_data, make_regression_data
+from conftest import l1_for, make_classification_data, make_regression_data
 
 import primaldual
 from primaldual import SOLVERS, load_state, solve
@@ -65,7 +65,8 @@ def supported_losses(name):
         try:
             check_capabilities(make_loss(loss), name, cls.requires)
             y = np.resize([1.0, -1.0], 16)
-            cls.create(primaldual.Problem(np.eye(16), y, loss=loss, lam=1.0), tol=0,
+            cls.create(primaldual.Problem(np.eye(16), y, loss=loss, lam=1.0,
+                                          l1=l1_for(name)), tol=0,
                        max_epochs=1, random_state=0, **SOLVER_OPTIONS.get(name, {}))
         except ValueError:
             continue
@@ -94,8 +95,8 @@ def problems():
 
 
 def _run(X, y, solver, loss, **kw):
-    return solve(X, y, loss=loss, lam=1e-2, solver=solver, tol=0.0, random_state=3,
-                 **SOLVER_OPTIONS.get(solver, {}), **kw)
+    return solve(X, y, loss=loss, lam=1e-2, l1=l1_for(solver), solver=solver, tol=0.0,
+                 random_state=3, **SOLVER_OPTIONS.get(solver, {}), **kw)
 
 
 def _assert_identical(a, b):

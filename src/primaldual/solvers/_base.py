@@ -113,6 +113,8 @@ class Solver(abc.ABC):
     why_no_l1 = ""
     #: accepts lam == 0 with l1 > 0
     supports_pure_l1 = False
+    #: solves only problems with l1 > 0 (refuses l1 = 0 when it is built)
+    requires_l1 = False
     #: check_every="auto" schedules the checks from the observed convergence
     #: rate (:func:`next_check_interval`); False: "auto" means every epoch
     adaptive_checks = False

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..blocks import sdca_threads
 from ..blocks.sdca_resync import resync_certificate
+from ..blocks.sdca_staleness import guard_staleness, restore_staleness, staleness_meta
 from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
                                    threaded_pass, trial_verdict, warm_threads)
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
@@ -366,7 +367,8 @@ class SDCASolver(Solver):
 
     def get_state(self):
         meta = {"pos": int(self.pos), "pending_sgd_init": bool(self.pending_sgd_init),
-                "snap_k": int(self.snap_k), "snap_step": int(self.snap_step)}
+                "snap_k": int(self.snap_k), "snap_step": int(self.snap_step),
+                **staleness_meta(self)}
         arrays = {"alpha": self.alpha, "v": self.v, "order": self.order,
                   "active": self.active, "thr": np.array(self.pass_plan, dtype=np.float64),
                   "cyclic_order": self.cyclic_order, "shrunk": self.shrunk,
@@ -387,6 +389,7 @@ class SDCASolver(Solver):
         if "logit" in arrays and arrays["logit"].shape == self.logit.shape:
             self.logit = np.array(arrays["logit"], dtype=np.float64)
         self._prox_scratch()
+        restore_staleness(self, meta)
         self._init_threads()
 
     def _state_view(self):
@@ -556,6 +559,7 @@ class SDCASolver(Solver):
             cert = prob.certificate(prob.dual_image(alpha_out) / prob.lam, alpha_out, nt)
         if self.n_threads > 1:
             cert = self._resync(cert)
+            guard_staleness(self, cert)       # a shorter sync period if the gap stalled
         if self.shrinking and cert.rel_gap > self.tol:
             self._reactivate(cert)
         return cert

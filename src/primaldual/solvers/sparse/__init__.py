@@ -8,13 +8,17 @@
   partitions, in process or on Dask workers;
 - :mod:`.path`: :func:`sparse_path`, an L1 path with its set-up shared by every
   point and screened columns bounded instead of read;
+- :mod:`.barrier`: :class:`L1BarrierSolver` (``solver="l1_ipm"``), a primal
+  log-barrier interior-point method on a working set, for the weakly penalized
+  models on which coordinate descent crawls;
 - the compiled steps are in :mod:`primaldual.kernels.l1cd`.
 """
 from .screening import gap_safe_mask, gap_safe_radius, l1_dual_scale
 from .solver import SparseCDOptions, SparseCDSolver, csc_columns
 from .path import PathSparseCD, sparse_path
 from .partitioned import L1NewtonOptions, L1NewtonSolver
+from .barrier import L1BarrierOptions, L1BarrierSolver
 
 __all__ = ["SparseCDSolver", "SparseCDOptions", "csc_columns", "gap_safe_mask",
            "gap_safe_radius", "l1_dual_scale", "PathSparseCD", "sparse_path",
-           "L1NewtonSolver", "L1NewtonOptions"]
+           "L1NewtonSolver", "L1NewtonOptions", "L1BarrierSolver", "L1BarrierOptions"]

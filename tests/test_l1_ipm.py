@@ -1,0 +1,165 @@
+"""``l1_ipm``, the log-barrier interior-point method for L1 and elastic-net
+models: its optimum against an independent conic solver (cvxpy with Clarabel),
+its certificate recomputed from the formulas of docs/conventions.md §1 (the
+squared hinge through its QP, the other losses through the primal barrier),
+its working set, its rounding to exact zeros, its state, its refusals, and
+``solver="auto"`` handing a crawling ``l1cd`` leg over to it."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import primaldual
+from primaldual.solvers.sparse import barrier
+
+from conftest import optional_import
+
+
+def _data(n=120, d=15, seed=0, sparse=False):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * rng.uniform(0.2, 3.0, d)
+    y = np.where(X @ rng.standard_normal(d) + 0.7 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    if sparse:
+        X[np.abs(X) < 0.6] = 0.0
+        return sp.csr_matrix(X), y
+    return X, y
+
+
+def _cvxpy_value(X, y, loss, lam, l1, c):
+    cp = optional_import("cvxpy", "cvxpy is the independent conic reference")
+    X = X.toarray() if sp.issparse(X) else X
+    w = cp.Variable(X.shape[1])
+    m = cp.multiply(y, X @ w)
+    if loss == "logistic":
+        phi = cp.logistic(-m)
+    elif loss == "squared_hinge":
+        phi = cp.square(cp.pos(1 - m))
+    else:
+        phi = cp.square(X @ w - y) / 2
+    obj = c @ phi / c.sum() + lam / 2 * cp.sum_squares(w) + l1 * cp.norm1(w)
+    prob = cp.Problem(cp.Minimize(obj))
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    return float(prob.value)
+
+
+def _by_hand(X, y, loss, lam, l1, w, alpha, c):
+    """P(w) and D(alpha) from docs/conventions.md §1, written out per loss."""
+    X = X.toarray() if sp.issparse(X) else X
+    W = c.sum()
+    z = X @ w
+    if loss == "logistic":
+        phi = np.logaddexp(0.0, -y * z)
+        b = alpha * y                                   # in [0, 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ent = np.where(b > 0, b * np.log(b), 0.0) + np.where(b < 1, (1 - b) * np.log1p(-b), 0.0)
+        neg_conj = -ent
+    elif loss == "squared_hinge":
+        phi = np.maximum(0.0, 1 - y * z) ** 2
+        b = alpha * y                                   # >= 0
+        neg_conj = b - b * b / 4
+    else:
+        phi = (z - y) ** 2 / 2
+        neg_conj = alpha * y - alpha * alpha / 2
+    P = c @ phi / W + lam / 2 * w @ w + l1 * np.abs(w).sum()
+    v = X.T @ (c * alpha) / W
+    if lam == 0:
+        assert np.abs(v).max() <= l1 * (1 + 1e-9)
+        pen = 0.0
+    else:
+        pen = np.sum(np.maximum(np.abs(v) - l1, 0.0) ** 2) / (2 * lam)
+    return P, c @ neg_conj / W - pen
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
+@pytest.mark.parametrize("lam,C", [(0.0, 1.0), (0.0, 100.0), (1e-3, 10.0)])
+@pytest.mark.parametrize("sparse", [False, True])
+def test_optimum_matches_cvxpy_and_the_gap_by_hand(loss, lam, C, sparse):
+    X, y = _data(sparse=sparse)
+    c = np.random.default_rng(2).uniform(0.5, 2.0, len(y))
+    l1 = 1.0 / (C * len(y))
+    r = primaldual.solve(X, y, loss=loss, lam=lam, l1=l1, sample_weight=c,
+                         solver="l1_ipm", tol=1e-9)
+    assert r.converged and r.solver == "l1_ipm"
+    P, D = _by_hand(X, y, loss, lam, l1, r.coef, r.dual_coef, c)
+    assert P == pytest.approx(r.primal, rel=1e-10, abs=1e-14)
+    assert D == pytest.approx(r.dual, rel=1e-9, abs=1e-14)
+    assert P - D <= 1e-9 * abs(P) * (1 + 1e-6)
+    ref = _cvxpy_value(X, y, loss, lam, l1, c)
+    assert r.primal == pytest.approx(ref, rel=1e-7)
+    assert D <= ref * (1 + 1e-9) + 1e-14               # weak duality against Clarabel
+
+
+def test_a_working_set_smaller_than_the_features_reaches_the_same_optimum():
+    """``max_ws`` well below ``d``: features join the working set and leave it, and
+    the optimum and its certificate are those of the whole problem."""
+    X, y = _data(n=200, d=60, seed=3, sparse=True)
+    kw = dict(loss="logistic", lam=0.0, l1=0.08, tol=1e-9)
+    small = primaldual.solve(X, y, solver="l1_ipm", max_ws=24, **kw)
+    ref = primaldual.solve(X, y, solver="l1cd", **kw)
+    assert small.converged and small.extras["working_set"] <= 24
+    assert np.count_nonzero(ref.coef) < 24 < X.shape[1]
+    assert small.primal == pytest.approx(ref.primal, rel=1e-8)
+    np.testing.assert_array_equal(small.coef != 0, ref.coef != 0)
+    P, D = _by_hand(X, y, "logistic", 0.0, 0.08, small.coef, small.dual_coef, np.ones(len(y)))
+    assert (P - D) <= 1e-9 * P * (1 + 1e-6)
+
+
+def test_the_model_is_rounded_to_exact_zeros():
+    """An interior point has no zero coefficient; the returned one has the
+    optimum's zeros (here those of a tightly converged ``l1cd``)."""
+    X, y = _data(n=300, d=40, seed=4)
+    kw = dict(loss="logistic", lam=0.0, l1=0.01)
+    r = primaldual.solve(X, y, solver="l1_ipm", tol=1e-8, **kw)
+    ref = primaldual.solve(X, y, solver="l1cd", tol=1e-12, **kw)
+    assert r.converged
+    np.testing.assert_array_equal(r.coef != 0, ref.coef != 0)
+    assert 0 < np.count_nonzero(r.coef) < X.shape[1]
+
+
+def test_resume_equals_uninterrupted(tmp_path):
+    X, y = _data(n=150, d=30, seed=5, sparse=True)
+    kw = dict(loss="squared_hinge", lam=0.0, l1=1e-3, solver="l1_ipm", tol=1e-10)
+    full = primaldual.solve(X, y, max_epochs=60, **kw)
+    assert full.converged
+    part = primaldual.solve(X, y, max_epochs=6, checkpoint=tmp_path, **kw)
+    assert part.n_epochs < full.n_epochs
+    rest = primaldual.solve(X, y, max_epochs=60, resume=tmp_path, **kw)
+    np.testing.assert_array_equal(rest.coef, full.coef)
+    assert (rest.primal, rest.dual) == (full.primal, full.dual)
+
+
+def test_refusals_name_the_problem():
+    X, y = _data()
+    with pytest.raises(ValueError, match="needs l1 > 0"):
+        primaldual.solve(X, y, loss="logistic", lam=1e-2, solver="l1_ipm")
+    with pytest.raises(ValueError, match="l1_ipm.*hinge"):
+        primaldual.solve(X, y, loss="hinge", lam=0.0, l1=1e-2, solver="l1_ipm")
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_a_start_with_more_nonzeros_than_the_working_set_is_cut_to_its_largest(loss):
+    X, y = _data(seed=6)
+    kw = dict(loss=loss, lam=0.0, l1=0.05, tol=1e-8)
+    ref = primaldual.solve(X, y, solver="l1cd", **kw)
+    assert 0 < np.count_nonzero(ref.coef) <= 12
+    w0 = np.linspace(1.0, 2.0, X.shape[1])           # 15 nonzeros, max_ws 13
+    r = primaldual.solve(X, y, solver="l1_ipm", max_ws=13, warm_start=w0, **kw)
+    assert r.converged and r.extras["working_set"] <= 13
+    assert r.primal == pytest.approx(ref.primal, rel=1e-7)
+
+
+def test_auto_hands_a_crawling_l1cd_over_and_certifies():
+    """Standardized one-hot data at a tiny pure L1 (a1a at C = 100): ``l1cd``
+    crawls along X's null space; ``auto`` hands over to ``l1_ipm`` and the fit
+    certifies.  (Its optimum is not unique here: X has a null space, and the
+    interior point is rounded only as far as the certificate allows.)"""
+    from test_l1_dual import _one_hot_standardized
+    X, y = _one_hot_standardized(3)
+    n = X.shape[0]
+    r = primaldual.solve(X, y, loss="squared_hinge", lam=0.0, l1=1.0 / (100.0 * n),
+                         tol=1e-6, random_state=0)
+    assert r.converged and r.rel_gap <= 1e-6
+    methods = [leg["method"] for leg in r.extras["path"]]
+    assert methods[0] == "l1cd" and methods[-1] == "l1_ipm"
+    assert r.extras["path"][-2]["reason"].startswith("slow")
