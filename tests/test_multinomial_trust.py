@@ -132,12 +132,16 @@ def test_on_raw_counts_at_small_lam_the_default_step_is_the_trust_region():
 
 class _Scripted:
     """A stand-in solver class for ``_in_legs``: each run returns the next of
-    ``legs`` (primal, gaps at its checks, converged) and records its warm start."""
+    ``legs`` (primal, gaps at its checks, converged) and records its warm
+    start and pass budget."""
 
-    legs, starts = [], []
+    legs, starts, budgets = [], [], []
+    default_max_epochs = 100
 
-    def __init__(self, problem, warm_start=None, **kw):
+    def __init__(self, problem, warm_start=None, max_epochs=None, **kw):
         self.warm = warm_start
+        self.budgets.append(max_epochs)
+
 
     def run(self):
         primal, gaps, ok = self.legs[len(self.starts)]
@@ -156,7 +160,7 @@ def test_legs_of_a_descent_method_go_on_while_its_objective_falls(descent):
     # than half, and the next reaches the target
     _Scripted.legs = [(1.0, [1e2, 1e-2], False), (0.99, [2e-2, 9e-3], False),
                       (0.99 - 1e-9, [8e-3, 7e-3], False), (0.99 - 2e-9, [1e-4, 5e-7], True)]
-    _Scripted.starts = []
+    _Scripted.starts, _Scripted.budgets = [], []
     kw = dict(tol=1e-6, max_epochs=None)
     res = _in_legs(_Scripted, SimpleNamespace(n=1000), kw, None, "scripted", descent=descent)
     assert len(res.extras["path"]) == (4 if descent else 2)
@@ -166,3 +170,5 @@ def test_legs_of_a_descent_method_go_on_while_its_objective_falls(descent):
     if descent:
         assert _Scripted.starts[2].primal == 0.99
         assert res.n_epochs == 400.0
+        # the legs after the first twice the last one's passes (its n_epochs: 100)
+        assert _Scripted.budgets == [None, 200.0, 200.0, 200.0]
