@@ -13,10 +13,10 @@ relative sub-optimality of 1e-6) and LIBLINEAR ``-s 4`` (``-e 0.1``,
 ``0.001``), one BLAS thread, in the same process; sub-optimality relative to
 our certified dual bound.
 
-    python benchmarks/bench_multiclass_defaults.py [--sets a,b] [--peers CELLS]
+    python benchmarks/bench_multiclass_defaults.py [--sets a,b] [--cells CELLS] [--peers CELLS]
 
 (``CELLS``: ``g:multinomial:100,s:crammer_singer:1``, ``g`` as given, ``s``
-standardized.)  Output goes to stdout; results in
+standardized; ``--cells`` runs only those cells of the sets.)  Output goes to stdout; results in
 benchmarks/results/multiclass-defaults-*.md.
 """
 from __future__ import annotations
@@ -38,16 +38,24 @@ def _how(r, loss):
     if loss == "multinomial" and "newton_iter" in r.trace[-1]:
         tr = r.trace[-1]
         legs = len(r.extras.get("path", [])) or 1
+        trust = (f", trust region ({tr['rejected_steps']} steps turned down)"
+                 if "trust_radius" in tr else "")
+        each = "; ".join(f"{leg['seconds']:.1f} s, {leg['epochs']:g} passes, gap "
+                         f"{leg['gap']:.1e}" for leg in r.extras.get("path", []))
         return (f"multinomial_newton: {tr['newton_iter']} Newton steps, {tr['cg_iter']} CG, "
                 f"{tr['explicit_steps']} explicit, {tr.get('block_steps', 0)} "
-                f"block-preconditioned; {r.n_epochs:g} passes" +
-                (f" in {legs} legs" if legs > 1 else ""))
+                f"block-preconditioned{trust} (the last leg's); {r.n_epochs:g} passes" +
+                (f" in {legs} legs ({each})" if legs > 1 else ""))
     return " -> ".join(f"{leg['method']} ({leg['seconds']:.1f} s, {leg['epochs']:g} ep, "
                        f"gap {leg['gap']:.1e})" for leg in r.extras.get("path", [])) \
         or f"{r.solver} ({r.n_epochs:g} ep)"
 
 
-def cells(names):
+def cells(names, only=None):
+    """Every cell of the sets ``names``, or only those of ``only`` (specs
+    ``g:multinomial:100`` as for ``--peers``)."""
+    want = None if only is None else {(sc, loss, float(C)) for sc, loss, C in
+                                      (spec.split(":") for spec in only)}
     for name in names:
         X, y = load(name)
         y = LabelEncoder().fit_transform(y)
@@ -56,6 +64,8 @@ def cells(names):
             Xs = X if scaling == "as given" else StandardScaler(with_mean=False).fit_transform(X)
             for loss in ("multinomial", "crammer_singer"):
                 for C in (0.01, 1.0, 100.0):
+                    if want is not None and ("gs"[scaling != "as given"], loss, C) not in want:
+                        continue
                     t = time.perf_counter()
                     r = solve(Xs, y, loss=loss, lam=1.0 / (C * n))
                     el = time.perf_counter() - t
@@ -126,11 +136,12 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--peers", default=None)
+    ap.add_argument("--cells", default=None, help="only these cells (as --peers)")
     a = ap.parse_args(argv)
     if a.peers:
         peers(a.peers.split(","))
     else:
-        cells(a.sets.split(","))
+        cells(a.sets.split(","), None if a.cells is None else a.cells.split(","))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
@@ -20,9 +19,11 @@ from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
-from ._options import CommonOptions, PartitionOptions, choice, number
 from ._partitions import PartitionCount
 from ._blas import serial_blas
+from .multinomial_options import MultinomialNewtonOptions
+from .multinomial_trust import (ETA0, f_resolution, forcing, kept_radius, new_radius,
+                                steihaug_cg)
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -64,40 +65,6 @@ BLOCK_MAX_ENTRIES = 2e7
 #: CG never solves beyond this fraction of the gradient norm that certifies
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
-
-
-@dataclass(frozen=True)
-class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
-    """The options of :class:`MultinomialNewton`."""
-
-    solver_name = "multinomial_newton"
-    cg_tol: float = number(0.5, low=0.0, high=1.0, high_strict=True,
-                           doc="largest forcing term: CG stops at ||r|| <= eta ||g||, "
-                               "eta = min(cg_tol, sqrt(||g|| / ||g_0||))")
-    max_cg_iter: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                     doc="cap on CG iterations per Newton step "
-                                         "(None: max(50, 2 d K))")
-    hessian: str = choice("auto", "auto", "explicit", "matvec",
-                          doc="form the dK x dK Hessian and solve by Cholesky "
-                              "(explicit) or run CG on Hessian-vector products "
-                              "(matvec); auto: CG, switching to explicit (dK <= "
-                              "2000) once a step's CG iterations cost more")
-    preconditioner: str = choice("auto", "auto", "diagonal", "blocks",
-                                 doc="CG's preconditioner: the diagonal of H, or its K "
-                                     "class blocks d x d (Cholesky); auto: the diagonal, "
-                                     "where the Hessian is never formed switching to the "
-                                     "blocks once a step's CG iterations cost more than "
-                                     "forming them")
-    start: str = choice("auto", "auto", "zero", "dual_cd",
-                        doc="the first point: zero, or start_epochs epochs of "
-                            "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
-                            "unless the Hessian is formed at once or rows hold "
-                            "fewer than K entries)")
-    start_epochs: int | None = number(None, integer=True, low=0.0, also=(None,),
-                                      doc="epochs of dual coordinate descent for "
-                                          "start='dual_cd' (None: 40 on sparse input "
-                                          "whose Hessian is not formed, else 3; on K "
-                                          "partitions min(K + 1, 5) times that)")
 
 
 def _dot(a, b):
@@ -148,7 +115,14 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     ``sigma' = K``, one local epoch each; Ma et al. 2015), ``min(K + 1, 5)``
     times as many as the serial start's epochs.
 
-    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``start``,
+    With ``globalization="trust_region"`` (``auto``: on sparse rows whose
+    Hessian is never formed) a CG step is taken in a trust region in the
+    norm of H's diagonal instead: CG stops on its boundary (Steihaug 1983),
+    the step is taken when the loss falls by at least 1e-4 of the model's
+    prediction, the radius follows TRON's rules (Lin, Weng & Keerthi, JMLR
+    2008; :mod:`~primaldual.solvers.multinomial_trust`) and the forcing term
+    is Eisenstat & Walker's (1996, choice 2).  CG stops at the pass budget.
+    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``start``,
     ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
@@ -222,6 +196,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         # least K entries (letter: 16 entries, 26 classes, it is not)
         self.cd_start = start == "dual_cd" or (start == "auto" and (long_start or (
             self.explicit_passes > EXPLICIT_AT_ONCE and prob.nnz >= prob.n * K)))
+        #: steps in a trust region (``globalization``; auto: text, as news20 needs)
+        self.trust = o.globalization == "trust_region" or (
+            o.globalization == "auto" and long_start)
         self.start_epochs = (o.start_epochs if o.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
         if o.start_epochs is None and (self.n_partitions or 1) > 1:
@@ -245,6 +222,14 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.n_explicit = 0
         self.n_blocks = 0
         self.blocks_on = self.block_passes == 0.0
+        #: the trust region's radius (None: from the first gradient; negative:
+        #: that radius, not yet cut to the first step's length) and the steps
+        #: it turned down
+        self.delta = kept_radius(warm_start)
+        self.n_rejected = 0
+        #: the forcing term's memory: ||g|| before the last step taken, and eta
+        self.g_prev = None
+        self.eta = self.opts.cg_tol
         self._evaluate_at(self.coef)
         self.g0norm = math.sqrt(_dot(self.g, self.g))
 
@@ -285,7 +270,10 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                  "cg_iter": int(self.cg_iter), "finished": bool(self.finished),
                  "g0norm": float(self.g0norm), "last_cg": int(self.last_cg),
                  "n_explicit": int(self.n_explicit), "cd_left": int(self.cd_left),
-                 "blocks_on": bool(self.blocks_on), "n_blocks": int(self.n_blocks)},
+                 "blocks_on": bool(self.blocks_on), "n_blocks": int(self.n_blocks),
+                 "delta": 0.0 if self.delta is None else float(self.delta),
+                 "n_rejected": int(self.n_rejected), "eta": float(self.eta),
+                 "g_prev": -1.0 if self.g_prev is None else float(self.g_prev)},
                 {"coef": self.coef.copy(),
                  **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
 
@@ -297,6 +285,12 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.n_explicit = int(meta["n_explicit"])
         self.blocks_on = bool(meta.get("blocks_on", self.block_passes == 0.0))
         self.n_blocks = int(meta.get("n_blocks", 0))
+        delta = float(meta.get("delta", 0.0))
+        self.delta = None if delta == 0.0 else delta
+        self.n_rejected = int(meta.get("n_rejected", 0))
+        self.eta = float(meta.get("eta", self.opts.cg_tol))
+        g_prev = float(meta.get("g_prev", -1.0))
+        self.g_prev = None if g_prev < 0.0 else g_prev
         # with partitions the dual blocks of the start live on the workers, not
         # in the checkpoint: Newton continues from the saved coef
         self.cd_left = int(meta.get("cd_left", 0)) if self.n_partitions is None else 0
@@ -366,20 +360,31 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             return z
         return solve
 
-    def _preconditioner(self):
+    def _preconditioner(self, M=None):
         """``r -> M^{-1} r``: the class blocks once a step's CG iterations
-        exceed their cost (then for good), else the diagonal of H."""
+        exceed their cost (then for good), else the diagonal of H (``M``
+        when given)."""
         if not self.blocks_on and self.last_cg >= self.block_passes:
             self.blocks_on = True
         solve = self._blocks() if self.blocks_on else None
         if solve is None:
-            M = self._diag()
+            M = self._diag() if M is None else M
             return lambda r: r / M
         return solve
 
+    def _cg_limits(self, eta):
+        """CG's stop, ``eta ||g||`` but no further than the gradient norm
+        that certifies the target, and its iteration cap: ``max_cg_iter``,
+        and the passes left of ``max_epochs`` (a CG iterate is a descent
+        direction; the step itself takes one more pass)."""
+        prob = self.problem
+        stop = max(eta * math.sqrt(_dot(self.g, self.g)),
+                   CG_FLOOR * math.sqrt(2.0 * prob.lam * self.tol * abs(self.f)))
+        cap = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
+        return stop, max(1, min(cap, int(self.max_epochs - self.passes) - 1))
+
     def _cg(self, eta):
         """Preconditioned CG on H s = -g to ||r|| <= eta ||g||."""
-        prob = self.problem
         g = self.g
         precond = self._preconditioner()
         s = np.zeros_like(g)
@@ -387,10 +392,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         z = precond(r)
         dvec = z.copy()
         rz = _dot(r, z)
-        # no further than the gradient norm that certifies the target
-        stop = max(eta * math.sqrt(_dot(g, g)),
-                   CG_FLOOR * math.sqrt(2.0 * prob.lam * self.tol * abs(self.f)))
-        max_it = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
+        stop, max_it = self._cg_limits(eta)
         it = 0
         while it < max_it and math.sqrt(_dot(r, r)) > stop:
             if self._deadline is not None and time.perf_counter() >= self._deadline:
@@ -420,8 +422,10 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             s = self._newton_direct()
             self.n_explicit += 1
         else:
-            eta = min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300)))
-            s = self._cg(eta)
+            if self.trust:
+                self.eta = forcing(gnorm, self.g_prev, self.eta, self.opts.cg_tol)
+                return self._trust_step(self.eta)
+            s = self._cg(min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300))))
         gs = _dot(self.g, s)
         if not gs < 0.0:
             self.finished = True
@@ -441,6 +445,51 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                 return
             t *= 0.5
         self.finished = True                  # no decrease representable along s
+
+    def _trust_step(self, eta):
+        """One step in the trust region ``||s||_M <= delta`` (``M`` the
+        diagonal of H): CG to ``eta ||g||`` or the boundary, then the point
+        moves by ``s`` when the loss falls by at least ETA0 of the model's
+        prediction, and the radius follows TRON's rules (X s: half a pass;
+        X^T at the new point: another half)."""
+        prob, data = self.problem, self.data
+        m = self._diag()
+        if self.delta is None:                # TRON: ||g||_{M^-1}, then the first step
+            self.delta = -math.sqrt(_dot(self.g, self.g / m))
+        stop, max_it = self._cg_limits(eta)
+        s, r, it, edge = steihaug_cg(self._hv, self.g, self._preconditioner(m), m,
+                                     abs(self.delta), stop, max_it, self._deadline)
+        self.cg_iter += it
+        self.last_cg = it
+        gs = _dot(self.g, s)
+        prered = -0.5 * (gs - _dot(s, r))
+        if not (gs < 0.0 and prered > 0.0):
+            self.finished = True              # no decrease the model can see
+            return
+        data.direction(s)
+        coef_t = self.coef + s
+        actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * _dot(coef_t, coef_t))
+        trial, gnorm = 1 - self.slot, math.sqrt(_dot(self.g, self.g))
+        fg = None
+        if prered <= f_resolution(self.f, prob.n):
+            # f no longer resolves the decrease: judge the step by ||grad f||
+            fg = data.evaluate_step(1.0, trial, coef_t)
+            g_t = fg[1] / prob.W + prob.lam * coef_t
+            actred = prered if _dot(g_t, g_t) < gnorm * gnorm else -math.inf
+        snorm = math.sqrt(_dot(s * m, s))
+        delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
+        self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
+        if actred > ETA0 * prered:
+            self.g_prev = gnorm
+            self._take(coef_t, *(fg or data.evaluate_step(1.0, trial, coef_t)))
+            data.use(trial)
+            self.slot = trial
+            self.n_iter += 1
+            return
+        self.n_rejected += 1
+        self.passes += 0.5 if fg is None else 1.0
+        if self.delta <= 1e-14 * math.sqrt(_dot(self.coef * m, self.coef)):
+            self.finished = True              # a step below rounding
 
     def _partition_start(self, deadline):
         """With partitions: rounds of CoCoA+ (adding, ``sigma' = K``) on the
@@ -533,6 +582,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
                "explicit_steps": int(self.n_explicit), "block_steps": int(self.n_blocks)}
+        if self.trust:
+            out["trust_radius"] = abs(float(self.delta or 0.0))
+            out["rejected_steps"] = int(self.n_rejected)
         if self.n_partitions is not None:
             out["partitions"] = int(self.n_partitions)
             out.update(self.data.info())
