@@ -81,15 +81,19 @@ def guard_staleness(solver, cert):
 
 
 def staleness_meta(solver) -> dict:
-    """What a checkpoint keeps of the guard: the period and its counters."""
+    """What a checkpoint keeps of the guard (a threaded run with copies only):
+    the period and its counters."""
+    if solver.n_threads <= 1 or not solver.sync_every:
+        return {}
     guard = getattr(solver, "staleness", None) or StalenessGuard()
     return {"sync_every": int(solver.sync_every),
             "staleness": [guard.best if np.isfinite(guard.best) else -1.0, guard.since]}
 
 
 def restore_staleness(solver, meta):
-    """The period and the guard of a checkpoint (before the thread work is built)."""
-    if "sync_every" in meta:
+    """The period and the guard of a checkpoint (before the thread work is built),
+    when the resumed run has threads with copies too."""
+    if "sync_every" in meta and solver.n_threads > 1 and solver.sync_every:
         solver.sync_every = int(meta["sync_every"])
         best, since = meta["staleness"]
         solver.staleness = StalenessGuard(math.inf if best < 0 else best, since)

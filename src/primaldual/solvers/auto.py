@@ -91,14 +91,15 @@ IPM_ITERS = 15
 #: passes' worth of work of one (a sweep, and CG on the face: measured on
 #: standardized reuters, hinge C = 0.01-100, 12-56 iterations)
 BOX_NEWTON_ITERS = 40
+BOX_NEWTON_PASSES = 20
 #: the passes a default ``l1cd`` fit of an L1 problem is predicted to take: the
 #: work after which its leg is judged against ``l1_ipm``'s predicted fit.  Most
 #: default L1 fits on the shared sets certify within it (those that do not
-#: crawl for thousands, benchmarks/results/l1-defaults-*.md), and they keep
-#: l1cd's exact zeros (an interior point is rounded to zeros only as far as its
-#: certificate allows: 200 handed a1a's fits over with 10-25% more nonzeros)
+#: crawl for thousands, benchmarks/results/l1-defaults-*.md) and keep l1cd's
+#: exact zeros (an interior point is rounded to zeros only as far as its
+#: certificate allows; with 200, and an earlier rounding, a1a's fits were
+#: handed over with 10-25% more nonzeros)
 L1CD_PASSES = 1000
-BOX_NEWTON_PASSES = 20
 
 
 def conditioning_ratio(problem) -> float:
@@ -224,8 +225,9 @@ def resolve_solver(solver: str, problem, options=None, n_jobs=1, tol=1e-6) -> st
       least 10 on dense data (50 on sparse data) and an iteration is
       affordable (:func:`ipm_pays`);
     * ``l1cd`` (:mod:`primaldual.solvers.sparse`) for ``l1 > 0`` with a smooth
-      loss, ``lam = 0`` included (``l1_ipm``, the log-barrier method, is the
-      next candidate: the supervisor hands over to it when ``l1cd`` crawls); ``spdc`` for ``lam = 0`` with a non-smooth loss;
+      loss, ``lam = 0`` included (``l1_ipm``, the interior-point method, is
+      the next candidate: the supervisor hands over to it when ``l1cd``
+      crawls); ``spdc`` for ``lam = 0`` with a non-smooth loss;
     * ``sdca`` otherwise.
 
     With ``n_jobs = k > 1`` each threshold is multiplied by SDCA's predicted
