@@ -2,13 +2,15 @@
 preconditioner and inner product.
 
 The Newton-type solvers' inner systems (DiSCO's PCG, GIANT's local solves,
-``box_newton``'s face system) share this loop; each passes its own ``dot``
+``box_newton``'s face system) share :func:`pcg`, and the trust-region Newton
+methods (binary and multinomial) share :func:`steihaug`; each passes its own ``dot``
 (a reproducible sum where partitions must agree) and counts its own passes in
 ``apply`` and ``precondition``.
 """
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
@@ -46,3 +48,50 @@ def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0):
         p = z + (rz_new / rz) * p
         rz = rz_new
     return x, r, it
+
+
+def _to_boundary(s, d, m, delta, dot):
+    """``tau >= 0`` with ``||s + tau d||_M = delta`` (``||s||_M < delta``)."""
+    sMd, dMd, sMs = dot(s * m, d), dot(d * m, d), dot(s * m, s)
+    room = max(delta * delta - sMs, 0.0)
+    rad = math.sqrt(sMd * sMd + dMd * room)
+    # the two forms of the positive root, each free of cancellation on its side
+    return room / (sMd + rad) if sMd >= 0.0 else (rad - sMd) / dMd
+
+
+def steihaug(apply, g, precondition, m, delta, stop, max_iter, dot, deadline=None):
+    """Preconditioned CG on ``H s = -g`` inside ``||s||_M <= delta`` (Steihaug
+    1983, Toint 1981; ``||s||_M^2 = sum m s^2``, ``m`` the metric's diagonal or
+    a scalar, ``H`` given by ``apply``): stops at ``||r|| <= stop``, at
+    ``max_iter`` products, at ``deadline`` (``time.perf_counter``), at a
+    direction of no curvature, or where an iterate would leave the region,
+    then at the boundary along the last direction.  Returns ``(s, r,
+    iterations, on_boundary)`` with ``r = -g - H s``."""
+    s = np.zeros_like(g)
+    r = -g
+    z = precondition(r)
+    p = z.copy()
+    rz = dot(r, z)
+    it = 0
+    while it < max_iter and math.sqrt(dot(r, r)) > stop:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        Hp = apply(p)
+        it += 1
+        pHp = dot(p, Hp)
+        if not pHp > 0.0:                     # H is lam-strongly convex: rounding only
+            break
+        a = rz / pHp
+        s_new = s + a * p
+        if dot(s_new * m, s_new) >= delta * delta:
+            tau = _to_boundary(s, p, m, delta, dot)
+            s += tau * p
+            r -= tau * Hp
+            return s, r, it, True
+        s = s_new
+        r -= a * Hp
+        z = precondition(r)
+        rz_new = dot(r, z)
+        p = z + (rz_new / rz) * p
+        rz = rz_new
+    return s, r, it, False

@@ -14,10 +14,10 @@ grow by four at each step that the quadratic model predicts well.
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 
+from .._util.cg import steihaug
 from ._base import SolveResult
 # TRON's constants (Lin, Weng & Keerthi 2008), those of the binary Newton
 # method: a step is taken when the actual decrease is at least ETA0 times the
@@ -40,50 +40,13 @@ def _dot(a, b):
     return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
-def _to_boundary(s, d, m, delta):
-    """``tau >= 0`` with ``||s + tau d||_M = delta`` (``||s||_M < delta``)."""
-    sMd, dMd, sMs = _dot(s * m, d), _dot(d * m, d), _dot(s * m, s)
-    room = max(delta * delta - sMs, 0.0)
-    rad = math.sqrt(sMd * sMd + dMd * room)
-    # the two forms of the positive root, each free of cancellation on its side
-    return room / (sMd + rad) if sMd >= 0.0 else (rad - sMd) / dMd
-
-
 def steihaug_cg(hv, g, precond, m, delta, stop, max_it, deadline=None):
     """Preconditioned CG on ``H s = -g`` inside ``||s||_M <= delta``
     (``||s||_M^2 = sum m s^2``, ``m`` the diagonal of the metric, positive):
-    stops at ``||r|| <= stop``, at ``max_it`` products, at the deadline, or
-    where an iterate would leave the region, then at the boundary along the
-    last direction.  Returns ``(s, r, iterations, on_boundary)`` with ``r =
-    -g - H s`` (so the model's decrease is ``-(g.s - s.r) / 2``)."""
-    s = np.zeros_like(g)
-    r = -g
-    z = precond(r)
-    dvec = z.copy()
-    rz = _dot(r, z)
-    it = 0
-    while it < max_it and math.sqrt(_dot(r, r)) > stop:
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
-        Hd = hv(dvec)
-        it += 1
-        dHd = _dot(dvec, Hd)
-        if not dHd > 0.0:                     # H is lam-strongly convex: rounding only
-            break
-        a = rz / dHd
-        s_new = s + a * dvec
-        if _dot(s_new * m, s_new) >= delta * delta:
-            tau = _to_boundary(s, dvec, m, delta)
-            s += tau * dvec
-            r -= tau * Hd
-            return s, r, it, True
-        s = s_new
-        r -= a * Hd
-        z = precond(r)
-        rz_new = _dot(r, z)
-        dvec = z + (rz_new / rz) * dvec
-        rz = rz_new
-    return s, r, it, False
+    :func:`primaldual._util.cg.steihaug` with this module's inner product.
+    Returns ``(s, r, iterations, on_boundary)`` with ``r = -g - H s`` (so the
+    model's decrease is ``-(g.s - s.r) / 2``)."""
+    return steihaug(hv, g, precond, m, delta, stop, max_it, _dot, deadline)
 
 
 def new_radius(delta, snorm, gs, actred, prered, on_boundary):

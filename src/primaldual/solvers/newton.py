@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from .._util.cg import steihaug
 from ..distributed.newton_block import (EXPLICIT_MAX_COST, EXPLICIT_MAX_D, BlockNewtonData,
                                        contiguous_partitions, dot, explicit_hessian_pays,
                                        normal_equations)
@@ -324,41 +325,12 @@ class NewtonSolver(PartitionCount, Solver):
         self.passes += 1
         return hv / prob.W + prob.lam * v
     def _steihaug(self, g, delta, max_iter):
-        """Algorithm 2: CG on H s = -g inside ||s|| <= delta.
+        """Algorithm 2: CG on H s = -g inside ||s|| <= delta, to ``cg_tol ||g||``
+        (:func:`primaldual._util.cg.steihaug`, unpreconditioned, Euclidean).
 
         Returns (s, r, iterations) with the residual ``r = -g - H s``."""
-        d = g.shape[0]
-        s = np.zeros(d)
-        r = -g
-        dvec = r.copy()
-        rr = dot(r, r)
-        stop = self.cg_tol * math.sqrt(rr)
-        it = 0
-        while it < max_iter:
-            if math.sqrt(rr) <= stop:
-                break
-            Hd = self._hv(dvec)
-            it += 1
-            dHd = dot(dvec, Hd)
-            if not dHd > 0.0:            # H is lam-strongly convex: only rounding
-                break
-            a = rr / dHd
-            s_new = s + a * dvec
-            if math.sqrt(dot(s_new, s_new)) >= delta:
-                # tau >= 0 with ||s + tau d|| = delta
-                sd = dot(s, dvec)
-                dd = dot(dvec, dvec)
-                ss = dot(s, s)
-                rad = math.sqrt(max(sd * sd + dd * (delta * delta - ss), 0.0))
-                tau = (delta * delta - ss) / (sd + rad) if sd >= 0 else (rad - sd) / dd
-                s += tau * dvec
-                r -= tau * Hd
-                break
-            s = s_new
-            r -= a * Hd
-            rr_new = dot(r, r)
-            dvec = r + (rr_new / rr) * dvec
-            rr = rr_new
+        stop = self.cg_tol * math.sqrt(dot(g, g))
+        s, r, it, _ = steihaug(self._hv, g, lambda v: v, 1.0, delta, stop, max_iter, dot)
         return s, r, it
 
     def _subproblem(self):
