@@ -13,7 +13,6 @@ grow by four at each step that the quadratic model predicts well.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -22,18 +21,11 @@ from ._base import SolveResult
 # TRON's constants (Lin, Weng & Keerthi 2008), those of the binary Newton
 # method: a step is taken when the actual decrease is at least ETA0 times the
 # predicted one; the radius shrinks below ETA1, grows above ETA2 (by SIGMA3 at
-# the boundary); and how finely f resolves a decrease
-from .newton import EPS, ETA0, ETA1, ETA2, F_RESOLUTION, SIGMA1, SIGMA2, SIGMA3
+# the boundary); and how finely f resolves a decrease (f_resolution, re-exported)
+from .newton import ETA0, ETA1, ETA2, SIGMA1, SIGMA2, SIGMA3, f_resolution
 
 __all__ = ["steihaug_cg", "new_radius", "kept_radius", "f_resolution", "forcing", "ETA0", "ETA1",
            "ETA2", "SIGMA1", "SIGMA2", "SIGMA3"]
-
-
-def f_resolution(f, n):
-    """How far rounding blurs an objective ``f`` summed over ``n`` rows (as
-    the binary Newton method): about ``eps sqrt(n)`` relative, at least
-    1e-14; a smaller predicted decrease cannot be told from noise."""
-    return max(F_RESOLUTION, 4.0 * EPS * math.sqrt(n)) * max(abs(f), 1e-300)
 
 
 def _dot(a, b):

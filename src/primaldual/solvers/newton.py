@@ -37,6 +37,14 @@ LINE_MIN_STEPS = 60
 WOLFE_DELTA, WOLFE_SIGMA = 0.1, 0.9
 F_RESOLUTION, EPS = 1e-14, 2.0 ** -53
 
+
+def f_resolution(f, n):
+    """How far rounding blurs an objective ``f`` summed over ``n`` rows: its
+    sums carry about ``eps sqrt(n)`` relative error (at least ``F_RESOLUTION``),
+    so a smaller difference or predicted decrease is noise."""
+    return max(F_RESOLUTION, 4.0 * EPS * math.sqrt(n)) * max(abs(f), 1e-300)
+
+
 @dataclass(frozen=True)
 class NewtonOptions(PartitionOptions, CommonOptions):
     """The options of :class:`NewtonSolver` (see its docstring)."""
@@ -356,10 +364,8 @@ class NewtonSolver(PartitionCount, Solver):
 
     # ----------------------------------------------------------- iterate
     def _f_resolution(self):
-        """How far rounding blurs f: its n-term sums carry about ``eps sqrt(n)``
-        relative error (at least 1e-14), so smaller differences are noise."""
-        return max(F_RESOLUTION, 4.0 * EPS * math.sqrt(self.problem.n)) \
-            * max(abs(self.f), 1e-300)
+        """How far rounding blurs f (:func:`f_resolution`)."""
+        return f_resolution(self.f, self.problem.n)
 
     def _iterate(self):
         """One Newton iteration (Algorithm 1 with globalization="trust_region")."""

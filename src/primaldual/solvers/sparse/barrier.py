@@ -333,7 +333,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         prob = self.problem
         lam, l1, t = prob.lam, prob.l1, self.t
         cols, w, u, z = self._columns(), self.w, self.u, self.z
-        _, g, h = self._psi(z)
+        g, h = self._psi(z)
         q = u * u - w * w
         r = u * u + w * w
         g_w = np.asarray(cols.T @ g).ravel() + t * lam * w + 2.0 * w / q
@@ -387,7 +387,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         if out is None or not out[2] > MIN_STEP:
             self.stall = "step_collapse"
             return
-        p, self.z, self.last_step, _ = out
+        p, self.z, self.last_step = out
         self._set_qp(p)
         self.n_iter += 1
         self.t = 1.0 / max(qp_mu(p, self.z, prob.y), 1e-300)
@@ -399,10 +399,9 @@ class L1BarrierSolver(WholeIterations, Solver):
         return 2.0 * max(m, 1)
 
     def _psi(self, z):
-        """``(psi_i, psi_i', psi_i'') = t cw_i (phi, phi', phi'')`` at the margins ``z``."""
+        """``(psi_i', psi_i'') = t cw_i (phi', phi'')`` at the margins ``z``."""
         prob, T = self.problem, self.t * self.cw
-        return (T * prob.loss.value(z, prob.y), T * prob.loss.derivative(z, prob.y),
-                T * prob.loss.second_derivative(z, prob.y))
+        return T * prob.loss.derivative(z, prob.y), T * prob.loss.second_derivative(z, prob.y)
 
     def _line_search(self, w, u, z, dw, du, xd, slope):
         """The Armijo step inside ``|w| < u``: the barrier objective's decrease
@@ -416,10 +415,11 @@ class L1BarrierSolver(WholeIterations, Solver):
             lim = np.concatenate([np.where(dlo < 0, -lo / dlo, np.inf),
                                   np.where(dhi < 0, -hi / dhi, np.inf)])
         s = min(1.0, 0.99 * float(lim.min(initial=np.inf)))
-        f0 = self._psi(z)[0]
+        T, loss, y = t * self.cw, prob.loss, prob.y       # psi's values only (_psi)
+        f0 = T * loss.value(z, y)
         noise = 1e-15 * (float(np.abs(f0).sum()) + float(np.abs(np.log(lo * hi)).sum()))
         for _ in range(HALVINGS):
-            fs = self._psi(z + s * xd)[0]
+            fs = T * loss.value(z + s * xd, y)
             change = float((fs - f0).sum()) + t * (prob.lam * (s * float(w @ dw)
                                                               + 0.5 * s * s * float(dw @ dw))
                           + prob.l1 * s * float(du.sum()))

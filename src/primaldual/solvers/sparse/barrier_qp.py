@@ -88,8 +88,8 @@ def _longest(x, dx):
 def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, matrix, solve):
     """One predictor-corrector step from ``p`` (margins ``z = X w``); ``matrix(h)``
     forms ``X^T diag(h) X``, ``solve(M)`` factors it and returns the solve (None
-    when the factorization fails).  Returns ``(new point, new margins, step,
-    mu)``, or None when the matrix or the direction is not finite or does not
+    when the factorization fails).  Returns ``(new point, new margins,
+    the shorter of the primal and dual steps)``, or None when the matrix or the direction is not finite or does not
     factor."""
     w, u, l1m, l2m, xi, nu = p
     s1, s2, r = u - w, u + w, xi - (1.0 - y * z)
@@ -145,4 +145,4 @@ def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, matrix, solve):
     new = QPPoint(w + ap * dw, u + ap * du, np.maximum(l1m + ad * dl1, 1e-300),
                   np.maximum(l2m + ad * dl2, 1e-300), xi + ap * dxi,
                   np.maximum(nu + ad * dnu, 1e-300))
-    return new, z + ap * xd, min(ap, ad), mu
+    return new, z + ap * xd, min(ap, ad)
