@@ -90,7 +90,14 @@ def test_optimum_matches_cvxpy_and_the_gap_by_hand(loss, lam, C, sparse):
     assert D <= ref * (1 + 1e-9) + 1e-14               # weak duality against Clarabel
 
 
-def test_a_working_set_smaller_than_the_features_reaches_the_same_optimum():
+@pytest.fixture
+def growing(monkeypatch):
+    """The working set grows from a part of the features: the rule that takes
+    every screened feature when its matrix is cheap (``FULL_FLOPS``) is off."""
+    monkeypatch.setattr(barrier, "FULL_FLOPS", 0.0)
+
+
+def test_a_working_set_smaller_than_the_features_reaches_the_same_optimum(growing):
     """``max_ws`` well below ``d``: features join the working set and leave it, and
     the optimum and its certificate are those of the whole problem."""
     X, y = _data(n=200, d=60, seed=3, sparse=True)
@@ -103,6 +110,49 @@ def test_a_working_set_smaller_than_the_features_reaches_the_same_optimum():
     np.testing.assert_array_equal(small.coef != 0, ref.coef != 0)
     P, D = _by_hand(X, y, "logistic", 0.0, 0.08, small.coef, small.dual_coef, np.ones(len(y)))
     assert (P - D) <= 1e-9 * P * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_more_features_than_rows_solve_by_rows_on_every_feature(loss):
+    """``n < d`` with ``n <= max_ws``: the Newton matrix is the rows' ``n x n``
+    one (Sherman-Morrison-Woodbury), the working set holds every screened
+    feature (more than ``max_ws``), and the optimum is Clarabel's."""
+    rng = np.random.default_rng(11)
+    n, d = 40, 160
+    X = rng.standard_normal((n, d))
+    y = np.where(X[:, :5] @ rng.standard_normal(5) > 0, 1.0, -1.0)
+    l1 = 1.0 / (100.0 * n)                        # C = 100: separable, pure L1
+    r = primaldual.solve(X, y, loss=loss, lam=0.0, l1=l1, solver="l1_ipm", tol=1e-9,
+                         max_ws=n)
+    assert r.converged and r.extras["working_set"] > n
+    P, D = _by_hand(X, y, loss, 0.0, l1, r.coef, r.dual_coef, np.ones(n))
+    assert P - D <= 1e-9 * P * (1 + 1e-6)
+    assert r.primal == pytest.approx(_cvxpy_value(X, y, loss, 0.0, l1, np.ones(n)), rel=1e-7)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+@pytest.mark.parametrize("by_rows", [False, True])
+def test_the_newton_system_solves_in_either_form(sparse, by_rows):
+    """:class:`NewtonSystem` against a dense solve, both forms, with ``e``
+    spanning 24 orders of magnitude as it does near a pure L1 optimum (tiny
+    on the nonzero coefficients, huge on the zeros) and rows of no curvature."""
+    from primaldual.solvers.sparse.barrier_system import NewtonSystem
+    rng = np.random.default_rng(5)
+    n, m = 30, 50
+    X = rng.standard_normal((n, m)) * (rng.uniform(size=(n, m)) < 0.3)
+    cols = sp.csc_matrix(X) if sparse else np.asfortranarray(X)
+    system = NewtonSystem(cols)
+    assert system.by_rows                          # n < m: the rows cost less
+    system.by_rows = by_rows
+    system._rows = sp.csr_matrix(X) if sparse else None
+    h = rng.uniform(0.0, 2.0, n)
+    h[:5] = 0.0
+    e = 10.0 ** rng.uniform(-12, 12, m)
+    b = rng.standard_normal(m)
+    x = system.factor(h, e)(b)
+    exact = np.linalg.solve(X.T @ (h[:, None] * X) + np.diag(e), b)
+    # by rows without refinement: 2e-5 (the identity's cancellation)
+    assert np.abs(x - exact).max() <= 1e-10 * np.abs(exact).max()
 
 
 def test_the_model_is_rounded_to_exact_zeros():
@@ -138,7 +188,7 @@ def test_refusals_name_the_problem():
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
-def test_a_start_with_more_nonzeros_than_the_working_set_is_cut_to_its_largest(loss):
+def test_a_start_with_more_nonzeros_than_the_working_set_is_cut_to_its_largest(loss, growing):
     X, y = _data(seed=6)
     kw = dict(loss=loss, lam=0.0, l1=0.05, tol=1e-8)
     ref = primaldual.solve(X, y, solver="l1cd", **kw)

@@ -19,8 +19,9 @@ import scipy.sparse as sp
 
 from .._base import Solver, register
 from .._options import CommonOptions, number
-from ..ipm import WholeIterations, equilibrate, scaled_solve, spd_factor
+from ..ipm import WholeIterations
 from .barrier_qp import QPPoint, qp_mu, qp_start, qp_step
+from .barrier_system import NewtonSystem
 from .screening import gap_safe_mask, l1_dual_scale
 
 __all__ = ["L1BarrierOptions", "L1BarrierSolver", "MAX_WS", "ITERATIONS"]
@@ -30,14 +31,23 @@ MAX_WS = 2000
 #: the iterations a fit is predicted to take (the cost model of solver="auto";
 #: measured 10-30 for the squared hinge's QP, 22-45 for the logistic barrier)
 ITERATIONS = 40
+#: the first working set holds every feature Gap Safe screening keeps when one
+#: Newton iteration on it is predicted at most this many products (forming and
+#: factoring the matrix, :class:`.barrier_system.NewtonSystem`): standardized
+#: reuters, 7,770 rows x 8,157 features, by rows, about 1.6e11, takes 5 s an
+#: iteration here.  A working set that grows loses the central path each time
+#: features join: there a growing one ended at a gap of 0.17, the whole one
+#: certified 1e-6 in 22 iterations
+FULL_FLOPS = 2e11
 #: the working set holds the features a dense copy of whose columns has at
 #: most this many entries (else the matrix is formed by a sparse product)
 DENSE_MAX_ENTRIES = 2e7
 #: a working set whose columns are denser than this is copied dense (BLAS)
 DENSE_MIN_DENSITY = 0.1
-#: the first working set, when Gap Safe screening keeps more than half of
-#: ``max_ws``: the start's nonzeros and the features of largest ``|v_j|``, twice
-#: the nonzeros and at least this many
+#: the first working set, when the features Gap Safe screening keeps are too
+#: many (``min(|S|, n) > max_ws`` and above ``FULL_FLOPS``): the start's
+#: nonzeros and the features of largest ``|v_j|``, twice the nonzeros and at
+#: least this many
 FIRST_WS = 256
 #: the squared hinge's QP starts at ``u = |w| + QP_SLACK``, ``xi = max(a, 0) + QP_SLACK``
 QP_SLACK = 1.0
@@ -69,7 +79,7 @@ class L1BarrierOptions(CommonOptions):
 
     solver_name = "l1_ipm"
     max_ws: int = number(MAX_WS, integer=True, low=1.0,
-                         doc="largest working set (the Newton matrix is dense, max_ws^2)")
+                         doc="largest growing working set (dense Newton matrix min(max_ws, n)^2)")
 
 
 @register
@@ -109,9 +119,10 @@ class L1BarrierSolver(WholeIterations, Solver):
     ``t = 2 m / eta`` and ``u`` the barrier's minimizer for the start's ``w``,
     so that a start near the optimum is near the central path.
 
-    Both methods form ``X_S^T diag(h) X_S`` by BLAS (dense columns) or a sparse
-    product, scale it to a unit diagonal and factor it by Cholesky once per
-    iteration.
+    Both methods solve ``(X_S^T diag(h) X_S + diag(e)) dw = b`` once per
+    iteration, by its ``m x m`` matrix or, where the rows cost less, the ``n x
+    n`` one of the Sherman-Morrison-Woodbury identity with iterative refinement
+    (:mod:`.barrier_system`).
 
     Certificate (every iteration, exact for the whole problem, not only ``S``):
     of the dual points ``alpha_i = -phi'(x_i . w) / s`` and, for the squared
@@ -122,13 +133,16 @@ class L1BarrierSolver(WholeIterations, Solver):
     certificate allows (:meth:`_rounded`).  ``Problem.certificate``
     reproduces ``P`` and ``D``.
 
-    Working set: at the start, the features Gap Safe screening keeps
-    (:mod:`.screening`) when at most ``max_ws / 2``; otherwise the start's
-    nonzeros (its ``max_ws`` largest, if more) and the features of largest
-    ``|v_j|``, twice the nonzeros and at least ``FIRST_WS``, up to ``max_ws``.
-    After an iteration the features outside ``S`` with ``|v_j|`` above both
-    ``l1`` and the largest ``|v_j|`` on ``S`` join it at ``w_j = 0``; a full set
-    gives up its features with ``|v_j| < l1`` and the smallest ``|w_j|``.
+    Working set: at the start, every feature Gap Safe screening keeps
+    (:mod:`.screening`) when the matrix's dimension ``min(|S|, n)`` is at most
+    ``max_ws`` or an iteration on it is predicted at most ``FULL_FLOPS``
+    products; otherwise the start's nonzeros (its ``max_ws`` largest, if more)
+    and the features of largest ``|v_j|``, twice the nonzeros and at least
+    ``FIRST_WS``, up to ``max_ws``.  After an iteration the features outside
+    ``S`` with ``|v_j|`` above both ``l1`` and the largest ``|v_j|`` on ``S``
+    join it at ``w_j = 0``; a full set (``max_ws``, or the first set if larger;
+    no limit when ``n <= max_ws``) gives up its features with ``|v_j| < l1`` and
+    the smallest ``|w_j|``.
 
     One iteration is one epoch.  Stops on ``tol``, ``max_epochs``,
     ``time_limit``, and ``stalled`` when a step collapses or the best gap has
@@ -186,7 +200,10 @@ class L1BarrierSolver(WholeIterations, Solver):
                               prob.loss.smoothness, prob.l1) & (self.colnorm > 0)
         keep |= w != 0
         S = np.flatnonzero(keep)
-        if S.size > self.max_ws // 2:
+        full = self._fits(S.size) or self._system(S).flops <= FULL_FLOPS
+        #: the largest working set: every feature when the rows bound the matrix
+        self.cap = prob.d if self._fits(prob.d) else max(self.max_ws, S.size if full else 0)
+        if not full:
             nz = np.flatnonzero(w)
             if nz.size > self.max_ws:        # keep the start's max_ws largest
                 nz = np.sort(nz[np.argsort(-np.abs(w[nz]), kind="stable")[:self.max_ws]])
@@ -207,6 +224,11 @@ class L1BarrierSolver(WholeIterations, Solver):
         else:
             self.u = self._central_u(self.w)
 
+    def _fits(self, size) -> bool:
+        """Whether a working set of ``size`` features keeps the Newton matrix
+        within ``max_ws`` (its dimension is at most ``min(size, n)``)."""
+        return min(size, self.problem.n) <= self.max_ws
+
     def _set_qp(self, p):
         self.w, self.u, self.l1m, self.l2m, self.xi, self.nu = p
 
@@ -221,6 +243,7 @@ class L1BarrierSolver(WholeIterations, Solver):
     def get_state(self):
         meta, arrays = super().get_state()
         meta["t"] = float(self.t)
+        meta["cap"] = int(self.cap)
         arrays.update(S=self.S.copy(), w=self.w.copy(), u=self.u.copy(), z=self.z.copy())
         if self.qp:
             arrays.update(l1m=self.l1m.copy(), l2m=self.l2m.copy(), xi=self.xi.copy(),
@@ -230,6 +253,7 @@ class L1BarrierSolver(WholeIterations, Solver):
     def set_state(self, meta, arrays):
         super().set_state(meta, arrays)
         self.t = float(meta["t"])
+        self.cap = int(meta.get("cap", max(self.max_ws, len(arrays["S"]))))
         self.scale = 1.0
         self.S = np.array(arrays["S"], dtype=np.int64)
         self.w = np.array(arrays["w"], dtype=np.float64)
@@ -308,23 +332,21 @@ class L1BarrierSolver(WholeIterations, Solver):
         return best
 
     # ------------------------------------------------------ linear algebra
-    def _columns(self):
-        """The working set's columns: dense (Fortran) when dense enough, else CSC."""
-        if self._cols is not None and np.array_equal(self._cols[0], self.S):
+    def _system(self, S=None):
+        """The Newton system (:class:`.barrier_system.NewtonSystem`) of the working
+        set (or of ``S``) on its columns: dense (Fortran) when dense enough, else
+        CSC; made once per working set."""
+        S = self.S if S is None else S
+        if self._cols is not None and np.array_equal(self._cols[0], S):
             return self._cols[1]
-        cols = self.Xc[:, self.S]
+        cols = self.Xc[:, S]
         if self.sparse:
             n, m = cols.shape
             if cols.nnz >= DENSE_MIN_DENSITY * n * m and n * m <= DENSE_MAX_ENTRIES:
                 cols = np.asfortranarray(cols.toarray())
-        self._cols = (self.S.copy(), cols)
-        return cols
-
-    def _matrix(self, cols, h):
-        """``X_S^T diag(h) X_S`` (dense, m x m)."""
-        if sp.issparse(cols):
-            return np.asarray((cols.T @ cols.multiply(h[:, None]).tocsc()).toarray())
-        return cols.T @ (h[:, None] * cols)
+        system = NewtonSystem(cols)
+        self._cols = (S.copy(), system)
+        return system
 
     # ------------------------------------------------------------ updates
     def _iterate(self):
@@ -332,23 +354,18 @@ class L1BarrierSolver(WholeIterations, Solver):
             return self._iterate_qp()
         prob = self.problem
         lam, l1, t = prob.lam, prob.l1, self.t
-        cols, w, u, z = self._columns(), self.w, self.u, self.z
+        system, w, u, z = self._system(), self.w, self.u, self.z
+        cols = system.cols
         g, h = self._psi(z)
         q = u * u - w * w
         r = u * u + w * w
         g_w = np.asarray(cols.T @ g).ravel() + t * lam * w + 2.0 * w / q
         g_u = t * l1 - 2.0 * u / q
-        M = self._matrix(cols, h)
-        M.flat[::M.shape[0] + 1] += t * lam + 2.0 / r
-        M, scale = equilibrate(M, 0.0)
-        try:
-            cf = spd_factor(M) if np.isfinite(M).all() else None
-        except np.linalg.LinAlgError:
-            cf = None
-        if cf is None:
+        solve = system.factor(h, t * lam + 2.0 / r)
+        if solve is None:
             self.stall = "step_collapse"
             return
-        dw = scaled_solve(cf, scale, -g_w - 2.0 * u * w / r * g_u)
+        dw = solve(-g_w - 2.0 * u * w / r * g_u)
         du = -(q * q * g_u - 4.0 * u * w * dw) / (2.0 * r)
         slope = float(g_w @ dw + g_u @ du)
         if not (np.isfinite(dw).all() and np.isfinite(du).all()) or not slope < 0:
@@ -372,18 +389,9 @@ class L1BarrierSolver(WholeIterations, Solver):
     def _iterate_qp(self):
         """One primal-dual step on the squared hinge's QP (:mod:`.barrier_qp`)."""
         prob = self.problem
-
-        def solve(M):
-            M, scale = equilibrate(M, 0.0)
-            try:
-                cf = spd_factor(M)
-            except np.linalg.LinAlgError:
-                return None
-            return lambda b: scaled_solve(cf, scale, b)
-
-        cols = self._columns()
-        out = qp_step(self._qp_point(), self.z, cols, prob.y, self.cw, prob.lam, prob.l1,
-                      lambda h: self._matrix(cols, h), solve)
+        system = self._system()
+        out = qp_step(self._qp_point(), self.z, system.cols, prob.y, self.cw, prob.lam,
+                      prob.l1, system.factor)
         if out is None or not out[2] > MIN_STEP:
             self.stall = "step_collapse"
             return
@@ -445,7 +453,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         if new.size == 0:
             return
         new = new[np.argsort(-v[new], kind="stable")]
-        room = self.max_ws - self.S.size
+        room = self.cap - self.S.size
         mu = qp_mu(self._qp_point(), self.z, prob.y) if self.qp else 0.0
         if new.size > room:
             vs = v[self.S]
@@ -456,7 +464,7 @@ class L1BarrierSolver(WholeIterations, Solver):
                 keep[drop] = False
                 self.S, self.w, self.u = self.S[keep], self.w[keep], self.u[keep]
                 room += drop.size
-                self.z = np.asarray(self._columns() @ self.w, dtype=np.float64).ravel()
+                self.z = np.asarray(self._system().cols @ self.w, dtype=np.float64).ravel()
                 if self.qp:      # the rows' slacks r = xi - a kept positive (r nu = mu)
                     self.l1m, self.l2m = self.l1m[keep], self.l2m[keep]
                     a = 1.0 - prob.y * self.z

@@ -16,7 +16,8 @@ columns ``X`` (``n x m``), the problem is the QP::
 
 With ``D1 = l1m / s1``, ``D2 = l2m / s2``, ``Dn = nu / r``, ``E = 2 cw + Dn``
 and ``G = 2 cw Dn / E``, the Newton step eliminates ``du``, ``dxi`` and the
-multipliers and leaves the ``m x m`` system::
+multipliers and leaves the system (``m x m``, or solved through the rows'
+``n x n`` one, :mod:`.barrier_system`)::
 
     (X^T diag(G) X + diag(lam + 4 D1 D2 / (D1 + D2))) dw = rhs,
 
@@ -85,12 +86,13 @@ def _longest(x, dx):
     return min(1.0, float(np.min(-x[neg] / dx[neg]))) if neg.any() else 1.0
 
 
-def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, matrix, solve):
-    """One predictor-corrector step from ``p`` (margins ``z = X w``); ``matrix(h)``
-    forms ``X^T diag(h) X``, ``solve(M)`` factors it and returns the solve (None
-    when the factorization fails).  Returns ``(new point, new margins,
-    the shorter of the primal and dual steps)``, or None when the matrix or the direction is not finite or does not
-    factor."""
+def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, factor):
+    """One predictor-corrector step from ``p`` (margins ``z = X w``);
+    ``factor(h, e)`` returns the solve of ``(X^T diag(h) X + diag(e)) x = b``
+    (:class:`.barrier_system.NewtonSystem`), None when it does not factor.
+    Returns ``(new point, new margins, the shorter of the primal and dual
+    steps)``, or None when the matrix or the direction is not finite or does
+    not factor."""
     w, u, l1m, l2m, xi, nu = p
     s1, s2, r = u - w, u + w, xi - (1.0 - y * z)
     yn = y * nu
@@ -103,12 +105,8 @@ def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, matrix, solve):
     E = 2.0 * cw + Dn
     G = 2.0 * cw / (1.0 + 2.0 * cw * r / nu)          # 2 cw Dn / E, without inf / inf
     Dsum = D1 + D2
-    M = matrix(G)
-    M.flat[::M.shape[0] + 1] += lam + 4.0 / (s1 / l1m + s2 / l2m)
-    if not np.isfinite(M).all():
-        return None
-    factor = solve(M)
-    if factor is None:
+    solve = factor(G, lam + 4.0 / (s1 / l1m + s2 / l2m))
+    if solve is None:
         return None
 
     def direction(t1, t2, tn):
@@ -117,7 +115,7 @@ def qp_step(p: QPPoint, z, cols, y, cw, lam, l1, matrix, solve):
         c_u = t1 / s1 + t2 / s2 - l1m - l2m - r_u
         c_d = t1 / s1 - l1m - t2 / s2 + l2m
         rhs = -r_w - c_d + (D1 - D2) * c_u / Dsum + np.asarray(cols.T @ (y * g0)).ravel()
-        dw = factor(rhs)
+        dw = solve(rhs)
         xd = np.asarray(cols @ dw).ravel()
         du = (c_u + (D1 - D2) * dw) / Dsum
         dxi = (h - Dn * y * xd) / E
