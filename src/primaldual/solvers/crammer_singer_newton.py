@@ -46,7 +46,7 @@ class CrammerSingerNewtonOptions(CommonOptions):
     """The options of :class:`CrammerSingerNewton` (see its docstring)."""
 
     solver_name = "crammer_singer_newton"
-    sweeps: int = number(1, integer=True, low=0.0, strict=False,
+    sweeps: int = number(5, integer=True, low=0.0, strict=False,
                          doc="sweeps of the sequential dual method before each Newton step")
     cg_max_iter: int = number(200, integer=True, low=1.0, strict=False,
                               doc="conjugate-gradient iterations per Newton step")
@@ -78,8 +78,11 @@ class CrammerSingerNewton(MulticlassDualSolver):
     fixed, and a row's free variables keep their sum, so the direction solves
     ``P (X X^T + mu I) P d = -P G`` (``P``: each row minus its mean over its
     free classes, zero on the fixed; rows with fewer than two free classes, or
-    ``x_i = 0``, do not move) by projected CG preconditioned by ``1 /
-    ||x_i||^2`` (which commutes with ``P``), to a relative residual ``min(0.1,
+    ``x_i = 0``, do not move; ``mu = rho mean ||x_i||^2``, a Levenberg term:
+    ``rho`` starts at 1e-2, is divided by 4 after a full step accepted at
+    once and multiplied by 4 after a cut one, as in Levenberg-Marquardt) by
+    projected CG preconditioned by ``1 / (||x_i||^2 + mu)`` (which commutes
+    with ``P``), to a relative residual ``min(0.1,
     sqrt(max |P G|))`` in at most ``cg_max_iter`` products, each two sparse
     products with K columns (``X_F^T D``, then ``X_F`` times it; no n x n
     matrix).  The step is projected back onto each row's set (the Euclidean
@@ -103,7 +106,7 @@ class CrammerSingerNewton(MulticlassDualSolver):
 
     Options
     -------
-    sweeps : int, default 1
+    sweeps : int, default 5
         Epochs of the sequential dual method before each Newton step.
     cg_max_iter : int, default 200
         Conjugate-gradient iterations per Newton step.
