@@ -135,3 +135,16 @@ def test_auto_hands_the_crawling_dual_method_over_and_certifies(monkeypatch):
     assert res.converged and res.rel_gap <= 1e-6
     P, D = by_hand(X, y, res.coef, res.dual_coef, lam, np.ones(len(y)), "crammer_singer")
     assert P - D == pytest.approx(res.gap, rel=1e-6, abs=1e-14)
+
+
+def test_stalls_when_the_lowest_gap_stops_halving():
+    """With ``tol=0`` the gap reaches rounding and stops halving: the run ends
+    ``stalled`` (STALL_WINDOW iterations after the last halving), certified."""
+    from primaldual.solvers.crammer_singer_newton import STALL_START, STALL_WINDOW
+    X, y = correlated(80, 10, 3, seed=5)
+    res = primaldual.solve(X, y, lam=1e-3, tol=0.0, **KW)
+    assert res.stop_reason == "stalled" and res.extras["stall"] == "no_progress"
+    assert res.n_epochs >= max(STALL_START, STALL_WINDOW)
+    gaps = [r["rel_gap"] for r in res.trace]       # a check at every iteration
+    assert min(gaps[-STALL_WINDOW:]) > 0.5 * min(gaps[:-STALL_WINDOW])   # no halving
+    assert res.rel_gap < 1e-9
