@@ -40,7 +40,7 @@ ITERATIONS = 40
 #: certified 1e-6 in 22 iterations
 FULL_FLOPS = 2e11
 #: the working set holds the features a dense copy of whose columns has at
-#: most this many entries (else the matrix is formed by a sparse product)
+#: most this many entries (else the matrix is formed by the compiled pairs kernel)
 DENSE_MAX_ENTRIES = 2e7
 #: a working set whose columns are denser than this is copied dense (BLAS)
 DENSE_MIN_DENSITY = 0.1
@@ -201,7 +201,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         keep |= w != 0
         S = np.flatnonzero(keep)
         full = self._fits(S.size) or self._system(S).flops <= FULL_FLOPS
-        #: the largest working set: every feature when the rows bound the matrix
+        # the largest working set: every feature when the rows bound the matrix
         self.cap = prob.d if self._fits(prob.d) else max(self.max_ws, S.size if full else 0)
         if not full:
             nz = np.flatnonzero(w)
