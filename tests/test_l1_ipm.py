@@ -154,6 +154,27 @@ def test_a_growing_set_that_stalls_switches_to_the_whole_set(loss, monkeypatch, 
     assert (rest.primal, rest.dual) == (r.primal, r.dual)
 
 
+def test_a_pure_l1_dual_point_stays_in_the_ball_despite_rounding():
+    """Columns spanning seven orders of magnitude (as default_cc as given) at
+    C = 100: the image ``v`` of the rescaled dual point is computed with an
+    absolute error above the ball's 1e-12 slack, and one rescaling left it
+    outside (``D = -inf``: the fit raised at epoch 19).  The rescaling is
+    repeated until the certificate's own ``v`` is inside, and the fit
+    certifies with a dual value recomputed by hand."""
+    rng = np.random.default_rng(0)
+    n, d = 3000, 20
+    X = rng.standard_normal((n, d)) * 10 ** rng.uniform(0, 7.0, d)
+    y = np.where(X @ (rng.standard_normal(d) / np.abs(X).mean(0))
+                 + rng.standard_normal(n) > 0, 1.0, -1.0)
+    X = sp.csr_matrix(X)
+    l1 = 1.0 / (100.0 * n)
+    r = primaldual.solve(X, y, loss="logistic", lam=0.0, l1=l1, solver="l1_ipm", tol=1e-6)
+    assert r.converged and np.isfinite(r.dual)
+    P, D = _by_hand(X, y, "logistic", 0.0, l1, r.coef, r.dual_coef, np.ones(n))
+    assert P == pytest.approx(r.primal, rel=1e-9)
+    assert P - D <= 1e-6 * P * (1 + 1e-3)
+
+
 @pytest.mark.parametrize("sparse", [False, True])
 @pytest.mark.parametrize("by_rows", [False, True])
 def test_the_newton_system_solves_in_either_form(sparse, by_rows):

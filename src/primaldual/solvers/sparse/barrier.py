@@ -22,7 +22,7 @@ from .._options import CommonOptions, number
 from ..ipm import WholeIterations
 from .barrier_qp import QPPoint, qp_mu, qp_start, qp_step
 from .barrier_system import NewtonSystem
-from .screening import gap_safe_mask, l1_dual_scale
+from .screening import gap_safe_mask
 
 __all__ = ["L1BarrierOptions", "L1BarrierSolver", "MAX_WS", "ITERATIONS"]
 
@@ -71,6 +71,9 @@ MU = 2.0
 NEW_U = 100.0
 BACK_T = 16.0
 MIN_STEP_T = 0.5
+#: rescalings of a pure-L1 dual point whose image rounding leaves outside the
+#: ball ``||v||_inf <= l1`` (:meth:`L1BarrierSolver._feasible`)
+FEASIBLE_TRIES = 4
 #: the Armijo constant and the number of halvings of the line search
 ARMIJO = 0.01
 HALVINGS = 60
@@ -316,7 +319,9 @@ class L1BarrierSolver(WholeIterations, Solver):
     def _certify(self, w_full, Xw):
         """The exact certificate of ``w_full`` (margins ``Xw``): of the dual points
         ``alpha = -phi'(Xw) / s`` and, for the squared hinge, the QP's own ``alpha
-        = y nu / (cw s)`` (:mod:`.barrier_qp`), the one of larger dual objective.  Sets ``self.scale = 1 / s`` and keeps it as ``_last``."""
+        = y nu / (cw s)`` (:mod:`.barrier_qp`), the one of larger dual objective.
+        Sets ``self.scale = 1 / s`` and keeps it as ``_last``.  For pure L1, ``s``
+        comes from the certificate's own image ``v`` (:meth:`_feasible`)."""
         prob = self.problem
         derivs = [prob.loss.derivative(Xw, prob.y)]
         if self.qp and getattr(self, "nu", None) is not None:
@@ -326,13 +331,30 @@ class L1BarrierSolver(WholeIterations, Solver):
             derivs.append(g)
         best = None
         for g in derivs:
-            v = -np.asarray(self.Xr.T @ (self.cw * g)).ravel()
-            s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1) if prob.lam == 0 else 1.0
-            cert = prob.certificate(w_full, -g / s, margins=Xw)
+            cert, s = prob.certificate(w_full, -g, margins=Xw), 1.0
+            if prob.lam == 0:
+                cert, s = self._feasible(w_full, -g, Xw, cert)
             if best is None or cert.dual > best.dual:
                 best, self.scale = cert, 1.0 / s
         self._last = best
         return best
+
+    def _feasible(self, w_full, alpha, Xw, cert):
+        """``(certificate, s)`` of ``alpha / s`` with ``||v(alpha / s)||_inf <=
+        l1`` as the certificate computes ``v``: ``s`` from ``cert`` (of
+        ``alpha``), raised while rounding leaves the image outside the ball
+        (twice the excess each time, at most ``FEASIBLE_TRIES`` times): on
+        columns of 1e5 (default_cc as given) ``v_j`` carries an absolute error
+        of 1e-11, where ``l1`` is 4e-7 and the ball's slack 1e-12."""
+        l1, s = self.problem.l1, 1.0
+        for _ in range(FEASIBLE_TRIES):
+            vmax = float(np.abs(cert.v).max(initial=0.0))
+            if np.isfinite(cert.dual) or not vmax > l1:
+                break
+            # onto the ball, then twice the excess rounding left
+            s *= (vmax if s == 1.0 else 2.0 * vmax - l1) / l1
+            cert = self.problem.certificate(w_full, alpha / s, margins=Xw)
+        return cert, s
 
     def _certify_iterate(self):
         """The certificate of the iterate, its margins recomputed (``X w``, one
