@@ -92,8 +92,8 @@ def test_optimum_matches_cvxpy_and_the_gap_by_hand(loss, lam, C, sparse):
 
 @pytest.fixture
 def growing(monkeypatch):
-    """The working set grows from a part of the features: the rule that takes
-    every screened feature when its matrix is cheap (``FULL_FLOPS``) is off."""
+    """The working set grows from a part of the features and never switches to
+    the whole screened set (``FULL_FLOPS = 0``)."""
     monkeypatch.setattr(barrier, "FULL_FLOPS", 0.0)
 
 
@@ -128,6 +128,51 @@ def test_more_features_than_rows_solve_by_rows_on_every_feature(loss):
     P, D = _by_hand(X, y, loss, 0.0, l1, r.coef, r.dual_coef, np.ones(n))
     assert P - D <= 1e-9 * P * (1 + 1e-6)
     assert r.primal == pytest.approx(_cvxpy_value(X, y, loss, 0.0, l1, np.ones(n)), rel=1e-7)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge"])
+def test_a_growing_set_that_stalls_switches_to_the_whole_set(loss, monkeypatch, tmp_path):
+    """With the stall rule of the growing set made eager (no halving in one
+    iteration, after two), the run switches to every screened feature on a new
+    central path, reaches Clarabel's optimum, and a checkpoint taken across the
+    switch resumes bitwise."""
+    monkeypatch.setattr(barrier, "GROW_START", 2)
+    monkeypatch.setattr(barrier, "GROW_WINDOW", 1)
+    X, y = _data(n=200, d=60, seed=3, sparse=True)
+    kw = dict(loss=loss, lam=0.0, l1=0.01, solver="l1_ipm", tol=1e-9, max_ws=24)
+    r = primaldual.solve(X, y, **kw)
+    assert r.converged and r.extras["working_set"] > 24
+    c = np.ones(len(y))
+    assert r.primal == pytest.approx(_cvxpy_value(X, y, loss, 0.0, 0.01, c), rel=1e-7)
+    P, D = _by_hand(X, y, loss, 0.0, 0.01, r.coef, r.dual_coef, c)
+    assert P - D <= 1e-9 * P * (1 + 1e-6)
+    switched = min(t["epoch"] for t in r.trace if t["working_set"] > 24)
+    part = primaldual.solve(X, y, max_epochs=switched + 1, checkpoint=tmp_path, **kw)
+    assert part.extras["working_set"] > 24 and part.n_epochs < r.n_epochs
+    rest = primaldual.solve(X, y, resume=tmp_path, **kw)
+    np.testing.assert_array_equal(rest.coef, r.coef)
+    assert (rest.primal, rest.dual) == (r.primal, r.dual)
+
+
+def test_a_pure_l1_dual_point_stays_in_the_ball_despite_rounding():
+    """Columns spanning seven orders of magnitude (as default_cc as given) at
+    C = 100: the image ``v`` of the rescaled dual point is computed with an
+    absolute error above the ball's 1e-12 slack, and one rescaling left it
+    outside (``D = -inf``: the fit raised at epoch 19).  The rescaling is
+    repeated until the certificate's own ``v`` is inside, and the fit
+    certifies with a dual value recomputed by hand."""
+    rng = np.random.default_rng(0)
+    n, d = 3000, 20
+    X = rng.standard_normal((n, d)) * 10 ** rng.uniform(0, 7.0, d)
+    y = np.where(X @ (rng.standard_normal(d) / np.abs(X).mean(0))
+                 + rng.standard_normal(n) > 0, 1.0, -1.0)
+    X = sp.csr_matrix(X)
+    l1 = 1.0 / (100.0 * n)
+    r = primaldual.solve(X, y, loss="logistic", lam=0.0, l1=l1, solver="l1_ipm", tol=1e-6)
+    assert r.converged and np.isfinite(r.dual)
+    P, D = _by_hand(X, y, "logistic", 0.0, l1, r.coef, r.dual_coef, np.ones(n))
+    assert P == pytest.approx(r.primal, rel=1e-9)
+    assert P - D <= 1e-6 * P * (1 + 1e-3)
 
 
 @pytest.mark.parametrize("sparse", [False, True])

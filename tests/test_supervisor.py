@@ -649,3 +649,35 @@ def test_after_an_extended_leg_stalls_the_leg_given_back_has_a_budget(monkeypatc
     assert path[2]["epochs"] >= 140 - 1e-9
     # still steady at the end of that budget, it goes on, by its rate, and certifies
     assert all(p["method"] == "tortoise" for p in path[3:]) and res.converged
+
+
+def _early_watch(grace):
+    """A watch whose next method is predicted 100 model s (one per epoch) and
+    its own fit ``grace``."""
+    watch, prob = _watch(100.0)
+    watch.grace = grace
+    return watch, prob
+
+
+def test_a_hopeless_leg_hands_over_once_it_has_had_the_next_methods_fit():
+    """Own prediction 1,000 epochs, the next method's 100: a gap falling 0.1%
+    an epoch (tol about 17,000 epochs away) hands over at the first check 100
+    epochs after the leg's first, not at 1,000 (l1cd on covtype)."""
+    watch, prob = _early_watch(1000.0)
+    reason, epoch = "", 0
+    while not reason and epoch < 1000:
+        epoch += 10
+        _check(watch, prob, epoch, 1.0, 1.0 - 0.5 * 0.999 ** epoch)
+        reason = watch.reason
+    assert epoch == 110 and reason.startswith("slow:") and "own predicted fit" in reason
+
+
+def test_a_leg_on_course_for_its_own_prediction_is_not_judged_early():
+    """The same, with the gap falling a decade every 100 epochs from 1: tol
+    1e-8 (the watch's) is 800 epochs away, within twice its own 1,000 epochs,
+    so the leg goes on to its own predicted fit before the usual rule judges
+    it (and that rule keeps it: a decade per window)."""
+    watch, prob = _early_watch(1000.0)
+    for epoch in range(10, 1001, 10):
+        gap = 10.0 ** (-epoch / 100.0)
+        assert _check(watch, prob, epoch, 1.0, 1.0 - gap) is False, (epoch, watch.reason)

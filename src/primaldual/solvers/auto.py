@@ -31,8 +31,7 @@ from ._distributed_auto import distributed_choice
 from .ipm import densifies
 from .newton import explicit_hessian_pays
 from .box_newton import suits as box_newton_suits
-from .sparse.barrier import FULL_FLOPS as L1_IPM_FULL_FLOPS, ITERATIONS as L1_IPM_ITERS
-from .sparse.barrier import MAX_WS as L1_IPM_MAX_WS
+from .sparse.barrier import ITERATIONS as L1_IPM_ITERS, MAX_WS as L1_IPM_MAX_WS
 from .sparse.barrier_system import dense_flops
 
 __all__ = ["AUTO_CANDIDATES", "candidates", "resolve_solver", "predicted_seconds",
@@ -305,21 +304,18 @@ def epoch_seconds(name, problem) -> float:
 
 def _l1_ipm_iteration_seconds(problem, pass_s) -> float:
     """One ``l1_ipm`` iteration: on every feature when its matrix's dimension
-    ``min(n, d)`` is at most ``max_ws`` or forming and factoring it costs at
-    most ``FULL_FLOPS`` (``l1_ipm``'s own rule), else on a working set of
-    ``max_ws``; the matrix (``n m^2`` BLAS flops on dense rows, at most ``sum_i
+    ``min(n, d)`` is at most ``max_ws``, else on a working set of ``max_ws``
+    (the whole screened set a stalled one may switch to is not priced); the
+    matrix (``min(n m^2, n^2 m)`` BLAS flops on dense rows, at most ``sum_i
     nnz_i^2`` compiled flops on sparse rows), its factorization and about 6
     passes (gradient, certificates, line search)."""
     n, d = problem.n, problem.d
+    cols = d if min(n, d) <= L1_IPM_MAX_WS else min(d, L1_IPM_MAX_WS)
     if problem.rows.is_sparse:
-        pairs = float(row_nnz_squares(problem.rows.indptr))
-        m = float(min(n, d))
-        if m > L1_IPM_MAX_WS and m ** 3 / 3.0 + pairs > L1_IPM_FULL_FLOPS:
-            m = float(L1_IPM_MAX_WS)
-        flops = BLAS_FLOP_S * m ** 3 / 3.0 + FLOP_S * pairs
+        m = float(min(n, cols))
+        flops = BLAS_FLOP_S * m ** 3 / 3.0 + FLOP_S * float(row_nnz_squares(problem.rows.indptr))
     else:
-        full = min(n, d) <= L1_IPM_MAX_WS or dense_flops(n, d) <= L1_IPM_FULL_FLOPS
-        flops = BLAS_FLOP_S * dense_flops(n, d if full else L1_IPM_MAX_WS)
+        flops = BLAS_FLOP_S * dense_flops(n, cols)
     return flops + 6.0 * pass_s
 
 

@@ -17,6 +17,10 @@ sees every exact check and ends the leg when it
   clock's.  Only a later candidate with a cost model is a reason (``l1cd`` on
   an L2 problem runs after a stall or a failure); else a slow earlier leg
   gets the budget back when this one would not reach ``tol`` in it;
+* is hopeless early: a leg whose own predicted fit is longer than the next
+  candidate's, once it has had the next candidate's predicted fit, hands over
+  when at its rate tol is more than ``EARLY_FACTOR`` (2) times its own
+  predicted fit away (:meth:`_Watch.early_verdict`);
 * is a cost probe that does not pay: a leg whose own predicted fit is its
   budget (SDCA on a Lipschitz loss) before a method predicted faster is judged
   after ``COST_PROBE_SHARE`` of that method's predicted fit, on one thread, and

@@ -22,7 +22,7 @@ from .._options import CommonOptions, number
 from ..ipm import WholeIterations
 from .barrier_qp import QPPoint, qp_mu, qp_start, qp_step
 from .barrier_system import NewtonSystem
-from .screening import gap_safe_mask, l1_dual_scale
+from .screening import gap_safe_mask
 
 __all__ = ["L1BarrierOptions", "L1BarrierSolver", "MAX_WS", "ITERATIONS"]
 
@@ -31,22 +31,27 @@ MAX_WS = 2000
 #: the iterations a fit is predicted to take (the cost model of solver="auto";
 #: measured 10-30 for the squared hinge's QP, 22-45 for the logistic barrier)
 ITERATIONS = 40
-#: the first working set holds every feature Gap Safe screening keeps when one
-#: Newton iteration on it is predicted at most this many products (forming and
-#: factoring the matrix, :class:`.barrier_system.NewtonSystem`): standardized
-#: reuters, 7,770 rows x 8,157 features, by rows, about 1.6e11, takes 5 s an
-#: iteration here.  A working set that grows loses the central path each time
-#: features join: there a growing one ended at a gap of 0.17, the whole one
-#: certified 1e-6 in 22 iterations
+#: a growing working set whose best gap has not halved in GROW_WINDOW
+#: iterations, after GROW_START, is replaced by every feature screening keeps
+#: when one Newton iteration on it is predicted at most FULL_FLOPS products
+#: (forming and factoring the matrix, :class:`.barrier_system.NewtonSystem`).
+#: Each time features join a growing set the interior point leaves its central
+#: path: on standardized reuters (squared hinge, C = 100) a growing set ended at
+#: a gap of 0.17; the whole one (7,770 rows x 8,157 features, by rows, about
+#: 1.6e11 products, 5 s an iteration here) certifies 1e-6 in 22 iterations.  On
+#: the same data as given the first set of 948 features certifies in 21
+#: iterations (0.8 s), where the whole one takes 120 s: so the whole set waits
+#: for the growing one to stall
 FULL_FLOPS = 2e11
+GROW_START = 20
+GROW_WINDOW = 10
 #: the working set holds the features a dense copy of whose columns has at
-#: most this many entries (else the matrix is formed by a sparse product)
+#: most this many entries (else the matrix is formed by the compiled pairs kernel)
 DENSE_MAX_ENTRIES = 2e7
 #: a working set whose columns are denser than this is copied dense (BLAS)
 DENSE_MIN_DENSITY = 0.1
 #: the first working set, when the features Gap Safe screening keeps are too
-#: many (``min(|S|, n) > max_ws`` and above ``FULL_FLOPS``): the start's
-#: nonzeros and the features of largest ``|v_j|``, twice the nonzeros and at
+#: many (``min(|S|, n) > max_ws``): the start's nonzeros and the features of largest ``|v_j|``, twice the nonzeros and at
 #: least this many
 FIRST_WS = 256
 #: the squared hinge's QP starts at ``u = |w| + QP_SLACK``, ``xi = max(a, 0) + QP_SLACK``
@@ -66,6 +71,9 @@ MU = 2.0
 NEW_U = 100.0
 BACK_T = 16.0
 MIN_STEP_T = 0.5
+#: rescalings of a pure-L1 dual point whose image rounding leaves outside the
+#: ball ``||v||_inf <= l1`` (:meth:`L1BarrierSolver._feasible`)
+FEASIBLE_TRIES = 4
 #: the Armijo constant and the number of halvings of the line search
 ARMIJO = 0.01
 HALVINGS = 60
@@ -135,14 +143,16 @@ class L1BarrierSolver(WholeIterations, Solver):
 
     Working set: at the start, every feature Gap Safe screening keeps
     (:mod:`.screening`) when the matrix's dimension ``min(|S|, n)`` is at most
-    ``max_ws`` or an iteration on it is predicted at most ``FULL_FLOPS``
-    products; otherwise the start's nonzeros (its ``max_ws`` largest, if more)
-    and the features of largest ``|v_j|``, twice the nonzeros and at least
-    ``FIRST_WS``, up to ``max_ws``.  After an iteration the features outside
-    ``S`` with ``|v_j|`` above both ``l1`` and the largest ``|v_j|`` on ``S``
-    join it at ``w_j = 0``; a full set (``max_ws``, or the first set if larger;
-    no limit when ``n <= max_ws``) gives up its features with ``|v_j| < l1`` and
-    the smallest ``|w_j|``.
+    ``max_ws``; otherwise the start's nonzeros (its ``max_ws`` largest, if
+    more) and the features of largest ``|v_j|``, twice the nonzeros and at
+    least ``FIRST_WS``, up to ``max_ws``, and it grows: after an iteration the
+    features outside ``S`` with ``|v_j|`` above both ``l1`` and the largest
+    ``|v_j|`` on ``S`` join it at ``w_j = 0``; a full set (``max_ws``; no
+    limit when ``n <= max_ws``) gives up its features with ``|v_j| < l1`` and
+    the smallest ``|w_j|``.  A growing set whose best gap has not halved in
+    ``GROW_WINDOW`` iterations (after ``GROW_START``) is replaced, once, by
+    every feature screening keeps, on a new central path, when an iteration on
+    it is predicted at most ``FULL_FLOPS`` products.
 
     One iteration is one epoch.  Stops on ``tol``, ``max_epochs``,
     ``time_limit``, and ``stalled`` when a step collapses or the best gap has
@@ -195,15 +205,12 @@ class L1BarrierSolver(WholeIterations, Solver):
         self.start_loop()
         self.t = None
         cert = self._certify(w, Xw=self.Xr @ w)
-        eta = max(cert.primal - cert.dual, 1e-300)
-        keep = ~gap_safe_mask(cert.v, self.colnorm, eta,
-                              prob.loss.smoothness, prob.l1) & (self.colnorm > 0)
-        keep |= w != 0
-        S = np.flatnonzero(keep)
-        full = self._fits(S.size) or self._system(S).flops <= FULL_FLOPS
-        #: the largest working set: every feature when the rows bound the matrix
-        self.cap = prob.d if self._fits(prob.d) else max(self.max_ws, S.size if full else 0)
-        if not full:
+        S = self._screened(cert, w)
+        # the whole set when its matrix fits max_ws; else a growing one
+        self.growing = not self._fits(S.size)
+        self.grow_gaps = []
+        self.cap = prob.d if self._fits(prob.d) else self.max_ws
+        if self.growing:
             nz = np.flatnonzero(w)
             if nz.size > self.max_ws:        # keep the start's max_ws largest
                 nz = np.sort(nz[np.argsort(-np.abs(w[nz]), kind="stable")[:self.max_ws]])
@@ -215,14 +222,49 @@ class L1BarrierSolver(WholeIterations, Solver):
             rest = np.setdiff1d(S, nz)
             top = rest[np.argsort(-np.abs(cert.v[rest]), kind="stable")]
             S = np.sort(np.concatenate([nz, top[:max(size - nz.size, 0)]]))
+        self._restart(w, S, cert.primal - cert.dual, cert.margins)
+
+    def _screened(self, cert, w):
+        """The features Gap Safe screening keeps at ``cert`` (and ``w``'s nonzeros)."""
+        prob = self.problem
+        eta = max(cert.primal - cert.dual, 1e-300)
+        keep = ~gap_safe_mask(cert.v, self.colnorm, eta,
+                              prob.loss.smoothness, prob.l1) & (self.colnorm > 0)
+        return np.flatnonzero(keep | (w != 0))
+
+    def _restart(self, w_full, S, eta, z):
+        """The working set ``S`` at ``w_full`` (margins ``z``, a duality gap
+        ``eta``), on a new central path: the QP's interior start, or the
+        barrier's ``t = 2 m / eta`` and its ``u``."""
+        prob = self.problem
         self.S = S.astype(np.int64)
-        self.t = self._barrier_terms(S.size) / eta
-        self.w = w[self.S].copy()
-        self.z = cert.margins.copy()
+        self.t = self._barrier_terms(S.size) / max(eta, 1e-300)
+        self.w = w_full[self.S].copy()
+        self.z = np.array(z, dtype=np.float64)
         if self.qp:
             self._set_qp(qp_start(self.w, self.z, prob.y, self.cw, prob.l1, QP_SLACK))
         else:
             self.u = self._central_u(self.w)
+        self._last = None
+
+    def _go_whole(self, cert):
+        """A growing working set whose best gap has not halved in the last
+        ``GROW_WINDOW`` iterations (after ``GROW_START``) is replaced by every
+        feature screening keeps at ``cert`` (the iterate's before :meth:`_grow`,
+        a valid certificate for screening), on a new central path from the
+        iterate, when one iteration on it is predicted at most ``FULL_FLOPS``
+        products; else it goes on growing (and is not tried again)."""
+        gaps = self.grow_gaps
+        gaps.append(float(cert.rel_gap))
+        if len(gaps) <= GROW_START or min(gaps[-GROW_WINDOW:]) <= 0.5 * min(gaps[:-GROW_WINDOW]):
+            return
+        self.growing = False
+        w_full = self.full_w()
+        S = self._screened(cert, w_full)
+        if S.size <= self.S.size or self._system(S).flops > FULL_FLOPS:
+            return
+        self.cap = max(self.cap, S.size)
+        self._restart(w_full, S, cert.primal - cert.dual, self.z)
 
     def _fits(self, size) -> bool:
         """Whether a working set of ``size`` features keeps the Newton matrix
@@ -243,7 +285,8 @@ class L1BarrierSolver(WholeIterations, Solver):
     def get_state(self):
         meta, arrays = super().get_state()
         meta["t"] = float(self.t)
-        meta["cap"] = int(self.cap)
+        meta.update(cap=int(self.cap), growing=bool(self.growing),
+                    grow_gaps=list(self.grow_gaps))
         arrays.update(S=self.S.copy(), w=self.w.copy(), u=self.u.copy(), z=self.z.copy())
         if self.qp:
             arrays.update(l1m=self.l1m.copy(), l2m=self.l2m.copy(), xi=self.xi.copy(),
@@ -253,7 +296,9 @@ class L1BarrierSolver(WholeIterations, Solver):
     def set_state(self, meta, arrays):
         super().set_state(meta, arrays)
         self.t = float(meta["t"])
-        self.cap = int(meta.get("cap", max(self.max_ws, len(arrays["S"]))))
+        self.cap = int(meta["cap"])
+        self.growing = bool(meta["growing"])
+        self.grow_gaps = [float(g) for g in meta["grow_gaps"]]
         self.scale = 1.0
         self.S = np.array(arrays["S"], dtype=np.int64)
         self.w = np.array(arrays["w"], dtype=np.float64)
@@ -274,7 +319,9 @@ class L1BarrierSolver(WholeIterations, Solver):
     def _certify(self, w_full, Xw):
         """The exact certificate of ``w_full`` (margins ``Xw``): of the dual points
         ``alpha = -phi'(Xw) / s`` and, for the squared hinge, the QP's own ``alpha
-        = y nu / (cw s)`` (:mod:`.barrier_qp`), the one of larger dual objective.  Sets ``self.scale = 1 / s`` and keeps it as ``_last``."""
+        = y nu / (cw s)`` (:mod:`.barrier_qp`), the one of larger dual objective.
+        Sets ``self.scale = 1 / s`` and keeps it as ``_last``.  For pure L1, ``s``
+        comes from the certificate's own image ``v`` (:meth:`_feasible`)."""
         prob = self.problem
         derivs = [prob.loss.derivative(Xw, prob.y)]
         if self.qp and getattr(self, "nu", None) is not None:
@@ -284,20 +331,45 @@ class L1BarrierSolver(WholeIterations, Solver):
             derivs.append(g)
         best = None
         for g in derivs:
-            v = -np.asarray(self.Xr.T @ (self.cw * g)).ravel()
-            s = l1_dual_scale(np.abs(v).max(initial=0.0), prob.l1) if prob.lam == 0 else 1.0
-            cert = prob.certificate(w_full, -g / s, margins=Xw)
+            cert, s = prob.certificate(w_full, -g, margins=Xw), 1.0
+            if prob.lam == 0:
+                cert, s = self._feasible(w_full, -g, Xw, cert)
             if best is None or cert.dual > best.dual:
                 best, self.scale = cert, 1.0 / s
         self._last = best
         return best
+
+    def _feasible(self, w_full, alpha, Xw, cert):
+        """``(certificate, s)`` of ``alpha / s`` with ``||v(alpha / s)||_inf <=
+        l1`` as the certificate computes ``v``: ``s`` from ``cert`` (of
+        ``alpha``), raised while rounding leaves the image outside the ball
+        (twice the excess each time, at most ``FEASIBLE_TRIES`` times): on
+        columns of 1e5 (default_cc as given) ``v_j`` carries an absolute error
+        of 1e-11, where ``l1`` is 4e-7 and the ball's slack 1e-12."""
+        l1, s = self.problem.l1, 1.0
+        for _ in range(FEASIBLE_TRIES):
+            vmax = float(np.abs(cert.v).max(initial=0.0))
+            if np.isfinite(cert.dual) or not vmax > l1:
+                break
+            # onto the ball, then twice the excess rounding left
+            s *= (vmax if s == 1.0 else 2.0 * vmax - l1) / l1
+            cert = self.problem.certificate(w_full, alpha / s, margins=Xw)
+        return cert, s
+
+    def _certify_iterate(self):
+        """The certificate of the iterate, its margins recomputed (``X w``, one
+        pass) and kept: the accumulated ``z + s X_S dw`` drifts by rounding, and
+        a certificate never rests on margins the iterate carried."""
+        w_full = self.full_w()
+        self.z = np.asarray(self.Xr @ w_full, dtype=np.float64).ravel()
+        return self._certify(w_full, self.z)
 
     def certificate(self):
         """The certificate of the iterate (:meth:`_certify`), or of its rounding
         (:meth:`_rounded`) when that is as good."""
         last = self._last
         if last is None or not np.array_equal(last.w[self.S], self.w):
-            last = self._certify(self.full_w(), self.z)
+            last = self._certify_iterate()
         self._note_gap(last.rel_gap)
         return self._rounded(last)
 
@@ -379,10 +451,12 @@ class L1BarrierSolver(WholeIterations, Solver):
             return
         self.w, self.u, self.z = w + s * dw, u + s * du, z + s * xd
         self.n_iter += 1
-        cert = self._certify(self.full_w(), self.z)
+        cert = self._certify_iterate()
         eta = cert.primal - cert.dual
         if s >= MIN_STEP_T:
             self._grow(cert)
+            if self.growing:
+                self._go_whole(cert)
             if eta > 0:
                 self.t = MU * max(self._barrier_terms(self.S.size) / eta, self.t)
 
@@ -399,8 +473,10 @@ class L1BarrierSolver(WholeIterations, Solver):
         self._set_qp(p)
         self.n_iter += 1
         self.t = 1.0 / max(qp_mu(p, self.z, prob.y), 1e-300)
-        cert = self._certify(self.full_w(), self.z)
+        cert = self._certify_iterate()
         self._grow(cert)
+        if self.growing:
+            self._go_whole(cert)
 
     def _barrier_terms(self, m):
         """The barrier's terms, the central path's gap times ``t``: ``2 m``."""

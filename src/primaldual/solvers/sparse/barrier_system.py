@@ -46,6 +46,20 @@ def _pairs(indptr) -> float:
     return float(c @ (c + 1.0)) / 2.0
 
 
+def _spd_solve(M):
+    """The solve of the symmetric positive definite ``M`` (scaled to a unit
+    diagonal, then Cholesky, in place), or None when ``M`` is not finite or
+    does not factor."""
+    if not np.isfinite(M).all():
+        return None
+    M, scale = equilibrate(M, 0.0)
+    try:
+        cf = spd_factor(M)
+    except np.linalg.LinAlgError:
+        return None
+    return lambda b: scaled_solve(cf, scale, b)
+
+
 def dense_flops(n, m) -> float:
     """The products of forming and factoring the system on dense ``n x m``
     columns, in the cheaper form: ``min(n m^2 + m^3 / 3, n^2 m + n^3 / 3)``."""
@@ -119,14 +133,7 @@ class NewtonSystem:
             return self._factor_rows(h, e)
         M = self._weighted_gram(h)
         M.flat[::M.shape[0] + 1] += e
-        if not np.isfinite(M).all():
-            return None
-        M, scale = equilibrate(M, 0.0)
-        try:
-            cf = spd_factor(M)
-        except np.linalg.LinAlgError:
-            return None
-        return lambda b: scaled_solve(cf, scale, b)
+        return _spd_solve(M)
 
     def _factor_rows(self, h, e):
         X = self.cols
@@ -135,17 +142,13 @@ class NewtonSystem:
         K *= root[:, None]
         K *= root[None, :]
         K.flat[::K.shape[0] + 1] += 1.0
-        if not np.isfinite(K).all():
-            return None
-        K, scale = equilibrate(K, 0.0)
-        try:
-            cf = spd_factor(K)
-        except np.linalg.LinAlgError:
+        inner = _spd_solve(K)
+        if inner is None:
             return None
 
         def woodbury(b):
             p = b / e
-            t = scaled_solve(cf, scale, root * np.asarray(X @ p).ravel())
+            t = inner(root * np.asarray(X @ p).ravel())
             return p - np.asarray(X.T @ (root * t)).ravel() / e
 
         def solve(b):
