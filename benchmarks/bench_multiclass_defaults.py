@@ -14,6 +14,7 @@ relative sub-optimality of 1e-6) and LIBLINEAR ``-s 4`` (``-e 0.1``,
 our certified dual bound.
 
     python benchmarks/bench_multiclass_defaults.py [--sets a,b] [--cells CELLS] [--peers CELLS]
+        [--time-limit SECONDS]
 
 (``CELLS``: ``g:multinomial:100,s:crammer_singer:1``, ``g`` as given, ``s``
 standardized; ``--cells`` runs only those cells of the sets.)  Output goes to stdout; results in
@@ -51,9 +52,10 @@ def _how(r, loss):
         or f"{r.solver} ({r.n_epochs:g} ep)"
 
 
-def cells(names, only=None):
+def cells(names, only=None, time_limit=None):
     """Every cell of the sets ``names``, or only those of ``only`` (specs
-    ``g:multinomial:100`` as for ``--peers``)."""
+    ``g:multinomial:100`` as for ``--peers``); ``time_limit`` (seconds) is
+    passed to each fit (``auto``'s one option besides the defaults)."""
     want = None if only is None else {(sc, loss, float(C)) for sc, loss, C in
                                       (spec.split(":") for spec in only)}
     for name in names:
@@ -67,7 +69,8 @@ def cells(names, only=None):
                     if want is not None and ("gs"[scaling != "as given"], loss, C) not in want:
                         continue
                     t = time.perf_counter()
-                    r = solve(Xs, y, loss=loss, lam=1.0 / (C * n))
+                    extra = {} if time_limit is None else {"time_limit": time_limit}
+                    r = solve(Xs, y, loss=loss, lam=1.0 / (C * n), **extra)
                     el = time.perf_counter() - t
                     print(f"| {name} | {scaling} | {loss} | {C:g} | {el:.2f} | {r.rel_gap:.1e} "
                           f"| {'yes' if r.converged else '**no**'} | {_how(r, loss)} |",
@@ -137,11 +140,14 @@ def main(argv=None):
     ap.add_argument("--sets", default=",".join(SETS))
     ap.add_argument("--peers", default=None)
     ap.add_argument("--cells", default=None, help="only these cells (as --peers)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="seconds per fit (default: none)")
     a = ap.parse_args(argv)
     if a.peers:
         peers(a.peers.split(","))
     else:
-        cells(a.sets.split(","), None if a.cells is None else a.cells.split(","))
+        cells(a.sets.split(","), None if a.cells is None else a.cells.split(","),
+              a.time_limit)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from .._util.threads import resolve_n_jobs
 from .crammer_singer import CrammerSingerDual
 from .crammer_singer_cocoa import CrammerSingerCoCoA
 from .crammer_singer_ipm import CrammerSingerIPM, ipm_fits, ipm_iteration_flops
+from .crammer_singer_newton import CrammerSingerNewton
 from .multinomial import MultinomialNewton
 from .multinomial_trust import f_resolution
 from .multinomial_dual import MultinomialDualCD
@@ -26,7 +27,7 @@ __all__ = ["MULTICLASS_SOLVERS", "DEFAULT_SOLVER", "solve_multiclass",
 #: name -> solver class
 MULTICLASS_SOLVERS = {cls.name: cls for cls in (MultinomialNewton, MultinomialDualCD,
                                                CrammerSingerDual, CrammerSingerIPM,
-                                               CrammerSingerCoCoA)}
+                                               CrammerSingerCoCoA, CrammerSingerNewton)}
 
 #: the solver ``solver="auto"`` runs for each loss
 DEFAULT_SOLVER = {"multinomial": MultinomialNewton.name,
@@ -84,8 +85,7 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
         if ipm_fits(problem):
             res = _crammer_singer_auto(problem, kw, solver_options.get("time_limit"))
         else:
-            res = _in_legs(cls, problem, kw, solver_options.get("time_limit"),
-                           "the dual method (the IPM does not fit)")
+            res = _crammer_singer_face(problem, kw, solver_options.get("time_limit"))
     elif solver == "auto" and not spread and set(solver_options) <= {"time_limit"}:
         res = _in_legs(cls, problem, kw, solver_options.get("time_limit"), "Newton-CG",
                        descent=name == MultinomialNewton.name)
@@ -156,6 +156,49 @@ def _crammer_singer_auto(problem, kw, time_limit):
         res = _joined(res, res2)
         if res2.solver == CrammerSingerIPM.name:
             break
+    res.time = time.perf_counter() - t0
+    res.extras["path"] = path
+    return res
+
+
+#: where the IPM does not fit, the dual method's watch judges its rate after
+#: WATCH_EPOCHS epochs of a leg: a rate that predicts more than LEGS times the
+#: leg's time so far hands over to the Newton method on the face
+WATCH_EPOCHS = 1000
+
+
+def _crammer_singer_face(problem, kw, time_limit):
+    """The dual method in legs (:func:`_in_legs`), then, where it stops short
+    of ``tol`` at its default epoch cap, stalled, or cut by its watch (past
+    ``WATCH_EPOCHS`` epochs of a leg its rate, :func:`_time_to`, predicts
+    more than ``LEGS`` times the leg's time so far: sublinear convergence,
+    news20 at ``C = 100``), the projected Newton method on the face of the
+    dual (:class:`CrammerSingerNewton`), warm from the best point.
+    ``extras["path"]`` lists the legs."""
+    t0 = time.perf_counter()
+    seen, user, crawled = [], kw["callback"], [False]
+
+    def watch(snap):
+        if user is not None and user(snap):
+            return True
+        if seen and snap["time"] < seen[-1]["time"]:     # a new leg
+            seen.clear()
+        seen.append({"time": snap["time"], "rel_gap": snap["rel_gap"]})
+        crawled[0] = snap["epoch"] >= WATCH_EPOCHS and \
+            _time_to(seen, kw["tol"]) > LEGS * snap["time"]
+        return crawled[0]
+    res = _in_legs(CrammerSingerDual, problem, dict(kw, callback=watch), time_limit,
+                   "the dual method (the IPM does not fit)")
+    path = res.extras["path"]
+    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    short = crawled[0] or res.stop_reason in ("max_epochs", "stalled")
+    if res.converged or not short or kw["max_epochs"] is not None or \
+            (left is not None and left <= 0):
+        return res
+    res2 = CrammerSingerNewton(problem, **kw, time_limit=left, warm_start=res).run()
+    path.append(_leg(res2, "the dual method converges too slowly: Newton on the face, "
+                           "from its point"))
+    res = _joined(res, res2)
     res.time = time.perf_counter() - t0
     res.extras["path"] = path
     return res
