@@ -15,6 +15,13 @@ import time
 import numpy as np
 
 
+def flat_dot(a, b) -> float:
+    """``sum(a * b)`` over the arrays flattened, by a compiled loop (``einsum``:
+    BLAS ``ddot`` wakes its threads for long vectors); the ``dot`` of the
+    single-process solvers."""
+    return float(np.einsum("i,i->", a.ravel(), b.ravel()))
+
+
 def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0):
     """``(x, r, iterations)`` for ``A x = b``, ``A`` symmetric positive
     (semi)definite given by ``apply(p)``, preconditioned by ``precondition(r)``.

@@ -11,24 +11,22 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .._util.cg import pcg
+from .._util.cg import flat_dot, pcg
 from ..kernels.cs_face import cs_face_project, cs_project_rows
 from ..kernels.multiclass import CSActive, CSRows, CSWork, cs_certificate, cs_epoch
 from ..kernels.status import STATUS_OK
 from ..multiclass import FEAS_TOL
 from ..problem import Certificate
 from ._blas import serial_blas
+# the projected search's Armijo constant and halvings, and CG's curvature cut,
+# as box_newton's on the binary box dual
+from .box_newton import CURVATURE, MAX_HALVINGS, SIGMA
 from ._multiclass_base import MulticlassDualSolver
 from ._options import CommonOptions, number
 from .multinomial import _multiclass_eval
 
 __all__ = ["CrammerSingerNewtonOptions", "CrammerSingerNewton"]
 
-#: Armijo constant of the projected search: the objective must fall by this
-#: share of the first-order prediction ``grad . step``
-SIGMA = 1e-4
-#: halvings of the projected step before the Newton step is given up
-MAX_HALVINGS = 30
 #: the Levenberg term is ``mu = rho * mean ||x_i||^2`` over the face's rows;
 #: ``rho`` starts at RHO0, shrinks by RHO_STEP after a full step accepted at
 #: once and grows by it after a cut one, within [RHO_MIN, RHO_MAX]
@@ -41,9 +39,6 @@ RHO_MAX = 1e4
 #: iterations; standardized at C = 100 it is at 0.12 after 229)
 STALL_WINDOW = 50
 STALL_START = 100
-#: CG stops at a direction whose curvature is below this share of the largest
-#: diagonal entry (a null direction of the face system)
-CURVATURE = 1e-10
 
 
 @dataclass(frozen=True)
@@ -259,7 +254,7 @@ class CrammerSingerNewton(MulticlassDualSolver):
 
         rtol = min(0.1, math.sqrt(float(np.abs(b).max())))
         d, _, iters = pcg(apply, precondition, b.ravel(), rtol, int(self.opts.cg_max_iter),
-                          _dot, min_curvature=CURVATURE * float(A.max() + mu))
+                          flat_dot, min_curvature=CURVATURE * float(A.max() + mu))
         if iters and not d.any():
             d = precondition(b.ravel())       # no curvature along the first direction
         self.n_cg += iters
@@ -336,7 +331,3 @@ class CrammerSingerNewton(MulticlassDualSolver):
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
-
-
-def _dot(a, b):
-    return float(a @ b)

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from ..distributed.multinomial_block import BlockMultinomialData, dense_rows_pay
 from ..distributed.multinomial_rounds import DaskMultinomialData, place_multiclass
 from ..distributed.newton_block import contiguous_partitions
+from .._util.cg import flat_dot
 from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
@@ -67,8 +68,6 @@ BLOCK_MAX_ENTRIES = 2e7
 CG_FLOOR = 0.5
 
 
-def _dot(a, b):
-    return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
 class MultinomialNewton(PartitionCount, MulticlassSolver):
@@ -231,7 +230,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.g_prev = None
         self.eta = self.opts.cg_tol
         self._evaluate_at(self.coef)
-        self.g0norm = math.sqrt(_dot(self.g, self.g))
+        self.g0norm = math.sqrt(flat_dot(self.g, self.g))
 
     def _one_hot(self):
         prob = self.problem
@@ -256,7 +255,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         """The current point: ``coef``, f and grad f from the data's sums."""
         prob = self.problem
         self.coef = coef
-        self.f = loss_sum / prob.W + 0.5 * prob.lam * _dot(coef, coef)
+        self.f = loss_sum / prob.W + 0.5 * prob.lam * flat_dot(coef, coef)
         self.g = grad_part / prob.W + prob.lam * coef
         self.passes += 1.0
 
@@ -378,7 +377,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         and the passes left of ``max_epochs`` (a CG iterate is a descent
         direction; the step itself takes one more pass)."""
         prob = self.problem
-        stop = max(eta * math.sqrt(_dot(self.g, self.g)),
+        stop = max(eta * math.sqrt(flat_dot(self.g, self.g)),
                    CG_FLOOR * math.sqrt(2.0 * prob.lam * self.tol * abs(self.f)))
         cap = self.opts.max_cg_iter or max(50, 2 * prob.d * prob.K)
         return stop, max(1, min(cap, int(self.max_epochs - self.passes) - 1))
@@ -391,22 +390,22 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         r = -g
         z = precond(r)
         dvec = z.copy()
-        rz = _dot(r, z)
+        rz = flat_dot(r, z)
         stop, max_it = self._cg_limits(eta)
         it = 0
-        while it < max_it and math.sqrt(_dot(r, r)) > stop:
+        while it < max_it and math.sqrt(flat_dot(r, r)) > stop:
             if self._deadline is not None and time.perf_counter() >= self._deadline:
                 break                         # a CG iterate is a descent direction
             Hd = self._hv(dvec)
             it += 1
-            dHd = _dot(dvec, Hd)
+            dHd = flat_dot(dvec, Hd)
             if not dHd > 0.0:                 # H is lam-strongly convex: rounding only
                 break
             a = rz / dHd
             s += a * dvec
             r -= a * Hd
             z = precond(r)
-            rz_new = _dot(r, z)
+            rz_new = flat_dot(r, z)
             dvec = z + (rz_new / rz) * dvec
             rz = rz_new
         self.cg_iter += it
@@ -414,7 +413,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         return s
 
     def _iterate(self):
-        gnorm = math.sqrt(_dot(self.g, self.g))
+        gnorm = math.sqrt(flat_dot(self.g, self.g))
         if gnorm == 0.0:
             self.finished = True
             return
@@ -426,7 +425,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                 self.eta = forcing(gnorm, self.g_prev, self.eta, self.opts.cg_tol)
                 return self._trust_step(self.eta)
             s = self._cg(min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300))))
-        gs = _dot(self.g, s)
+        gs = flat_dot(self.g, s)
         if not gs < 0.0:
             self.finished = True
             return
@@ -435,7 +434,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         t = 1.0
         for _ in range(40):
             coef_t = self.coef + t * s
-            f_t = data.line_loss(t) / W + 0.5 * lam * _dot(coef_t, coef_t)
+            f_t = data.line_loss(t) / W + 0.5 * lam * flat_dot(coef_t, coef_t)
             if f_t <= self.f + ARMIJO * t * gs:
                 trial = 1 - self.slot
                 self._take(coef_t, *data.evaluate_step(t, trial, coef_t))
@@ -455,28 +454,28 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         prob, data = self.problem, self.data
         m = self._diag()
         if self.delta is None:                # TRON: ||g||_{M^-1}, then the first step
-            self.delta = -math.sqrt(_dot(self.g, self.g / m))
+            self.delta = -math.sqrt(flat_dot(self.g, self.g / m))
         stop, max_it = self._cg_limits(eta)
         s, r, it, edge = steihaug_cg(self._hv, self.g, self._preconditioner(m), m,
                                      abs(self.delta), stop, max_it, self._deadline)
         self.cg_iter += it
         self.last_cg = it
-        gs = _dot(self.g, s)
-        prered = -0.5 * (gs - _dot(s, r))
+        gs = flat_dot(self.g, s)
+        prered = -0.5 * (gs - flat_dot(s, r))
         if not (gs < 0.0 and prered > 0.0):
             self.finished = True              # no decrease the model can see
             return
         data.direction(s)
         coef_t = self.coef + s
-        actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * _dot(coef_t, coef_t))
-        trial, gnorm = 1 - self.slot, math.sqrt(_dot(self.g, self.g))
+        actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * flat_dot(coef_t, coef_t))
+        trial, gnorm = 1 - self.slot, math.sqrt(flat_dot(self.g, self.g))
         fg = None
         if prered <= f_resolution(self.f, prob.n):
             # f no longer resolves the decrease: judge the step by ||grad f||
             fg = data.evaluate_step(1.0, trial, coef_t)
             g_t = fg[1] / prob.W + prob.lam * coef_t
-            actred = prered if _dot(g_t, g_t) < gnorm * gnorm else -math.inf
-        snorm = math.sqrt(_dot(s * m, s))
+            actred = prered if flat_dot(g_t, g_t) < gnorm * gnorm else -math.inf
+        snorm = math.sqrt(flat_dot(s * m, s))
         delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
         self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
         if actred > ETA0 * prered:
@@ -488,7 +487,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             return
         self.n_rejected += 1
         self.passes += 0.5 if fg is None else 1.0
-        if self.delta <= 1e-14 * math.sqrt(_dot(self.coef * m, self.coef)):
+        if self.delta <= 1e-14 * math.sqrt(flat_dot(self.coef * m, self.coef)):
             self.finished = True              # a step below rounding
 
     def _partition_start(self, deadline):
@@ -510,7 +509,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self._evaluate_at(coef)
-        self.g0norm = math.sqrt(_dot(self.g, self.g))
+        self.g0norm = math.sqrt(flat_dot(self.g, self.g))
 
     def _dual_cd_start(self, deadline):
         """The start's epochs of dual coordinate descent (each ~ two passes),
@@ -540,7 +539,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         if self.cd_left == 0:
             self.Pcd = None
         self._evaluate_at(coef)
-        self.g0norm = math.sqrt(_dot(self.g, self.g))
+        self.g0norm = math.sqrt(flat_dot(self.g, self.g))
 
     def advance(self, n_epochs, deadline):
         self._deadline = deadline
@@ -567,7 +566,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         from the current point's probabilities (no pass)."""
         prob = self.problem
         V = prob.lam * self.coef - self.g
-        dual = self.data.entropy() / prob.W - _dot(V, V) / (2.0 * prob.lam)
+        dual = self.data.entropy() / prob.W - flat_dot(V, V) / (2.0 * prob.lam)
         return Certificate(w=self.coef.copy(), alpha=self.data.dual(), primal=float(self.f),
                            dual=dual, v=V, margins=self.data.scores())
 

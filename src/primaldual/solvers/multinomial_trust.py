@@ -13,10 +13,7 @@ grow by four at each step that the quadratic model predicts well.
 """
 from __future__ import annotations
 
-
-import numpy as np
-
-from .._util.cg import steihaug
+from .._util.cg import flat_dot, steihaug
 from ._base import SolveResult
 # TRON's constants (Lin, Weng & Keerthi 2008), those of the binary Newton
 # method: a step is taken when the actual decrease is at least ETA0 times the
@@ -28,8 +25,6 @@ __all__ = ["steihaug_cg", "new_radius", "kept_radius", "f_resolution", "forcing"
            "ETA2", "SIGMA1", "SIGMA2", "SIGMA3"]
 
 
-def _dot(a, b):
-    return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
 def steihaug_cg(hv, g, precond, m, delta, stop, max_it, deadline=None):
@@ -38,7 +33,7 @@ def steihaug_cg(hv, g, precond, m, delta, stop, max_it, deadline=None):
     :func:`primaldual._util.cg.steihaug` with this module's inner product.
     Returns ``(s, r, iterations, on_boundary)`` with ``r = -g - H s`` (so the
     model's decrease is ``-(g.s - s.r) / 2``)."""
-    return steihaug(hv, g, precond, m, delta, stop, max_it, _dot, deadline)
+    return steihaug(hv, g, precond, m, delta, stop, max_it, flat_dot, deadline)
 
 
 def new_radius(delta, snorm, gs, actred, prered, on_boundary):
