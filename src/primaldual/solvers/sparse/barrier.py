@@ -21,7 +21,7 @@ from .._base import Solver, register
 from .._options import CommonOptions, number
 from ..ipm import WholeIterations
 from .barrier_qp import QPPoint, qp_mu, qp_start, qp_step
-from .barrier_system import NewtonSystem
+from .barrier_system import CGNewtonSystem, NewtonSystem
 from .screening import gap_safe_mask
 
 __all__ = ["L1BarrierOptions", "L1BarrierSolver", "MAX_WS", "ITERATIONS"]
@@ -32,11 +32,11 @@ MAX_WS = 2000
 #: measured 10-30 for the squared hinge's QP, 22-45 for the logistic barrier)
 ITERATIONS = 40
 #: a growing working set whose best gap has not halved in GROW_WINDOW
-#: iterations, after GROW_START, is replaced by every feature screening keeps
-#: when one Newton iteration on it is predicted at most FULL_FLOPS products
-#: (forming and factoring the matrix, :class:`.barrier_system.NewtonSystem`).
-#: Each time features join a growing set the interior point leaves its central
-#: path: on standardized reuters (squared hinge, C = 100) a growing set ended at
+#: iterations, after GROW_START, is replaced by every feature screening keeps.
+#: A working set whose matrix is predicted above FULL_FLOPS products (forming
+#: and factoring, :class:`.barrier_system.NewtonSystem`) is solved by CG
+#: (:class:`.barrier_system.CGNewtonSystem`).  Each time features join a
+#: growing set the interior point leaves its central path: on standardized reuters (squared hinge, C = 100) a growing set ended at
 #: a gap of 0.17; the whole one (7,770 rows x 8,157 features, by rows, about
 #: 1.6e11 products, 5 s an iteration here) certifies 1e-6 in 22 iterations.  On
 #: the same data as given the first set of 948 features certifies in 21
@@ -151,8 +151,10 @@ class L1BarrierSolver(WholeIterations, Solver):
     limit when ``n <= max_ws``) gives up its features with ``|v_j| < l1`` and
     the smallest ``|w_j|``.  A growing set whose best gap has not halved in
     ``GROW_WINDOW`` iterations (after ``GROW_START``) is replaced, once, by
-    every feature screening keeps, on a new central path, when an iteration on
-    it is predicted at most ``FULL_FLOPS`` products.
+    every feature screening keeps, on a new central path.  A working set whose
+    matrix is predicted above ``FULL_FLOPS`` products solves its Newton systems
+    by preconditioned CG (:class:`.barrier_system.CGNewtonSystem`); the result
+    reports ``cg_iterations``.
 
     One iteration is one epoch.  Stops on ``tol``, ``max_epochs``,
     ``time_limit``, and ``stalled`` when a step collapses or the best gap has
@@ -209,6 +211,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         # the whole set when its matrix fits max_ws; else a growing one
         self.growing = not self._fits(S.size)
         self.grow_gaps = []
+        self.cg_iterations = 0
         self.cap = prob.d if self._fits(prob.d) else self.max_ws
         if self.growing:
             nz = np.flatnonzero(w)
@@ -252,8 +255,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         ``GROW_WINDOW`` iterations (after ``GROW_START``) is replaced by every
         feature screening keeps at ``cert`` (the iterate's before :meth:`_grow`,
         a valid certificate for screening), on a new central path from the
-        iterate, when one iteration on it is predicted at most ``FULL_FLOPS``
-        products; else it goes on growing (and is not tried again)."""
+        iterate (once: a set screening does not enlarge goes on growing)."""
         gaps = self.grow_gaps
         gaps.append(float(cert.rel_gap))
         if len(gaps) <= GROW_START or min(gaps[-GROW_WINDOW:]) <= 0.5 * min(gaps[:-GROW_WINDOW]):
@@ -261,7 +263,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         self.growing = False
         w_full = self.full_w()
         S = self._screened(cert, w_full)
-        if S.size <= self.S.size or self._system(S).flops > FULL_FLOPS:
+        if S.size <= self.S.size:
             return
         self.cap = max(self.cap, S.size)
         self._restart(w_full, S, cert.primal - cert.dual, self.z)
@@ -286,7 +288,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         meta, arrays = super().get_state()
         meta["t"] = float(self.t)
         meta.update(cap=int(self.cap), growing=bool(self.growing),
-                    grow_gaps=list(self.grow_gaps))
+                    grow_gaps=list(self.grow_gaps), cg_iterations=int(self.cg_iterations))
         arrays.update(S=self.S.copy(), w=self.w.copy(), u=self.u.copy(), z=self.z.copy())
         if self.qp:
             arrays.update(l1m=self.l1m.copy(), l2m=self.l2m.copy(), xi=self.xi.copy(),
@@ -299,6 +301,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         self.cap = int(meta["cap"])
         self.growing = bool(meta["growing"])
         self.grow_gaps = [float(g) for g in meta["grow_gaps"]]
+        self.cg_iterations = int(meta.get("cg_iterations", 0))
         self.scale = 1.0
         self.S = np.array(arrays["S"], dtype=np.int64)
         self.w = np.array(arrays["w"], dtype=np.float64)
@@ -405,9 +408,10 @@ class L1BarrierSolver(WholeIterations, Solver):
 
     # ------------------------------------------------------ linear algebra
     def _system(self, S=None):
-        """The Newton system (:class:`.barrier_system.NewtonSystem`) of the working
-        set (or of ``S``) on its columns: dense (Fortran) when dense enough, else
-        CSC; made once per working set."""
+        """The Newton system (:class:`.barrier_system.NewtonSystem`, or
+        :class:`.barrier_system.CGNewtonSystem` above ``FULL_FLOPS``) of the
+        working set (or of ``S``) on its columns: dense (Fortran) when dense
+        enough, else CSC; made once per working set."""
         S = self.S if S is None else S
         if self._cols is not None and np.array_equal(self._cols[0], S):
             return self._cols[1]
@@ -417,6 +421,8 @@ class L1BarrierSolver(WholeIterations, Solver):
             if cols.nnz >= DENSE_MIN_DENSITY * n * m and n * m <= DENSE_MAX_ENTRIES:
                 cols = np.asfortranarray(cols.toarray())
         system = NewtonSystem(cols)
+        if system.flops > FULL_FLOPS:
+            system = CGNewtonSystem(cols)
         self._cols = (S.copy(), system)
         return system
 
@@ -437,7 +443,9 @@ class L1BarrierSolver(WholeIterations, Solver):
         if solve is None:
             self.stall = "step_collapse"
             return
+        before = system.cg_iterations
         dw = solve(-g_w - 2.0 * u * w / r * g_u)
+        self.cg_iterations += system.cg_iterations - before
         du = -(q * q * g_u - 4.0 * u * w * dw) / (2.0 * r)
         slope = float(g_w @ dw + g_u @ du)
         if not (np.isfinite(dw).all() and np.isfinite(du).all()) or not slope < 0:
@@ -464,8 +472,10 @@ class L1BarrierSolver(WholeIterations, Solver):
         """One primal-dual step on the squared hinge's QP (:mod:`.barrier_qp`)."""
         prob = self.problem
         system = self._system()
+        before = system.cg_iterations
         out = qp_step(self._qp_point(), self.z, system.cols, prob.y, self.cw, prob.lam,
                       prob.l1, system.factor)
+        self.cg_iterations += system.cg_iterations - before
         if out is None or not out[2] > MIN_STEP:
             self.stall = "step_collapse"
             return
@@ -564,9 +574,11 @@ class L1BarrierSolver(WholeIterations, Solver):
 
     def trace_extras(self):
         return {"iterations": int(self.n_iter), "t": float(self.t),
-                "working_set": int(self.S.size), "step": float(self.last_step)}
+                "working_set": int(self.S.size), "step": float(self.last_step),
+                "cg_iterations": int(self.cg_iterations)}
 
     def result_extras(self):
         out = super().result_extras()
-        out.update(working_set=int(self.S.size), barrier_t=float(self.t))
+        out.update(working_set=int(self.S.size), barrier_t=float(self.t),
+                   cg_iterations=int(self.cg_iterations))
         return out
