@@ -43,7 +43,8 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                                     "there) on each coordinate (j, k) is at least "
                                     "trust_floor (X^T C X)_jj / W + lam, as if every row's "
                                     "curvature p (1 - p) were at least trust_floor (0: H's "
-                                    "diagonal; rows on partitions: always H's diagonal)")
+                                    "diagonal; so too where the rows live only on Dask "
+                                    "workers)")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
