@@ -155,6 +155,25 @@ def test_a_growing_set_that_stalls_switches_to_the_whole_set(loss, monkeypatch, 
     assert (rest.primal, rest.dual) == (r.primal, r.dual)
 
 
+def test_the_stall_rule_starts_again_on_the_whole_set():
+    """news20 (class 12 against the rest, squared hinge, C = 100): the growing
+    set reached 0.1 in 24 iterations and the whole set restarted near 0.9 on
+    its new central path; at iteration 50 its best, 4.6e-2, had not halved the
+    growing set's best, and the run was ended as stalled where it would have
+    certified.  The rule counts from the switch (``gaps_from``)."""
+    from types import SimpleNamespace
+    growing = list(np.geomspace(1.0, 0.1, 24))
+    whole = list(np.geomspace(0.9, 0.06, 27))       # 0.06 > 0.1 / 2
+    for start, stalled in ((0, True), (24, False)):
+        s = SimpleNamespace(gaps=[], n_iter=0, stall="", gaps_from=start,
+                            stall_start=barrier.L1BarrierSolver.stall_start,
+                            stall_window=barrier.L1BarrierSolver.stall_window)
+        for g in growing + whole:
+            barrier.L1BarrierSolver._note_gap(s, g)
+            s.n_iter += 1
+        assert len(s.gaps) == 51 and bool(s.stall) is stalled
+
+
 def test_a_pure_l1_dual_point_stays_in_the_ball_despite_rounding():
     """Columns spanning seven orders of magnitude (as default_cc as given) at
     C = 100: the image ``v`` of the rescaled dual point is computed with an

@@ -113,6 +113,9 @@ class WholeIterations:
         self.stall = ""
         self.last_step = 0.0
         self.gaps = []
+        #: the stall rule looks at ``gaps[gaps_from:]`` (a solver that restarts
+        #: on a new central path moves it)
+        self.gaps_from = 0
 
     @property
     def stalled(self):
@@ -129,7 +132,8 @@ class WholeIterations:
 
     def get_state(self):
         return ({"n_iter": int(self.n_iter), "stall": self.stall,
-                 "last_step": float(self.last_step), "gaps": list(self.gaps)},
+                 "last_step": float(self.last_step), "gaps": list(self.gaps),
+                 "gaps_from": int(self.gaps_from)},
                 {k: getattr(self, k).copy() for k in self.state_arrays})
 
     def set_state(self, meta, arrays):
@@ -139,6 +143,7 @@ class WholeIterations:
         self.stall = str(meta["stall"])
         self.last_step = float(meta["last_step"])
         self.gaps = [float(x) for x in meta["gaps"]]
+        self.gaps_from = int(meta.get("gaps_from", 0))
 
     @property
     def epochs(self):
@@ -146,6 +151,7 @@ class WholeIterations:
 
     #: the run ends when, after ``stall_start`` iterations, the best relative
     #: gap of the last ``stall_window`` has not halved the best before them
+    #: (counted from ``gaps_from``)
     stall_start = STALL_START
     stall_window = STALL_WINDOW
 
@@ -154,8 +160,9 @@ class WholeIterations:
         if len(self.gaps) == self.n_iter:
             self.gaps.append(float(rel_gap))
         w = self.stall_window
-        if len(self.gaps) > self.stall_start and min(self.gaps[-w:]) \
-                > 0.5 * min(self.gaps[:-w]) and not self.stall:
+        gaps = self.gaps[self.gaps_from:]
+        if len(gaps) > self.stall_start and min(gaps[-w:]) \
+                > 0.5 * min(gaps[:-w]) and not self.stall:
             self.stall = "no_progress"
 
 

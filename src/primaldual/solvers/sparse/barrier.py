@@ -158,7 +158,8 @@ class L1BarrierSolver(WholeIterations, Solver):
 
     One iteration is one epoch.  Stops on ``tol``, ``max_epochs``,
     ``time_limit``, and ``stalled`` when a step collapses or the best gap has
-    not halved in 20 iterations after the first 50.  Option ``max_ws``
+    not halved in 20 iterations after the first 50 (counted again from the
+    switch to the whole set).  Option ``max_ws``
     (default 2000).
     """
 
@@ -265,6 +266,7 @@ class L1BarrierSolver(WholeIterations, Solver):
         S = self._screened(cert, w_full)
         if S.size <= self.S.size:
             return
+        self.gaps_from = len(self.gaps)      # the stall rule starts again on the new path
         self.cap = max(self.cap, S.size)
         self._restart(w_full, S, cert.primal - cert.dual, self.z)
 

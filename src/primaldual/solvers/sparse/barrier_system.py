@@ -35,11 +35,19 @@ from ..ipm import equilibrate, scaled_solve, spd_factor
 
 __all__ = ["CGNewtonSystem", "NewtonSystem", "REFINE_STEPS", "dense_flops"]
 
-#: a CG solve stops at this relative residual, or after CG_MAX_ITER products
+#: a CG solve stops at this relative residual, or after CG_MAX_ITER products.
+#: On news20 (class 0 against the rest, C = 100, from zero, 57,087 features)
+#: the squared hinge's QP takes 31 / 36 / 37 / 45 iterations with a cap of
+#: 300 / 100 / 50 / 20 products (66 / 51 / 39 / 29 s) and stalls at 10; the
+#: logistic barrier 63 iterations (110 s) at 300 and 62 (38 s) at 50
 CG_RTOL = 1e-8
-CG_MAX_ITER = 300
+CG_MAX_ITER = 50
 #: the CG iterations a solve is predicted to take (the cost model)
-CG_PREDICTED = 100
+CG_PREDICTED = 50
+#: the preconditioner factors exactly the features whose curvature ``sum_i h_i
+#: x_ij^2`` exceeds CG_BLOCK_RATIO times their ``e_j``, at most CG_BLOCK of
+#: them (the largest ratios); with 1,000 the QP above stalls at 2.6e-2, with
+#: 3,000 it takes 44 iterations for 45 (at a cap of 20) in twice the time
 CG_BLOCK = 2000
 CG_BLOCK_RATIO = 1.0
 
