@@ -16,7 +16,8 @@ import scipy.sparse as sp
 
 import primaldual
 from primaldual.solvers._multiclass import _in_legs
-from primaldual.solvers.multinomial_trust import (ETA0, ETA1, ETA2, SIGMA1, SIGMA3,
+from primaldual.multiclass import MulticlassProblem
+from primaldual.solvers.multinomial_trust import (ETA0, ETA1, ETA2, SIGMA1, SIGMA3, metric_floor,
                                                   new_radius, steihaug_cg)
 
 from test_multiclass import _cvxpy_optimum, blobs, by_hand
@@ -64,14 +65,14 @@ def test_new_radius_follows_trons_rules():
     assert SIGMA1 * delta <= mid <= SIGMA3 * delta
 
 
-@pytest.mark.parametrize("sparse", [False, True])
-def test_trust_region_reaches_the_cvxpy_optimum_with_an_exact_certificate(sparse):
+@pytest.mark.parametrize("sparse,floor", [(False, 0.01), (True, 0.01), (True, 0.0), (True, 1.0)])
+def test_trust_region_reaches_the_cvxpy_optimum_with_an_exact_certificate(sparse, floor):
     X, y = blobs(70, 6, 4, seed=5, sparse=sparse, scale=3.0)
     c = np.random.default_rng(6).integers(1, 4, 70).astype(float)
     lam = 1e-3
     ref = _cvxpy_optimum(X.toarray() if sparse else X, y, lam, c, "multinomial")
     res = primaldual.solve(X, y, loss="multinomial", lam=lam, sample_weight=c, tol=1e-10,
-                           globalization="trust_region")
+                           globalization="trust_region", trust_floor=floor)
     assert res.converged and "trust_radius" in res.trace[-1]
     assert abs(res.primal - ref) <= 1e-7 * ref
     P, D = by_hand(X, y, res.coef, res.dual_coef, lam, c, "multinomial")
@@ -128,6 +129,42 @@ def test_on_raw_counts_at_small_lam_the_default_step_is_the_trust_region():
     # of 2e+8; the line search, now kept to the budget: 3.7e-4 and 2e+6)
     assert auto.primal < 0.7 * line.primal
     assert auto.rel_gap < 1e-4 * line.rel_gap
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_metric_floor_is_the_diagonal_of_a_hessian_of_constant_row_curvature(sparse):
+    X, y = blobs(40, 7, 3, seed=2, sparse=sparse, scale=2.0)
+    c = np.random.default_rng(3).integers(1, 4, 40).astype(float)
+    prob = MulticlassProblem(X, y, "multinomial", 1e-3, sample_weight=c)
+    Xd = X.toarray() if sparse else X
+    # the explicit Hessian's diagonal with p_ik (1 - p_ik) = 0.01 on every row
+    by_hand = np.array([sum(c[i] * 0.01 * Xd[i, j] ** 2 for i in range(40)) / c.sum() + 1e-3
+                        for j in range(7)])
+    np.testing.assert_allclose(metric_floor(prob, 0.01), by_hand, rtol=1e-13)
+    assert metric_floor(prob, 0.0) is None
+
+
+def test_on_standardized_counts_the_floored_metric_takes_the_steps_the_diagonal_turns_down():
+    # the mechanism of news20 standardized at C = 100: rare words take values of
+    # ~sqrt(n); in H's diagonal metric a saturated row's scores may move far
+    # where its loss is exponential, so half the steps are turned down and the
+    # radius stays small; floored, the region keeps every row's scores near
+    X, y = _counts(n=200, d=3000, K=10)
+    X = sp.csr_matrix(X.multiply(1.0 / np.sqrt(np.asarray(X.multiply(X).mean(0)).ravel()
+                                                - np.square(np.asarray(X.mean(0)).ravel())
+                                                + 1e-300)))
+    kw = dict(loss="multinomial", lam=1.0 / (100 * 200), max_epochs=400, start="zero",
+              solver="multinomial_newton", globalization="trust_region")
+    plain = primaldual.solve(X, y, trust_floor=0.0, **kw)
+    floored = primaldual.solve(X, y, **kw)
+    # (measured: 34 of 66 steps turned down and a gap of 0.09 after 400 passes;
+    # floored, 5 of 22 and certified after 181)
+    assert floored.converged and not plain.converged
+    assert floored.n_epochs < 0.7 * plain.n_epochs
+    assert floored.trace[-1]["rejected_steps"] < 0.5 * plain.trace[-1]["rejected_steps"]
+    assert floored.primal < plain.primal
+    P, D = by_hand(X, y, floored.coef, floored.dual_coef, kw["lam"], np.ones(200), "multinomial")
+    assert P - D <= 1e-6 * P
 
 
 class _Scripted:

@@ -23,8 +23,8 @@ from ._multiclass_base import MulticlassSolver
 from ._partitions import PartitionCount
 from ._blas import serial_blas
 from .multinomial_options import MultinomialNewtonOptions
-from .multinomial_trust import (ETA0, f_resolution, forcing, kept_radius, new_radius,
-                                steihaug_cg)
+from .multinomial_trust import (ETA0, f_resolution, forcing, kept_radius, metric_floor,
+                                new_radius, steihaug_cg)
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -66,8 +66,6 @@ BLOCK_MAX_ENTRIES = 2e7
 #: CG never solves beyond this fraction of the gradient norm that certifies
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
-
-
 
 
 class MultinomialNewton(PartitionCount, MulticlassSolver):
@@ -115,14 +113,14 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     times as many as the serial start's epochs.
 
     With ``globalization="trust_region"`` (``auto``: on sparse rows whose
-    Hessian is never formed) a CG step is taken in a trust region in the
-    norm of H's diagonal instead: CG stops on its boundary (Steihaug 1983),
+    Hessian is never formed) a CG step is taken in a trust region in the norm
+    of H's diagonal, floored by ``trust_floor``: CG stops on its boundary (Steihaug 1983),
     the step is taken when the loss falls by at least 1e-4 of the model's
     prediction, the radius follows TRON's rules (Lin, Weng & Keerthi, JMLR
     2008; :mod:`~primaldual.solvers.multinomial_trust`) and the forcing term
     is Eisenstat & Walker's (1996, choice 2).  CG stops at the pass budget.
-    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``start``,
-    ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
+    Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``trust_floor``,
+    ``start``, ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
     ``warm_start``: a SolveResult, a coef (d, K) or a dual point alpha (n, K).
@@ -198,6 +196,9 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         #: steps in a trust region (``globalization``; auto: text, as news20 needs)
         self.trust = o.globalization == "trust_region" or (
             o.globalization == "auto" and long_start)
+        #: the least of the trust region's metric per feature (None: H's diagonal)
+        self.floor = (metric_floor(prob, o.trust_floor) if self.trust and not self.partitioned
+                      else None)
         self.start_epochs = (o.start_epochs if o.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
         if o.start_epochs is None and (self.n_partitions or 1) > 1:
@@ -452,7 +453,7 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         prediction, and the radius follows TRON's rules (X s: half a pass;
         X^T at the new point: another half)."""
         prob, data = self.problem, self.data
-        m = self._diag()
+        m = self._diag() if self.floor is None else np.maximum(self._diag(), self.floor[:, None])
         if self.delta is None:                # TRON: ||g||_{M^-1}, then the first step
             self.delta = -math.sqrt(flat_dot(self.g, self.g / m))
         stop, max_it = self._cg_limits(eta)

@@ -38,6 +38,13 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                                     "stops (TRON's radius rules); auto: the trust region "
                                     "on sparse rows whose Hessian is never formed "
                                     "(text), else the line search")
+    trust_floor: float = number(0.01, low=0.0, strict=False,
+                                doc="the trust region's metric (and CG's preconditioner "
+                                    "there) on each coordinate (j, k) is at least "
+                                    "trust_floor (X^T C X)_jj / W + lam, as if every row's "
+                                    "curvature p (1 - p) were at least trust_floor (0: H's "
+                                    "diagonal; so too where the rows live only on Dask "
+                                    "workers)")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "
