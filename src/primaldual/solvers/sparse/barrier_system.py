@@ -191,8 +191,11 @@ class CGNewtonSystem:
     no ``m x m`` or ``n x n`` matrix is formed (the truncated Newton
     interior-point method of Koh, Kim & Boyd 2007, Section 3.3).
 
-    Preconditioner: the system's diagonal ``sum_i h_i x_ij^2 + e_j``.
-    Each solve stops at a relative residual of ``CG_RTOL`` or after
+    Preconditioner: block diagonal, the system itself (factored by
+    :class:`NewtonSystem`) on the features whose curvature ``sum_i h_i
+    x_ij^2`` exceeds ``CG_BLOCK_RATIO`` times ``e_j`` (at most ``CG_BLOCK``, the
+    largest ratios: near a pure L1 optimum, the nonzero coefficients), and its
+    diagonal ``sum_i h_i x_ij^2 + e_j`` on the others.  Each solve stops at a relative residual of ``CG_RTOL`` or after
     ``CG_MAX_ITER`` products, and returns its last iterate (the certificate
     is computed exactly whatever the direction's accuracy)."""
 
