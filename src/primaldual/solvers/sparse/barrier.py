@@ -36,8 +36,8 @@ ITERATIONS = 40
 #: A working set whose matrix is predicted above FULL_FLOPS products (forming
 #: and factoring, :class:`.barrier_system.NewtonSystem`) is solved by CG
 #: (:class:`.barrier_system.CGNewtonSystem`).  Each time features join a
-#: growing set the interior point leaves its central path: on standardized reuters (squared hinge, C = 100) a growing set ended at
-#: a gap of 0.17; the whole one (7,770 rows x 8,157 features, by rows, about
+#: growing set the interior point leaves its central path: on standardized
+#: reuters (squared hinge, C = 100) a growing set ended at a gap of 0.17; the whole one (7,770 rows x 8,157 features, by rows, about
 #: 1.6e11 products, 5 s an iteration here) certifies 1e-6 in 22 iterations.  On
 #: the same data as given the first set of 948 features certifies in 21
 #: iterations (0.8 s), where the whole one takes 120 s: so the whole set waits

@@ -42,8 +42,6 @@ __all__ = ["CGNewtonSystem", "NewtonSystem", "REFINE_STEPS", "dense_flops"]
 #: logistic barrier 63 iterations (110 s) at 300 and 62 (38 s) at 50
 CG_RTOL = 1e-8
 CG_MAX_ITER = 50
-#: the CG iterations a solve is predicted to take (the cost model)
-CG_PREDICTED = 50
 #: the preconditioner factors exactly the features whose curvature ``sum_i h_i
 #: x_ij^2`` exceeds CG_BLOCK_RATIO times their ``e_j``, at most CG_BLOCK of
 #: them (the largest ratios); with 1,000 the QP above stalls at 2.6e-2, with
@@ -195,9 +193,10 @@ class CGNewtonSystem:
     :class:`NewtonSystem`) on the features whose curvature ``sum_i h_i
     x_ij^2`` exceeds ``CG_BLOCK_RATIO`` times ``e_j`` (at most ``CG_BLOCK``, the
     largest ratios: near a pure L1 optimum, the nonzero coefficients), and its
-    diagonal ``sum_i h_i x_ij^2 + e_j`` on the others.  Each solve stops at a relative residual of ``CG_RTOL`` or after
-    ``CG_MAX_ITER`` products, and returns its last iterate (the certificate
-    is computed exactly whatever the direction's accuracy)."""
+    diagonal ``sum_i h_i x_ij^2 + e_j`` on the others.  Each solve stops at
+    a relative residual of ``CG_RTOL`` or after ``CG_MAX_ITER`` products, and
+    returns its last iterate (the certificate is computed exactly whatever
+    the direction's accuracy)."""
 
     by_rows = False
 
@@ -205,10 +204,6 @@ class CGNewtonSystem:
         self.cols = cols
         self.sparse = sp.issparse(cols)
         self._sq = cols.multiply(cols).tocsc() if self.sparse else cols * cols
-        nnz = cols.nnz if self.sparse else cols.size
-        #: the predicted products of one solve (a pass and a transposed pass a
-        #: CG iteration, ``CG_PREDICTED`` iterations)
-        self.flops = 2.0 * nnz * CG_PREDICTED
         #: the CG iterations of every solve so far
         self.cg_iterations = 0
         #: the features the last factor's preconditioner factors exactly
