@@ -15,16 +15,15 @@ from ..distributed.multinomial_block import BlockMultinomialData, dense_rows_pay
 from ..distributed.multinomial_rounds import DaskMultinomialData, place_multiclass
 from ..distributed.newton_block import contiguous_partitions
 from .._util.cg import flat_dot
-from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
-from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._base import SolveResult
 from ._multiclass_base import MulticlassSolver
 from ._partitions import PartitionCount
 from ._blas import serial_blas
 from .multinomial_options import MultinomialNewtonOptions
-from .multinomial_trust import (ETA0, f_resolution, forcing, kept_radius, metric_floor,
-                                new_radius, steihaug_cg)
+from .multinomial_rows import ROWS_CHECK, ROWS_MAX_ENTRIES, RowSpaceSystem
+from .multinomial_start import dual_cd_start
+from .multinomial_trust import forcing, kept_radius, metric_floor, trust_step
 
 __all__ = ["MultinomialNewtonOptions", "MultinomialNewton"]
 
@@ -66,6 +65,13 @@ BLOCK_MAX_ENTRIES = 2e7
 #: CG never solves beyond this fraction of the gradient norm that certifies
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
+#: newton_system="auto": a step in the rows (:mod:`.multinomial_rows`) is tried
+#: once a step in the features took this many products (news20 at C = 100:
+#: hundreds to 1,000+ each near the optimum, against ~250 in the rows)
+ROWS_TRY = 100
+#: a row-space solve may take at most this many products, or twice the last
+#: step's in the features if more
+ROWS_CAP = 400
 
 
 class MultinomialNewton(PartitionCount, MulticlassSolver):
@@ -119,7 +125,15 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     prediction, the radius follows TRON's rules (Lin, Weng & Keerthi, JMLR
     2008; :mod:`~primaldual.solvers.multinomial_trust`) and the forcing term
     is Eisenstat & Walker's (1996, choice 2).  CG stops at the pass budget.
+
+    With ``newton_system="rows"`` (``auto``: in process, rows fewer than
+    features, once a feature step took ROWS_TRY products, while the solves
+    converge) ``H s = -g`` is solved in the rows by the Woodbury identity,
+    ``s = -(g - B u) / lam`` with ``(lam I + B^T B) u = B^T g``, ``H = lam I +
+    B B^T`` (:mod:`~primaldual.solvers.multinomial_rows`), and the step takes
+    the line search.
     Options: ``cg_tol``, ``max_cg_iter``, ``hessian``, ``globalization``, ``trust_floor``,
+    ``newton_system``,
     ``start``, ``start_epochs``, ``n_partitions``, ``client``, ``round_timeout``,
     ``max_recoveries`` (:class:`MultinomialNewtonOptions`).
     ``max_epochs`` counts passes (a product with ``X`` and one with ``X^T``).
@@ -199,6 +213,17 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         #: the least of the trust region's metric per feature (None: H's diagonal)
         self.floor = (metric_floor(prob, o.trust_floor) if self.trust and not self.partitioned
                       else None)
+        rows_fit = (not self.partitioned and o.client is None and self.n_partitions is None
+                    and n * K * K <= ROWS_MAX_ENTRIES)
+        if o.newton_system == "rows" and not rows_fit:
+            raise ValueError(f"newton_system='rows' needs the rows in this process, one "
+                             f"partition and n K^2 <= {ROWS_MAX_ENTRIES:g} (n = {n}, K = "
+                             f"{K}); use newton_system='features'")
+        #: Newton steps in the rows (multinomial_rows): possible here, and
+        #: chosen (auto: rows fewer than features, on the CG path of text)
+        self.rows_ok = rows_fit and (o.newton_system == "rows" or (
+            o.newton_system == "auto" and n < d and self.explicit_passes == math.inf))
+        self.XT = None
         self.start_epochs = (o.start_epochs if o.start_epochs is not None
                              else START_EPOCHS if long_start else SHORT_START_EPOCHS)
         if o.start_epochs is None and (self.n_partitions or 1) > 1:
@@ -227,6 +252,11 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         #: it turned down
         self.delta = kept_radius(warm_start)
         self.n_rejected = 0
+        #: row-space steps: in use, the feature-step products that try them
+        #: again, the last solve's products, and how many were taken
+        self.rows_on = self.opts.newton_system == "rows"
+        self.rows_next = ROWS_TRY
+        self.rows_last = self.n_rows = 0
         #: the forcing term's memory: ||g|| before the last step taken, and eta
         self.g_prev = None
         self.eta = self.opts.cg_tol
@@ -273,6 +303,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
                  "blocks_on": bool(self.blocks_on), "n_blocks": int(self.n_blocks),
                  "delta": 0.0 if self.delta is None else float(self.delta),
                  "n_rejected": int(self.n_rejected), "eta": float(self.eta),
+                 "rows_on": bool(self.rows_on), "rows_next": int(self.rows_next),
+                 "n_rows": int(self.n_rows), "rows_last": int(self.rows_last),
                  "g_prev": -1.0 if self.g_prev is None else float(self.g_prev)},
                 {"coef": self.coef.copy(),
                  **({} if self.Pcd is None else {"Pcd": self.Pcd.copy()})})
@@ -288,6 +320,10 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         delta = float(meta.get("delta", 0.0))
         self.delta = None if delta == 0.0 else delta
         self.n_rejected = int(meta.get("n_rejected", 0))
+        self.rows_on = bool(meta.get("rows_on", self.opts.newton_system == "rows"))
+        self.rows_next = int(meta.get("rows_next", ROWS_TRY))
+        self.n_rows = int(meta.get("n_rows", 0))
+        self.rows_last = int(meta.get("rows_last", 0))
         self.eta = float(meta.get("eta", self.opts.cg_tol))
         g_prev = float(meta.get("g_prev", -1.0))
         self.g_prev = None if g_prev < 0.0 else g_prev
@@ -418,13 +454,15 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         if gnorm == 0.0:
             self.finished = True
             return
-        if self.last_cg >= self.explicit_passes:
+        s = (self._rows_step() if self.rows_ok and (
+            self.rows_on or self.last_cg >= self.rows_next) else None)
+        if s is None and self.last_cg >= self.explicit_passes:
             s = self._newton_direct()
             self.n_explicit += 1
-        else:
+        elif s is None:
             if self.trust:
                 self.eta = forcing(gnorm, self.g_prev, self.eta, self.opts.cg_tol)
-                return self._trust_step(self.eta)
+                return trust_step(self, self.eta)
             s = self._cg(min(self.opts.cg_tol, math.sqrt(gnorm / max(self.g0norm, 1e-300))))
         gs = flat_dot(self.g, s)
         if not gs < 0.0:
@@ -446,106 +484,44 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
             t *= 0.5
         self.finished = True                  # no decrease representable along s
 
-    def _trust_step(self, eta):
-        """One step in the trust region ``||s||_M <= delta`` (``M`` the
-        diagonal of H): CG to ``eta ||g||`` or the boundary, then the point
-        moves by ``s`` when the loss falls by at least ETA0 of the model's
-        prediction, and the radius follows TRON's rules (X s: half a pass;
-        X^T at the new point: another half)."""
-        prob, data = self.problem, self.data
-        m = self._diag() if self.floor is None else np.maximum(self._diag(), self.floor[:, None])
-        if self.delta is None:                # TRON: ||g||_{M^-1}, then the first step
-            self.delta = -math.sqrt(flat_dot(self.g, self.g / m))
-        stop, max_it = self._cg_limits(eta)
-        s, r, it, edge = steihaug_cg(self._hv, self.g, self._preconditioner(m), m,
-                                     abs(self.delta), stop, max_it, self._deadline)
+    def _rows_step(self):
+        """A Newton step solved in the rows (:class:`RowSpaceSystem`), or
+        None: with the row-space steps off until a feature step costs twice
+        as much, when it does not converge within its cap or its residual in
+        the features (one product) exceeds ROWS_CHECK; as they were, when the
+        pass budget left is below a solve's products or the deadline cuts it
+        (a partial row solve is no direction; a feature step uses the rest)."""
+        prob = self.problem
+        cap = max(ROWS_CAP, 2 * self.last_cg)
+        if self.opts.max_cg_iter:
+            cap = min(cap, int(self.opts.max_cg_iter))
+        left = int(self.max_epochs - self.passes) - 3
+        if left < 1 or (self.rows_on and left < min(cap, self.rows_last)):
+            return None             # the budget's end: a feature step takes the rest
+        if self.XT is None:
+            self.XT = prob.X.T.tocsr() if sp.issparse(prob.X) else prob.X.T
+        P = self._one_hot() - self.data.dual()
+        system = RowSpaceSystem(prob.X, self.XT, P, prob.sample_weight, prob.W, prob.lam)
+        deadline = self._deadline
+        late = None if deadline is None else (lambda: time.perf_counter() >= deadline)
+        s, it, converged = system.solve(self.g, min(cap, left), late)
+        self.passes += 1.0 + it
         self.cg_iter += it
-        self.last_cg = it
-        gs = flat_dot(self.g, s)
-        prered = -0.5 * (gs - flat_dot(s, r))
-        if not (gs < 0.0 and prered > 0.0):
-            self.finished = True              # no decrease the model can see
-            return
-        data.direction(s)
-        coef_t = self.coef + s
-        actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * flat_dot(coef_t, coef_t))
-        trial, gnorm = 1 - self.slot, math.sqrt(flat_dot(self.g, self.g))
-        fg = None
-        if prered <= f_resolution(self.f, prob.n):
-            # f no longer resolves the decrease: judge the step by ||grad f||
-            fg = data.evaluate_step(1.0, trial, coef_t)
-            g_t = fg[1] / prob.W + prob.lam * coef_t
-            actred = prered if flat_dot(g_t, g_t) < gnorm * gnorm else -math.inf
-        snorm = math.sqrt(flat_dot(s * m, s))
-        delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
-        self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
-        if actred > ETA0 * prered:
-            self.g_prev = gnorm
-            self._take(coef_t, *(fg or data.evaluate_step(1.0, trial, coef_t)))
-            data.use(trial)
-            self.slot = trial
-            self.n_iter += 1
-            return
-        self.n_rejected += 1
-        self.passes += 0.5 if fg is None else 1.0
-        if self.delta <= 1e-14 * math.sqrt(flat_dot(self.coef * m, self.coef)):
-            self.finished = True              # a step below rounding
-
-    def _partition_start(self, deadline):
-        """With partitions: rounds of CoCoA+ (adding, ``sigma' = K``) on the
-        dual, one local epoch each (:meth:`MultinomialBlock.dual_start`; each
-        ~ two passes), then the Newton state at ``coef(alpha)``."""
-        prob = self.problem
-        coef = self.coef                 # coef(alpha) of the workers' dual blocks
-        while self.cd_left > 0:
-            status, dcoef = self.data.dual_start(coef, prob.lam, prob.W, 1,
-                                                 float(self.n_partitions),
-                                                 int(self.rng.integers(2 ** 62)))
-            if status != STATUS_OK:
-                raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
-                                         f"the features")
-            coef = coef + dcoef
-            self.cd_left -= 1
-            self.passes += 2.0
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-        self._evaluate_at(coef)
-        self.g0norm = math.sqrt(flat_dot(self.g, self.g))
-
-    def _dual_cd_start(self, deadline):
-        """The start's epochs of dual coordinate descent (each ~ two passes),
-        then the Newton state at coef(alpha)."""
-        if self.n_partitions is not None:
-            return self._partition_start(deadline)
-        prob = self.problem
-        C = prob.sample_weight / (prob.W * prob.lam)
-        r = prob.rows
-        view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
-        work = MNWork(*(np.empty(prob.K) for _ in range(6)))
-        order = np.flatnonzero(C > 0.0).astype(np.int64)
-        Y = self._one_hot()
-        coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
-        while self.cd_left > 0:
-            k = min(self.cd_left, 4)
-            status, done, _ = mn_epochs(view, order, self.Pcd, coef, work,
-                                        self.rng.random((k, order.shape[0])))
-            if status != STATUS_OK:
-                raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
-                                         f"the features")
-            self.cd_left -= k
-            self.passes += 2.0 * k
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-        coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
-        if self.cd_left == 0:
-            self.Pcd = None
-        self._evaluate_at(coef)
-        self.g0norm = math.sqrt(flat_dot(self.g, self.g))
+        if not converged and (left < cap or (late is not None and late())):
+            return None             # cut by the budget or the deadline: rows as they were
+        r = self._hv(s) + self.g
+        if converged and flat_dot(r, r) <= ROWS_CHECK ** 2 * flat_dot(self.g, self.g):
+            self.rows_on, self.last_cg, self.rows_last = True, it, it
+            self.n_rows += 1
+            return s
+        self.rows_on = False
+        self.rows_next = 2 * max(self.rows_next, it)
+        return None
 
     def advance(self, n_epochs, deadline):
         self._deadline = deadline
         if self.cd_left > 0:
-            self._dual_cd_start(deadline)
+            dual_cd_start(self, deadline)
             return
         target = self.passes + max(1.0, n_epochs)
         while self.passes < target - 1e-9 and not self.finished \
@@ -582,6 +558,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
                "explicit_steps": int(self.n_explicit), "block_steps": int(self.n_blocks)}
+        if self.rows_ok:
+            out["rows_steps"] = int(self.n_rows)
         if self.trust:
             out["trust_radius"] = abs(float(self.delta or 0.0))
             out["rejected_steps"] = int(self.n_rejected)

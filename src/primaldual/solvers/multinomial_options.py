@@ -45,6 +45,13 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                                     "curvature p (1 - p) were at least trust_floor (0: H's "
                                     "diagonal; so too where the rows live only on Dask "
                                     "workers)")
+    newton_system: str = choice("auto", "auto", "features", "rows",
+                                doc="how a Newton step solves H s = -g: CG on H (features), "
+                                    "or CG on the n K x n K system of the rows by the "
+                                    "Woodbury identity (rows; in process only); auto: the "
+                                    "rows where they are fewer than the features, once a "
+                                    "step in the features took ROWS_TRY products, for as "
+                                    "long as their solves converge")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
                             "multinomial_dual_cd from alpha = 0 (auto: dual_cd "

@@ -1,0 +1,72 @@
+"""The dual start of multinomial Newton-CG
+(:class:`~primaldual.solvers.multinomial.MultinomialNewton`): epochs of exact
+dual coordinate descent from ``alpha = 0`` (Yu, Huang & Lin 2011), or on
+partitions rounds of CoCoA+ (adding, ``sigma' = K``; Ma et al. 2015), then the
+Newton state at ``coef(alpha)``.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._util.cg import flat_dot
+from ..kernels.multinomial_dual import MNRows, MNWork, mn_epochs
+from ..kernels.status import STATUS_OK
+
+__all__ = ["dual_cd_start", "partition_start"]
+
+
+def partition_start(self, deadline):
+    """The start of ``self`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`)
+    with partitions: rounds of CoCoA+ (adding, ``sigma' = K``) on the
+    dual, one local epoch each (:meth:`MultinomialBlock.dual_start`; each
+    ~ two passes), then the Newton state at ``coef(alpha)``."""
+    prob = self.problem
+    coef = self.coef                 # coef(alpha) of the workers' dual blocks
+    while self.cd_left > 0:
+        status, dcoef = self.data.dual_start(coef, prob.lam, prob.W, 1,
+                                             float(self.n_partitions),
+                                             int(self.rng.integers(2 ** 62)))
+        if status != STATUS_OK:
+            raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+                                     f"the features")
+        coef = coef + dcoef
+        self.cd_left -= 1
+        self.passes += 2.0
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    self._evaluate_at(coef)
+    self.g0norm = math.sqrt(flat_dot(self.g, self.g))
+
+def dual_cd_start(self, deadline):
+    """The start of ``self`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`):
+    its epochs of dual coordinate descent (each ~ two passes),
+    then the Newton state at coef(alpha)."""
+    if self.n_partitions is not None:
+        return partition_start(self, deadline)
+    prob = self.problem
+    C = prob.sample_weight / (prob.W * prob.lam)
+    r = prob.rows
+    view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
+    work = MNWork(*(np.empty(prob.K) for _ in range(6)))
+    order = np.flatnonzero(C > 0.0).astype(np.int64)
+    Y = self._one_hot()
+    coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
+    while self.cd_left > 0:
+        k = min(self.cd_left, 4)
+        status, done, _ = mn_epochs(view, order, self.Pcd, coef, work,
+                                    self.rng.random((k, order.shape[0])))
+        if status != STATUS_OK:
+            raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+                                     f"the features")
+        self.cd_left -= k
+        self.passes += 2.0 * k
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+    coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
+    if self.cd_left == 0:
+        self.Pcd = None
+    self._evaluate_at(coef)
+    self.g0norm = math.sqrt(flat_dot(self.g, self.g))
