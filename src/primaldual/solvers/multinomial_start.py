@@ -18,55 +18,55 @@ from ..kernels.status import STATUS_OK
 __all__ = ["dual_cd_start", "partition_start"]
 
 
-def partition_start(self, deadline):
-    """The start of ``self`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`)
+def partition_start(solver, deadline):
+    """The start of ``solver`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`)
     with partitions: rounds of CoCoA+ (adding, ``sigma' = K``) on the
     dual, one local epoch each (:meth:`MultinomialBlock.dual_start`; each
     ~ two passes), then the Newton state at ``coef(alpha)``."""
-    prob = self.problem
-    coef = self.coef                 # coef(alpha) of the workers' dual blocks
-    while self.cd_left > 0:
-        status, dcoef = self.data.dual_start(coef, prob.lam, prob.W, 1,
-                                             float(self.n_partitions),
-                                             int(self.rng.integers(2 ** 62)))
+    prob = solver.problem
+    coef = solver.coef                 # coef(alpha) of the workers' dual blocks
+    while solver.cd_left > 0:
+        status, dcoef = solver.data.dual_start(coef, prob.lam, prob.W, 1,
+                                             float(solver.n_partitions),
+                                             int(solver.rng.integers(2 ** 62)))
         if status != STATUS_OK:
-            raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+            raise FloatingPointError(f"{solver.name}: a non-finite dual step; scale "
                                      f"the features")
         coef = coef + dcoef
-        self.cd_left -= 1
-        self.passes += 2.0
+        solver.cd_left -= 1
+        solver.passes += 2.0
         if deadline is not None and time.perf_counter() >= deadline:
             break
-    self._evaluate_at(coef)
-    self.g0norm = math.sqrt(flat_dot(self.g, self.g))
+    solver._evaluate_at(coef)
+    solver.g0norm = math.sqrt(flat_dot(solver.g, solver.g))
 
-def dual_cd_start(self, deadline):
-    """The start of ``self`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`):
+def dual_cd_start(solver, deadline):
+    """The start of ``solver`` (a :class:`~primaldual.solvers.multinomial.MultinomialNewton`):
     its epochs of dual coordinate descent (each ~ two passes),
     then the Newton state at coef(alpha)."""
-    if self.n_partitions is not None:
-        return partition_start(self, deadline)
-    prob = self.problem
+    if solver.n_partitions is not None:
+        return partition_start(solver, deadline)
+    prob = solver.problem
     C = prob.sample_weight / (prob.W * prob.lam)
     r = prob.rows
     view = MNRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, prob.y, C)
     work = MNWork(*(np.empty(prob.K) for _ in range(6)))
     order = np.flatnonzero(C > 0.0).astype(np.int64)
-    Y = self._one_hot()
-    coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
-    while self.cd_left > 0:
-        k = min(self.cd_left, 4)
-        status, done, _ = mn_epochs(view, order, self.Pcd, coef, work,
-                                    self.rng.random((k, order.shape[0])))
+    Y = solver._one_hot()
+    coef = np.ascontiguousarray(prob.rmat((Y - solver.Pcd) * C[:, None]))
+    while solver.cd_left > 0:
+        k = min(solver.cd_left, 4)
+        status, done, _ = mn_epochs(view, order, solver.Pcd, coef, work,
+                                    solver.rng.random((k, order.shape[0])))
         if status != STATUS_OK:
-            raise FloatingPointError(f"{self.name}: a non-finite dual step; scale "
+            raise FloatingPointError(f"{solver.name}: a non-finite dual step; scale "
                                      f"the features")
-        self.cd_left -= k
-        self.passes += 2.0 * k
+        solver.cd_left -= k
+        solver.passes += 2.0 * k
         if deadline is not None and time.perf_counter() >= deadline:
             break
-    coef = np.ascontiguousarray(prob.rmat((Y - self.Pcd) * C[:, None]))
-    if self.cd_left == 0:
-        self.Pcd = None
-    self._evaluate_at(coef)
-    self.g0norm = math.sqrt(flat_dot(self.g, self.g))
+    coef = np.ascontiguousarray(prob.rmat((Y - solver.Pcd) * C[:, None]))
+    if solver.cd_left == 0:
+        solver.Pcd = None
+    solver._evaluate_at(coef)
+    solver.g0norm = math.sqrt(flat_dot(solver.g, solver.g))

@@ -13,9 +13,9 @@ grow by four at each step that the quadratic model predicts well.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import math
+
+import numpy as np
 
 from .._util.cg import flat_dot, steihaug
 from ._base import SolveResult
@@ -25,8 +25,8 @@ from ._base import SolveResult
 # the boundary); and how finely f resolves a decrease (f_resolution, re-exported)
 from .newton import ETA0, ETA1, ETA2, SIGMA1, SIGMA2, SIGMA3, f_resolution
 
-__all__ = ["trust_step", "steihaug_cg", "new_radius", "kept_radius", "f_resolution", "forcing", "metric_floor",
-           "ETA0", "ETA1", "ETA2", "SIGMA1", "SIGMA2", "SIGMA3"]
+__all__ = ["trust_step", "steihaug_cg", "new_radius", "kept_radius", "f_resolution", "forcing",
+           "metric_floor", "ETA0", "ETA1", "ETA2", "SIGMA1", "SIGMA2", "SIGMA3"]
 
 
 def metric_floor(prob, floor):
@@ -98,48 +98,49 @@ def forcing(gnorm, g_prev, eta, cap):
     return min(cap, new)
 
 
-def trust_step(self, eta):
-    """One step of ``self``, a
+def trust_step(solver, eta):
+    """One step of ``solver``, a
     :class:`~primaldual.solvers.multinomial.MultinomialNewton`, in the trust
-    region ``||s||_M <= delta`` (``M`` the diagonal of H): CG to ``eta ||g||`` or the boundary, then the point
-    moves by ``s`` when the loss falls by at least ETA0 of the model's
-    prediction, and the radius follows TRON's rules (X s: half a pass;
-    X^T at the new point: another half)."""
-    prob, data = self.problem, self.data
-    m = self._diag() if self.floor is None else np.maximum(self._diag(), self.floor[:, None])
-    if self.delta is None:                # TRON: ||g||_{M^-1}, then the first step
-        self.delta = -math.sqrt(flat_dot(self.g, self.g / m))
-    stop, max_it = self._cg_limits(eta)
-    s, r, it, edge = steihaug_cg(self._hv, self.g, self._preconditioner(m), m,
-                                 abs(self.delta), stop, max_it, self._deadline)
-    self.cg_iter += it
-    self.last_cg = it
-    gs = flat_dot(self.g, s)
+    region ``||s||_M <= delta`` (``M`` the diagonal of H): CG to ``eta
+    ||g||`` or the boundary, then the point moves by ``s`` when the loss falls
+    by at least ETA0 of the model's prediction, and the radius follows TRON's
+    rules (X s: half a pass; X^T at the new point: another half)."""
+    prob, data = solver.problem, solver.data
+    m = solver._diag() if solver.floor is None else np.maximum(solver._diag(), solver.floor[:, None])
+    if solver.delta is None:                # TRON: ||g||_{M^-1}, then the first step
+        solver.delta = -math.sqrt(flat_dot(solver.g, solver.g / m))
+    stop, max_it = solver._cg_limits(eta)
+    s, r, it, edge = steihaug_cg(solver._hv, solver.g, solver._preconditioner(m), m,
+                                 abs(solver.delta), stop, max_it, solver._deadline)
+    solver.cg_iter += it
+    solver.last_cg = it
+    gs = flat_dot(solver.g, s)
     prered = -0.5 * (gs - flat_dot(s, r))
     if not (gs < 0.0 and prered > 0.0):
-        self.finished = True              # no decrease the model can see
+        solver.finished = True              # no decrease the model can see
         return
     data.direction(s)
-    coef_t = self.coef + s
-    actred = self.f - (data.line_loss(1.0) / prob.W + 0.5 * prob.lam * flat_dot(coef_t, coef_t))
-    trial, gnorm = 1 - self.slot, math.sqrt(flat_dot(self.g, self.g))
+    coef_t = solver.coef + s
+    actred = solver.f - (data.line_loss(1.0) / prob.W
+                       + 0.5 * prob.lam * flat_dot(coef_t, coef_t))
+    trial, gnorm = 1 - solver.slot, math.sqrt(flat_dot(solver.g, solver.g))
     fg = None
-    if prered <= f_resolution(self.f, prob.n):
+    if prered <= f_resolution(solver.f, prob.n):
         # f no longer resolves the decrease: judge the step by ||grad f||
         fg = data.evaluate_step(1.0, trial, coef_t)
         g_t = fg[1] / prob.W + prob.lam * coef_t
         actred = prered if flat_dot(g_t, g_t) < gnorm * gnorm else -math.inf
     snorm = math.sqrt(flat_dot(s * m, s))
-    delta = min(-self.delta, snorm) if self.delta < 0.0 else self.delta
-    self.delta = new_radius(delta, snorm, gs, actred, prered, edge)
+    delta = min(-solver.delta, snorm) if solver.delta < 0.0 else solver.delta
+    solver.delta = new_radius(delta, snorm, gs, actred, prered, edge)
     if actred > ETA0 * prered:
-        self.g_prev = gnorm
-        self._take(coef_t, *(fg or data.evaluate_step(1.0, trial, coef_t)))
+        solver.g_prev = gnorm
+        solver._take(coef_t, *(fg or data.evaluate_step(1.0, trial, coef_t)))
         data.use(trial)
-        self.slot = trial
-        self.n_iter += 1
+        solver.slot = trial
+        solver.n_iter += 1
         return
-    self.n_rejected += 1
-    self.passes += 0.5 if fg is None else 1.0
-    if self.delta <= 1e-14 * math.sqrt(flat_dot(self.coef * m, self.coef)):
-        self.finished = True              # a step below rounding
+    solver.n_rejected += 1
+    solver.passes += 0.5 if fg is None else 1.0
+    if solver.delta <= 1e-14 * math.sqrt(flat_dot(solver.coef * m, solver.coef)):
+        solver.finished = True              # a step below rounding
