@@ -66,9 +66,13 @@ BLOCK_MAX_ENTRIES = 2e7
 #: the target (gap = ||g||^2 / (2 lam) <= tol |f|)
 CG_FLOOR = 0.5
 #: newton_system="auto": a step in the rows (:mod:`.multinomial_rows`) is tried
-#: once a step in the features took this many products (news20 at C = 100:
-#: hundreds to 1,000+ each near the optimum, against ~250 in the rows)
-ROWS_TRY = 100
+#: once a step in the features took this many products.  A row solve costs
+#: 150-400 products on news20: at C = 100 feature steps take hundreds to 1,000+
+#: near the optimum (the rows certify there), while at C = 1 as given and
+#: C = 0.01 standardized a last feature step of 115-141 products finishes
+#: the fit, where a threshold of 100 made the rows cost 43-58% more passes
+#: (benchmarks/results/multinomial-news20-rows.md)
+ROWS_TRY = 200
 #: a row-space solve may take at most this many products, or twice the last
 #: step's in the features if more
 ROWS_CAP = 400

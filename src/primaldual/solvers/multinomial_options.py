@@ -50,7 +50,7 @@ class MultinomialNewtonOptions(PartitionOptions, CommonOptions):
                                     "or CG on the n K x n K system of the rows by the "
                                     "Woodbury identity (rows; in process only); auto: the "
                                     "rows where they are fewer than the features, once a "
-                                    "step in the features took ROWS_TRY products, for as "
+                                    "step in the features took 200 products (ROWS_TRY), for as "
                                     "long as their solves converge")
     start: str = choice("auto", "auto", "zero", "dual_cd",
                         doc="the first point: zero, or start_epochs epochs of "
