@@ -17,7 +17,7 @@ from primaldual.solvers import multinomial as mn
 from primaldual.solvers.multinomial_rows import ROWS_TOL, RowSpaceSystem
 
 from test_multiclass import _cvxpy_optimum, by_hand
-from test_multinomial_trust import _counts
+from test_multinomial_trust import _counts, assert_optimum_by_hand
 
 
 def _standardized(X):
@@ -68,11 +68,7 @@ def test_rows_reach_the_cvxpy_optimum_with_an_exact_certificate():
     res = primaldual.solve(X, y, loss="multinomial", lam=lam, sample_weight=c, tol=1e-10,
                            solver="multinomial_newton", newton_system="rows", start="zero")
     assert res.converged and res.trace[-1]["rows_steps"] == res.trace[-1]["newton_iter"] > 0
-    assert abs(res.primal - ref) <= 1e-7 * ref
-    P, D = by_hand(X, y, res.coef, res.dual_coef, lam, c, "multinomial")
-    assert P == pytest.approx(res.primal, rel=1e-12)
-    assert D == pytest.approx(res.dual, rel=1e-10, abs=1e-14)
-    assert P - D <= 1e-10 * P
+    assert_optimum_by_hand(X, y, res, lam, c, ref)
 
 
 def test_auto_switches_to_rows_after_a_long_feature_step(monkeypatch):
