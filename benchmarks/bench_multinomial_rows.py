@@ -33,6 +33,8 @@ from sklearn.preprocessing import LabelEncoder, StandardScaler
 
 from primaldual import solve
 from primaldual.datasets import load
+from primaldual._util.cg import flat_dot, pcg
+from primaldual.multiclass import softmax
 from primaldual.solvers.multinomial_rows import RowSpaceSystem
 
 
@@ -44,18 +46,13 @@ def news20(scaling):
     return sp.csr_matrix(X), y
 
 
-def _softmax(Z):
-    E = np.exp(Z - Z.max(1, keepdims=True))
-    return E / E.sum(1, keepdims=True)
-
-
 def point(scaling, C, passes, caps):
     X, y = news20(scaling)
     n, K = X.shape[0], int(y.max()) + 1
     lam = 1.0 / (C * n)
     r = solve(X, y, loss="multinomial", lam=lam, max_epochs=passes)
     coef = r.coef
-    P = _softmax(np.asarray(X @ coef))
+    P = softmax(np.asarray(X @ coef))
     Y = np.eye(K)[y]
     XT = X.T.tocsr()
     g = np.asarray(XT @ (P - Y)) / n + lam * coef
@@ -76,30 +73,13 @@ def point(scaling, C, passes, caps):
     print("|---|---|---|---|")
     diag = lam + np.asarray((X.multiply(X)).T @ (P * (1 - P))) / n
     for cap in caps:
-        s, it = _pcg(hv, -g, lambda v: v / diag, cap)
+        s, _, it = pcg(hv, lambda v: v / diag, -g, 0.0, cap, flat_dot)
         report("features, H's diagonal", s, it)
-    system = RowSpaceSystem(X, XT, P, np.ones(n), float(n), lam)
+    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    system = RowSpaceSystem(X, XT, sqnorm, P, np.ones(n), float(n), lam)
     for cap in caps:
         s, it, ok = system.solve(g, cap)
         report(f"rows, block Jacobi{'' if ok else ' (not converged)'}", s, it + 1)
-
-
-def _pcg(A, b, M, cap):
-    x = np.zeros_like(b)
-    r = b.copy()
-    z = M(r)
-    p = z.copy()
-    rz = float((r * z).sum())
-    for it in range(1, cap + 1):
-        Ap = A(p)
-        a = rz / float((p * Ap).sum())
-        x += a * p
-        r -= a * Ap
-        z = M(r)
-        rz_new = float((r * z).sum())
-        p = z + (rz_new / rz) * p
-        rz = rz_new
-    return x, cap
 
 
 def cells(specs, system):

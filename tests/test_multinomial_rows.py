@@ -49,12 +49,12 @@ def test_row_space_step_is_the_newton_step_of_the_hessian_by_hand(sparse):
         H += c[i] / W * np.kron(np.outer(Xd[i], Xd[i]), A)     # coef (d, K) row-major
     exact = np.linalg.solve(H, -g.ravel()).reshape(d, K)
     XT = X.T.tocsr() if sparse else X.T
-    s, products, converged = RowSpaceSystem(X, XT, P, c, W, lam).solve(g, 10 * n * K)
+    s, products, converged = RowSpaceSystem(X, XT, (Xd * Xd).sum(1), P, c, W, lam).solve(g, 10 * n * K)
     assert converged and products <= n * K
     np.testing.assert_allclose(s, exact, rtol=0, atol=1e-7 * np.abs(exact).max())
     assert np.linalg.norm(H @ s.ravel() + g.ravel()) <= 1e-8 * np.linalg.norm(g)
     # a capped solve reports that it did not converge
-    _, products, converged = RowSpaceSystem(X, XT, P, c, W, lam).solve(g, 2)
+    _, products, converged = RowSpaceSystem(X, XT, (Xd * Xd).sum(1), P, c, W, lam).solve(g, 2)
     assert products == 2 and not converged
     assert ROWS_TOL <= 1e-10
 

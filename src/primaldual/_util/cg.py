@@ -22,7 +22,7 @@ def flat_dot(a, b) -> float:
     return float(np.einsum("i,i->", a.ravel(), b.ravel()))
 
 
-def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0):
+def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0, late=None):
     """``(x, r, iterations)`` for ``A x = b``, ``A`` symmetric positive
     (semi)definite given by ``apply(p)``, preconditioned by ``precondition(r)``.
 
@@ -30,7 +30,8 @@ def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0):
     after ``max_iter`` products, when ``dot(r, precondition(r))`` is not
     positive, or at a direction ``p`` whose curvature ``dot(p, A p)`` is not
     above ``min_curvature dot(p, p)`` (that direction is not taken: ``x`` is
-    then the last iterate, zero if it was the first).  ``r = b - A x``."""
+    then the last iterate, zero if it was the first), or before a product
+    once ``late()`` (a deadline) is true.  ``r = b - A x``."""
     x = np.zeros_like(b, dtype=np.float64)
     r = np.array(b, dtype=np.float64)
     stop = rtol * math.sqrt(dot(r, r))
@@ -39,6 +40,8 @@ def pcg(apply, precondition, b, rtol, max_iter, dot, min_curvature=0.0):
     rz = dot(r, z)
     it = 0
     while it < max_iter and math.sqrt(dot(r, r)) > stop and rz > 0.0:
+        if late is not None and late():
+            break
         Ap = apply(p)
         it += 1
         pAp = dot(p, Ap)

@@ -505,7 +505,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         if self.XT is None:
             self.XT = prob.X.T.tocsr() if sp.issparse(prob.X) else prob.X.T
         P = self._one_hot() - self.data.dual()
-        system = RowSpaceSystem(prob.X, self.XT, P, prob.sample_weight, prob.W, prob.lam)
+        system = RowSpaceSystem(prob.X, self.XT, prob.rows.sqnorm, P, prob.sample_weight,
+                                prob.W, prob.lam)
         deadline = self._deadline
         late = None if deadline is None else (lambda: time.perf_counter() >= deadline)
         s, it, converged = system.solve(self.g, min(cap, left), late)

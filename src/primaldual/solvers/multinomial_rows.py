@@ -36,9 +36,8 @@ Hessian product in the features before it is used.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from .._util.cg import flat_dot
+from .._util.cg import flat_dot, pcg
 
 __all__ = ["RowSpaceSystem", "ROWS_TOL", "ROWS_CHECK", "ROWS_MAX_ENTRIES"]
 
@@ -54,9 +53,10 @@ ROWS_MAX_ENTRIES = 5e7
 
 class RowSpaceSystem:
     """``H s = -g`` by CG on ``(lam I + B^T B) u = B^T g`` (module docstring)
-    at the probabilities ``P``; one instance per Newton step."""
+    at the probabilities ``P``, with ``sqnorm`` the rows' ``||x_i||^2``; one
+    instance per Newton step."""
 
-    def __init__(self, X, XT, P, c, W, lam):
+    def __init__(self, X, XT, sqnorm, P, c, W, lam):
         n, K = P.shape
         A = -P[:, :, None] * P[:, None, :]
         idx = np.arange(K)
@@ -67,10 +67,8 @@ class RowSpaceSystem:
         # L_i scaled by sqrt(c_i / W): B's column blocks are x_i kron L_i
         self.L = np.matmul(V * np.sqrt(ev)[:, None, :], V.transpose(0, 2, 1)) \
             * scale[:, None, None]
-        sq = (np.asarray(X.multiply(X).sum(axis=1)).ravel() if sp.issparse(X)
-              else np.einsum("ij,ij->i", X, X))
         self.V = V
-        self.inv = 1.0 / (lam + (sq * scale ** 2)[:, None] * ev)
+        self.inv = 1.0 / (lam + (np.asarray(sqnorm) * scale ** 2)[:, None] * ev)
         self.X, self.XT, self.lam = X, XT, lam
 
     def _l(self, U):
@@ -88,34 +86,13 @@ class RowSpaceSystem:
         t = np.matmul(self.V.transpose(0, 2, 1), R[:, :, None])[:, :, 0] * self.inv
         return np.matmul(self.V, t[:, :, None])[:, :, 0]
 
-    def solve(self, g, max_products, deadline_passed=None):
+    def solve(self, g, max_products, late=None):
         """``(s, products, converged)``: ``s = -(g - B u) / lam`` from CG on
         the rows to ``ROWS_TOL`` or ``max_products`` products (each one pass;
-        ``B^T g`` and ``B u`` are half a pass each, not counted here)."""
+        ``B^T g`` and ``B u`` are half a pass each, not counted here), or
+        until ``late()``."""
         b = self.bt(g)
-        u = np.zeros_like(b)
-        r = b.copy()
-        z = self._precondition(r)
-        p = z.copy()
-        rz = flat_dot(r, z)
-        stop = ROWS_TOL * np.sqrt(flat_dot(b, b))
-        it, converged = 0, not np.sqrt(rz) > 0.0
-        while not converged and it < max_products:
-            if deadline_passed is not None and deadline_passed():
-                break
-            Sp = self.lam * p + self.bt(self.b_rows(p))
-            it += 1
-            pSp = flat_dot(p, Sp)
-            if not pSp > 0.0:
-                break
-            a = rz / pSp
-            u += a * p
-            r -= a * Sp
-            if np.sqrt(flat_dot(r, r)) <= stop:
-                converged = True
-                break
-            z = self._precondition(r)
-            rz_new = flat_dot(r, z)
-            p = z + (rz_new / rz) * p
-            rz = rz_new
-        return -(g - self.b_rows(u)) / self.lam, it, converged
+        u, r, it = pcg(lambda p: self.lam * p + self.bt(self.b_rows(p)), self._precondition,
+                       b, ROWS_TOL, max_products, flat_dot, late=late)
+        converged = np.sqrt(flat_dot(r, r)) <= ROWS_TOL * np.sqrt(flat_dot(b, b))
+        return -(g - self.b_rows(u)) / self.lam, it, bool(converged)
