@@ -384,7 +384,7 @@ def test_column_overlap_by_hand():
 @pytest.mark.parametrize("atomic, dense, sync_every, expect", [
     ("auto", False, "auto", True),     # thread copies: atomic syncs
     ("auto", True, 0, True),           # one shared v, dense columns: atomic
-    ("auto", False, 0, False),         # one shared v, sparse text-like: plain
+    ("auto", False, 0, False),         # one shared v, sparse text-like, logistic: plain
     (True, False, 0, True),
     (False, True, "auto", False),
     (False, True, 0, False)])
@@ -400,6 +400,62 @@ def test_atomic_choice(atomic, dense, sync_every, expect):
                                  max_epochs=10, random_state=0, n_jobs=2, atomic=atomic,
                                  sync_every=sync_every)
     assert solver.atomic is expect
+
+
+def test_atomic_columns_are_the_most_held_by_hand():
+    from primaldual.rows import as_rows
+    from primaldual.blocks.thread_stats import atomic_columns
+    # column 0 in 4 of 5 rows, column 1 in 2, column 2 in 1, column 3 in none
+    X = sp.csr_matrix(np.array([[1.0, 2.0, 0, 0], [1.0, 0, 0, 0], [3.0, 1.0, 0, 0],
+                                [1.0, 0, 5.0, 0], [0, 0, 0, 0]]))
+    rows = as_rows(X)
+    assert atomic_columns(rows, 0.5).tolist() == [1, 0, 0, 0]      # held by >= 2.5 rows
+    assert atomic_columns(rows, 0.4).tolist() == [1, 1, 0, 0]      # >= 2 rows
+    assert atomic_columns(rows, 0.0).tolist() == [1, 1, 1, 0]      # at least one row
+    assert atomic_columns(rows, 0.5).dtype == np.uint8
+
+
+@pytest.mark.parametrize("loss, expect", [("hinge", "mask"), ("squared_hinge", "mask"),
+                                          ("logistic", False), ("squared", False)])
+def test_auto_atomic_masks_the_most_held_columns_for_box_duals(loss, expect):
+    """One shared v on sparse text-like rows: a loss with a box dual gets atomic
+    additions on the columns held by at least ATOMIC_SHARE of the rows (here
+    column 0, in every row), the smooth losses none."""
+    from primaldual.blocks.thread_stats import ATOMIC_SHARE, auto_atomic
+    X, y = make_classification_data(n=2000, d=4000, density=0.002, seed=5)
+    X = sp.hstack([sp.csr_matrix(np.ones((X.shape[0], 1))), X]).tocsr()
+    prob = Problem(X, y, loss=loss, lam=1e-3)
+    got = auto_atomic(prob.rows, 0, prob.loss.box_dual)
+    if expect is False:
+        assert got is False
+        return
+    held = np.diff(X.tocsc().indptr) >= ATOMIC_SHARE * X.shape[0]
+    assert got.dtype == np.uint8 and got[0] == 1
+    assert np.array_equal(got.astype(bool), held)   # n <= the sample: exact counts
+    assert 0 < got.sum() < X.shape[1]
+    assert auto_atomic(prob.rows, 64, prob.loss.box_dual) is True   # copies
+
+
+def test_masked_additions_on_one_thread_equal_plain_ones():
+    """The kernel with a mask of atomic columns (half the columns) makes the
+    same steps as with plain additions, bit for bit, on one thread."""
+    from primaldual.kernels.sdca import Averaging, SDCAState, Shrinking, sdca_epoch
+    X, y = data_for("hinge", n=300, d=50, seed=6)
+    X = sp.csr_matrix(X)
+    prob = Problem(X, y, loss="hinge", lam=1e-3)
+    order = np.random.default_rng(0).permutation(np.tile(np.arange(300), 3)).astype(np.int64)
+    mask = (np.arange(50) % 2).astype(np.uint8)
+    out = []
+    for atomic in (False, mask, True):
+        state = SDCAState(np.zeros(300), np.zeros(50), np.zeros(0), np.zeros(300, np.uint8))
+        sdca_epoch(prob.rows_view(), prob.step_spec(), state, order, 0, order.shape[0], 0, -1,
+                   Shrinking(False, np.inf, np.inf),
+                   Averaging(False, np.zeros(0), np.zeros(0, np.int64), 0),
+                   sdca_mod.prox_work_arrays(prob.rows, 0.0), atomic, None)
+        out.append((state.alpha.copy(), state.v.copy()))
+    for alpha, v in out[1:]:
+        assert np.array_equal(alpha, out[0][0]) and np.array_equal(v, out[0][1])
+    assert np.count_nonzero(out[0][0]) > 0
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])

@@ -33,25 +33,20 @@ from ..kernels.sdca import (CLOCK_STRIDE, DENSE_REFRESH, Averaging, SDCAState, S
                             ThreadCopy, renumber, sdca_epoch, start_copy, sync_copy,
                             sync_hot)
 from ..problem import Problem
-from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, column_overlap,  # noqa: F401
-                           distinct_columns, grouped_column_counts, mean_row_cosine,
-                           sampled_column_counts)
+from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, atomic_columns,  # noqa: F401
+                           auto_atomic, column_overlap, distinct_columns, grouped_column_counts,
+                           mean_row_cosine, sampled_column_counts)
 from .._util.threads import resolve_n_jobs, run_threads
 
-__all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "auto_sync_every", "column_overlap",
-           "distinct_columns", "mean_row_cosine", "measured_thread_costs",
-           "sampled_column_counts",
-           "thread_plan", "threaded_pass", "trial_verdict",
+__all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "atomic_columns", "auto_atomic",
+           "auto_sync_every",
+           "column_overlap", "distinct_columns", "mean_row_cosine", "measured_thread_costs",
+           "sampled_column_counts", "thread_plan", "threaded_pass", "trial_verdict",
            "warm_threads"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
 MIN_NNZ_PER_THREAD = 1_000_000
-#: n_jobs > 1, sync_every=0 (one shared v written by every step), atomic="auto":
-#: atomic additions when the column overlap (the chance that another row has an
-#: entry in the column of a random entry) is at least this (covtype 0.86, a9a
-#: 0.45, mushrooms 0.49: atomic; the CCAT shape 0.18, reuters 0.08: plain)
-ATOMIC_OVERLAP = 0.3
 #: sync_every="auto" picks the flush period from these powers of two
 #: (thread_plan: the one of least predicted time)
 SYNC_CHOICES = tuple(2 ** p for p in range(2, 14))
@@ -403,7 +398,9 @@ class ThreadWork:
 
     def __init__(self, d, n_threads, sync_every, atomic, max_row, sparse=True, hot=None):
         K = int(n_threads)
-        self.n_threads, self.sync_every, self.atomic = K, int(sync_every), bool(atomic)
+        self.n_threads, self.sync_every = K, int(sync_every)
+        # a bool (every addition alike) or a uint8 mask of the atomic columns
+        self.atomic = atomic if isinstance(atomic, np.ndarray) else bool(atomic)
         self.sparse = bool(sparse)
         self.hot = np.asarray(hot if hot is not None and self.sync_every else [], np.int64)
         H = self.hot.shape[0]
@@ -504,7 +501,7 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
     chunks = np.linspace(start, stop, n_chunks + 1).round().astype(np.int64)
     next_chunk = itertools.count().__next__          # atomic under the GIL
     no_avg = Averaging(False, state.v[:0], np.zeros(0, np.int64), 0)
-    atomic = work.atomic and not work.sync_every
+    atomic = False if work.sync_every else work.atomic
     hot, d, P = work.hot, state.v.shape[0], work.pad
     if hot.shape[0]:
         work.hot_slots(rows)          # each thread then builds its own view

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["COSINE_SAMPLE", "SAMPLE_ENTRIES", "column_overlap", "distinct_columns",
+__all__ = ["ATOMIC_OVERLAP", "ATOMIC_SHARE", "COSINE_SAMPLE", "SAMPLE_ENTRIES",
+           "atomic_columns", "auto_atomic", "column_overlap",
+           "distinct_columns",
            "grouped_column_counts", "mean_row_cosine", "sampled_column_counts"]
 
 
@@ -89,6 +91,38 @@ def sampled_column_counts(rows, sample=COSINE_SAMPLE, entries=None) -> np.ndarra
     milliseconds where the exact count is a pass over every stored entry."""
     counts, scale = _sampled_counts(rows, sample, entries)
     return counts.astype(np.float64) * scale
+
+
+#: threads writing one shared v (sync_every=0), atomic="auto": every addition
+#: atomic where the column overlap is at least ATOMIC_OVERLAP (covtype 0.86,
+#: a9a 0.45); below it, for a loss with a box dual (the hinge family, whose
+#: steps a lost addition misleads: docs/solvers.md, "Threads"), atomic on the
+#: columns held by at least ATOMIC_SHARE of the rows, plain on the others;
+#: plain everywhere for the other losses
+ATOMIC_OVERLAP, ATOMIC_SHARE = 0.3, 0.005
+
+
+def auto_atomic(rows, sync_every, box_dual):
+    """``atomic="auto"``: True (every addition atomic), False (none) or the
+    uint8 mask of the atomic columns (:func:`atomic_columns`), by the rule of
+    ATOMIC_OVERLAP and ATOMIC_SHARE.  With copies (``sync_every > 0``) the
+    threads write their own copies and the value does not matter: True."""
+    if sync_every or column_overlap(rows) >= ATOMIC_OVERLAP:
+        return True
+    return atomic_columns(rows, ATOMIC_SHARE) if box_dual else False
+
+
+def atomic_columns(rows, share, sample=COSINE_SAMPLE, entries=None) -> np.ndarray:
+    """The columns whose additions threads writing one shared ``v`` make
+    atomic: a uint8 mask over the ``d`` columns (1: atomic), those held by at
+    least ``share`` of the rows (by :func:`sampled_column_counts`).  Two
+    threads lose an addition to column ``j`` at a rate of about ``omega_j^2``
+    (both write it within the same few hundred nanoseconds), and a lost
+    addition to a column many rows hold misleads many later steps, so the most
+    held columns take the damaging losses with a minority of the writes
+    (docs/solvers.md, "Threads")."""
+    omega = sampled_column_counts(rows, sample, entries)
+    return (omega >= max(share * rows.n, 1.0)).astype(np.uint8)
 
 
 def grouped_column_counts(rows, sample=COSINE_SAMPLE, entries=None):

@@ -12,9 +12,9 @@ from __future__ import annotations
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
-__all__ = ["atomic_add"]
+__all__ = ["add_entry", "any_atomic", "atomic_add"]
 
 
 @intrinsic
@@ -37,3 +37,45 @@ def atomic_add(typingctx, arr, index, value):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+def add_entry(a, i, x, atomic):
+    """``a[i] += x``: atomically where ``atomic`` says so, plainly elsewhere.
+    ``atomic`` is a bool (every entry alike) or a uint8 mask over ``a``'s
+    entries (1: atomic), so that a kernel takes atomic additions on the few
+    entries that threads often write at once and plain ones on the rest."""
+    raise NotImplementedError("compiled only (numba overload)")
+
+
+@overload(add_entry, inline="always")
+def _add_entry(a, i, x, atomic):
+    if isinstance(atomic, types.Boolean):
+        def impl(a, i, x, atomic):
+            if atomic:
+                atomic_add(a, i, x)
+            else:
+                a[i] += x
+        return impl
+    if isinstance(atomic, types.Array):
+        def impl(a, i, x, atomic):
+            if atomic[i]:
+                atomic_add(a, i, x)
+            else:
+                a[i] += x
+        return impl
+    return None
+
+
+def any_atomic(atomic):
+    """True where :func:`add_entry` may add atomically: a True bool, or a
+    non-empty mask."""
+    raise NotImplementedError("compiled only (numba overload)")
+
+
+@overload(any_atomic, inline="always")
+def _any_atomic(atomic):
+    if isinstance(atomic, types.Boolean):
+        return lambda atomic: atomic
+    if isinstance(atomic, types.Array):
+        return lambda atomic: atomic.shape[0] > 0
+    return None

@@ -40,8 +40,8 @@ import numpy as np
 from ..blocks import sdca_threads
 from ..blocks.sdca_resync import resync_certificate
 from ..blocks.sdca_staleness import guard_staleness, restore_staleness, staleness_meta
-from ..blocks.sdca_threads import (ATOMIC_OVERLAP, ThreadWork, column_overlap, thread_plan,
-                                   threaded_pass, trial_verdict, warm_threads)
+from ..blocks.sdca_threads import (ThreadWork, auto_atomic, thread_plan, threaded_pass,
+                                   trial_verdict, warm_threads)
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
                             STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
                             flush_average, modified_sgd_epoch, new_plan, next_pass,
@@ -186,10 +186,8 @@ class SDCASolver(Solver):
         self.sync_every = self.plan.sync_every
         if self.n_threads == 1:
             return
-        a = o.atomic
-        if a == "auto":     # one shared v: atomic where writes to an entry often collide
-            a = True if self.sync_every else column_overlap(prob.rows) >= ATOMIC_OVERLAP
-        self.atomic = bool(a)
+        self.atomic = (o.atomic if o.atomic != "auto" else
+                       auto_atomic(prob.rows, self.sync_every, prob.loss.box_dual))
 
     # ------------------------------------------------------------ state
     def init_state(self, warm_start):

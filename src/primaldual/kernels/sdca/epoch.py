@@ -23,7 +23,7 @@ from typing import NamedTuple
 from numba import njit
 
 from ...losses import dispatch as LD
-from ..atomics import atomic_add
+from ..atomics import add_entry, any_atomic
 from ..prefetch import prefetch, prefetch_row
 from ..views import ProxWork, RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
 from ..status import (STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK,  # noqa: F401
@@ -72,7 +72,8 @@ PF_SCALAR = 6
 @njit(cache=True, nogil=True, inline="always")
 def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
     """``v += coef x_i``: on this thread's copy (listing the changed columns and
-    syncing every ``copy.every`` updates), atomically, or plainly."""
+    syncing every ``copy.every`` updates), or on the shared ``v``, atomically
+    where ``atomic`` (a bool, or a uint8 mask over the columns) says so."""
     if copy is not None and not copy.sparse:
         for k in range(rs, re):
             v[indices[k + off]] += coef * data[k]
@@ -94,9 +95,9 @@ def _add_row(v, indices, data, rs, re, off, coef, atomic, copy):
         counts[1] += 1
         if counts[1] >= copy.every:
             sync_copy(v, copy)
-    elif atomic:
+    elif any_atomic(atomic):
         for k in range(rs, re):
-            atomic_add(v, indices[k + off], coef * data[k])
+            add_entry(v, indices[k + off], coef * data[k], atomic)
     else:
         for k in range(rs, re):
             v[indices[k + off]] += coef * data[k]
