@@ -402,6 +402,24 @@ def test_atomic_choice(atomic, dense, sync_every, expect):
     assert solver.atomic is expect
 
 
+@pytest.mark.parametrize("start, stop, K, entries", [
+    (0, 100_000, 2, 10 * threads_mod.CHUNK_NNZ), (7, 50_007, 3, 100 * threads_mod.CHUNK_NNZ),
+    (0, 1_000, 2, 2 * threads_mod.CHUNK_NNZ), (5, 9, 4, 10), (0, 3, 4, 10)])
+def test_chunks_cover_the_range_once_and_shrink_at_the_end(start, stop, K, entries):
+    from primaldual.blocks.sdca_threads import MAX_CHUNKS_PER_THREAD, _chunk_bounds
+    b = _chunk_bounds(start, stop, K, entries)
+    assert b[0] == start and b[-1] == stop and np.all(np.diff(b) > 0)
+    m = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // threads_mod.CHUNK_NNZ)))
+    size = np.diff(b)
+    if m > K and stop - start >= 8 * m:
+        # the last K of m equal chunks, in quarters: no thread is left a whole
+        # chunk alone at the end
+        assert size.shape[0] == m - K + 4 * K
+        assert size[-1] <= (stop - start) / m / 4 + 1 < size[0]
+    else:
+        assert size.shape[0] <= max(m, 1) + 3 * K
+
+
 def test_atomic_columns_are_the_most_held_by_hand():
     from primaldual.rows import as_rows
     from primaldual.blocks.thread_stats import atomic_columns

@@ -37,6 +37,39 @@ def prefetch(typingctx, arr, idx):
     return sig, codegen
 
 
+@intrinsic
+def prefetch_write(typingctx, arr, idx):
+    """Hint that ``arr[idx]`` will be written soon: the line is fetched for
+    ownership (no-op semantically)."""
+    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+        return None
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):
+        aryty, _ = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                       wraparound=False, boundscheck=False)
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_columns(v, indices, indptr, iptr, i):
+    """Prefetch, for writing, the entries of ``v`` in row ``i``'s columns
+    (its column indices should be in cache already)."""
+    rs = indptr[i]
+    off = iptr[i] - rs
+    for k in range(rs + off, indptr[i + 1] + off):
+        prefetch_write(v, indices[k])
+
+
 @njit(cache=True, nogil=True, inline="always")
 def prefetch_row(data, indices, indptr, iptr, i):
     """Prefetch every cache line of row ``i``'s values and column indices."""

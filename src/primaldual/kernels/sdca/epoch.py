@@ -24,7 +24,7 @@ from numba import njit
 
 from ...losses import dispatch as LD
 from ..atomics import add_entry, any_atomic
-from ..prefetch import prefetch, prefetch_row
+from ..prefetch import prefetch, prefetch_columns, prefetch_row
 from ..views import ProxWork, RowsView, StepSpec  # noqa: F401  (the kernels' arguments)
 from ..status import (STATUS_NEED_UNIFORMS, STATUS_NONFINITE, STATUS_OK,  # noqa: F401
                       STATUS_SNAPSHOT)
@@ -66,6 +66,9 @@ class EpochResult(NamedTuple):
 
 #: how many rows ahead the row data and the per-row scalars are prefetched
 PF_ROW = 3
+#: how many rows ahead the image's entries in the row's columns are prefetched
+#: for writing (0: not)
+PF_V = 1
 PF_SCALAR = 6
 
 
@@ -133,6 +136,8 @@ def sdca_epoch(rows, spec, state, order, start, stop, step0, snap_step, shrink, 
         i = order[pos]
         if pos + PF_ROW < stop:     # rows come in random order: load ahead
             prefetch_row(data, indices, indptr, iptr, order[pos + PF_ROW])
+        if PF_V > 0 and pos + PF_V < stop:   # the image's lines of a nearer row
+            prefetch_columns(v, indices, indptr, iptr, order[pos + PF_V])
         if pos + PF_SCALAR < stop:
             far = order[pos + PF_SCALAR]
             prefetch(indptr, far)
