@@ -95,6 +95,29 @@ def test_auto_switches_to_rows_after_a_long_feature_step(monkeypatch):
     assert P - D <= 1e-10 * P
 
 
+def test_a_warm_started_leg_goes_on_in_the_rows(monkeypatch):
+    """solver="auto"'s legs are warm starts from the last leg's SolveResult: the
+    next leg keeps the row-space state it ended with (as it keeps the trust
+    radius), so its first step is in the rows, not another long feature step."""
+    X, y = _counts(n=200, d=3000, K=10)
+    X = _standardized(X)
+    kw = dict(loss="multinomial", lam=1.0 / (100 * 200), solver="multinomial_newton",
+              start="zero", check_every=1)
+    monkeypatch.setattr(mn, "ROWS_TRY", 5)
+    leg = primaldual.solve(X, y, tol=1e-14, max_epochs=150, **kw)
+    t = leg.trace[-1]
+    assert leg.stop_reason == "max_epochs" and t["rows_on"] == 1 and t["rows_steps"] > 0
+    monkeypatch.setattr(mn, "ROWS_TRY", 10**9)      # no feature step would reach them
+    cold = primaldual.solve(X, y, tol=1e-10, max_epochs=2000, warm_start=leg.coef, **kw)
+    warm = primaldual.solve(X, y, tol=1e-10, max_epochs=2000, warm_start=leg, **kw)
+    assert cold.trace[-1]["rows_steps"] == 0           # a coef alone carries no state
+    assert warm.trace[-1]["rows_steps"] == warm.trace[-1]["newton_iter"] > 0
+    assert warm.converged and cold.converged
+    assert warm.primal == pytest.approx(cold.primal, rel=1e-9)
+    P, D = by_hand(X, y, warm.coef, warm.dual_coef, kw["lam"], np.ones(200), "multinomial")
+    assert P == pytest.approx(warm.primal, rel=1e-12) and P - D <= 1e-10 * P
+
+
 def test_a_row_solve_that_does_not_converge_falls_back_to_the_features(monkeypatch):
     X, y = _counts(n=60, d=400, K=4, seed=1, scale=80.0)
     X = _standardized(X)

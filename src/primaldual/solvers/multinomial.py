@@ -21,7 +21,7 @@ from ._multiclass_base import MulticlassSolver
 from ._partitions import PartitionCount
 from ._blas import serial_blas
 from .multinomial_options import MultinomialNewtonOptions
-from .multinomial_rows import ROWS_CHECK, ROWS_MAX_ENTRIES, RowSpaceSystem
+from .multinomial_rows import ROWS_CHECK, ROWS_MAX_ENTRIES, RowSpaceSystem, kept_rows
 from .multinomial_start import dual_cd_start
 from .multinomial_trust import forcing, kept_radius, metric_floor, trust_step
 
@@ -259,8 +259,10 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         #: row-space steps: in use, the feature-step products that try them
         #: again, the last solve's products, and how many were taken
         self.rows_on = self.opts.newton_system == "rows"
-        self.rows_next = ROWS_TRY
-        self.rows_last = self.n_rows = 0
+        self.rows_next, self.rows_last, self.n_rows = ROWS_TRY, 0, 0
+        if self.rows_ok and (kept := kept_rows(warm_start)) is not None:
+            self.rows_on, self.rows_next, self.rows_last = kept
+            self.rows_on = self.rows_on or self.opts.newton_system == "rows"
         #: the forcing term's memory: ||g|| before the last step taken, and eta
         self.g_prev = None
         self.eta = self.opts.cg_tol
@@ -496,7 +498,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         pass budget left is below a solve's products or the deadline cuts it
         (a partial row solve is no direction; a feature step uses the rest)."""
         prob = self.problem
-        cap = max(ROWS_CAP, 2 * self.last_cg)
+        # twice the last solve's products (a warm-started leg: the last leg's)
+        cap = max(ROWS_CAP, 2 * self.last_cg, 2 * self.rows_last * self.rows_on)
         if self.opts.max_cg_iter:
             cap = min(cap, int(self.opts.max_cg_iter))
         left = int(self.max_epochs - self.passes) - 3
@@ -564,7 +567,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         out = {"newton_iter": int(self.n_iter), "cg_iter": int(self.cg_iter),
                "explicit_steps": int(self.n_explicit), "block_steps": int(self.n_blocks)}
         if self.rows_ok:
-            out["rows_steps"] = int(self.n_rows)
+            out.update(rows_steps=int(self.n_rows), rows_on=int(self.rows_on),
+                       rows_next=int(self.rows_next), rows_last=int(self.rows_last))
         if self.trust:
             out["trust_radius"] = abs(float(self.delta or 0.0))
             out["rejected_steps"] = int(self.n_rejected)

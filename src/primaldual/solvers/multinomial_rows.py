@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._util.cg import flat_dot, pcg
+from ._base import SolveResult
 
 __all__ = ["RowSpaceSystem", "ROWS_TOL", "ROWS_CHECK", "ROWS_MAX_ENTRIES"]
 
@@ -96,3 +97,14 @@ class RowSpaceSystem:
                        b, ROWS_TOL, max_products, flat_dot, late=late)
         converged = np.sqrt(flat_dot(r, r)) <= ROWS_TOL * np.sqrt(flat_dot(b, b))
         return -(g - self.b_rows(u)) / self.lam, it, bool(converged)
+
+
+def kept_rows(ws):
+    """The row-space steps' state a warm start's run ended with, ``(in use, the
+    feature-step products that try them again, the last solve's products)``
+    (None: none kept), so that a warm-started leg of ``solver="auto"`` goes on
+    in the rows where the last leg was, as it goes on with its trust radius."""
+    last = ws.trace[-1] if isinstance(ws, SolveResult) and ws.trace else None
+    if last is None or "rows_next" not in last:
+        return None
+    return bool(last["rows_on"]), int(last["rows_next"]), int(last["rows_last"])
