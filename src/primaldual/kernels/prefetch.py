@@ -14,50 +14,41 @@ from numba import njit
 from numba.extending import intrinsic
 
 
+def _prefetch_codegen(rw):
+    """The typing and code of ``llvm.prefetch`` of ``arr[idx]``: ``rw`` 0 to
+    read, 1 to write (the line fetched for ownership); locality 3 (keep in all
+    caches), data cache."""
+    def typer(typingctx, arr, idx):
+        if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
+            return None
+
+        def codegen(context, builder, signature, args):
+            aryty, _ = signature.args
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
+                                           wraparound=False, boundscheck=False)
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+            builder.call(fn, [builder.bitcast(ptr, i8p), i32(rw), i32(3), i32(1)])
+            return context.get_dummy_value()
+
+        return types.void(arr, idx), codegen
+    return typer
+
+
 @intrinsic
 def prefetch(typingctx, arr, idx):
     """Hint that ``arr[idx]`` will be read soon (no-op semantically)."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        aryty, _ = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False, boundscheck=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # (address, rw=0 read, locality=3 keep in all caches, cache type=1 data)
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return _prefetch_codegen(0)(typingctx, arr, idx)
 
 
 @intrinsic
 def prefetch_write(typingctx, arr, idx):
     """Hint that ``arr[idx]`` will be written soon: the line is fetched for
     ownership (no-op semantically)."""
-    if not isinstance(arr, types.Array) or not isinstance(idx, types.Integer):
-        return None
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):
-        aryty, _ = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]],
-                                       wraparound=False, boundscheck=False)
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(1), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
+    return _prefetch_codegen(1)(typingctx, arr, idx)
 
 
 @njit(cache=True, nogil=True, inline="always")
