@@ -2,7 +2,8 @@
 (:mod:`primaldual.blocks.sdca_threads`, docs/solvers.md "Threads"): the column
 overlap, the mean row cosine, and the column counts of a sample of rows
 (grouped by value for the sums over columns), and the distinct columns of
-``S`` random rows.  Each reads at most a few hundred thousand stored entries
+``S`` random rows; and the atomic additions one shared ``v`` takes
+(:func:`auto_atomic`).  Each reads at most a few hundred thousand stored entries
 but :func:`column_overlap`, which counts every column exactly.
 """
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["ATOMIC_OVERLAP", "ATOMIC_SHARE", "COSINE_SAMPLE", "SAMPLE_ENTRIES",
-           "atomic_columns", "auto_atomic", "column_overlap",
-           "distinct_columns",
+           "atomic_columns", "auto_atomic", "column_overlap", "distinct_columns",
            "grouped_column_counts", "mean_row_cosine", "sampled_column_counts"]
 
 
@@ -107,8 +107,8 @@ def auto_atomic(rows, sync_every, box_dual):
     uint8 mask of the atomic columns (:func:`atomic_columns`), by the rule of
     ATOMIC_OVERLAP and ATOMIC_SHARE, from the sampled column counts (a few ms;
     the exact :func:`column_overlap` is a pass over the indices, 26 ms on the
-    orthogonal text).  With copies (``sync_every > 0``) the
-    threads write their own copies and the value does not matter: True."""
+    orthogonal text).  With copies (``sync_every > 0``) the threads write their
+    own copies and the value does not matter: True."""
     if sync_every:
         return True
     omega = sampled_column_counts(rows)     # the overlap, as column_overlap's, sampled
