@@ -93,9 +93,8 @@ class SDCAOptions(ThreadOptions, CommonOptions):
                                    doc="LIBLINEAR-style active set for box-dual losses; "
                                        "auto: on for them with output=last")
     atomic: str | bool = choice("auto", "auto", True, False,
-                                doc="threads with sync_every=0: atomic additions to the "
-                                    "shared v; auto: where columns overlap, and on the "
-                                    "most held columns for box-dual losses")
+                                doc="threads, sync_every=0: atomic additions to the shared "
+                                    "v; auto: where columns overlap, or hot ones (box duals)")
     threads: str = choice("auto", "auto", "on", doc="n_jobs > 1: threads where the cost "
                           "model and a first-pass trial predict a win, or always (on)")
     sync_every: str | bool | int = number("auto", integer=True, low=0.0, strict=False,
