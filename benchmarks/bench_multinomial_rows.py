@@ -35,6 +35,7 @@ from primaldual import solve
 from primaldual.datasets import load
 from primaldual._util.cg import flat_dot, pcg
 from primaldual.multiclass import softmax
+from primaldual.rows import as_rows
 from primaldual.solvers.multinomial_rows import RowSpaceSystem
 
 
@@ -75,8 +76,7 @@ def point(scaling, C, passes, caps):
     for cap in caps:
         s, _, it = pcg(hv, lambda v: v / diag, -g, 0.0, cap, flat_dot)
         report("features, H's diagonal", s, it)
-    sqnorm = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    system = RowSpaceSystem(X, XT, sqnorm, P, np.ones(n), float(n), lam)
+    system = RowSpaceSystem(X, XT, as_rows(X).sqnorm, P, np.ones(n), float(n), lam)
     for cap in caps:
         s, it, ok = system.solve(g, cap)
         report(f"rows, block Jacobi{'' if ok else ' (not converged)'}", s, it + 1)

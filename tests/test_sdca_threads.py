@@ -474,6 +474,13 @@ def test_masked_additions_on_one_thread_equal_plain_ones():
     for alpha, v in out[1:]:
         assert np.array_equal(alpha, out[0][0]) and np.array_equal(v, out[0][1])
     assert np.count_nonzero(out[0][0]) > 0
+    # the Python side of the overloads: plain additions, and the same test
+    from primaldual.kernels.atomics import add_entry, any_atomic
+    a = np.zeros(3)
+    add_entry(a, 1, 2.5, mask)
+    assert a.tolist() == [0.0, 2.5, 0.0]
+    assert any_atomic(mask) and any_atomic(True) and not any_atomic(False)
+    assert not any_atomic(np.zeros(0, np.uint8))
 
 
 @pytest.mark.parametrize("loss", ["hinge", "logistic", "squared"])

@@ -552,7 +552,7 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
 def _chunk_bounds(start, stop, K, entries):
     """``m`` equal chunks (``entries / CHUNK_NNZ``, ``K`` to ``MAX_CHUNKS_PER_THREAD
     K``), the last ``K`` cut in 4: the threads end within a quarter chunk of each
-    other (whole chunks left one thread alone at the end for 8% of a trial)."""
+    other (whole chunks leave one thread alone at the end for 8% of a trial)."""
     m = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
     even = np.linspace(start, stop, m + 1)
     tail = np.linspace(even[m - K], stop, 4 * K + 1)[1:] if m > K else even[1:]

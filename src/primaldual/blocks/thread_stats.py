@@ -23,11 +23,13 @@ def _dot(a, b) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-def column_overlap(rows) -> float:
+def column_overlap(rows, omega=None) -> float:
     """``sum_j omega_j^2 / (n nnz)``, ``omega_j`` the rows with an entry in column
     j: the share of the rows that hold the column of a random stored entry.
-    Concurrent steps write the same entry of ``v`` at about this rate."""
-    omega = rows.column_counts()
+    Concurrent steps write the same entry of ``v`` at about this rate.
+    ``omega``: the counts (e.g. :func:`sampled_column_counts`); by default the
+    exact ones, a pass over the indices."""
+    omega = rows.column_counts() if omega is None else omega
     nnz = float(omega.sum())
     return _dot(omega, omega) / (rows.n * nnz) if nnz > 0 else 0.0
 
@@ -111,9 +113,8 @@ def auto_atomic(rows, sync_every, box_dual):
     own copies and the value does not matter: True."""
     if sync_every:
         return True
-    omega = sampled_column_counts(rows)     # the overlap, as column_overlap's, sampled
-    total = float(omega.sum())
-    if total > 0 and _dot(omega, omega) / (rows.n * total) >= ATOMIC_OVERLAP:
+    omega = sampled_column_counts(rows)
+    if column_overlap(rows, omega) >= ATOMIC_OVERLAP:
         return True
     return atomic_columns(rows, ATOMIC_SHARE, omega) if box_dual else False
 

@@ -9,7 +9,7 @@ CPU counterpart, for a C-contiguous float64 array.
 """
 from __future__ import annotations
 
-from llvmlite import ir
+import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
@@ -43,8 +43,10 @@ def add_entry(a, i, x, atomic):
     """``a[i] += x``: atomically where ``atomic`` says so, plainly elsewhere.
     ``atomic`` is a bool (every entry alike) or a uint8 mask over ``a``'s
     entries (1: atomic), so that a kernel takes atomic additions on the few
-    entries that threads often write at once and plain ones on the rest."""
-    raise NotImplementedError("compiled only (numba overload)")
+    entries that threads often write at once and plain ones on the rest.
+    Called from Python (one thread), it adds plainly; compiled, it is the
+    overload below."""
+    a[i] += x
 
 
 @overload(add_entry, inline="always")
@@ -69,7 +71,7 @@ def _add_entry(a, i, x, atomic):
 def any_atomic(atomic):
     """True where :func:`add_entry` may add atomically: a True bool, or a
     non-empty mask."""
-    raise NotImplementedError("compiled only (numba overload)")
+    return bool(atomic) if isinstance(atomic, (bool, np.bool_)) else atomic.shape[0] > 0
 
 
 @overload(any_atomic, inline="always")

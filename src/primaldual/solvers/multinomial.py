@@ -261,8 +261,8 @@ class MultinomialNewton(PartitionCount, MulticlassSolver):
         self.rows_on = self.opts.newton_system == "rows"
         self.rows_next, self.rows_last, self.n_rows = ROWS_TRY, 0, 0
         if self.rows_ok and (kept := kept_rows(warm_start)) is not None:
-            self.rows_on, self.rows_next, self.rows_last = kept
-            self.rows_on = self.rows_on or self.opts.newton_system == "rows"
+            on, self.rows_next, self.rows_last = kept
+            self.rows_on = self.rows_on or on
         #: the forcing term's memory: ||g|| before the last step taken, and eta
         self.g_prev = None
         self.eta = self.opts.cg_tol

@@ -68,8 +68,8 @@ class EpochResult(NamedTuple):
 PF_ROW = 3
 #: how many rows ahead the image's entries in the row's columns are prefetched
 #: for writing (0: not), where the image has at least PF_V_MIN_COLUMNS entries
-#: (1 MB: beyond the caches it pays, 11% of a serial pass at d = 1.4M and
-#: 3-5% of a threaded one at d = 200k; in them it costs 4-12%, at d = 50k)
+#: (1 MB: beyond the caches it pays, 11-25% of a serial pass at d = 0.8-1.4M
+#: and 3-5% of a threaded one at d = 200k; in them it costs 4-12%, at d = 50k)
 PF_V = 1
 PF_V_MIN_COLUMNS = 131_072
 PF_SCALAR = 6
