@@ -9,8 +9,8 @@ with :func:`auto_sync_every` where it runs, from that machine's costs).
 * :func:`threaded_pass` runs a range of a pass on ``k`` threads, each on its
   copy of the dual image, on one shared image, or on copies of the hot
   columns only (:class:`ThreadWork` holds the arrays);
-* :func:`warm_threads` readies them before a timed trial, and
-  :func:`trial_verdict` judges the trial;
+* :func:`warm_threads` readies them before a timed trial (which
+  :mod:`.sdca_trial` judges);
 * :func:`thread_plan` decides threads or serial and the sync period from the
   data (:mod:`.thread_stats`: :func:`mean_row_cosine`, :func:`distinct_columns`,
   :func:`column_overlap`) and this machine's costs
@@ -40,7 +40,7 @@ from .._util.threads import resolve_n_jobs, run_threads
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "atomic_columns", "auto_atomic",
            "auto_sync_every", "column_overlap", "distinct_columns", "mean_row_cosine",
            "measured_thread_costs", "sampled_column_counts", "thread_plan", "threaded_pass",
-           "trial_verdict", "warm_threads"]
+           "warm_threads"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
@@ -553,36 +553,12 @@ def _chunk_bounds(start, stop, K, entries):
     """``m`` equal chunks (``entries / CHUNK_NNZ``, ``K`` to ``MAX_CHUNKS_PER_THREAD
     K``), the last ``K`` cut in 4: the threads end within a quarter chunk of each
     other (whole chunks leave one thread alone at the end for 8% of a trial)."""
+    if stop <= start:
+        return np.array([start, start], dtype=np.int64)       # one empty chunk
     m = int(min(MAX_CHUNKS_PER_THREAD * K, max(K, entries // CHUNK_NNZ)))
     even = np.linspace(start, stop, m + 1)
     tail = np.linspace(even[m - K], stop, 4 * K + 1)[1:] if m > K else even[1:]
     return np.unique(np.concatenate([even[:max(m - K, 0) + 1], tail]).round().astype(np.int64))
-
-
-def trial_verdict(times, cpu, plan, k, min_speedup):
-    """The first-pass trial's decision: ``(keep the threads, reason)``, or None
-    when nothing was measured.  ``times = (serial s, its stored entries, the
-    threads' s, their entries)``, ``cpu = (serial CPU s, the threads' CPU s
-    summed)``; the threads stay where one thread's time per stored entry (its
-    CPU time where less: a serial quarter descheduled by other work does not
-    pass for slow) over the threads' wall time, divided by the plan's epoch
-    penalty of asynchrony, is at least ``min_speedup`` (on idle cores, ``k``
-    threads run about ``k`` times one thread's CPU time per entry over theirs)."""
-    serial_s, serial_nnz, thread_s, thread_nnz = (float(t) for t in times)
-    if serial_nnz <= 0 or thread_nnz <= 0 or serial_s <= 0 or thread_s <= 0:
-        return None
-    one = min(serial_s, cpu[0]) if cpu[0] > 0 else serial_s
-    measured = (one / serial_nnz) / (thread_s / thread_nnz) / plan.penalty
-    work = (f"; CPU {1e9 * cpu[0] / serial_nnz:.2f} ns per entry on one, "
-            f"{1e9 * cpu[1] / thread_nnz:.2f} summed over {k}"
-            if cpu[0] > 0 and cpu[1] > 0 else "")
-    detail = (f"measured on this data's first pass, {k} threads {measured:.2f}x one "
-              f"thread ({1e9 * serial_s / serial_nnz:.2f} ns per stored entry on one, "
-              f"{1e9 * thread_s / thread_nnz:.2f} ns on {k}, {plan.penalty:.2f}x the "
-              f"epochs predicted{work}; the cost model predicted {plan.speedup:.2f}x)")
-    if measured >= min_speedup:
-        return True, f"threads: {detail}"
-    return False, f"serial: {detail}, below {min_speedup}x"
 
 
 def warm_threads(rows, spec, state, work, prox):

@@ -41,7 +41,8 @@ from ..blocks import sdca_threads
 from ..blocks.sdca_resync import resync_certificate
 from ..blocks.sdca_staleness import guard_staleness, restore_staleness, staleness_meta
 from ..blocks.sdca_threads import (ThreadWork, auto_atomic, thread_plan, threaded_pass,
-                                   trial_verdict, warm_threads)
+                                   warm_threads)
+from ..blocks.sdca_trial import TRIAL_MIN_SPEEDUP, trial_outcome  # noqa: F401
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
                             STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
                             flush_average, modified_sgd_epoch, new_plan, next_pass,
@@ -64,8 +65,6 @@ TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up, or where
 #: its best plan is one shared v, which its copy-based speed-up does not measure
 TRIAL_FLOOR = 1.0
-#: the trial keeps threads measured at least this much faster (noise ~10%)
-TRIAL_MIN_SPEEDUP = 1.2
 #: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
 #: which a column of the certificate's primal point is taken from v(alpha)
 #: (rounding: ~1e-16 sqrt(steps))
@@ -179,7 +178,7 @@ class SDCASolver(Solver):
                       and (self.plan.speedup >= TRIAL_FLOOR or self.plan.sync_every == 0))
         # wall s and entries, serial then threads; CPU s, serial and threads' sum
         self.trial_times, self.trial_cpu = np.zeros(4), np.zeros(2)
-        self.trial_mid = self.trial_end = -1
+        self.trial_mid, self.trial_end, self.trial_passes = -1, -1, 0
         self.n_threads = (self.plan.best_threads if self.trial or forced
                           else self.plan.threads)
         self.sparse_sync = self.plan.sparse
@@ -336,17 +335,20 @@ class SDCASolver(Solver):
         return Averaging(False, self.alpha[:0], np.zeros(0, np.int64), 0)
 
     def _trial_decision(self):
-        """After the trial pass: keep the threads where measured at least
-        ``TRIAL_MIN_SPEEDUP`` times faster (:func:`trial_verdict`), else go on serially
-        from ``v(alpha)`` recomputed in place (a shared ``v`` may have lost updates,
-        which serial checks do not mend).  ``threads_reason`` says what was measured."""
-        self.trial, self.trial_mid, self.trial_end = False, -1, -1
-        verdict = trial_verdict(self.trial_times, getattr(self, "trial_cpu", np.zeros(2)),
-                                self.plan, self.n_threads, TRIAL_MIN_SPEEDUP)
-        if verdict is None:
+        """After a trial pass, :func:`trial_outcome`'s decision: keep the threads,
+        go on serially from ``v(alpha)`` recomputed in place (a shared ``v`` may
+        have lost updates, which serial checks do not mend), or, ``"again"``, run
+        the rest of the pass on the threads and add the next pass's trial to
+        this one.  ``threads_reason`` says what was measured."""
+        self.trial_mid, self.trial_end = -1, -1
+        self.trial_passes += 1
+        decision, reason = trial_outcome(self.trial_times, self.trial_cpu, self.plan,
+                                         self.n_threads, self.trial_passes)
+        self.trial = decision == "again"
+        if decision is None:
             return                                   # nothing measured: keep the plan
-        keep, self.threads_reason = verdict
-        if not keep:
+        self.threads_reason = reason
+        if decision == "serial":
             self.n_threads = 1
             self.thread_work = self.thread_prox = None
             self.v[:] = self.problem.dual_image(self.alpha)
