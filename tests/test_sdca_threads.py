@@ -202,19 +202,22 @@ def test_plain_additions_still_certify_exactly():
 
 def test_lost_updates_cost_no_second_certificate_pass(monkeypatch):
     # a lost addition (simulated: each threaded pass drops a bit of v's column
-    # 3) moves the certificate to w(alpha) through the drifted columns only:
-    # one certificate pass per check, and the returned pair stays exact
-    passes, drifts = [], []
-    real_cert, real_resync = Problem.certificate, sdca_mod.resync_certificate
+    # 3) moves the certificate to w(alpha) through the drifted columns only, at
+    # the checks that may end the run (gap within RESYNC_GAP of the tolerance);
+    # the earlier checks keep their exact pair (w(v), alpha).  One certificate
+    # pass per check, and the returned pair is exact at w(alpha)
+    import primaldual.blocks.sdca_resync as resync_mod
+    passes, resynced = [], []
+    real_cert, real_resync = Problem.certificate, resync_mod.resync_certificate
     real_pass = sdca_mod.threaded_pass
 
     def counting(self, *args, **kw):
         passes.append(1)
         return real_cert(self, *args, **kw)
 
-    def recording(*args, **kw):
-        out = real_resync(*args, **kw)
-        drifts.append(out[1])
+    def recording(problem, cert, *args, **kw):
+        out = real_resync(problem, cert, *args, **kw)
+        resynced.append((cert.rel_gap, out[1]))
         return out
 
     def losing(rows, spec, state, *args):
@@ -223,15 +226,32 @@ def test_lost_updates_cost_no_second_certificate_pass(monkeypatch):
         return out
 
     monkeypatch.setattr(Problem, "certificate", counting)
-    monkeypatch.setattr(sdca_mod, "resync_certificate", recording)
+    monkeypatch.setattr(resync_mod, "resync_certificate", recording)
     monkeypatch.setattr(sdca_mod, "threaded_pass", losing)
     X, y = make_classification_data(n=400, d=30, seed=9)
-    res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, tol=1e-9,
+    tol = 1e-9
+    res = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, tol=tol,
                 max_epochs=3000, random_state=0)
     assert res.converged
-    assert len(passes) == len(drifts) == len(res.trace)
-    assert sum(d > sdca_mod.RESYNC_DRIFT for d in drifts) >= 2     # updates were lost
+    assert len(passes) == len(res.trace)
+    # resynced: the checks near the tolerance, the last one among them
+    assert resynced and all(g <= sdca_mod.RESYNC_GAP * tol for g, _ in resynced)
+    assert resynced[-1][1] > resync_mod.RESYNC_DRIFT                 # updates were lost
+    far = [r for r in res.trace if r["rel_gap"] > 2 * sdca_mod.RESYNC_GAP * tol]
+    assert far and len(resynced) <= len(res.trace) - len(far)       # these kept theirs
     assert_exact_certificate(X, y, "logistic", 1e-3, res)
+    # a far check's pair is exact for the w it reports
+    prob = Problem(X, y, loss="logistic", lam=1e-3)
+    snaps = []
+    res2 = solve(X, y, loss="logistic", lam=1e-3, solver="sdca", n_jobs=2, tol=tol,
+                 max_epochs=3000, random_state=0,
+                 callback=lambda s: snaps.append({k: np.array(v) for k, v in s.items()})
+                 and False)
+    assert res2.converged
+    for s in snaps:
+        if s["rel_gap"] > 2 * sdca_mod.RESYNC_GAP * tol:
+            assert abs(prob.primal(s["coef"]) - s["primal"]) <= 1e-12 * abs(s["primal"])
+            assert abs(prob.dual(s["dual_coef"]) - s["dual"]) <= 1e-12 * abs(s["primal"])
 
 
 def test_the_thread_planner_calls_no_blas():

@@ -79,20 +79,24 @@ class Problem:
     loss_params : dict, optional
         ``{"gamma": ...}`` for smooth_hinge, ``{"epsilon": ...}`` for
         epsilon_insensitive and squared_epsilon_insensitive.
+    n_threads : int
+        Threads for the one-off passes over large data when the problem is
+        built (the finite check, the rows' norms); the results do not depend
+        on it.
     """
 
     def __init__(self, X, y, loss="hinge", lam=1e-4, *, l1=0.0, sample_weight=None,
-                 loss_params=None, allow_pure_l1=True):
+                 loss_params=None, allow_pure_l1=True, n_threads=1):
         self.loss: Loss = make_loss(loss, loss_params)
         self.penalty: ElasticNet = make_penalty(lam, l1, allow_pure_l1=allow_pure_l1)
-        X, y = check_Xy(X, y)
+        X, y = check_Xy(X, y, n_threads=n_threads)
         if self.loss.classification:
             check_binary_labels(y, self.loss.name)
         # as_rows runs (and the first time compiles) a kernel: Ctrl-C there
         # must not raise inside it; it is raised after, at a safe point
         with sigint_as_flag() as interrupt:
             before = interrupt.count
-            self.rows = as_rows(X)
+            self.rows = as_rows(X, n_threads)
         if interrupt.count > before:
             raise KeyboardInterrupt
         warn_extreme_rows(self.rows.sqnorm)

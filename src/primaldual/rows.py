@@ -18,8 +18,13 @@ import scipy.sparse as sp
 
 from .kernels.minibatch import column_counts, normalized_gram_matvec, omega_ratio_max
 from .kernels.objective import row_sqnorms
+from ._util.threads import run_threads
 
 __all__ = ["Rows", "as_rows"]
+
+#: n_threads > 1: the fewest stored entries per thread for which the rows'
+#: norms are summed on the threads
+PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 @dataclass
@@ -80,14 +85,37 @@ class Rows:
                                      np.ascontiguousarray(omega, dtype=np.float64)))
 
 
-def as_rows(X) -> Rows:
-    """Build the kernel row view of a validated X (see module docstring)."""
+def _row_sqnorms(data, indptr, n_threads=1):
+    """The rows' squared norms; on up to ``n_threads`` threads, each a range of
+    rows with at least ``PARALLEL_MIN_ENTRIES`` stored entries (the same sums,
+    row by row, as on one)."""
+    n = indptr.shape[0] - 1
+    sq = np.empty(n)
+    k = min(int(n_threads), int(indptr[-1]) // PARALLEL_MIN_ENTRIES)
+    if k <= 1:
+        row_sqnorms(data, indptr, sq)
+        return sq
+    cuts = np.searchsorted(indptr, np.linspace(0, indptr[-1], k + 1)[1:-1])
+    cuts = np.concatenate([[0], np.clip(cuts, 0, n), [n]]).astype(np.int64)
+
+    def task(t, stop):
+        a, b = int(cuts[t]), int(cuts[t + 1])
+        row_sqnorms(data, indptr[a:b + 1], sq[a:b])
+
+    _, interrupted = run_threads(task, k)
+    if interrupted:
+        raise KeyboardInterrupt
+    return sq
+
+
+def as_rows(X, n_threads=1) -> Rows:
+    """Build the kernel row view of a validated X (see module docstring);
+    ``n_threads``: the row norms' threads on large data."""
     n, d = X.shape
     if sp.issparse(X):
         indptr = X.indptr
         data = X.data
-        sq = np.empty(n)
-        row_sqnorms(data, indptr, sq)
+        sq = _row_sqnorms(data, indptr, n_threads)
         return Rows(X=X, data=data, indices=X.indices, indptr=indptr, iptr=indptr,
                     n=n, d=d, sqnorm=sq, row_nnz=np.diff(indptr).astype(np.int64),
                     is_sparse=True)
@@ -95,9 +123,8 @@ def as_rows(X) -> Rows:
     indices = np.arange(d, dtype=np.int64)
     indptr = np.arange(0, n * d + 1, d, dtype=np.int64) if d else np.zeros(n + 1, np.int64)
     iptr = np.zeros(n + 1, dtype=np.int64)
-    sq = np.empty(n)
     # the kernel of the CSR path: the same sums in the same order, so that dense
     # and CSR data give identical iterates (tests/test_sdca.py)
-    row_sqnorms(data, indptr, sq)
+    sq = _row_sqnorms(data, indptr, n_threads)
     return Rows(X=X, data=data, indices=indices, indptr=indptr, iptr=iptr, n=n, d=d,
                 sqnorm=sq, row_nnz=np.full(n, d, dtype=np.int64), is_sparse=False)

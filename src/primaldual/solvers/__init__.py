@@ -125,7 +125,7 @@ def solve(X, y, loss="hinge", lam=1e-4, solver="auto", tol=1e-6, max_epochs=None
     check_solver_name(solver, binary_loss=loss)
     threads = resolve_n_jobs(n_jobs)
     problem = Problem(X, y, loss=loss, lam=lam, l1=l1, sample_weight=sample_weight,
-                      loss_params=loss_params)
+                      loss_params=loss_params, n_threads=threads)
     reason, name = None, solver
     if solver == "auto":
         if client is not None or solver_options.get("n_partitions") is not None:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..blocks import sdca_threads
-from ..blocks.sdca_resync import resync_certificate
+from ..blocks.sdca_resync import RESYNC_DRIFT, resync_at_check, resync_certificate  # noqa: F401
 from ..blocks.sdca_staleness import guard_staleness, restore_staleness, staleness_meta
 from ..blocks.sdca_threads import (ThreadWork, auto_atomic, thread_plan, threaded_pass,
                                    warm_threads)
@@ -65,10 +65,9 @@ TRIAL_MIN_NNZ = 4_000_000
 #: a trial only where the cost model predicts at least this speed-up, or where
 #: its best plan is one shared v, which its copy-based speed-up does not measure
 TRIAL_FLOOR = 1.0
-#: n_jobs > 1: relative drift of the threads' dual image from v(alpha) above
-#: which a column of the certificate's primal point is taken from v(alpha)
-#: (rounding: ~1e-16 sqrt(steps))
-RESYNC_DRIFT = 1e-11
+#: n_jobs > 1: a check whose relative gap is within this factor of the
+#: tolerance may end the run, and its pair is moved to w(alpha) (resync_at_check)
+RESYNC_GAP = 100.0
 
 _ORDER_CODES = {"uniform": ORDER_UNIFORM, "permutation": ORDER_PERMUTATION, "cyclic": ORDER_CYCLIC}
 
@@ -565,13 +564,11 @@ class SDCASolver(Solver):
         return cert
 
     def _resync(self, cert):
-        """n_jobs > 1: the threads' ``v`` is ``v(alpha)`` up to rounding when every
-        update was kept; where updates were lost (plain additions; a coordinate
-        drawn twice by ``sampling="uniform"``) the certificate moves to ``w`` of
-        ``v`` with the drifted columns taken from ``v(alpha)``
-        (:func:`resync_certificate`).  The threads go on from ``v(alpha)``."""
-        cert, _ = resync_certificate(self.problem, cert, self.v, RESYNC_DRIFT,
-                                     self.n_threads)
+        """n_jobs > 1: the check's pair (:func:`resync_at_check`); the threads go
+        on from ``v(alpha)``."""
+        may_end = (cert.rel_gap <= RESYNC_GAP * self.tol
+                   or self.epochs >= self.max_epochs - 1e-9)
+        cert = resync_at_check(self.problem, cert, self.v, may_end, self.n_threads)
         self.v = cert.v
         return cert
 
