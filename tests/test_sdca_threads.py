@@ -95,6 +95,31 @@ def test_resolve_n_jobs():
             resolve_n_jobs(bad)
 
 
+@pytest.mark.parametrize("K, d", [(1, 7), (2, 1000), (5, 999), (64, 37)])
+def test_rows_summed_on_column_blocks_are_the_ordered_sum(monkeypatch, K, d):
+    """The threads' partial images are added on column blocks, each in row
+    order: bit for bit the sum one thread makes, on any number of threads; the
+    fold adds them to the shared image and clears them."""
+    import primaldual._util.column_blocks as util
+    monkeypatch.setattr(util, "SUM_MIN_VALUES", 5)
+    rng = np.random.default_rng(K + d)
+    parts = rng.standard_normal((K, d)) * 10.0 ** rng.integers(-8, 8, (K, d))
+    ordered = parts[0].copy()
+    for j in range(1, K):
+        ordered += parts[j]
+    shared = rng.standard_normal(d)
+    folded = shared.copy()
+    for j in range(K):
+        folded += parts[j]
+    for threads in (1, 2, 3, 8):
+        out = np.full(d, np.nan)
+        assert util.sum_rows(parts, out, threads) is False
+        assert np.array_equal(out, ordered)
+        work, into = parts.copy(), shared.copy()
+        assert util.fold_rows(work, into, threads) is False
+        assert np.array_equal(into, folded) and not work.any()
+
+
 def test_n_jobs_one_is_the_serial_solver_exactly():
     X, y = make_classification_data(n=200, d=20, seed=3)
     kw = dict(loss="squared_hinge", lam=1e-3, solver="sdca", tol=1e-9, random_state=5)

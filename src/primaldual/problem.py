@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._util.interrupts import sigint_as_flag
+from ._util.column_blocks import sum_rows
 from ._util.threads import run_threads
 from .rows import as_rows
 from .validation import (check_binary_labels, check_sample_weight, check_Xy,
@@ -277,9 +278,8 @@ class Problem:
         results, interrupted = run_threads(task, K)
         if interrupted:
             raise KeyboardInterrupt
-        v[:] = parts[0]
-        for k in range(1, K):
-            v += parts[k]
+        if sum_rows(parts, v, K):        # column blocks on the threads, in row order
+            raise KeyboardInterrupt
         return sum(ls for ls, _ in results), sum(cs for _, cs in results)
 
     def coordinate_gaps(self, margins, alpha, idx=None):

@@ -35,6 +35,7 @@ from ..problem import Problem
 from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, atomic_columns,  # noqa: F401
                            auto_atomic, column_overlap, distinct_columns, grouped_column_counts,
                            mean_row_cosine, sampled_column_counts)
+from .._util.column_blocks import fold_rows
 from .._util.threads import resolve_n_jobs, run_threads
 
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "atomic_columns", "auto_atomic",
@@ -469,10 +470,11 @@ class ThreadWork:
 
     def fold(self, shared):
         """After the threads are done: ``shared += sum_t parts[t]``, and the
-        parts start again from zero (hot-column mode: nothing to fold)."""
+        parts start again from zero (hot-column mode: nothing to fold), on
+        the threads; whether a KeyboardInterrupt arrived meanwhile."""
         if self.sync_every and self.parts.shape[1]:
-            shared += self.parts.sum(axis=0)
-            self.parts[:] = 0.0
+            return fold_rows(self.parts, shared, self.n_threads)      # column blocks
+        return False
 
 
 def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, prox):
@@ -542,11 +544,12 @@ def threaded_pass(rows, spec, state, order, start, stop, work, entries, shrink, 
         return status, pos, steps, acc, up, down
 
     try:
-        return run_threads(task, K)
+        results, interrupted = run_threads(task, K)
     finally:
-        work.fold(state.v)            # what the threads published, even on an error
+        folded = work.fold(state.v)   # what the threads published, even on an error
         if hot.shape[0]:
             state.v[:] = work.ext[:d]
+    return results, interrupted or folded
 
 
 def _chunk_bounds(start, stop, K, entries):
