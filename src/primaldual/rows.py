@@ -18,13 +18,9 @@ import scipy.sparse as sp
 
 from .kernels.minibatch import column_counts, normalized_gram_matvec, omega_ratio_max
 from .kernels.objective import row_sqnorms
-from ._util.threads import run_threads
+from ._util import threads as _threads
 
 __all__ = ["Rows", "as_rows"]
-
-#: n_threads > 1: the fewest stored entries per thread for which the rows'
-#: norms are summed on the threads
-PARALLEL_MIN_ENTRIES = 1_000_000
 
 
 @dataclass
@@ -87,11 +83,11 @@ class Rows:
 
 def _row_sqnorms(data, indptr, n_threads=1):
     """The rows' squared norms; on up to ``n_threads`` threads, each a range of
-    rows with at least ``PARALLEL_MIN_ENTRIES`` stored entries (the same sums,
-    row by row, as on one)."""
+    rows with at least ``MIN_VALUES_PER_THREAD`` stored entries (the same
+    sums, row by row, as on one)."""
     n = indptr.shape[0] - 1
     sq = np.empty(n)
-    k = min(int(n_threads), int(indptr[-1]) // PARALLEL_MIN_ENTRIES)
+    k = min(int(n_threads), int(indptr[-1]) // _threads.MIN_VALUES_PER_THREAD)
     if k <= 1:
         row_sqnorms(data, indptr, sq)
         return sq
@@ -102,7 +98,7 @@ def _row_sqnorms(data, indptr, n_threads=1):
         a, b = int(cuts[t]), int(cuts[t + 1])
         row_sqnorms(data, indptr[a:b + 1], sq[a:b])
 
-    _, interrupted = run_threads(task, k)
+    _, interrupted = _threads.run_threads(task, k)
     if interrupted:
         raise KeyboardInterrupt
     return sq

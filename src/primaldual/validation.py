@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._util.threads import run_threads
+from ._util import threads as _threads
 
 __all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
            "check_sparse_structure", "warn_extreme_rows", "raise_nonfinite", "finite_checked"]
@@ -54,20 +54,15 @@ def _finite_known(X) -> bool:
     return entry is not None and entry[0] is X
 
 
-#: n_threads > 1: the fewest values per thread for which the finite check runs
-#: on the threads (numpy's loops release the GIL; a wake-up costs ~0.1 ms)
-PARALLEL_MIN_VALUES = 1_000_000
-
-
 def _all_finite(arr, n_threads=1) -> bool:
     """``np.isfinite(arr).all()``, on up to ``n_threads`` threads where each
-    gets at least ``PARALLEL_MIN_VALUES`` values."""
+    gets at least ``MIN_VALUES_PER_THREAD`` values (numpy's loops release the GIL)."""
     flat = arr.ravel(order="K")
-    k = min(int(n_threads), flat.size // PARALLEL_MIN_VALUES)
+    k = min(int(n_threads), flat.size // _threads.MIN_VALUES_PER_THREAD)
     if k <= 1:
         return bool(np.isfinite(flat).all())
     parts = np.array_split(flat, k)
-    found, interrupted = run_threads(lambda t, stop: bool(np.isfinite(parts[t]).all()), k)
+    found, interrupted = _threads.run_threads(lambda t, stop: bool(np.isfinite(parts[t]).all()), k)
     if interrupted:
         raise KeyboardInterrupt
     return all(found)

@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .threads import run_threads
+from . import threads as _threads
 
 __all__ = ["fold_rows", "on_column_blocks", "sum_rows"]
-
-#: the fewest values per thread for which the sums run on the threads
-SUM_MIN_VALUES = 1_000_000
 
 
 def sum_rows(parts, out, n_threads=1):
@@ -42,15 +39,16 @@ def fold_rows(parts, out, n_threads=1):
 
 
 def on_column_blocks(n_values, d, n_threads, block):
-    """``block(a, b)`` over contiguous column ranges covering ``0..d``: one range
-    on this thread, or one per thread on up to ``n_threads`` threads where each
-    gets at least ``SUM_MIN_VALUES`` of the ``n_values`` values the blocks read
-    (numpy's loops release the GIL).  Every block runs; returns whether a
-    KeyboardInterrupt arrived meanwhile (:func:`run_threads`), for the caller
-    to raise or report."""
-    k = min(int(n_threads), int(n_values) // SUM_MIN_VALUES, d)
+    """``block(a, b)`` over contiguous column ranges covering ``0..d``: one
+    range on this thread, or one per thread on up to ``n_threads`` threads
+    where each gets at least ``MIN_VALUES_PER_THREAD`` of the ``n_values``
+    values the blocks read (numpy's loops release the GIL).  Every block runs;
+    returns whether a KeyboardInterrupt arrived meanwhile
+    (:func:`~primaldual._util.threads.run_threads`), for the caller to raise
+    or report."""
+    k = min(int(n_threads), int(n_values) // _threads.MIN_VALUES_PER_THREAD, d)
     if k <= 1:
         block(0, d)
         return False
     cuts = np.linspace(0, d, k + 1).round().astype(np.int64)
-    return run_threads(lambda t, stop: block(int(cuts[t]), int(cuts[t + 1])), k)[1]
+    return _threads.run_threads(lambda t, stop: block(int(cuts[t]), int(cuts[t + 1])), k)[1]

@@ -38,11 +38,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..blocks import sdca_threads
-from ..blocks.sdca_resync import RESYNC_DRIFT, resync_at_check, resync_certificate  # noqa: F401
+from ..blocks.sdca_resync import resync_at_check
 from ..blocks.sdca_staleness import guard_staleness, restore_staleness, staleness_meta
 from ..blocks.sdca_threads import (ThreadWork, auto_atomic, thread_plan, threaded_pass,
                                    warm_threads)
-from ..blocks.sdca_trial import TRIAL_MIN_SPEEDUP, trial_outcome  # noqa: F401
+from ..blocks.sdca_trial import trial_outcome
 from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STATUS_NONFINITE,
                             STATUS_SNAPSHOT, Averaging, Passes, SDCAState, Shrinking,
                             flush_average, modified_sgd_epoch, new_plan, next_pass,
