@@ -140,6 +140,37 @@ def test_threads_are_used_and_capped_by_the_work(monkeypatch):
     assert res.extras["threads"] == 2
 
 
+def test_a_serial_plan_checks_on_the_threads(monkeypatch):
+    """The cost model may keep the steps on one thread; a check's certificate
+    pass (it reads alpha and w, each thread a range of rows) still runs on the
+    threads asked for, and the run is the serial one: the same steps, the
+    same optimum, its certificate exact."""
+    X, y = make_classification_data(n=400, d=30, seed=7)
+    monkeypatch.setattr(threads_mod, "MIN_SPEEDUP", np.inf)         # steps: serial
+    seen = []
+    real = Problem.certificate
+
+    def recording(self, w, alpha, n_threads=1, margins=None):
+        seen.append(n_threads)
+        return real(self, w, alpha, n_threads, margins)
+
+    monkeypatch.setattr(Problem, "certificate", recording)
+    kw = dict(loss="logistic", lam=1e-3, solver="sdca", tol=1e-10, random_state=0)
+    two = solve(X, y, n_jobs=2, **kw)
+    assert two.extras["threads"] == 1 and two.converged
+    assert seen and set(seen) == {2}
+    seen.clear()
+    one = solve(X, y, n_jobs=1, **kw)
+    assert set(seen) == {1} and one.n_epochs == two.n_epochs
+    np.testing.assert_array_equal(two.dual_coef, one.dual_coef)      # the same steps
+    assert_exact_certificate(X, y, "logistic", 1e-3, two)
+    # under the work floor a check stays on one thread
+    monkeypatch.setattr(threads_mod, "MIN_NNZ_PER_THREAD", X.nnz)
+    seen.clear()
+    solve(X, y, n_jobs=2, **kw)
+    assert set(seen) == {1}
+
+
 def test_n_jobs_errors():
     X, y = make_classification_data(n=60, d=5)
     with pytest.raises(ValueError, match="runs on one thread"):

@@ -170,6 +170,8 @@ class SDCASolver(Solver):
         self.plan = thread_plan(prob.rows, o.n_jobs if prob.loss.builtin else 1,
                                 o.sync_every, hot_ok=prob.l1 == 0)
         self.threads_reason = self.plan.reason
+        # a check's certificate pass reads alpha and w only: on every thread asked
+        self.cert_threads = self.max_threads(prob, o.n_jobs) if prob.loss.builtin else 1
         # the first pass checks the prediction (docs/solvers.md, "Threads")
         if forced := o.threads == "on" and self.plan.best_threads > 1:
             self.threads_reason = f"threads on: {self.plan.reason}"
@@ -538,7 +540,7 @@ class SDCASolver(Solver):
 
     def certificate(self):
         prob = self.problem
-        nt = self.n_threads          # the certificate pass runs on the threads too
+        nt = max(self.n_threads, self.cert_threads)     # the stepping may be serial
         alpha_out = self._output_alpha()
         if prob.l1 > 0:
             # elastic net: w(alpha) = soft_threshold(v, l1) / lam
