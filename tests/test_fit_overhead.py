@@ -100,7 +100,8 @@ def test_a_finite_check_is_skipped_only_for_the_object_the_caller_checked(monkey
 
     scans = []
     real = validation._check_finite
-    monkeypatch.setattr(validation, "_check_finite", lambda a, n: (scans.append(n), real(a, n)))
+    monkeypatch.setattr(validation, "_check_finite",
+                        lambda a, n, *rest: (scans.append(n), real(a, n, *rest)))
     X = np.random.default_rng(0).standard_normal((30, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     with validation.finite_checked(X):
