@@ -100,9 +100,8 @@ def test_rows_summed_on_column_blocks_are_the_ordered_sum(monkeypatch, K, d):
     """The threads' partial images are added on column blocks, each in row
     order: bit for bit the sum one thread makes, on any number of threads; the
     fold adds them to the shared image and clears them."""
-    import primaldual._util.column_blocks as util
-    import primaldual._util.threads as threads_util
-    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 5)
+    import primaldual._util.threads as util
+    monkeypatch.setattr(util, "MIN_VALUES_PER_THREAD", 5)
     rng = np.random.default_rng(K + d)
     parts = rng.standard_normal((K, d)) * 10.0 ** rng.integers(-8, 8, (K, d))
     ordered = parts[0].copy()

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._util.interrupts import sigint_as_flag
-from ._util.column_blocks import sum_rows
-from ._util.threads import run_threads
+from ._util.threads import run_threads, sum_rows
 from .rows import as_rows
 from .validation import (check_binary_labels, check_sample_weight, check_Xy,
                          warn_extreme_rows)

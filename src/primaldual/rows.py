@@ -18,7 +18,7 @@ import scipy.sparse as sp
 
 from .kernels.minibatch import column_counts, normalized_gram_matvec, omega_ratio_max
 from .kernels.objective import row_sqnorms
-from ._util import threads as _threads
+from ._util.threads import run_ranges
 
 __all__ = ["Rows", "as_rows"]
 
@@ -82,23 +82,12 @@ class Rows:
 
 
 def _row_sqnorms(data, indptr, n_threads=1):
-    """The rows' squared norms; on up to ``n_threads`` threads, each a range of
-    rows with at least ``MIN_VALUES_PER_THREAD`` stored entries (the same
-    sums, row by row, as on one)."""
+    """The rows' squared norms; on ranges of rows (:func:`run_ranges`, on up to
+    ``n_threads`` threads on large data), the same sums, row by row, as on one."""
     n = indptr.shape[0] - 1
     sq = np.empty(n)
-    k = min(int(n_threads), int(indptr[-1]) // _threads.MIN_VALUES_PER_THREAD)
-    if k <= 1:
-        row_sqnorms(data, indptr, sq)
-        return sq
-    cuts = np.searchsorted(indptr, np.linspace(0, indptr[-1], k + 1)[1:-1])
-    cuts = np.concatenate([[0], np.clip(cuts, 0, n), [n]]).astype(np.int64)
-
-    def task(t, stop):
-        a, b = int(cuts[t]), int(cuts[t + 1])
-        row_sqnorms(data, indptr[a:b + 1], sq[a:b])
-
-    _, interrupted = _threads.run_threads(task, k)
+    interrupted, _ = run_ranges(n, int(indptr[-1]), n_threads,
+                                lambda a, b: row_sqnorms(data, indptr[a:b + 1], sq[a:b]))
     if interrupted:
         raise KeyboardInterrupt
     return sq

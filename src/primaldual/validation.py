@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ._util import threads as _threads
+from ._util.threads import run_ranges
 
 __all__ = ["check_X", "check_Xy", "check_sample_weight", "check_binary_labels",
            "check_sparse_structure", "warn_extreme_rows", "raise_nonfinite", "finite_checked"]
@@ -58,11 +58,8 @@ def _all_finite(arr, n_threads=1) -> bool:
     """``np.isfinite(arr).all()``, on up to ``n_threads`` threads where each
     gets at least ``MIN_VALUES_PER_THREAD`` values (numpy's loops release the GIL)."""
     flat = arr.ravel(order="K")
-    k = min(int(n_threads), flat.size // _threads.MIN_VALUES_PER_THREAD)
-    if k <= 1:
-        return bool(np.isfinite(flat).all())
-    parts = np.array_split(flat, k)
-    found, interrupted = _threads.run_threads(lambda t, stop: bool(np.isfinite(parts[t]).all()), k)
+    interrupted, found = run_ranges(flat.size, flat.size, n_threads,
+                                    lambda a, b: bool(np.isfinite(flat[a:b]).all()))
     if interrupted:
         raise KeyboardInterrupt
     return all(found)

@@ -35,8 +35,7 @@ from ..problem import Problem
 from .thread_stats import (COSINE_SAMPLE, _dot, _sampled_entries, atomic_columns,  # noqa: F401
                            auto_atomic, column_overlap, distinct_columns, grouped_column_counts,
                            mean_row_cosine, sampled_column_counts)
-from .._util.column_blocks import fold_rows
-from .._util.threads import resolve_n_jobs, run_threads
+from .._util.threads import fold_rows, resolve_n_jobs, run_threads
 
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "atomic_columns", "auto_atomic",
            "auto_sync_every", "column_overlap", "distinct_columns", "mean_row_cosine",

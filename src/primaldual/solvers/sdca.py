@@ -569,7 +569,7 @@ class SDCASolver(Solver):
         """n_jobs > 1: the check's pair (:func:`resync_at_check`); the threads go
         on from ``v(alpha)``."""
         may_end = (cert.rel_gap <= RESYNC_GAP * self.tol
-                   or self.epochs >= self.max_epochs - 1e-9)
+                   or self.epochs >= self.max_epochs - 1e-9)      # as _stop_reason
         cert = resync_at_check(self.problem, cert, self.v, may_end, self.n_threads)
         self.v = cert.v
         return cert
