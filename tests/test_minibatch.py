@@ -260,6 +260,42 @@ def test_multicore_is_deterministic_and_equals_single_thread(dense):
     assert one.primal == pytest.approx(two.primal, rel=1e-12)
 
 
+def test_a_check_runs_on_the_threads_asked_for(monkeypatch):
+    """A check's certificate pass reads alpha and w only, so it runs on the
+    ``n_jobs`` threads wherever each gets its share of stored entries, and the
+    pair it reports is exact: P and D recomputed from scratch on one thread."""
+    from primaldual.blocks import sdca_threads
+    from primaldual.problem import Problem
+    X, y = make_classification_data(n=400, d=60, density=0.2, seed=3)
+    monkeypatch.setattr(sdca_threads, "MIN_NNZ_PER_THREAD", 0)
+    seen = []
+    real = Problem.certificate
+
+    def recording(self, w, alpha, n_threads=1, margins=None):
+        seen.append(n_threads)
+        return real(self, w, alpha, n_threads, margins)
+
+    monkeypatch.setattr(Problem, "certificate", recording)
+    kw = dict(loss="logistic", lam=1e-2, solver="minibatch_sdca", batch_size=32,
+              tol=1e-9, max_epochs=2000, random_state=2)
+    two = solve(X, y, n_jobs=2, **kw)
+    assert set(seen) == {2} and two.converged
+    seen.clear()
+    one = solve(X, y, n_jobs=1, **kw)
+    assert set(seen) == {1} and one.converged
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    for res in (one, two):
+        assert res.primal == pytest.approx(real(prob, res.coef, res.dual_coef).primal,
+                                           rel=1e-12)
+        assert res.dual == pytest.approx(prob.dual(res.dual_coef), rel=1e-12)
+    assert two.primal == pytest.approx(one.primal, rel=2e-9)      # both within the tol
+    # under the work floor a check stays on one thread
+    monkeypatch.setattr(sdca_threads, "MIN_NNZ_PER_THREAD", X.nnz)
+    seen.clear()
+    solve(X, y, n_jobs=2, **kw)
+    assert set(seen) == {1}
+
+
 def test_multicore_more_threads_than_columns():
     # d = 2 with 4 threads: some column ranges are empty, results unchanged
     rng = np.random.default_rng(0)

@@ -39,8 +39,8 @@ from .._util.threads import fold_rows, resolve_n_jobs, run_threads
 
 __all__ = ["ThreadCosts", "ThreadPlan", "ThreadWork", "atomic_columns", "auto_atomic",
            "auto_sync_every", "column_overlap", "distinct_columns", "mean_row_cosine",
-           "measured_thread_costs", "sampled_column_counts", "thread_plan", "threaded_pass",
-           "warm_threads"]
+           "measured_thread_costs", "pass_threads", "sampled_column_counts", "thread_plan",
+           "threaded_pass", "warm_threads"]
 
 #: n_jobs > 1: the fewest stored entries per thread and pass; with fewer, fewer
 #: threads are used, and a pass of a shrunk active set this small runs serially
@@ -219,6 +219,14 @@ class ThreadPlan(NamedTuple):
     hot: object = None
 
 
+def pass_threads(n, nnz, n_jobs) -> int:
+    """The most threads a pass over ``n`` rows and ``nnz`` stored entries can
+    use: ``n_jobs``, each with at least :data:`MIN_NNZ_PER_THREAD` entries (a
+    step pass, or a check's certificate pass, which reads ``alpha`` and ``w``
+    only and so runs on them whatever the steps do)."""
+    return max(1, min(resolve_n_jobs(n_jobs), n, nnz // max(MIN_NNZ_PER_THREAD, 1)))
+
+
 def thread_plan(rows, n_jobs, sync_every="auto", costs=None, hot_ok=True) -> ThreadPlan:
     """Threads or serial, predicted from the data and this machine's costs.
 
@@ -246,7 +254,7 @@ def thread_plan(rows, n_jobs, sync_every="auto", costs=None, hot_ok=True) -> Thr
     K = resolve_n_jobs(n_jobs)
     if K <= 1:
         return ThreadPlan(1, 0, 1.0, "n_jobs=1")
-    cap = max(1, min(K, rows.n, rows.nnz // max(MIN_NNZ_PER_THREAD, 1)))
+    cap = pass_threads(rows.n, rows.nnz, K)
     if cap <= 1:
         return ThreadPlan(1, 0, 1.0, (
             f"serial: {rows.nnz} stored entries, fewer than {MIN_NNZ_PER_THREAD} for "

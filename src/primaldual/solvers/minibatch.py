@@ -12,6 +12,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 import numpy as np
 
+from ..blocks.sdca_threads import pass_threads
 from ..kernels.minibatch import (MODE_MSDCA, STATUS_ABORTED, STATUS_NONFINITE, DualState,
                                  MiniBatch, SerialWork, ThreadTeam, ThreadWork, msdca_serial,
                                  msdca_thread, row_splits, sparse_eso_weights)
@@ -318,6 +319,11 @@ class MinibatchSDCASolver(Solver):
     def setup(self):
         self.b = self.opts.batch_size
         self.n_threads = resolve_n_jobs(self.opts.n_jobs)
+        prob = self.problem
+        # a check's certificate pass reads alpha and w only: on the threads asked
+        # for wherever each gets its share of entries, whatever runs the steps
+        self.cert_threads = pass_threads(prob.n, prob.nnz, self.opts.n_jobs) \
+            if prob.loss.builtin else 1
         self.eso = self._resolve_eso()
 
     def _resolve_eso(self):
@@ -488,7 +494,7 @@ class MinibatchSDCALocal(MinibatchSDCASolver):
     def certificate(self):
         prob = self.problem
         with np.errstate(over="ignore", invalid="ignore"):
-            cert = prob.certificate(self.v / prob.lam, self.alpha)
+            cert = prob.certificate(self.v / prob.lam, self.alpha, self.cert_threads)
         self.v = cert.v
         return self._check_finite(cert)
 

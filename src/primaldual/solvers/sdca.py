@@ -51,7 +51,6 @@ from ..kernels.sdca import (ORDER_CYCLIC, ORDER_PERMUTATION, ORDER_UNIFORM, STAT
 from ..validation import raise_nonfinite
 from ._base import Solver, register
 from ._options import CommonOptions, ThreadOptions, choice, number
-from .._util.threads import resolve_n_jobs
 
 #: first tolerance on the active set's violation range below which every shrunk
 #: coordinate comes back (LIBLINEAR's default eps of its dual solvers); divided
@@ -152,9 +151,9 @@ class SDCASolver(Solver):
 
     @staticmethod
     def max_threads(problem, n_jobs) -> int:
-        """The most threads a pass could use: ``n_jobs``, MIN_NNZ_PER_THREAD entries each."""
-        return max(1, min(resolve_n_jobs(n_jobs), problem.n,
-                          problem.nnz // max(sdca_threads.MIN_NNZ_PER_THREAD, 1)))
+        """The most threads a pass could use
+        (:func:`~primaldual.blocks.sdca_threads.pass_threads`)."""
+        return sdca_threads.pass_threads(problem.n, problem.nnz, n_jobs)
 
     def setup(self):
         o = self.opts
