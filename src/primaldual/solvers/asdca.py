@@ -183,7 +183,7 @@ class ASDCASolver(Solver):
         for _ in range(passes):
             # the inner problem's iterates (vs is replaced by each inner-gap check)
             state = SDCAState(self.alpha, self.vs, no_logit, no_shrunk)
-            order = self.rng.permutation(prob.n).astype(np.int64)
+            order = self.rng.permutation(prob.n).astype(np.int64, copy=False)
             status, pos, t, acc, _, _ = sdca_epoch(
                 rows, spec, state, order, 0, prob.n, self.steps, -1, no_shrink, no_avg,
                 self.work)

@@ -237,7 +237,7 @@ class BoxNewtonSolver(Solver):
     def _iterate(self):
         moved = 0.0
         for _ in range(int(self.opts.sweeps)):
-            order = self.rng.permutation(self.problem.n).astype(np.int64)
+            order = self.rng.permutation(self.problem.n).astype(np.int64, copy=False)
             moved = max(moved, cd_sweep(self.view, self.qp, order, self.g, self.w,
                                         self.counts))
         gain = self._newton_step()

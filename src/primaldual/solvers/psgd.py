@@ -110,7 +110,7 @@ class PSGDSolver(Solver):
         if warm_start is not None:
             raise ValueError("psgd does not take a warm_start (Algorithm 3 starts every "
                              "part from w = 0); use resume= to continue a run")
-        self.assign = self.rng.permutation(prob.n).astype(np.int64)
+        self.assign = self.rng.permutation(prob.n).astype(np.int64, copy=False)
         self.streams = partition_streams(self.random_state, self.rng, self.k)
         self.U = np.zeros((self.k, prob.d))
         self.scale = np.ones((self.k, 1))

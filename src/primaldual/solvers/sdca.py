@@ -196,7 +196,7 @@ class SDCASolver(Solver):
         self.alpha = np.zeros(n) if alpha is None else alpha
         self.v = prob.dual_image(self.alpha) if alpha is not None else np.zeros(d)
         self.pending_sgd_init = self.opts.init == "sgd"
-        self.cyclic_order = (self.rng.permutation(n).astype(np.int64)
+        self.cyclic_order = (self.rng.permutation(n).astype(np.int64, copy=False)
                              if self.opts.sampling == "cyclic" else np.zeros(0, np.int64))
         self.order = np.zeros(0, dtype=np.int64)
         self.pos = 0
@@ -409,7 +409,7 @@ class SDCASolver(Solver):
         if s == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         elif s == "permutation":
-            self.order = self.rng.permutation(n).astype(np.int64)
+            self.order = self.rng.permutation(n).astype(np.int64, copy=False)
         else:
             self.order = self.cyclic_order
         self.pos = 0
@@ -429,7 +429,7 @@ class SDCASolver(Solver):
         n = prob.n
         target = self.steps + max(1, int(round(n_epochs * n)))
         if self.pending_sgd_init:
-            perm = self.rng.permutation(n).astype(np.int64)
+            perm = self.rng.permutation(n).astype(np.int64, copy=False)
             u = np.zeros(prob.d)
             status, pos, acc = prob.loss.kernel(modified_sgd_epoch)(prob.rows_view(), prob.step_spec(), perm,
                                                   self.alpha, u)

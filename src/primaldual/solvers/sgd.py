@@ -109,7 +109,7 @@ class SGDSolver(Solver):
         if self.opts.sampling == "uniform":
             self.order = self.rng.integers(0, n, size=n, dtype=np.int64)
         else:
-            self.order = self.rng.permutation(n).astype(np.int64)
+            self.order = self.rng.permutation(n).astype(np.int64, copy=False)
         self.pos = 0
 
     def advance(self, n_epochs, deadline):
