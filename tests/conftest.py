@@ -239,3 +239,19 @@ def sigint_default_in_child():
     import signal
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
+
+
+@pytest.fixture
+def certificate_threads(monkeypatch):
+    """The ``n_threads`` of every :meth:`Problem.certificate` call the test
+    makes, in order (a spy around the real method)."""
+    from primaldual.problem import Problem
+    seen = []
+    real = Problem.certificate
+
+    def recording(self, w, alpha, n_threads=1, margins=None):
+        seen.append(n_threads)
+        return real(self, w, alpha, n_threads, margins)
+
+    monkeypatch.setattr(Problem, "certificate", recording)
+    return seen

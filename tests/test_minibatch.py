@@ -260,7 +260,7 @@ def test_multicore_is_deterministic_and_equals_single_thread(dense):
     assert one.primal == pytest.approx(two.primal, rel=1e-12)
 
 
-def test_a_check_runs_on_the_threads_asked_for(monkeypatch):
+def test_a_check_runs_on_the_threads_asked_for(monkeypatch, certificate_threads):
     """A check's certificate pass reads alpha and w only, so it runs on the
     ``n_jobs`` threads wherever each gets its share of stored entries, and the
     pair it reports is exact: P and D recomputed from scratch on one thread."""
@@ -268,14 +268,7 @@ def test_a_check_runs_on_the_threads_asked_for(monkeypatch):
     from primaldual.problem import Problem
     X, y = make_classification_data(n=400, d=60, density=0.2, seed=3)
     monkeypatch.setattr(sdca_threads, "MIN_NNZ_PER_THREAD", 0)
-    seen = []
-    real = Problem.certificate
-
-    def recording(self, w, alpha, n_threads=1, margins=None):
-        seen.append(n_threads)
-        return real(self, w, alpha, n_threads, margins)
-
-    monkeypatch.setattr(Problem, "certificate", recording)
+    seen = certificate_threads
     kw = dict(loss="logistic", lam=1e-2, solver="minibatch_sdca", batch_size=32,
               tol=1e-9, max_epochs=2000, random_state=2)
     two = solve(X, y, n_jobs=2, **kw)
@@ -285,8 +278,7 @@ def test_a_check_runs_on_the_threads_asked_for(monkeypatch):
     assert set(seen) == {1} and one.converged
     prob = Problem(X, y, loss="logistic", lam=1e-2)
     for res in (one, two):
-        assert res.primal == pytest.approx(real(prob, res.coef, res.dual_coef).primal,
-                                           rel=1e-12)
+        assert res.primal == pytest.approx(prob.primal(res.coef), rel=1e-12)
         assert res.dual == pytest.approx(prob.dual(res.dual_coef), rel=1e-12)
     assert two.primal == pytest.approx(one.primal, rel=2e-9)      # both within the tol
     # under the work floor a check stays on one thread

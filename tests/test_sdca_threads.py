@@ -139,21 +139,14 @@ def test_threads_are_used_and_capped_by_the_work(monkeypatch):
     assert res.extras["threads"] == 2
 
 
-def test_a_serial_plan_checks_on_the_threads(monkeypatch):
+def test_a_serial_plan_checks_on_the_threads(monkeypatch, certificate_threads):
     """The cost model may keep the steps on one thread; a check's certificate
     pass (it reads alpha and w, each thread a range of rows) still runs on the
     threads asked for, and the run is the serial one: the same steps, the
     same optimum, its certificate exact."""
     X, y = make_classification_data(n=400, d=30, seed=7)
     monkeypatch.setattr(threads_mod, "MIN_SPEEDUP", np.inf)         # steps: serial
-    seen = []
-    real = Problem.certificate
-
-    def recording(self, w, alpha, n_threads=1, margins=None):
-        seen.append(n_threads)
-        return real(self, w, alpha, n_threads, margins)
-
-    monkeypatch.setattr(Problem, "certificate", recording)
+    seen = certificate_threads
     kw = dict(loss="logistic", lam=1e-3, solver="sdca", tol=1e-10, random_state=0)
     two = solve(X, y, n_jobs=2, **kw)
     assert two.extras["threads"] == 1 and two.converged
