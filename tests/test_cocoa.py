@@ -334,6 +334,40 @@ def test_threads_give_the_same_iterates():
     np.testing.assert_array_equal(one.coef, two.coef)
 
 
+def test_a_checks_partition_passes_run_on_the_threads(monkeypatch):
+    """A check's certificate passes, one per partition, are independent: with
+    ``n_jobs > 1`` they run on the threads, and the parts are the same numbers."""
+    from primaldual.distributed import block as block_mod
+    from primaldual.problem import Problem
+    X, y = make_classification_data(n=300, d=40, seed=8)
+    prob = Problem(X, y, loss="logistic", lam=1e-2)
+    blk = block_mod.PartitionBlock(prob.rows, prob.y, prob.sample_weight,
+                                   contiguous_partition(prob.n, 3), prob.loss.code,
+                                   prob.loss.param, prob.lam, prob.W)
+    rng = np.random.default_rng(0)
+    blk.alpha[:] = prob.y * rng.uniform(0.05, 0.95, prob.n)       # inside the domain
+    w = rng.standard_normal(prob.d)
+    calls = []
+    real = block_mod.run_threads
+
+    def counting(task, n_tasks, n_threads=None):
+        calls.append((n_tasks, n_threads))
+        return real(task, n_tasks, n_threads)
+
+    monkeypatch.setattr(block_mod, "run_threads", counting)
+    one = blk.certificate_parts(w)
+    assert calls == []
+    blk.n_jobs = 2
+    two = blk.certificate_parts(w)
+    assert calls == [(3, 2)]
+    for a, b in zip(one, two):
+        assert a[:2] == b[:2]
+        np.testing.assert_array_equal(a[2], b[2])
+        np.testing.assert_array_equal(a[3], b[3])
+    assert sum(p[0] for p in one) == pytest.approx(
+        float(prob.sample_weight @ prob.loss.value(X @ w, prob.y)), rel=1e-12)
+
+
 @pytest.mark.parametrize("agg,H", [("adding", None), ("adding", 5), ("averaging", 40)])
 def test_reaches_the_sdca_optimum(agg, H):
     X, y = make_classification_data(n=200, d=40, density=0.1, seed=6)

@@ -383,18 +383,27 @@ class PartitionBlock:
 
     # -------------------------------------------------------- certificate
     def certificate_parts(self, w):
-        """Per partition: ``(loss_sum, conj_sum, sum_i c_i alpha_i x_i, X_k w)``."""
+        """Per partition: ``(loss_sum, conj_sum, sum_i c_i alpha_i x_i, X_k w)``.
+        The partitions' passes are independent, so with ``n_jobs > 1`` they run
+        on up to ``n_jobs`` threads, as the rounds do, and the parts are the
+        same numbers."""
         r = self.rows
-        out = []
-        for k in range(self.K):
+
+        def task(k, stop):
             a, b = int(self.part_ptr[k]), int(self.part_ptr[k + 1])
             vs = np.empty(self.d)
             margins = np.empty(b - a)
             ls, cs = certificate_pass(r.data, r.indices, r.indptr[a:b + 1], r.iptr[a:b + 1],
                                       self.y[a:b], self.cw[a:b], self.alpha[a:b], w,
                                       self.kind, self.param, vs, margins)
-            out.append((float(ls), float(cs), vs, margins))
-        return out
+            return float(ls), float(cs), vs, margins
+
+        if self.n_jobs > 1 and self.K > 1:
+            out, interrupted = run_threads(task, self.K, n_threads=min(self.n_jobs, self.K))
+            if interrupted:
+                raise KeyboardInterrupt
+            return out
+        return [task(k, None) for k in range(self.K)]
 
     # ------------------------------------------------------- ESO support
     def gram_matvec(self, z):
