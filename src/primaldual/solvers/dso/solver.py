@@ -381,7 +381,7 @@ class DSOSolver(RestartMixin, DSORingDriver, Solver):
             vq = np.zeros(prob.d)
             rng = self.streams[q]
             for _ in range(self.init_passes):
-                order = (i0 + rng.permutation(i1 - i0)).astype(np.int64)
+                order = (i0 + rng.permutation(i1 - i0)).astype(np.int64, copy=False)
                 status, pos, _, acc, _, _ = sdca_epoch(
                     rows, prob.step_spec(inv_W=1.0 / Wq)._replace(l1=0.0),
                     SDCAState(alpha, vq, empty, shrunk), order, 0, order.shape[0], 0, -1,
