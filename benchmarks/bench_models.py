@@ -106,7 +106,12 @@ def _timed(fn):
 
 
 def ours(X, y, loss, l1, tol):
-    return pd.solve(X, y, loss=loss, lam=0.0, l1=l1, tol=tol, max_epochs=5000)
+    """The public call with its defaults (``solver="auto"``, its own epoch
+    budget): a ``max_epochs`` given here would shorten the supervisor's windows
+    and change the path it takes (rcv1-shape, squared hinge, ``l1_max/1000``:
+    with ``max_epochs=5000`` l1cd hands over to l1_ipm and the fit takes 33 s,
+    against 7 s with the defaults)."""
+    return pd.solve(X, y, loss=loss, lam=0.0, l1=l1, tol=tol)
 
 
 def liblinear_fit(X, y, loss, l1, eps):
