@@ -242,6 +242,27 @@ def sigint_default_in_child():
 
 
 @pytest.fixture
+def part_thread_calls(monkeypatch):
+    """The ``(n_tasks, n_threads)`` of every :func:`run_threads` call the test
+    makes through the partitions' helper (:func:`run_parts`, which names
+    ``n_threads``; the one-off passes cut in ranges do not and are left out),
+    with the floor of a million values per thread lowered to one, so that a
+    test's small partitions run on the threads asked for."""
+    from primaldual._util import threads as threads_util
+    seen = []
+    real = threads_util.run_threads
+
+    def recording(task, n_tasks, n_threads=None):
+        if n_threads is not None:
+            seen.append((n_tasks, n_threads))
+        return real(task, n_tasks, n_threads)
+
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1)
+    monkeypatch.setattr(threads_util, "run_threads", recording)
+    return seen
+
+
+@pytest.fixture
 def certificate_threads(monkeypatch):
     """The ``n_threads`` of every :meth:`Problem.certificate` call the test
     makes, in order (a spy around the real method)."""

@@ -134,7 +134,56 @@ def test_refusals_by_name():
         solve(X, y, n_partitions=2, local_epochs=0, **kw)
 
 
+@pytest.mark.parametrize("dense", [False, True])
+def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypatch, dense):
+    """``n_jobs=2`` runs the 3 partitions' rounds and checks on 2 threads and
+    gives the run of one thread number for number; the certificate is exact."""
+    from primaldual._util import threads as threads_util
+    X, y = blobs(90, 6, 4, seed=12, sparse=not dense)
+    c = _weights(90, seed=2)
+    kw = dict(loss="crammer_singer", lam=LAM, sample_weight=c, tol=1e-9, n_partitions=3,
+              random_state=1, check_every=1)
+    one = solve(X, y, solver="crammer_singer_cocoa", n_jobs=1, **kw)
+    assert part_thread_calls == [] and one.trace[-1]["threads"] == 1
+    two = solve(X, y, solver="crammer_singer_cocoa", n_jobs=2, **kw)
+    assert part_thread_calls and set(part_thread_calls) == {(3, 2)}
+    assert two.trace[-1]["threads"] == 2 and two.converged
+    assert two.n_epochs == one.n_epochs and len(two.trace) == len(one.trace)
+    np.testing.assert_array_equal(two.coef, one.coef)
+    np.testing.assert_array_equal(two.dual_coef, one.dual_coef)
+    assert [t["rel_gap"] for t in two.trace] == [t["rel_gap"] for t in one.trace]
+    P, D = by_hand(X, y, two.coef, two.dual_coef, LAM, c, "crammer_singer")
+    assert two.primal == pytest.approx(P, rel=1e-12)
+    assert two.dual == pytest.approx(D, rel=1e-10, abs=1e-14)
+    # auto with partitions passes n_jobs on; below a million values per thread
+    # (the real floor) the partitions stay on the calling thread
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1_000_000)
+    small = solve(X, y, n_jobs=2, **kw)
+    assert small.solver == "crammer_singer_cocoa" and small.options["n_jobs"] == 2
+    assert small.trace[-1]["threads"] == 1
+    np.testing.assert_array_equal(small.coef, one.coef)
+
+
+def test_threads_refused_where_they_do_not_run():
+    X, y = blobs(40, 4, 3, seed=1)
+    kw = dict(loss="crammer_singer", lam=0.01)
+    for name in ("crammer_singer_dual", "crammer_singer_ipm", "crammer_singer_newton"):
+        with pytest.raises(ValueError, match=f"solver='{name}' runs on one thread; n_jobs=2 "
+                                             f"does not apply to it .crammer_singer_cocoa "
+                                             f"runs its row partitions"):
+            solve(X, y, solver=name, n_jobs=2, **kw)
+
+
 # --------------------------------------------------------------------- Dask
+def test_threads_with_a_client_are_refused(client):
+    X, y = blobs(40, 4, 3, seed=1)
+    with pytest.raises(ValueError, match="n_jobs=2 runs the partitions of an in-process "
+                                         "crammer_singer_cocoa fit on threads.*leave n_jobs "
+                                         "at 1 with client="):
+        solve(X, y, loss="crammer_singer", lam=0.01, solver="crammer_singer_cocoa",
+              client=client, n_jobs=2)
+
+
 @pytest.mark.parametrize("K, dense", [(2, False), (3, True)])
 def test_dask_equals_in_process(client, K, dense):
     X, y = blobs(120, 8, 4, seed=5, sparse=not dense)

@@ -152,7 +152,44 @@ def test_refusals_name_the_alternative():
         solve(X, y, loss="logistic", lam=0.0, l1=0.01, n_partitions=70)
 
 
+@pytest.mark.parametrize("loss, lam", [("logistic", 0.0), ("squared", 1e-3)])
+def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypatch, loss, lam):
+    """``n_jobs=2`` alone splits the rows into 2 partitions and runs their
+    calls on 2 threads: the run of ``n_partitions=2`` on one thread, number for
+    number, and its certificate is exact."""
+    from primaldual._util import threads as threads_util
+    X, y = _data(seed=4, regression=loss == "squared")
+    c = np.random.default_rng(2).uniform(0.5, 2.0, size=X.shape[0])
+    kw = dict(loss=loss, lam=lam, l1=0.01, tol=1e-10, sample_weight=c, solver="l1_newton")
+    one = solve(X, y, n_partitions=2, **kw)
+    assert part_thread_calls == [] and one.trace[-1]["threads"] == 1
+    two = solve(X, y, n_jobs=2, **kw)
+    assert two.options["n_partitions"] == 2 and two.trace[-1]["threads"] == 2
+    assert part_thread_calls and set(part_thread_calls) == {(2, 2)}
+    assert two.converged and len(two.trace) == len(one.trace)
+    np.testing.assert_array_equal(two.coef, one.coef)
+    np.testing.assert_array_equal(two.dual_coef, one.dual_coef)
+    assert [t["rel_gap"] for t in two.trace] == [t["rel_gap"] for t in one.trace]
+    primal, dual = _by_hand(X, y, c, two.coef, two.dual_coef, lam, 0.01, loss)
+    assert two.primal == pytest.approx(primal, rel=1e-12)
+    assert two.dual == pytest.approx(dual, rel=1e-11)
+    # below a million stored entries per thread (the real floor): one thread
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1_000_000)
+    small = solve(X, y, n_jobs=2, **kw)
+    assert small.trace[-1]["threads"] == 1
+    np.testing.assert_array_equal(small.coef, one.coef)
+
+
 # --------------------------------------------------------------------- Dask
+def test_threads_with_a_client_are_refused(client):
+    X, y = _data(n=60)
+    with pytest.raises(ValueError, match="n_jobs=2 runs the partitions of an in-process "
+                                         "l1_newton fit on threads.*leave n_jobs at 1 with "
+                                         "client="):
+        solve(X, y, loss="logistic", lam=0.0, l1=0.01, solver="l1_newton", client=client,
+              n_jobs=2)
+
+
 @pytest.mark.parametrize("loss, lam", [("logistic", 0.0), ("squared_hinge", 1e-3)])
 def test_dask_equals_in_process(client, loss, lam):
     X, y = _data()

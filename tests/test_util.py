@@ -322,3 +322,34 @@ def test_partition_stream_is_that_partitions_spawned_stream():
                               partition_stream(12345, 1).random(8))
     with pytest.raises(ValueError, match="partition index"):
         partition_stream(1, -1)
+
+
+def test_part_threads_caps_by_jobs_parts_and_the_floor(monkeypatch):
+    from primaldual._util import threads as T
+    monkeypatch.setattr(T, "MIN_VALUES_PER_THREAD", 100)
+    assert T.part_threads(4, 10_000, 2) == 2           # n_jobs
+    assert T.part_threads(3, 10_000, 8) == 3           # the partitions
+    assert T.part_threads(4, 250, 8) == 2              # 100 values a thread at least
+    assert T.part_threads(4, 50, 8) == 1               # tiny: the calling thread
+    assert T.part_threads(1, 10_000, None) == 1
+
+
+def test_run_parts_orders_results_and_raises_an_interrupt_after_every_part(monkeypatch):
+    """The parts come back in partition order on any number of threads; a
+    Ctrl-C that :func:`run_threads` reports (it waits for every task first)
+    is raised by :func:`run_parts`, after every partition's call ran."""
+    from primaldual._util import threads as T
+    assert T.run_parts(lambda k: k * k, 5, 1) == [0, 1, 4, 9, 16]
+    assert T.run_parts(lambda k: k * k, 5, 3) == [0, 1, 4, 9, 16]
+    ran = []
+    real = T.run_threads
+
+    def interrupted(task, n_tasks, n_threads=None):
+        out, _ = real(task, n_tasks, n_threads)
+        return out, True
+
+    monkeypatch.setattr(T, "run_threads", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        T.run_parts(ran.append, 3, 2)
+    assert sorted(ran) == [0, 1, 2]
+    assert T.run_parts(ran.append, 3, 1) == [None] * 3     # one thread: no run_threads

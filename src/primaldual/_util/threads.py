@@ -5,7 +5,8 @@ What every threaded solver needs: the meaning of ``n_jobs``
 KeyboardInterrupt stops cleanly (:func:`run_threads`): the tasks see a stop
 flag between kernel calls, the main thread waits for all of them, and only
 then reports the interrupt, so no thread is left writing into the iterates.
-On it, a one-off pass cut into ranges (:func:`run_ranges`), and the sums of
+On it, a one-off pass cut into ranges (:func:`run_ranges`), the row
+partitions of an in-process partitioned fit (:func:`run_parts`), and the sums of
 the threads' partial vectors on column blocks (:func:`sum_rows`,
 :func:`fold_rows`), bit for bit the sums one thread makes.  No numpy here:
 the CLI imports this module before its Ctrl-C handling is in place.
@@ -18,8 +19,8 @@ import queue
 import threading
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 
-__all__ = ["MIN_VALUES_PER_THREAD", "fold_rows", "resolve_n_jobs", "run_ranges", "run_threads",
-           "sum_rows"]
+__all__ = ["MIN_VALUES_PER_THREAD", "fold_rows", "part_threads", "resolve_n_jobs", "run_parts",
+           "run_ranges", "run_threads", "sum_rows"]
 
 #: a one-off pass over an array (a finite check, the rows' norms, a sum of the
 #: threads' partial vectors) is split across threads only where each gets at
@@ -89,6 +90,31 @@ def run_ranges(length, n_values, n_threads, task):
     cuts = [int(length) * t // k for t in range(k + 1)]
     results, interrupted = run_threads(lambda t, stop: task(cuts[t], cuts[t + 1]), k)
     return interrupted, results
+
+
+def part_threads(n_parts, n_values, n_jobs) -> int:
+    """The threads the ``n_parts`` row partitions of an in-process fit run on:
+    at most ``n_jobs`` (resolved) and ``n_parts``, and only as many as give
+    each at least ``MIN_VALUES_PER_THREAD`` of the ``n_values`` values a call
+    reads (tiny data stays on the calling thread)."""
+    return max(1, min(resolve_n_jobs(n_jobs), int(n_parts),
+                      int(n_values) // max(MIN_VALUES_PER_THREAD, 1)))
+
+
+def run_parts(task, n_parts, n_threads):
+    """``[task(k) for k in range(n_parts)]``, on ``n_threads`` threads when it
+    is above 1 (:func:`run_threads`).  The partitions' calls are independent
+    and each returns its own part, so the list is the same numbers on any
+    number of threads; the caller adds the parts in partition order.  A
+    KeyboardInterrupt that arrived while they ran is raised once every call
+    has ended (no thread is left writing into a partition's state)."""
+    if n_threads <= 1 or n_parts <= 1:
+        return [task(k) for k in range(n_parts)]
+    out, interrupted = run_threads(lambda k, stop: task(k), n_parts,
+                                   n_threads=min(int(n_threads), int(n_parts)))
+    if interrupted:
+        raise KeyboardInterrupt
+    return out
 
 
 def sum_rows(parts, out, n_threads=1):

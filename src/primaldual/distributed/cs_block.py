@@ -24,7 +24,10 @@ partitions (its blocks stay there between rounds) and answers per
 partition; :class:`BlockCSData` adds the parts in partition order for a
 driver in this process, and on Dask each actor holds the block of one
 partition (:mod:`.cs_rounds`): the same numbers in process and on Dask.  A
-sparse partition works on the columns its rows use (``d_k`` of ``d``).
+sparse partition works on the columns its rows use (``d_k`` of ``d``).  In
+process the partitions' calls run on ``n_threads`` threads
+(:func:`~primaldual._util.threads.run_parts`): each returns its own part, so
+the numbers are those of one thread.
 """
 from __future__ import annotations
 
@@ -32,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util.seeding import partition_stream
+from .._util.threads import part_threads, run_parts
 from ..kernels.multiclass import CSActive, CSAverage, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
 from ..multiclass import crammer_singer_neg_conjugate, crammer_singer_value
@@ -131,6 +135,20 @@ class CSBlock:
         c = np.asarray(c, dtype=np.float64)
         self.parts = [_Part(X[a:b], y[a:b], c[a:b], self.K)
                       for a, b in zip(bounds[:-1], bounds[1:])]
+        #: the threads the partitions' calls run on (in process; an actor holds one)
+        self.n_threads = 1
+
+    def set_threads(self, n_jobs):
+        """Run the partitions on up to ``n_jobs`` threads, as many as give each
+        a million values of a call (``nnz K``;
+        :func:`~primaldual._util.threads.part_threads`).  Returns the number."""
+        values = sum(p.rows.data.size for p in self.parts) * self.K
+        self.n_threads = part_threads(len(self.parts), values, n_jobs)
+        return self.n_threads
+
+    def _each(self, task):
+        """``[task(k, part) for each partition]`` on ``n_threads`` threads."""
+        return run_parts(lambda k: task(k, self.parts[k]), len(self.parts), self.n_threads)
 
     def columns(self):
         """Per partition the columns its parts are on (None: all ``d``)."""
@@ -151,8 +169,8 @@ class CSBlock:
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         sigma = float(sigma)
         epochs = int(epochs)
-        out = []
-        for k, p in enumerate(self.parts):
+
+        def part_round(k, p):
             r = p.rows
             C = p.c * (sigma / (float(W) * float(lam)))
             view = CSRows(r.data, r.indices, r.indptr, r.iptr, r.sqnorm, p.y, C)
@@ -170,8 +188,9 @@ class CSBlock:
                                          state, bool(shrinking), avg)
             if int(status) == STATUS_OK:
                 p.alpha = beta / C[:, None]
-            out.append((int(status), (local - start) / sigma, int(reads)))
-        return out
+            return int(status), (local - start) / sigma, int(reads)
+
+        return self._each(part_round)
 
     # -------------------------------------------------------- certificate
     def dual_parts(self, lam, W):
@@ -182,21 +201,22 @@ class CSBlock:
         depends on ``alpha``, ``coef`` and its seed only after a check (a
         resumed checkpoint goes on exactly)."""
         scale = 1.0 / (float(W) * float(lam))
-        out = []
-        for p in self.parts:
+
+        def part_dual(k, p):
             p.reset()
             R = p.alpha * (p.c * scale)[:, None]
             part = np.asarray(p.X.T @ R, dtype=np.float64)
             conj = float(p.c @ crammer_singer_neg_conjugate(p.alpha, p.y))
-            out.append((part, p.alpha.copy(), conj))
-        return out
+            return part, p.alpha.copy(), conj
+
+        return self._each(part_dual)
 
     def losses(self, coef):
         """Per partition ``sum_i c_i max_k (1[k != y_i] + z_ik - z_iy)`` at
         the scores ``Z = X_k coef``."""
         coef = np.ascontiguousarray(coef, dtype=np.float64)
-        return [float(p.c @ crammer_singer_value(
-            np.asarray(p.X @ p.take(coef), dtype=np.float64), p.y)[0]) for p in self.parts]
+        return self._each(lambda k, p: float(p.c @ crammer_singer_value(
+            np.asarray(p.X @ p.take(coef), dtype=np.float64), p.y)[0]))
 
     def set_alpha(self, blocks):
         """Take the partitions' blocks of ``alpha`` (a warm start, a resumed
@@ -224,6 +244,10 @@ class BlockCSData:
         self.columns = self.block.columns()
         self.d, self.K = problem.d, problem.K
         self.coef = np.zeros((self.d, self.K))
+
+    def set_threads(self, n_jobs):
+        """The partitions' calls on up to ``n_jobs`` threads (:meth:`CSBlock.set_threads`)."""
+        return self.block.set_threads(n_jobs)
 
     def _join(self, parts):
         return add_in_order(parts, self.columns, (self.d, self.K))

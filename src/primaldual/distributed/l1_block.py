@@ -23,7 +23,9 @@ An :class:`L1Block` holds one or several partitions and returns one part per
 partition; :class:`BlockL1Data` adds them for a driver in this process, and on
 Dask each actor holds the block of one partition
 (:mod:`primaldual.distributed.l1_rounds`): the same numbers in process and on
-Dask.
+Dask.  In process the partitions' calls run on ``n_threads`` threads
+(:func:`~primaldual._util.threads.run_parts`; each returns its own part, so
+the numbers are those of one thread).
 
 The block keeps two *slots* of margins and loss terms (the current point and
 a trial) and the last direction ``X_ws d``; every call is idempotent, so a
@@ -34,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .._util.threads import part_threads, run_parts
 from ..kernels.l1bounds import cols_to_rows
 from ..kernels.l1cd import (ColsView, L1Spec, WsGram, column_norms, correlations,
                             dual_sum, form_gram, loss_terms, margins_of)
@@ -147,6 +150,20 @@ class L1Block:
         self.parts = [_Part(X[a:b], y[a:b], cw[a:b], spec)
                       for a, b in zip(part_ptr[:-1].tolist(), part_ptr[1:].tolist())]
         self.current = 0
+        #: the threads the partitions' calls run on (in process; an actor holds one)
+        self.n_threads = 1
+
+    def set_threads(self, n_jobs):
+        """Run the partitions on up to ``n_jobs`` threads, as many as give each
+        a million stored entries (:func:`~primaldual._util.threads.part_threads`).
+        Returns the number."""
+        values = sum(p.view.data.shape[0] for p in self.parts)
+        self.n_threads = part_threads(len(self.parts), values, n_jobs)
+        return self.n_threads
+
+    def _each(self, task):
+        """``[task(part) for each partition]`` on ``n_threads`` threads."""
+        return run_parts(lambda k: task(self.parts[k]), len(self.parts), self.n_threads)
 
     def columns(self):
         """Per partition the columns it holds (None: all ``d``)."""
@@ -154,12 +171,12 @@ class L1Block:
 
     def column_stats(self):
         """Per partition ``(entries, sum_i cw_i x_ij^2)`` of each column it holds."""
-        out = []
-        for p in self.parts:
+        def part_stats(p):
             norms = np.empty(p.d)
             column_norms(p.view, norms)
-            out.append((np.diff(p.view.indptr).astype(np.float64), norms * norms))
-        return out
+            return np.diff(p.view.indptr).astype(np.float64), norms * norms
+
+        return self._each(part_stats)
 
     # ------------------------------------------------------------ points
     def evaluate(self, idx, vals, slot):
@@ -167,11 +184,11 @@ class L1Block:
         zero elsewhere) into ``slot``: per partition ``(loss sum, v part)``."""
         idx = np.asarray(idx, dtype=np.int64)
         vals = np.asarray(vals, dtype=np.float64)
-        out = []
-        for p in self.parts:
+        def part_evaluate(p):
             margins_of(p.view, p.dense(idx, vals), p.m[slot])
-            out.append(p.fill(slot))
-        return out
+            return p.fill(slot)
+
+        return self._each(part_evaluate)
 
     def use(self, slot):
         """Make ``slot`` the current point."""
@@ -183,12 +200,13 @@ class L1Block:
         (-phi*(-alpha_i)), alpha_k)`` with ``alpha_i = -phi'(x_i . w) / scale``
         at that point."""
         self.use(slot)
-        out = []
-        for p in self.parts:
+
+        def part_dual(p):
             gu = p.gu[self.current]
             conj = dual_sum(p.spec, p.view, gu, float(scale))
-            out.append((float(conj), -gu / (p.view.cw * float(scale))))
-        return out
+            return float(conj), -gu / (p.view.cw * float(scale))
+
+        return self._each(part_dual)
 
     def margins(self):
         return np.concatenate([p.m[self.current] for p in self.parts])
@@ -200,8 +218,8 @@ class L1Block:
         the working set ``ws`` (sorted) it holds and ``sel`` their positions in
         ``ws``."""
         ws = np.asarray(ws, dtype=np.int64)
-        out = []
-        for p in self.parts:
+
+        def part_gram(p):
             sel, loc = p.local(ws)
             k = loc.shape[0]
             n = p.view.y.shape[0]
@@ -210,16 +228,16 @@ class L1Block:
                           np.empty((k, k)), np.empty(k))
             cols_to_rows(p.view, loc, n, rows.data, rows.indices, rows.indptr)
             form_gram(rows, p.hu[self.current])
-            out.append((sel, rows.H[np.triu_indices(k)]))
-        return out
+            return sel, rows.H[np.triu_indices(k)]
+
+        return self._each(part_gram)
 
     # -------------------------------------------------------- line search
     def direction(self, ws, delta):
         """Keep ``X_ws delta`` (``delta`` on the sorted working set ``ws``)."""
         ws = np.asarray(ws, dtype=np.int64)
         delta = np.asarray(delta, dtype=np.float64)
-        for p in self.parts:
-            margins_of(p.view, p.dense(ws, delta), p.xd)
+        self._each(lambda p: margins_of(p.view, p.dense(ws, delta), p.xd))
         return True
 
     def line_losses(self, ws, delta, ts):
@@ -227,24 +245,25 @@ class L1Block:
         delta`` for each ``t`` of ``ts`` (an array)."""
         self.direction(ws, delta)
         ts = np.asarray(ts, dtype=np.float64)
-        out = []
-        for p in self.parts:
+
+        def part_losses(p):
             m, g, h = p.tmp
             sums = np.empty(ts.shape[0])
             for r, t in enumerate(ts.tolist()):
                 np.add(p.m[self.current], t * p.xd, out=m)
                 sums[r] = loss_terms(p.spec, p.view, m, g, h)
-            out.append(sums)
-        return out
+            return sums
+
+        return self._each(part_losses)
 
     def step(self, t, slot):
         """:meth:`evaluate` at ``w + t delta`` into ``slot`` from the current
         margins and the kept direction."""
-        out = []
-        for p in self.parts:
+        def part_step(p):
             np.add(p.m[self.current], float(t) * p.xd, out=p.m[slot])
-            out.append(p.fill(slot))
-        return out
+            return p.fill(slot)
+
+        return self._each(part_step)
 
 
 class BlockL1Data:
@@ -261,6 +280,10 @@ class BlockL1Data:
         self.columns = self.block.columns()
         self.d = problem.d
         self.calls = 0
+
+    def set_threads(self, n_jobs):
+        """The partitions' calls on up to ``n_jobs`` threads (:meth:`L1Block.set_threads`)."""
+        return self.block.set_threads(n_jobs)
 
     def _vec(self, parts):
         self.calls += 1

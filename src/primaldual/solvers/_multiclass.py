@@ -56,16 +56,24 @@ def multiclass_solver_for(loss_name, solver) -> str:
                      f"{', '.join(ok)}")
 
 
+def _takes_jobs(name) -> bool:
+    """Whether the multiclass solver ``name`` has the option ``n_jobs``."""
+    cls = MULTICLASS_SOLVERS.get(name)
+    return cls is not None and "n_jobs" in cls.options_class.names()
+
+
 def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
                      sample_weight, l1, loss_params, callback, eval_set, client, n_jobs,
                      **solver_options):
     """:func:`primaldual.solve` for a multiclass loss (same arguments)."""
-    if n_jobs is not None and resolve_n_jobs(n_jobs) > 1 and solver != "auto":
-        raise ValueError(f"solver={solver!r} runs on one thread; n_jobs={n_jobs!r} does "
-                         f"not apply to multiclass losses")
+    threads = resolve_n_jobs(n_jobs) if n_jobs is not None else 1
     problem = MulticlassProblem(X, y, loss=loss, lam=lam, sample_weight=sample_weight,
                                 loss_params=loss_params, l1=l1)
     name = multiclass_solver_for(problem.loss.name, solver)
+    if threads > 1 and solver != "auto" and not _takes_jobs(name):
+        raise ValueError(f"solver={solver!r} runs on one thread; n_jobs={n_jobs!r} does "
+                         f"not apply to it (crammer_singer_cocoa runs its row partitions "
+                         f"on n_jobs threads in this process)")
     spread = client is not None or solver_options.get("n_partitions") is not None
     if spread and solver == "auto" and name == CrammerSingerDual.name:
         name = CrammerSingerCoCoA.name           # partitions or Dask: CoCoA+ rounds
@@ -78,6 +86,10 @@ def solve_multiclass(X, y, loss, lam, solver, tol, max_epochs, random_state,
                              f"{on[problem.loss.name]}, which runs on partitions and Dask")
         if client is not None:
             solver_options["client"] = client
+    # auto takes n_jobs as a permission; a solver named takes it as asked (and
+    # crammer_singer_cocoa refuses threads with a client)
+    if _takes_jobs(name) and n_jobs is not None and (client is None or solver != "auto"):
+        solver_options["n_jobs"] = n_jobs
     kw = dict(tol=tol, max_epochs=max_epochs, random_state=random_state, callback=callback,
               eval_set=eval_set)
     if solver == "auto" and name == CrammerSingerDual.name \

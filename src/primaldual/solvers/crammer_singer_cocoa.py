@@ -14,7 +14,8 @@ from ..distributed.newton_block import contiguous_partitions
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
-from ._options import CommonOptions, PartitionOptions, flag, number
+from .._util.threads import resolve_n_jobs
+from ._options import CommonOptions, PartitionOptions, ThreadOptions, flag, number
 from ._partitions import PartitionCount
 from ._schedule import CHECK_PASS_COST
 from .crammer_singer import SEQUENTIAL_FULL_BYTES
@@ -24,7 +25,7 @@ __all__ = ["CrammerSingerCoCoAOptions", "CrammerSingerCoCoA"]
 
 
 @dataclass(frozen=True)
-class CrammerSingerCoCoAOptions(PartitionOptions, CommonOptions):
+class CrammerSingerCoCoAOptions(PartitionOptions, ThreadOptions, CommonOptions):
     """The options of :class:`CrammerSingerCoCoA`."""
 
     solver_name = "crammer_singer_cocoa"
@@ -80,9 +81,16 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
     and class, so that after a check a round depends only on ``alpha``,
     ``W`` and its seed.
 
+    In process, ``n_jobs`` runs the partitions' rounds and checks on up to
+    ``n_jobs`` threads (one partition per thread, as many as give each a
+    million values of ``nnz K``): each partition computes its own part and
+    the parts are added in partition order, so the fit is the same numbers
+    on any number of threads.  With a ``client`` each partition is a Dask
+    actor, and ``n_jobs > 1`` is refused.
+
     Options: ``local_epochs`` (1), ``shrinking`` (True), ``revisit``
-    (0.25, as the serial method), ``n_partitions``, ``client``, ``round_timeout``,
-    ``max_recoveries``.  ``max_epochs`` counts epochs: rounds times
+    (0.25, as the serial method), ``n_partitions``, ``n_jobs``, ``client``,
+    ``round_timeout``, ``max_recoveries``.  ``max_epochs`` counts epochs: rounds times
     ``local_epochs``.  ``warm_start``: a SolveResult or a dual point alpha
     (n, K) (rows in this process only).
     """
@@ -99,11 +107,18 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
 
     def validate_options(self):
         self.check_partitions(warm_start_on_workers=False)
+        if resolve_n_jobs(self.opts.n_jobs) > 1 and (self.opts.client is not None
+                                                     or self.partitioned):
+            raise ValueError(
+                f"n_jobs={self.opts.n_jobs} runs the partitions of an in-process "
+                f"crammer_singer_cocoa fit on threads; on Dask each partition is an "
+                f"actor on a worker: leave n_jobs at 1 with client=")
 
     def setup(self):
         prob = self.problem
         o = self.opts
         K = self.n_partitions = self._partitions()
+        self.n_threads = 1
         self.resolved_opts = self.resolved_opts.replace(n_partitions=K)
         if self.partitioned:
             prob.pset.timeout = float(o.round_timeout)
@@ -114,6 +129,8 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
             self.data = (BlockCSData(prob, part_ptr) if o.client is None else DaskCSData(
                 place_crammer_singer(prob, part_ptr, o.client, o.round_timeout),
                 part_ptr, prob.d, prob.K, o.max_recoveries))
+            if o.client is None:
+                self.n_threads = self.data.set_threads(o.n_jobs)
         self.sigma = float(K)
         # the serial rule, per partition: passes in index order where the
         # partition's alpha outgrows the cache
@@ -193,4 +210,4 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
 
     def trace_extras(self):
         return {"rounds": int(self.rounds), "partitions": int(self.n_partitions),
-                **self.data.info()}
+                "threads": int(self.n_threads), **self.data.info()}

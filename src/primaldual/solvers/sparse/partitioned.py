@@ -17,7 +17,8 @@ from ...kernels.l1cd import (ARMIJO_SIGMA, CURVATURE_FLOOR, FLOORED_CODES, SUM_R
                               ColsView, L1Spec, NewtonWork, WsGram, gram_direction)
 from ...problem import Certificate
 from .._base import Solver, register
-from .._options import CommonOptions, PartitionOptions, flag, number
+from ..._util.threads import resolve_n_jobs
+from .._options import CommonOptions, PartitionOptions, ThreadOptions, flag, number
 from .._partitions import PartitionCount
 from .screening import gap_safe_mask, l1_dual_scale
 
@@ -34,7 +35,7 @@ GROW = 0.9
 
 
 @dataclass(frozen=True)
-class L1NewtonOptions(PartitionOptions, CommonOptions):
+class L1NewtonOptions(PartitionOptions, ThreadOptions, CommonOptions):
     """The options of :class:`L1NewtonSolver` (see its docstring)."""
 
     solver_name = "l1_newton"
@@ -86,7 +87,12 @@ class L1NewtonSolver(PartitionCount, Solver):
     trial losses (eight halvings a call) the partitions return at once.
 
     The parts are added in partition order, so a Dask run equals the run in
-    this process with the same ``n_partitions``.  A lost Dask worker's
+    this process with the same ``n_partitions``.  In process, ``n_jobs``
+    runs the partitions' calls on up to ``n_jobs`` threads (as many as give
+    each a million stored entries); without ``n_partitions`` it also splits
+    the rows into ``n_jobs`` partitions, so ``n_jobs=k`` is the run of
+    ``n_partitions=k`` on one thread, number for number.  With a ``client``
+    each partition is a Dask actor, and ``n_jobs > 1`` is refused.  A lost Dask worker's
     partition is re-created and its margins recomputed from ``w``
     (:mod:`primaldual.distributed.l1_rounds`).  Per step the partitions
     return ``d_k + 2`` numbers (``d_k`` the columns their rows use), ``n_k``
@@ -99,8 +105,8 @@ class L1NewtonSolver(PartitionCount, Solver):
     matrix and the line search count their share of the entries.
 
     Options: ``screening`` (True), ``p0`` (10), ``max_ws`` (2000),
-    ``max_cd_passes`` (100), ``n_partitions`` (None: one partition in
-    process, else the part files, chunks or Dask workers), ``client``,
+    ``max_cd_passes`` (100), ``n_partitions`` (None: ``n_jobs`` partitions in
+    process, else the part files, chunks or Dask workers), ``n_jobs``, ``client``,
     ``round_timeout``, ``max_recoveries`` (:class:`L1NewtonOptions`).
     ``warm_start``: a SolveResult or a coefficient vector (d,).
     """
@@ -122,10 +128,19 @@ class L1NewtonSolver(PartitionCount, Solver):
             raise ValueError(f"solver='l1_newton' runs the registered losses only, not "
                              f"{self.problem.loss.name!r}")
         self.check_partitions()
+        if resolve_n_jobs(self.opts.n_jobs) > 1 and (self.opts.client is not None
+                                                     or self.partitioned):
+            raise ValueError(
+                f"n_jobs={self.opts.n_jobs} runs the partitions of an in-process l1_newton "
+                f"fit on threads; on Dask each partition is an actor on a worker: leave "
+                f"n_jobs at 1 with client=")
 
     def setup(self):
         prob, o = self.problem, self.opts
         self.n_partitions = self._partitions()
+        self.n_threads = 1
+        if self.n_partitions is None and resolve_n_jobs(o.n_jobs) > 1:
+            self.n_partitions = min(resolve_n_jobs(o.n_jobs), prob.n)
         if self.n_partitions is not None:
             self.resolved_opts = self.resolved_opts.replace(n_partitions=self.n_partitions)
         K = self.n_partitions or 1
@@ -134,6 +149,7 @@ class L1NewtonSolver(PartitionCount, Solver):
             self.data = DaskL1Data(prob.pset, prob.part_ptr, prob.d, o.max_recoveries)
         elif o.client is None:
             self.data = BlockL1Data(prob, contiguous_partitions(prob.n, K))
+            self.n_threads = self.data.set_threads(o.n_jobs)
         else:
             part_ptr = contiguous_partitions(prob.n, K)
             pset = place_problem(prob, part_ptr, o.client, o.round_timeout)
@@ -338,5 +354,6 @@ class L1NewtonSolver(PartitionCount, Solver):
                "ws_size": int(self.last_ws), "support": int(np.count_nonzero(self.w))}
         if self.n_partitions is not None:
             out["partitions"] = int(self.n_partitions)
+            out["threads"] = int(self.n_threads)
             out.update(self.data.info())
         return out
