@@ -164,6 +164,41 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
     np.testing.assert_array_equal(small.coef, one.coef)
 
 
+def test_rounds_take_the_faster_measured_mode(monkeypatch):
+    """A round runs on threads only where its work gives each a million
+    values, then on whichever of one thread and the threads measured faster
+    per entry read, the slower one measured again every PACE_PROBE rounds;
+    a check on dense rows (BLAS products) stays on one thread."""
+    from primaldual._util import threads as threads_util
+    from primaldual.distributed import cs_block as cb
+    X, y = blobs(90, 6, 4, seed=12, sparse=True)
+    block = cb.CSBlock(X, y, np.ones(90), [0, 45, 90], 4)
+    block.n_threads = 2
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1)
+    assert block._round_threads() == 1                  # neither mode measured: one first
+    block.pace[1] = 2e-9
+    assert block._round_threads() == 2                  # then the threads
+    block.pace[2] = 1e-9
+    block.rounds = 5
+    assert block._round_threads() == 2                  # the faster
+    block.rounds = cb.PACE_PROBE
+    assert block._round_threads() == 1                  # the slower, measured again
+    block.pace[2], block.rounds = 3e-9, 7
+    assert block._round_threads() == 1
+    block.last_reads = 0                                # a shrunk round: one thread
+    assert block._round_threads() == 1
+    block.last_reads, block.pace = 10**9, {1: 2e-9, 2: 1e-9}
+    assert block._round_threads() == 2
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1_000_000)
+    block.last_reads = 1_999_999 // 4                   # K = 4: under 2 x 1M values
+    assert block._round_threads() == 1
+    assert block._check_threads() == 2
+    dense = cb.CSBlock(np.random.default_rng(0).normal(size=(90, 6)), y, np.ones(90),
+                       [0, 45, 90], 4)
+    dense.n_threads = 2
+    assert isinstance(dense.parts[0].X, np.ndarray) and dense._check_threads() == 1
+
+
 def test_threads_refused_where_they_do_not_run():
     X, y = blobs(40, 4, 3, seed=1)
     kw = dict(loss="crammer_singer", lam=0.01)

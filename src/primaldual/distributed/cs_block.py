@@ -31,6 +31,8 @@ the numbers are those of one thread.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -49,6 +51,9 @@ __all__ = ["CSBlock", "BlockCSData", "cold_alpha", "DENSE_ROWS_DENSITY"]
 DENSE_ROWS_DENSITY = 0.75
 #: the first shrinking threshold (the serial method's), again after each check
 _EPS = 1.0
+#: in process on threads: every PACE_PROBE-th round runs on the mode (one
+#: thread or n_threads) measured slower, so that its average follows the data
+PACE_PROBE = 16
 
 
 def cold_alpha(y, sqnorm, K):
@@ -137,6 +142,13 @@ class CSBlock:
                       for a, b in zip(bounds[:-1], bounds[1:])]
         #: the threads the partitions' calls run on (in process; an actor holds one)
         self.n_threads = 1
+        #: the entries the last round read (its active sets'; every stored
+        #: entry after a check): the next round's work, as shrinking leaves it
+        self.last_reads = sum(p.rows.data.size for p in self.parts)
+        #: seconds per entry read of the recent rounds on one thread and on
+        #: n_threads (a moving average each), and the rounds run
+        self.pace = {}
+        self.rounds = 0
 
     def set_threads(self, n_jobs):
         """Run the partitions on up to ``n_jobs`` threads, as many as give each
@@ -146,9 +158,11 @@ class CSBlock:
         self.n_threads = part_threads(len(self.parts), values, n_jobs)
         return self.n_threads
 
-    def _each(self, task):
-        """``[task(k, part) for each partition]`` on ``n_threads`` threads."""
-        return run_parts(lambda k: task(k, self.parts[k]), len(self.parts), self.n_threads)
+    def _each(self, task, n_threads=None):
+        """``[task(k, part) for each partition]`` on ``n_threads`` threads
+        (default: :attr:`n_threads`)."""
+        n_threads = self.n_threads if n_threads is None else n_threads
+        return run_parts(lambda k: task(k, self.parts[k]), len(self.parts), n_threads)
 
     def columns(self):
         """Per partition the columns its parts are on (None: all ``d``)."""
@@ -179,18 +193,47 @@ class CSBlock:
             local = start.copy()
             if not shrinking:
                 p.reset()
-            sched = p.sched
-            sched[2], sched[3] = float(bool(sequential)), float(revisit)
+            p.sched[2], p.sched[3] = float(bool(sequential)), float(revisit)
             state = partition_stream(int(seed), self.first_part + k).integers(
                 0, 2 ** 63, size=1).astype(np.uint64)
             avg = CSAverage(np.empty((0, self.K)), np.zeros(epochs))
-            status, _, reads = cs_epochs(view, p.act, sched, beta, local, p.work, epochs,
+            status, _, reads = cs_epochs(view, p.act, p.sched, beta, local, p.work, epochs,
                                          state, bool(shrinking), avg)
             if int(status) == STATUS_OK:
                 p.alpha = beta / C[:, None]
             return int(status), (local - start) / sigma, int(reads)
 
-        return self._each(part_round)
+        threads = self._round_threads()
+        t = time.perf_counter()
+        out = self._each(part_round, threads)
+        seconds = time.perf_counter() - t
+        self.last_reads = sum(reads for _, _, reads in out)
+        if self.last_reads > 0:
+            pace = seconds / self.last_reads
+            old = self.pace.get(threads)
+            self.pace[threads] = pace if old is None else 0.5 * (old + pace)
+        self.rounds += 1
+        return out
+
+    def _round_threads(self) -> int:
+        """The threads of the next round (the numbers are the same on any):
+        one where its work (the last round's reads, as shrinking left them,
+        times K) gives no thread a million values; else the faster of one
+        thread and ``n_threads`` by their measured seconds per entry read
+        (each round updates its mode's average; a mode not measured yet, or
+        not for ``PACE_PROBE`` rounds, runs next).  Rounds of a few
+        milliseconds (letter.scale's once shrinking has set in) measured no
+        faster on two threads than on one: the wake-ups and the GIL's
+        hand-overs cost what the second core gives."""
+        k = part_threads(len(self.parts), self.last_reads * self.K, self.n_threads)
+        if k <= 1:
+            return 1
+        for mode in (1, k):
+            if mode not in self.pace:
+                return mode
+        if self.rounds % PACE_PROBE == 0:          # measure the slower one again
+            return max((1, k), key=self.pace.get)
+        return min((1, k), key=self.pace.get)
 
     # -------------------------------------------------------- certificate
     def dual_parts(self, lam, W):
@@ -201,6 +244,7 @@ class CSBlock:
         depends on ``alpha``, ``coef`` and its seed only after a check (a
         resumed checkpoint goes on exactly)."""
         scale = 1.0 / (float(W) * float(lam))
+        self.last_reads = sum(p.rows.data.size for p in self.parts)
 
         def part_dual(k, p):
             p.reset()
@@ -209,14 +253,21 @@ class CSBlock:
             conj = float(p.c @ crammer_singer_neg_conjugate(p.alpha, p.y))
             return part, p.alpha.copy(), conj
 
-        return self._each(part_dual)
+        return self._each(part_dual, self._check_threads())
 
     def losses(self, coef):
         """Per partition ``sum_i c_i max_k (1[k != y_i] + z_ik - z_iy)`` at
         the scores ``Z = X_k coef``."""
         coef = np.ascontiguousarray(coef, dtype=np.float64)
         return self._each(lambda k, p: float(p.c @ crammer_singer_value(
-            np.asarray(p.X @ p.take(coef), dtype=np.float64), p.y)[0]))
+            np.asarray(p.X @ p.take(coef), dtype=np.float64), p.y)[0]), self._check_threads())
+
+    def _check_threads(self) -> int:
+        """The threads of a check's calls: :attr:`n_threads` on sparse rows;
+        one on dense rows, whose products BLAS already runs on the cores (two
+        threads' BLAS calls at once oversubscribe them: letter.scale's checks
+        took 2-4x the time)."""
+        return 1 if any(isinstance(p.X, np.ndarray) for p in self.parts) else self.n_threads
 
     def set_alpha(self, blocks):
         """Take the partitions' blocks of ``alpha`` (a warm start, a resumed
