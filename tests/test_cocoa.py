@@ -321,14 +321,25 @@ def test_sdca_local_solver_matches_plain_python_reference(agg, loss, H):
     np.testing.assert_allclose(res.coef, v / 0.05, rtol=0, atol=atol * 100)
 
 
-def test_threads_give_the_same_iterates():
+def test_threads_give_the_same_iterates(part_thread_calls, monkeypatch):
     """The partitions of a round are independent: n_jobs changes the time, not
-    the numbers."""
+    the numbers.  Below a million stored entries a thread they stay on one."""
+    from primaldual.distributed import block as block_mod
     X, y = make_classification_data(n=400, d=30, seed=5)
     kw = dict(loss="logistic", lam=1e-2, solver="cocoa", n_partitions=4, tol=1e-9,
               max_epochs=1000, random_state=2)
+    rounds = []
+    real = block_mod.run_threads
+
+    def counting(task, n_tasks, n_threads=None):
+        rounds.append((n_tasks, n_threads))
+        return real(task, n_tasks, n_threads)
+
+    monkeypatch.setattr(block_mod, "run_threads", counting)
     one = solve(X, y, n_jobs=1, **kw)
+    assert rounds == [] and part_thread_calls == []
     two = solve(X, y, n_jobs=2, **kw)
+    assert rounds and set(rounds) == {(4, 2)} and set(part_thread_calls) == {(4, 2)}
     assert one.converged
     np.testing.assert_array_equal(one.dual_coef, two.dual_coef)
     np.testing.assert_array_equal(one.coef, two.coef)
@@ -336,7 +347,9 @@ def test_threads_give_the_same_iterates():
 
 def test_a_checks_partition_passes_run_on_the_threads(monkeypatch):
     """A check's certificate passes, one per partition, are independent: with
-    ``n_jobs > 1`` they run on the threads, and the parts are the same numbers."""
+    ``n_jobs > 1`` they run on the threads, and the parts are the same numbers;
+    below a million stored entries a thread, on one."""
+    from primaldual._util import threads as threads_util
     from primaldual.distributed import block as block_mod
     from primaldual.problem import Problem
     X, y = make_classification_data(n=300, d=40, seed=8)
@@ -348,16 +361,20 @@ def test_a_checks_partition_passes_run_on_the_threads(monkeypatch):
     blk.alpha[:] = prob.y * rng.uniform(0.05, 0.95, prob.n)       # inside the domain
     w = rng.standard_normal(prob.d)
     calls = []
-    real = block_mod.run_threads
+    real = threads_util.run_threads
 
     def counting(task, n_tasks, n_threads=None):
         calls.append((n_tasks, n_threads))
         return real(task, n_tasks, n_threads)
 
-    monkeypatch.setattr(block_mod, "run_threads", counting)
+    monkeypatch.setattr(threads_util, "run_threads", counting)
     one = blk.certificate_parts(w)
     assert calls == []
     blk.n_jobs = 2
+    assert blk.part_threads() == 1                  # 300 rows: under the floor
+    blk.certificate_parts(w)
+    assert calls == []
+    monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1)
     two = blk.certificate_parts(w)
     assert calls == [(3, 2)]
     for a, b in zip(one, two):

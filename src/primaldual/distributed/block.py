@@ -27,7 +27,7 @@ from ..kernels.subspace_step import (apply_subspace_step, subspace_max_step,
                                      subspace_terms)
 from ..kernels.summed_step import apply_summed_step, line_terms
 from ..kernels.views import RowsView, StepSpec
-from .._util.threads import run_threads
+from .._util.threads import part_threads, run_parts, run_threads
 from ..blocks.sdca_threads import auto_sync_every
 from .local_sdca import local_deflated_round, local_sdca_round
 
@@ -272,8 +272,9 @@ class PartitionBlock:
 
         ``mode == MODE_COCOA_SDCA``: CoCoA+ rounds whose local solver is the
         serial SDCA kernel (:mod:`primaldual.distributed.local_sdca`); the
-        partitions run on up to ``n_jobs`` threads (each partition's result does
-        not depend on them).
+        partitions run on up to ``n_jobs`` threads, each with a million stored
+        entries (:meth:`part_threads`; each partition's result does not depend
+        on them).
 
         ``mode & LINE_SEARCH`` (``aggregation="line_search"``, one round): the
         round of ``mode & ~LINE_SEARCH`` with ``gamma = 1`` whose ``Delta alpha``
@@ -360,8 +361,9 @@ class PartitionBlock:
                                         self.logit, a, b, H, sigma_prime, gamma,
                                         self.rngs[k], inner, self._sync_every or 0)
 
-            if self.n_jobs > 1 and self.K > 1:
-                results, _ = run_threads(task, self.K, n_threads=min(self.n_jobs, self.K))
+            threads = self.part_threads()
+            if threads > 1:         # a round ends whole: an interrupt waits for the check
+                results, _ = run_threads(task, self.K, n_threads=threads)
             else:
                 results = [task(k, None) for k in range(self.K)]
             for status, bad, a, _, _ in results:
@@ -398,12 +400,13 @@ class PartitionBlock:
                                       self.kind, self.param, vs, margins)
             return float(ls), float(cs), vs, margins
 
-        if self.n_jobs > 1 and self.K > 1:
-            out, interrupted = run_threads(task, self.K, n_threads=min(self.n_jobs, self.K))
-            if interrupted:
-                raise KeyboardInterrupt
-            return out
-        return [task(k, None) for k in range(self.K)]
+        return run_parts(lambda k: task(k, None), self.K, self.part_threads())
+
+    def part_threads(self) -> int:
+        """The threads the partitions run on, one each: at most ``n_jobs`` and
+        ``K``, each with a million stored entries
+        (:func:`~primaldual._util.threads.part_threads`)."""
+        return part_threads(self.K, self.rows.nnz, self.n_jobs) if self.n_jobs > 1 else 1
 
     # ------------------------------------------------------- ESO support
     def gram_matvec(self, z):

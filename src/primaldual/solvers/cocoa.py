@@ -163,8 +163,9 @@ class CoCoASolver(RoundsMixin, Solver):
         "uniform": the paper's LocalSDCA (Algorithm 2), ``i`` uniform with
         replacement (the reduction to mini-batch SDCA below holds for it).
     n_jobs : int or None
-        In-process runs with several partitions: the partitions of a round run at
-        once on up to ``n_jobs`` threads (-1: all cores).  A partition's round
+        In-process runs with several partitions: the partitions of a round (and
+        of a check) run at once on up to ``n_jobs`` threads (-1: all cores), as
+        many as give each a million stored entries.  A partition's round
         does not depend on the others', so the iterates are the same for every
         ``n_jobs`` (bitwise).  With ``client`` (one partition per Dask actor), or
         in process with one partition: the threads run *inside* each
