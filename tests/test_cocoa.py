@@ -321,6 +321,19 @@ def test_sdca_local_solver_matches_plain_python_reference(agg, loss, H):
     np.testing.assert_allclose(res.coef, v / 0.05, rtol=0, atol=atol * 100)
 
 
+def _count_run_threads(monkeypatch, module):
+    """The ``(n_tasks, n_threads)`` of each ``module.run_threads`` call (a spy)."""
+    calls = []
+    real = module.run_threads
+
+    def counting(task, n_tasks, n_threads=None):
+        calls.append((n_tasks, n_threads))
+        return real(task, n_tasks, n_threads)
+
+    monkeypatch.setattr(module, "run_threads", counting)
+    return calls
+
+
 def test_threads_give_the_same_iterates(part_thread_calls, monkeypatch):
     """The partitions of a round are independent: n_jobs changes the time, not
     the numbers.  Below a million stored entries a thread they stay on one."""
@@ -328,14 +341,7 @@ def test_threads_give_the_same_iterates(part_thread_calls, monkeypatch):
     X, y = make_classification_data(n=400, d=30, seed=5)
     kw = dict(loss="logistic", lam=1e-2, solver="cocoa", n_partitions=4, tol=1e-9,
               max_epochs=1000, random_state=2)
-    rounds = []
-    real = block_mod.run_threads
-
-    def counting(task, n_tasks, n_threads=None):
-        rounds.append((n_tasks, n_threads))
-        return real(task, n_tasks, n_threads)
-
-    monkeypatch.setattr(block_mod, "run_threads", counting)
+    rounds = _count_run_threads(monkeypatch, block_mod)
     one = solve(X, y, n_jobs=1, **kw)
     assert rounds == [] and part_thread_calls == []
     two = solve(X, y, n_jobs=2, **kw)
@@ -360,14 +366,7 @@ def test_a_checks_partition_passes_run_on_the_threads(monkeypatch):
     rng = np.random.default_rng(0)
     blk.alpha[:] = prob.y * rng.uniform(0.05, 0.95, prob.n)       # inside the domain
     w = rng.standard_normal(prob.d)
-    calls = []
-    real = threads_util.run_threads
-
-    def counting(task, n_tasks, n_threads=None):
-        calls.append((n_tasks, n_threads))
-        return real(task, n_tasks, n_threads)
-
-    monkeypatch.setattr(threads_util, "run_threads", counting)
+    calls = _count_run_threads(monkeypatch, threads_util)
     one = blk.certificate_parts(w)
     assert calls == []
     blk.n_jobs = 2

@@ -5,6 +5,7 @@ rows that live only on the workers (a
 from __future__ import annotations
 
 from .._util.clients import check_client, client_workers
+from .._util.threads import resolve_n_jobs
 from ..distributed.partitioned import PartitionedProblem
 
 __all__ = ["PartitionCount"]
@@ -58,3 +59,14 @@ class PartitionCount:
         if K > self.problem.n:
             raise ValueError(f"n_partitions={K} is larger than n={self.problem.n}")
         return K
+
+    def check_threads_in_process(self):
+        """Refuse ``n_jobs > 1`` with a client or rows on the workers: the
+        option runs the partitions of an in-process fit on threads, and on
+        Dask each partition is an actor on a worker."""
+        o = self.opts
+        if resolve_n_jobs(o.n_jobs) > 1 and (o.client is not None or self.partitioned):
+            raise ValueError(
+                f"n_jobs={o.n_jobs} runs the partitions of an in-process {self.name} fit "
+                f"on threads; on Dask each partition is an actor on a worker: leave "
+                f"n_jobs at 1 with client=")

@@ -14,7 +14,6 @@ from ..distributed.newton_block import contiguous_partitions
 from ..kernels.status import STATUS_OK
 from ..problem import Certificate
 from ._multiclass_base import MulticlassDualSolver
-from .._util.threads import resolve_n_jobs
 from ._options import CommonOptions, PartitionOptions, ThreadOptions, flag, number
 from ._partitions import PartitionCount
 from ._schedule import CHECK_PASS_COST
@@ -107,12 +106,7 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
 
     def validate_options(self):
         self.check_partitions(warm_start_on_workers=False)
-        if resolve_n_jobs(self.opts.n_jobs) > 1 and (self.opts.client is not None
-                                                     or self.partitioned):
-            raise ValueError(
-                f"n_jobs={self.opts.n_jobs} runs the partitions of an in-process "
-                f"crammer_singer_cocoa fit on threads; on Dask each partition is an "
-                f"actor on a worker: leave n_jobs at 1 with client=")
+        self.check_threads_in_process()
 
     def setup(self):
         prob = self.problem

@@ -128,12 +128,7 @@ class L1NewtonSolver(PartitionCount, Solver):
             raise ValueError(f"solver='l1_newton' runs the registered losses only, not "
                              f"{self.problem.loss.name!r}")
         self.check_partitions()
-        if resolve_n_jobs(self.opts.n_jobs) > 1 and (self.opts.client is not None
-                                                     or self.partitioned):
-            raise ValueError(
-                f"n_jobs={self.opts.n_jobs} runs the partitions of an in-process l1_newton "
-                f"fit on threads; on Dask each partition is an actor on a worker: leave "
-                f"n_jobs at 1 with client=")
+        self.check_threads_in_process()
 
     def setup(self):
         prob, o = self.problem, self.opts
