@@ -96,7 +96,7 @@ def main(argv=None):
                     f"{two.trace[-1].get('threads')} | {ref.n_epochs:g} | {ref.rel_gap:.1e} | "
                     f"{t1:.3f} | {t2:.3f} | **{t2 / t1:.2f}** | {'yes' if same else 'NO'} |")
     text = "\n".join([
-        f"# In-process partitions on threads (benchmarks/bench_partition_threads.py)",
+        "# In-process partitions on threads (benchmarks/bench_partition_threads.py)",
         "",
         f"Run {start}, library at {_commit()}; 2 cores; "
         f"median of {args.reps} fits per mode, the modes alternating; `uptime` load at the "
