@@ -148,6 +148,10 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
     two = solve(X, y, solver="crammer_singer_cocoa", n_jobs=2, **kw)
     assert part_thread_calls and set(part_thread_calls) == {(3, 2)}
     assert two.trace[-1]["threads"] == 2 and two.converged
+    assert one.extras["threads_reason"] == "one thread: n_jobs is 1"
+    assert two.extras["threads"] == 2
+    assert two.extras["threads_reason"].startswith("threads on: 3 partitions on 2 threads")
+    assert "rounds on the threads" in two.extras["threads_reason"]
     assert two.n_epochs == one.n_epochs and len(two.trace) == len(one.trace)
     np.testing.assert_array_equal(two.coef, one.coef)
     np.testing.assert_array_equal(two.dual_coef, one.dual_coef)
@@ -161,6 +165,8 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
     small = solve(X, y, n_jobs=2, **kw)
     assert small.solver == "crammer_singer_cocoa" and small.options["n_jobs"] == 2
     assert small.trace[-1]["threads"] == 1
+    assert small.extras["threads_reason"].startswith("one thread: ")
+    assert "under 1,000,000 for each of 2 threads" in small.extras["threads_reason"]
     np.testing.assert_array_equal(small.coef, one.coef)
 
 

@@ -165,6 +165,8 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
     assert part_thread_calls == [] and one.trace[-1]["threads"] == 1
     two = solve(X, y, n_jobs=2, **kw)
     assert two.options["n_partitions"] == 2 and two.trace[-1]["threads"] == 2
+    assert two.extras["threads_reason"].startswith("threads on: 2 partitions on 2 threads")
+    assert one.extras["threads_reason"] == "one thread: n_jobs is 1"
     assert part_thread_calls and set(part_thread_calls) == {(2, 2)}
     assert two.converged and len(two.trace) == len(one.trace)
     np.testing.assert_array_equal(two.coef, one.coef)
@@ -177,6 +179,7 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
     monkeypatch.setattr(threads_util, "MIN_VALUES_PER_THREAD", 1_000_000)
     small = solve(X, y, n_jobs=2, **kw)
     assert small.trace[-1]["threads"] == 1
+    assert "under 1,000,000 for each of 2 threads" in small.extras["threads_reason"]
     np.testing.assert_array_equal(small.coef, one.coef)
 
 

@@ -332,6 +332,12 @@ def test_part_threads_caps_by_jobs_parts_and_the_floor(monkeypatch):
     assert T.part_threads(4, 250, 8) == 2              # 100 values a thread at least
     assert T.part_threads(4, 50, 8) == 1               # tiny: the calling thread
     assert T.part_threads(1, 10_000, None) == 1
+    assert T.part_threads_reason(4, 10_000, 2) == (
+        "threads on: 4 partitions on 2 threads, 10,000 stored entries, at least 100 a thread")
+    assert T.part_threads_reason(4, 150, 2) == (
+        "one thread: 150 stored entries in 4 partitions, under 100 for each of 2 threads")
+    assert T.part_threads_reason(4, 10_000, 1) == "one thread: n_jobs is 1"
+    assert T.part_threads_reason(1, 10_000, 2) == "one thread: one partition"
 
 
 def test_run_parts_orders_results_and_raises_an_interrupt_after_every_part(monkeypatch):

@@ -19,8 +19,8 @@ import queue
 import threading
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 
-__all__ = ["MIN_VALUES_PER_THREAD", "fold_rows", "part_threads", "resolve_n_jobs", "run_parts",
-           "run_ranges", "run_threads", "sum_rows"]
+__all__ = ["MIN_VALUES_PER_THREAD", "fold_rows", "part_threads", "part_threads_reason",
+           "resolve_n_jobs", "run_parts", "run_ranges", "run_threads", "sum_rows"]
 
 #: a one-off pass over an array (a finite check, the rows' norms, a sum of the
 #: threads' partial vectors) is split across threads only where each gets at
@@ -99,6 +99,21 @@ def part_threads(n_parts, n_values, n_jobs) -> int:
     reads (tiny data stays on the calling thread)."""
     return max(1, min(resolve_n_jobs(n_jobs), int(n_parts),
                       int(n_values) // max(MIN_VALUES_PER_THREAD, 1)))
+
+
+def part_threads_reason(n_parts, n_values, n_jobs, what="stored entries") -> str:
+    """Why :func:`part_threads` gives what it gives, for ``SolveResult.extras``."""
+    k = part_threads(n_parts, n_values, n_jobs)
+    asked = resolve_n_jobs(n_jobs)
+    if k > 1:
+        return (f"threads on: {n_parts} partitions on {k} threads, {n_values:,} {what}, "
+                f"at least {MIN_VALUES_PER_THREAD:,} a thread")
+    if asked <= 1:
+        return "one thread: n_jobs is 1"
+    if n_parts <= 1:
+        return "one thread: one partition"
+    return (f"one thread: {n_values:,} {what} in {n_parts} partitions, under "
+            f"{MIN_VALUES_PER_THREAD:,} for each of 2 threads")
 
 
 def run_parts(task, n_parts, n_threads):

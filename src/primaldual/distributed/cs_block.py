@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util.seeding import partition_stream
-from .._util.threads import part_threads, run_parts
+from .._util.threads import part_threads, part_threads_reason, run_parts
 from ..kernels.multiclass import CSActive, CSAverage, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
 from ..multiclass import crammer_singer_neg_conjugate, crammer_singer_value
@@ -149,14 +149,18 @@ class CSBlock:
         #: n_threads (a moving average each), and the rounds run
         self.pace = {}
         self.rounds = 0
+        #: the rounds that ran on the threads
+        self.threaded_rounds = 0
 
     def set_threads(self, n_jobs):
         """Run the partitions on up to ``n_jobs`` threads, as many as give each
         a million values of a call (``nnz K``;
-        :func:`~primaldual._util.threads.part_threads`).  Returns the number."""
+        :func:`~primaldual._util.threads.part_threads`).  Returns the number and
+        why."""
         values = sum(p.rows.data.size for p in self.parts) * self.K
         self.n_threads = part_threads(len(self.parts), values, n_jobs)
-        return self.n_threads
+        return self.n_threads, part_threads_reason(len(self.parts), values, n_jobs,
+                                                   "values (nnz K)")
 
     def _each(self, task, n_threads=None):
         """``[task(k, part) for each partition]`` on ``n_threads`` threads
@@ -213,6 +217,7 @@ class CSBlock:
             old = self.pace.get(threads)
             self.pace[threads] = pace if old is None else 0.5 * (old + pace)
         self.rounds += 1
+        self.threaded_rounds += threads > 1
         return out
 
     def _round_threads(self) -> int:
@@ -299,6 +304,10 @@ class BlockCSData:
     def set_threads(self, n_jobs):
         """The partitions' calls on up to ``n_jobs`` threads (:meth:`CSBlock.set_threads`)."""
         return self.block.set_threads(n_jobs)
+
+    def threaded_rounds(self):
+        """``(rounds on the threads, rounds)`` so far."""
+        return self.block.threaded_rounds, self.block.rounds
 
     def _join(self, parts):
         return add_in_order(parts, self.columns, (self.d, self.K))

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._util.threads import part_threads, run_parts
+from .._util.threads import part_threads, part_threads_reason, run_parts
 from ..kernels.l1bounds import cols_to_rows
 from ..kernels.l1cd import (ColsView, L1Spec, WsGram, column_norms, correlations,
                             dual_sum, form_gram, loss_terms, margins_of)
@@ -156,10 +156,10 @@ class L1Block:
     def set_threads(self, n_jobs):
         """Run the partitions on up to ``n_jobs`` threads, as many as give each
         a million stored entries (:func:`~primaldual._util.threads.part_threads`).
-        Returns the number."""
+        Returns the number and why."""
         values = sum(p.view.data.shape[0] for p in self.parts)
         self.n_threads = part_threads(len(self.parts), values, n_jobs)
-        return self.n_threads
+        return self.n_threads, part_threads_reason(len(self.parts), values, n_jobs)
 
     def _each(self, task):
         """``[task(part) for each partition]`` on ``n_threads`` threads."""

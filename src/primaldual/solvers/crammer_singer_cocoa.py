@@ -112,7 +112,7 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
         prob = self.problem
         o = self.opts
         K = self.n_partitions = self._partitions()
-        self.n_threads = 1
+        self.n_threads, self.threads_reason = 1, "one thread: each partition is a Dask actor"
         self.resolved_opts = self.resolved_opts.replace(n_partitions=K)
         if self.partitioned:
             prob.pset.timeout = float(o.round_timeout)
@@ -124,7 +124,7 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
                 place_crammer_singer(prob, part_ptr, o.client, o.round_timeout),
                 part_ptr, prob.d, prob.K, o.max_recoveries))
             if o.client is None:
-                self.n_threads = self.data.set_threads(o.n_jobs)
+                self.n_threads, self.threads_reason = self.data.set_threads(o.n_jobs)
         self.sigma = float(K)
         # the serial rule, per partition: passes in index order where the
         # partition's alpha outgrows the cache
@@ -201,6 +201,17 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
 
     def _evaluate(self, w):
         return _multiclass_eval(self, w)
+
+    def run(self):
+        res = super().run()
+        res.extras["threads"] = self.n_threads
+        reason = self.threads_reason
+        if self.n_threads > 1:
+            on, rounds = self.data.threaded_rounds()
+            reason += (f"; {on} of {rounds} rounds on the threads (each on the faster "
+                       f"measured mode)")
+        res.extras["threads_reason"] = reason
+        return res
 
     def trace_extras(self):
         return {"rounds": int(self.rounds), "partitions": int(self.n_partitions),

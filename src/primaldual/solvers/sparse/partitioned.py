@@ -133,7 +133,7 @@ class L1NewtonSolver(PartitionCount, Solver):
     def setup(self):
         prob, o = self.problem, self.opts
         self.n_partitions = self._partitions()
-        self.n_threads = 1
+        self.n_threads, self.threads_reason = 1, "one thread: each partition is a Dask actor"
         if self.n_partitions is None and resolve_n_jobs(o.n_jobs) > 1:
             self.n_partitions = min(resolve_n_jobs(o.n_jobs), prob.n)
         if self.n_partitions is not None:
@@ -144,7 +144,7 @@ class L1NewtonSolver(PartitionCount, Solver):
             self.data = DaskL1Data(prob.pset, prob.part_ptr, prob.d, o.max_recoveries)
         elif o.client is None:
             self.data = BlockL1Data(prob, contiguous_partitions(prob.n, K))
-            self.n_threads = self.data.set_threads(o.n_jobs)
+            self.n_threads, self.threads_reason = self.data.set_threads(o.n_jobs)
         else:
             part_ptr = contiguous_partitions(prob.n, K)
             pset = place_problem(prob, part_ptr, o.client, o.round_timeout)
@@ -343,6 +343,12 @@ class L1NewtonSolver(PartitionCount, Solver):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
         self.feature_accesses = int(self.passes * self.problem.nnz)
+
+    def run(self):
+        res = super().run()
+        res.extras["threads"] = self.n_threads
+        res.extras["threads_reason"] = self.threads_reason
+        return res
 
     def trace_extras(self):
         out = {"newton_iter": int(self.n_iter), "screened": int(self.screened.sum()),
