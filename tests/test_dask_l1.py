@@ -185,7 +185,16 @@ def test_partitions_on_threads_are_the_same_numbers(part_thread_calls, monkeypat
 
 # --------------------------------------------------------------------- Dask
 def test_threads_with_a_client_are_refused(client):
+    """Named with a client, l1_newton refuses n_jobs > 1; auto, and the Dask
+    estimator (l1_newton by default for L1), take n_jobs as a permission."""
+    from primaldual.dask import LinearClassifier as DaskLinearClassifier
     X, y = _data(n=60)
+    res = solve(X, y, loss="logistic", lam=0.0, l1=0.01, client=client, n_jobs=2, tol=1e-8)
+    assert res.solver == "l1_newton" and res.converged and res.extras["threads"] == 1
+    assert res.extras["threads_reason"] == "one thread: each partition is a Dask actor"
+    est = DaskLinearClassifier(client=client, loss="logistic", penalty="l1", C=1.0,
+                               n_jobs=2).fit(X, y)
+    assert bool(np.all(est.converged_)) and est.coef_.shape == (1, X.shape[1])
     with pytest.raises(ValueError, match="n_jobs=2 runs the partitions of an in-process "
                                          "l1_newton fit on threads.*leave n_jobs at 1 with "
                                          "client="):

@@ -218,6 +218,22 @@ def test_dask_estimator_fits_multinomial_in_memory(client):
     assert (dist.predict(X) == local.predict(X)).all()
 
 
+def test_dask_estimator_default_solver_for_multiclass_losses(client):
+    """Without ``solver``, the Dask estimator runs a multiclass loss on its Dask
+    solver (``newton``: multinomial_newton; ``cocoa``: crammer_singer_cocoa) and
+    reaches the local estimator's optimum; it used to name ``cocoa`` for every
+    loss without an L1 part and refuse the multinomial loss."""
+    from primaldual import LinearClassifier as Local
+    from primaldual.dask import LinearClassifier
+    X, y = _data(n=200, d=20, K=3, seed=6)
+    for loss, name, tol in (("multinomial", "multinomial_newton", 1e-10),
+                            ("crammer_singer", "crammer_singer_cocoa", 1e-6)):
+        dist = LinearClassifier(client=client, loss=loss, C=1.0, tol=tol).fit(X, y)
+        local = Local(loss=loss, C=1.0, tol=tol).fit(X, y)
+        assert dist.solver_ == name and bool(np.all(dist.converged_))
+        assert dist.primal_ == pytest.approx(local.primal_, rel=3 * tol)
+
+
 def _local_model(X, labels, sample_weight=None, **kw):
     from primaldual import LinearClassifier as Local
     return Local(loss="multinomial", tol=1e-10, **kw).fit(X, labels,
@@ -261,8 +277,12 @@ def test_part_files_read_on_the_workers(client, tmp_path):
     assert list(clf.classes_) == [1.0, 2.0, 3.0, 4.0]
     np.testing.assert_allclose(clf.coef_, ref.coef_, rtol=0, atol=1e-8)
     assert clf.gap_ <= 1e-10 * abs(clf.primal_) + 1e-15
+    # without solver, the multinomial loss runs on its Dask solver: the same fit
+    default = LinearClassifier(loss="multinomial", client=client, tol=1e-10,
+                               fit_intercept=False).fit(paths)
+    np.testing.assert_array_equal(default.coef_, clf.coef_)
     with pytest.raises(ValueError, match="set solver='newton'"):
-        LinearClassifier(loss="multinomial", client=client).fit(paths)
+        LinearClassifier(loss="multinomial", solver="cocoa", client=client).fit(paths)
     with pytest.raises(ValueError, match="set solver='cocoa'"):
         LinearClassifier(loss="crammer_singer", solver="newton", client=client).fit(paths)
 

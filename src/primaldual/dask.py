@@ -52,6 +52,8 @@ _DIST_SOLVERS = ("cocoa", "minibatch_sdca", "newton", "l1_newton")
 #: the multiclass losses' solver on part files and Dask arrays
 _MULTICLASS_DASK = {"multinomial": "multinomial_newton",
                     "crammer_singer": "crammer_singer_cocoa"}
+#: ... and the name the estimator gives it (``solver=``; its default)
+_MULTICLASS_NAMED = {"multinomial": "newton", "crammer_singer": "cocoa"}
 
 
 def _is_file_list(X):
@@ -75,8 +77,10 @@ class LinearClassifier(_LocalLinearClassifier):
     client : dask.distributed.Client
         Where the partitions live.
     solver : {"cocoa", "minibatch_sdca", "newton", "l1_newton"} or None
-        None (default): ``"l1_newton"`` when the penalty has an L1 part
-        (``penalty="l1"`` or ``"elasticnet"``, or ``l1 > 0``), else ``"cocoa"``.
+        None (default): ``"newton"`` for ``loss="multinomial"`` and ``"cocoa"``
+        for ``"crammer_singer"`` (``multinomial_newton``,
+        ``crammer_singer_cocoa``); ``"l1_newton"`` when the penalty has an L1
+        part (``penalty="l1"`` or ``"elasticnet"``, or ``l1 > 0``), else ``"cocoa"``.
     penalty, l1_ratio : as :class:`primaldual.LinearClassifier`; on part files
         and Dask arrays an L1 penalty needs ``alpha`` (its strength).
     solver_options : dict, optional
@@ -99,10 +103,14 @@ class LinearClassifier(_LocalLinearClassifier):
         self.client = client
 
     def _dist_solver(self):
-        """The solver that runs: ``solver``, or by default ``l1_newton`` for a
-        penalty with an L1 part and ``cocoa`` otherwise."""
+        """The solver that runs: ``solver``, or by default ``newton`` for the
+        multinomial loss and ``cocoa`` for Crammer-Singer (the names that map
+        to ``multinomial_newton`` and ``crammer_singer_cocoa``), ``l1_newton``
+        for a penalty with an L1 part and ``cocoa`` otherwise."""
         if self.solver is not None:
             return self.solver
+        if self.loss in _MULTICLASS_DASK:
+            return _MULTICLASS_NAMED[self.loss]
         sparse = self.penalty in ("l1", "elasticnet") or (
             isinstance(self.l1, numbers.Real) and self.l1 > 0)
         return "l1_newton" if sparse else "cocoa"
@@ -139,8 +147,8 @@ class LinearClassifier(_LocalLinearClassifier):
 
     def _fit_partitioned(self, X, y, sample_weight, opts):
         self._validate_params_values()
-        multiclass = self.loss in ("multinomial", "crammer_singer")
-        method = {"multinomial": "newton", "crammer_singer": "cocoa"}.get(self.loss)
+        multiclass = self.loss in _MULTICLASS_DASK
+        method = _MULTICLASS_NAMED.get(self.loss)
         if multiclass and self._dist_solver() != method:
             raise ValueError(f"loss={self.loss!r} on part files or Dask arrays runs "
                              f"{_MULTICLASS_DASK[self.loss]}: set solver={method!r} (got "

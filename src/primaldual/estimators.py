@@ -42,7 +42,7 @@ from .probability import PROBABILISTIC_LOSSES, NoProbabilityError, needs_probabi
 from .losses import LOSS_NAMES, make_loss
 from .multiclass import MULTICLASS_LOSSES, is_multiclass_loss
 from .estimators_multiclass import fit_multiclass, multinomial_proba
-from .solvers import SolveResult, solve, solver_path, threaded_solvers
+from .solvers import SOLVERS, SolveResult, solve, solver_path, threaded_solvers
 from .solvers.ovr import run_problems
 from .validation import finite_checked
 
@@ -157,6 +157,10 @@ class _LinearBase(BaseEstimator):
         # n_jobs goes to each problem's solver when it takes threads
         takes = "n_jobs" not in opts and (self.solver == "auto"
                                           or self.solver in threaded_solvers())
+        # on Dask (primaldual.dask) a solver whose threads run only in process
+        # (l1_newton, its default for L1) does not get them
+        takes = takes and not (opts.get("client") is not None and getattr(
+            SOLVERS.get(self.solver), "threads_in_process_only", False))
 
         def one(k, n_jobs):
             opts_k = (dict(opts, n_jobs=n_jobs) if takes and n_jobs not in (None, 1)

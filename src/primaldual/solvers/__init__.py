@@ -147,7 +147,11 @@ def _run_named(problem, name, asked, reason, client, n_jobs, threads, common, op
         raise ValueError(f"solver {name!r} is not available in this version of primaldual; "
                          f"available: {', '.join(sorted(SOLVERS))}")
     cls = SOLVERS[name]
-    if n_jobs is not None:
+    # auto with a client takes n_jobs as a permission: a solver whose threads
+    # run only in process (its partitions on Dask are actors) does not get it
+    permission = asked == "auto" and client is not None and getattr(
+        cls, "threads_in_process_only", False)
+    if n_jobs is not None and not permission:
         if "n_jobs" in cls.options_class.names():
             options["n_jobs"] = n_jobs
         elif threads > 1 and asked != "auto":

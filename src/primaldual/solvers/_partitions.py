@@ -18,6 +18,10 @@ class PartitionCount:
     #: K when neither ``n_partitions``, rows on the workers nor a client give
     #: one (None: the serial solver)
     default_partitions = None
+    #: ``n_jobs`` runs the partitions of an in-process fit on threads and is
+    #: refused on Dask (:meth:`check_threads_in_process`); ``solver="auto"``
+    #: with a client, which takes ``n_jobs`` as a permission, does not pass it
+    threads_in_process_only = False
 
     @property
     def partitioned(self):

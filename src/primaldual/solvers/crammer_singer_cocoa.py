@@ -103,6 +103,7 @@ class CrammerSingerCoCoA(PartitionCount, MulticlassDualSolver):
     supports_client = True
     supports_partitioned = True
     default_partitions = 1
+    threads_in_process_only = True
 
     def validate_options(self):
         self.check_partitions(warm_start_on_workers=False)

@@ -121,6 +121,7 @@ class L1NewtonSolver(PartitionCount, Solver):
     supports_client = True
     newton_type = True
     default_max_epochs = 1000
+    threads_in_process_only = True
 
     # ------------------------------------------------------------ options
     def validate_options(self):
