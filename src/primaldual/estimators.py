@@ -154,13 +154,11 @@ class _LinearBase(BaseEstimator):
         opts = self._validate_params_values()
         if self.verbose >= 2 and len(targets) == 1:
             opts.setdefault("progress", True)
-        # n_jobs goes to each problem's solver when it takes threads
-        takes = "n_jobs" not in opts and (self.solver == "auto"
-                                          or self.solver in threaded_solvers())
-        # on Dask (primaldual.dask) a solver whose threads run only in process
-        # (l1_newton, its default for L1) does not get them
-        takes = takes and not (opts.get("client") is not None and getattr(
-            SOLVERS.get(self.solver), "threads_in_process_only", False))
+        # n_jobs goes to each problem's solver when it takes threads (on Dask, not to
+        # one whose threads run only in process: l1_newton, the L1 default there)
+        takes = "n_jobs" not in opts and (self.solver == "auto" or (
+            self.solver in threaded_solvers() and not (opts.get("client") is not None and getattr(
+                SOLVERS.get(self.solver), "threads_in_process_only", False))))
 
         def one(k, n_jobs):
             opts_k = (dict(opts, n_jobs=n_jobs) if takes and n_jobs not in (None, 1)
