@@ -19,7 +19,8 @@ import queue
 import threading
 from concurrent.futures import FIRST_EXCEPTION, Future, wait
 
-__all__ = ["MIN_VALUES_PER_THREAD", "fold_rows", "part_threads", "part_threads_reason",
+__all__ = ["MIN_VALUES_PER_THREAD", "PartsOnThreads", "fold_rows", "part_threads",
+           "part_threads_reason",
            "resolve_n_jobs", "run_parts", "run_ranges", "run_threads", "sum_rows"]
 
 #: a one-off pass over an array (a finite check, the rows' norms, a sum of the
@@ -130,6 +131,28 @@ def run_parts(task, n_parts, n_threads):
     if interrupted:
         raise KeyboardInterrupt
     return out
+
+
+class PartsOnThreads:
+    """Mixin of a block of row partitions (``self.parts``) whose calls run on
+    threads in process: :meth:`set_part_threads` picks ``n_threads``
+    (:func:`part_threads`), :meth:`each_part` runs a call on every partition
+    (:func:`run_parts`).  A Dask actor holds one partition: one thread."""
+
+    n_threads = 1
+
+    def set_part_threads(self, n_values, n_jobs, what="stored entries"):
+        """``n_threads`` for calls that read ``n_values`` values in all;
+        returns it and why (:func:`part_threads_reason`)."""
+        n_parts = len(self.parts)
+        self.n_threads = part_threads(n_parts, n_values, n_jobs)
+        return self.n_threads, part_threads_reason(n_parts, n_values, n_jobs, what)
+
+    def each_part(self, task, n_threads=None):
+        """``[task(k, part) for each partition]`` on ``n_threads`` threads
+        (default: :attr:`n_threads`), in partition order."""
+        n_threads = self.n_threads if n_threads is None else n_threads
+        return run_parts(lambda k: task(k, self.parts[k]), len(self.parts), n_threads)
 
 
 def sum_rows(parts, out, n_threads=1):

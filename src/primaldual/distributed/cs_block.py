@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._util.seeding import partition_stream
-from .._util.threads import part_threads, part_threads_reason, run_parts
+from .._util.threads import PartsOnThreads, part_threads
 from ..kernels.multiclass import CSActive, CSAverage, CSRows, CSWork, cs_epochs
 from ..kernels.status import STATUS_OK
 from ..multiclass import crammer_singer_neg_conjugate, crammer_singer_value
@@ -114,7 +114,7 @@ class _Part:
         return A[self.cols]
 
 
-class CSBlock:
+class CSBlock(PartsOnThreads):
     """Rows ``part_ptr[0]..part_ptr[-1]`` of a Crammer-Singer problem split
     into partitions, with their blocks of ``alpha``.
 
@@ -140,11 +140,11 @@ class CSBlock:
         c = np.asarray(c, dtype=np.float64)
         self.parts = [_Part(X[a:b], y[a:b], c[a:b], self.K)
                       for a, b in zip(bounds[:-1], bounds[1:])]
-        #: the threads the partitions' calls run on (in process; an actor holds one)
-        self.n_threads = 1
+        #: the stored entries of the partitions (dense rows: n_k d each)
+        self.nnz = sum(p.rows.data.size for p in self.parts)
         #: the entries the last round read (its active sets'; every stored
         #: entry after a check): the next round's work, as shrinking leaves it
-        self.last_reads = sum(p.rows.data.size for p in self.parts)
+        self.last_reads = self.nnz
         #: seconds per entry read of the recent rounds on one thread and on
         #: n_threads (a moving average each), and the rounds run
         self.pace = {}
@@ -154,19 +154,8 @@ class CSBlock:
 
     def set_threads(self, n_jobs):
         """Run the partitions on up to ``n_jobs`` threads, as many as give each
-        a million values of a call (``nnz K``;
-        :func:`~primaldual._util.threads.part_threads`).  Returns the number and
-        why."""
-        values = sum(p.rows.data.size for p in self.parts) * self.K
-        self.n_threads = part_threads(len(self.parts), values, n_jobs)
-        return self.n_threads, part_threads_reason(len(self.parts), values, n_jobs,
-                                                   "values (nnz K)")
-
-    def _each(self, task, n_threads=None):
-        """``[task(k, part) for each partition]`` on ``n_threads`` threads
-        (default: :attr:`n_threads`)."""
-        n_threads = self.n_threads if n_threads is None else n_threads
-        return run_parts(lambda k: task(k, self.parts[k]), len(self.parts), n_threads)
+        a million values of a call (``nnz K``).  Returns the number and why."""
+        return self.set_part_threads(self.nnz * self.K, n_jobs, "values (nnz K)")
 
     def columns(self):
         """Per partition the columns its parts are on (None: all ``d``)."""
@@ -209,7 +198,7 @@ class CSBlock:
 
         threads = self._round_threads()
         t = time.perf_counter()
-        out = self._each(part_round, threads)
+        out = self.each_part(part_round, threads)
         seconds = time.perf_counter() - t
         self.last_reads = sum(reads for _, _, reads in out)
         if self.last_reads > 0:
@@ -249,7 +238,7 @@ class CSBlock:
         depends on ``alpha``, ``coef`` and its seed only after a check (a
         resumed checkpoint goes on exactly)."""
         scale = 1.0 / (float(W) * float(lam))
-        self.last_reads = sum(p.rows.data.size for p in self.parts)
+        self.last_reads = self.nnz
 
         def part_dual(k, p):
             p.reset()
@@ -258,13 +247,13 @@ class CSBlock:
             conj = float(p.c @ crammer_singer_neg_conjugate(p.alpha, p.y))
             return part, p.alpha.copy(), conj
 
-        return self._each(part_dual, self._check_threads())
+        return self.each_part(part_dual, self._check_threads())
 
     def losses(self, coef):
         """Per partition ``sum_i c_i max_k (1[k != y_i] + z_ik - z_iy)`` at
         the scores ``Z = X_k coef``."""
         coef = np.ascontiguousarray(coef, dtype=np.float64)
-        return self._each(lambda k, p: float(p.c @ crammer_singer_value(
+        return self.each_part(lambda k, p: float(p.c @ crammer_singer_value(
             np.asarray(p.X @ p.take(coef), dtype=np.float64), p.y)[0]), self._check_threads())
 
     def _check_threads(self) -> int:

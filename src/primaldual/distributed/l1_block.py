@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .._util.threads import part_threads, part_threads_reason, run_parts
+from .._util.threads import PartsOnThreads
 from ..kernels.l1bounds import cols_to_rows
 from ..kernels.l1cd import (ColsView, L1Spec, WsGram, column_norms, correlations,
                             dual_sum, form_gram, loss_terms, margins_of)
@@ -130,7 +130,7 @@ class _Part:
         return float(ls), v
 
 
-class L1Block:
+class L1Block(PartsOnThreads):
     """Rows ``part_ptr[0]..part_ptr[-1]`` of an L1 problem split into partitions.
 
     Parameters
@@ -150,20 +150,11 @@ class L1Block:
         self.parts = [_Part(X[a:b], y[a:b], cw[a:b], spec)
                       for a, b in zip(part_ptr[:-1].tolist(), part_ptr[1:].tolist())]
         self.current = 0
-        #: the threads the partitions' calls run on (in process; an actor holds one)
-        self.n_threads = 1
 
     def set_threads(self, n_jobs):
         """Run the partitions on up to ``n_jobs`` threads, as many as give each
-        a million stored entries (:func:`~primaldual._util.threads.part_threads`).
-        Returns the number and why."""
-        values = sum(p.view.data.shape[0] for p in self.parts)
-        self.n_threads = part_threads(len(self.parts), values, n_jobs)
-        return self.n_threads, part_threads_reason(len(self.parts), values, n_jobs)
-
-    def _each(self, task):
-        """``[task(part) for each partition]`` on ``n_threads`` threads."""
-        return run_parts(lambda k: task(self.parts[k]), len(self.parts), self.n_threads)
+        a million stored entries.  Returns the number and why."""
+        return self.set_part_threads(sum(p.view.data.shape[0] for p in self.parts), n_jobs)
 
     def columns(self):
         """Per partition the columns it holds (None: all ``d``)."""
@@ -171,12 +162,12 @@ class L1Block:
 
     def column_stats(self):
         """Per partition ``(entries, sum_i cw_i x_ij^2)`` of each column it holds."""
-        def part_stats(p):
+        def part_stats(_, p):
             norms = np.empty(p.d)
             column_norms(p.view, norms)
             return np.diff(p.view.indptr).astype(np.float64), norms * norms
 
-        return self._each(part_stats)
+        return self.each_part(part_stats)
 
     # ------------------------------------------------------------ points
     def evaluate(self, idx, vals, slot):
@@ -184,11 +175,11 @@ class L1Block:
         zero elsewhere) into ``slot``: per partition ``(loss sum, v part)``."""
         idx = np.asarray(idx, dtype=np.int64)
         vals = np.asarray(vals, dtype=np.float64)
-        def part_evaluate(p):
+        def part_evaluate(_, p):
             margins_of(p.view, p.dense(idx, vals), p.m[slot])
             return p.fill(slot)
 
-        return self._each(part_evaluate)
+        return self.each_part(part_evaluate)
 
     def use(self, slot):
         """Make ``slot`` the current point."""
@@ -201,12 +192,12 @@ class L1Block:
         at that point."""
         self.use(slot)
 
-        def part_dual(p):
+        def part_dual(_, p):
             gu = p.gu[self.current]
             conj = dual_sum(p.spec, p.view, gu, float(scale))
             return float(conj), -gu / (p.view.cw * float(scale))
 
-        return self._each(part_dual)
+        return self.each_part(part_dual)
 
     def margins(self):
         return np.concatenate([p.m[self.current] for p in self.parts])
@@ -219,7 +210,7 @@ class L1Block:
         ``ws``."""
         ws = np.asarray(ws, dtype=np.int64)
 
-        def part_gram(p):
+        def part_gram(_, p):
             sel, loc = p.local(ws)
             k = loc.shape[0]
             n = p.view.y.shape[0]
@@ -230,14 +221,14 @@ class L1Block:
             form_gram(rows, p.hu[self.current])
             return sel, rows.H[np.triu_indices(k)]
 
-        return self._each(part_gram)
+        return self.each_part(part_gram)
 
     # -------------------------------------------------------- line search
     def direction(self, ws, delta):
         """Keep ``X_ws delta`` (``delta`` on the sorted working set ``ws``)."""
         ws = np.asarray(ws, dtype=np.int64)
         delta = np.asarray(delta, dtype=np.float64)
-        self._each(lambda p: margins_of(p.view, p.dense(ws, delta), p.xd))
+        self.each_part(lambda _, p: margins_of(p.view, p.dense(ws, delta), p.xd))
         return True
 
     def line_losses(self, ws, delta, ts):
@@ -246,7 +237,7 @@ class L1Block:
         self.direction(ws, delta)
         ts = np.asarray(ts, dtype=np.float64)
 
-        def part_losses(p):
+        def part_losses(_, p):
             m, g, h = p.tmp
             sums = np.empty(ts.shape[0])
             for r, t in enumerate(ts.tolist()):
@@ -254,16 +245,16 @@ class L1Block:
                 sums[r] = loss_terms(p.spec, p.view, m, g, h)
             return sums
 
-        return self._each(part_losses)
+        return self.each_part(part_losses)
 
     def step(self, t, slot):
         """:meth:`evaluate` at ``w + t delta`` into ``slot`` from the current
         margins and the kept direction."""
-        def part_step(p):
+        def part_step(_, p):
             np.add(p.m[self.current], float(t) * p.xd, out=p.m[slot])
             return p.fill(slot)
 
-        return self._each(part_step)
+        return self.each_part(part_step)
 
 
 class BlockL1Data:
